@@ -1,0 +1,23 @@
+"""spare_mc -- Monte Carlo failure and reliability research toolkit for SPARe-style redundant data parallelism.
+
+The package follows the data flow of a study:
+
+``topology`` (GPUs, groups, failure domains) -> ``failures`` (failure-event samplers) -> ``layouts`` (who holds
+which shard) -> ``survivability`` (wipe-out Monte Carlo) -> ``exact`` / ``closed_forms`` (theory) -> ``stats``
+(estimates, confidence intervals, comparison with theory) -> ``cli``. ``reference`` holds the slow, obviously
+correct twins of every fast kernel.
+"""
+
+from .closed_forms import (availability, ckpt_period_daly, ckpt_period_optimal, ckpt_period_young,
+                           mu_expansion, mu_paper, mu_rep_paper, normalized_ttt, optimal_availability,
+                           overhead_lower_bound, r_star, stack_lower_bound)
+from .exact import EXACT_LAYOUTS, ExactDistribution, exact_wipeout
+from .failures import DomainFailures, FailureEvents, PerGPU, SystemRenewal, UniformOrder, sample_events
+from .layouts import LAYOUT_KINDS, Layout, block, cyclic, cyclic_offsets, make_layout, random_holders, sidon
+from .stats import Comparison, MCEstimate, compare, estimate_mean, wilson_interval
+from .survivability import WipeoutResult, wipeout_mc
+from .topology import Topology
+
+__version__ = "0.1.0"
+
+__all__ = [name for name in dir() if not name.startswith("_")]

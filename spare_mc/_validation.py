@@ -1,0 +1,59 @@
+"""Small argument checkers shared by the public entry points.
+
+Every public function validates its arguments in one ``_xxx_iv`` function built from these helpers, so that bad
+input raises a ``TypeError`` (wrong kind) or ``ValueError`` (wrong value) whose message names the parameter and the
+rule, before any numba kernel sees it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+
+def as_int(value, name: str, *, min_value: int | None = None, max_value: int | None = None) -> int:
+    """Return ``value`` as a Python int, or raise naming ``name`` and the rule."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"`{name}` must be an integer, got {value!r} of type {type(value).__name__}")
+    value = int(value)
+    if min_value is not None and value < min_value:
+        raise ValueError(f"`{name}` must be >= {min_value}, got {name}={value}")
+    if max_value is not None and value > max_value:
+        raise ValueError(f"`{name}` must be <= {max_value}, got {name}={value}")
+    return value
+
+
+def as_float(value, name: str, *, positive: bool = False, nonnegative: bool = False,
+             max_value: float | None = None, max_inclusive: bool = True) -> float:
+    """Return ``value`` as a finite float, or raise naming ``name`` and the rule."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a real number, got {value!r} of type {type(value).__name__}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"`{name}` must be finite, got {name}={value}")
+    if positive and value <= 0:
+        raise ValueError(f"`{name}` must be > 0, got {name}={value}")
+    if nonnegative and value < 0:
+        raise ValueError(f"`{name}` must be >= 0, got {name}={value}")
+    if max_value is not None:
+        if (max_inclusive and value > max_value) or (not max_inclusive and value >= max_value):
+            op = "<=" if max_inclusive else "<"
+            raise ValueError(f"`{name}` must be {op} {max_value}, got {name}={value}")
+    return value
+
+
+def as_choice(value, name: str, choices) -> str:
+    """Return ``value`` if it is one of ``choices`` (strings), else raise naming them."""
+    if not isinstance(value, str):
+        raise TypeError(f"`{name}` must be a string, one of {sorted(choices)}, got {value!r}")
+    if value not in choices:
+        raise ValueError(f"`{name}` must be one of {sorted(choices)}, got {name}={value!r}")
+    return value
+
+
+def check_r(r: int, n_groups: int) -> None:
+    """The redundancy rule shared by every layout and exact form."""
+    if not 1 <= r <= n_groups:
+        raise ValueError(f"`r` must satisfy 1 <= r <= N, got r={r} with N={n_groups}")

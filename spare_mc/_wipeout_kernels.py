@@ -1,0 +1,265 @@
+"""Numba kernels of the wipe-out Monte Carlo (private; see :mod:`spare_mc.survivability`).
+
+Conventions shared by every kernel:
+
+- ``rng`` is a ``numpy.random.Generator`` passed in by the caller; its state advances in place.
+- per trial the kernels write ``out_T`` (1-based index of the wipe-out failure or event), ``out_dead`` (distinct
+  dead groups just before it) and, where there is a clock, ``out_time``.
+- cost per trial is proportional to the failures drawn: the per-failure work is O(1) (cyclic unit stride), O(types
+  held by the failed group) (any layout), and the state touched in a trial is undone at its end instead of being
+  re-initialised in O(N).
+- uniform order without replacement is a partial Fisher-Yates shuffle of a permutation array that is never reset
+  (a partial shuffle of any fixed permutation gives a uniform sample), one ``rng.integers`` per failure.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _draw_group(rng, perm, i, n, with_replacement):
+    """The ``i``-th failed group: uniform among the ``n - i`` not yet drawn, or uniform over all ``n``."""
+    if with_replacement:
+        return perm[rng.integers(0, n)]
+    j = i + rng.integers(0, n - i)
+    g = perm[j]
+    perm[j] = perm[i]
+    perm[i] = g
+    return g
+
+
+@njit(cache=True)
+def _kill_generic(g, group_ptr, group_types, live_count):
+    """Decrement the live-holder count of every type ``g`` holds; True if one reaches zero."""
+    wiped = False
+    for p in range(group_ptr[g], group_ptr[g + 1]):
+        t = group_types[p]
+        live_count[t] -= 1
+        if live_count[t] == 0:
+            wiped = True
+    return wiped
+
+
+@njit(cache=True)
+def _revive_generic(g, group_ptr, group_types, live_count):
+    for p in range(group_ptr[g], group_ptr[g + 1]):
+        live_count[group_types[p]] += 1
+
+
+@njit(cache=True)
+def _one_trial_generic(rng, n, perm, group_ptr, group_types, live_count, dead, killed, with_replacement):
+    """One trial of uniform-order failures on any layout. Returns (T, dead_before); state restored on exit."""
+    k = 0
+    nk = 0
+    while True:
+        g = _draw_group(rng, perm, nk, n, with_replacement)
+        k += 1
+        if dead[g]:
+            continue  # with replacement only: a failure that hits a dead group changes nothing
+        dead[g] = True
+        killed[nk] = g
+        nk += 1
+        if _kill_generic(g, group_ptr, group_types, live_count):
+            break
+    for q in range(nk):
+        g = killed[q]
+        dead[g] = False
+        _revive_generic(g, group_ptr, group_types, live_count)
+    return k, nk - 1
+
+
+@njit(cache=True)
+def wipeout_generic(rng, n, group_ptr, group_types, holders_per_type, trials, with_replacement, out_T, out_dead):
+    """Uniform-order wipe-out trials on a fixed layout given by its CSR group -> types map."""
+    perm = np.arange(n)
+    live_count = holders_per_type.copy()
+    dead = np.zeros(n, np.bool_)
+    killed = np.empty(n, np.int64)
+    for t in range(trials):
+        out_T[t], out_dead[t] = _one_trial_generic(rng, n, perm, group_ptr, group_types, live_count, dead, killed,
+                                                   with_replacement)
+
+
+@njit(cache=True)
+def wipeout_cyclic_unit(rng, n, r, trials, with_replacement, out_T, out_dead):
+    """Uniform-order wipe-out trials for cyclic unit stride in O(1) per failure.
+
+    A type is wiped iff ``r`` cyclically consecutive groups are dead. ``run[g]`` is nonzero iff ``g`` is dead and,
+    at the two ends of a maximal dead run, equals the run's length; a new death merges the runs ending at its two
+    neighbours. It consumes random numbers exactly like :func:`wipeout_generic`, so both give identical ``T``.
+    """
+    perm = np.arange(n)
+    run = np.zeros(n, np.int64)
+    killed = np.empty(n, np.int64)
+    for t in range(trials):
+        k = 0
+        nk = 0
+        while True:
+            g = _draw_group(rng, perm, nk, n, with_replacement)
+            k += 1
+            if run[g] != 0:
+                continue
+            killed[nk] = g
+            nk += 1
+            left = run[g - 1] if g > 0 else run[n - 1]
+            right = run[g + 1] if g < n - 1 else run[0]
+            total = left + 1 + right
+            run[g] = total
+            run[(g - left) % n] = total
+            run[(g + right) % n] = total
+            if total >= r:
+                break
+        out_T[t] = k
+        out_dead[t] = nk - 1
+        for q in range(nk):
+            run[killed[q]] = 0
+
+
+@njit(cache=True)
+def random_holders_into(rng, n, r, holders):
+    """Fill ``holders`` (n x r) with an independent uniformly random r-subset of groups per type (Floyd)."""
+    for j in range(n):
+        # Robert Floyd's algorithm: r distinct values from [0, n) with exactly r draws
+        for idx in range(r):
+            top = n - r + idx
+            v = rng.integers(0, top + 1)
+            for q in range(idx):
+                if holders[j, q] == v:
+                    v = top
+                    break
+            holders[j, idx] = v
+        # shuffle the row so that stack layers are exchangeable (Floyd's order is not uniform)
+        for idx in range(r - 1, 0, -1):
+            q = rng.integers(0, idx + 1)
+            v = holders[j, idx]
+            holders[j, idx] = holders[j, q]
+            holders[j, q] = v
+
+
+@njit(cache=True)
+def invert_holders_into(holders, n, group_ptr, group_types):
+    """CSR group -> types of a holder table, ordered by (layer, type), by counting sort."""
+    r = holders.shape[1]
+    for g in range(n + 1):
+        group_ptr[g] = 0
+    for j in range(n):
+        for l in range(r):
+            group_ptr[holders[j, l] + 1] += 1
+    for g in range(n):
+        group_ptr[g + 1] += group_ptr[g]
+    fill = group_ptr[:n].copy()
+    for l in range(r):
+        for j in range(n):
+            g = holders[j, l]
+            group_types[fill[g]] = j
+            fill[g] += 1
+
+
+@njit(cache=True)
+def wipeout_random_fresh(rng, n, r, trials, with_replacement, out_T, out_dead):
+    """Uniform-order wipe-out trials, each on a freshly drawn independent-random-holders layout (O(N r) a trial)."""
+    holders = np.empty((n, r), np.int64)
+    group_ptr = np.empty(n + 1, np.int64)
+    group_types = np.empty(n * r, np.int64)
+    perm = np.arange(n)
+    live_count = np.full(n, r, np.int64)
+    dead = np.zeros(n, np.bool_)
+    killed = np.empty(n, np.int64)
+    for t in range(trials):
+        random_holders_into(rng, n, r, holders)
+        invert_holders_into(holders, n, group_ptr, group_types)
+        out_T[t], out_dead[t] = _one_trial_generic(rng, n, perm, group_ptr, group_types, live_count, dead, killed,
+                                                   with_replacement)
+
+
+@njit(cache=True)
+def wipeout_events(rng, n, group_ptr, group_types, holders_per_type, fresh_random_r, mode, shape, scale,
+                   live_scaling, group_rate, domain_rate, dom_ptr, dom_groups, trials, out_T, out_dead, out_time,
+                   rec_time, rec_end, rec_killed):
+    """Wipe-out trials under a failure process with a clock (see :mod:`spare_mc.failures` for the models).
+
+    mode 0 -- system renewal: inter-arrival ``scale * Weibull(shape)`` (divided by the live fraction when
+              ``live_scaling``), each event kills a uniformly random live group;
+    mode 1 -- competing clocks with common Weibull shape (per-GPU lifetimes and/or failure domains): group units of
+              cumulative hazard ``group_rate * t^shape`` and domain units of ``domain_rate * t^shape``, all new at
+              time 0. In the hazard clock ``tau = t^shape`` they race as exponentials, so the next unit is chosen
+              with probability proportional to its rate; a domain event kills every live group it touches and
+              events that kill nothing are not counted.
+
+    ``fresh_random_r > 0`` draws a new random-holders layout per trial (then the CSR arrays are scratch space).
+    A trial ends at the wipe-out or when every group is dead (a layout holding no types records the whole
+    stream). The last trial's events are left in ``rec_time`` (event times), ``rec_end`` (``rec_killed[rec_end[e-1]
+    :rec_end[e]]`` are the groups event ``e`` killed) and ``rec_killed``; the return value is its event count.
+    Times are ``scale * clock`` (mode 0) or ``scale * tau^(1/shape)`` (mode 1): rates are in units of ``scale``.
+    """
+    n_dom = dom_ptr.shape[0] - 1
+    live = np.arange(n)          # live[0:n_live] are the live groups
+    pos = np.arange(n)           # pos[g] = index of g in live (valid while g is live)
+    dperm = np.arange(n_dom)     # dperm[0:d_fired] are the domains already fired
+    live_count = holders_per_type.copy()
+    killed = np.empty(n, np.int64)
+    holders = np.empty((n, max(fresh_random_r, 1)), np.int64)
+    for t in range(trials):
+        if fresh_random_r > 0:
+            random_holders_into(rng, n, fresh_random_r, holders)
+            invert_holders_into(holders, n, group_ptr, group_types)
+        n_live = n
+        d_fired = 0
+        k = 0
+        nk = 0
+        clock = 0.0
+        wiped = False
+        while not wiped and n_live > 0:
+            if mode == 0:
+                f = n_live / n if live_scaling else 1.0
+                clock += rng.weibull(shape) / f
+                victim_domain = -1
+            else:
+                total = n_live * group_rate + (n_dom - d_fired) * domain_rate
+                clock += rng.standard_exponential() / total
+                victim_domain = -1
+                if rng.random() * total >= n_live * group_rate:
+                    j = d_fired + rng.integers(0, n_dom - d_fired)
+                    victim_domain = dperm[j]
+                    dperm[j] = dperm[d_fired]
+                    dperm[d_fired] = victim_domain
+                    d_fired += 1
+            before = nk
+            if victim_domain < 0:
+                g = live[rng.integers(0, n_live)]
+                lo, hi = 0, 1
+            else:
+                lo, hi = dom_ptr[victim_domain], dom_ptr[victim_domain + 1]
+            for p in range(lo, hi):
+                if victim_domain >= 0:
+                    g = dom_groups[p]
+                    if pos[g] >= n_live:
+                        continue  # already dead
+                # remove g from the live list (swap with the last live)
+                i = pos[g]
+                last = live[n_live - 1]
+                live[i] = last
+                pos[last] = i
+                live[n_live - 1] = g
+                pos[g] = n_live - 1
+                n_live -= 1
+                killed[nk] = g
+                nk += 1
+                if _kill_generic(g, group_ptr, group_types, live_count):
+                    wiped = True
+            if nk > before:
+                rec_time[k] = scale * (clock if mode == 0 else clock ** (1.0 / shape))
+                k += 1
+                rec_end[k - 1] = nk
+        out_T[t] = k
+        out_dead[t] = before
+        out_time[t] = rec_time[k - 1]
+        for q in range(nk):
+            _revive_generic(killed[q], group_ptr, group_types, live_count)
+            rec_killed[q] = killed[q]
+        # live/pos stay a valid permutation; every group is live again
+    return k

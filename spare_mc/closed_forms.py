@@ -1,0 +1,164 @@
+"""Closed forms: the paper's approximations, a sharper expansion, and checkpoint-period theory.
+
+Masked failures (MODEL.md section 3)
+------------------------------------
+:func:`mu_paper`
+    ``mu(N, r) = Gamma(1/r) / r * N^(1 - 1/r)`` (Lee et al. 2026), the leading term of
+    ``E[T] = sum_m (1 - C(m, r)/C(N, r))^N ~ int_0^inf exp(-N (m/N)^r) dm`` for independent random holders.
+:func:`mu_expansion`
+    Three terms of the same expansion, keeping the finite-population factor
+    ``C(m, r)/C(N, r) = (m/N)^r (1 - r(r-1)/(2m) + r(r-1)/(2N) + ...)`` and the Euler-Maclaurin end term:
+    ``E[T] = Gamma(1 + 1/r) N^(1-1/r) + r/2 - (r - 1)/2 Gamma(1 + 1/r) N^(-1/r) + o(1)``
+    (derived here; each correction integrates ``u e^(-u)`` against ``dm = N^(1-1/r)/r u^(1/r - 1) du``).
+:func:`mu_rep_paper`
+    ``mu_Rep ~ r^(1/r) mu(N, r)`` (the exact block mean is :func:`spare_mc.exact.block_mean_closed_form`).
+
+Stack number (MODEL.md section 4)
+---------------------------------
+:func:`stack_lower_bound` ``c(k) = ceil(N / (N - k))``; :func:`overhead_lower_bound` the paper's
+``(1/floor(mu)) sum_{k < floor(mu)} c(k)`` (its ``rho_k = 0`` part).
+
+Checkpointing (MODEL.md section 5)
+----------------------------------
+Young (1974) ``sqrt(2 T_s M)``; Daly (2006) ``sqrt(2 d M) [1 + sqrt(d/(2M))/3 + d/(18 M)] - d`` for ``d < 2M``
+(else ``M``); the availability model ``A(T_c) = T_f (1 - T_s/T_c) / (T_f + T_r + T_c/2)``, maximised at
+``T_c* = T_s + sqrt(T_s^2 + 2 T_s (T_f + T_r))`` with ``A* = 2 T_s T_f / T_c*^2``; the normalised time to train
+``J(r) = S(N, r) / A*(T_f = mu(N, r) m)`` and the paper's ``r* = floor(log2 N + 0.833)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._validation import as_float, as_int, check_r
+
+__all__ = ["mu_paper", "mu_expansion", "mu_rep_paper", "stack_lower_bound", "overhead_lower_bound",
+           "ckpt_period_young", "ckpt_period_daly", "availability", "ckpt_period_optimal", "optimal_availability",
+           "normalized_ttt", "r_star"]
+
+#: Euler's constant over ln 2, the paper's 0.833.
+R_STAR_OFFSET = np.euler_gamma / math.log(2)
+
+
+def _nr(n_groups, r):
+    n_groups = as_int(n_groups, "n_groups", min_value=1)
+    r = as_int(r, "r")
+    check_r(r, n_groups)
+    return n_groups, r
+
+
+def mu_paper(n_groups: int, r: int) -> float:
+    """The paper's mean number of failures to wipe-out, ``Gamma(1/r)/r * N^(1 - 1/r)``.
+
+    Examples
+    --------
+    >>> round(mu_paper(600, 20), 2)
+    424.21
+    """
+    n_groups, r = _nr(n_groups, r)
+    return math.gamma(1.0 / r) / r * n_groups ** (1.0 - 1.0 / r)
+
+
+def mu_expansion(n_groups: int, r: int) -> float:
+    """``E[T]`` for independent random holders to ``o(1)``:
+    ``Gamma(1+1/r) N^(1-1/r) + r/2 - (r-1)/2 Gamma(1+1/r) N^(-1/r)``.
+
+    At N = 600, r = 20 it gives 427.50 where the exact value is 427.50 and the paper's form 424.21.
+    """
+    n_groups, r = _nr(n_groups, r)
+    g = math.gamma(1.0 + 1.0 / r)
+    return g * n_groups ** (1.0 - 1.0 / r) + r / 2.0 - (r - 1) / 2.0 * g * n_groups ** (-1.0 / r)
+
+
+def mu_rep_paper(n_groups: int, r: int) -> float:
+    """The paper's replication asymptotics ``r^(1/r) mu(N, r)``."""
+    return _nr(n_groups, r)[1] ** (1.0 / r) * mu_paper(n_groups, r)
+
+
+def stack_lower_bound(n_groups: int, k):
+    """``c(k) = ceil(N / (N - k))``: the least stack number with ``k`` dead groups (``0 <= k < N``)."""
+    n_groups = as_int(n_groups, "n_groups", min_value=1)
+    k_arr = np.asarray(k)
+    if not np.issubdtype(k_arr.dtype, np.integer):
+        raise TypeError(f"`k` must be integer, got dtype {k_arr.dtype}")
+    if np.any(k_arr < 0) or np.any(k_arr >= n_groups):
+        raise ValueError(f"`k` must satisfy 0 <= k < N={n_groups}")
+    out = -(-n_groups // (n_groups - k_arr))
+    return int(out) if out.ndim == 0 else out
+
+
+def overhead_lower_bound(n_groups: int, r: int, mu: float | None = None) -> float:
+    """The paper's ``(1/floor(mu)) sum_{k < floor(mu)} c(k)``, with ``mu = mu_paper(N, r)`` by default."""
+    n_groups, r = _nr(n_groups, r)
+    mu = mu_paper(n_groups, r) if mu is None else as_float(mu, "mu", positive=True)
+    m = min(int(math.floor(mu)), n_groups)
+    if m < 1:
+        return 1.0
+    return float(np.mean(stack_lower_bound(n_groups, np.arange(m))))
+
+
+def ckpt_period_young(save_s: float, mtbf_s: float) -> float:
+    """Young's first-order optimum ``sqrt(2 T_s M)`` (Young, CACM 1974)."""
+    save_s = as_float(save_s, "save_s", positive=True)
+    mtbf_s = as_float(mtbf_s, "mtbf_s", positive=True)
+    return math.sqrt(2.0 * save_s * mtbf_s)
+
+
+def ckpt_period_daly(save_s: float, mtbf_s: float) -> float:
+    """Daly's higher-order optimum (Daly, FGCS 22(3), 2006).
+
+    ``sqrt(2 d M) [1 + (1/3) sqrt(d / (2M)) + (1/9) (d / (2M))] - d`` for ``d < 2M``, else ``M``.
+    """
+    d = as_float(save_s, "save_s", positive=True)
+    m = as_float(mtbf_s, "mtbf_s", positive=True)
+    if d >= 2 * m:
+        return m
+    x = d / (2 * m)
+    return math.sqrt(2 * d * m) * (1 + math.sqrt(x) / 3 + x / 9) - d
+
+
+def _avail_iv(save_s, mean_uptime_s, restart_s):
+    return (as_float(save_s, "save_s", positive=True), as_float(mean_uptime_s, "mean_uptime_s", positive=True),
+            as_float(restart_s, "restart_s", nonnegative=True))
+
+
+def availability(ckpt_period_s: float, save_s: float, mean_uptime_s: float, restart_s: float) -> float:
+    """The availability model ``A(T_c) = T_f (1 - T_s/T_c) / (T_f + T_r + T_c/2)``.
+
+    ``T_f`` (``mean_uptime_s``) is the mean time between global restarts, ``T_r`` the restart cost; on average
+    half a checkpoint period of work is lost per restart.
+    """
+    ts, tf, tr = _avail_iv(save_s, mean_uptime_s, restart_s)
+    tc = as_float(ckpt_period_s, "ckpt_period_s", positive=True)
+    if tc <= ts:
+        raise ValueError(f"`ckpt_period_s` must exceed `save_s`, got {tc} <= {ts}")
+    return tf * (1 - ts / tc) / (tf + tr + tc / 2)
+
+
+def ckpt_period_optimal(save_s: float, mean_uptime_s: float, restart_s: float) -> float:
+    """``T_c* = T_s + sqrt(T_s^2 + 2 T_s (T_f + T_r))``, the maximiser of :func:`availability`."""
+    ts, tf, tr = _avail_iv(save_s, mean_uptime_s, restart_s)
+    return ts + math.sqrt(ts * ts + 2 * ts * (tf + tr))
+
+
+def optimal_availability(save_s: float, mean_uptime_s: float, restart_s: float) -> float:
+    """``A* = 2 T_s T_f / T_c*^2``."""
+    ts, tf, tr = _avail_iv(save_s, mean_uptime_s, restart_s)
+    tc = ckpt_period_optimal(ts, tf, tr)
+    return 2 * ts * tf / (tc * tc)
+
+
+def normalized_ttt(n_groups: int, r: int, mtbf_s: float, save_s: float, restart_s: float) -> float:
+    """The paper's ``J(r) = S(N, r) / A*(mu(N, r) m)`` with ``S`` the :func:`overhead_lower_bound`."""
+    n_groups, r = _nr(n_groups, r)
+    mtbf_s = as_float(mtbf_s, "mtbf_s", positive=True)
+    mu = mu_paper(n_groups, r)
+    return overhead_lower_bound(n_groups, r, mu) / optimal_availability(save_s, mu * mtbf_s, restart_s)
+
+
+def r_star(n_groups: int) -> int:
+    """The paper's optimal redundancy ``floor(log2 N + 0.833)`` (0.833 = Euler's gamma / ln 2)."""
+    n_groups = as_int(n_groups, "n_groups", min_value=2)
+    return int(math.floor(math.log2(n_groups) + R_STAR_OFFSET))

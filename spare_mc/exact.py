@@ -1,0 +1,216 @@
+"""Exact distribution of the wipe-out index ``T``.
+
+Groups fail one at a time in a uniformly random order (without replacement). ``T`` is the 1-based index of the
+failure that causes the first wipe-out; ``T - 1`` failures are *masked*. Since the first ``m`` failures form a
+uniformly random ``m``-subset, ``P(T > m)`` is the fraction of ``m``-subsets of groups that wipe out no type, and
+
+``E[T] = sum_{m=0}^{N-1} P(T > m)``,  ``E[T^2] = sum_{m=0}^{N-1} (2m + 1) P(T > m)``.
+
+Layouts with exact results (MODEL.md section 3):
+
+- ``"cyclic"`` (unit stride): circular consecutive-``r``-out-of-``N``:F systems (Derman, Lieberman & Ross 1982;
+  Pekoz & Ross 1995). ``P(T > m)`` = (circular 0/1 strings of length N with m ones and no run of r ones) / C(N, m).
+- ``"random"`` (independent uniformly random holders, averaged over layouts):
+  ``P(T > m) = (1 - C(m, r) / C(N, r))^N``.
+- ``"block"`` (block replication, ``b = N / r`` sets): ``P(T > m) = [x^m] ((1 + x)^r - x^r)^b / C(N, m)``.
+  For ``r = 2``, ``E[T] = 4^b / C(2b, b)`` (Casanova, Robert, Vivien & Zaidouni 2012); for any ``r``,
+  ``E[T] = (N + 1) Gamma(1 + 1/r) Gamma(b + 1) / Gamma(b + 1 + 1/r)`` from ``E[T] = (N+1) int_0^1 (1 - q^r)^b dq``.
+
+Two arithmetics: ``"float"`` runs a cancellation-free recursion on probabilities (numba; relative error below
+``N (r + 3) 2^-52``, about 1e-11 at N = 10^4), fast enough for N = 10^4; ``"exact"`` returns
+:class:`fractions.Fraction` values computed with integers (use it up to N of a few thousand).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from . import _exact_kernels as _k
+from ._validation import as_choice, as_int, check_r
+
+__all__ = ["ExactDistribution", "exact_wipeout", "EXACT_LAYOUTS", "block_mean_closed_form"]
+
+#: Layout kinds that have an exact wipe-out distribution.
+EXACT_LAYOUTS = ("cyclic", "random", "block")
+
+
+@dataclass(frozen=True)
+class ExactDistribution:
+    """The exact law of the wipe-out index ``T`` (1-based; masked failures are ``T - 1``).
+
+    Attributes
+    ----------
+    layout, n_groups, r : the case.
+    survival : ndarray, shape (N + 1,)
+        ``survival[m] = P(T > m)`` for ``m = 0 .. N`` (as floats, also for ``arithmetic="exact"``).
+    mean, sd : float
+        ``E[T]`` and ``sd(T)``.
+    arithmetic : ``"float"`` or ``"exact"``.
+    survival_exact, mean_exact, var_exact : Fractions, only for ``arithmetic="exact"``.
+    """
+
+    layout: str
+    n_groups: int
+    r: int
+    survival: np.ndarray
+    mean: float
+    sd: float
+    arithmetic: str
+    survival_exact: tuple | None = None
+    mean_exact: Fraction | None = None
+    var_exact: Fraction | None = None
+
+    @property
+    def masked_mean(self) -> float:
+        """``E[T - 1]``, the mean number of masked failures."""
+        return self.mean - 1.0
+
+    def pmf(self) -> np.ndarray:
+        """``pmf[t] = P(T = t)`` for ``t = 0 .. N`` (``pmf[0] = 0``)."""
+        p = np.zeros(self.n_groups + 1)
+        p[1:] = self.survival[:-1] - self.survival[1:]
+        return np.clip(p, 0.0, 1.0)
+
+    def cdf(self) -> np.ndarray:
+        """``cdf[m] = P(T <= m)``."""
+        return 1.0 - self.survival
+
+    def expect(self, f) -> float:
+        """``E[f(T)]`` for a function ``f`` of an integer array, e.g. the sum of ``c(k)`` over epochs."""
+        t = np.arange(self.n_groups + 1)
+        return float(np.sum(self.pmf() * f(t)))
+
+
+def _moments(surv):
+    m = np.arange(len(surv) - 1)
+    mean = float(np.sum(surv[:-1]))
+    second = float(np.sum((2 * m + 1) * surv[:-1]))
+    return mean, math.sqrt(max(second - mean * mean, 0.0))
+
+
+def _exact_iv(layout, n_groups, r, arithmetic):
+    layout = as_choice(layout, "layout", EXACT_LAYOUTS)
+    n_groups = as_int(n_groups, "n_groups", min_value=1)
+    r = as_int(r, "r")
+    check_r(r, n_groups)
+    arithmetic = as_choice(arithmetic, "arithmetic", ("float", "exact"))
+    if layout == "block" and n_groups % r:
+        raise ValueError(f"block replication needs N divisible by r, got N={n_groups}, r={r} "
+                         f"(N % r = {n_groups % r})")
+    return layout, n_groups, r, arithmetic
+
+
+def exact_wipeout(layout: str, n_groups: int, r: int, *, arithmetic: str = "float") -> ExactDistribution:
+    """The exact distribution of the wipe-out index ``T`` for a layout kind.
+
+    Parameters
+    ----------
+    layout : {"cyclic", "random", "block"}
+        Cyclic unit stride, independent random holders (averaged over random layouts), block replication.
+    n_groups : int
+        ``N >= 1``.
+    r : int
+        Redundancy, ``1 <= r <= N`` (``N % r == 0`` for block).
+    arithmetic : {"float", "exact"}
+        ``"float"``: stable recursion (see module notes), O(N^2 r / 2) for cyclic, O(N^2) for block, O(N r) for
+        random. ``"exact"``: integer/rational arithmetic, exact, much slower.
+
+    Returns
+    -------
+    ExactDistribution
+
+    Examples
+    --------
+    >>> d = exact_wipeout("block", 4, 2, arithmetic="exact")
+    >>> d.mean_exact
+    Fraction(8, 3)
+    """
+    layout, n_groups, r, arithmetic = _exact_iv(layout, n_groups, r, arithmetic)
+    if arithmetic == "exact":
+        surv_q = {"cyclic": _cyclic_exact, "random": _random_exact, "block": _block_exact}[layout](n_groups, r)
+        mean_q = sum(surv_q[:-1], Fraction(0))
+        var_q = sum(((2 * m + 1) * s for m, s in enumerate(surv_q[:-1])), Fraction(0)) - mean_q * mean_q
+        surv = np.array([float(x) for x in surv_q])
+        return ExactDistribution(layout, n_groups, r, surv, float(mean_q), math.sqrt(float(var_q)), arithmetic,
+                                 tuple(surv_q), mean_q, var_q)
+    surv = np.empty(n_groups + 1)
+    if layout == "cyclic":
+        _k.cyclic_survival(n_groups, r, surv)
+    elif layout == "block":
+        _k.block_survival(n_groups, r, surv)
+    else:
+        surv[:] = _random_float(n_groups, r)
+    mean, sd = _moments(surv)
+    return ExactDistribution(layout, n_groups, r, surv, mean, sd, arithmetic)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# float forms
+
+def _random_float(n, r):
+    """``(1 - C(m,r)/C(n,r))^n`` with ``C(m,r)/C(n,r) = prod_{i<r} (m-i)/(n-i)`` and ``exp(n log1p(-p))``."""
+    m = np.arange(n + 1, dtype=np.float64)
+    p = np.ones(n + 1)
+    for i in range(r):
+        p *= np.clip(m - i, 0.0, None) / (n - i)
+    with np.errstate(divide="ignore"):
+        out = np.exp(n * np.log1p(-np.minimum(p, 1.0)))
+    out[p >= 1.0] = 0.0
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# exact (integer) forms
+
+def _cyclic_exact(n, r):
+    """Counts of circular strings via ``A(n, m) = n L(n - m, m) / (n - m)`` with inclusion-exclusion for ``L``."""
+    out = []
+    for m in range(n + 1):
+        if m < r:
+            out.append(Fraction(1))
+            continue
+        z = n - m
+        if z == 0:
+            out.append(Fraction(0))
+            continue
+        # L(z, m) = #weak compositions of m into z parts each <= r-1
+        lz = sum((-1) ** j * math.comb(z, j) * math.comb(m - j * r + z - 1, z - 1)
+                 for j in range(0, min(z, m // r) + 1))
+        a, rem = divmod(n * lz, z)
+        assert rem == 0
+        out.append(Fraction(a, math.comb(n, m)))
+    return out
+
+
+def _random_exact(n, r):
+    cnr = math.comb(n, r)
+    return [(Fraction(cnr - math.comb(m, r), cnr)) ** n for m in range(n + 1)]
+
+
+def _block_exact(n, r):
+    b = n // r
+    out = []
+    for m in range(n + 1):
+        cnt = sum((-1) ** j * math.comb(b, j) * math.comb(n - j * r, m - j * r) for j in range(0, min(b, m // r) + 1))
+        out.append(Fraction(cnt, math.comb(n, m)))
+    return out
+
+
+def block_mean_closed_form(n_groups: int, r: int) -> float:
+    """``E[T]`` for block replication: ``(N + 1) Gamma(1 + 1/r) Gamma(b + 1) / Gamma(b + 1 + 1/r)``, ``b = N/r``.
+
+    From ``E[T] = (N + 1) int_0^1 R(q) dq`` with ``R(q) = (1 - q^r)^b`` and the Beta integral
+    ``int_0^1 (1 - q^r)^b dq = B(1/r, b + 1) / r``. For ``r = 2`` it equals ``4^b / C(2b, b)``
+    (Casanova et al. 2012).
+    """
+    n_groups = as_int(n_groups, "n_groups", min_value=1)
+    r = as_int(r, "r")
+    check_r(r, n_groups)
+    if n_groups % r:
+        raise ValueError(f"block replication needs N divisible by r, got N={n_groups}, r={r}")
+    b = n_groups // r
+    return (n_groups + 1) * math.exp(math.lgamma(1 + 1 / r) + math.lgamma(b + 1) - math.lgamma(b + 1 + 1 / r))

@@ -1,0 +1,253 @@
+"""Failure processes: streams of failure events ``(time, groups killed)`` over a :class:`~spare_mc.Topology`.
+
+Every model below starts from a fully live system and produces events until every group is dead (or a wipe-out,
+inside :func:`spare_mc.wipeout_mc`). Failures only ever hit **live** groups: a dead group stays dead until the next
+global restart, and an event that would kill no live group is not an event of the job.
+
+Models
+------
+:class:`UniformOrder`
+    No clock: groups fail one at a time in a uniformly random order (the combinatorial model of MODEL.md section 3).
+    ``with_replacement=True`` is the named variant in which a failure may hit an already dead group (and then
+    changes nothing but still counts as a failure). Event times are the event indices 1, 2, 3, ...
+:class:`SystemRenewal`
+    The paper's setting: a system-level renewal process whose inter-arrival times are Weibull with shape ``k`` and
+    mean ``mtbf_s`` for the full system; each event kills a uniformly random live group (groups have equal GPU
+    counts, so "in proportion to live GPUs" is uniform). With ``live_scaling=True`` the rate scales with the live-GPU
+    fraction ``f``: an inter-arrival that starts with ``f`` live is ``mtbf``-Weibull divided by ``f`` (exact for this
+    model, since ``f`` only changes at events).
+:class:`PerGPU`
+    Every GPU has an iid Weibull(``k``, ``lam``) lifetime with mean ``gpu_mtbf_s``; a group dies at its first GPU
+    failure. The minimum of ``M`` iid Weibull(k, lam) is Weibull(k, lam M^(-1/k)) exactly, so the sampler draws
+    ``N`` group lifetimes instead of ``G`` GPU lifetimes (the GPU-by-GPU draw is the slow twin,
+    :func:`spare_mc.reference.gpu_by_gpu_group_lifetimes`). ``age_policy`` says what happens to GPU ages at a
+    global restart (see :class:`PerGPUClock`).
+:class:`DomainFailures`
+    Correlated failures: each domain at ``level`` (node, rack or power domain of the topology) has a Weibull
+    lifetime with mean ``domain_mtbf_s`` and kills every group touching it; optionally on top of independent
+    per-GPU failures with the same shape (``background``). With a common shape every unit's cumulative hazard is
+    ``rate_u t^k``, so in the clock ``tau = t^k`` the units race as exponentials and the sampler costs O(1) per
+    event plus the groups it kills.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from . import _wipeout_kernels as _k
+from ._validation import as_choice, as_float, as_int
+from .topology import DOMAIN_LEVELS, Topology
+
+__all__ = ["UniformOrder", "SystemRenewal", "PerGPU", "DomainFailures", "FailureEvents", "sample_events",
+           "weibull_scale", "PerGPUClock", "AGE_POLICIES"]
+
+AGE_POLICIES = ("renew", "keep")
+
+
+def weibull_scale(mean: float, shape: float) -> float:
+    """Scale ``lam`` of the Weibull with shape ``k`` and the given mean: ``lam = mean / Gamma(1 + 1/k)``."""
+    return mean / math.gamma(1.0 + 1.0 / shape)
+
+
+def _shape_iv(shape):
+    shape = as_float(shape, "shape", positive=True)
+    if not 0.05 <= shape <= 50:
+        raise ValueError(f"`shape` must lie in [0.05, 50] (Weibull shape k), got shape={shape}")
+    return shape
+
+
+@dataclass(frozen=True)
+class UniformOrder:
+    """Distinct groups fail in a uniformly random order (``with_replacement``: any group, dead or not)."""
+
+    with_replacement: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.with_replacement, bool):
+            raise TypeError(f"`with_replacement` must be a bool, got {self.with_replacement!r}")
+
+    def to_dict(self):
+        return {"model": "uniform_order", **asdict(self)}
+
+
+@dataclass(frozen=True)
+class SystemRenewal:
+    """System-level Weibull renewal process with mean ``mtbf_s`` (full system) and shape ``shape``."""
+
+    mtbf_s: float
+    shape: float = 1.0
+    live_scaling: bool = True
+
+    def __post_init__(self):
+        as_float(self.mtbf_s, "mtbf_s", positive=True)
+        _shape_iv(self.shape)
+        if not isinstance(self.live_scaling, bool):
+            raise TypeError(f"`live_scaling` must be a bool, got {self.live_scaling!r}")
+
+    def to_dict(self):
+        return {"model": "system_renewal", **asdict(self)}
+
+
+@dataclass(frozen=True)
+class PerGPU:
+    """Independent per-GPU Weibull lifetimes with mean ``gpu_mtbf_s`` and shape ``shape``."""
+
+    gpu_mtbf_s: float
+    shape: float = 1.0
+    age_policy: str = "renew"
+
+    def __post_init__(self):
+        as_float(self.gpu_mtbf_s, "gpu_mtbf_s", positive=True)
+        _shape_iv(self.shape)
+        as_choice(self.age_policy, "age_policy", AGE_POLICIES)
+
+    @classmethod
+    def from_system_mtbf(cls, system_mtbf_s: float, n_gpus: int, shape: float = 1.0, age_policy: str = "renew"):
+        """GPU mean lifetime such that the fresh system's first failure has mean ``system_mtbf_s``.
+
+        The first failure among ``G`` new GPUs is Weibull(k, lam G^(-1/k)), whose mean is ``gpu_mtbf G^(-1/k)``.
+        """
+        shape = _shape_iv(shape)
+        system_mtbf_s = as_float(system_mtbf_s, "system_mtbf_s", positive=True)
+        n_gpus = as_int(n_gpus, "n_gpus", min_value=1)
+        return cls(system_mtbf_s * n_gpus ** (1.0 / shape), shape, age_policy)
+
+    def group_scale(self, topology: Topology) -> float:
+        """Weibull scale of one group's lifetime, ``lam M^(-1/k)``."""
+        return weibull_scale(self.gpu_mtbf_s, self.shape) * topology.gpus_per_group ** (-1.0 / self.shape)
+
+    def group_lifetimes(self, topology: Topology, *, rng=None) -> np.ndarray:
+        """``N`` iid group times to failure of a new system (the exact shortcut, O(N) not O(G))."""
+        rng = np.random.default_rng(rng)
+        return self.group_scale(topology) * rng.weibull(self.shape, size=topology.n_groups)
+
+    def to_dict(self):
+        return {"model": "per_gpu", **asdict(self)}
+
+
+@dataclass(frozen=True)
+class DomainFailures:
+    """Failure domains at ``level`` with mean lifetime ``domain_mtbf_s``, plus optional per-GPU background."""
+
+    level: str
+    domain_mtbf_s: float
+    shape: float = 1.0
+    background: PerGPU | None = None
+
+    def __post_init__(self):
+        as_choice(self.level, "level", DOMAIN_LEVELS)
+        as_float(self.domain_mtbf_s, "domain_mtbf_s", positive=True)
+        _shape_iv(self.shape)
+        if self.background is not None:
+            if not isinstance(self.background, PerGPU):
+                raise TypeError(f"`background` must be a PerGPU model or None, got {type(self.background).__name__}")
+            if self.background.shape != self.shape:
+                raise ValueError(f"`background.shape` must equal `shape` (units race on one hazard clock), got "
+                                 f"{self.background.shape} and {self.shape}")
+
+    def to_dict(self):
+        d = {"model": "domains", "level": self.level, "domain_mtbf_s": self.domain_mtbf_s, "shape": self.shape}
+        d["background"] = None if self.background is None else self.background.to_dict()
+        return d
+
+
+FAILURE_MODELS = (UniformOrder, SystemRenewal, PerGPU, DomainFailures)
+
+
+@dataclass(frozen=True)
+class KernelProcess:
+    """A failure model lowered to the scalars and arrays of :func:`spare_mc._wipeout_kernels.wipeout_events`."""
+
+    mode: int
+    shape: float
+    scale: float
+    live_scaling: bool
+    group_rate: float
+    domain_rate: float
+    dom_ptr: np.ndarray
+    dom_groups: np.ndarray
+
+
+def lower(model, topology: Topology) -> KernelProcess:
+    """Translate a clocked failure model into kernel parameters (rates in units of ``scale``)."""
+    empty_ptr = np.zeros(1, dtype=np.int64)
+    empty = np.zeros(0, dtype=np.int64)
+    if isinstance(model, SystemRenewal):
+        return KernelProcess(0, model.shape, weibull_scale(model.mtbf_s, model.shape), model.live_scaling, 0.0,
+                             0.0, empty_ptr, empty)
+    if isinstance(model, PerGPU):
+        # each group's hazard is (t / group_scale)^k: rate 1 in units of group_scale
+        return KernelProcess(1, model.shape, model.group_scale(topology), False, 1.0, 0.0, empty_ptr, empty)
+    if isinstance(model, DomainFailures):
+        scale = weibull_scale(model.domain_mtbf_s, model.shape)  # domain hazard (t/scale)^k: rate 1
+        group_rate = 0.0 if model.background is None else (scale / model.background.group_scale(topology)) ** model.shape
+        ptr, groups = topology.domain_groups(model.level)
+        return KernelProcess(1, model.shape, scale, False, group_rate, 1.0, ptr, groups)
+    raise TypeError(f"`failures` must be one of {[m.__name__ for m in FAILURE_MODELS]}, got {type(model).__name__}")
+
+
+@dataclass(frozen=True)
+class FailureEvents:
+    """A stream of failure events.
+
+    ``times[e]`` is the time of event ``e`` (seconds; event indices for :class:`UniformOrder`) and
+    ``groups[ptr[e]:ptr[e + 1]]`` the groups it killed.
+    """
+
+    times: np.ndarray
+    ptr: np.ndarray
+    groups: np.ndarray
+
+    def __len__(self):
+        return len(self.times)
+
+    def killed(self, e: int) -> np.ndarray:
+        """Groups killed by event ``e``."""
+        return self.groups[self.ptr[e]:self.ptr[e + 1]]
+
+
+def sample_events(failures, topology: Topology, *, rng=None) -> FailureEvents:
+    """Draw one stream of failure events from a fully live system until every group is dead.
+
+    Parameters
+    ----------
+    failures : UniformOrder, SystemRenewal, PerGPU or DomainFailures
+    topology : Topology
+    rng : anything :func:`numpy.random.default_rng` accepts
+
+    Returns
+    -------
+    FailureEvents
+
+    Examples
+    --------
+    >>> ev = sample_events(PerGPU(gpu_mtbf_s=3.0e9, shape=0.78), Topology(600_000, 600), rng=1)
+    >>> len(ev), ev.groups.size
+    (600, 600)
+    """
+    if not isinstance(topology, Topology):
+        raise TypeError(f"`topology` must be a Topology, got {type(topology).__name__}")
+    rng = np.random.default_rng(rng)
+    n = topology.n_groups
+    if isinstance(failures, UniformOrder):
+        if failures.with_replacement:
+            raise ValueError("`failures` with_replacement=True has no finite stream of distinct deaths; it is "
+                             "only meaningful inside wipeout_mc")
+        perm = rng.permutation(n).astype(np.int64)
+        return FailureEvents(np.arange(1, n + 1, dtype=np.float64), np.arange(n + 1, dtype=np.int64), perm)
+    proc = lower(failures, topology)
+    no_types_ptr = np.zeros(n + 1, dtype=np.int64)
+    no_types = np.zeros(0, dtype=np.int64)
+    rec_time = np.empty(n)
+    rec_end = np.empty(n, dtype=np.int64)
+    rec_killed = np.empty(n, dtype=np.int64)
+    out = np.empty(1, dtype=np.int64), np.empty(1, dtype=np.int64), np.empty(1)
+    k = _k.wipeout_events(rng, n, no_types_ptr, no_types, np.zeros(n, dtype=np.int64), 0, proc.mode, proc.shape,
+                          proc.scale, proc.live_scaling, proc.group_rate, proc.domain_rate, proc.dom_ptr,
+                          proc.dom_groups, 1, *out, rec_time, rec_end, rec_killed)
+    ptr = np.zeros(k + 1, dtype=np.int64)
+    ptr[1:] = rec_end[:k]
+    return FailureEvents(rec_time[:k].copy(), ptr, rec_killed[:ptr[-1]].copy())

@@ -1,0 +1,317 @@
+"""Layouts: which data-parallel groups hold which shard types.
+
+A layout over ``N`` groups and ``N`` shard types with redundancy ``r`` is an ``N x r`` **holder table**:
+``holders[j, l]`` is the group that holds shard type ``j`` in stack layer ``l``. Every type has ``r`` distinct
+holders. A type is *wiped out* once all its holders are dead (MODEL.md section 3).
+
+Constructors
+------------
+- :func:`cyclic` -- SPARe cyclic stacking with unit stride: group ``i`` holds ``D_i ... D_{i+r-1}``.
+- :func:`cyclic_offsets` -- cyclic stacking with an arbitrary offset vector ``0 = s_0 < ... < s_{r-1} < N``:
+  group ``i``, layer ``l`` holds type ``(i + s_l) mod N``.
+- :func:`sidon` -- cyclic stacking whose offsets form a modular Sidon set (all pairwise differences distinct mod
+  ``N``), which is exactly the paper's "independence condition": two types share at most one holder group.
+- :func:`random_holders` -- each type's ``r`` holders drawn independently and uniformly (the model behind the
+  paper's closed form). Groups then hold a variable number of types.
+- :func:`block` -- block replication (the Rep baseline): ``N/r`` replica sets of ``r`` consecutive groups, every
+  member of a set holds the set's ``r`` types.
+- :class:`Layout` itself accepts any valid holder table (a custom layout).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._validation import as_choice, as_int, check_r
+from ._wipeout_kernels import random_holders_into
+
+__all__ = ["Layout", "cyclic", "cyclic_offsets", "sidon", "sidon_offsets", "random_holders", "block",
+           "make_layout", "LAYOUT_KINDS"]
+
+#: Layout names accepted by :func:`make_layout` and the command line.
+LAYOUT_KINDS = ("cyclic", "sidon", "random", "block")
+
+
+@dataclass(frozen=True, eq=False)
+class Layout:
+    """An ``N x r`` holder table.
+
+    Parameters
+    ----------
+    holders : array_like of int, shape (N, r)
+        ``holders[j, l]`` is the group holding shard type ``j`` in stack layer ``l``. Entries must lie in
+        ``[0, N)`` and be distinct within a row.
+    kind : str
+        A label (``"cyclic"``, ``"sidon"``, ``"offsets"``, ``"random"``, ``"block"`` or ``"custom"``).
+    offsets : tuple of int or None
+        The offset vector of a cyclic layout, else ``None``.
+
+    Notes
+    -----
+    The inverse map (group -> the types it holds, in layer order) is :meth:`stacks`, stored in CSR form
+    (``group_ptr``, ``group_types``) for the numba kernels.
+    """
+
+    holders: np.ndarray
+    kind: str = "custom"
+    offsets: tuple | None = None
+    group_ptr: np.ndarray = field(init=False, repr=False)
+    group_types: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self):
+        h = np.asarray(self.holders)
+        if h.ndim != 2:
+            raise ValueError(f"`holders` must be a 2-d array of shape (N, r), got ndim={h.ndim}")
+        if h.size and not np.issubdtype(h.dtype, np.integer):
+            raise TypeError(f"`holders` must hold integers, got dtype {h.dtype}")
+        n, r = h.shape
+        if n < 1 or r < 1:
+            raise ValueError(f"`holders` must have at least one row and one column, got shape {h.shape}")
+        check_r(r, n)
+        h = h.astype(np.int64)
+        if h.min() < 0 or h.max() >= n:
+            raise ValueError(f"`holders` entries must be group indices in [0, N) with N={n}, "
+                             f"got values in [{h.min()}, {h.max()}]")
+        srt = np.sort(h, axis=1)
+        dup = np.nonzero((srt[:, 1:] == srt[:, :-1]).any(axis=1))[0]
+        if dup.size:
+            raise ValueError(f"`holders` rows must list distinct groups, but type {dup[0]} has a repeated "
+                             f"holder: {h[dup[0]].tolist()}")
+        h.setflags(write=False)
+        object.__setattr__(self, "holders", h)
+        ptr, types = _invert(h)
+        object.__setattr__(self, "group_ptr", ptr)
+        object.__setattr__(self, "group_types", types)
+
+    @property
+    def n_groups(self) -> int:
+        """Number of groups (= number of shard types) ``N``."""
+        return self.holders.shape[0]
+
+    @property
+    def r(self) -> int:
+        """Redundancy: holders per shard type."""
+        return self.holders.shape[1]
+
+    def stacks(self) -> list[list[int]]:
+        """The types each group holds, in stack-layer order (layer 0 first)."""
+        return [self.group_types[self.group_ptr[g]:self.group_ptr[g + 1]].tolist() for g in range(self.n_groups)]
+
+    def is_wiped(self, dead) -> bool:
+        """Whether some type has lost all its holders when the groups in ``dead`` are dead.
+
+        The obviously correct (slow) definition, used as the reference for every fast kernel.
+        """
+        dead_mask = np.zeros(self.n_groups, dtype=bool)
+        dead_mask[np.asarray(list(dead), dtype=np.int64)] = True
+        return bool(dead_mask[self.holders].all(axis=1).any())
+
+    def max_shared_holders(self) -> int:
+        """Largest number of holder groups two distinct types share (1 = the paper's independence condition)."""
+        sets = [set(row) for row in self.holders.tolist()]
+        best = 0
+        for g in range(self.n_groups):
+            ts = self.group_types[self.group_ptr[g]:self.group_ptr[g + 1]]
+            for a in range(len(ts)):
+                for b in range(a + 1, len(ts)):
+                    best = max(best, len(sets[ts[a]] & sets[ts[b]]))
+        return best
+
+    def to_dict(self) -> dict:
+        """Parameters that reproduce this layout (the holder table itself for random and custom layouts)."""
+        d = {"kind": self.kind, "n_groups": self.n_groups, "r": self.r}
+        if self.offsets is not None:
+            d["offsets"] = list(self.offsets)
+        if self.kind in ("random", "custom"):
+            d["holders"] = self.holders.tolist()
+        return d
+
+
+def _invert(holders: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR inverse of a holder table: group -> types, ordered by (layer, type)."""
+    n, r = holders.shape
+    groups = holders.T.ravel()  # layer-major order: layer 0 of every type first
+    types = np.tile(np.arange(n, dtype=np.int64), r)
+    order = np.argsort(groups, kind="stable")
+    counts = np.bincount(groups, minlength=n)
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    return ptr, types[order]
+
+
+def _n_r_iv(n_groups, r):
+    n_groups = as_int(n_groups, "n_groups", min_value=1)
+    r = as_int(r, "r")
+    check_r(r, n_groups)
+    return n_groups, r
+
+
+def cyclic_offsets(n_groups: int, offsets) -> Layout:
+    """Cyclic stacking with offsets ``s``: group ``i``, layer ``l`` holds type ``(i + s_l) mod N``.
+
+    Parameters
+    ----------
+    n_groups : int
+        ``N``.
+    offsets : sequence of int
+        ``0 = s_0 < s_1 < ... < s_{r-1} < N``.
+
+    Returns
+    -------
+    Layout
+        ``holders[j, l] = (j - s_l) mod N``.
+    """
+    n_groups = as_int(n_groups, "n_groups", min_value=1)
+    s = [as_int(x, "offsets") for x in offsets]
+    if not s:
+        raise ValueError("`offsets` must not be empty")
+    check_r(len(s), n_groups)
+    if s[0] != 0:
+        raise ValueError(f"`offsets` must start with s_0 = 0, got {s[0]}")
+    if any(b <= a for a, b in zip(s, s[1:])) or s[-1] >= n_groups:
+        raise ValueError(f"`offsets` must satisfy 0 = s_0 < s_1 < ... < s_(r-1) < N={n_groups}, got {s}")
+    j = np.arange(n_groups, dtype=np.int64)[:, None]
+    holders = (j - np.asarray(s, dtype=np.int64)[None, :]) % n_groups
+    kind = "cyclic" if s == list(range(len(s))) else "offsets"
+    return Layout(holders, kind=kind, offsets=tuple(s))
+
+
+def cyclic(n_groups: int, r: int) -> Layout:
+    """SPARe cyclic stacking with unit stride: group ``i`` holds ``D_i, D_{i+1}, ..., D_{i+r-1}``.
+
+    A wipe-out is exactly ``r`` cyclically consecutive dead groups. For ``r >= 3`` two types can share up to
+    ``r - 1`` holders, so the paper's independence condition does not hold (see :func:`sidon`).
+
+    Examples
+    --------
+    >>> cyclic(5, 2).stacks()
+    [[0, 1], [1, 2], [2, 3], [3, 4], [4, 0]]
+    """
+    n_groups, r = _n_r_iv(n_groups, r)
+    return cyclic_offsets(n_groups, range(r))
+
+
+#: Optimal Golomb rulers of orders 1..20 (published tables of the optimal-Golomb-ruler searches; every entry is
+#: re-checked to be a Golomb ruler by the test suite). A ruler of length L is a modular Sidon set mod N if 2L < N.
+OPTIMAL_GOLOMB_RULERS = (
+    (0,), (0, 1), (0, 1, 3), (0, 1, 4, 6), (0, 1, 4, 9, 11), (0, 1, 4, 10, 12, 17), (0, 1, 4, 10, 18, 23, 25),
+    (0, 1, 4, 9, 15, 22, 32, 34), (0, 1, 5, 12, 25, 27, 35, 41, 44), (0, 1, 6, 10, 23, 26, 34, 41, 53, 55),
+    (0, 1, 4, 13, 28, 33, 47, 54, 64, 70, 72), (0, 2, 6, 24, 29, 40, 43, 55, 68, 75, 76, 85),
+    (0, 2, 5, 25, 37, 43, 59, 70, 85, 89, 98, 99, 106), (0, 4, 6, 20, 35, 52, 59, 77, 78, 86, 89, 99, 122, 127),
+    (0, 4, 20, 30, 57, 59, 62, 76, 100, 111, 123, 136, 144, 145, 151),
+    (0, 1, 4, 11, 26, 32, 56, 68, 76, 115, 117, 134, 150, 163, 168, 177),
+    (0, 5, 7, 17, 52, 56, 67, 80, 81, 100, 122, 138, 159, 165, 168, 191, 199),
+    (0, 2, 10, 22, 53, 56, 82, 83, 89, 98, 130, 148, 153, 167, 188, 192, 205, 216),
+    (0, 1, 6, 25, 32, 72, 100, 108, 120, 130, 153, 169, 187, 190, 204, 231, 233, 242, 246),
+    (0, 1, 8, 11, 68, 77, 94, 116, 121, 156, 158, 179, 194, 208, 212, 228, 240, 253, 259, 283),
+)
+
+
+def _is_modular_sidon(s, n: int) -> bool:
+    diffs = set()
+    for a in s:
+        for b in s:
+            if a != b:
+                d = (a - b) % n
+                if d in diffs:
+                    return False
+                diffs.add(d)
+    return True
+
+
+def sidon_offsets(n_groups: int, r: int, *, attempts: int = 200) -> tuple[int, ...]:
+    """Offsets ``0 = s_0 < ... < s_{r-1} < N`` whose pairwise differences are all distinct modulo ``N``.
+
+    Such a set exists only if ``r (r - 1) <= N - 1`` (there are ``r(r-1)`` ordered differences, all nonzero and
+    distinct mod ``N``). For ``r <= 20`` and ``N`` more than twice the optimal Golomb ruler's length the ruler is
+    used (:data:`OPTIMAL_GOLOMB_RULERS`). Otherwise the search is a deterministic greedy (the modular Mian-Chowla construction: each new
+    offset is the smallest value that keeps the difference set distinct), retried from deterministic random
+    restarts when greedy gets stuck. It is not a guaranteed solver: when no set is found a ``ValueError`` says so
+    and :func:`cyclic_offsets` accepts offsets found elsewhere (e.g. a Golomb ruler of length < N/2).
+    """
+    n_groups, r = _n_r_iv(n_groups, r)
+    if r * (r - 1) > n_groups - 1:
+        raise ValueError(f"Sidon offsets are impossible: r(r-1) must be <= N-1 for r={r} shard copies "
+                         f"to have distinct pairwise differences mod N={n_groups}, got r(r-1)={r * (r - 1)}")
+
+    if r <= len(OPTIMAL_GOLOMB_RULERS) and 2 * OPTIMAL_GOLOMB_RULERS[r - 1][-1] < n_groups:
+        return OPTIMAL_GOLOMB_RULERS[r - 1]
+
+    def extend(order):
+        s, diffs = [0], set()
+        for c in order:
+            if len(s) == r:
+                break
+            new = set()
+            ok = True
+            for a in s:
+                for d in ((c - a) % n_groups, (a - c) % n_groups):
+                    if d == 0 or d in diffs or d in new:
+                        ok = False
+                        break
+                    new.add(d)
+                if not ok:
+                    break
+            if ok:
+                s.append(c)
+                diffs |= new
+        return s
+
+    cand = list(range(1, n_groups))
+    rng = np.random.default_rng(0x5BA2E)  # fixed: the construction must be deterministic
+    for attempt in range(attempts):
+        s = extend(cand if attempt == 0 else rng.permutation(cand).tolist())
+        if len(s) == r:
+            out = tuple(sorted(s))
+            assert _is_modular_sidon(out, n_groups)
+            return out
+    raise ValueError(f"no modular Sidon offsets found for N={n_groups}, r={r} after {attempts} greedy attempts; "
+                     f"pass explicit offsets to cyclic_offsets()")
+
+
+def sidon(n_groups: int, r: int) -> Layout:
+    """Cyclic stacking with modular Sidon offsets (see :func:`sidon_offsets`).
+
+    Any two distinct types then share at most one holder group (the paper's independence condition).
+    """
+    layout = cyclic_offsets(n_groups, sidon_offsets(n_groups, r))
+    object.__setattr__(layout, "kind", "sidon")
+    return layout
+
+
+def random_holders(n_groups: int, r: int, *, rng=None) -> Layout:
+    """Each type's ``r`` holders are an independent uniformly random ``r``-subset of the groups.
+
+    The stack order of a group lists its types by (layer, type). Groups hold ``r`` types on average, not exactly.
+    """
+    n_groups, r = _n_r_iv(n_groups, r)
+    holders = np.empty((n_groups, r), dtype=np.int64)
+    random_holders_into(np.random.default_rng(rng), n_groups, r, holders)  # the same draw as wipeout_mc's
+    return Layout(holders, kind="random")
+
+
+def block(n_groups: int, r: int) -> Layout:
+    """Block replication (Rep): replica set ``b`` = groups ``b r ... b r + r - 1``, each holding types
+    ``b r ... b r + r - 1`` (and computing all of them every step, cost ``r x``).
+    """
+    n_groups, r = _n_r_iv(n_groups, r)
+    if n_groups % r:
+        raise ValueError(f"block replication needs N divisible by r, got N={n_groups}, r={r} (N % r = "
+                         f"{n_groups % r})")
+    j = np.arange(n_groups, dtype=np.int64)[:, None]
+    holders = (j // r) * r + (j + np.arange(r, dtype=np.int64)[None, :]) % r
+    return Layout(holders, kind="block")
+
+
+def make_layout(kind: str, n_groups: int, r: int, *, rng=None) -> Layout:
+    """Build a layout by name: one of :data:`LAYOUT_KINDS`."""
+    kind = as_choice(kind, "layout", LAYOUT_KINDS)
+    if kind == "cyclic":
+        return cyclic(n_groups, r)
+    if kind == "sidon":
+        return sidon(n_groups, r)
+    if kind == "block":
+        return block(n_groups, r)
+    return random_holders(n_groups, r, rng=rng)

@@ -1,0 +1,146 @@
+"""Monte Carlo estimates with their sampling error, and their comparison with a reference value.
+
+:class:`MCEstimate` is the mean of ``n`` iid replications with standard error ``s / sqrt(n)`` and a Student-t
+confidence interval. :func:`compare` is what a user runs to check an analytical value against simulation: it
+returns the estimate, CI, reference, relative error, z-score, two-sided p-value and whether the two are consistent
+at the chosen level (``p >= alpha``). :func:`wilson_interval` is the binomial interval for proportions such as an
+empirical ``P(T > m)``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy import stats as _st
+
+from ._validation import as_float, as_int
+
+__all__ = ["MCEstimate", "Comparison", "compare", "wilson_interval", "estimate_mean"]
+
+
+@dataclass(frozen=True)
+class MCEstimate:
+    """Mean of iid replications.
+
+    Attributes
+    ----------
+    name : str
+    mean, se : float
+        Sample mean and standard error ``sd / sqrt(n)`` (``sd`` with ``ddof=1``).
+    sd : float
+    n : int
+    level : float
+        Confidence level of :attr:`ci`.
+    ci : tuple of float
+        ``mean -/+ t_{(1+level)/2, n-1} se``.
+    """
+
+    name: str
+    mean: float
+    se: float
+    sd: float
+    n: int
+    level: float = 0.95
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        return self.confidence_interval(self.level)
+
+    def confidence_interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Student-t interval at ``level``."""
+        level = as_float(level, "level", positive=True, max_value=1.0, max_inclusive=False)
+        if self.n < 2:
+            return (math.nan, math.nan)
+        h = _st.t.ppf(0.5 + level / 2, self.n - 1) * self.se
+        return (self.mean - h, self.mean + h)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["ci"] = list(self.ci)
+        return d
+
+
+def estimate_mean(values, name: str = "value", level: float = 0.95) -> MCEstimate:
+    """:class:`MCEstimate` of the mean of ``values`` (1-d, at least 2 finite values)."""
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim != 1 or x.size < 2:
+        raise ValueError(f"`values` must be 1-d with at least 2 replications, got shape {x.shape}")
+    if not np.isfinite(x).all():
+        raise ValueError("`values` must be finite")
+    sd = float(x.std(ddof=1))
+    return MCEstimate(name, float(x.mean()), sd / math.sqrt(x.size), sd, int(x.size), level)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Monte Carlo estimate vs reference value (see :func:`compare`)."""
+
+    name: str
+    estimate: float
+    se: float
+    ci: tuple[float, float]
+    reference: float
+    rel_error: float
+    z: float
+    p_value: float
+    alpha: float
+    consistent: bool
+    n: int
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["ci"] = list(self.ci)
+        return d
+
+
+def compare(estimate: MCEstimate, reference: float, *, alpha: float = 1e-3) -> Comparison:
+    """Compare a Monte Carlo estimate with a reference value.
+
+    ``z = (estimate - reference) / se``; the two-sided p-value is from the Student t distribution with ``n - 1``
+    degrees of freedom (the normal for large n); the two are *consistent* when ``p >= alpha``. The CI returned is
+    at level ``1 - alpha``, so ``consistent`` is equivalent to the reference lying inside it.
+
+    Parameters
+    ----------
+    estimate : MCEstimate
+    reference : float
+        Exact or closed-form value.
+    alpha : float
+        Significance level, ``0 < alpha < 1``. Across a grid of comparisons divide it by the number of tests
+        (Bonferroni) or use a false-discovery procedure.
+
+    Examples
+    --------
+    >>> est = MCEstimate("T", mean=10.1, se=0.05, sd=5.0, n=10_000)
+    >>> c = compare(est, 10.0)
+    >>> round(c.z, 6), c.consistent
+    (2.0, True)
+    """
+    if not isinstance(estimate, MCEstimate):
+        raise TypeError(f"`estimate` must be an MCEstimate, got {type(estimate).__name__}")
+    reference = as_float(reference, "reference")
+    alpha = as_float(alpha, "alpha", positive=True, max_value=1.0, max_inclusive=False)
+    if estimate.se == 0.0:
+        z = 0.0 if estimate.mean == reference else math.copysign(math.inf, estimate.mean - reference)
+    else:
+        z = (estimate.mean - reference) / estimate.se
+    df = max(estimate.n - 1, 1)
+    p = float(2 * _st.t.sf(abs(z), df))
+    rel = (estimate.mean - reference) / reference if reference != 0 else math.nan
+    return Comparison(estimate.name, estimate.mean, estimate.se, estimate.confidence_interval(1 - alpha),
+                      reference, rel, float(z), p, alpha, bool(p >= alpha), estimate.n)
+
+
+def wilson_interval(successes, n, level: float = 0.95):
+    """Wilson score interval for a binomial proportion (vectorised over ``successes``)."""
+    n = as_int(n, "n", min_value=1)
+    level = as_float(level, "level", positive=True, max_value=1.0, max_inclusive=False)
+    k = np.asarray(successes, dtype=np.float64)
+    z = _st.norm.ppf(0.5 + level / 2)
+    p = k / n
+    den = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)

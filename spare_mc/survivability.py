@@ -1,0 +1,186 @@
+"""Wipe-out Monte Carlo: how many failures a layout masks before some shard type loses all its holders.
+
+Per trial, failures are applied to a fully live system until the first wipe-out. Returned per trial:
+
+- ``T``: the 1-based index of the failure (event) that causes the first wipe-out;
+- ``dead_before``: distinct dead groups just before it -- the **masked failures**. For single-group failures
+  without replacement ``dead_before == T - 1``; with domain events or with replacement they differ;
+- ``time_s``: the wipe-out time, for failure models with a clock (``None`` for :class:`UniformOrder`).
+
+Cost per trial is proportional to the failures drawn (O(1) per failure for cyclic unit stride, O(types held) for
+any layout; O(N r) extra per trial for a fresh random layout).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _wipeout_kernels as _k
+from ._validation import as_choice, as_int
+from .failures import DomainFailures, PerGPU, SystemRenewal, UniformOrder, lower
+from .layouts import LAYOUT_KINDS, Layout, make_layout
+from .stats import MCEstimate, estimate_mean, wilson_interval
+from .topology import Topology
+
+__all__ = ["WipeoutResult", "wipeout_mc"]
+
+
+@dataclass(frozen=True, eq=False)
+class WipeoutResult:
+    """Per-trial wipe-out outcomes and their summaries.
+
+    Attributes
+    ----------
+    T : ndarray of int64
+        1-based index of the wipe-out failure/event, per trial.
+    dead_before : ndarray of int64
+        Masked failures (distinct dead groups just before the wipe-out), per trial.
+    time_s : ndarray of float or None
+        Wipe-out time per trial (clocked failure models only).
+    layout, n_groups, r, fresh_layout, failures : the setting (``failures`` as a dict).
+    """
+
+    T: np.ndarray
+    dead_before: np.ndarray
+    time_s: np.ndarray | None
+    layout: str
+    n_groups: int
+    r: int
+    fresh_layout: bool
+    failures: dict = field(default_factory=dict)
+
+    @property
+    def trials(self) -> int:
+        return int(self.T.size)
+
+    def estimate(self, quantity: str = "T", level: float = 0.95) -> MCEstimate:
+        """Mean of ``"T"``, ``"masked"`` (``dead_before``) or ``"time_s"`` with its standard error and CI."""
+        quantity = as_choice(quantity, "quantity", ("T", "masked", "time_s"))
+        if quantity == "time_s" and self.time_s is None:
+            raise ValueError("`quantity`='time_s' needs a failure model with a clock (not UniformOrder)")
+        values = {"T": self.T, "masked": self.dead_before, "time_s": self.time_s}[quantity]
+        return estimate_mean(values, quantity, level)
+
+    def survival_curve(self, level: float = 0.95):
+        """Empirical ``P(T > m)`` for m = 0..N with Wilson intervals: ``(p_hat, low, high)``."""
+        counts = np.bincount(self.T, minlength=self.n_groups + 2)
+        greater = self.trials - np.cumsum(counts)[: self.n_groups + 1]
+        low, high = wilson_interval(greater, self.trials, level)
+        return greater / self.trials, low, high
+
+    def to_xarray(self):
+        """The per-trial values as an :class:`xarray.Dataset` with dimension ``trial``."""
+        import xarray as xr
+
+        data = {"T": ("trial", self.T, {"long_name": "wipe-out failure index (1-based)", "units": "failures"}),
+                "masked": ("trial", self.dead_before, {"long_name": "masked failures", "units": "groups"})}
+        if self.time_s is not None:
+            data["time_s"] = ("trial", self.time_s, {"long_name": "time to first wipe-out", "units": "s"})
+        return xr.Dataset(data, attrs={"layout": self.layout, "n_groups": self.n_groups, "r": self.r,
+                                       "fresh_layout": int(self.fresh_layout), "failures": str(self.failures)})
+
+
+def _wipeout_iv(layout, trials, n_groups, r, failures, topology, fresh_layout):
+    trials = as_int(trials, "trials", min_value=1)
+    if isinstance(layout, str):
+        as_choice(layout, "layout", LAYOUT_KINDS)
+        if n_groups is None or r is None:
+            raise ValueError(f"`n_groups` and `r` are required when `layout` is a name ({layout!r})")
+        if layout == "random":
+            fresh_layout = True if fresh_layout is None else fresh_layout
+        layout = make_layout(layout, n_groups, r, rng=0)  # the random instance is unused when fresh
+    elif isinstance(layout, Layout):
+        if n_groups is not None and n_groups != layout.n_groups:
+            raise ValueError(f"`n_groups`={n_groups} disagrees with the layout's N={layout.n_groups}")
+        if r is not None and r != layout.r:
+            raise ValueError(f"`r`={r} disagrees with the layout's r={layout.r}")
+    else:
+        raise TypeError(f"`layout` must be a Layout or one of {list(LAYOUT_KINDS)}, got {type(layout).__name__}")
+    if fresh_layout is None:
+        fresh_layout = False
+    if not isinstance(fresh_layout, bool):
+        raise TypeError(f"`fresh_layout` must be a bool or None, got {fresh_layout!r}")
+    if fresh_layout and layout.kind != "random":
+        raise ValueError(f"`fresh_layout`=True draws a new random-holders layout per trial; the layout is "
+                         f"{layout.kind!r}")
+    if failures is None:
+        failures = UniformOrder()
+    if not isinstance(failures, (UniformOrder, SystemRenewal, PerGPU, DomainFailures)):
+        raise TypeError(f"`failures` must be UniformOrder, SystemRenewal, PerGPU or DomainFailures, got "
+                        f"{type(failures).__name__}")
+    if isinstance(failures, (PerGPU, DomainFailures)):
+        if topology is None:
+            raise ValueError(f"`topology` is required for the {type(failures).__name__} failure model")
+        if not isinstance(topology, Topology):
+            raise TypeError(f"`topology` must be a Topology, got {type(topology).__name__}")
+        if topology.n_groups != layout.n_groups:
+            raise ValueError(f"`topology` has N={topology.n_groups} groups but the layout has N={layout.n_groups}")
+    elif topology is None:
+        topology = Topology(layout.n_groups, layout.n_groups)
+    return layout, trials, failures, topology, fresh_layout
+
+
+def wipeout_mc(layout, trials: int, *, n_groups: int | None = None, r: int | None = None, failures=None,
+               topology: Topology | None = None, fresh_layout: bool | None = None, rng=None) -> WipeoutResult:
+    """Monte Carlo of the first wipe-out.
+
+    Parameters
+    ----------
+    layout : Layout or {"cyclic", "sidon", "random", "block"}
+        A layout, or a layout name together with ``n_groups`` and ``r``.
+    trials : int
+        Independent trials.
+    n_groups, r : int, optional
+        Required with a layout name.
+    failures : UniformOrder, SystemRenewal, PerGPU or DomainFailures, optional
+        Failure model (default: uniform order without replacement).
+    topology : Topology, optional
+        Required for PerGPU and DomainFailures.
+    fresh_layout : bool, optional
+        Draw a new independent-random-holders layout for every trial. Default: True for ``layout="random"`` given
+        by name (so that the estimate targets the exact formula, an average over random layouts), False for a
+        given :class:`Layout`.
+    rng : anything :func:`numpy.random.default_rng` accepts.
+
+    Returns
+    -------
+    WipeoutResult
+
+    Examples
+    --------
+    >>> res = wipeout_mc("cyclic", 2000, n_groups=600, r=9, rng=0)
+    >>> est = res.estimate("T")
+    >>> bool(200 < est.mean < 400)
+    True
+    """
+    layout, trials, failures, topology, fresh_layout = _wipeout_iv(layout, trials, n_groups, r, failures, topology,
+                                                                   fresh_layout)
+    rng = np.random.default_rng(rng)
+    n, rr = layout.n_groups, layout.r
+    out_T = np.empty(trials, dtype=np.int64)
+    out_dead = np.empty(trials, dtype=np.int64)
+    holders_per_type = np.full(n, rr, dtype=np.int64)
+    time_s = None
+    if isinstance(failures, UniformOrder):
+        wr = failures.with_replacement
+        if fresh_layout:
+            _k.wipeout_random_fresh(rng, n, rr, trials, wr, out_T, out_dead)
+        elif layout.kind == "cyclic":
+            _k.wipeout_cyclic_unit(rng, n, rr, trials, wr, out_T, out_dead)
+        else:
+            _k.wipeout_generic(rng, n, layout.group_ptr, layout.group_types, holders_per_type, trials, wr, out_T,
+                               out_dead)
+    else:
+        proc = lower(failures, topology)
+        time_s = np.empty(trials)
+        if fresh_layout:
+            ptr, types = np.empty(n + 1, dtype=np.int64), np.empty(n * rr, dtype=np.int64)
+        else:
+            ptr, types = layout.group_ptr, layout.group_types
+        _k.wipeout_events(rng, n, ptr, types, holders_per_type, rr if fresh_layout else 0, proc.mode, proc.shape,
+                          proc.scale, proc.live_scaling, proc.group_rate, proc.domain_rate, proc.dom_ptr,
+                          proc.dom_groups, trials, out_T, out_dead, time_s, np.empty(n), np.empty(n, np.int64),
+                          np.empty(n, np.int64))
+    return WipeoutResult(out_T, out_dead, time_s, layout.kind, n, rr, fresh_layout, failures.to_dict())
