@@ -17,7 +17,7 @@ Layouts with exact results (MODEL.md section 3):
   ``E[T] = (N + 1) Gamma(1 + 1/r) Gamma(b + 1) / Gamma(b + 1 + 1/r)`` from ``E[T] = (N+1) int_0^1 (1 - q^r)^b dq``.
 
 Two arithmetics: ``"float"`` runs a cancellation-free recursion on probabilities (numba; relative error below
-``N (r + 3) 2^-52``, about 1e-11 at N = 10^4), fast enough for N = 10^4; ``"exact"`` returns
+``N (r + 3) 2^-52``, about 1e-11 at N = 10^4; for random holders ``exp(N log1p(-p))`` adds ``|log P| 2^-52``), fast enough for N = 10^4; ``"exact"`` returns
 :class:`fractions.Fraction` values computed with integers (use it up to N of a few thousand).
 """
 
@@ -144,6 +144,8 @@ def exact_wipeout(layout: str, n_groups: int, r: int, *, arithmetic: str = "floa
         _k.block_survival(n_groups, r, surv)
     else:
         surv[:] = _random_float(n_groups, r)
+    # the true law is <= 1 and non-increasing; rounding (within the error bound above) can break both by ~1e-15
+    surv = np.minimum.accumulate(np.clip(surv, 0.0, 1.0))
     mean, sd = _moments(surv)
     return ExactDistribution(layout, n_groups, r, surv, mean, sd, arithmetic)
 

@@ -1,0 +1,129 @@
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import integrate
+
+import spare_mc as sm
+from spare_mc import reference as ref
+from spare_mc.exact import block_mean_closed_form
+
+SMALL = [(n, r) for n in range(1, 13) for r in range(1, n + 1)]
+
+
+@pytest.mark.parametrize("n,r", SMALL)
+def test_cyclic_exact_equals_subset_enumeration(n, r):
+    d = sm.exact_wipeout("cyclic", n, r, arithmetic="exact")
+    assert list(d.survival_exact) == ref.survival_by_subsets(sm.cyclic(n, r))
+
+
+@pytest.mark.parametrize("n,r", [(n, r) for n, r in SMALL if n % r == 0])
+def test_block_exact_equals_subset_enumeration(n, r):
+    d = sm.exact_wipeout("block", n, r, arithmetic="exact")
+    assert list(d.survival_exact) == ref.survival_by_subsets(sm.block(n, r))
+
+
+@pytest.mark.parametrize("n,r", [(1, 1), (2, 1), (2, 2), (3, 1), (3, 2), (3, 3), (4, 1), (4, 2), (4, 3), (4, 4),
+                                 (5, 4), (5, 5)])
+def test_random_exact_equals_average_over_all_layouts(n, r):
+    d = sm.exact_wipeout("random", n, r, arithmetic="exact")
+    assert list(d.survival_exact) == ref.random_layout_survival_by_enumeration(n, r)
+
+
+@pytest.mark.parametrize("layout", [sm.cyclic(7, 3), sm.block(6, 2), sm.sidon(7, 3), sm.cyclic_offsets(7, [0, 2])])
+def test_subset_law_equals_order_enumeration(layout):
+    """P(T = t) from walking all N! orders equals the difference of the subset-based survival function."""
+    by_orders = ref.T_distribution_by_orders(layout)
+    surv = ref.survival_by_subsets(layout)
+    for t in range(1, layout.n_groups + 1):
+        assert by_orders.get(t, Fraction(0)) == surv[t - 1] - surv[t]
+
+
+FLOAT_CASES = [(layout, n, r) for layout in ("cyclic", "block", "random")
+               for n, r in [(60, 2), (120, 3), (240, 6), (300, 5), (600, 20), (400, 8)]
+               if layout != "block" or n % r == 0]
+
+
+@pytest.mark.parametrize("layout,n,r", FLOAT_CASES)
+def test_float_recursion_matches_exact_arithmetic(layout, n, r):
+    fl = sm.exact_wipeout(layout, n, r)
+    ex = sm.exact_wipeout(layout, n, r, arithmetic="exact")
+    pos = ex.survival > 1e-250
+    # documented bound: N (r + 3) ulp for the recursions; exp(N log1p(-p)) adds |log P| ulp for random holders
+    rtol = (n * (r + 3) + 4 * np.abs(np.log(ex.survival[pos]))) * 2.0 ** -52
+    assert np.all(np.abs(fl.survival[pos] - ex.survival[pos]) <= rtol * ex.survival[pos])
+    assert np.all(fl.survival[~pos] < 1e-240)
+    assert fl.mean == pytest.approx(float(ex.mean_exact), rel=1e-12)
+    assert fl.sd == pytest.approx(math.sqrt(ex.var_exact), rel=1e-9)
+
+
+def test_block_r2_mean_is_casanova_formula():
+    for b in (1, 2, 5, 50, 300):
+        d = sm.exact_wipeout("block", 2 * b, 2, arithmetic="exact")
+        assert d.mean_exact == Fraction(4 ** b, math.comb(2 * b, b))
+
+
+@pytest.mark.parametrize("n,r", [(6, 3), (600, 3), (9999, 9), (1000, 10)])
+def test_block_mean_beta_closed_form(n, r):
+    assert sm.exact_wipeout("block", n, r).mean == pytest.approx(block_mean_closed_form(n, r), rel=1e-10)
+
+
+def _circular_reliability(n, r, q):
+    """P(no r cyclically consecutive dead) with iid dead probability q, by a transfer matrix (independent method)."""
+    # condition on the length a of the dead run that ends at the last position and wraps to the start
+    total = 0.0
+    for head in range(r):          # dead run at the start of length exactly head (then an alive group)
+        for tail in range(r - head):  # dead run at the end of length exactly tail (preceded by an alive group)
+            inner = n - head - tail - 2
+            if inner < 0:
+                continue
+            # linear string of length `inner` with no run of r
+            f = np.zeros(r)
+            f[0] = 1.0
+            for _ in range(inner):
+                g = np.zeros(r)
+                g[0] = f.sum() * (1 - q)
+                g[1:] = f[:-1] * q
+                f = g
+            total += q ** (head + tail) * (1 - q) ** 2 * f.sum()
+    return total
+
+
+@pytest.mark.parametrize("n,r", [(12, 3), (20, 4), (30, 2)])
+def test_cyclic_mean_equals_reliability_integral(n, r):
+    """E[T] = (N + 1) int_0^1 R_N(q) dq (uniform order = order of iid U(0,1) lifetimes)."""
+    val, _ = integrate.quad(lambda q: _circular_reliability(n, r, q), 0, 1, epsabs=1e-13, epsrel=1e-13)
+    assert sm.exact_wipeout("cyclic", n, r).mean == pytest.approx((n + 1) * val, rel=1e-9)
+
+
+def test_n_10000_is_fast_and_sane():
+    import time
+    t0 = time.perf_counter()
+    d = sm.exact_wipeout("cyclic", 10_000, 9)
+    elapsed = time.perf_counter() - t0
+    assert elapsed < 30  # generous: about 1 s here; a regression to the big-integer path would take minutes
+    assert d.survival[0] == 1.0 and d.survival[-1] == 0.0
+    assert np.all(np.diff(d.survival) <= 0)
+    assert d.pmf().sum() == pytest.approx(1.0, abs=1e-12)
+    # cyclic unit stride masks more than random holders at the same (N, r)
+    assert d.mean > sm.exact_wipeout("random", 10_000, 9).mean
+
+
+def test_expect_and_pmf():
+    d = sm.exact_wipeout("block", 4, 2, arithmetic="exact")
+    assert d.pmf()[2] == pytest.approx(1 / 3) and d.pmf()[3] == pytest.approx(2 / 3)
+    assert d.expect(lambda t: t) == pytest.approx(8 / 3)
+    assert d.masked_mean == pytest.approx(5 / 3)
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    (dict(layout="sidon", n_groups=10, r=2), ValueError, r"`layout` must be one of \['block', 'cyclic', 'random'\]"),
+    (dict(layout="block", n_groups=10, r=3), ValueError, r"N divisible by r"),
+    (dict(layout="cyclic", n_groups=10, r=11), ValueError, r"1 <= r <= N"),
+    (dict(layout="cyclic", n_groups=10, r=2, arithmetic="double"), ValueError, r"`arithmetic` must be one of"),
+    (dict(layout="cyclic", n_groups="10", r=2), TypeError, r"`n_groups` must be an integer"),
+])
+def test_exact_errors(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        sm.exact_wipeout(**kwargs)
