@@ -143,4 +143,6 @@ def wilson_interval(successes, n, level: float = 0.95):
     den = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / den
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+    low = np.where(k == 0, 0.0, np.clip(centre - half, 0, 1))  # exact ends (rounding leaves ~1e-18)
+    high = np.where(k == n, 1.0, np.clip(centre + half, 0, 1))
+    return low, high

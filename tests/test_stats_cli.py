@@ -1,0 +1,97 @@
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import spare_mc as sm
+from spare_mc.cli import main
+
+
+def test_estimate_and_compare(rng):
+    x = rng.normal(10.0, 2.0, size=10_000)
+    est = sm.estimate_mean(x, "x")
+    assert est.se == pytest.approx(x.std(ddof=1) / 100)
+    lo, hi = est.ci
+    assert lo < est.mean < hi and hi - lo == pytest.approx(2 * 1.9602 * est.se, rel=1e-3)
+    c = sm.compare(est, 10.0, alpha=1e-4)
+    assert c.consistent and abs(c.z) < 4
+    far = sm.compare(est, 11.0, alpha=1e-4)
+    assert not far.consistent and far.p_value < 1e-100 and far.rel_error == pytest.approx(est.mean / 11 - 1)
+    # consistency is equivalent to the reference lying in the (1 - alpha) interval
+    assert (far.ci[0] <= 11.0 <= far.ci[1]) == far.consistent
+
+
+def test_ci_coverage_is_nominal(rng):
+    """Over 2000 experiments the 95% interval covers the true mean about 95% of the time (binomial test)."""
+    from scipy import stats
+    hits = sum(lo <= 1.0 <= hi for lo, hi in (sm.estimate_mean(rng.exponential(1.0, 200)).ci for _ in range(2000)))
+    assert stats.binomtest(hits, 2000, 0.95).pvalue > 1e-4
+
+
+def test_wilson_interval():
+    lo, hi = sm.wilson_interval(np.array([0, 50, 100]), 100)
+    assert lo[0] == 0 and hi[-1] == 1 and lo[1] < 0.5 < hi[1]
+
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda: sm.estimate_mean([1.0]), ValueError, r"at least 2 replications"),
+    (lambda: sm.estimate_mean([1.0, np.nan]), ValueError, r"`values` must be finite"),
+    (lambda: sm.compare(3.0, 1.0), TypeError, r"`estimate` must be an MCEstimate"),
+    (lambda: sm.compare(sm.estimate_mean([1.0, 2.0]), 1.0, alpha=1.5), ValueError, r"`alpha` must be < 1"),
+    (lambda: sm.wilson_interval([1], 0), ValueError, r"`n` must be >= 1"),
+])
+def test_stats_errors(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_cli_mu_json_keys_and_consistency(capsys):
+    assert main(["mu", "--n-groups", "600", "--r", "9", "--layout", "cyclic", "--trials", "20000", "--seed", "3",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("n_groups", "r", "layout", "trials", "seed", "exact_mean_T", "exact_sd_T", "mc_mean_T", "mc_se_T",
+                "mc_ci95_T", "paper_mu"):
+        assert key in out
+    assert out["exact_mean_T"] == pytest.approx(sm.exact_wipeout("cyclic", 600, 9).mean)
+    lo, hi = out["mc_ci95_T"]
+    assert lo < out["mc_mean_T"] < hi and out["mc_vs_exact_consistent"]
+
+
+def test_cli_random_layout_is_fresh_per_trial_and_sidon_has_no_exact(capsys):
+    assert main(["mu", "--n-groups", "200", "--r", "3", "--layout", "random", "--trials", "20000", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mc_vs_exact_consistent"]
+    assert main(["mu", "--n-groups", "100", "--r", "4", "--layout", "sidon", "--trials", "100", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["exact_mean_T"] is None and out["exact_sd_T"] is None
+
+
+def test_cli_table_output(capsys):
+    assert main(["mu", "--n-groups", "60", "--r", "3", "--layout", "block", "--trials", "100"]) == 0
+    assert "exact_mean_T" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["mu", "--n-groups", "6", "--r", "8"], r"`r` must satisfy 1 <= r <= N, got r=8 with N=6"),
+    (["mu", "--n-groups", "x", "--r", "8"], r"argument --n-groups: invalid int value: 'x'"),
+    (["mu", "--n-groups", "10", "--r", "3", "--layout", "block"], r"N divisible by r"),
+    (["mu", "--n-groups", "10", "--r", "3", "--layout", "ring"], r"argument --layout: invalid choice"),
+    (["mu", "--n-groups", "10", "--r", "3", "--trials", "1"], r"`--trials` must be >= 2"),
+    (["mu", "--n-groups", "10", "--r", "3", "--seed", "-1"], r"`--seed` must be >= 0"),
+    (["mu", "--r", "3"], r"required: --n-groups"),
+    ([], r"required: command"),
+])
+def test_cli_bad_arguments_one_line(argv, match, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    import re
+    assert re.search(match, err)
+
+
+def test_console_script_runs():
+    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "mu", "--n-groups", "0", "--r", "1"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.startswith("spare-mc: error: `n_groups` must be >= 1")
