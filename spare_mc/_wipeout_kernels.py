@@ -9,7 +9,11 @@ Conventions shared by every kernel:
   held by the failed group) (any layout), and the state touched in a trial is undone at its end instead of being
   re-initialised in O(N).
 - uniform order without replacement is a partial Fisher-Yates shuffle of a permutation array that is never reset
-  (a partial shuffle of any fixed permutation gives a uniform sample), one ``rng.integers`` per failure.
+  (a partial shuffle of any fixed permutation gives a uniform sample), one bounded draw per failure.
+- bounded draws in the uniform-order kernels use Lemire's multiply-and-reject method on the upper 32 bits of the
+  caller's bit generator (``next_u64``/``state`` from ``Generator.bit_generator.ctypes``): exactly uniform for
+  bounds below 2^32, about ten times faster here than ``Generator.integers`` inside numba. The stream therefore
+  differs from ``Generator.integers``; :func:`bounded_py` is its plain-Python twin.
 """
 
 from __future__ import annotations
@@ -20,12 +24,47 @@ import numpy as np
 from numba import njit
 
 
+_MASK32 = np.uint64(0xFFFFFFFF)
+_TWO32 = np.uint64(1 << 32)
+_SHIFT = np.uint64(32)
+
+
 @njit(cache=True)
-def _draw_group(rng, perm, i, n, with_replacement):
+def bounded(next_u64, state, bound):
+    """Uniform integer in ``[0, bound)`` for ``1 <= bound < 2^32`` (Lemire 2019, 32-bit variant)."""
+    b = np.uint64(bound)
+    m = (next_u64(state) >> _SHIFT) * b
+    low = m & _MASK32
+    if low < b:
+        t = (_TWO32 - b) % b
+        while low < t:
+            m = (next_u64(state) >> _SHIFT) * b
+            low = m & _MASK32
+    return np.int64(m >> _SHIFT)
+
+
+def bounded_py(bit_generator, bound: int) -> int:
+    """Plain-Python twin of :func:`bounded` on the same bit generator."""
+    m = (int(bit_generator.random_raw()) >> 32) * bound
+    if (m & 0xFFFFFFFF) < bound:
+        t = ((1 << 32) - bound) % bound
+        while (m & 0xFFFFFFFF) < t:
+            m = (int(bit_generator.random_raw()) >> 32) * bound
+    return m >> 32
+
+
+def raw_source(rng):
+    """``(next_u64, state)`` of a Generator's bit generator for the kernels (keep ``rng`` alive meanwhile)."""
+    c = rng.bit_generator.ctypes
+    return c.next_uint64, c.state_address
+
+
+@njit(cache=True)
+def _draw_group(next_u64, state, perm, i, n, with_replacement):
     """The ``i``-th failed group: uniform among the ``n - i`` not yet drawn, or uniform over all ``n``."""
     if with_replacement:
-        return perm[rng.integers(0, n)]
-    j = i + rng.integers(0, n - i)
+        return perm[bounded(next_u64, state, n)]
+    j = i + bounded(next_u64, state, n - i)
     g = perm[j]
     perm[j] = perm[i]
     perm[i] = g
@@ -51,12 +90,12 @@ def _revive_generic(g, group_ptr, group_types, live_count):
 
 
 @njit(cache=True)
-def _one_trial_generic(rng, n, perm, group_ptr, group_types, live_count, dead, killed, with_replacement):
+def _one_trial_generic(next_u64, state, n, perm, group_ptr, group_types, live_count, dead, killed, with_replacement):
     """One trial of uniform-order failures on any layout. Returns (T, dead_before); state restored on exit."""
     k = 0
     nk = 0
     while True:
-        g = _draw_group(rng, perm, nk, n, with_replacement)
+        g = _draw_group(next_u64, state, perm, nk, n, with_replacement)
         k += 1
         if dead[g]:
             continue  # with replacement only: a failure that hits a dead group changes nothing
@@ -73,19 +112,19 @@ def _one_trial_generic(rng, n, perm, group_ptr, group_types, live_count, dead, k
 
 
 @njit(cache=True)
-def wipeout_generic(rng, n, group_ptr, group_types, holders_per_type, trials, with_replacement, out_T, out_dead):
+def wipeout_generic(next_u64, state, n, group_ptr, group_types, holders_per_type, trials, with_replacement, out_T, out_dead):
     """Uniform-order wipe-out trials on a fixed layout given by its CSR group -> types map."""
     perm = np.arange(n)
     live_count = holders_per_type.copy()
     dead = np.zeros(n, np.bool_)
     killed = np.empty(n, np.int64)
     for t in range(trials):
-        out_T[t], out_dead[t] = _one_trial_generic(rng, n, perm, group_ptr, group_types, live_count, dead, killed,
+        out_T[t], out_dead[t] = _one_trial_generic(next_u64, state, n, perm, group_ptr, group_types, live_count, dead, killed,
                                                    with_replacement)
 
 
 @njit(cache=True)
-def wipeout_cyclic_unit(rng, n, r, trials, with_replacement, out_T, out_dead):
+def wipeout_cyclic_unit(next_u64, state, n, r, trials, with_replacement, out_T, out_dead):
     """Uniform-order wipe-out trials for cyclic unit stride in O(1) per failure.
 
     A type is wiped iff ``r`` cyclically consecutive groups are dead. ``run[g]`` is nonzero iff ``g`` is dead and,
@@ -99,7 +138,7 @@ def wipeout_cyclic_unit(rng, n, r, trials, with_replacement, out_T, out_dead):
         k = 0
         nk = 0
         while True:
-            g = _draw_group(rng, perm, nk, n, with_replacement)
+            g = _draw_group(next_u64, state, perm, nk, n, with_replacement)
             k += 1
             if run[g] != 0:
                 continue
@@ -120,13 +159,13 @@ def wipeout_cyclic_unit(rng, n, r, trials, with_replacement, out_T, out_dead):
 
 
 @njit(cache=True)
-def random_holders_into(rng, n, r, holders):
+def random_holders_into(next_u64, state, n, r, holders):
     """Fill ``holders`` (n x r) with an independent uniformly random r-subset of groups per type (Floyd)."""
     for j in range(n):
         # Robert Floyd's algorithm: r distinct values from [0, n) with exactly r draws
         for idx in range(r):
             top = n - r + idx
-            v = rng.integers(0, top + 1)
+            v = bounded(next_u64, state, top + 1)
             for q in range(idx):
                 if holders[j, q] == v:
                     v = top
@@ -134,7 +173,7 @@ def random_holders_into(rng, n, r, holders):
             holders[j, idx] = v
         # shuffle the row so that stack layers are exchangeable (Floyd's order is not uniform)
         for idx in range(r - 1, 0, -1):
-            q = rng.integers(0, idx + 1)
+            q = bounded(next_u64, state, idx + 1)
             v = holders[j, idx]
             holders[j, idx] = holders[j, q]
             holders[j, q] = v
@@ -160,7 +199,7 @@ def invert_holders_into(holders, n, group_ptr, group_types):
 
 
 @njit(cache=True)
-def wipeout_random_fresh(rng, n, r, trials, with_replacement, out_T, out_dead):
+def wipeout_random_fresh(next_u64, state, n, r, trials, with_replacement, out_T, out_dead):
     """Uniform-order wipe-out trials, each on a freshly drawn independent-random-holders layout (O(N r) a trial)."""
     holders = np.empty((n, r), np.int64)
     group_ptr = np.empty(n + 1, np.int64)
@@ -170,14 +209,14 @@ def wipeout_random_fresh(rng, n, r, trials, with_replacement, out_T, out_dead):
     dead = np.zeros(n, np.bool_)
     killed = np.empty(n, np.int64)
     for t in range(trials):
-        random_holders_into(rng, n, r, holders)
+        random_holders_into(next_u64, state, n, r, holders)
         invert_holders_into(holders, n, group_ptr, group_types)
-        out_T[t], out_dead[t] = _one_trial_generic(rng, n, perm, group_ptr, group_types, live_count, dead, killed,
+        out_T[t], out_dead[t] = _one_trial_generic(next_u64, state, n, perm, group_ptr, group_types, live_count, dead, killed,
                                                    with_replacement)
 
 
 @njit(cache=True)
-def wipeout_events(rng, n, group_ptr, group_types, holders_per_type, fresh_random_r, mode, shape, scale,
+def wipeout_events(rng, next_u64, state, n, group_ptr, group_types, holders_per_type, fresh_random_r, mode, shape, scale,
                    live_scaling, group_rate, domain_rate, dom_ptr, dom_groups, trials, out_T, out_dead, out_time,
                    rec_time, rec_end, rec_killed):
     """Wipe-out trials under a failure process with a clock (see :mod:`spare_mc.failures` for the models).
@@ -205,7 +244,7 @@ def wipeout_events(rng, n, group_ptr, group_types, holders_per_type, fresh_rando
     holders = np.empty((n, max(fresh_random_r, 1)), np.int64)
     for t in range(trials):
         if fresh_random_r > 0:
-            random_holders_into(rng, n, fresh_random_r, holders)
+            random_holders_into(next_u64, state, n, fresh_random_r, holders)
             invert_holders_into(holders, n, group_ptr, group_types)
         n_live = n
         d_fired = 0

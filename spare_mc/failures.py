@@ -245,7 +245,7 @@ def sample_events(failures, topology: Topology, *, rng=None) -> FailureEvents:
     rec_end = np.empty(n, dtype=np.int64)
     rec_killed = np.empty(n, dtype=np.int64)
     out = np.empty(1, dtype=np.int64), np.empty(1, dtype=np.int64), np.empty(1)
-    k = _k.wipeout_events(rng, n, no_types_ptr, no_types, np.zeros(n, dtype=np.int64), 0, proc.mode, proc.shape,
+    k = _k.wipeout_events(rng, *_k.raw_source(rng), n, no_types_ptr, no_types, np.zeros(n, dtype=np.int64), 0, proc.mode, proc.shape,
                           proc.scale, proc.live_scaling, proc.group_rate, proc.domain_rate, proc.dom_ptr,
                           proc.dom_groups, 1, *out, rec_time, rec_end, rec_killed)
     ptr = np.zeros(k + 1, dtype=np.int64)

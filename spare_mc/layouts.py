@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._validation import as_choice, as_int, check_r
-from ._wipeout_kernels import random_holders_into
+from ._wipeout_kernels import random_holders_into, raw_source
 
 __all__ = ["Layout", "cyclic", "cyclic_offsets", "sidon", "sidon_offsets", "random_holders", "block",
            "make_layout", "LAYOUT_KINDS"]
@@ -288,7 +288,8 @@ def random_holders(n_groups: int, r: int, *, rng=None) -> Layout:
     """
     n_groups, r = _n_r_iv(n_groups, r)
     holders = np.empty((n_groups, r), dtype=np.int64)
-    random_holders_into(np.random.default_rng(rng), n_groups, r, holders)  # the same draw as wipeout_mc's
+    rng = np.random.default_rng(rng)
+    random_holders_into(*raw_source(rng), n_groups, r, holders)  # the same draw as wipeout_mc's
     return Layout(holders, kind="random")
 
 

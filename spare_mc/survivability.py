@@ -158,6 +158,7 @@ def wipeout_mc(layout, trials: int, *, n_groups: int | None = None, r: int | Non
     layout, trials, failures, topology, fresh_layout = _wipeout_iv(layout, trials, n_groups, r, failures, topology,
                                                                    fresh_layout)
     rng = np.random.default_rng(rng)
+    src = _k.raw_source(rng)
     n, rr = layout.n_groups, layout.r
     out_T = np.empty(trials, dtype=np.int64)
     out_dead = np.empty(trials, dtype=np.int64)
@@ -166,11 +167,11 @@ def wipeout_mc(layout, trials: int, *, n_groups: int | None = None, r: int | Non
     if isinstance(failures, UniformOrder):
         wr = failures.with_replacement
         if fresh_layout:
-            _k.wipeout_random_fresh(rng, n, rr, trials, wr, out_T, out_dead)
+            _k.wipeout_random_fresh(*src, n, rr, trials, wr, out_T, out_dead)
         elif layout.kind == "cyclic":
-            _k.wipeout_cyclic_unit(rng, n, rr, trials, wr, out_T, out_dead)
+            _k.wipeout_cyclic_unit(*src, n, rr, trials, wr, out_T, out_dead)
         else:
-            _k.wipeout_generic(rng, n, layout.group_ptr, layout.group_types, holders_per_type, trials, wr, out_T,
+            _k.wipeout_generic(*src, n, layout.group_ptr, layout.group_types, holders_per_type, trials, wr, out_T,
                                out_dead)
     else:
         proc = lower(failures, topology)
@@ -179,7 +180,8 @@ def wipeout_mc(layout, trials: int, *, n_groups: int | None = None, r: int | Non
             ptr, types = np.empty(n + 1, dtype=np.int64), np.empty(n * rr, dtype=np.int64)
         else:
             ptr, types = layout.group_ptr, layout.group_types
-        _k.wipeout_events(rng, n, ptr, types, holders_per_type, rr if fresh_layout else 0, proc.mode, proc.shape,
+        _k.wipeout_events(rng, *src, n, ptr, types, holders_per_type, rr if fresh_layout else 0, proc.mode,
+                          proc.shape,
                           proc.scale, proc.live_scaling, proc.group_rate, proc.domain_rate, proc.dom_ptr,
                           proc.dom_groups, trials, out_T, out_dead, time_s, np.empty(n), np.empty(n, np.int64),
                           np.empty(n, np.int64))
