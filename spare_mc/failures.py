@@ -21,7 +21,8 @@ Models
     failure. The minimum of ``M`` iid Weibull(k, lam) is Weibull(k, lam M^(-1/k)) exactly, so the sampler draws
     ``N`` group lifetimes instead of ``G`` GPU lifetimes (the GPU-by-GPU draw is the slow twin,
     :func:`spare_mc.reference.gpu_by_gpu_group_lifetimes`). ``age_policy`` says what happens to GPU ages at a
-    global restart (see :class:`PerGPUClock`).
+    global restart: :class:`PerGPUClock` carries group failure times across restarts under either policy (the
+    wipe-out Monte Carlo starts from a new system, where the policy plays no role).
 :class:`DomainFailures`
     Correlated failures: each domain at ``level`` (node, rack or power domain of the topology) has a Weibull
     lifetime with mean ``domain_mtbf_s`` and kills every group touching it; optionally on top of independent
@@ -123,6 +124,10 @@ class PerGPU:
         """``N`` iid group times to failure of a new system (the exact shortcut, O(N) not O(G))."""
         rng = np.random.default_rng(rng)
         return self.group_scale(topology) * rng.weibull(self.shape, size=topology.n_groups)
+
+    def clock(self, topology: Topology, *, rng=None, start_s: float = 0.0) -> "PerGPUClock":
+        """A :class:`PerGPUClock` of this model (group failure times across global restarts)."""
+        return PerGPUClock(self, topology, rng=rng, start_s=start_s)
 
     def to_dict(self):
         return {"model": "per_gpu", **asdict(self)}
@@ -251,3 +256,123 @@ def sample_events(failures, topology: Topology, *, rng=None) -> FailureEvents:
     ptr = np.zeros(k + 1, dtype=np.int64)
     ptr[1:] = rec_end[:k]
     return FailureEvents(rec_time[:k].copy(), ptr, rec_killed[:ptr[-1]].copy())
+
+
+class PerGPUClock:
+    """Next failure time of every group under per-GPU Weibull lifetimes, across global restarts.
+
+    GPU ages accrue in wall-clock time, running or idle. Each group's GPUs are kept as **cohorts** (count, birth
+    time); a new system is one cohort of ``M`` GPUs born at ``start_s``. ``next_failure_s[g]`` is group ``g``'s
+    next failure time, drawn as the first failure of its cohorts given that they are alive now: solve
+    ``sum_c n_c [H(now + s - b_c) - H(now - b_c)] = E`` for ``s`` with ``E ~ Exp(1)`` and the GPU cumulative
+    hazard ``H(a) = (a / lam)^k`` (bisection, to relative precision 1e-12).
+
+    At a global restart at ``now_s`` (:meth:`restart`), with the failed groups and their failure times:
+
+    - ``age_policy="renew"``: every GPU is as good as new (all groups restart as one cohort born at ``now_s``);
+    - ``age_policy="keep"``: the GPU that failed is replaced by a new one; which cohort it came from is drawn in
+      proportion to ``n_c h(t_f - b_c)``. The failed group's other GPUs kept aging while it was down, and those that
+      failed in ``(t_f, now_s]`` (binomial per cohort) are replaced too. Live groups keep every GPU. Then every
+      group's next failure is drawn given survival to ``now_s``.
+
+    The GPU-by-GPU slow twin is :class:`spare_mc.reference.GpuByGpuClock`; the tests compare the two in
+    distribution. For ``shape == 1`` both policies give the same law (memoryless lifetimes).
+    """
+
+    def __init__(self, model: PerGPU, topology: Topology, *, rng=None, start_s: float = 0.0):
+        if not isinstance(model, PerGPU):
+            raise TypeError(f"`model` must be a PerGPU model, got {type(model).__name__}")
+        if not isinstance(topology, Topology):
+            raise TypeError(f"`topology` must be a Topology, got {type(topology).__name__}")
+        self.model = model
+        self.topology = topology
+        self.rng = np.random.default_rng(rng)
+        self.lam = weibull_scale(model.gpu_mtbf_s, model.shape)
+        self.now_s = as_float(start_s, "start_s")
+        n = topology.n_groups
+        self.count = np.zeros((n, 4), dtype=np.int64)
+        self.birth = np.zeros((n, 4))
+        self._reset_all(self.now_s)
+
+    def _reset_all(self, now):
+        self.count[:] = 0
+        self.count[:, 0] = self.topology.gpus_per_group
+        self.birth[:] = now
+        self.next_failure_s = now + self.model.group_scale(self.topology) * self.rng.weibull(
+            self.model.shape, size=self.topology.n_groups)
+
+    def _H(self, age):
+        return (np.maximum(age, 0.0) / self.lam) ** self.model.shape
+
+    def _draw_next(self, now):
+        """Next failure of every group given that all its GPUs are alive at ``now``."""
+        n_c, b = self.count, self.birth
+        h0 = (n_c * self._H(now - b)).sum(axis=1)
+        target = h0 + self.rng.standard_exponential(self.topology.n_groups)
+
+        def excess(s):
+            return (n_c * self._H(now + s[:, None] - b)).sum(axis=1) - target
+
+        hi = np.full(self.topology.n_groups, self.model.group_scale(self.topology))
+        for _ in range(200):
+            short = excess(hi) < 0
+            if not short.any():
+                break
+            hi[short] *= 2.0
+        lo = np.zeros_like(hi)
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            above = excess(mid) >= 0
+            hi = np.where(above, mid, hi)
+            lo = np.where(above, lo, mid)
+            if np.all(hi - lo <= 1e-12 * hi):
+                break
+        self.next_failure_s = now + hi
+
+    def restart(self, now_s: float, failed_groups, failure_times_s=None):
+        """Global restart at ``now_s`` after ``failed_groups`` failed at ``failure_times_s`` (default: their
+        :attr:`next_failure_s`). Returns the new :attr:`next_failure_s`."""
+        now_s = as_float(now_s, "now_s")
+        failed = np.asarray(failed_groups, dtype=np.int64).ravel()
+        if failed.size and (failed.min() < 0 or failed.max() >= self.topology.n_groups):
+            raise ValueError(f"`failed_groups` must be group indices in [0, {self.topology.n_groups})")
+        if np.unique(failed).size != failed.size:
+            raise ValueError("`failed_groups` must not repeat a group")
+        tf = self.next_failure_s[failed] if failure_times_s is None else np.asarray(failure_times_s, float).ravel()
+        if tf.shape != failed.shape:
+            raise ValueError("`failure_times_s` must have one time per failed group")
+        if failed.size and (np.any(tf > now_s) or np.any(tf < self.now_s)):
+            raise ValueError("`failure_times_s` must lie between the previous restart and `now_s`")
+        missed = np.setdiff1d(np.nonzero(self.next_failure_s <= now_s)[0], failed)
+        if missed.size:
+            raise ValueError(f"`failed_groups` must list every group that failed by `now_s`; group {missed[0]} "
+                             f"failed at {self.next_failure_s[missed[0]]} <= {now_s}")
+        self.now_s = now_s
+        if self.model.age_policy == "renew":
+            self._reset_all(now_s)
+            return self.next_failure_s
+        k = self.model.shape
+        for g, t in zip(failed.tolist(), tf.tolist()):
+            n_c, b = self.count[g], self.birth[g]
+            live = n_c > 0
+            # the failing GPU's cohort, in proportion to n_c h(t - b_c), h(a) = k/lam (a/lam)^(k-1)
+            w = np.where(live, n_c * np.maximum(t - b, 1e-300) ** (k - 1.0), 0.0)
+            c = self.rng.choice(len(w), p=w / w.sum())
+            n_c[c] -= 1
+            # the others aged idle through (t, now]: failed with probability 1 - S(now - b)/S(t - b)
+            p_fail = -np.expm1(-(self._H(now_s - b) - self._H(t - b)))
+            extra = self.rng.binomial(n_c, np.clip(p_fail, 0.0, 1.0))
+            n_c -= extra
+            self._add_cohort(g, 1 + int(extra.sum()), now_s)
+        self._draw_next(now_s)
+        return self.next_failure_s
+
+    def _add_cohort(self, g, count, birth):
+        free = np.nonzero(self.count[g] == 0)[0]
+        if free.size == 0:
+            grow = self.count.shape[1]
+            self.count = np.concatenate([self.count, np.zeros_like(self.count[:, :grow])], axis=1)
+            self.birth = np.concatenate([self.birth, np.zeros_like(self.birth[:, :grow])], axis=1)
+            free = np.array([grow])
+        self.count[g, free[0]] = count
+        self.birth[g, free[0]] = birth

@@ -161,3 +161,50 @@ def test_strided_node_failure_hits_up_to_8_groups():
 def test_failure_model_errors(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# --- per-GPU ages across global restarts -----------------------------------------------------------------------
+def _restart_cycles(clock, now_step, cycles=2):
+    """Run `cycles` restarts: restart at the 4th failure + now_step; collect residual next-failure times."""
+    out = []
+    for _ in range(cycles):
+        nxt = clock.next_failure_s.copy()
+        now = np.sort(nxt)[3] + now_step
+        failed = np.nonzero(nxt <= now)[0]
+        out.append(clock.restart(now, failed) - now)
+    return np.concatenate(out)
+
+
+@pytest.mark.parametrize("shape", [0.6, 2.0])
+@pytest.mark.parametrize("policy", ["keep", "renew"])
+def test_per_gpu_clock_matches_gpu_by_gpu_twin_across_restarts(shape, policy, rng):
+    topo = sm.Topology(20 * 50, 20)
+    model = sm.PerGPU(gpu_mtbf_s=1.0e6, shape=shape, age_policy=policy)
+    step = 0.3 * model.group_scale(topo)
+    fast = np.concatenate([_restart_cycles(model.clock(topo, rng=rng), step) for _ in range(300)])
+    slow = np.concatenate([_restart_cycles(ref.GpuByGpuClock(model, topo, rng), step) for _ in range(300)])
+    assert stats.ks_2samp(fast, slow).pvalue > ALPHA
+
+
+def test_keep_and_renew_differ_for_aging_gpus(rng):
+    """With k = 2 (wear-out) old GPUs fail sooner: keeping ages must shorten the next failure times."""
+    topo = sm.Topology(20 * 50, 20)
+    step = 0.3 * sm.PerGPU(1e6, 2.0).group_scale(topo)
+    keep = np.concatenate([_restart_cycles(sm.PerGPU(1e6, 2.0, "keep").clock(topo, rng=rng), step)
+                           for _ in range(100)])
+    renew = np.concatenate([_restart_cycles(sm.PerGPU(1e6, 2.0, "renew").clock(topo, rng=rng), step)
+                            for _ in range(100)])
+    assert stats.mannwhitneyu(keep, renew, alternative="less").pvalue < 1e-6
+
+
+def test_per_gpu_clock_errors():
+    clock = sm.PerGPU(1e6, 0.7, "keep").clock(sm.Topology(100, 10), rng=1)
+    late = float(np.max(clock.next_failure_s)) + 1
+    with pytest.raises(ValueError, match=r"`failed_groups` must list every group that failed by `now_s`"):
+        clock.restart(late, [0])
+    with pytest.raises(ValueError, match=r"`failed_groups` must be group indices"):
+        clock.restart(late, [10])
+    with pytest.raises(ValueError, match=r"must not repeat"):
+        clock.restart(late, [1, 1])
+    with pytest.raises(TypeError, match=r"`model` must be a PerGPU"):
+        sm.failures.PerGPUClock(sm.SystemRenewal(300.0), sm.Topology(100, 10))
