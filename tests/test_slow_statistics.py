@@ -1,0 +1,44 @@
+"""Heavy statistical checks (``-m slow``): large N and many trials, run by CI after the default tier."""
+
+import numpy as np
+import pytest
+
+import spare_mc as sm
+from conftest import ALPHA
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("layout,n,r,trials", [("cyclic", 10_000, 9, 20_000), ("block", 9_999, 9, 20_000),
+                                               ("random", 2_000, 5, 20_000), ("cyclic", 600, 20, 200_000)])
+def test_mc_matches_exact_at_large_n(layout, n, r, trials):
+    res = sm.wipeout_mc(layout, trials, n_groups=n, r=r, rng=np.random.SeedSequence([n, r, 99]))
+    ex = sm.exact_wipeout(layout, n, r)
+    assert sm.compare(res.estimate("T"), ex.mean, alpha=ALPHA).consistent
+    # the sample sd agrees too: its delta-method se is sd sqrt((kurtosis - 1) / (4n)), kurtosis from the exact law
+    t = np.arange(n + 1)
+    kurt = float(np.sum(ex.pmf() * (t - ex.mean) ** 4)) / ex.sd ** 4
+    se_sd = ex.sd * np.sqrt((kurt - 1) / (4 * trials))
+    assert abs(res.estimate("T").sd - ex.sd) < 4.0 * se_sd  # |z| < 3.9 is the two-sided 1e-4 level
+
+
+def test_survival_curve_at_n_1000_inside_bonferroni_wilson_bands():
+    res = sm.wipeout_mc("cyclic", 200_000, n_groups=1000, r=10, rng=5)
+    ex = sm.exact_wipeout("cyclic", 1000, 10)
+    _, lo, hi = res.survival_curve(level=1 - ALPHA / 1001)
+    assert np.all((lo <= ex.survival + 1e-12) & (ex.survival - 1e-12 <= hi))
+
+
+def test_per_gpu_600k_wipeout_time_against_order_statistics():
+    """PerGPU on 600k GPUs: the wipe-out time is the T-th order statistic of N iid group lifetimes with T
+    independent of the values, so E[time] = sum_t P(T = t) E[X_(t)] (order-statistic means by simulation of the
+    lifetimes alone, a different code path)."""
+    topo = sm.Topology(600_000, 600)
+    model = sm.PerGPU(2.0e9, 0.78)
+    res = sm.wipeout_mc("cyclic", 20_000, n_groups=600, r=9, failures=model, topology=topo, rng=3)
+    rng = np.random.default_rng(4)
+    sims = np.sort(np.stack([model.group_lifetimes(topo, rng=rng) for _ in range(20_000)]), axis=1)
+    mean_os = sims.mean(axis=0)  # E[X_(t)], t = 1..N (MC error far below the wipe-out sample's)
+    pmf = sm.exact_wipeout("cyclic", 600, 9).pmf()[1:]
+    expected = float(np.sum(pmf * mean_os))
+    assert sm.compare(res.estimate("time_s"), expected, alpha=ALPHA).consistent
