@@ -105,6 +105,8 @@ def _wipeout_iv(layout, trials, n_groups, r, failures, topology, fresh_layout):
     if fresh_layout and layout.kind != "random":
         raise ValueError(f"`fresh_layout`=True draws a new random-holders layout per trial; the layout is "
                          f"{layout.kind!r}")
+    if layout.n_groups >= 2**31:
+        raise ValueError(f"`n_groups` must be < 2^31 (32-bit bounded draws), got N={layout.n_groups}")
     if failures is None:
         failures = UniformOrder()
     if not isinstance(failures, (UniformOrder, SystemRenewal, PerGPU, DomainFailures)):

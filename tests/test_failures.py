@@ -208,3 +208,20 @@ def test_per_gpu_clock_errors():
         clock.restart(late, [1, 1])
     with pytest.raises(TypeError, match=r"`model` must be a PerGPU"):
         sm.failures.PerGPUClock(sm.SystemRenewal(300.0), sm.Topology(100, 10))
+
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda: sm.PerGPU.from_system_mtbf(-5.0, 1000), ValueError, r"`system_mtbf_s` must be > 0"),
+    (lambda: sm.PerGPU.from_system_mtbf(300.0, 0), ValueError, r"`n_gpus` must be >= 1"),
+    (lambda: sm.PerGPU(1e6).clock(sm.Topology(100, 10), rng=1).restart(float("inf"), []), ValueError,
+     r"`now_s` must be finite"),
+    (lambda: sm.PerGPU(1e6).clock(sm.Topology(100, 10), rng=1).restart(1e12, list(range(10)), [1.0]), ValueError,
+     r"one time per failed group"),
+    (lambda: sm.PerGPU(1e6).clock(sm.Topology(100, 10), rng=1, start_s=5.0).restart(1e12, list(range(10)),
+                                                                                   [1.0] * 10),
+     ValueError, r"between the previous restart and `now_s`"),
+    (lambda: sm.failures.PerGPUClock(sm.PerGPU(1e6), "topo"), TypeError, r"`topology` must be a Topology"),
+])
+def test_per_gpu_construction_errors(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()

@@ -95,3 +95,11 @@ def test_console_script_runs():
     proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "mu", "--n-groups", "0", "--r", "1"],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.startswith("spare-mc: error: `n_groups` must be >= 1")
+
+
+def test_confidence_interval_level_rule():
+    est = sm.estimate_mean([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"`level` must be < 1"):
+        est.confidence_interval(1.0)
+    with pytest.raises(ValueError, match=r"`level` must be > 0"):
+        est.confidence_interval(0.0)
