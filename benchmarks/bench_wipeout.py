@@ -1,9 +1,9 @@
 """Benchmark: wipe-out kernel vs the raw bounded-random-integer rate, measured in one run.
 
 Cyclic unit stride, N = 1000, r = 9, uniform order without replacement. The kernel draws one bounded integer
-(Lemire's method on the bit generator, see ``spare_mc._wipeout_kernels.bounded``) per simulated failure, so the raw loop of the same draws is its lower limit; the ratio
-(kernel time per failure) / (raw time per draw) says how much the wipe-out bookkeeping adds. The generic
-(any-layout) kernel on the same layout is reported too.
+(Lemire's method on the bit generator, see ``spare_mc._wipeout_kernels.bounded``) per simulated failure, so the
+raw loop of the same draws is its lower limit; the ratio (kernel time per failure) / (raw time per draw) says how
+much the wipe-out bookkeeping adds. The generic (any-layout) kernel on the same layout is reported too.
 
 Usage: ``python benchmarks/bench_wipeout.py [--json] [--trials 200000]``
 """

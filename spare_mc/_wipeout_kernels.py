@@ -112,15 +112,16 @@ def _one_trial_generic(next_u64, state, n, perm, group_ptr, group_types, live_co
 
 
 @njit(cache=True)
-def wipeout_generic(next_u64, state, n, group_ptr, group_types, holders_per_type, trials, with_replacement, out_T, out_dead):
+def wipeout_generic(next_u64, state, n, group_ptr, group_types, holders_per_type, trials, with_replacement, out_T,
+                    out_dead):
     """Uniform-order wipe-out trials on a fixed layout given by its CSR group -> types map."""
     perm = np.arange(n)
     live_count = holders_per_type.copy()
     dead = np.zeros(n, np.bool_)
     killed = np.empty(n, np.int64)
     for t in range(trials):
-        out_T[t], out_dead[t] = _one_trial_generic(next_u64, state, n, perm, group_ptr, group_types, live_count, dead, killed,
-                                                   with_replacement)
+        out_T[t], out_dead[t] = _one_trial_generic(next_u64, state, n, perm, group_ptr, group_types, live_count,
+                                                   dead, killed, with_replacement)
 
 
 @njit(cache=True)
@@ -211,13 +212,13 @@ def wipeout_random_fresh(next_u64, state, n, r, trials, with_replacement, out_T,
     for t in range(trials):
         random_holders_into(next_u64, state, n, r, holders)
         invert_holders_into(holders, n, group_ptr, group_types)
-        out_T[t], out_dead[t] = _one_trial_generic(next_u64, state, n, perm, group_ptr, group_types, live_count, dead, killed,
-                                                   with_replacement)
+        out_T[t], out_dead[t] = _one_trial_generic(next_u64, state, n, perm, group_ptr, group_types, live_count,
+                                                   dead, killed, with_replacement)
 
 
 @njit(cache=True)
-def wipeout_events(rng, next_u64, state, n, group_ptr, group_types, holders_per_type, fresh_random_r, mode, shape, scale,
-                   live_scaling, group_rate, domain_rate, dom_ptr, dom_groups, trials, out_T, out_dead, out_time,
+def wipeout_events(rng, next_u64, state, n, group_ptr, group_types, holders_per_type, fresh_random_r, mode, shape,
+                   scale, live_scaling, group_rate, domain_rate, dom_ptr, dom_groups, trials, out_T, out_dead, out_time,
                    rec_time, rec_end, rec_killed):
     """Wipe-out trials under a failure process with a clock (see :mod:`spare_mc.failures` for the models).
 

@@ -17,7 +17,8 @@ Layouts with exact results (MODEL.md section 3):
   ``E[T] = (N + 1) Gamma(1 + 1/r) Gamma(b + 1) / Gamma(b + 1 + 1/r)`` from ``E[T] = (N+1) int_0^1 (1 - q^r)^b dq``.
 
 Two arithmetics: ``"float"`` runs a cancellation-free recursion on probabilities (numba; relative error below
-``N (r + 3) 2^-52``, about 1e-11 at N = 10^4; for random holders ``exp(N log1p(-p))`` adds ``|log P| 2^-52``), fast enough for N = 10^4; ``"exact"`` returns
+``N (r + 3) 2^-52``, about 1e-11 at N = 10^4; for random holders ``exp(N log1p(-p))`` adds ``|log P| 2^-52``),
+fast enough for N = 10^4; ``"exact"`` returns
 :class:`fractions.Fraction` values computed with integers (use it up to N of a few thousand).
 """
 

@@ -188,7 +188,8 @@ def lower(model, topology: Topology) -> KernelProcess:
         return KernelProcess(1, model.shape, model.group_scale(topology), False, 1.0, 0.0, empty_ptr, empty)
     if isinstance(model, DomainFailures):
         scale = weibull_scale(model.domain_mtbf_s, model.shape)  # domain hazard (t/scale)^k: rate 1
-        group_rate = 0.0 if model.background is None else (scale / model.background.group_scale(topology)) ** model.shape
+        group_rate = (0.0 if model.background is None
+                      else (scale / model.background.group_scale(topology)) ** model.shape)
         ptr, groups = topology.domain_groups(model.level)
         return KernelProcess(1, model.shape, scale, False, group_rate, 1.0, ptr, groups)
     raise TypeError(f"`failures` must be one of {[m.__name__ for m in FAILURE_MODELS]}, got {type(model).__name__}")
@@ -250,9 +251,9 @@ def sample_events(failures, topology: Topology, *, rng=None) -> FailureEvents:
     rec_end = np.empty(n, dtype=np.int64)
     rec_killed = np.empty(n, dtype=np.int64)
     out = np.empty(1, dtype=np.int64), np.empty(1, dtype=np.int64), np.empty(1)
-    k = _k.wipeout_events(rng, *_k.raw_source(rng), n, no_types_ptr, no_types, np.zeros(n, dtype=np.int64), 0, proc.mode, proc.shape,
-                          proc.scale, proc.live_scaling, proc.group_rate, proc.domain_rate, proc.dom_ptr,
-                          proc.dom_groups, 1, *out, rec_time, rec_end, rec_killed)
+    k = _k.wipeout_events(rng, *_k.raw_source(rng), n, no_types_ptr, no_types, np.zeros(n, dtype=np.int64), 0,
+                          proc.mode, proc.shape, proc.scale, proc.live_scaling, proc.group_rate, proc.domain_rate,
+                          proc.dom_ptr, proc.dom_groups, 1, *out, rec_time, rec_end, rec_killed)
     ptr = np.zeros(k + 1, dtype=np.int64)
     ptr[1:] = rec_end[:k]
     return FailureEvents(rec_time[:k].copy(), ptr, rec_killed[:ptr[-1]].copy())

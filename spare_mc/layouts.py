@@ -226,9 +226,9 @@ def sidon_offsets(n_groups: int, r: int, *, attempts: int = 200) -> tuple[int, .
 
     Such a set exists only if ``r (r - 1) <= N - 1`` (there are ``r(r-1)`` ordered differences, all nonzero and
     distinct mod ``N``). For ``r <= 20`` and ``N`` more than twice the optimal Golomb ruler's length the ruler is
-    used (:data:`OPTIMAL_GOLOMB_RULERS`). Otherwise the search is a deterministic greedy (the modular Mian-Chowla construction: each new
-    offset is the smallest value that keeps the difference set distinct), retried from deterministic random
-    restarts when greedy gets stuck. It is not a guaranteed solver: when no set is found a ``ValueError`` says so
+    used (:data:`OPTIMAL_GOLOMB_RULERS`). Otherwise the search is a deterministic greedy (the modular Mian-Chowla
+    construction: each new offset is the smallest value that keeps the difference set distinct), retried from
+    deterministic random restarts when greedy gets stuck. It is not a guaranteed solver: when no set is found a ``ValueError`` says so
     and :func:`cyclic_offsets` accepts offsets found elsewhere (e.g. a Golomb ruler of length < N/2).
     """
     n_groups, r = _n_r_iv(n_groups, r)
