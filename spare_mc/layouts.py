@@ -228,8 +228,9 @@ def sidon_offsets(n_groups: int, r: int, *, attempts: int = 200) -> tuple[int, .
     distinct mod ``N``). For ``r <= 20`` and ``N`` more than twice the optimal Golomb ruler's length the ruler is
     used (:data:`OPTIMAL_GOLOMB_RULERS`). Otherwise the search is a deterministic greedy (the modular Mian-Chowla
     construction: each new offset is the smallest value that keeps the difference set distinct), retried from
-    deterministic random restarts when greedy gets stuck. It is not a guaranteed solver: when no set is found a ``ValueError`` says so
-    and :func:`cyclic_offsets` accepts offsets found elsewhere (e.g. a Golomb ruler of length < N/2).
+    deterministic random restarts when greedy gets stuck. It is not a guaranteed solver: when no set is found a
+    ``ValueError`` says so and :func:`cyclic_offsets` accepts offsets found elsewhere (e.g. a Golomb ruler of
+    length < N/2).
     """
     n_groups, r = _n_r_iv(n_groups, r)
     if r * (r - 1) > n_groups - 1:
