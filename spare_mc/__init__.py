@@ -4,7 +4,8 @@ The package follows the data flow of a study:
 
 ``topology`` (GPUs, groups, failure domains) -> ``failures`` (failure-event samplers) -> ``layouts`` (who holds
 which shard) -> ``survivability`` (wipe-out Monte Carlo) -> ``exact`` / ``closed_forms`` (theory) -> ``stats``
-(estimates, confidence intervals, comparison with theory) -> ``cli``. ``reference`` holds the slow, obviously
+(estimates, confidence intervals, comparison with theory) -> ``cli``. ``reorder`` runs ReCtlr (adaptive
+reordering) failure by failure and measures the compute overhead of stacking. ``reference`` holds the slow, obviously
 correct twins of every fast kernel.
 """
 
@@ -14,7 +15,8 @@ from .closed_forms import (availability, ckpt_period_daly, ckpt_period_optimal, 
 from .exact import EXACT_LAYOUTS, ExactDistribution, exact_wipeout
 from .failures import DomainFailures, FailureEvents, PerGPU, SystemRenewal, UniformOrder, sample_events
 from .layouts import LAYOUT_KINDS, Layout, block, cyclic, cyclic_offsets, make_layout, random_holders, sidon
-from .stats import Comparison, MCEstimate, compare, estimate_mean, wilson_interval
+from .reorder import OverheadResult, ReCtlr, ReCtlrStep, exact_stack_bound_sum, overhead_mc
+from .stats import Comparison, MCEstimate, compare, estimate_mean, ratio_estimate, wilson_interval
 from .survivability import WipeoutResult, wipeout_mc
 from .topology import Topology
 

@@ -17,7 +17,7 @@ from scipy import stats as _st
 
 from ._validation import as_float, as_int
 
-__all__ = ["MCEstimate", "Comparison", "compare", "wilson_interval", "estimate_mean"]
+__all__ = ["MCEstimate", "Comparison", "compare", "wilson_interval", "estimate_mean", "ratio_estimate"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,38 @@ def estimate_mean(values, name: str = "value", level: float = 0.95) -> MCEstimat
         raise ValueError("`values` must be finite")
     sd = float(x.std(ddof=1))
     return MCEstimate(name, float(x.mean()), sd / math.sqrt(x.size), sd, int(x.size), level)
+
+
+def ratio_estimate(numerators, denominators, name: str = "ratio", level: float = 0.95) -> MCEstimate:
+    """:class:`MCEstimate` of ``E[X] / E[Y]`` from iid pairs ``(X_i, Y_i)`` (a ratio of per-trial sums).
+
+    The estimate is ``R = sum X / sum Y``; its standard error is the delta-method (linearisation) value
+    ``sqrt(sum (X_i - R Y_i)^2 / (n (n - 1))) / mean(Y)`` (Cochran, *Sampling Techniques*, 3rd ed., section 6.4),
+    the usual interval for per-event averages when the events of one trial are dependent and trials independent.
+    ``sd`` is ``se * sqrt(n)`` so that the Student-t interval of :class:`MCEstimate` applies.
+
+    Examples
+    --------
+    >>> est = ratio_estimate([2, 4, 6], [1, 2, 3])
+    >>> est.mean, est.se
+    (2.0, 0.0)
+    """
+    x = np.asarray(numerators, dtype=np.float64)
+    y = np.asarray(denominators, dtype=np.float64)
+    if x.ndim != 1 or x.shape != y.shape or x.size < 2:
+        raise ValueError(f"`numerators` and `denominators` must be 1-d of equal length >= 2, got shapes {x.shape} "
+                         f"and {y.shape}")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise ValueError("`numerators` and `denominators` must be finite")
+    ybar = y.mean()
+    if ybar == 0:
+        if x.any():
+            raise ValueError("`denominators` sum to zero but `numerators` do not: the ratio is undefined")
+        return MCEstimate(name, 0.0, 0.0, 0.0, int(x.size), level)
+    ratio = float(x.sum() / y.sum())
+    d = x - ratio * y
+    se = float(math.sqrt(np.sum(d * d) / (x.size * (x.size - 1))) / ybar)
+    return MCEstimate(name, ratio, se, se * math.sqrt(x.size), int(x.size), level)
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,19 @@ def test_cli_random_layout_is_fresh_per_trial_and_sidon_has_no_exact(capsys):
     assert out["exact_mean_T"] is None and out["exact_sd_T"] is None
 
 
+def test_cli_overhead_json(capsys):
+    assert main(["overhead", "--n-groups", "300", "--r", "6", "--layout", "cyclic", "--trials", "400", "--seed", "2",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("masked", "c_mean", "s_star_mean", "hk_fixed_rate", "moves_mean", "patch_mean"):
+        lo, hi = out[f"{key}_ci95"]
+        assert lo <= out[key] <= hi
+    assert (out["n_groups"], out["r"], out["layout"], out["trials"], out["seed"]) == (300, 6, "cyclic", 400, 2)
+    assert out["exact_c_mean"] == pytest.approx(sm.exact_stack_bound_sum("cyclic", 300, 6)[2])
+    assert out["c_mean_vs_exact_consistent"]
+    assert out["s_star_mean"] >= out["c_mean"]
+
+
 def test_cli_table_output(capsys):
     assert main(["mu", "--n-groups", "60", "--r", "3", "--layout", "block", "--trials", "100"]) == 0
     assert "exact_mean_T" in capsys.readouterr().out
@@ -81,6 +94,9 @@ def test_cli_table_output(capsys):
     (["mu", "--n-groups", "10", "--r", "3", "--trials", "1"], r"`--trials` must be >= 2"),
     (["mu", "--n-groups", "10", "--r", "3", "--seed", "-1"], r"`--seed` must be >= 0"),
     (["mu", "--r", "3"], r"required: --n-groups"),
+    (["overhead", "--n-groups", "6", "--r", "8"], r"`r` must satisfy 1 <= r <= N, got r=8 with N=6"),
+    (["overhead", "--n-groups", "10", "--r", "3", "--trials", "1"], r"`--trials` must be >= 2"),
+    (["overhead", "--n-groups", "10", "--r", "3", "--seed", "-2"], r"`--seed` must be >= 0"),
     ([], r"required: command"),
 ])
 def test_cli_bad_arguments_one_line(argv, match, capsys):

@@ -1,0 +1,514 @@
+"""ReCtlr -- adaptive reordering after failures -- and the measured compute overhead of stacking.
+
+The model (MODEL.md section 4). Every live group computes the top ``S`` layers of its stack each step; the step
+needs every shard type computed by one live group. With ``k`` dead groups ``S >= c(k) = ceil(N / (N - k))``. When
+failures are detected, ReCtlr runs:
+
+- **Phase 0 (HK-Fixed)**: keep the stacks; is there an assignment of every type to a live group holding it in its
+  top ``S`` layers, no group serving more than ``S`` types? If so nothing changes.
+- **Phase 1 (HK-Free)**: each live group may permute its own stack; ``S*`` is the least ``S' >= max(S, c(k))`` for
+  which an assignment exists. With no type wiped out one always exists at ``S'`` = the longest stack (``r`` for
+  regular layouts).
+- **Phase 2 (MCMF)**: among the assignments at ``S*``, one with the fewest **moves** (a served type that sits at
+  position ``>= S*`` of its group's stack and must be brought into the top ``S*``), by min-cost flow. Each moved
+  type swaps places with the deepest top-``S*`` type that group does not serve. ``S`` becomes ``S*``.
+- **Patch compute**: the types that no surviving group had in its top ``S`` layers when the failure struck were
+  computed only by the dead groups; survivors holding them recompute them before the all-reduce. The patch cost is
+  the least possible largest number of extra shards one survivor computes (the types are spread over their live
+  holders by a bottleneck assignment); ``patch_types`` is how many types need it.
+
+``S`` never decreases until the wipe-out (then a global restart resets everything). The solver is incremental:
+after a failure it repairs the previous assignment by augmenting paths from the orphaned types (the ones the dead
+groups served) instead of starting over; ``from_scratch=True`` solves every phase from an empty assignment, and
+:func:`spare_mc.reference.rectlr_reference` does it with scipy (and networkx for the min-cost flow). All three
+must agree on Phase-0 feasibility, ``S*``, the minimal number of moves and the patch.
+
+Epoch convention
+----------------
+Epoch ``k`` is the time between the ``k``-th and the ``(k+1)``-th failure (event), ``k = 0 .. T-1``: a trial has
+exactly ``T`` epochs before its wipe-out. Epoch 0 runs on the initial stacks with ``S_0 = 1`` when the stacks' top
+layer is itself a perfect assignment (every cyclic layout and block replication), otherwise with the ``S`` that
+ReCtlr finds for the fully live system (possible for random holders, where some groups hold no type at all).
+The measured overhead is ``E[sum_{k<T} S_k] / E[T]`` and its lower bound ``E[sum_{k<T} c(k)] / E[T]``, per epoch
+(not per unit of time: weighting by time is the time-to-train simulator's job). ReCtlr statistics (Phase-0 rate,
+moves, patch) are per **masked** failure event, i.e. per ReCtlr call (``T - 1`` per trial with single failures).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _rectlr_kernels as _rk
+from ._validation import as_int
+from ._wipeout_kernels import raw_source
+from .closed_forms import stack_lower_bound
+from .exact import exact_wipeout
+from .failures import UniformOrder, sample_events
+from .layouts import Layout
+from .stats import MCEstimate, estimate_mean, ratio_estimate
+from .survivability import _wipeout_iv
+
+__all__ = ["ReCtlr", "ReCtlrStep", "OverheadResult", "overhead_mc", "exact_stack_bound_sum"]
+
+
+@dataclass(frozen=True)
+class ReCtlrStep:
+    """What one ReCtlr call did.
+
+    Attributes
+    ----------
+    k : int
+        Dead groups after the failure.
+    c : int
+        ``c(k) = ceil(N / (N - k))`` (0 on a wipe-out with every group dead).
+    s_star : int
+        The stack number from now on (``S`` unchanged when Phase 0 sufficed).
+    phase0 : bool
+        Phase 0 (HK-Fixed) sufficed: no reordering, no change of ``S``.
+    moves : int
+        Shards brought up into a group's top ``S*`` layers (0 when ``phase0``).
+    orphans : int
+        Types the dead groups were serving (the ones the repair starts from).
+    patch_types : int
+        Types no survivor had in its top ``S`` layers: recomputed by survivors this step.
+    patch : int
+        The largest number of those extra shards one survivor computes (minimised over survivors).
+    wiped : bool
+        A type lost all its holders: wipe-out, no reordering done.
+    """
+
+    k: int
+    c: int
+    s_star: int
+    phase0: bool
+    moves: int
+    orphans: int
+    patch_types: int
+    patch: int
+    wiped: bool
+
+
+class _Work:
+    """Scratch arrays of the kernels, in the kernels' argument order."""
+
+    def __init__(self, n: int, r: int):
+        i64 = np.int64
+        self.own1 = np.empty(n, i64)
+        self.load1 = np.empty(n, i64)
+        self.pown = np.full(n, -1, i64)
+        self.pload = np.zeros(n, i64)
+        self.mark_g = np.zeros(n, i64)
+        self.mark_t = np.zeros(n, i64)
+        self.via = np.empty(n, i64)
+        self.queue = np.empty(n, i64)
+        self.orphans = np.empty(n, i64)
+        self.dist = np.empty(2 * n + 1, i64)
+        self.dstamp = np.zeros(2 * n + 1, i64)
+        self.fstamp = np.zeros(2 * n + 1, i64)
+        self.phi = np.zeros(2 * n + 1, i64)
+        self.phi_list = np.empty(2 * n + 1, i64)
+        self.fin = np.empty(2 * n + 1, i64)
+        self.hk = np.empty(2 * n * r + 2 * n + 2, i64)
+        self.hv = np.empty(2 * n * r + 2 * n + 2, i64)
+        self.out = np.zeros(_rk.N_OUT, i64)
+
+
+class ReCtlr:
+    """Stateful ReCtlr over one layout: kill groups, get what the controller did, inspect stacks and assignment.
+
+    Parameters
+    ----------
+    layout : Layout
+        Any layout.
+    stacks : list of list of int, optional
+        Initial stack order of every group (top first), each a permutation of the types the group holds. Default:
+        ``layout.stacks()`` (layer order).
+
+    Notes
+    -----
+    The fast path of :func:`overhead_mc` runs the same kernels without the Python layer. See the module docstring
+    for the phases and :func:`spare_mc.reference.rectlr_reference` for the slow twin.
+
+    Examples
+    --------
+    >>> from spare_mc import cyclic
+    >>> ctl = ReCtlr(cyclic(6, 3))
+    >>> ctl.stack_number
+    1
+    >>> step = ctl.fail(2)
+    >>> step.c, step.s_star, step.phase0, step.moves
+    (2, 2, False, 0)
+    >>> ctl.fail([3, 4]).wiped
+    True
+    """
+
+    def __init__(self, layout: Layout, *, stacks=None):
+        if not isinstance(layout, Layout):
+            raise TypeError(f"`layout` must be a Layout, got {type(layout).__name__}")
+        self.layout = layout
+        n, r = layout.n_groups, layout.r
+        self._n, self._r = n, r
+        i64 = np.int64
+        self._eg = np.empty(n * r, i64)
+        self._gptr = np.empty(n + 1, i64)
+        self._gstk = np.empty(n * r, i64)
+        self._epos = np.empty(n * r, i64)
+        self._alive = np.ones(n, i64)
+        self._nlive = np.full(n, r, i64)
+        self._own = np.full(n, -1, i64)
+        self._load = np.zeros(n, i64)
+        self._meta = np.zeros(4, i64)
+        self._w = _Work(n, r)
+        self._wiped = False
+        self._meta[_rk.MAXDEG_] = _rk.build_stacks(layout.holders, self._gptr, self._gstk, self._epos, self._eg)
+        if stacks is not None:
+            self._set_stacks(stacks)
+        w = self._w
+        rc = _rk.initial_assignment(n, r, self._eg, self._gptr, self._gstk, self._epos, self._alive, self._nlive,
+                                    self._own, self._load, self._meta, w.own1, w.load1, w.mark_g, w.via, w.queue,
+                                    w.orphans, w.dist, w.dstamp, w.fstamp, w.phi, w.phi_list, w.fin, w.hk, w.hv,
+                                    w.out)
+        if rc < 0:  # pragma: no cover - an internal error, never a user error
+            raise RuntimeError("ReCtlr found no initial assignment although every group is alive")
+        self.initial_moves = int(w.out[_rk.O_MOVES])
+
+    def _set_stacks(self, stacks):
+        n, r = self._n, self._r
+        if not isinstance(stacks, (list, tuple)) or len(stacks) != n:
+            raise ValueError(f"`stacks` must be a list of N={n} stacks, got {type(stacks).__name__} of length "
+                             f"{len(stacks) if hasattr(stacks, '__len__') else '?'}")
+        for g in range(n):
+            base, end = self._gptr[g], self._gptr[g + 1]
+            edges = self._gstk[base:end]
+            by_type = {int(e) // r: int(e) for e in edges}
+            order = [int(t) for t in stacks[g]]
+            if sorted(order) != sorted(by_type):
+                raise ValueError(f"`stacks[{g}]` must be a permutation of the types group {g} holds "
+                                 f"{sorted(by_type)}, got {order}")
+            for p, t in enumerate(order):
+                e = by_type[t]
+                self._gstk[base + p] = e
+                self._epos[e] = p
+
+    # ------------------------------------------------------------------------------------------ inspection
+    @property
+    def n_groups(self) -> int:
+        return self._n
+
+    @property
+    def stack_number(self) -> int:
+        """Current ``S``."""
+        return int(self._meta[_rk.S_])
+
+    @property
+    def dead_count(self) -> int:
+        """``k``: dead groups."""
+        return int(self._meta[_rk.K_])
+
+    @property
+    def wiped(self) -> bool:
+        return self._wiped
+
+    @property
+    def alive(self) -> np.ndarray:
+        """Boolean mask of live groups (a copy)."""
+        return self._alive.astype(bool)
+
+    def stacks(self) -> list[list[int]]:
+        """Each group's types in current stack order (top first)."""
+        r = self._r
+        return [(self._gstk[self._gptr[g]:self._gptr[g + 1]] // r).tolist() for g in range(self._n)]
+
+    def assignment(self) -> np.ndarray:
+        """``a[t]`` = the group serving type ``t``."""
+        return self._eg[self._own].copy()
+
+    def validate(self) -> None:
+        """Raise ``AssertionError`` unless the state is a valid ReCtlr state.
+
+        Every type is served exactly once by a live group that holds it in its top ``S`` layers, no group serves
+        more than ``S`` types, and every stack is a permutation of the layout's stack.
+        """
+        S = self.stack_number
+        stacks = self.stacks()
+        ref = self.layout.stacks()
+        for g in range(self._n):
+            assert sorted(stacks[g]) == sorted(ref[g]), f"group {g}'s stack is not a permutation of its types"
+        if self._wiped:
+            return
+        a = self.assignment()
+        alive = self.alive
+        load = np.bincount(a, minlength=self._n)
+        assert alive[a].all(), "a type is served by a dead group"
+        assert load.max() <= S, f"a group serves {load.max()} > S={S} types"
+        for t in range(self._n):
+            assert t in stacks[a[t]][:S], f"type {t} is not in the top {S} layers of its group {a[t]}"
+
+    def copy(self) -> "ReCtlr":
+        """An independent copy of the current state."""
+        new = object.__new__(ReCtlr)
+        new.__dict__.update(self.__dict__)
+        for name in ("_gstk", "_epos", "_alive", "_nlive", "_own", "_load", "_meta"):
+            setattr(new, name, getattr(self, name).copy())
+        new._w = _Work(self._n, self._r)
+        return new
+
+    # ---------------------------------------------------------------------------------------------- action
+    def fail(self, groups, *, from_scratch: bool = False) -> ReCtlrStep:
+        """Kill ``groups`` (an int or a sequence of distinct groups failing together) and run ReCtlr.
+
+        Already-dead groups are ignored. ``from_scratch=True`` re-solves from an empty assignment (same answers,
+        used to check the incremental repair). After a wipe-out the controller refuses further failures.
+        """
+        if self._wiped:
+            raise RuntimeError("the layout is wiped out; build a new ReCtlr (a global restart)")
+        g = np.atleast_1d(np.asarray(groups))
+        if g.ndim != 1 or g.size == 0:
+            raise ValueError(f"`groups` must be a group index or a non-empty 1-d sequence, got shape {g.shape}")
+        if not np.issubdtype(g.dtype, np.integer):
+            raise TypeError(f"`groups` must hold integers, got dtype {g.dtype}")
+        if g.min() < 0 or g.max() >= self._n:
+            raise ValueError(f"`groups` must lie in [0, N) with N={self._n}, got values in [{g.min()}, {g.max()}]")
+        if np.unique(g).size != g.size:
+            raise ValueError(f"`groups` must be distinct, got {g.tolist()}")
+        if not isinstance(from_scratch, bool):
+            raise TypeError(f"`from_scratch` must be a bool, got {from_scratch!r}")
+        newly = g.astype(np.int64)
+        w = self._w
+        rc = _rk.rectlr_step(newly, newly.size, from_scratch, self._n, self._r, self._eg, self._gptr, self._gstk,
+                             self._epos, self._alive, self._nlive, self._own, self._load, self._meta, w.own1,
+                             w.load1, w.pown, w.pload, w.mark_g, w.mark_t, w.via, w.queue, w.orphans, w.dist,
+                             w.dstamp, w.fstamp, w.phi, w.phi_list, w.fin, w.hk, w.hv, w.out)
+        if rc < 0:  # pragma: no cover - an internal error
+            raise RuntimeError("ReCtlr found no assignment although no type is wiped out")
+        o = w.out
+        self._wiped = rc == 1
+        return ReCtlrStep(int(o[_rk.O_K]), int(o[_rk.O_C]), int(o[_rk.O_S]), bool(o[_rk.O_PHASE0]),
+                          int(o[_rk.O_MOVES]), int(o[_rk.O_ORPHANS]), int(o[_rk.O_PATCH_TYPES]),
+                          int(o[_rk.O_PATCH]), bool(o[_rk.O_WIPED]))
+
+
+# ------------------------------------------------------------------------------------------------ estimators
+_TRIAL_COLS = ("T", "dead_before", "sum_c", "sum_s", "calls", "phase0", "moves", "orphans", "patch_types", "patch",
+               "s0", "s_max", "no_move")
+_LOG_COLS = ("trial", "event", "k", "c", "s_star", "phase0", "moves", "orphans", "patch_types", "patch")
+
+#: Estimators of :meth:`OverheadResult.estimate`: name -> (numerator column, denominator column or None, meaning)
+ESTIMATORS = {
+    "masked": ("dead_before", None, "failures masked before the wipe-out (dead groups just before it)"),
+    "T": ("T", None, "1-based index of the wipe-out failure/event = epochs per trial"),
+    "c_mean": ("sum_c", "T", "lower bound E[sum_{k<T} c(k)] / E[T], per epoch"),
+    "s_star_mean": ("sum_s", "T", "measured stack number E[sum_{k<T} S_k] / E[T], per epoch"),
+    "rho_mean": ("sum_rho", "T", "reordering excess E[sum_{k<T} (S_k - c(k))] / E[T], per epoch"),
+    "hk_fixed_rate": ("phase0", "calls", "fraction of ReCtlr calls resolved by Phase 0"),
+    "no_move_rate": ("no_move", "calls", "fraction of ReCtlr calls needing no move (Phase 0 or a larger S alone)"),
+    "moves_mean": ("moves", "calls", "moves per ReCtlr call"),
+    "patch_mean": ("patch", "calls", "largest extra shards per survivor, per ReCtlr call"),
+    "patch_types_mean": ("patch_types", "calls", "types recomputed by survivors, per ReCtlr call"),
+    "orphans_mean": ("orphans", "calls", "types served by the failed groups, per ReCtlr call"),
+    "sum_c": ("sum_c", None, "sum_{k<T} c(k) per trial"),
+    "sum_s": ("sum_s", None, "sum_{k<T} S_k per trial"),
+}
+
+
+@dataclass(frozen=True, eq=False)
+class OverheadResult:
+    """Per-trial ReCtlr statistics until the first wipe-out, and their estimators.
+
+    Attributes
+    ----------
+    trial_stats : dict of str -> ndarray
+        Per trial: ``T``, ``dead_before``, ``sum_c`` (``sum_{k<T} c(k)``), ``sum_s`` (``sum_{k<T} S_k``),
+        ``calls`` (ReCtlr calls = masked events), ``phase0``, ``moves``, ``orphans``, ``patch_types``, ``patch``
+        (sums over the trial's calls), ``s0`` (initial ``S``), ``s_max``, ``no_move`` (calls with no move).
+    gap_counts : ndarray, shape (trials, r + 1)
+        Epochs with ``S_k - c(k) = j`` (last column: ``>= r``).
+    log : dict of str -> ndarray
+        One row per ReCtlr call of the first ``log_trials`` trials (columns ``trial, event, k, c, s_star, phase0,
+        moves, orphans, patch_types, patch``).
+    layout, n_groups, r, fresh_layout, failures : the setting.
+    """
+
+    trial_stats: dict
+    gap_counts: np.ndarray
+    log: dict
+    layout: str
+    n_groups: int
+    r: int
+    fresh_layout: bool
+    failures: dict = field(default_factory=dict)
+
+    @property
+    def trials(self) -> int:
+        return int(self.trial_stats["T"].size)
+
+    def _column(self, name):
+        if name == "sum_rho":
+            return self.trial_stats["sum_s"] - self.trial_stats["sum_c"]
+        return self.trial_stats[name]
+
+    def estimate(self, name: str, level: float = 0.95) -> MCEstimate:
+        """Estimate ``name`` (a key of :data:`ESTIMATORS`) with its standard error and CI.
+
+        Per-trial means use the t interval; per-epoch and per-call quantities are ratios of per-trial sums
+        (``sum num / sum den``) whose standard error is the delta method over trials (events of one trial are
+        dependent, trials are independent).
+        """
+        if name not in ESTIMATORS:
+            raise ValueError(f"`name` must be one of {sorted(ESTIMATORS)}, got {name!r}")
+        num, den, _ = ESTIMATORS[name]
+        if den is None:
+            return estimate_mean(self._column(num), name=name, level=level)
+        return ratio_estimate(self._column(num), self._column(den), name=name, level=level)
+
+    def gap_distribution(self, level: float = 0.95):
+        """Fraction of epochs with ``S_k - c(k) = j`` for ``j = 0 .. r`` (last: ``>= r``), with CIs.
+
+        Returns ``(j, fraction, low, high)``; the intervals are ratio (delta-method) intervals over trials.
+        """
+        den = self.trial_stats["T"]
+        frac, low, high = [], [], []
+        for j in range(self.gap_counts.shape[1]):
+            num = self.gap_counts[:, j]
+            if num.sum() == 0:
+                frac.append(0.0)
+                low.append(0.0)
+                high.append(0.0)
+                continue
+            est = ratio_estimate(num, den, name=f"gap={j}", level=level)
+            lo, hi = est.ci
+            frac.append(est.mean)
+            low.append(max(lo, 0.0))
+            high.append(min(hi, 1.0))
+        return np.arange(self.gap_counts.shape[1]), np.array(frac), np.array(low), np.array(high)
+
+    def summary(self, level: float = 0.95) -> dict:
+        """Means and CIs of the main estimators (the ``spare-mc overhead`` JSON keys)."""
+        d = {"n_groups": self.n_groups, "r": self.r, "layout": self.layout, "trials": self.trials,
+             "fresh_layout": self.fresh_layout}
+        for name in ("masked", "T", "c_mean", "s_star_mean", "rho_mean", "hk_fixed_rate", "no_move_rate", "moves_mean",
+                     "patch_mean", "patch_types_mean"):
+            est = self.estimate(name, level)
+            d[name] = est.mean
+            d[f"{name}_se"] = est.se
+            d[f"{name}_ci95" if level == 0.95 else f"{name}_ci"] = list(est.ci)
+        j, frac, low, high = self.gap_distribution(level)
+        d["gap_fraction"] = frac.tolist()
+        d["s0_mean"] = float(self.trial_stats["s0"].mean())
+        d["s_max"] = int(self.trial_stats["s_max"].max())
+        return d
+
+    def to_xarray(self):
+        """Per-trial statistics as an ``xarray.Dataset`` (dimension ``trial``; ``gap_counts`` over ``gap``)."""
+        import xarray as xr
+
+        data = {name: ("trial", v) for name, v in self.trial_stats.items()}
+        data["gap_counts"] = (("trial", "gap"), self.gap_counts)
+        ds = xr.Dataset(data, coords={"trial": np.arange(self.trials), "gap": np.arange(self.gap_counts.shape[1])})
+        ds.attrs.update(layout=self.layout, n_groups=self.n_groups, r=self.r, fresh_layout=int(self.fresh_layout),
+                        failures=str(self.failures), epoch_convention="epoch k = after k failures, k = 0..T-1")
+        return ds
+
+
+def _overhead_iv(layout, trials, n_groups, r, failures, topology, fresh_layout, log_trials, from_scratch):
+    layout, trials, failures, topology, fresh_layout = _wipeout_iv(layout, trials, n_groups, r, failures, topology,
+                                                                   fresh_layout)
+    if isinstance(failures, UniformOrder) and failures.with_replacement:
+        raise ValueError("`failures` with_replacement=True is not a sequence of distinct group deaths; ReCtlr needs "
+                         "UniformOrder(with_replacement=False)")
+    log_trials = as_int(log_trials, "log_trials", min_value=0, max_value=trials)
+    if log_trials * layout.n_groups > 50_000_000:
+        raise ValueError(f"`log_trials` * N must be <= 5e7 rows, got {log_trials} * {layout.n_groups}")
+    if not isinstance(from_scratch, bool):
+        raise TypeError(f"`from_scratch` must be a bool, got {from_scratch!r}")
+    return layout, trials, failures, topology, fresh_layout, log_trials
+
+
+def overhead_mc(layout, trials: int, *, n_groups: int | None = None, r: int | None = None, failures=None,
+                topology=None, fresh_layout: bool | None = None, log_trials: int = 0, from_scratch: bool = False,
+                rng=None) -> OverheadResult:
+    """Monte Carlo of ReCtlr until the first wipe-out: masked failures, stack numbers, Phase-0 rate, moves, patch.
+
+    Parameters
+    ----------
+    layout : Layout or {"cyclic", "sidon", "random", "block"}
+        As in :func:`spare_mc.wipeout_mc` (``"random"`` by name draws a fresh layout per trial).
+    trials : int
+    n_groups, r : int, optional
+        Required with a layout name.
+    failures : UniformOrder, SystemRenewal, PerGPU or DomainFailures, optional
+        Default: uniform order without replacement (one group at a time). Clocked models are drawn with
+        :func:`spare_mc.sample_events`; only the order of deaths and which groups die together matter here.
+    topology : Topology, optional
+        Required for PerGPU and DomainFailures.
+    fresh_layout : bool, optional
+    log_trials : int
+        Keep one row per ReCtlr call for the first ``log_trials`` trials (:attr:`OverheadResult.log`).
+    from_scratch : bool
+        Solve every ReCtlr call from an empty assignment (identical results, slower; for checks and benchmarks).
+    rng : anything :func:`numpy.random.default_rng` accepts.
+
+    Returns
+    -------
+    OverheadResult
+
+    Notes
+    -----
+    With uniform order the kernel draws failures exactly as :func:`spare_mc.wipeout_mc` does, so for the same
+    ``rng`` the per-trial ``T`` are identical (common random numbers across the two).
+
+    Examples
+    --------
+    >>> res = overhead_mc("cyclic", 200, n_groups=100, r=5, rng=1)
+    >>> bool(res.estimate("s_star_mean").mean >= res.estimate("c_mean").mean)
+    True
+    """
+    layout, trials, failures, topology, fresh_layout, log_trials = _overhead_iv(
+        layout, trials, n_groups, r, failures, topology, fresh_layout, log_trials, from_scratch)
+    rng = np.random.default_rng(rng)
+    n, rr = layout.n_groups, layout.r
+    stats = np.zeros((trials, _rk.N_TRIAL_COLS), dtype=np.int64)
+    gaps = np.zeros((trials, rr + 1), dtype=np.int64)
+    log = np.zeros((log_trials * n, _rk.N_LOG_COLS), dtype=np.int64)
+    if isinstance(failures, UniformOrder):
+        n_log = _rk.overhead_uniform(*raw_source(rng), n, rr, layout.holders, fresh_layout, trials, from_scratch,
+                                     stats, gaps, log, log_trials)
+        if n_log < 0:  # pragma: no cover - an internal error
+            raise RuntimeError("ReCtlr found no assignment although no type was wiped out")
+    else:
+        from .layouts import random_holders
+
+        n_log = 0
+        for t in range(trials):
+            lay = random_holders(n, rr, rng=rng) if fresh_layout else layout
+            ev = sample_events(failures, topology, rng=rng)
+            n_log = _rk.overhead_events(n, rr, lay.holders, ev.ptr, ev.groups, t, from_scratch, stats[t], gaps[t], log,
+                                        n_log, log_trials)
+            if n_log < 0:  # pragma: no cover - an internal error
+                raise RuntimeError("ReCtlr found no assignment although no type was wiped out")
+    trial_stats = {name: stats[:, j].copy() for j, name in enumerate(_TRIAL_COLS)}
+    log_d = {name: log[:n_log, j].copy() for j, name in enumerate(_LOG_COLS)}
+    return OverheadResult(trial_stats, gaps, log_d, layout.kind, n, rr, fresh_layout, failures.to_dict())
+
+
+def exact_stack_bound_sum(layout: str, n_groups: int, r: int) -> tuple[float, float, float]:
+    """Exact ``(E[sum_{k<T} c(k)], E[T], their ratio)`` under uniform-order failures.
+
+    ``E[sum_{k<T} c(k)] = sum_{k>=0} c(k) P(T > k)`` with the exact law of ``T`` from
+    :func:`spare_mc.exact_wipeout` (``layout`` in ``"cyclic"``, ``"random"``, ``"block"``); the ratio is the
+    per-epoch lower bound on the mean stack number that :meth:`OverheadResult.estimate` ``("c_mean")`` estimates.
+
+    Examples
+    --------
+    >>> s, t, ratio = exact_stack_bound_sum("cyclic", 4, 2)
+    >>> round(t, 6), round(s, 6)
+    (2.333333, 3.666667)
+    """
+    dist = exact_wipeout(layout, n_groups, r)
+    k = np.arange(dist.n_groups)
+    c = stack_lower_bound(dist.n_groups, k)
+    total = float(np.sum(c * dist.survival[:-1]))
+    return total, dist.mean, total / dist.mean
