@@ -75,25 +75,61 @@ def build_stacks(holders, gptr, gstk, epos, eg):
 
 # ------------------------------------------------------------------------------------------ augmenting paths
 @njit(cache=True)
-def _flip(g_end, r, eg, via, own, load):
-    """Apply the augmenting path ending at group ``g_end`` (recorded in ``via``)."""
+def _flip(g_end, r, eg, via, own, load, ulog, nlog):
+    """Apply the augmenting path ending at group ``g_end`` (recorded in ``via``).
+
+    With ``nlog >= 0`` every change is appended to the undo log ``ulog`` as pairs ``(type, previous edge)`` and
+    ``(-1 - g_end, 0)`` for the load increment (the caller guarantees room for ``2 N + 2`` entries). Returns the
+    new log length.
+    """
     g = g_end
     while True:
         e = via[g]
         u = e // r
         old = own[u]
+        if nlog >= 0:
+            ulog[nlog] = u
+            ulog[nlog + 1] = old
+            nlog += 2
         own[u] = e
         if old < 0:
             break
         g = eg[old]
     load[g_end] += 1
+    if nlog >= 0:
+        ulog[nlog] = -1 - g_end
+        ulog[nlog + 1] = 0
+        nlog += 2
+    return nlog
 
 
 @njit(cache=True)
-def _augment_bfs(t0, cap, window, r, eg, gptr, gstk, epos, alive, own, load, meta, mark_g, via, queue):
-    """Give the unassigned type ``t0`` a group by a shortest augmenting path; False if none exists.
+def _room(ulog, nlog, n):
+    """``ulog``, grown if it cannot take one more augmenting path (rare: paths are short)."""
+    if nlog + 2 * n + 4 <= ulog.shape[0]:
+        return ulog
+    bigger = np.empty(2 * ulog.shape[0] + 2 * n + 4, np.int64)
+    bigger[:nlog] = ulog[:nlog]
+    return bigger
 
-    Usable edges: live group, position ``< window``; group capacity ``cap``.
+
+@njit(cache=True)
+def _undo(ulog, nlog, own, load):
+    for i in range(nlog - 2, -1, -2):
+        u = ulog[i]
+        if u < 0:
+            load[-1 - u] -= 1
+        else:
+            own[u] = ulog[i + 1]
+
+
+@njit(cache=True)
+def _augment_bfs(t0, cap, window, r, eg, gptr, gstk, epos, alive, own, load, meta, mark_g, via, queue, ulog,
+                 nlog):
+    """Give the unassigned type ``t0`` a group by a shortest augmenting path.
+
+    Usable edges: live group, position ``< window``; group capacity ``cap``. Returns ``(found, nlog)`` (see
+    :func:`_flip` for the log).
     """
     meta[STAMP_] += 1
     stamp = meta[STAMP_]
@@ -111,15 +147,14 @@ def _augment_bfs(t0, cap, window, r, eg, gptr, gstk, epos, alive, own, load, met
             mark_g[g] = stamp
             via[g] = e
             if load[g] < cap:
-                _flip(g, r, eg, via, own, load)
-                return True
+                return True, _flip(g, r, eg, via, own, load, ulog, nlog)
             for p in range(gptr[g], gptr[g + 1]):
                 e2 = gstk[p]
                 v = e2 // r
                 if own[v] == e2:
                     queue[tail] = v
                     tail += 1
-    return False
+    return False, nlog
 
 
 # ------------------------------------------------------------------------------------------------ min-cost
@@ -161,12 +196,13 @@ def _heap_pop(hk, hv, size):
 
 @njit(cache=True)
 def _augment_min_cost(t0, cap, n, r, eg, gptr, gstk, epos, alive, own, load, meta, dist, dstamp, fstamp, phi,
-                      phi_list, n_phi, fin, via, hk, hv):
+                      phi_list, n_phi, fin, via, hk, hv, ulog, nlog):
     """Shortest (fewest-moves) augmenting path from the unassigned type ``t0`` at capacity ``cap``.
 
     Nodes: types ``0..N-1``, groups ``N..2N-1``, sink ``2N``. Reduced costs use the potentials ``phi`` (zero at
-    the start of a Phase 2); they stay non-negative after each augmentation (``phi += min(d, D) - D``). Returns the
-    new number of entries of ``phi_list`` (nodes whose potential is non-zero), or -1 if no path exists.
+    the start of a Phase 2); they stay non-negative after each augmentation (``phi += min(d, D) - D``). Returns
+    ``(n_phi, nlog)``: the new number of entries of ``phi_list`` (nodes whose potential is non-zero; -1 if no path
+    exists) and of the change log.
     """
     meta[STAMP_] += 1
     stamp = meta[STAMP_]
@@ -226,7 +262,7 @@ def _augment_min_cost(t0, cap, n, r, eg, gptr, gstk, epos, alive, own, load, met
                     dist[u] = nd
                     size = _heap_push(hk, hv, size, nd, u)
     if big_d < 0:
-        return -1
+        return -1, nlog
     for i in range(nfin):
         v = fin[i]
         delta = big_d - dist[v]
@@ -235,8 +271,7 @@ def _augment_min_cost(t0, cap, n, r, eg, gptr, gstk, epos, alive, own, load, met
                 phi_list[n_phi] = v
                 n_phi += 1
             phi[v] -= delta
-    _flip(g_end, r, eg, via, own, load)
-    return n_phi
+    return n_phi, _flip(g_end, r, eg, via, own, load, ulog, nlog)
 
 
 # --------------------------------------------------------------------------------------------------- ReCtlr
@@ -269,7 +304,8 @@ def _patch(newly, n_new, S, n, r, eg, gptr, gstk, epos, alive, meta, mark_t, pow
     cap = 1
     for i in range(npatch):
         t = plist[i]
-        while not _augment_bfs(t, cap, _BIG, r, eg, gptr, gstk, epos, alive, pown, pload, meta, mark_g, via, queue):
+        while not _augment_bfs(t, cap, _BIG, r, eg, gptr, gstk, epos, alive, pown, pload, meta, mark_g, via, queue,
+                               queue, -1)[0]:
             cap += 1
     for i in range(npatch):
         t = plist[i]
@@ -280,8 +316,8 @@ def _patch(newly, n_new, S, n, r, eg, gptr, gstk, epos, alive, meta, mark_t, pow
 
 
 @njit(cache=True)
-def rectlr_step(newly, n_new, from_scratch, n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, own1,
-                load1, pown, pload, mark_g, mark_t, via, queue, orphans, dist, dstamp, fstamp, phi, phi_list, fin,
+def rectlr_step(newly, n_new, from_scratch, n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, ulog,
+                pown, pload, mark_g, mark_t, via, queue, orphans, dist, dstamp, fstamp, phi, phi_list, fin,
                 hk, hv, out):
     """Kill the groups ``newly[:n_new]`` and run ReCtlr; results in ``out`` (see the ``O_*`` slots).
 
@@ -343,12 +379,12 @@ def rectlr_step(newly, n_new, from_scratch, n, r, eg, gptr, gstk, epos, alive, n
             n_orph += 1
         for g in range(n):
             load[g] = 0
-    return _resolve(orphans, n_orph, S, c, n, r, eg, gptr, gstk, epos, alive, own, load, meta, own1, load1, mark_g,
+    return _resolve(orphans, n_orph, S, c, n, r, eg, gptr, gstk, epos, alive, own, load, meta, ulog, mark_g,
                     via, queue, dist, dstamp, fstamp, phi, phi_list, fin, hk, hv, out)
 
 
 @njit(cache=True)
-def _resolve(orphans, n_orph, S, c, n, r, eg, gptr, gstk, epos, alive, own, load, meta, own1, load1, mark_g, via,
+def _resolve(orphans, n_orph, S, c, n, r, eg, gptr, gstk, epos, alive, own, load, meta, ulog, mark_g, via,
              queue, dist, dstamp, fstamp, phi, phi_list, fin, hk, hv, out):
     """Phases 0-2 for the unassigned types ``orphans[:n_orph]`` (every other type is validly assigned)."""
     k = meta[K_]
@@ -357,43 +393,47 @@ def _resolve(orphans, n_orph, S, c, n, r, eg, gptr, gstk, epos, alive, own, load
     if S * (n - k) >= n:
         while first < n_orph:
             if not _augment_bfs(orphans[first], S, S, r, eg, gptr, gstk, epos, alive, own, load, meta, mark_g,
-                                via, queue):
+                                via, queue, ulog, -1)[0]:
                 break
             first += 1
-    else:
-        first = -1
     if first == n_orph:
         out[O_S] = S
         out[O_PHASE0] = 1
         return 0
-    if first < 0:
-        first = 0
-    # Phase 1: HK-Free on a scratch copy -- the least capacity >= max(S, c(k)) with a perfect assignment
-    for t in range(n):
-        own1[t] = own[t]
-    for g in range(n):
-        load1[g] = load[g]
+    # Phase 1: HK-Free -- the least capacity >= max(S, c(k)) with a perfect assignment, then undone
     cap = max(S, c)
+    nlog = 0
     for i in range(first, n_orph):
-        while not _augment_bfs(orphans[i], cap, _BIG, r, eg, gptr, gstk, epos, alive, own1, load1, meta, mark_g,
-                               via, queue):
+        while True:
+            ulog = _room(ulog, nlog, n)
+            found, nlog = _augment_bfs(orphans[i], cap, _BIG, r, eg, gptr, gstk, epos, alive, own, load, meta,
+                                       mark_g, via, queue, ulog, nlog)
+            if found:
+                break
             cap += 1
             if cap > meta[MAXDEG_]:
                 return -1
+    _undo(ulog, nlog, own, load)
     s_star = cap
     # Phase 2: fewest moves at S*, successive shortest paths from the Phase-0 assignment
     n_phi = 0
+    nlog = 0
     for i in range(first, n_orph):
-        n_phi = _augment_min_cost(orphans[i], s_star, n, r, eg, gptr, gstk, epos, alive, own, load, meta, dist,
-                                  dstamp, fstamp, phi, phi_list, n_phi, fin, via, hk, hv)
+        ulog = _room(ulog, nlog, n)
+        n_phi, nlog = _augment_min_cost(orphans[i], s_star, n, r, eg, gptr, gstk, epos, alive, own, load, meta,
+                                        dist, dstamp, fstamp, phi, phi_list, n_phi, fin, via, hk, hv, ulog, nlog)
         if n_phi < 0:
             return -1
     for i in range(n_phi):
         phi[phi_list[i]] = 0
     # bring every served type that sits below the window into it, by swapping with a top slot whose type is not
-    # served by this group (the deepest such slot first, so the upper layers keep their order)
+    # served by this group (the deepest such slot first, so the upper layers keep their order); only types whose
+    # server changed in Phase 2 (the log) can sit below the window
     moves = 0
-    for t in range(n):
+    for i in range(0, nlog, 2):
+        t = ulog[i]
+        if t < 0:
+            continue
         e = own[t]
         if epos[e] < s_star:
             continue
@@ -418,7 +458,7 @@ def _resolve(orphans, n_orph, S, c, n, r, eg, gptr, gstk, epos, alive, own, load
 
 
 @njit(cache=True)
-def initial_assignment(n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, own1, load1, mark_g, via, queue,
+def initial_assignment(n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, ulog, mark_g, via, queue,
                        orphans, dist, dstamp, fstamp, phi, phi_list, fin, hk, hv, out):
     """State of a fully live system: every group alive, ``S = 1`` if the stacks' top layer is a perfect
     assignment, else the least feasible ``S`` with the fewest moves (ReCtlr from an empty assignment)."""
@@ -433,7 +473,7 @@ def initial_assignment(n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta
     meta[K_] = 0
     for i in range(N_OUT):
         out[i] = 0
-    return _resolve(orphans, n, 1, 1, n, r, eg, gptr, gstk, epos, alive, own, load, meta, own1, load1, mark_g, via,
+    return _resolve(orphans, n, 1, 1, n, r, eg, gptr, gstk, epos, alive, own, load, meta, ulog, mark_g, via,
                     queue, dist, dstamp, fstamp, phi, phi_list, fin, hk, hv, out)
 
 
@@ -510,8 +550,7 @@ def overhead_uniform(next_u64, state, n, r, holders, fresh, trials, from_scratch
     own = np.empty(n, np.int64)
     load = np.empty(n, np.int64)
     meta = np.zeros(4, np.int64)
-    own1 = np.empty(n, np.int64)
-    load1 = np.empty(n, np.int64)
+    ulog = np.empty(4 * n + 4, np.int64)
     pown = np.full(n, -1, np.int64)
     pload = np.zeros(n, np.int64)
     mark_g = np.zeros(n, np.int64)
@@ -534,7 +573,7 @@ def overhead_uniform(next_u64, state, n, r, holders, fresh, trials, from_scratch
     hold = holders.copy()
     # the initial state of a fixed layout, restored at the start of every trial
     meta[MAXDEG_] = build_stacks(hold, gptr, gstk, epos, eg)
-    if initial_assignment(n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, own1, load1, mark_g, via,
+    if initial_assignment(n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, ulog, mark_g, via,
                           queue, orphans, dist, dstamp, fstamp, phi, phi_list, fin, hk, hv, out) < 0:
         return -1
     gstk0 = gstk.copy()
@@ -547,7 +586,7 @@ def overhead_uniform(next_u64, state, n, r, holders, fresh, trials, from_scratch
         if fresh:
             random_holders_into(next_u64, state, n, r, hold)
             meta[MAXDEG_] = build_stacks(hold, gptr, gstk, epos, eg)
-            if initial_assignment(n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, own1, load1, mark_g,
+            if initial_assignment(n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, ulog, mark_g,
                                   via, queue, orphans, dist, dstamp, fstamp, phi, phi_list, fin, hk, hv, out) < 0:
                 return -1
         else:
@@ -566,7 +605,7 @@ def overhead_uniform(next_u64, state, n, r, holders, fresh, trials, from_scratch
             newly[0] = _draw_group(next_u64, state, perm, i, n, False)
             i += 1
             rc = rectlr_step(newly, 1, from_scratch, n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta,
-                             own1, load1, pown, pload, mark_g, mark_t, via, queue, orphans, dist, dstamp, fstamp,
+                             ulog, pown, pload, mark_g, mark_t, via, queue, orphans, dist, dstamp, fstamp,
                              phi, phi_list, fin, hk, hv, out)
             if rc < 0:
                 return -1
@@ -594,8 +633,7 @@ def overhead_events(n, r, holders, ev_ptr, ev_groups, trial, from_scratch, stats
     own = np.empty(n, np.int64)
     load = np.empty(n, np.int64)
     meta = np.zeros(4, np.int64)
-    own1 = np.empty(n, np.int64)
-    load1 = np.empty(n, np.int64)
+    ulog = np.empty(4 * n + 4, np.int64)
     pown = np.full(n, -1, np.int64)
     pload = np.zeros(n, np.int64)
     mark_g = np.zeros(n, np.int64)
@@ -615,7 +653,7 @@ def overhead_events(n, r, holders, ev_ptr, ev_groups, trial, from_scratch, stats
     out = np.zeros(N_OUT, np.int64)
     newly = np.empty(n, np.int64)
     meta[MAXDEG_] = build_stacks(holders, gptr, gstk, epos, eg)
-    if initial_assignment(n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, own1, load1, mark_g, via,
+    if initial_assignment(n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, ulog, mark_g, via,
                           queue, orphans, dist, dstamp, fstamp, phi, phi_list, fin, hk, hv, out) < 0:
         return -1
     _start_trial(stats, gap_hist, meta[S_])
@@ -627,8 +665,8 @@ def overhead_events(n, r, holders, ev_ptr, ev_groups, trial, from_scratch, stats
             newly[m] = ev_groups[j]
             m += 1
         dead_before = meta[K_]
-        rc = rectlr_step(newly, m, from_scratch, n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, own1,
-                         load1, pown, pload, mark_g, mark_t, via, queue, orphans, dist, dstamp, fstamp, phi,
+        rc = rectlr_step(newly, m, from_scratch, n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, ulog,
+                         pown, pload, mark_g, mark_t, via, queue, orphans, dist, dstamp, fstamp, phi,
                          phi_list, fin, hk, hv, out)
         if rc < 0:
             return -1

@@ -96,8 +96,7 @@ class _Work:
 
     def __init__(self, n: int, r: int):
         i64 = np.int64
-        self.own1 = np.empty(n, i64)
-        self.load1 = np.empty(n, i64)
+        self.ulog = np.empty(4 * n + 4, i64)
         self.pown = np.full(n, -1, i64)
         self.pload = np.zeros(n, i64)
         self.mark_g = np.zeros(n, i64)
@@ -168,7 +167,7 @@ class ReCtlr:
             self._set_stacks(stacks)
         w = self._w
         rc = _rk.initial_assignment(n, r, self._eg, self._gptr, self._gstk, self._epos, self._alive, self._nlive,
-                                    self._own, self._load, self._meta, w.own1, w.load1, w.mark_g, w.via, w.queue,
+                                    self._own, self._load, self._meta, w.ulog, w.mark_g, w.via, w.queue,
                                     w.orphans, w.dist, w.dstamp, w.fstamp, w.phi, w.phi_list, w.fin, w.hk, w.hv,
                                     w.out)
         if rc < 0:  # pragma: no cover - an internal error, never a user error
@@ -279,8 +278,8 @@ class ReCtlr:
         newly = g.astype(np.int64)
         w = self._w
         rc = _rk.rectlr_step(newly, newly.size, from_scratch, self._n, self._r, self._eg, self._gptr, self._gstk,
-                             self._epos, self._alive, self._nlive, self._own, self._load, self._meta, w.own1,
-                             w.load1, w.pown, w.pload, w.mark_g, w.mark_t, w.via, w.queue, w.orphans, w.dist,
+                             self._epos, self._alive, self._nlive, self._own, self._load, self._meta, w.ulog,
+                             w.pown, w.pload, w.mark_g, w.mark_t, w.via, w.queue, w.orphans, w.dist,
                              w.dstamp, w.fstamp, w.phi, w.phi_list, w.fin, w.hk, w.hv, w.out)
         if rc < 0:  # pragma: no cover - an internal error
             raise RuntimeError("ReCtlr found no assignment although no type is wiped out")

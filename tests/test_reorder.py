@@ -63,22 +63,22 @@ def _check_step(ctl, groups):
     return step
 
 
-def test_thousands_of_random_instances_agree_with_the_twins():
-    """Random layouts (cyclic, offsets, random, block, custom), shuffled stacks, single and simultaneous failures,
-    every step of every trajectory until the wipe-out checked against from-scratch, scipy and networkx."""
-    rng = np.random.default_rng(7)
-    steps = 0
-    phase0 = moved = wide_patch = 0
-    while steps < 2500:
-        n = int(rng.integers(2, 19))
-        r = int(rng.integers(1, n + 1))
+def run_random_trajectories(seed, n_steps, max_n, max_r, p_single):
+    """Random layouts (cyclic, offsets, random, block, custom), half with shuffled stacks, failures of one group
+    (probability ``p_single``) or 2-4 at once, every step until the wipe-out checked by :func:`_check_step`.
+    Returns how often Phase 0 sufficed, a move was needed and a patch put two shards on one survivor."""
+    rng = np.random.default_rng(seed)
+    steps = phase0 = moved = wide_patch = 0
+    while steps < n_steps:
+        n = int(rng.integers(2, max_n + 1))
+        r = int(rng.integers(1, min(n, max_r) + 1))
         layout = _random_layout(rng, n, r)
         ctl = ReCtlr(layout, stacks=_shuffled_stacks(layout, rng) if rng.random() < 0.5 else None)
         ctl.validate()
         order = rng.permutation(n)
         i = 0
         while i < n:
-            m = 1 if rng.random() < 0.7 else int(rng.integers(2, 4))
+            m = 1 if rng.random() < p_single else int(rng.integers(2, 5))
             step = _check_step(ctl, order[i:i + m].tolist())
             i += m
             steps += 1
@@ -87,6 +87,12 @@ def test_thousands_of_random_instances_agree_with_the_twins():
             wide_patch += step.patch >= 2
             if step.wiped:
                 break
+    return phase0, moved, wide_patch
+
+
+def test_thousands_of_random_instances_agree_with_the_twins():
+    """2500 ReCtlr calls on layouts up to N = 18 against from-scratch, scipy and networkx."""
+    phase0, moved, wide_patch = run_random_trajectories(7, 2500, 18, 18, 0.7)
     # every branch exercised many times: Phase 0 alone, moves, a patch needing two shards on one survivor
     assert phase0 > 100 and moved > 100 and wide_patch > 10
 

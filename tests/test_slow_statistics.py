@@ -43,3 +43,22 @@ def test_per_gpu_600k_wipeout_time_against_order_statistics():
     est = res.estimate("time_s")
     z = (est.mean - ref.mean) / np.hypot(est.se, ref.se)  # both sides carry sampling error
     assert abs(z) < 3.89  # two-sided 1e-4
+
+
+@pytest.mark.parametrize("layout,n,r,trials", [("cyclic", 1000, 10, 4000), ("cyclic", 600, 20, 4000),
+                                               ("random", 600, 20, 2000), ("block", 1000, 10, 4000)])
+def test_overhead_lower_bound_matches_exact_at_paper_sizes(layout, n, r, trials):
+    """E[sum_{k<T} c(k)] and the per-epoch ratio from ReCtlr runs vs the exact law of T."""
+    res = sm.overhead_mc(layout, trials, n_groups=n, r=r, rng=np.random.SeedSequence([n, r, 7]))
+    total, mean_t, ratio = sm.exact_stack_bound_sum(layout, n, r)
+    assert sm.compare(res.estimate("sum_c"), total, alpha=ALPHA).consistent
+    assert sm.compare(res.estimate("c_mean"), ratio, alpha=ALPHA).consistent
+    assert res.estimate("s_star_mean").mean >= res.estimate("c_mean").mean
+
+
+def test_rectlr_many_more_random_instances_agree_with_the_twins():
+    """20,000 ReCtlr calls on layouts up to N = 40 against from-scratch, scipy and networkx."""
+    from test_reorder import run_random_trajectories
+
+    phase0, moved, wide_patch = run_random_trajectories(99, 20_000, 40, 12, 0.8)
+    assert phase0 > 1000 and moved > 1000 and wide_patch > 100

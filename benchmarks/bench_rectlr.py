@@ -1,0 +1,119 @@
+"""Benchmark: incremental ReCtlr vs solving every failure from scratch, measured in one run.
+
+For cyclic unit stride with r = 9 at N = 1000 and N = 10,000, failures in uniform order until the wipe-out:
+
+- ``incremental``: :func:`spare_mc.overhead_mc` (numba; repair by augmenting paths from the orphaned types);
+- ``numba_scratch``: the same kernels with ``from_scratch=True`` (every phase solved from an empty assignment);
+- ``scipy_scratch``: :func:`spare_mc.reference.rectlr_reference` (scipy ``maximum_bipartite_matching`` and
+  ``min_weight_full_bipartite_matching`` on capacity-split graphs), timed on failures sampled evenly along real
+  trajectories (the controller state is advanced by the fast kernel between samples).
+
+All times are per failure (per ReCtlr call, wipe-out included); the ratios ``scipy_scratch / incremental``
+(target >= 20) and ``numba_scratch / incremental`` are what matter, not the absolute times. Then the growth of the
+incremental cost with N (N = 200 ... 10,000): per trial and per failure, with log-log slopes.
+
+Usage: ``python benchmarks/bench_rectlr.py [--json] [--quick]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+
+import numpy as np
+
+import spare_mc as sm
+from spare_mc.reference import rectlr_reference
+from spare_mc.reorder import ReCtlr, overhead_mc
+
+
+def _per_failure(layout, n, r, trials, seed, from_scratch=False, repeat=3):
+    """Best-of-``repeat`` seconds per failure (and per trial) of the numba driver."""
+    best = math.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        res = overhead_mc(layout, trials, n_groups=n, r=r, from_scratch=from_scratch, rng=seed)
+        dt = time.perf_counter() - t0
+        best = min(best, dt)
+    failures = int(res.trial_stats["T"].sum())
+    return best / failures, best / trials, failures / trials
+
+
+def _scipy_per_failure(n, r, samples, seed):
+    """Mean seconds of one from-scratch scipy ReCtlr call, over ``samples`` failures spread along trajectories."""
+    rng = np.random.default_rng(seed)
+    layout = sm.cyclic(n, r)
+    mean_t = sm.exact_wipeout("cyclic", n, r).mean
+    stride = max(1, int(mean_t // samples))
+    times = []
+    while len(times) < samples:
+        ctl = ReCtlr(layout)
+        for i, g in enumerate(rng.permutation(n)):
+            if i % stride == 0:
+                stacks, alive, s = ctl.stacks(), ctl.alive, ctl.stack_number
+                t0 = time.perf_counter()
+                rectlr_reference(stacks, alive, [int(g)], s)
+                times.append(time.perf_counter() - t0)
+            if ctl.fail(int(g)).wiped or len(times) >= samples:
+                break
+    return float(np.mean(times)), len(times)
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--quick", action="store_true", help="fewer trials and samples (a smoke run)")
+    args = ap.parse_args(argv)
+    q = args.quick
+    r = 9
+    overhead_mc("cyclic", 2, n_groups=50, r=3, rng=0)  # compile (or load the cache) outside the timings
+    overhead_mc("cyclic", 2, n_groups=50, r=3, rng=0, from_scratch=True)
+    rectlr_reference([[0, 1], [1, 0]], [True, True], [0], 1)
+
+    cases = []
+    for n, trials, scratch_trials, samples in ((1000, 40 if q else 400, 4 if q else 20, 10 if q else 40),
+                                               (10_000, 3 if q else 20, 1, 3 if q else 8)):
+        inc, inc_trial, fpt = _per_failure("cyclic", n, r, trials, 1)
+        nsc, _, _ = _per_failure("cyclic", n, r, scratch_trials, 1, from_scratch=True, repeat=1)
+        ssc, got = _scipy_per_failure(n, r, samples, 2)
+        cases.append({"n_groups": n, "r": r, "layout": "cyclic", "failures_per_trial": fpt,
+                      "incremental_us_per_failure": inc * 1e6, "numba_scratch_us_per_failure": nsc * 1e6,
+                      "scipy_scratch_us_per_failure": ssc * 1e6, "scipy_samples": got,
+                      "ratio_scipy_over_incremental": ssc / inc, "ratio_numba_scratch_over_incremental": nsc / inc,
+                      "incremental_ms_per_trial": inc_trial * 1e3})
+
+    growth = []
+    for n in (200, 500, 1000, 2000, 5000, 10_000):
+        trials = max(3, int((50 if q else 400) * 1000 / n))
+        inc, inc_trial, fpt = _per_failure("cyclic", n, r, trials, 3)
+        growth.append({"n_groups": n, "trials": trials, "failures_per_trial": fpt,
+                       "us_per_failure": inc * 1e6, "ms_per_trial": inc_trial * 1e3})
+    ln = np.log([g["n_groups"] for g in growth])
+    slope_trial = float(np.polyfit(ln, np.log([g["ms_per_trial"] for g in growth]), 1)[0])
+    slope_failure = float(np.polyfit(ln, np.log([g["us_per_failure"] for g in growth]), 1)[0])
+    slope_fpt = float(np.polyfit(ln, np.log([g["failures_per_trial"] for g in growth]), 1)[0])
+    out = {"benchmark": "rectlr", "quick": q, "cases": cases, "target_ratio_scipy_over_incremental": 20.0,
+           "meets_target": all(c["ratio_scipy_over_incremental"] >= 20 for c in cases), "growth": growth,
+           "loglog_slope_per_trial": slope_trial, "loglog_slope_per_failure": slope_failure,
+           "loglog_slope_failures_per_trial": slope_fpt}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        for c in cases:
+            print(f"N={c['n_groups']:>6} r={r}: incremental {c['incremental_us_per_failure']:8.2f} us/failure | "
+                  f"numba from scratch {c['numba_scratch_us_per_failure']:10.1f} us "
+                  f"({c['ratio_numba_scratch_over_incremental']:.0f}x) | scipy from scratch "
+                  f"{c['scipy_scratch_us_per_failure']:12.1f} us ({c['ratio_scipy_over_incremental']:.0f}x)")
+        print("growth (cyclic, r=9):")
+        for g in growth:
+            print(f"  N={g['n_groups']:>6}: {g['failures_per_trial']:8.1f} failures/trial, "
+                  f"{g['us_per_failure']:6.2f} us/failure, {g['ms_per_trial']:8.2f} ms/trial")
+        print(f"log-log slopes vs N: per trial {slope_trial:.2f}, per failure {slope_failure:.2f}, "
+              f"failures per trial {slope_fpt:.2f}")
+    return out
+
+
+if __name__ == "__main__":
+    main()
