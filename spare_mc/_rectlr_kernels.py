@@ -277,8 +277,12 @@ def _augment_min_cost(t0, cap, n, r, eg, gptr, gstk, epos, alive, own, load, met
 # --------------------------------------------------------------------------------------------------- ReCtlr
 @njit(cache=True)
 def _patch(newly, n_new, S, n, r, eg, gptr, gstk, epos, alive, meta, mark_t, pown, pload, mark_g, via, queue,
-           plist):
-    """(number of patch types, least possible max extra shards per survivor). Leaves ``pown``/``pload`` clean."""
+           pplan):
+    """(number of patch types, least possible max extra shards per survivor). Leaves ``pown``/``pload`` clean.
+
+    The plan is left in ``pplan`` (size 2N): ``pplan[i]`` is the ``i``-th patch type and ``pplan[N + i]`` the
+    survivor that recomputes it.
+    """
     meta[STAMP_] += 1
     stamp = meta[STAMP_]
     npatch = 0
@@ -297,18 +301,19 @@ def _patch(newly, n_new, S, n, r, eg, gptr, gstk, epos, alive, meta, mark_t, pow
                     covered = True
                     break
             if not covered:
-                plist[npatch] = t
+                pplan[npatch] = t
                 npatch += 1
     if npatch == 0:
         return 0, 0
     cap = 1
     for i in range(npatch):
-        t = plist[i]
+        t = pplan[i]
         while not _augment_bfs(t, cap, _BIG, r, eg, gptr, gstk, epos, alive, pown, pload, meta, mark_g, via, queue,
                                queue, -1)[0]:
             cap += 1
     for i in range(npatch):
-        t = plist[i]
+        t = pplan[i]
+        pplan[n + i] = eg[pown[t]]
         pown[t] = -1
         for l in range(r):
             pload[eg[t * r + l]] = 0
@@ -317,7 +322,7 @@ def _patch(newly, n_new, S, n, r, eg, gptr, gstk, epos, alive, meta, mark_t, pow
 
 @njit(cache=True)
 def rectlr_step(newly, n_new, from_scratch, n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, ulog,
-                pown, pload, mark_g, mark_t, via, queue, orphans, dist, dstamp, fstamp, phi, phi_list, fin,
+                pown, pload, pplan, mark_g, mark_t, via, queue, orphans, dist, dstamp, fstamp, phi, phi_list, fin,
                 hk, hv, out):
     """Kill the groups ``newly[:n_new]`` and run ReCtlr; results in ``out`` (see the ``O_*`` slots).
 
@@ -357,7 +362,7 @@ def rectlr_step(newly, n_new, from_scratch, n, r, eg, gptr, gstk, epos, alive, n
     c = -(-n // (n - k))
     out[O_C] = c
     out[O_PATCH_TYPES], out[O_PATCH] = _patch(newly, m, S, n, r, eg, gptr, gstk, epos, alive, meta, mark_t, pown,
-                                              pload, mark_g, via, queue, orphans)
+                                              pload, mark_g, via, queue, pplan)
     # orphans: the types the dead groups served
     n_orph = 0
     for i in range(m):
@@ -553,6 +558,7 @@ def overhead_uniform(next_u64, state, n, r, holders, fresh, trials, from_scratch
     ulog = np.empty(4 * n + 4, np.int64)
     pown = np.full(n, -1, np.int64)
     pload = np.zeros(n, np.int64)
+    pplan = np.empty(2 * n, np.int64)
     mark_g = np.zeros(n, np.int64)
     mark_t = np.zeros(n, np.int64)
     via = np.empty(n, np.int64)
@@ -605,7 +611,7 @@ def overhead_uniform(next_u64, state, n, r, holders, fresh, trials, from_scratch
             newly[0] = _draw_group(next_u64, state, perm, i, n, False)
             i += 1
             rc = rectlr_step(newly, 1, from_scratch, n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta,
-                             ulog, pown, pload, mark_g, mark_t, via, queue, orphans, dist, dstamp, fstamp,
+                             ulog, pown, pload, pplan, mark_g, mark_t, via, queue, orphans, dist, dstamp, fstamp,
                              phi, phi_list, fin, hk, hv, out)
             if rc < 0:
                 return -1
@@ -636,6 +642,7 @@ def overhead_events(n, r, holders, ev_ptr, ev_groups, trial, from_scratch, stats
     ulog = np.empty(4 * n + 4, np.int64)
     pown = np.full(n, -1, np.int64)
     pload = np.zeros(n, np.int64)
+    pplan = np.empty(2 * n, np.int64)
     mark_g = np.zeros(n, np.int64)
     mark_t = np.zeros(n, np.int64)
     via = np.empty(n, np.int64)
@@ -666,7 +673,7 @@ def overhead_events(n, r, holders, ev_ptr, ev_groups, trial, from_scratch, stats
             m += 1
         dead_before = meta[K_]
         rc = rectlr_step(newly, m, from_scratch, n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, ulog,
-                         pown, pload, mark_g, mark_t, via, queue, orphans, dist, dstamp, fstamp, phi,
+                         pown, pload, pplan, mark_g, mark_t, via, queue, orphans, dist, dstamp, fstamp, phi,
                          phi_list, fin, hk, hv, out)
         if rc < 0:
             return -1

@@ -135,6 +135,7 @@ class RectlrReference:
     patch_types: int
     patch: int
     wiped: bool
+    patch_type_set: tuple = ()
 
 
 def _capacitated_graph(n_types, edges, cap, weights=None):
@@ -209,7 +210,7 @@ def rectlr_reference(stacks, alive, newly_dead, stack_number: int) -> RectlrRefe
             patch += 1
     top_edges = [(t, g) for t in range(n) for g, p in holders[t] if alive_after[g] and p < S]
     if _max_matching_size(n, top_edges, S) == n:
-        return RectlrReference(k, c, S, True, 0, len(patch_set), patch, False)
+        return RectlrReference(k, c, S, True, 0, len(patch_set), patch, False, tuple(patch_set))
     free = [(t, g, p) for t in range(n) for g, p in holders[t] if alive_after[g]]
     s_star = max(S, c)
     while _max_matching_size(n, [(t, g) for t, g, _ in free], s_star) < n:
@@ -218,7 +219,7 @@ def rectlr_reference(stacks, alive, newly_dead, stack_number: int) -> RectlrRefe
     graph = _capacitated_graph(n, [(t, g) for t, g, _ in free], s_star, weights)
     rows, cols = min_weight_full_bipartite_matching(graph)
     moves = int(round(graph[rows, cols].sum())) - n
-    return RectlrReference(k, c, s_star, False, moves, len(patch_set), patch, False)
+    return RectlrReference(k, c, s_star, False, moves, len(patch_set), patch, False, tuple(patch_set))
 
 
 def min_moves_networkx(stacks, alive, stack_number: int) -> int:

@@ -78,6 +78,8 @@ class ReCtlrStep:
         The largest number of those extra shards one survivor computes (minimised over survivors).
     wiped : bool
         A type lost all its holders: wipe-out, no reordering done.
+    patch_plan : tuple of (int, int)
+        ``(type, survivor)`` for every patch type: who recomputes what this step (a plan achieving ``patch``).
     """
 
     k: int
@@ -89,6 +91,7 @@ class ReCtlrStep:
     patch_types: int
     patch: int
     wiped: bool
+    patch_plan: tuple = ()
 
 
 class _Work:
@@ -99,6 +102,7 @@ class _Work:
         self.ulog = np.empty(4 * n + 4, i64)
         self.pown = np.full(n, -1, i64)
         self.pload = np.zeros(n, i64)
+        self.pplan = np.empty(2 * n, i64)
         self.mark_g = np.zeros(n, i64)
         self.mark_t = np.zeros(n, i64)
         self.via = np.empty(n, i64)
@@ -279,15 +283,17 @@ class ReCtlr:
         w = self._w
         rc = _rk.rectlr_step(newly, newly.size, from_scratch, self._n, self._r, self._eg, self._gptr, self._gstk,
                              self._epos, self._alive, self._nlive, self._own, self._load, self._meta, w.ulog,
-                             w.pown, w.pload, w.mark_g, w.mark_t, w.via, w.queue, w.orphans, w.dist,
+                             w.pown, w.pload, w.pplan, w.mark_g, w.mark_t, w.via, w.queue, w.orphans, w.dist,
                              w.dstamp, w.fstamp, w.phi, w.phi_list, w.fin, w.hk, w.hv, w.out)
         if rc < 0:  # pragma: no cover - an internal error
             raise RuntimeError("ReCtlr found no assignment although no type is wiped out")
         o = w.out
         self._wiped = rc == 1
+        npatch = int(o[_rk.O_PATCH_TYPES])
+        plan = tuple(zip(w.pplan[:npatch].tolist(), w.pplan[self._n:self._n + npatch].tolist()))
         return ReCtlrStep(int(o[_rk.O_K]), int(o[_rk.O_C]), int(o[_rk.O_S]), bool(o[_rk.O_PHASE0]),
-                          int(o[_rk.O_MOVES]), int(o[_rk.O_ORPHANS]), int(o[_rk.O_PATCH_TYPES]),
-                          int(o[_rk.O_PATCH]), bool(o[_rk.O_WIPED]))
+                          int(o[_rk.O_MOVES]), int(o[_rk.O_ORPHANS]), npatch, int(o[_rk.O_PATCH]),
+                          bool(o[_rk.O_WIPED]), plan)
 
 
 # ------------------------------------------------------------------------------------------------ estimators

@@ -46,6 +46,13 @@ def _check_step(ctl, groups):
     assert _key(step) == _key(step2) == _key(twin), (step, step2, twin)
     if step.wiped:
         return step
+    # the patch plan: exactly the twin's patch types, each on a live holder, at most `patch` per survivor
+    assert sorted(t for t, _ in step.patch_plan) == list(twin.patch_type_set)
+    alive = ctl.alive
+    for t, g in step.patch_plan:
+        assert alive[g] and t in before_stacks[g]
+    if step.patch_plan:
+        assert max(np.bincount([g for _, g in step.patch_plan])) == step.patch
     ctl.validate()
     scratch.validate()
     assert step.s_star >= max(before_s, step.c)
