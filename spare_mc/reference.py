@@ -245,3 +245,164 @@ def min_moves_networkx(stacks, alive, stack_number: int) -> int:
         G.add_edge("s", ("t", t), capacity=1, weight=0)
     flow = nx.min_cost_flow(G)
     return int(nx.cost_of_flow(G, flow))
+
+
+# ------------------------------------------------------------------------------------------------ timeline
+def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
+    """Independent SimPy implementation of the time-to-train model of :mod:`spare_mc.timeline`.
+
+    Written from the model's text, not from the kernel: a failure process and a trainer process on a SimPy clock in
+    integer microseconds, stepping through every step (no skipping), Rep wipe-outs decided by
+    :meth:`Layout.is_wiped` on the dead set, SPARe by the :class:`spare_mc.ReCtlr` controller. ``trace =
+    (gaps, victims)`` as in :func:`spare_mc.timeline.make_trace`; ``jitter_rng`` draws the duration jitter (needed
+    when ``cfg.jitter_sd > 0``). Returns the microsecond totals: ``ttt, useful, redundant, patch, allreduce,
+    rectlr_shrink, checkpoint, restart, lost, failures, absorbed, wipeouts, checkpoints, detections, steps_run,
+    steps_done, status``.
+    """
+    import simpy
+
+    from .reorder import ReCtlr
+
+    us = 1_000_000
+    gaps = [int(x) for x in trace[0]]
+    victims = [int(x) for x in trace[1]]
+    n = cfg.n_groups
+    layout = cfg.layout_object()
+    sd = float(cfg.jitter_sd)
+
+    def dur(base):
+        base = int(base)
+        if sd == 0.0 or base == 0:
+            return base
+        return max(0, int(np.round(base * jitter_rng.normal(1.0, sd))))
+
+    env = simpy.Environment()
+    st = {"up": list(range(n)), "dead": set(), "pending": [], "restarting": False, "o_ref": 0, "t_ref": 0,
+          "i": 0, "a": gaps[0] if gaps else None, "trace_out": False}
+    tot = dict.fromkeys(("useful", "redundant", "patch", "allreduce", "rectlr_shrink", "checkpoint", "restart",
+                         "lost", "failures", "absorbed", "wipeouts", "checkpoints", "detections", "steps_run"), 0)
+
+    def rate():
+        if st["restarting"]:
+            return n
+        return len(st["up"]) if cfg.live_scaling else n
+
+    def failure_process():
+        while True:
+            if st["a"] is None:
+                st["trace_out"] = True
+                return
+            rt = rate()
+            wait = None if rt == 0 else st["t_ref"] + -(-(st["a"] - st["o_ref"]) // rt) - env.now
+            try:
+                if wait is None:
+                    yield env.event()  # never fires: woken only by an interrupt
+                else:
+                    yield env.timeout(wait)
+            except simpy.Interrupt:  # the rate changes (a restart starts): bank operational time
+                st["o_ref"] += rt * (env.now - st["t_ref"])
+                st["t_ref"] = env.now
+                continue
+            st["o_ref"], st["t_ref"] = st["a"], env.now
+            if st["restarting"]:
+                tot["absorbed"] += 1
+            else:
+                up = st["up"]
+                g = up[(victims[st["i"]] * len(up)) >> 32]
+                up.remove(g)
+                st["dead"].add(g)
+                st["pending"].append(g)
+                tot["failures"] += 1
+            st["i"] += 1
+            st["a"] = st["a"] + gaps[st["i"]] if st["i"] < len(gaps) else None
+
+    fail_proc = env.process(failure_process())
+    comp, ar = round(cfg.compute_s * us), round(cfg.allreduce * us)
+    period, cap = round(cfg.ckpt_period * us), round(cfg.max_wall_factor * cfg.t0_s * us)
+    result = {"status": "ok"}
+
+    def trainer():
+        ctl = ReCtlr(layout) if cfg.strategy == "spare" else None
+        S = ctl.stack_number if ctl else (cfg.r if cfg.strategy == "rep" else 1)
+        done = saved = 0
+        last_ck = 0
+        since_ck = dict.fromkeys(("useful", "redundant", "patch", "allreduce", "rectlr_shrink"), 0)
+        while done < cfg.n_steps:
+            if env.now > cap:
+                result["status"] = "capped"
+                break
+            c = dur(S * comp)
+            yield env.timeout(c)
+            yield env.timeout(0)  # let failures arriving exactly now land first
+            if st["trace_out"]:
+                result["status"] = "trace"
+                return
+            newly, st["pending"] = st["pending"], []
+            wiped = False
+            extra_rc = extra_patch = 0
+            if newly:
+                tot["detections"] += 1
+                if cfg.strategy == "ckpt":
+                    wiped = True
+                elif cfg.strategy == "rep":
+                    wiped = layout.is_wiped(st["dead"])
+                    if not wiped:
+                        extra_rc = dur(round(cfg.shrink_s * us))
+                else:
+                    step = ctl.fail(newly)
+                    wiped = step.wiped
+                    if not wiped:
+                        extra_rc = dur(round(cfg.rectlr_s * us)) + dur(round(cfg.shrink_s * us))
+                        extra_patch = dur(step.patch * comp)
+            tot["steps_run"] += 1
+            if wiped:
+                tot["wipeouts"] += 1
+                tot["lost"] += sum(since_ck.values()) + c
+                since_ck = dict.fromkeys(since_ck, 0)
+                done = saved
+                st["restarting"] = True
+                fail_proc.interrupt()
+                r_s = dur(round(cfg.restart_s * us))
+                yield env.timeout(r_s)
+                tot["restart"] += r_s
+                st["up"], st["dead"], st["pending"] = list(range(n)), set(), []
+                st["restarting"] = False  # same rate (all groups up), the failure process needs no wake-up
+                ctl = ReCtlr(layout) if cfg.strategy == "spare" else None
+                if ctl:
+                    S = ctl.stack_number
+                last_ck = env.now
+                continue
+            a = dur(ar)
+            yield env.timeout(extra_rc + extra_patch + a)
+            if st["trace_out"]:
+                result["status"] = "trace"
+                return
+            useful = c // S
+            since_ck["useful"] += useful
+            since_ck["redundant"] += c - useful
+            since_ck["patch"] += extra_patch
+            since_ck["rectlr_shrink"] += extra_rc
+            since_ck["allreduce"] += a
+            done += 1
+            if ctl:
+                S = ctl.stack_number
+            if env.now - last_ck >= period and done < cfg.n_steps:
+                k = dur(round(cfg.save_s * us))
+                yield env.timeout(k)
+                tot["checkpoint"] += k
+                tot["checkpoints"] += 1
+                for key, v in since_ck.items():
+                    tot[key] += v
+                since_ck = dict.fromkeys(since_ck, 0)
+                saved = done
+                last_ck = env.now
+        for key, v in since_ck.items():  # progress kept when the job ends (or stops at the cap)
+            tot[key] += v
+        result["done"] = done
+
+    proc = env.process(trainer())
+    env.run(until=proc)
+    tot["ttt"] = env.now
+    tot["steps_done"] = result.get("done", 0)
+    tot["status"] = result["status"]
+    return tot

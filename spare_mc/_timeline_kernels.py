@@ -1,0 +1,308 @@
+"""Numba kernel of the time-to-train timeline (private; the model is specified in :mod:`spare_mc.timeline`).
+
+All times are integer microseconds, so that jumping over a quiet stretch of ``m`` identical steps (``t += m D``)
+gives exactly the same clock as stepping through them one by one -- the property the SimPy twin checks.
+
+Failure trace (no random numbers are drawn here except the optional jitter):
+
+- ``gaps[i]`` is the ``i``-th inter-arrival in **operational units** (group-microseconds). The operational clock
+  runs at ``rate`` units per microsecond: the number of live groups with live scaling, else ``N``; during a global
+  restart it runs at ``N``. Between rate changes the ``i``-th arrival happens at
+  ``t_ref + ceil((A_i - O_ref) / rate)``.
+- ``victims[i]`` in ``[0, 2^32)`` picks the live group of rank ``(victims[i] * n_live) >> 32`` (ranks in increasing
+  group index). Every arrival consumes one entry, also when it is absorbed by a restart.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from . import _rectlr_kernels as _rk
+
+STRAT_CKPT, STRAT_REP, STRAT_SPARE = 0, 1, 2
+
+(R_TTT, R_USEFUL, R_REDUNDANT, R_PATCH, R_ALLREDUCE, R_RECTLR, R_CKPT, R_RESTART, R_LOST, R_FAILURES, R_ABSORBED,
+ R_WIPEOUTS, R_CHECKPOINTS, R_DETECTIONS, R_STEPS_RUN, R_SUM_S, R_STATUS, R_STEPS_DONE, R_LOOPS, R_ARRIVALS,
+ R_PATCH_SHARDS, R_S_MAX) = range(22)
+N_RES = 22
+#: ``res[R_STATUS]``: finished, stopped at the wall-clock cap, ran out of failure trace (extend it and rerun)
+STATUS_OK, STATUS_CAPPED, STATUS_TRACE = 0, 1, 2
+
+_NEVER = np.int64(1) << 62
+
+
+@njit(cache=True)
+def _dur(base_us, jit_sd, rng):
+    """A duration with multiplicative jitter ``Normal(1, jit_sd^2)`` (clipped at 0), rounded to microseconds."""
+    if jit_sd == 0.0 or base_us == 0:
+        return base_us
+    x = base_us * rng.normal(1.0, jit_sd)
+    if x <= 0.0:
+        return np.int64(0)
+    return np.int64(np.round(x))
+
+
+@njit(cache=True)
+def _next_arrival(t_ref, o_ref, a_next, rate):
+    if rate <= 0:
+        return _NEVER
+    return t_ref + (a_next - o_ref + rate - 1) // rate
+
+
+@njit(cache=True)
+def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_us, period_us, shrink_us,
+             rectlr_us, jit_sd, rng, cap_us, live_scaling, gaps, victims, res):
+    """Simulate one training job; results in ``res`` (``R_*`` slots, times in microseconds)."""
+    for i in range(N_RES):
+        res[i] = 0
+    n_trace = gaps.shape[0]
+    # ---- redundancy state (ReCtlr for SPARe; live holders per type for Rep and CKPT-only)
+    nr = n * r
+    eg = np.empty(nr, np.int64)
+    gptr = np.empty(n + 1, np.int64)
+    gstk = np.empty(nr, np.int64)
+    epos = np.empty(nr, np.int64)
+    alive = np.empty(n, np.int64)
+    nlive = np.empty(n, np.int64)
+    own = np.empty(n, np.int64)
+    load = np.empty(n, np.int64)
+    meta = np.zeros(4, np.int64)
+    ulog = np.empty(4 * n + 4, np.int64)
+    pown = np.full(n, -1, np.int64)
+    pload = np.zeros(n, np.int64)
+    pplan = np.empty(2 * n, np.int64)
+    mark_g = np.zeros(n, np.int64)
+    mark_t = np.zeros(n, np.int64)
+    via = np.empty(n, np.int64)
+    queue = np.empty(n, np.int64)
+    orphans = np.empty(n, np.int64)
+    dist = np.empty(2 * n + 1, np.int64)
+    dstamp = np.zeros(2 * n + 1, np.int64)
+    fstamp = np.zeros(2 * n + 1, np.int64)
+    phi = np.zeros(2 * n + 1, np.int64)
+    phi_list = np.empty(2 * n + 1, np.int64)
+    fin = np.empty(2 * n + 1, np.int64)
+    hsize = 2 * nr + 2 * n + 2
+    hk = np.empty(hsize, np.int64)
+    hv = np.empty(hsize, np.int64)
+    out = np.zeros(_rk.N_OUT, np.int64)
+    meta[_rk.MAXDEG_] = _rk.build_stacks(holders, gptr, gstk, epos, eg)
+    if _rk.initial_assignment(n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, ulog, mark_g, via, queue,
+                              orphans, dist, dstamp, fstamp, phi, phi_list, fin, hk, hv, out) < 0:
+        return -1
+    gstk0 = gstk.copy()
+    epos0 = epos.copy()
+    own0 = own.copy()
+    load0 = load.copy()
+    s0 = meta[_rk.S_]
+    # ---- failure clock and true (possibly undetected) deaths
+    up = np.ones(n, np.int64)
+    n_up = n
+    pend = np.empty(n, np.int64)
+    npend = 0
+    ia = 0
+    a_next = gaps[0] if n_trace > 0 else _NEVER
+    t_ref = 0
+    o_ref = 0
+    restarting = False
+    # ---- progress and accounting
+    t = 0
+    steps_done = 0
+    ckpt_steps = 0
+    last_ck = 0
+    p_useful = 0
+    p_red = 0
+    p_patch = 0
+    p_ar = 0
+    p_rc = 0
+    S = s0 if strategy == STRAT_SPARE else (r if strategy == STRAT_REP else 1)
+    res[R_S_MAX] = S
+    status = STATUS_OK
+    while steps_done < n_steps:
+        res[R_LOOPS] += 1
+        if t > cap_us:
+            status = STATUS_CAPPED
+            break
+        rate = n_up if live_scaling else n
+        if ia >= n_trace:
+            status = STATUS_TRACE
+            break
+        t_f = _next_arrival(t_ref, o_ref, a_next, rate)
+        if jit_sd == 0.0:
+            # ---- quiet stretch: m identical steps with no arrival before their compute ends, in O(1)
+            c_step = S * comp_us
+            d_step = c_step + ar_us
+            if t + c_step >= t_f:
+                q = 0
+            else:
+                q = (t_f - t - c_step - 1) // d_step + 1
+            need = period_us - (t - last_ck)
+            j_ck = 1 if need <= d_step else (need + d_step - 1) // d_step
+            m_cap = (cap_us - t) // d_step + 1
+            m = min(min(q, j_ck), min(n_steps - steps_done, m_cap))
+            if m > 0:
+                t += m * d_step
+                steps_done += m
+                res[R_STEPS_RUN] += m
+                res[R_SUM_S] += m * S
+                p_useful += m * comp_us
+                p_red += m * (S - 1) * comp_us
+                p_ar += m * ar_us
+                if t - last_ck >= period_us and steps_done < n_steps:
+                    k_s = _dur(save_us, jit_sd, rng)
+                    t += k_s
+                    res[R_CKPT] += k_s
+                    res[R_CHECKPOINTS] += 1
+                    res[R_USEFUL] += p_useful
+                    res[R_REDUNDANT] += p_red
+                    res[R_PATCH] += p_patch
+                    res[R_ALLREDUCE] += p_ar
+                    res[R_RECTLR] += p_rc
+                    p_useful = p_red = p_patch = p_ar = p_rc = 0
+                    ckpt_steps = steps_done
+                    last_ck = t
+                continue
+        # ---- one explicit step
+        c_step = _dur(S * comp_us, jit_sd, rng)
+        t_c = t + c_step
+        # arrivals up to the all-reduce: each kills a uniformly random live group
+        while True:
+            if ia >= n_trace:
+                status = STATUS_TRACE
+                break
+            rate = n_up if live_scaling else n
+            t_f = _next_arrival(t_ref, o_ref, a_next, rate)
+            if t_f > t_c:
+                break
+            o_ref = a_next
+            t_ref = t_f
+            rank = (victims[ia] * n_up) >> 32
+            g = 0
+            seen = -1
+            while True:
+                if up[g] != 0:
+                    seen += 1
+                    if seen == rank:
+                        break
+                g += 1
+            up[g] = 0
+            n_up -= 1
+            pend[npend] = g
+            npend += 1
+            res[R_FAILURES] += 1
+            ia += 1
+            if ia < n_trace:
+                a_next += gaps[ia]
+        if status == STATUS_TRACE:
+            break
+        useful = c_step // S
+        red = c_step - useful
+        extra_rc = 0
+        extra_patch = 0
+        wiped = False
+        if npend > 0:
+            res[R_DETECTIONS] += 1
+            if strategy == STRAT_SPARE:
+                rc = _rk.rectlr_step(pend, npend, False, n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta,
+                                     ulog, pown, pload, pplan, mark_g, mark_t, via, queue, orphans, dist, dstamp,
+                                     fstamp, phi, phi_list, fin, hk, hv, out)
+                if rc < 0:
+                    return -1
+                wiped = rc == 1
+                if not wiped:
+                    extra_rc = _dur(rectlr_us, jit_sd, rng) + _dur(shrink_us, jit_sd, rng)
+                    extra_patch = _dur(out[_rk.O_PATCH] * comp_us, jit_sd, rng)
+                    res[R_PATCH_SHARDS] += out[_rk.O_PATCH]
+            else:
+                for i in range(npend):
+                    g = pend[i]
+                    for p in range(gptr[g], gptr[g + 1]):
+                        tt = gstk[p] // r
+                        nlive[tt] -= 1
+                        if nlive[tt] == 0:
+                            wiped = True
+                if not wiped:
+                    extra_rc = _dur(shrink_us, jit_sd, rng)
+            npend = 0
+        if wiped:
+            # ---- global restart: roll back to the last checkpoint, every group back, S reset
+            res[R_WIPEOUTS] += 1
+            res[R_LOST] += p_useful + p_red + p_patch + p_ar + p_rc + c_step
+            res[R_STEPS_RUN] += 1
+            res[R_SUM_S] += S
+            p_useful = p_red = p_patch = p_ar = p_rc = 0
+            steps_done = ckpt_steps
+            rate = n_up if live_scaling else n
+            o_ref += rate * (t_c - t_ref)
+            t_ref = t_c
+            r_s = _dur(restart_us, jit_sd, rng)
+            t_end = t_c + r_s
+            # arrivals during the restart are absorbed by it (the clock runs at full rate)
+            while True:
+                if ia >= n_trace:
+                    status = STATUS_TRACE
+                    break
+                t_f = _next_arrival(t_ref, o_ref, a_next, n)
+                if t_f >= t_end:
+                    break
+                o_ref = a_next
+                t_ref = t_f
+                res[R_ABSORBED] += 1
+                ia += 1
+                if ia < n_trace:
+                    a_next += gaps[ia]
+            if status == STATUS_TRACE:
+                break
+            res[R_RESTART] += r_s
+            t = t_end
+            up[:] = 1
+            n_up = n
+            gstk[:] = gstk0
+            epos[:] = epos0
+            own[:] = own0
+            load[:] = load0
+            alive[:] = 1
+            nlive[:] = r
+            meta[_rk.S_] = s0
+            meta[_rk.K_] = 0
+            if strategy == STRAT_SPARE:
+                S = s0
+            last_ck = t
+            continue
+        a_s = _dur(ar_us, jit_sd, rng)
+        t = t_c + extra_rc + extra_patch + a_s
+        steps_done += 1
+        res[R_STEPS_RUN] += 1
+        res[R_SUM_S] += S
+        p_useful += useful
+        p_red += red
+        p_patch += extra_patch
+        p_rc += extra_rc
+        p_ar += a_s
+        if strategy == STRAT_SPARE:
+            S = meta[_rk.S_]
+            res[R_S_MAX] = max(res[R_S_MAX], S)
+        if t - last_ck >= period_us and steps_done < n_steps:
+            k_s = _dur(save_us, jit_sd, rng)
+            t += k_s
+            res[R_CKPT] += k_s
+            res[R_CHECKPOINTS] += 1
+            res[R_USEFUL] += p_useful
+            res[R_REDUNDANT] += p_red
+            res[R_PATCH] += p_patch
+            res[R_ALLREDUCE] += p_ar
+            res[R_RECTLR] += p_rc
+            p_useful = p_red = p_patch = p_ar = p_rc = 0
+            ckpt_steps = steps_done
+            last_ck = t
+    res[R_USEFUL] += p_useful
+    res[R_REDUNDANT] += p_red
+    res[R_PATCH] += p_patch
+    res[R_ALLREDUCE] += p_ar
+    res[R_RECTLR] += p_rc
+    res[R_TTT] = t
+    res[R_STATUS] = status
+    res[R_STEPS_DONE] = steps_done
+    res[R_ARRIVALS] = ia
+    return 0
