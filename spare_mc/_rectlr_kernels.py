@@ -128,8 +128,8 @@ def _augment_bfs(t0, cap, window, r, eg, gptr, gstk, epos, alive, own, load, met
                  nlog):
     """Give the unassigned type ``t0`` a group by a shortest augmenting path.
 
-    Usable edges: live group, position ``< window``; group capacity ``cap``. Returns ``(found, nlog)`` (see
-    :func:`_flip` for the log).
+    Usable edges: live group, position ``< window``; group capacity ``cap``; every served edge must lie inside the
+    window. Returns ``(found, nlog)`` (see :func:`_flip` for the log).
     """
     meta[STAMP_] += 1
     stamp = meta[STAMP_]
@@ -148,7 +148,9 @@ def _augment_bfs(t0, cap, window, r, eg, gptr, gstk, epos, alive, own, load, met
             via[g] = e
             if load[g] < cap:
                 return True, _flip(g, r, eg, via, own, load, ulog, nlog)
-            for p in range(gptr[g], gptr[g + 1]):
+            # the types g serves; with a window they all sit inside it (Phase 0 only assigns window edges and
+            # the invariant keeps served types in the top S), so only the window is scanned
+            for p in range(gptr[g], min(gptr[g + 1], gptr[g] + window)):
                 e2 = gstk[p]
                 v = e2 // r
                 if own[v] == e2:

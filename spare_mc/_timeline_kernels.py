@@ -44,6 +44,35 @@ def _dur(base_us, jit_sd, rng):
 
 
 @njit(cache=True)
+def _fenwick_fill(tree, n):
+    """Fenwick tree of n ones (1-based ``tree[1..n]``)."""
+    for i in range(1, n + 1):
+        tree[i] = i & (-i)
+
+
+@njit(cache=True)
+def _fenwick_take(tree, n, rank):
+    """Remove and return the live group of 0-based ``rank`` (in increasing index) in O(log N)."""
+    pos = 0
+    rem = rank + 1
+    step = 1
+    while step * 2 <= n:
+        step *= 2
+    while step > 0:
+        nxt = pos + step
+        if nxt <= n and tree[nxt] < rem:
+            pos = nxt
+            rem -= tree[nxt]
+        step //= 2
+    g = pos  # 0-based group index = 1-based position pos + 1, minus 1
+    i = pos + 1
+    while i <= n:
+        tree[i] -= 1
+        i += i & (-i)
+    return g
+
+
+@njit(cache=True)
 def _next_arrival(t_ref, o_ref, a_next, rate):
     if rate <= 0:
         return _NEVER
@@ -97,7 +126,8 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
     load0 = load.copy()
     s0 = meta[_rk.S_]
     # ---- failure clock and true (possibly undetected) deaths
-    up = np.ones(n, np.int64)
+    tree = np.empty(n + 1, np.int64)
+    _fenwick_fill(tree, n)
     n_up = n
     pend = np.empty(n, np.int64)
     npend = 0
@@ -177,16 +207,7 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
                 break
             o_ref = a_next
             t_ref = t_f
-            rank = (victims[ia] * n_up) >> 32
-            g = 0
-            seen = -1
-            while True:
-                if up[g] != 0:
-                    seen += 1
-                    if seen == rank:
-                        break
-                g += 1
-            up[g] = 0
+            g = _fenwick_take(tree, n, (victims[ia] * n_up) >> 32)
             n_up -= 1
             pend[npend] = g
             npend += 1
@@ -256,7 +277,7 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
                 break
             res[R_RESTART] += r_s
             t = t_end
-            up[:] = 1
+            _fenwick_fill(tree, n)
             n_up = n
             gstk[:] = gstk0
             epos[:] = epos0
@@ -296,6 +317,21 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
             p_useful = p_red = p_patch = p_ar = p_rc = 0
             ckpt_steps = steps_done
             last_ck = t
+    # failures after the last detection but before the end still count (they hit the running job)
+    while status != STATUS_TRACE:
+        if ia >= n_trace:
+            status = STATUS_TRACE
+            break
+        t_f = _next_arrival(t_ref, o_ref, a_next, n_up if live_scaling else n)
+        if t_f >= t:
+            break
+        o_ref = a_next
+        t_ref = t_f
+        n_up -= 1
+        res[R_FAILURES] += 1
+        ia += 1
+        if ia < n_trace:
+            a_next += gaps[ia]
     res[R_USEFUL] += p_useful
     res[R_REDUNDANT] += p_red
     res[R_PATCH] += p_patch

@@ -9,6 +9,12 @@ Commands
     ReCtlr at every failure until the wipe-out: measured stack number ``S*`` vs its lower bound ``c(k)`` (with the
     exact bound where one exists and the paper's approximation), Phase-0 rate, moves and patch size, each with a
     95% confidence interval.
+``ttt``
+    Time to train of one strategy (CKPT-only, Rep+CKPT, SPARe+CKPT) by the event-driven timeline: ``TTT/T0`` and
+    availability with CIs, the time breakdown, failures and wipe-outs (paper defaults for every time parameter).
+``reproduce --table main``
+    The paper's main experiment: every strategy at its best ``r`` and checkpoint period for N = 200, 600, 1000,
+    and SPARe's time-to-train reduction over Rep+CKPT.
 
 Bad arguments exit with status 2 and one line on stderr naming the parameter; no traceback.
 """
@@ -61,7 +67,64 @@ def _build_parser() -> argparse.ArgumentParser:
     ov.add_argument("--trials", type=int, default=2000, help="Monte Carlo trials (default 2000)")
     ov.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     ov.add_argument("--json", action="store_true", help="print one JSON object")
+    tt = sub.add_parser("ttt", help="time to train of one strategy (event-driven timeline with ReCtlr)")
+    tt.add_argument("--strategy", choices=("ckpt", "rep", "spare"), required=True)
+    tt.add_argument("--n-groups", type=int, required=True, help="number of data-parallel groups N")
+    tt.add_argument("--r", type=int, default=None, help="redundancy (default: 1 for ckpt, 3 for rep, 8 for spare)")
+    period = tt.add_mutually_exclusive_group()
+    period.add_argument("--ckpt-period-s", type=float, default=None, help="checkpoint period T_c in seconds")
+    period.add_argument("--ckpt-period", choices=("optimal",), default=None,
+                        help="'optimal' = T_c* of the availability model (default)")
+    tt.add_argument("--reps", type=int, default=50, help="replications (default 50)")
+    tt.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    _add_timeline_options(tt)
+    tt.add_argument("--json", action="store_true", help="print one JSON object")
+    rp = sub.add_parser("reproduce", help="the paper's main table (each strategy at its best r and period)")
+    rp.add_argument("--table", choices=("main",), default="main")
+    rp.add_argument("--n-values", default="200,600,1000", help="comma-separated N values (default 200,600,1000)")
+    rp.add_argument("--reps", type=int, default=None, help="replications per grid point (default 20; quick 6)")
+    rp.add_argument("--confirm-reps", type=int, default=None,
+                    help="replications of each selected optimum, fresh seeds (default 50; quick 12)")
+    rp.add_argument("--quick", action="store_true", help="fewer replications (a few minutes on 2 cores)")
+    rp.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    _add_timeline_options(rp)
+    rp.add_argument("--json", action="store_true", help="print one JSON object")
     return p
+
+
+_TIMELINE_OPTIONS = (("n_steps", int), ("compute_s", float), ("allreduce_s", float), ("mtbf_s", float),
+                     ("shape", float), ("restart_s", float), ("save_s", float), ("shrink_s", float),
+                     ("rectlr_s", float), ("jitter_sd", float), ("max_wall_factor", float))
+
+
+def _add_timeline_options(p) -> None:
+    from .timeline import TimelineConfig
+
+    defaults = TimelineConfig("spare", 600, r=2)
+    for name, kind in _TIMELINE_OPTIONS:
+        dflt = getattr(defaults, name)
+        text = "2 + 8 (N - 200)/800 s" if name == "allreduce_s" else dflt
+        p.add_argument("--" + name.replace("_", "-"), type=kind, default=None, help=f"default {text}")
+    p.add_argument("--no-live-scaling", action="store_true",
+                   help="failure rate does not fall as groups die (default: proportional to live GPUs)")
+    p.add_argument("--layout", choices=("cyclic", "sidon"), default=None, help="SPARe layout (default cyclic)")
+
+
+def _timeline_overrides(args) -> dict:
+    d = {name: getattr(args, name) for name, _ in _TIMELINE_OPTIONS if getattr(args, name) is not None}
+    if args.no_live_scaling:
+        d["live_scaling"] = False
+    if args.layout is not None:
+        d["layout"] = args.layout
+    return d
+
+
+def _json_default(x):
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
 
 
 def _finite(x):
@@ -126,6 +189,71 @@ def run_overhead(args) -> dict:
     return out
 
 
+def run_ttt(args) -> dict:
+    """The ``ttt`` command as a dict."""
+    from .optimize import theory_ttt
+    from .timeline import TimelineConfig, simulate_ttt
+
+    if args.reps < 2:
+        raise ValueError(f"`--reps` must be >= 2 to estimate a standard error, got {args.reps}")
+    if args.seed < 0:
+        raise ValueError(f"`--seed` must be >= 0, got {args.seed}")
+    r = args.r if args.r is not None else {"ckpt": 1, "rep": 3, "spare": 8}[args.strategy]
+    cfg = TimelineConfig(args.strategy, args.n_groups, r=r, ckpt_period_s=args.ckpt_period_s,
+                         **_timeline_overrides(args))
+    res = simulate_ttt(cfg, args.reps, seed=args.seed)
+    out = {"seed": args.seed, **res.summary(), "config": cfg.to_dict()}
+    out["ckpt_period_rule"] = "given" if args.ckpt_period_s is not None else "optimal (theory T_c*)"
+    out["theory"] = theory_ttt(cfg)
+    out["availability_definition"] = ("uptime / wall clock; uptime = kept step time (useful + redundant + patch "
+                                      "compute + all-reduce + ReCtlr/shrink); not checkpoints, restarts, lost work")
+    return out
+
+
+def run_reproduce(args) -> dict:
+    """The ``reproduce`` command as a dict."""
+    from .optimize import main_table
+
+    try:
+        n_values = tuple(int(x) for x in args.n_values.split(","))
+    except ValueError:
+        raise ValueError(f"`--n-values` must be comma-separated integers, got {args.n_values!r}") from None
+    reps = args.reps if args.reps is not None else (6 if args.quick else 20)
+    confirm = args.confirm_reps if args.confirm_reps is not None else (12 if args.quick else 50)
+    if reps < 2 or confirm < 2:
+        raise ValueError(f"`--reps` and `--confirm-reps` must be >= 2, got {reps} and {confirm}")
+    if args.seed < 0:
+        raise ValueError(f"`--seed` must be >= 0, got {args.seed}")
+    base = _timeline_overrides(args)
+    from .timeline import TimelineConfig
+
+    for n in n_values:  # validate every setting before any work starts
+        TimelineConfig("spare", n, r=2, **base)
+    log = None if args.json else (lambda msg: print(f"... {msg}", file=sys.stderr, flush=True))
+    out = main_table(n_values, reps=reps, confirm_reps=confirm, seed=args.seed, base=base, progress=log)
+    out["table"] = args.table
+    out["quick"] = args.quick
+    return out
+
+
+def _print_main_table(d: dict) -> None:
+    print(f"{'N':>6} {'strategy':>9} {'best r':>6} {'T_c (s)':>9} {'TTT/T0':>24} {'availability':>24}")
+    for row in d["rows"]:
+        for s in ("ckpt", "rep", "spare"):
+            x = row[s]
+            lo, hi = x["ttt_over_t0_ci95"]
+            alo, ahi = x["availability_ci95"]
+            print(f"{row['n_groups']:>6} {s:>9} {x['best_r']:>6} {x['ckpt_period_s']:>9.0f} "
+                  f"{x['ttt_over_t0']:>8.3f} [{lo:.3f}, {hi:.3f}] {x['availability']:>8.4f} [{alo:.4f}, {ahi:.4f}]")
+        lo, hi = row["ttt_reduction_ci95"]
+        print(f"{row['n_groups']:>6} SPARe+CKPT vs Rep+CKPT: TTT reduction {row['ttt_reduction']:.3f} "
+              f"[{lo:.3f}, {hi:.3f}]")
+    p = d["paper_N600"]
+    print(f"paper, N=600: Rep+CKPT {p['rep']['ttt_over_t0']} / {p['rep']['availability']:.2%} (r={p['rep']['best_r']}),"
+          f" SPARe+CKPT {p['spare']['ttt_over_t0']} / {p['spare']['availability']:.2%} (r={p['spare']['best_r']}),"
+          f" reduction {p['ttt_reduction']:.1%}")
+
+
 def _print_table(d: dict) -> None:
     width = max(len(k) for k in d)
     for k, v in d.items():
@@ -140,12 +268,15 @@ def main(argv=None) -> int:
     """Entry point of the ``spare-mc`` console script."""
     try:
         args = _build_parser().parse_args(argv)
-        out = {"mu": run_mu, "overhead": run_overhead}[args.command](args)
+        out = {"mu": run_mu, "overhead": run_overhead, "ttt": run_ttt,
+               "reproduce": run_reproduce}[args.command](args)
     except (_CliError, ValueError, TypeError) as exc:
         print(f"spare-mc: error: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(out))
+        print(json.dumps(out, default=_json_default))
+    elif args.command == "reproduce":
+        _print_main_table(out)
     else:
         _print_table(out)
     return 0

@@ -278,7 +278,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
 
     env = simpy.Environment()
     st = {"up": list(range(n)), "dead": set(), "pending": [], "restarting": False, "o_ref": 0, "t_ref": 0,
-          "i": 0, "a": gaps[0] if gaps else None, "trace_out": False}
+          "i": 0, "a": gaps[0] if gaps else None, "trace_out": False, "kill_times": []}
     tot = dict.fromkeys(("useful", "redundant", "patch", "allreduce", "rectlr_shrink", "checkpoint", "restart",
                          "lost", "failures", "absorbed", "wipeouts", "checkpoints", "detections", "steps_run"), 0)
 
@@ -312,7 +312,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
                 up.remove(g)
                 st["dead"].add(g)
                 st["pending"].append(g)
-                tot["failures"] += 1
+                st["kill_times"].append(env.now)
             st["i"] += 1
             st["a"] = st["a"] + gaps[st["i"]] if st["i"] < len(gaps) else None
 
@@ -403,6 +403,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
     proc = env.process(trainer())
     env.run(until=proc)
     tot["ttt"] = env.now
+    tot["failures"] = sum(k < env.now for k in st["kill_times"])  # failures that hit the running job
     tot["steps_done"] = result.get("done", 0)
     tot["status"] = result["status"]
     return tot

@@ -42,6 +42,7 @@ restarting or redoing lost work (the quantity the paper's ``A(T_c)`` models). Th
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass, field, replace
 
@@ -184,11 +185,16 @@ class TimelineConfig:
 def mean_wipeout_index(cfg: TimelineConfig) -> float:
     """``E[T]``, failures until a wipe-out in uniform order: 1 (CKPT-only), the exact block mean (Rep), the exact
     cyclic mean (SPARe unit stride) or the exact random-holders mean (SPARe Sidon, which it matches closely)."""
-    if cfg.strategy == "ckpt":
+    return _mean_wipeout_index(cfg.strategy, cfg.n_groups, cfg.r, cfg.layout)
+
+
+@functools.lru_cache(maxsize=256)
+def _mean_wipeout_index(strategy, n_groups, r, layout):
+    if strategy == "ckpt":
         return 1.0
-    if cfg.strategy == "rep":
-        return block_mean_closed_form(cfg.n_groups, cfg.r)
-    return exact_wipeout("cyclic" if cfg.layout == "cyclic" else "random", cfg.n_groups, cfg.r).mean
+    if strategy == "rep":
+        return block_mean_closed_form(n_groups, r)
+    return exact_wipeout("cyclic" if layout == "cyclic" else "random", n_groups, r).mean
 
 
 def theory_ckpt_period_s(cfg: TimelineConfig) -> float:
@@ -304,7 +310,8 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
             raise ValueError(f"`trace` ran out after {gaps.size} failures; give a longer one")
         return _to_run(res)
     trace_rng = np.random.default_rng(trace_ss)
-    gaps, vic = make_trace(cfg, trace_rng, 4096)
+    # first guess: the failures of 3 T0 of wall time (extended by doubling when a run needs more)
+    gaps, vic = make_trace(cfg, trace_rng, 3 * int(cfg.t0_s / cfg.mtbf_s) + 4096)
     while True:
         res = _run_us(cfg, holders, gaps, vic, np.random.default_rng(jitter_ss))
         if res[_tk.R_STATUS] != _tk.STATUS_TRACE:

@@ -1,0 +1,69 @@
+"""Benchmark: the numba time-to-train timeline vs the SimPy twin on identical failure traces, in one run.
+
+Paper setting: N = 600, SPARe+CKPT with r = 8, 10,000 steps, system MTBF 300 s (Weibull k = 0.78, rate
+proportional to live GPUs), T_r = 3600 s, T_s = 60 s, T_c = the theory optimum. Jitter is off so that both
+implementations run the same model on the same trace; the benchmark checks that they agree to the microsecond, then
+reports replications per second of each and their ratio (target >= 100), and the numba cost in kernel loop
+iterations per replication (failures + checkpoints, not steps).
+
+Usage: ``python benchmarks/bench_timeline.py [--json] [--twin-reps 3] [--reps 100]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from spare_mc import _timeline_kernels as TK
+from spare_mc.reference import timeline_simpy
+from spare_mc.timeline import TimelineConfig, _run_us, make_trace
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--twin-reps", type=int, default=3, help="SimPy replications (slow)")
+    ap.add_argument("--reps", type=int, default=100, help="numba replications")
+    ap.add_argument("--n-steps", type=int, default=10_000)
+    args = ap.parse_args(argv)
+    cfg = TimelineConfig("spare", 600, r=8, n_steps=args.n_steps, jitter_sd=0.0)
+    holders = cfg.layout_object().holders
+    rng = np.random.default_rng(2026)
+    traces = [make_trace(cfg, rng, 40_000) for _ in range(max(args.reps, args.twin_reps))]
+    _run_us(cfg, holders, *traces[0], np.random.default_rng(0))  # compile / load the cache
+
+    t0 = time.perf_counter()
+    results = [_run_us(cfg, holders, *tr, np.random.default_rng(0)) for tr in traces[:args.reps]]
+    numba_s = (time.perf_counter() - t0) / args.reps
+
+    t0 = time.perf_counter()
+    twins = [timeline_simpy(cfg, tr) for tr in traces[:args.twin_reps]]
+    twin_s = (time.perf_counter() - t0) / args.twin_reps
+
+    agree = all(int(res[TK.R_TTT]) == tw["ttt"] and int(res[TK.R_LOST]) == tw["lost"]
+                and int(res[TK.R_FAILURES]) == tw["failures"] for res, tw in zip(results, twins))
+    out = {"benchmark": "timeline", "n_groups": 600, "r": 8, "strategy": "spare", "n_steps": args.n_steps,
+           "numba_reps_per_s": 1.0 / numba_s, "simpy_reps_per_s": 1.0 / twin_s, "ratio": twin_s / numba_s,
+           "target_ratio": 100.0, "meets_target": twin_s / numba_s >= 100, "identical_on_traces": agree,
+           "numba_ms_per_rep": numba_s * 1e3, "simpy_s_per_rep": twin_s,
+           "failures_per_rep": float(np.mean([r[TK.R_FAILURES] for r in results])),
+           "checkpoints_per_rep": float(np.mean([r[TK.R_CHECKPOINTS] for r in results])),
+           "kernel_loops_per_rep": float(np.mean([r[TK.R_LOOPS] for r in results]))}
+    if not agree:
+        raise SystemExit("the numba timeline and the SimPy twin disagree on a trace: " + json.dumps(out))
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"numba {out['numba_reps_per_s']:.1f} reps/s ({out['numba_ms_per_rep']:.2f} ms), SimPy twin "
+              f"{out['simpy_reps_per_s']:.3f} reps/s ({twin_s:.2f} s): ratio {out['ratio']:.0f}x "
+              f"(identical results: {agree})")
+        print(f"per replication: {out['failures_per_rep']:.0f} failures, {out['checkpoints_per_rep']:.0f} "
+              f"checkpoints, {out['kernel_loops_per_rep']:.0f} kernel loop iterations for {args.n_steps} steps")
+    return out
+
+
+if __name__ == "__main__":
+    main()

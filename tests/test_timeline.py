@@ -1,0 +1,282 @@
+"""Time-to-train timeline: the numba kernel against the SimPy twin, deterministic edge cases, statistics."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import spare_mc as sm
+from spare_mc import _timeline_kernels as TK
+from spare_mc.reference import timeline_simpy
+from spare_mc.timeline import TimelineConfig, make_trace, run_timeline, simulate_ttt, _run_us
+from conftest import ALPHA
+
+KEYS = {"ttt": TK.R_TTT, "useful": TK.R_USEFUL, "redundant": TK.R_REDUNDANT, "patch": TK.R_PATCH,
+        "allreduce": TK.R_ALLREDUCE, "rectlr_shrink": TK.R_RECTLR, "checkpoint": TK.R_CKPT, "restart": TK.R_RESTART,
+        "lost": TK.R_LOST, "failures": TK.R_FAILURES, "absorbed": TK.R_ABSORBED, "wipeouts": TK.R_WIPEOUTS,
+        "checkpoints": TK.R_CHECKPOINTS, "detections": TK.R_DETECTIONS, "steps_run": TK.R_STEPS_RUN,
+        "steps_done": TK.R_STEPS_DONE}
+STATUS = ["ok", "capped", "trace"]
+US = 1_000_000
+
+
+def _kernel(cfg, trace, jitter_seed=0):
+    return _run_us(cfg, cfg.layout_object().holders, *trace, np.random.default_rng(jitter_seed))
+
+
+def _random_config(rng, strategy, **kw):
+    n = int(rng.choice([12, 24, 60]))
+    r = 1 if strategy == "ckpt" else int(rng.choice([2, 3, 4]))
+    base = dict(r=r, n_steps=int(rng.integers(50, 300)), mtbf_s=float(rng.uniform(20, 400)),
+                shape=float(rng.uniform(0.6, 1.5)), restart_s=float(rng.uniform(10, 500)),
+                save_s=float(rng.uniform(1, 30)), ckpt_period_s=float(rng.uniform(50, 1000)), jitter_sd=0.0,
+                live_scaling=bool(rng.random() < 0.7), compute_s=float(rng.uniform(1, 20)),
+                layout=str(rng.choice(["cyclic", "sidon"])) if n >= 24 else "cyclic",
+                max_wall_factor=float(rng.choice([5.0, 100.0])))
+    base.update(kw)
+    return TimelineConfig(strategy, n, **base)
+
+
+@pytest.mark.parametrize("strategy", ["ckpt", "rep", "spare"])
+def test_kernel_equals_simpy_twin_on_random_traces(strategy):
+    """Same trace, jitter off: identical TTT, breakdown and counts to the microsecond (capped runs included)."""
+    rng = np.random.default_rng({"ckpt": 1, "rep": 2, "spare": 3}[strategy])
+    seen = set()
+    for _ in range(15):
+        cfg = _random_config(rng, strategy)
+        trace = make_trace(cfg, rng, 60_000)
+        res = _kernel(cfg, trace)
+        twin = timeline_simpy(cfg, trace)
+        assert STATUS[res[TK.R_STATUS]] == twin["status"] != "trace"
+        assert {k: int(res[i]) for k, i in KEYS.items()} == {k: twin[k] for k in KEYS}
+        seen.add((twin["status"], twin["wipeouts"] > 0, twin["detections"] > twin["wipeouts"]))
+        # the breakdown adds up to the time to train
+        parts = ("useful", "redundant", "patch", "allreduce", "rectlr_shrink", "checkpoint", "restart", "lost")
+        assert sum(twin[p] for p in parts) == twin["ttt"]
+    assert any(w for _, w, _ in seen)  # wipe-outs happened
+    if strategy != "ckpt":
+        assert any(m for _, _, m in seen)  # masked failures happened
+
+
+def test_jitter_equal_in_distribution():
+    """Jitter on, same trace: the kernel's and the twin's TTT distributions agree (two-sample KS, Welch)."""
+    rng = np.random.default_rng(11)
+    cfg = TimelineConfig("spare", 24, r=3, n_steps=150, mtbf_s=60.0, restart_s=120.0, save_s=5.0,
+                         ckpt_period_s=300.0, compute_s=8.0, allreduce_s=1.0, jitter_sd=0.05)
+    trace = make_trace(cfg, rng, 20_000)
+    k = np.array([_kernel(cfg, trace, s)[TK.R_TTT] for s in range(300)], dtype=float)
+    t = np.array([timeline_simpy(cfg, trace, jitter_rng=np.random.default_rng(10_000 + s))["ttt"]
+                  for s in range(300)], dtype=float)
+    assert k.std() > 0 and t.std() > 0
+    assert stats.ks_2samp(k, t).pvalue > ALPHA
+    assert stats.ttest_ind(k, t, equal_var=False).pvalue > ALPHA
+
+
+def _no_failure_trace(cfg):
+    return np.array([np.int64(1) << 60], dtype=np.int64), np.zeros(1, dtype=np.int64)
+
+
+@pytest.mark.parametrize("strategy, r, factor", [("ckpt", 1, 1), ("rep", 3, 3), ("spare", 8, 1)])
+def test_no_failures_is_t0_times_overhead_plus_checkpoints(strategy, r, factor):
+    cfg = TimelineConfig(strategy, 600, r=r, jitter_sd=0.0, ckpt_period_s=1000.0)
+    res = _kernel(cfg, _no_failure_trace(cfg))
+    d = factor * 64 * US + 6 * US
+    per = -(-1000 * US // d)                # steps between checkpoints
+    n_ck = (cfg.n_steps - 1) // per         # none after the last step
+    assert res[TK.R_TTT] == cfg.n_steps * d + n_ck * 60 * US
+    assert res[TK.R_CHECKPOINTS] == n_ck and res[TK.R_LOST] == 0 and res[TK.R_WIPEOUTS] == 0
+    assert res[TK.R_USEFUL] == cfg.n_steps * 64 * US
+    assert res[TK.R_REDUNDANT] == cfg.n_steps * (factor - 1) * 64 * US
+    # the cost is the number of checkpoints, not of steps
+    assert res[TK.R_LOOPS] <= n_ck + 2
+
+
+def test_failure_right_after_a_checkpoint_loses_nothing_saved():
+    """CKPT-only; the first failure 1 us after the first checkpoint ends: only the step in progress is lost."""
+    cfg = TimelineConfig("ckpt", 600, jitter_sd=0.0, ckpt_period_s=1000.0, n_steps=100)
+    d = 70 * US
+    per = -(-1000 * US // d)
+    t_ck = per * d + 60 * US
+    gaps = np.array([(t_ck + 1) * 600, np.int64(1) << 60], dtype=np.int64)  # rate N = 600 units per us
+    res = _kernel(cfg, (gaps, np.zeros(2, dtype=np.int64)))
+    base = _kernel(cfg, _no_failure_trace(cfg))
+    assert res[TK.R_WIPEOUTS] == 1 and res[TK.R_LOST] == 64 * US
+    assert res[TK.R_TTT] == base[TK.R_TTT] + 3600 * US + 64 * US
+    # the same failure during the compute of the step that would have triggered the checkpoint loses everything
+    # since the start: the steps before and the step that detected it
+    gaps[0] = ((per - 1) * d + 1) * 600
+    res2 = _kernel(cfg, (gaps, np.zeros(2, dtype=np.int64)))
+    assert res2[TK.R_LOST] == (per - 1) * d + 64 * US
+    # and one arriving during that step's all-reduce is detected after the checkpoint: only one step lost
+    gaps[0] = (per * d - 1) * 600
+    res3 = _kernel(cfg, (gaps, np.zeros(2, dtype=np.int64)))
+    assert res3[TK.R_LOST] == 64 * US and res3[TK.R_CHECKPOINTS] == res[TK.R_CHECKPOINTS]
+
+
+def test_ckpt_only_with_restart_longer_than_mtbf_is_capped_with_a_clear_status():
+    cfg = TimelineConfig("ckpt", 600, mtbf_s=30.0, restart_s=3600.0, n_steps=2000, max_wall_factor=20.0,
+                         jitter_sd=0.0)
+    res = simulate_ttt(cfg, 3, seed=4)
+    assert all(r.status == "capped" for r in res.runs)
+    s = res.summary()
+    assert s["capped_fraction"] == 1.0 and "wall-clock cap" in s["status"]
+    assert np.isnan(s["ttt_over_t0"])
+    assert all(r.steps_done < 0.05 * cfg.n_steps for r in res.runs)
+    assert all(r.ttt_s > 20 * cfg.t0_s for r in res.runs)
+
+
+def test_rep_never_patches_and_spare_s_follows_rectlr():
+    cfg = TimelineConfig("rep", 600, r=3, jitter_sd=0.0, n_steps=2000)
+    run = run_timeline(cfg, np.random.SeedSequence(1))
+    assert run.breakdown_s["patch"] == 0 and run.mean_s == 3.0 and run.failures > run.wipeouts > 0
+    cfg = TimelineConfig("spare", 600, r=8, jitter_sd=0.0, n_steps=2000)
+    run = run_timeline(cfg, np.random.SeedSequence(1))
+    assert run.breakdown_s["patch"] > 0 and 1.0 < run.mean_s < 8.0 and run.patch_shards > 0
+
+
+def test_reproducible_and_chunking_independent():
+    cfg = TimelineConfig("spare", 200, r=6, n_steps=1000)
+    a = simulate_ttt(cfg, 3, seed=9)
+    b = simulate_ttt(cfg, 2, seed=9)
+    assert a.runs[:2] == b.runs
+    assert a.summary() == simulate_ttt(cfg, 3, seed=9).summary()
+    # common random numbers: the same failures hit CKPT-only and SPARe until the first restart
+    ck = run_timeline(TimelineConfig("ckpt", 200, n_steps=1000, jitter_sd=0.0), np.random.SeedSequence(5))
+    sp = run_timeline(TimelineConfig("spare", 200, r=6, n_steps=1000, jitter_sd=0.0), np.random.SeedSequence(5))
+    assert ck.failures > 0 and sp.failures > 0
+
+
+def test_trace_extension_is_transparent():
+    """A run that exhausts its first trace block extends the trace and equals a run on a long trace."""
+    cfg = TimelineConfig("ckpt", 600, n_steps=3000, jitter_sd=0.0)
+    run = run_timeline(cfg, np.random.SeedSequence(3))
+    assert run.arrivals_used > 3 * int(cfg.t0_s / cfg.mtbf_s) + 4096
+    trace_ss, _ = np.random.SeedSequence(3).spawn(2)
+    long_trace = make_trace(cfg, np.random.default_rng(trace_ss), 4 * 4096 * 8)
+    again = run_timeline(cfg, np.random.SeedSequence(3), trace=long_trace)
+    assert again.ttt_s == run.ttt_s and again.breakdown_s == run.breakdown_s
+
+
+def test_results_dataset_and_estimates():
+    cfg = TimelineConfig("spare", 200, r=6, n_steps=800)
+    res = simulate_ttt(cfg, 5, seed=2)
+    est = res.estimate("ttt_over_t0")
+    assert est.n == 5 and est.ci[0] < est.mean < est.ci[1]
+    ds = res.to_xarray()
+    assert ds.sizes["rep"] == 5 and ds.attrs["strategy"] == "spare"
+    np.testing.assert_allclose(ds["ttt_over_t0"].values, res.values("ttt_over_t0"))
+    for run in res.runs:
+        assert sum(run.breakdown_s.values()) == pytest.approx(run.ttt_s, rel=1e-12)
+        assert 0 < run.availability <= 1 and run.useful_fraction <= run.availability
+
+
+def test_paper_allreduce_model():
+    assert [sm.timeline.paper_allreduce_s(n) for n in (200, 600, 1000)] == [2.0, 6.0, 10.0]
+    assert sm.timeline.paper_allreduce_s(10) == 0.5
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    (dict(strategy="raid", n_groups=10), ValueError, r"`strategy` must be one of"),
+    (dict(strategy="ckpt", n_groups=10, r=2), ValueError, r"`r` must be 1 for strategy 'ckpt'"),
+    (dict(strategy="rep", n_groups=10, r=3), ValueError, r"N divisible by r"),
+    (dict(strategy="spare", n_groups=10, r=11), ValueError, r"`r` must be <= 10"),
+    (dict(strategy="spare", n_groups=1, r=1), ValueError, r"`n_groups` must be >= 2"),
+    (dict(strategy="spare", n_groups=10, r=2, mtbf_s=0.0), ValueError, r"`mtbf_s` must be > 0"),
+    (dict(strategy="spare", n_groups=10, r=2, jitter_sd=0.7), ValueError, r"`jitter_sd` must be < 0.5"),
+    (dict(strategy="spare", n_groups=10, r=2, jitter_sd=-0.1), ValueError, r"`jitter_sd` must be >= 0"),
+    (dict(strategy="spare", n_groups=10, r=2, ckpt_period_s=-5.0), ValueError, r"`ckpt_period_s` must be > 0"),
+    (dict(strategy="spare", n_groups=10, r=2, layout="block"), ValueError, r"`layout` must be one of"),
+    (dict(strategy="spare", n_groups=10, r=2, live_scaling=1), TypeError, r"`live_scaling` must be a bool"),
+    (dict(strategy="spare", n_groups=10.5, r=2), TypeError, r"`n_groups` must be an integer"),
+])
+def test_config_errors(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        TimelineConfig(**kwargs)
+
+
+def test_other_errors():
+    with pytest.raises(ValueError, match=r"unknown TimelineConfig parameters: \['mtbf'\]"):
+        TimelineConfig.from_dict({"strategy": "ckpt", "n_groups": 10, "mtbf": 3.0})
+    with pytest.raises(TypeError, match=r"`cfg` must be a TimelineConfig"):
+        simulate_ttt({"strategy": "ckpt"}, 2)
+    with pytest.raises(ValueError, match=r"`reps` must be >= 1"):
+        simulate_ttt(TimelineConfig("ckpt", 10), 0)
+    cfg = TimelineConfig("ckpt", 600, n_steps=3000, jitter_sd=0.0)
+    short = make_trace(cfg, np.random.default_rng(0), 10)
+    with pytest.raises(ValueError, match=r"`trace` ran out"):
+        run_timeline(cfg, np.random.SeedSequence(0), trace=(short[0][:5], short[1][:5]))
+
+
+# ------------------------------------------------------------------------------------------ optimiser and CLI
+def test_theory_ttt_pieces():
+    from spare_mc.optimize import theory_ttt
+    cfg = TimelineConfig("ckpt", 600)
+    t = theory_ttt(cfg)
+    assert t["S"] == 1.0 and t["T_f_s"] == 300.0
+    assert t["ttt_over_t0"] == pytest.approx(1 / sm.optimal_availability(60.0, 300.0, 3600.0))
+    sp = theory_ttt(TimelineConfig("spare", 600, r=8))
+    assert sp["S"] == pytest.approx(sm.exact_stack_bound_sum("cyclic", 600, 8)[2])
+    assert sp["mean_T"] == pytest.approx(sm.exact_wipeout("cyclic", 600, 8).mean)
+    assert sp["paper_J"] == pytest.approx(sm.normalized_ttt(600, 8, 300.0, 60.0, 3600.0))
+    rep = theory_ttt(TimelineConfig("rep", 600, r=3))
+    assert rep["S"] == 3.0 and rep["mean_T"] == pytest.approx(sm.exact.block_mean_closed_form(600, 3))
+
+
+def test_optimize_strategy_selects_the_grid_minimum_and_confirms_on_fresh_seeds():
+    from spare_mc.optimize import optimize_strategy
+    base = {"n_steps": 300, "jitter_sd": 0.0}
+    opt = optimize_strategy("spare", 60, reps=3, confirm_reps=4, r_range=(2, 4), period_factors=(0.7, 1.4),
+                            base=base, seed=3)
+    finished = [g for g in opt.grid if g["capped_fraction"] == 0]
+    best = min(finished, key=lambda g: g["ttt_over_t0"])
+    assert (opt.best_r, opt.best_ckpt_period_s) == (best["r"], best["ckpt_period_s"])
+    assert len(opt.grid) == 3 * 2 and opt.best.reps == 4
+    # the confirmation uses other seeds than the grid
+    grid_run = simulate_ttt(TimelineConfig("spare", 60, r=opt.best_r, ckpt_period_s=opt.best_ckpt_period_s,
+                                           **base), 3, seed=3)
+    assert grid_run.runs[0] != opt.best.runs[0]
+    s = opt.summary()
+    assert s["paper_r_star"] == sm.r_star(60) and s["best_r"] in (2, 3, 4)
+    with pytest.raises(ValueError, match=r"`base` must not set 'r'"):
+        optimize_strategy("spare", 60, base={"r": 3})
+    with pytest.raises(ValueError, match=r"no admissible r for strategy 'rep'"):
+        optimize_strategy("rep", 61, r_range=(2, 5))
+
+
+def test_cli_ttt_and_reproduce_json(capsys):
+    from spare_mc.cli import main
+    import json
+    assert main(["ttt", "--strategy", "spare", "--n-groups", "60", "--r", "4", "--reps", "3", "--n-steps", "200",
+                 "--seed", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("ttt_over_t0", "availability", "breakdown", "failures_mean", "wipeouts_mean"):
+        assert key in out
+    lo, hi = out["ttt_over_t0_ci95"]
+    assert lo <= out["ttt_over_t0"] <= hi and out["config"]["n_steps"] == 200
+    assert main(["reproduce", "--table", "main", "--n-values", "24,60", "--reps", "2", "--confirm-reps", "2",
+                 "--n-steps", "100", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [row["n_groups"] for row in out["rows"]] == [24, 60]
+    for row in out["rows"]:
+        assert "ttt_reduction" in row and len(row["ttt_reduction_ci95"]) == 2
+        for s in ("ckpt", "rep", "spare"):
+            for key in ("best_r", "ckpt_period_s", "ttt_over_t0", "ttt_over_t0_ci95", "availability",
+                        "availability_ci95"):
+                assert key in row[s]
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["ttt", "--strategy", "rep", "--n-groups", "10", "--r", "3"], r"N divisible by r"),
+    (["ttt", "--strategy", "spare", "--n-groups", "600", "--reps", "1"], r"`--reps` must be >= 2"),
+    (["ttt", "--strategy", "spare", "--n-groups", "600", "--mtbf-s", "-3"], r"`mtbf_s` must be > 0"),
+    (["ttt", "--strategy", "spare", "--n-groups", "600", "--ckpt-period-s", "10", "--ckpt-period", "optimal"],
+     r"not allowed with argument"),
+    (["reproduce", "--n-values", "200,x"], r"`--n-values` must be comma-separated integers"),
+    (["reproduce", "--n-values", "1"], r"`n_groups` must be >= 2"),
+    (["reproduce", "--table", "side"], r"invalid choice"),
+])
+def test_cli_bad_arguments(argv, match, capsys):
+    import re
+    from spare_mc.cli import main
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and re.search(match, err)
