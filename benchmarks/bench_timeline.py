@@ -33,10 +33,10 @@ def main(argv=None) -> dict:
     holders = cfg.layout_object().holders
     rng = np.random.default_rng(2026)
     traces = [make_trace(cfg, rng, 40_000) for _ in range(max(args.reps, args.twin_reps))]
-    _run_us(cfg, holders, *traces[0], np.random.default_rng(0))  # compile / load the cache
+    _run_us(cfg, holders, *traces[0], jitter_rng=np.random.default_rng(0))  # compile / load the cache
 
     t0 = time.perf_counter()
-    results = [_run_us(cfg, holders, *tr, np.random.default_rng(0)) for tr in traces[:args.reps]]
+    results = [_run_us(cfg, holders, *tr, jitter_rng=np.random.default_rng(0)) for tr in traces[:args.reps]]
     numba_s = (time.perf_counter() - t0) / args.reps
 
     t0 = time.perf_counter()
@@ -52,6 +52,18 @@ def main(argv=None) -> dict:
            "failures_per_rep": float(np.mean([r[TK.R_FAILURES] for r in results])),
            "checkpoints_per_rep": float(np.mean([r[TK.R_CHECKPOINTS] for r in results])),
            "kernel_loops_per_rep": float(np.mean([r[TK.R_LOOPS] for r in results]))}
+    # the same comparison without ReCtlr (Rep+CKPT, r = 3): what the timeline itself costs
+    rep = TimelineConfig("rep", 600, r=3, n_steps=args.n_steps, jitter_sd=0.0)
+    rep_h = rep.layout_object().holders
+    t0 = time.perf_counter()
+    rep_res = [_run_us(rep, rep_h, *tr, jitter_rng=np.random.default_rng(0)) for tr in traces[:args.reps]]
+    rep_numba = (time.perf_counter() - t0) / args.reps
+    t0 = time.perf_counter()
+    rep_tw = [timeline_simpy(rep, tr) for tr in traces[:args.twin_reps]]
+    rep_twin = (time.perf_counter() - t0) / args.twin_reps
+    agree = agree and all(int(a[TK.R_TTT]) == b["ttt"] for a, b in zip(rep_res, rep_tw))
+    out.update(identical_on_traces=agree, rep_numba_ms_per_rep=rep_numba * 1e3, rep_simpy_s_per_rep=rep_twin,
+               rep_ratio=rep_twin / rep_numba)
     if not agree:
         raise SystemExit("the numba timeline and the SimPy twin disagree on a trace: " + json.dumps(out))
     if args.json:
@@ -62,6 +74,8 @@ def main(argv=None) -> dict:
               f"(identical results: {agree})")
         print(f"per replication: {out['failures_per_rep']:.0f} failures, {out['checkpoints_per_rep']:.0f} "
               f"checkpoints, {out['kernel_loops_per_rep']:.0f} kernel loop iterations for {args.n_steps} steps")
+        print(f"Rep+CKPT r=3 (no ReCtlr): numba {out['rep_numba_ms_per_rep']:.2f} ms, SimPy "
+              f"{out['rep_simpy_s_per_rep']:.3f} s: ratio {out['rep_ratio']:.0f}x")
     return out
 
 

@@ -11,6 +11,14 @@ Failure trace (no random numbers are drawn here except the optional jitter):
   ``t_ref + ceil((A_i - O_ref) / rate)``.
 - ``victims[i]`` in ``[0, 2^32)`` picks the live group of rank ``(victims[i] * n_live) >> 32`` (ranks in increasing
   group index). Every arrival consumes one entry, also when it is absorbed by a restart.
+
+Unit clocks (``units=True``: per-GPU lifetimes and/or failure domains) instead: unit ``u`` (groups ``0..n_gu-1``
+first, then domains) fails at its absolute time ``next_t[u]``; a new lifetime is ``max(1, rint(uscale[u] *
+life[il]))`` microseconds with ``life`` the next entry of a stream of standard Weibull variates, drawn in unit order.
+A group unit kills its group; a domain unit kills every live group it touches; a unit that fired is inactive until
+the next restart. At a restart the units that would fire during it are absorbed, and lifetimes are redrawn from its
+end: every unit (``keep=False``, "renew") or only the inactive and absorbed ones (``keep=True``, "keep ages").
+Ties fire the lowest unit first.
 """
 
 from __future__ import annotations
@@ -73,6 +81,56 @@ def _fenwick_take(tree, n, rank):
 
 
 @njit(cache=True)
+def _units_min(next_t):
+    """(earliest unit time, its unit): the lowest index wins a tie; ``(_NEVER, -1)`` if every unit is inactive."""
+    best = _NEVER
+    bu = -1
+    for u in range(next_t.shape[0]):
+        if next_t[u] < best:
+            best = next_t[u]
+            bu = u
+    return best, bu
+
+
+@njit(cache=True)
+def _redraw(next_t, uscale, life, il, t_from, keep, t_end):
+    """New lifetimes from ``t_from`` for every unit, or with ``keep`` only for the inactive ones and those due
+    before ``t_end``. Returns the new stream index, -1 if the stream ran out."""
+    for u in range(next_t.shape[0]):
+        if keep and next_t[u] != _NEVER and next_t[u] >= t_end:
+            continue
+        if il >= life.shape[0]:
+            return -1
+        next_t[u] = t_from + max(np.int64(1), np.int64(np.rint(uscale[u] * life[il])))
+        il += 1
+    return il
+
+
+@njit(cache=True)
+def _fire(u, n_gu, next_t, upf, dptr, dgroups, pend, npend):
+    """Unit ``u`` fails: kill its group or its domain's live groups. Returns (npend, groups killed)."""
+    killed = 0
+    if u < n_gu:
+        upf[u] = 0
+        pend[npend] = u
+        npend += 1
+        killed = 1
+    else:
+        d = u - n_gu
+        for j in range(dptr[d], dptr[d + 1]):
+            g = dgroups[j]
+            if upf[g] != 0:
+                upf[g] = 0
+                pend[npend] = g
+                npend += 1
+                killed += 1
+                if n_gu > 0:
+                    next_t[g] = _NEVER
+    next_t[u] = _NEVER
+    return npend, killed
+
+
+@njit(cache=True)
 def _next_arrival(t_ref, o_ref, a_next, rate):
     if rate <= 0:
         return _NEVER
@@ -81,11 +139,13 @@ def _next_arrival(t_ref, o_ref, a_next, rate):
 
 @njit(cache=True)
 def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_us, period_us, shrink_us,
-             rectlr_us, jit_sd, rng, cap_us, live_scaling, gaps, victims, res):
+             rectlr_us, jit_sd, rng, cap_us, live_scaling, gaps, victims, units, uscale, n_gu, dptr, dgroups, keep,
+             life, res):
     """Simulate one training job; results in ``res`` (``R_*`` slots, times in microseconds)."""
     for i in range(N_RES):
         res[i] = 0
     n_trace = gaps.shape[0]
+    n_units = uscale.shape[0]
     # ---- redundancy state (ReCtlr for SPARe; live holders per type for Rep and CKPT-only)
     nr = n * r
     eg = np.empty(nr, np.int64)
@@ -135,7 +195,14 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
     a_next = gaps[0] if n_trace > 0 else _NEVER
     t_ref = 0
     o_ref = 0
-    restarting = False
+    upf = np.ones(n, np.int64)
+    next_t = np.empty(n_units, np.int64)
+    il = 0
+    status = STATUS_OK
+    if units:
+        il = _redraw(next_t, uscale, life, il, 0, False, 0)
+        if il < 0:
+            status = STATUS_TRACE
     # ---- progress and accounting
     t = 0
     steps_done = 0
@@ -148,17 +215,19 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
     p_rc = 0
     S = s0 if strategy == STRAT_SPARE else (r if strategy == STRAT_REP else 1)
     res[R_S_MAX] = S
-    status = STATUS_OK
-    while steps_done < n_steps:
+    while steps_done < n_steps and status == STATUS_OK:
         res[R_LOOPS] += 1
         if t > cap_us:
             status = STATUS_CAPPED
             break
-        rate = n_up if live_scaling else n
-        if ia >= n_trace:
-            status = STATUS_TRACE
-            break
-        t_f = _next_arrival(t_ref, o_ref, a_next, rate)
+        if units:
+            t_f = _units_min(next_t)[0]
+        else:
+            rate = n_up if live_scaling else n
+            if ia >= n_trace:
+                status = STATUS_TRACE
+                break
+            t_f = _next_arrival(t_ref, o_ref, a_next, rate)
         if jit_sd == 0.0:
             # ---- quiet stretch: m identical steps with no arrival before their compute ends, in O(1)
             c_step = S * comp_us
@@ -196,8 +265,15 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
         # ---- one explicit step
         c_step = _dur(S * comp_us, jit_sd, rng)
         t_c = t + c_step
-        # arrivals up to the all-reduce: each kills a uniformly random live group
-        while True:
+        # arrivals up to the all-reduce: each kills a uniformly random live group (or a unit's groups)
+        while units:
+            t_f, u = _units_min(next_t)
+            if t_f > t_c:
+                break
+            npend, killed = _fire(u, n_gu, next_t, upf, dptr, dgroups, pend, npend)
+            n_up -= killed
+            res[R_FAILURES] += killed
+        while not units:
             if ia >= n_trace:
                 status = STATUS_TRACE
                 break
@@ -259,8 +335,16 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
             t_ref = t_c
             r_s = _dur(restart_us, jit_sd, rng)
             t_end = t_c + r_s
+            if units:
+                for u in range(n_units):
+                    if next_t[u] < t_end:
+                        res[R_ABSORBED] += 1
+                il = _redraw(next_t, uscale, life, il, t_end, keep, t_end)
+                if il < 0:
+                    status = STATUS_TRACE
+                upf[:] = 1
             # arrivals during the restart are absorbed by it (the clock runs at full rate)
-            while True:
+            while not units:
                 if ia >= n_trace:
                     status = STATUS_TRACE
                     break
@@ -318,7 +402,13 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
             ckpt_steps = steps_done
             last_ck = t
     # failures after the last detection but before the end still count (they hit the running job)
-    while status != STATUS_TRACE:
+    while units and status != STATUS_TRACE:
+        t_f, u = _units_min(next_t)
+        if t_f >= t:
+            break
+        npend, killed = _fire(u, n_gu, next_t, upf, dptr, dgroups, pend, 0)
+        res[R_FAILURES] += killed
+    while not units and status != STATUS_TRACE:
         if ia >= n_trace:
             status = STATUS_TRACE
             break

@@ -108,14 +108,41 @@ def _add_timeline_options(p) -> None:
     p.add_argument("--no-live-scaling", action="store_true",
                    help="failure rate does not fall as groups die (default: proportional to live GPUs)")
     p.add_argument("--layout", choices=("cyclic", "sidon"), default=None, help="SPARe layout (default cyclic)")
+    p.add_argument("--failures", choices=("system", "per-gpu", "node", "rack", "power"), default="system",
+                   help="system-level renewal (default), per-GPU lifetimes, or failure domains at a level on top of "
+                        "per-GPU lifetimes (same system MTBF and shape)")
+    p.add_argument("--age-policy", choices=("renew", "keep"), default="renew",
+                   help="GPU ages at a global restart for per-GPU / domain failures (default renew)")
+    p.add_argument("--domain-mtbf-s", type=float, default=None, help="mean lifetime of one failure domain")
+    p.add_argument("--n-gpus", type=int, default=600_000, help="GPUs in the system (default 600000)")
+    p.add_argument("--placement", choices=("contiguous", "strided"), default="contiguous",
+                   help="how groups map onto nodes and racks (default contiguous)")
 
 
-def _timeline_overrides(args) -> dict:
+def _timeline_overrides(args, n_groups=None) -> dict:
+    from .failures import DomainFailures, PerGPU
+    from .topology import Topology
+
     d = {name: getattr(args, name) for name, _ in _TIMELINE_OPTIONS if getattr(args, name) is not None}
     if args.no_live_scaling:
         d["live_scaling"] = False
     if args.layout is not None:
         d["layout"] = args.layout
+    if args.failures == "system":
+        if args.domain_mtbf_s is not None:
+            raise ValueError("`--domain-mtbf-s` needs `--failures` node, rack or power")
+        return d
+    mtbf = d.get("mtbf_s", 300.0)
+    shape = d.get("shape", 0.78)
+    bg = PerGPU.from_system_mtbf(mtbf, args.n_gpus, shape, args.age_policy)
+    if args.failures == "per-gpu":
+        d["failures"] = bg
+    else:
+        if args.domain_mtbf_s is None:
+            raise ValueError(f"`--domain-mtbf-s` is required with `--failures {args.failures}`")
+        d["failures"] = DomainFailures(args.failures, args.domain_mtbf_s, shape, background=bg)
+    if n_groups is not None:
+        d["topology"] = Topology(args.n_gpus, n_groups, placement=args.placement)
     return d
 
 
@@ -200,7 +227,7 @@ def run_ttt(args) -> dict:
         raise ValueError(f"`--seed` must be >= 0, got {args.seed}")
     r = args.r if args.r is not None else {"ckpt": 1, "rep": 3, "spare": 8}[args.strategy]
     cfg = TimelineConfig(args.strategy, args.n_groups, r=r, ckpt_period_s=args.ckpt_period_s,
-                         **_timeline_overrides(args))
+                         **_timeline_overrides(args, args.n_groups))
     res = simulate_ttt(cfg, args.reps, seed=args.seed)
     out = {"seed": args.seed, **res.summary(), "config": cfg.to_dict()}
     out["ckpt_period_rule"] = "given" if args.ckpt_period_s is not None else "optimal (theory T_c*)"
@@ -228,7 +255,10 @@ def run_reproduce(args) -> dict:
     from .timeline import TimelineConfig
 
     for n in n_values:  # validate every setting before any work starts
-        TimelineConfig("spare", n, r=2, **base)
+        TimelineConfig("spare", n, r=2, **_timeline_overrides(args, n))
+    if args.failures != "system" and (args.placement != "contiguous" or args.n_gpus != 600_000):
+        raise ValueError("`--placement` and `--n-gpus` are only supported by `spare-mc ttt` (reproduce uses the "
+                         "default 600,000-GPU contiguous topology)")
     log = None if args.json else (lambda msg: print(f"... {msg}", file=sys.stderr, flush=True))
     out = main_table(n_values, reps=reps, confirm_reps=confirm, seed=args.seed, base=base, progress=log)
     out["table"] = args.table

@@ -43,6 +43,7 @@ from ._validation import as_choice, as_float, as_int
 from .topology import DOMAIN_LEVELS, Topology
 
 __all__ = ["UniformOrder", "SystemRenewal", "PerGPU", "DomainFailures", "FailureEvents", "sample_events",
+           "failure_model_from_dict",
            "weibull_scale", "PerGPUClock", "AGE_POLICIES"]
 
 AGE_POLICIES = ("renew", "keep")
@@ -160,6 +161,21 @@ class DomainFailures:
 
 
 FAILURE_MODELS = (UniformOrder, SystemRenewal, PerGPU, DomainFailures)
+
+
+def failure_model_from_dict(d: dict):
+    """Rebuild a failure model from its ``to_dict()`` (for config files and dataset attributes)."""
+    if not isinstance(d, dict) or "model" not in d:
+        raise ValueError(f"a failure model dict needs a 'model' key, got {d!r}")
+    d = dict(d)
+    kind = d.pop("model")
+    classes = {"uniform_order": UniformOrder, "system_renewal": SystemRenewal, "per_gpu": PerGPU,
+               "domains": DomainFailures}
+    if kind not in classes:
+        raise ValueError(f"unknown failure model {kind!r}; expected one of {sorted(classes)}")
+    if kind == "domains" and d.get("background") is not None:
+        d["background"] = failure_model_from_dict(d["background"])
+    return classes[kind](**d)
 
 
 @dataclass(frozen=True)

@@ -264,8 +264,9 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
     from .reorder import ReCtlr
 
     us = 1_000_000
-    gaps = [int(x) for x in trace[0]]
-    victims = [int(x) for x in trace[1]]
+    system = cfg.failures is None
+    gaps = [int(x) for x in trace[0]] if system else []
+    victims = [int(x) for x in trace[1]] if system else []
     n = cfg.n_groups
     layout = cfg.layout_object()
     sd = float(cfg.jitter_sd)
@@ -279,6 +280,8 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
     env = simpy.Environment()
     st = {"up": list(range(n)), "dead": set(), "pending": [], "restarting": False, "o_ref": 0, "t_ref": 0,
           "i": 0, "a": gaps[0] if gaps else None, "trace_out": False, "kill_times": []}
+    if not system:
+        st["a"] = 0  # unused by the unit clocks
     tot = dict.fromkeys(("useful", "redundant", "patch", "allreduce", "rectlr_shrink", "checkpoint", "restart",
                          "lost", "failures", "absorbed", "wipeouts", "checkpoints", "detections", "steps_run"), 0)
 
@@ -315,6 +318,57 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
                 st["kill_times"].append(env.now)
             st["i"] += 1
             st["a"] = st["a"] + gaps[st["i"]] if st["i"] < len(gaps) else None
+
+    unit_clocks = cfg.unit_clocks()
+    if unit_clocks is not None:
+        uscale, n_gu, dptr, dgroups, keep, _ = unit_clocks
+        life = [float(x) for x in trace[0]]
+        st["next"] = [None] * len(uscale)  # None = inactive until the next restart
+        st["il"] = 0
+
+        def redraw(t_from, only_replaced):
+            for u in range(len(uscale)):
+                if only_replaced and st["next"][u] is not None:
+                    continue
+                if st["il"] >= len(life):
+                    st["trace_out"] = True
+                    return
+                st["next"][u] = t_from + max(1, int(np.rint(uscale[u] * life[st["il"]])))
+                st["il"] += 1
+
+        redraw(0, False)
+
+        def kill(g):
+            st["up"].remove(g)
+            st["dead"].add(g)
+            st["pending"].append(g)
+            st["kill_times"].append(env.now)
+            if g < n_gu:
+                st["next"][g] = None
+
+        def failure_process():  # noqa: F811 - the unit-clock version
+            while True:
+                active = [(t, u) for u, t in enumerate(st["next"]) if t is not None]
+                try:
+                    if not active:
+                        yield env.event()
+                    else:
+                        yield env.timeout(min(active)[0] - env.now)
+                except simpy.Interrupt:  # a restart ended: lifetimes were redrawn
+                    continue
+                t_min, u = min(active)
+                if st["restarting"]:
+                    tot["absorbed"] += 1
+                    st["next"][u] = None
+                    continue
+                st["next"][u] = None
+                if u < n_gu:
+                    kill(u)
+                else:
+                    d = u - n_gu
+                    for g in dgroups[dptr[d]:dptr[d + 1]]:
+                        if int(g) not in st["dead"]:
+                            kill(int(g))
 
     fail_proc = env.process(failure_process())
     comp, ar = round(cfg.compute_s * us), round(cfg.allreduce * us)
@@ -366,7 +420,13 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
                 yield env.timeout(r_s)
                 tot["restart"] += r_s
                 st["up"], st["dead"], st["pending"] = list(range(n)), set(), []
-                st["restarting"] = False  # same rate (all groups up), the failure process needs no wake-up
+                st["restarting"] = False  # same rate (all groups up), the system process needs no wake-up
+                if unit_clocks is not None:  # replaced hardware gets new lifetimes from the end of the restart
+                    redraw(env.now, keep)
+                    fail_proc.interrupt()
+                    if st["trace_out"]:
+                        result["status"] = "trace"
+                        return
                 ctl = ReCtlr(layout) if cfg.strategy == "spare" else None
                 if ctl:
                     S = ctl.stack_number

@@ -4,9 +4,15 @@ The model (MODEL.md sections 5-6; every choice the paper leaves open is a named 
 ---------------------------------------------------------------------------------------------------------------
 - The job is ``n_steps`` synchronous steps. A step computes ``S`` stack layers (``S x T_comp``; ``r x T_comp`` for
   Rep, ``T_comp`` for CKPT-only), then the all-reduce ``T_a``. ``T0 = n_steps (T_comp + T_a)``.
-- **Failures**: a system-level Weibull renewal process (shape ``k``, mean ``m`` for the full system) whose rate is
-  proportional to the live GPUs (``live_scaling``): inter-arrivals are drawn in *operational time*, which runs at
-  the live fraction of the system. Each failure kills a uniformly random live group (groups are equal-sized).
+- **Failures** (default, the paper's setting): a system-level Weibull renewal process (shape ``k``, mean ``m`` for
+  the full system) whose rate is proportional to the live GPUs (``live_scaling``): inter-arrivals are drawn in
+  *operational time*, which runs at the live fraction of the system. Each failure kills a uniformly random live
+  group (groups are equal-sized). **Options** (``failures=``): per-GPU Weibull lifetimes (:class:`PerGPU`; a
+  group fails at the minimum of its GPUs' lifetimes) and failure domains (:class:`DomainFailures`: a node, rack
+  or power domain of the ``topology`` takes down every group it touches, plus optional per-GPU background). These
+  are unit clocks: at a global restart, lifetimes are redrawn for every unit (``age_policy="renew"``) or only for
+  the replaced hardware -- units that failed and those that would have failed during the restart -- while the
+  others keep their ages (``"keep"``; domains follow their background's policy).
 - **Detection**: failures that arrive up to the end of a step's compute phase are detected at that step's
   all-reduce, together. Failures during the all-reduce, ReCtlr, patch or a checkpoint are detected at the next
   step's all-reduce (their groups are dead meanwhile and no longer fail).
@@ -44,7 +50,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -52,7 +58,9 @@ from . import _timeline_kernels as _tk
 from ._validation import as_choice, as_float, as_int
 from .closed_forms import ckpt_period_optimal
 from .exact import block_mean_closed_form, exact_wipeout
+from .failures import DomainFailures, PerGPU, failure_model_from_dict, lower
 from .layouts import Layout, block, cyclic, sidon
+from .topology import Topology
 from .stats import MCEstimate, estimate_mean
 
 __all__ = ["TimelineConfig", "TimelineRun", "TTTResult", "simulate_ttt", "run_timeline", "paper_allreduce_s",
@@ -92,9 +100,14 @@ class TimelineConfig:
     allreduce_s : float or None
         ``T_a``; ``None`` = :func:`paper_allreduce_s`.
     mtbf_s, shape : float
-        Full-system mean time between failures (300 s) and Weibull shape (0.78).
+        Full-system mean time between failures (300 s) and Weibull shape (0.78) of the default system-level
+        renewal process (also the ``m`` of the theory checkpoint period).
     live_scaling : bool
-        The failure rate is proportional to the live GPUs.
+        The failure rate is proportional to the live GPUs (system-level process).
+    failures : PerGPU or DomainFailures, optional
+        Unit-clock failure model instead of the system-level process.
+    topology : Topology, optional
+        GPUs and failure domains for ``failures`` (default ``Topology(600_000, n_groups)``).
     restart_s, save_s : float
         Global restart ``T_r`` (3600 s) and checkpoint save ``T_s`` (60 s).
     ckpt_period_s : float or None
@@ -124,6 +137,8 @@ class TimelineConfig:
     rectlr_s: float = 0.1
     jitter_sd: float = 0.05
     max_wall_factor: float = 100.0
+    failures: PerGPU | DomainFailures | None = None
+    topology: Topology | None = None
 
     def __post_init__(self):
         s = as_choice(self.strategy, "strategy", STRATEGIES)
@@ -147,7 +162,39 @@ class TimelineConfig:
             raise ValueError(f"`jitter_sd` must be < 0.5 (a multiplicative Normal(1, sd^2)), got {self.jitter_sd}")
         if not isinstance(self.live_scaling, bool):
             raise TypeError(f"`live_scaling` must be a bool, got {self.live_scaling!r}")
+        if self.failures is not None and not isinstance(self.failures, (PerGPU, DomainFailures)):
+            raise TypeError(f"`failures` must be PerGPU, DomainFailures or None (the system-level process), got "
+                            f"{type(self.failures).__name__}")
+        if self.topology is not None:
+            if not isinstance(self.topology, Topology):
+                raise TypeError(f"`topology` must be a Topology, got {type(self.topology).__name__}")
+            if self.topology.n_groups != n:
+                raise ValueError(f"`topology` has N={self.topology.n_groups} groups, the config N={n}")
+        elif self.failures is not None:
+            object.__setattr__(self, "topology", Topology(600_000, n))
 
+    def unit_clocks(self):
+        """Kernel parameters of a unit-clock model: ``(uscale_us, n_group_units, dom_ptr, dom_groups, keep,
+        shape)``, or None for the system-level process."""
+        if self.failures is None:
+            return None
+        proc = lower(self.failures, self.topology)
+        k = proc.shape
+        scales = []
+        n_gu = self.n_groups if proc.group_rate > 0 else 0
+        if n_gu:
+            scales += [proc.scale * proc.group_rate ** (-1.0 / k) * _US] * n_gu
+        n_dom = proc.dom_ptr.size - 1 if proc.domain_rate > 0 else 0
+        if n_dom:
+            scales += [proc.scale * proc.domain_rate ** (-1.0 / k) * _US] * n_dom
+        if isinstance(self.failures, PerGPU):
+            policy = self.failures.age_policy
+        else:
+            policy = "renew" if self.failures.background is None else self.failures.background.age_policy
+        ptr = proc.dom_ptr if n_dom else np.zeros(1, dtype=np.int64)
+        groups = proc.dom_groups if n_dom else np.zeros(0, dtype=np.int64)
+        return (np.array(scales, dtype=np.float64), n_gu, ptr.astype(np.int64), groups.astype(np.int64),
+                policy == "keep", k)
     @property
     def allreduce(self) -> float:
         """``T_a`` in seconds (the default model when ``allreduce_s`` is None)."""
@@ -172,13 +219,21 @@ class TimelineConfig:
         return cyclic(self.n_groups, self.r) if self.layout == "cyclic" else sidon(self.n_groups, self.r)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        d["failures"] = None if self.failures is None else self.failures.to_dict()
+        d["topology"] = None if self.topology is None else self.topology.to_dict()
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "TimelineConfig":
         unknown = set(d) - set(cls.__dataclass_fields__)
         if unknown:
             raise ValueError(f"unknown TimelineConfig parameters: {sorted(unknown)}")
+        d = dict(d)
+        if isinstance(d.get("failures"), dict):
+            d["failures"] = failure_model_from_dict(d["failures"])
+        if isinstance(d.get("topology"), dict):
+            d["topology"] = Topology.from_dict(d["topology"])
         return cls(**d)
 
 
@@ -206,11 +261,15 @@ def theory_ckpt_period_s(cfg: TimelineConfig) -> float:
 
 
 def make_trace(cfg: TimelineConfig, rng, length: int):
-    """Failure trace for the kernel: operational-time gaps (group-microseconds, >= 1) and victim draws.
+    """Failure trace for the kernel, drawn in blocks of 4096 so that a longer trace from the same generator state
+    starts with the shorter one.
 
-    ``length`` entries are drawn in blocks of 4096 so that a longer trace from the same generator state starts
-    with the shorter one.
+    System-level process: ``(gaps, victims)``, operational-time gaps (group-microseconds, >= 1) and victim draws.
+    Unit clocks: ``(life,)``, standard Weibull variates (one per lifetime drawn).
     """
+    if cfg.failures is not None:
+        k = cfg.failures.shape
+        return (np.concatenate([rng.weibull(k, 4096) for _ in range(-(-length // 4096))]),)
     k = cfg.shape
     scale = cfg.mtbf_s / math.gamma(1.0 + 1.0 / k)
     gaps, vic = [], []
@@ -274,13 +333,25 @@ class TimelineRun:
         return (b["useful"] + b["allreduce"]) / self.ttt_s
 
 
-def _run_us(cfg: TimelineConfig, holders, gaps, vic, jitter_rng) -> np.ndarray:
+_EMPTY_I = np.zeros(0, dtype=np.int64)
+_EMPTY_F = np.zeros(0, dtype=np.float64)
+
+
+def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None) -> np.ndarray:
+    """One kernel run on ``trace`` (see :func:`make_trace`); ``units`` = ``cfg.unit_clocks()``."""
     res = np.zeros(_tk.N_RES, dtype=np.int64)
+    if cfg.failures is None:
+        gaps, vic = trace
+        uargs = (False, _EMPTY_F, 0, np.zeros(1, dtype=np.int64), _EMPTY_I, False, _EMPTY_F)
+    else:
+        gaps, vic = _EMPTY_I, _EMPTY_I
+        uscale, n_gu, ptr, groups, keep, _ = units if units is not None else cfg.unit_clocks()
+        uargs = (True, uscale, n_gu, ptr, groups, keep, np.ascontiguousarray(trace[0], dtype=np.float64))
     rc = _tk.timeline(_STRAT_CODE[cfg.strategy], cfg.n_groups, holders.shape[1], holders, cfg.n_steps,
                       round(cfg.compute_s * _US), round(cfg.allreduce * _US), round(cfg.restart_s * _US),
                       round(cfg.save_s * _US), round(cfg.ckpt_period * _US), round(cfg.shrink_s * _US),
                       round(cfg.rectlr_s * _US), float(cfg.jitter_sd), jitter_rng,
-                      round(cfg.max_wall_factor * cfg.t0_s * _US), cfg.live_scaling, gaps, vic, res)
+                      round(cfg.max_wall_factor * cfg.t0_s * _US), cfg.live_scaling, gaps, vic, *uargs, res)
     if rc < 0:  # pragma: no cover - an internal error
         raise RuntimeError("ReCtlr found no assignment inside the timeline although no type was wiped out")
     return res
@@ -302,22 +373,23 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
     if not isinstance(cfg, TimelineConfig):
         raise TypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
     holders = cfg.layout_object().holders
+    units = cfg.unit_clocks()
     trace_ss, jitter_ss = seed_seq.spawn(2) if trace is None else (None, seed_seq.spawn(2)[1])
     if trace is not None:
-        gaps, vic = (np.ascontiguousarray(a, dtype=np.int64) for a in trace)
-        res = _run_us(cfg, holders, gaps, vic, np.random.default_rng(jitter_ss))
+        trace = tuple(np.ascontiguousarray(a) for a in trace)
+        res = _run_us(cfg, holders, *trace, jitter_rng=np.random.default_rng(jitter_ss), units=units)
         if res[_tk.R_STATUS] == _tk.STATUS_TRACE:
-            raise ValueError(f"`trace` ran out after {gaps.size} failures; give a longer one")
+            raise ValueError(f"`trace` ran out after {trace[0].size} draws; give a longer one")
         return _to_run(res)
     trace_rng = np.random.default_rng(trace_ss)
     # first guess: the failures of 3 T0 of wall time (extended by doubling when a run needs more)
-    gaps, vic = make_trace(cfg, trace_rng, 3 * int(cfg.t0_s / cfg.mtbf_s) + 4096)
+    trace = make_trace(cfg, trace_rng, 3 * int(cfg.t0_s / cfg.mtbf_s) + 4096)
     while True:
-        res = _run_us(cfg, holders, gaps, vic, np.random.default_rng(jitter_ss))
+        res = _run_us(cfg, holders, *trace, jitter_rng=np.random.default_rng(jitter_ss), units=units)
         if res[_tk.R_STATUS] != _tk.STATUS_TRACE:
             return _to_run(res)
-        more_g, more_v = make_trace(cfg, trace_rng, gaps.size)  # same generator: the trace is extended
-        gaps, vic = np.concatenate([gaps, more_g]), np.concatenate([vic, more_v])
+        more = make_trace(cfg, trace_rng, trace[0].size)  # same generator: the trace is extended
+        trace = tuple(np.concatenate([a, b]) for a, b in zip(trace, more))
 
 
 _EST = {
@@ -400,7 +472,7 @@ class TTTResult:
                 + _BREAKDOWN}
         data["status"] = ("rep", np.array([r.status for r in self.runs]))
         ds = xr.Dataset(data, coords={"rep": np.arange(self.reps)})
-        ds.attrs.update({k: (str(v) if v is None or isinstance(v, bool) else v)
+        ds.attrs.update({k: (str(v) if v is None or isinstance(v, (bool, dict)) else v)
                          for k, v in self.config.to_dict().items()})
         ds.attrs["root_entropy"] = str(self.root_entropy)
         return ds

@@ -62,3 +62,24 @@ def test_rectlr_many_more_random_instances_agree_with_the_twins():
 
     phase0, moved, wide_patch = run_random_trajectories(99, 20_000, 40, 12, 0.8)
     assert phase0 > 1000 and moved > 1000 and wide_patch > 100
+
+
+@pytest.mark.parametrize("strategy, r", [("ckpt", 1), ("rep", 3), ("spare", 8)])
+def test_timeline_equals_simpy_twin_at_paper_size(strategy, r):
+    """N = 600, 2000 steps, paper time parameters, jitter off: microsecond agreement on 5 traces each, for the
+    system-level process and rack domains with per-GPU background (keep ages)."""
+    from spare_mc import _timeline_kernels as TK
+    from spare_mc.reference import timeline_simpy
+    from spare_mc.timeline import TimelineConfig, _run_us, make_trace
+
+    rng = np.random.default_rng(17)
+    bg = sm.PerGPU.from_system_mtbf(300.0, 600_000, 0.78, "keep")
+    for failures in (None, sm.DomainFailures("rack", 3.0e8, 0.78, background=bg)):
+        cfg = TimelineConfig(strategy, 600, r=r, n_steps=2000, jitter_sd=0.0, failures=failures)
+        for _ in range(5):
+            trace = make_trace(cfg, rng, 400_000 if failures is not None else 60_000)
+            res = _run_us(cfg, cfg.layout_object().holders, *trace, jitter_rng=np.random.default_rng(0))
+            twin = timeline_simpy(cfg, trace)
+            assert res[TK.R_STATUS] == 0 and twin["status"] == "ok"
+            assert (int(res[TK.R_TTT]), int(res[TK.R_LOST]), int(res[TK.R_FAILURES]), int(res[TK.R_WIPEOUTS])) == \
+                (twin["ttt"], twin["lost"], twin["failures"], twin["wipeouts"])

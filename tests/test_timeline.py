@@ -20,7 +20,7 @@ US = 1_000_000
 
 
 def _kernel(cfg, trace, jitter_seed=0):
-    return _run_us(cfg, cfg.layout_object().holders, *trace, np.random.default_rng(jitter_seed))
+    return _run_us(cfg, cfg.layout_object().holders, *trace, jitter_rng=np.random.default_rng(jitter_seed))
 
 
 def _random_config(rng, strategy, **kw):
@@ -36,15 +36,37 @@ def _random_config(rng, strategy, **kw):
     return TimelineConfig(strategy, n, **base)
 
 
+def _random_units(rng, n, kind):
+    """Per-GPU lifetimes or failure domains on a small topology (renew or keep ages)."""
+    topo = sm.Topology(n * 32, n, gpus_per_node=8, nodes_per_rack=2, racks_per_power=2,
+                       placement=str(rng.choice(["contiguous", "strided"])))
+    mtbf, k = float(rng.uniform(20, 400)), float(rng.uniform(0.6, 1.5))
+    bg = sm.PerGPU.from_system_mtbf(mtbf, topo.n_gpus, k, str(rng.choice(["renew", "keep"])))
+    if kind == "per_gpu":
+        return dict(failures=bg, topology=topo)
+    fail = sm.DomainFailures(str(rng.choice(["node", "rack", "power"])), mtbf * 20, k,
+                             background=bg if rng.random() < 0.7 else None)
+    return dict(failures=fail, topology=topo)
+
+
+@pytest.mark.parametrize("failures", ["system", "per_gpu", "domain"])
 @pytest.mark.parametrize("strategy", ["ckpt", "rep", "spare"])
-def test_kernel_equals_simpy_twin_on_random_traces(strategy):
-    """Same trace, jitter off: identical TTT, breakdown and counts to the microsecond (capped runs included)."""
-    rng = np.random.default_rng({"ckpt": 1, "rep": 2, "spare": 3}[strategy])
+def test_kernel_equals_simpy_twin_on_random_traces(strategy, failures):
+    """Same trace, jitter off: identical TTT, breakdown and counts to the microsecond (capped runs included),
+    for the system-level process, per-GPU lifetimes and failure domains (renew and keep ages)."""
+    rng = np.random.default_rng({"ckpt": 1, "rep": 2, "spare": 3}[strategy] + 10 * len(failures))
     seen = set()
-    for _ in range(15):
+    for _ in range(12):
         cfg = _random_config(rng, strategy)
-        trace = make_trace(cfg, rng, 60_000)
-        res = _kernel(cfg, trace)
+        if failures != "system":
+            cfg = TimelineConfig.from_dict({**cfg.to_dict(), **_random_units(rng, cfg.n_groups, failures)})
+        length = 50_000
+        while True:  # long enough for this run (unit clocks redraw every unit at every restart)
+            trace = make_trace(cfg, np.random.default_rng(rng.integers(2**32)), length)
+            res = _kernel(cfg, trace)
+            if STATUS[res[TK.R_STATUS]] != "trace":
+                break
+            length *= 4
         twin = timeline_simpy(cfg, trace)
         assert STATUS[res[TK.R_STATUS]] == twin["status"] != "trace"
         assert {k: int(res[i]) for k, i in KEYS.items()} == {k: twin[k] for k in KEYS}
@@ -69,6 +91,22 @@ def test_jitter_equal_in_distribution():
     assert k.std() > 0 and t.std() > 0
     assert stats.ks_2samp(k, t).pvalue > ALPHA
     assert stats.ttest_ind(k, t, equal_var=False).pvalue > ALPHA
+
+
+def test_per_gpu_exponential_equals_the_live_scaled_system_process_in_distribution():
+    """With exponential lifetimes (k = 1) renewed at restarts, per-GPU failures are a Poisson process whose rate is
+    proportional to the live groups -- the system-level process with live scaling: same TTT law (KS, Welch)."""
+    topo = sm.Topology(24 * 8, 24, gpus_per_node=8)
+    base = dict(r=3, n_steps=200, mtbf_s=40.0, shape=1.0, restart_s=100.0, save_s=5.0, ckpt_period_s=200.0,
+                compute_s=8.0, allreduce_s=1.0, jitter_sd=0.0)
+    sysm = simulate_ttt(TimelineConfig("spare", 24, **base), 400, seed=1)
+    pgpu = simulate_ttt(TimelineConfig("spare", 24, **base, topology=topo,
+                                       failures=sm.PerGPU.from_system_mtbf(40.0, topo.n_gpus, 1.0, "renew")),
+                        400, seed=2)
+    a, b = sysm.values("ttt_over_t0"), pgpu.values("ttt_over_t0")
+    assert stats.ks_2samp(a, b).pvalue > ALPHA and stats.ttest_ind(a, b, equal_var=False).pvalue > ALPHA
+    fa, fb = sysm.values("failures"), pgpu.values("failures")
+    assert stats.ttest_ind(fa, fb, equal_var=False).pvalue > ALPHA
 
 
 def _no_failure_trace(cfg):
@@ -187,6 +225,11 @@ def test_paper_allreduce_model():
     (dict(strategy="spare", n_groups=10, r=2, layout="block"), ValueError, r"`layout` must be one of"),
     (dict(strategy="spare", n_groups=10, r=2, live_scaling=1), TypeError, r"`live_scaling` must be a bool"),
     (dict(strategy="spare", n_groups=10.5, r=2), TypeError, r"`n_groups` must be an integer"),
+    (dict(strategy="spare", n_groups=10, r=2, failures=sm.SystemRenewal(300.0)), TypeError,
+     r"`failures` must be PerGPU, DomainFailures or None"),
+    (dict(strategy="spare", n_groups=10, r=2, failures=sm.PerGPU(1e9), topology=sm.Topology(80, 8)), ValueError,
+     r"`topology` has N=8 groups, the config N=10"),
+    (dict(strategy="spare", n_groups=10, r=2, topology="rack"), TypeError, r"`topology` must be a Topology"),
 ])
 def test_config_errors(kwargs, exc, match):
     with pytest.raises(exc, match=match):
