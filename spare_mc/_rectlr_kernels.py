@@ -1,14 +1,18 @@
 """Numba kernels of ReCtlr, the adaptive reordering controller (private; see :mod:`spare_mc.reorder`).
 
-Data model (arrays, all int64)
-------------------------------
-- An **edge** ``e = t * r + l`` is "type ``t`` held in layer ``l`` of the holder table"; ``eg[e]`` is its group.
-- ``gptr`` (N + 1): group ``g``'s stack occupies slots ``gptr[g] .. gptr[g + 1] - 1`` of ``gstk``.
-- ``gstk[gptr[g] + p]`` is the edge at **position** ``p`` of group ``g``'s current stack (0 = top) and
-  ``epos[e]`` is the position of edge ``e``: the two are inverse permutations within each group.
-- ``own[t]`` is the edge whose group computes (serves) type ``t`` (``-1`` = unassigned), ``load[g]`` the number of
-  types group ``g`` serves, ``alive[g]`` 1/0 and ``nlive[t]`` the number of live holders of ``t``.
+Data model (int64 arrays packed by rows)
+---------------------------------------
+- An **edge** ``e = t * r + l`` is "type ``t`` held in layer ``l`` of the holder table"; ``E[EG, e]`` is its group.
+- ``G[GPTR]`` (N + 1): group ``g``'s stack occupies slots ``G[GPTR, g] .. G[GPTR, g + 1] - 1`` of ``E[GSTK]``.
+- ``E[GSTK, G[GPTR, g] + p]`` is the edge at **position** ``p`` of group ``g``'s current stack (0 = top) and
+  ``E[EPOS, e]`` is the position of edge ``e``: the two are inverse permutations within each group.
+- ``G[OWN, t]`` is the edge whose group computes (serves) type ``t`` (``-1`` = unassigned), ``G[LOAD, g]`` the
+  number of types group ``g`` serves, ``G[ALIVE, g]`` 1/0 and ``G[NLIVE, t]`` the number of live holders of ``t``.
 - ``meta = [S, k, stamp, max_degree]``: stack number, dead groups, visit stamp, longest stack.
+
+The arrays are packed into a few 2-d blocks (``E``, ``G``, ``D``, ``H``, see :func:`alloc`) because every array
+argument of a non-inlined numba call costs a reference-count round trip (about 8 ns): with one argument per array
+the calls alone took ~300 ns per failure.
 
 Invariant between calls: every type is served by a live group that holds it in its top ``S`` positions and no group
 serves more than ``S`` types.
@@ -42,41 +46,61 @@ S_, K_, STAMP_, MAXDEG_ = 0, 1, 2, 3
 # out slots of one ReCtlr call
 O_K, O_C, O_S, O_PHASE0, O_MOVES, O_ORPHANS, O_PATCH_TYPES, O_PATCH, O_WIPED = range(9)
 N_OUT = 9
+# rows of the packed blocks
+EG, GSTK, EPOS = 0, 1, 2                                                              # E: 3 x (N r)
+GPTR, ALIVE, NLIVE, OWN, LOAD, POWN, PLOAD, MARKG, MARKT, VIA, QUEUE, ORPH = range(12)  # G: 12 x (N + 1)
+DIST, DSTAMP, FSTAMP, PHI, PHIL, FIN = range(6)                                      # D: 6 x (2N + 1)
+HK, HV = 0, 1                                                                         # H: 2 x (2 N r + 2 N + 2)
 
 _BIG = np.int64(1) << 40
 
 
+@njit(cache=True)
+def alloc(n, r):
+    """Fresh blocks ``(E, G, D, H, meta, ulog, pplan, out)`` for ``n`` groups and redundancy ``r``."""
+    nr = n * r
+    E = np.zeros((3, nr), np.int64)
+    G = np.zeros((12, n + 1), np.int64)
+    G[POWN, :] = -1
+    D = np.zeros((6, 2 * n + 1), np.int64)
+    H = np.zeros((2, 2 * nr + 2 * n + 2), np.int64)
+    return (E, G, D, H, np.zeros(4, np.int64), np.empty(4 * n + 4, np.int64), np.empty(2 * n, np.int64),
+            np.zeros(N_OUT, np.int64))
+
+
 # ----------------------------------------------------------------------------------------------- building state
 @njit(cache=True)
-def build_stacks(holders, gptr, gstk, epos, eg):
-    """Stacks of a holder table, each group's types in (layer, type) order -- the order of ``Layout.stacks()``."""
+def build_stacks(holders, E, G):
+    """Stacks of a holder table, each group's types in (layer, type) order -- the order of ``Layout.stacks()``.
+    Returns the longest stack."""
     n, r = holders.shape
     for g in range(n + 1):
-        gptr[g] = 0
+        G[GPTR, g] = 0
     for t in range(n):
         for l in range(r):
-            gptr[holders[t, l] + 1] += 1
+            G[GPTR, holders[t, l] + 1] += 1
     for g in range(n):
-        gptr[g + 1] += gptr[g]
-    fill = gptr[:n].copy()
+        G[GPTR, g + 1] += G[GPTR, g]
+    fill = G[GPTR, :n].copy()
     for l in range(r):
         for t in range(n):
             g = holders[t, l]
             e = t * r + l
-            eg[e] = g
-            gstk[fill[g]] = e
-            epos[e] = fill[g] - gptr[g]
+            E[EG, e] = g
+            E[GSTK, fill[g]] = e
+            E[EPOS, e] = fill[g] - G[GPTR, g]
             fill[g] += 1
     best = 0
     for g in range(n):
-        best = max(best, gptr[g + 1] - gptr[g])
+        best = max(best, G[GPTR, g + 1] - G[GPTR, g])
     return best
 
 
 # ------------------------------------------------------------------------------------------ augmenting paths
 @njit(cache=True)
-def _flip(g_end, r, eg, via, own, load, ulog, nlog):
-    """Apply the augmenting path ending at group ``g_end`` (recorded in ``via``).
+def _flip(g_end, r, E, G, own_row, load_row, ulog, nlog):
+    """Apply the augmenting path ending at group ``g_end`` (recorded in ``G[VIA]``) to rows ``own_row`` /
+    ``load_row`` of ``G``.
 
     With ``nlog >= 0`` every change is appended to the undo log ``ulog`` as pairs ``(type, previous edge)`` and
     ``(-1 - g_end, 0)`` for the load increment (the caller guarantees room for ``2 N + 2`` entries). Returns the
@@ -84,18 +108,18 @@ def _flip(g_end, r, eg, via, own, load, ulog, nlog):
     """
     g = g_end
     while True:
-        e = via[g]
+        e = G[VIA, g]
         u = e // r
-        old = own[u]
+        old = G[own_row, u]
         if nlog >= 0:
             ulog[nlog] = u
             ulog[nlog + 1] = old
             nlog += 2
-        own[u] = e
+        G[own_row, u] = e
         if old < 0:
             break
-        g = eg[old]
-    load[g_end] += 1
+        g = E[EG, old]
+    G[load_row, g_end] += 1
     if nlog >= 0:
         ulog[nlog] = -1 - g_end
         ulog[nlog + 1] = 0
@@ -114,19 +138,19 @@ def _room(ulog, nlog, n):
 
 
 @njit(cache=True)
-def _undo(ulog, nlog, own, load):
+def _undo(ulog, nlog, G):
     for i in range(nlog - 2, -1, -2):
         u = ulog[i]
         if u < 0:
-            load[-1 - u] -= 1
+            G[LOAD, -1 - u] -= 1
         else:
-            own[u] = ulog[i + 1]
+            G[OWN, u] = ulog[i + 1]
 
 
 @njit(cache=True)
-def _augment_bfs(t0, cap, window, r, eg, gptr, gstk, epos, alive, own, load, meta, mark_g, via, queue, ulog,
-                 nlog):
-    """Give the unassigned type ``t0`` a group by a shortest augmenting path.
+def _augment_bfs(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog):
+    """Give the unassigned type ``t0`` a group by a shortest augmenting path (assignment in rows ``own_row`` /
+    ``load_row`` of ``G``).
 
     Usable edges: live group, position ``< window``; group capacity ``cap``; every served edge must lie inside the
     window. Returns ``(found, nlog)`` (see :func:`_flip` for the log).
@@ -135,152 +159,152 @@ def _augment_bfs(t0, cap, window, r, eg, gptr, gstk, epos, alive, own, load, met
     stamp = meta[STAMP_]
     head = 0
     tail = 1
-    queue[0] = t0
+    G[QUEUE, 0] = t0
     while head < tail:
-        u = queue[head]
+        u = G[QUEUE, head]
         head += 1
         for l in range(r):
             e = u * r + l
-            g = eg[e]
-            if alive[g] == 0 or epos[e] >= window or own[u] == e or mark_g[g] == stamp:
+            g = E[EG, e]
+            if G[ALIVE, g] == 0 or E[EPOS, e] >= window or G[own_row, u] == e or G[MARKG, g] == stamp:
                 continue
-            mark_g[g] = stamp
-            via[g] = e
-            if load[g] < cap:
-                return True, _flip(g, r, eg, via, own, load, ulog, nlog)
+            G[MARKG, g] = stamp
+            G[VIA, g] = e
+            if G[load_row, g] < cap:
+                return True, _flip(g, r, E, G, own_row, load_row, ulog, nlog)
             # the types g serves; with a window they all sit inside it (Phase 0 only assigns window edges and
             # the invariant keeps served types in the top S), so only the window is scanned
-            for p in range(gptr[g], min(gptr[g + 1], gptr[g] + window)):
-                e2 = gstk[p]
+            base = G[GPTR, g]
+            for p in range(base, min(G[GPTR, g + 1], base + window)):
+                e2 = E[GSTK, p]
                 v = e2 // r
-                if own[v] == e2:
-                    queue[tail] = v
+                if G[own_row, v] == e2:
+                    G[QUEUE, tail] = v
                     tail += 1
     return False, nlog
 
 
 # ------------------------------------------------------------------------------------------------ min-cost
 @njit(cache=True)
-def _heap_push(hk, hv, size, key, val):
+def _heap_push(H, size, key, val):
     i = size
-    hk[i] = key
-    hv[i] = val
+    H[HK, i] = key
+    H[HV, i] = val
     while i > 0:
         parent = (i - 1) >> 1
-        if hk[parent] <= hk[i]:
+        if H[HK, parent] <= H[HK, i]:
             break
-        hk[parent], hk[i] = hk[i], hk[parent]
-        hv[parent], hv[i] = hv[i], hv[parent]
+        H[HK, parent], H[HK, i] = H[HK, i], H[HK, parent]
+        H[HV, parent], H[HV, i] = H[HV, i], H[HV, parent]
         i = parent
     return size + 1
 
 
 @njit(cache=True)
-def _heap_pop(hk, hv, size):
-    """Remove the minimum (left in ``hk[size-1], hv[size-1]``); returns the new size."""
+def _heap_pop(H, size):
+    """Remove the minimum (left in ``H[:, size - 1]``); returns the new size."""
     size -= 1
-    hk[0], hk[size] = hk[size], hk[0]
-    hv[0], hv[size] = hv[size], hv[0]
+    H[HK, 0], H[HK, size] = H[HK, size], H[HK, 0]
+    H[HV, 0], H[HV, size] = H[HV, size], H[HV, 0]
     i = 0
     while True:
         a = 2 * i + 1
         if a >= size:
             break
         b = a + 1
-        c = b if (b < size and hk[b] < hk[a]) else a
-        if hk[i] <= hk[c]:
+        c = b if (b < size and H[HK, b] < H[HK, a]) else a
+        if H[HK, i] <= H[HK, c]:
             break
-        hk[i], hk[c] = hk[c], hk[i]
-        hv[i], hv[c] = hv[c], hv[i]
+        H[HK, i], H[HK, c] = H[HK, c], H[HK, i]
+        H[HV, i], H[HV, c] = H[HV, c], H[HV, i]
         i = c
     return size
 
 
 @njit(cache=True)
-def _augment_min_cost(t0, cap, n, r, eg, gptr, gstk, epos, alive, own, load, meta, dist, dstamp, fstamp, phi,
-                      phi_list, n_phi, fin, via, hk, hv, ulog, nlog):
+def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
     """Shortest (fewest-moves) augmenting path from the unassigned type ``t0`` at capacity ``cap``.
 
-    Nodes: types ``0..N-1``, groups ``N..2N-1``, sink ``2N``. Reduced costs use the potentials ``phi`` (zero at
+    Nodes: types ``0..N-1``, groups ``N..2N-1``, sink ``2N``. Reduced costs use the potentials ``D[PHI]`` (zero at
     the start of a Phase 2); they stay non-negative after each augmentation (``phi += min(d, D) - D``). Returns
-    ``(n_phi, nlog)``: the new number of entries of ``phi_list`` (nodes whose potential is non-zero; -1 if no path
+    ``(n_phi, nlog)``: the new number of entries of ``D[PHIL]`` (nodes whose potential is non-zero; -1 if no path
     exists) and of the change log.
     """
     meta[STAMP_] += 1
     stamp = meta[STAMP_]
     sink = 2 * n
-    dist[t0] = 0
-    dstamp[t0] = stamp
-    size = _heap_push(hk, hv, 0, 0, t0)
+    D[DIST, t0] = 0
+    D[DSTAMP, t0] = stamp
+    size = _heap_push(H, 0, 0, t0)
     nfin = 0
     g_end = -1
     big_d = -1
     while size > 0:
-        size = _heap_pop(hk, hv, size)
-        d = hk[size]
-        v = hv[size]
-        if fstamp[v] == stamp or d > dist[v]:
+        size = _heap_pop(H, size)
+        d = H[HK, size]
+        v = H[HV, size]
+        if D[FSTAMP, v] == stamp or d > D[DIST, v]:
             continue
-        fstamp[v] = stamp
+        D[FSTAMP, v] = stamp
         if v == sink:
             big_d = d
             break
-        fin[nfin] = v
+        D[FIN, nfin] = v
         nfin += 1
         if v < n:  # a type: forward arcs to its other live holders
             for l in range(r):
                 e = v * r + l
-                g = eg[e]
-                if alive[g] == 0 or own[v] == e:
+                g = E[EG, e]
+                if G[ALIVE, g] == 0 or G[OWN, v] == e:
                     continue
                 w = n + g
-                if fstamp[w] == stamp:
+                if D[FSTAMP, w] == stamp:
                     continue
-                c = 1 if epos[e] >= cap else 0
-                nd = d + c + phi[v] - phi[w]
-                if dstamp[w] != stamp or nd < dist[w]:
-                    dstamp[w] = stamp
-                    dist[w] = nd
-                    via[g] = e
-                    size = _heap_push(hk, hv, size, nd, w)
+                c = 1 if E[EPOS, e] >= cap else 0
+                nd = d + c + D[PHI, v] - D[PHI, w]
+                if D[DSTAMP, w] != stamp or nd < D[DIST, w]:
+                    D[DSTAMP, w] = stamp
+                    D[DIST, w] = nd
+                    G[VIA, g] = e
+                    size = _heap_push(H, size, nd, w)
         else:  # a group: to the sink if it has room, back along the types it serves
             g = v - n
-            if load[g] < cap:
-                nd = d + phi[v] - phi[sink]
-                if dstamp[sink] != stamp or nd < dist[sink]:
-                    dstamp[sink] = stamp
-                    dist[sink] = nd
+            if G[LOAD, g] < cap:
+                nd = d + D[PHI, v] - D[PHI, sink]
+                if D[DSTAMP, sink] != stamp or nd < D[DIST, sink]:
+                    D[DSTAMP, sink] = stamp
+                    D[DIST, sink] = nd
                     g_end = g
-                    size = _heap_push(hk, hv, size, nd, sink)
-            for p in range(gptr[g], gptr[g + 1]):
-                e2 = gstk[p]
+                    size = _heap_push(H, size, nd, sink)
+            for p in range(G[GPTR, g], G[GPTR, g + 1]):
+                e2 = E[GSTK, p]
                 u = e2 // r
-                if own[u] != e2 or fstamp[u] == stamp:
+                if G[OWN, u] != e2 or D[FSTAMP, u] == stamp:
                     continue
-                c = 1 if epos[e2] >= cap else 0
-                nd = d - c + phi[v] - phi[u]
-                if dstamp[u] != stamp or nd < dist[u]:
-                    dstamp[u] = stamp
-                    dist[u] = nd
-                    size = _heap_push(hk, hv, size, nd, u)
+                c = 1 if E[EPOS, e2] >= cap else 0
+                nd = d - c + D[PHI, v] - D[PHI, u]
+                if D[DSTAMP, u] != stamp or nd < D[DIST, u]:
+                    D[DSTAMP, u] = stamp
+                    D[DIST, u] = nd
+                    size = _heap_push(H, size, nd, u)
     if big_d < 0:
         return -1, nlog
     for i in range(nfin):
-        v = fin[i]
-        delta = big_d - dist[v]
+        v = D[FIN, i]
+        delta = big_d - D[DIST, v]
         if delta != 0:
-            if phi[v] == 0:
-                phi_list[n_phi] = v
+            if D[PHI, v] == 0:
+                D[PHIL, n_phi] = v
                 n_phi += 1
-            phi[v] -= delta
-    return n_phi, _flip(g_end, r, eg, via, own, load, ulog, nlog)
+            D[PHI, v] -= delta
+    return n_phi, _flip(g_end, r, E, G, OWN, LOAD, ulog, nlog)
 
 
 # --------------------------------------------------------------------------------------------------- ReCtlr
 @njit(cache=True)
-def _patch(newly, n_new, S, n, r, eg, gptr, gstk, epos, alive, meta, mark_t, pown, pload, mark_g, via, queue,
-           pplan):
-    """(number of patch types, least possible max extra shards per survivor). Leaves ``pown``/``pload`` clean.
+def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
+    """(number of patch types, least possible max extra shards per survivor). Leaves ``G[POWN]``/``G[PLOAD]``
+    clean.
 
     The plan is left in ``pplan`` (size 2N): ``pplan[i]`` is the ``i``-th patch type and ``pplan[N + i]`` the
     survivor that recomputes it.
@@ -290,16 +314,17 @@ def _patch(newly, n_new, S, n, r, eg, gptr, gstk, epos, alive, meta, mark_t, pow
     npatch = 0
     for i in range(n_new):
         g = newly[i]
-        top = min(S, gptr[g + 1] - gptr[g])
-        for p in range(gptr[g], gptr[g] + top):
-            t = gstk[p] // r
-            if mark_t[t] == stamp:
+        base = G[GPTR, g]
+        top = min(S, G[GPTR, g + 1] - base)
+        for p in range(base, base + top):
+            t = E[GSTK, p] // r
+            if G[MARKT, t] == stamp:
                 continue
-            mark_t[t] = stamp
+            G[MARKT, t] = stamp
             covered = False
             for l in range(r):
                 e = t * r + l
-                if alive[eg[e]] != 0 and epos[e] < S:
+                if G[ALIVE, E[EG, e]] != 0 and E[EPOS, e] < S:
                     covered = True
                     break
             if not covered:
@@ -310,22 +335,19 @@ def _patch(newly, n_new, S, n, r, eg, gptr, gstk, epos, alive, meta, mark_t, pow
     cap = 1
     for i in range(npatch):
         t = pplan[i]
-        while not _augment_bfs(t, cap, _BIG, r, eg, gptr, gstk, epos, alive, pown, pload, meta, mark_g, via, queue,
-                               queue, -1)[0]:
+        while not _augment_bfs(t, cap, _BIG, r, E, G, meta, POWN, PLOAD, pplan, -1)[0]:
             cap += 1
     for i in range(npatch):
         t = pplan[i]
-        pplan[n + i] = eg[pown[t]]
-        pown[t] = -1
+        pplan[n + i] = E[EG, G[POWN, t]]
+        G[POWN, t] = -1
         for l in range(r):
-            pload[eg[t * r + l]] = 0
+            G[PLOAD, E[EG, t * r + l]] = 0
     return npatch, cap
 
 
 @njit(cache=True)
-def rectlr_step(newly, n_new, from_scratch, n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, ulog,
-                pown, pload, pplan, mark_g, mark_t, via, queue, orphans, dist, dstamp, fstamp, phi, phi_list, fin,
-                hk, hv, out):
+def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan, out):
     """Kill the groups ``newly[:n_new]`` and run ReCtlr; results in ``out`` (see the ``O_*`` slots).
 
     ``from_scratch`` discards the surviving assignment and solves every phase from an empty one (the reference
@@ -340,16 +362,16 @@ def rectlr_step(newly, n_new, from_scratch, n, r, eg, gptr, gstk, epos, alive, n
     wiped = False
     for i in range(n_new):
         g = newly[i]
-        if alive[g] == 0:
+        if G[ALIVE, g] == 0:
             continue
         newly[m] = g
         m += 1
-        alive[g] = 0
+        G[ALIVE, g] = 0
         meta[K_] += 1
-        for p in range(gptr[g], gptr[g + 1]):
-            t = gstk[p] // r
-            nlive[t] -= 1
-            if nlive[t] == 0:
+        for p in range(G[GPTR, g], G[GPTR, g + 1]):
+            t = E[GSTK, p] // r
+            G[NLIVE, t] -= 1
+            if G[NLIVE, t] == 0:
                 wiped = True
     k = meta[K_]
     out[O_K] = k
@@ -363,44 +385,40 @@ def rectlr_step(newly, n_new, from_scratch, n, r, eg, gptr, gstk, epos, alive, n
         return 1
     c = -(-n // (n - k))
     out[O_C] = c
-    out[O_PATCH_TYPES], out[O_PATCH] = _patch(newly, m, S, n, r, eg, gptr, gstk, epos, alive, meta, mark_t, pown,
-                                              pload, mark_g, via, queue, pplan)
+    out[O_PATCH_TYPES], out[O_PATCH] = _patch(newly, m, S, n, r, E, G, meta, pplan)
     # orphans: the types the dead groups served
     n_orph = 0
     for i in range(m):
         g = newly[i]
-        for p in range(gptr[g], gptr[g + 1]):
-            e = gstk[p]
+        for p in range(G[GPTR, g], G[GPTR, g + 1]):
+            e = E[GSTK, p]
             t = e // r
-            if own[t] == e:
-                own[t] = -1
-                orphans[n_orph] = t
+            if G[OWN, t] == e:
+                G[OWN, t] = -1
+                G[ORPH, n_orph] = t
                 n_orph += 1
-        load[g] = 0
+        G[LOAD, g] = 0
     out[O_ORPHANS] = n_orph
     if from_scratch:
         n_orph = 0
         for t in range(n):
-            own[t] = -1
-            orphans[n_orph] = t
+            G[OWN, t] = -1
+            G[ORPH, n_orph] = t
             n_orph += 1
         for g in range(n):
-            load[g] = 0
-    return _resolve(orphans, n_orph, S, c, n, r, eg, gptr, gstk, epos, alive, own, load, meta, ulog, mark_g,
-                    via, queue, dist, dstamp, fstamp, phi, phi_list, fin, hk, hv, out)
+            G[LOAD, g] = 0
+    return _resolve(n_orph, S, c, n, r, E, G, D, H, meta, ulog, out)
 
 
 @njit(cache=True)
-def _resolve(orphans, n_orph, S, c, n, r, eg, gptr, gstk, epos, alive, own, load, meta, ulog, mark_g, via,
-             queue, dist, dstamp, fstamp, phi, phi_list, fin, hk, hv, out):
-    """Phases 0-2 for the unassigned types ``orphans[:n_orph]`` (every other type is validly assigned)."""
+def _resolve(n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
+    """Phases 0-2 for the unassigned types ``G[ORPH, :n_orph]`` (every other type is validly assigned)."""
     k = meta[K_]
     # Phase 0: HK-Fixed (current stacks, capacity S, top-S edges only)
     first = 0
     if S * (n - k) >= n:
         while first < n_orph:
-            if not _augment_bfs(orphans[first], S, S, r, eg, gptr, gstk, epos, alive, own, load, meta, mark_g,
-                                via, queue, ulog, -1)[0]:
+            if not _augment_bfs(G[ORPH, first], S, S, r, E, G, meta, OWN, LOAD, ulog, -1)[0]:
                 break
             first += 1
     if first == n_orph:
@@ -413,26 +431,24 @@ def _resolve(orphans, n_orph, S, c, n, r, eg, gptr, gstk, epos, alive, own, load
     for i in range(first, n_orph):
         while True:
             ulog = _room(ulog, nlog, n)
-            found, nlog = _augment_bfs(orphans[i], cap, _BIG, r, eg, gptr, gstk, epos, alive, own, load, meta,
-                                       mark_g, via, queue, ulog, nlog)
+            found, nlog = _augment_bfs(G[ORPH, i], cap, _BIG, r, E, G, meta, OWN, LOAD, ulog, nlog)
             if found:
                 break
             cap += 1
             if cap > meta[MAXDEG_]:
                 return -1
-    _undo(ulog, nlog, own, load)
+    _undo(ulog, nlog, G)
     s_star = cap
     # Phase 2: fewest moves at S*, successive shortest paths from the Phase-0 assignment
     n_phi = 0
     nlog = 0
     for i in range(first, n_orph):
         ulog = _room(ulog, nlog, n)
-        n_phi, nlog = _augment_min_cost(orphans[i], s_star, n, r, eg, gptr, gstk, epos, alive, own, load, meta,
-                                        dist, dstamp, fstamp, phi, phi_list, n_phi, fin, via, hk, hv, ulog, nlog)
+        n_phi, nlog = _augment_min_cost(G[ORPH, i], s_star, n, r, E, G, D, H, meta, n_phi, ulog, nlog)
         if n_phi < 0:
             return -1
     for i in range(n_phi):
-        phi[phi_list[i]] = 0
+        D[PHI, D[PHIL, i]] = 0
     # bring every served type that sits below the window into it, by swapping with a top slot whose type is not
     # served by this group (the deepest such slot first, so the upper layers keep their order); only types whose
     # server changed in Phase 2 (the log) can sit below the window
@@ -441,22 +457,23 @@ def _resolve(orphans, n_orph, S, c, n, r, eg, gptr, gstk, epos, alive, own, load
         t = ulog[i]
         if t < 0:
             continue
-        e = own[t]
-        if epos[e] < s_star:
+        e = G[OWN, t]
+        if E[EPOS, e] < s_star:
             continue
-        g = eg[e]
-        base = gptr[g]
-        q = min(s_star, gptr[g + 1] - base) - 1
+        g = E[EG, e]
+        base = G[GPTR, g]
+        q = min(s_star, G[GPTR, g + 1] - base) - 1
+        e2 = -1
         while q >= 0:
-            e2 = gstk[base + q]
-            if own[e2 // r] != e2:
+            e2 = E[GSTK, base + q]
+            if G[OWN, e2 // r] != e2:
                 break
             q -= 1
-        p_old = epos[e]
-        gstk[base + q] = e
-        gstk[base + p_old] = e2
-        epos[e] = q
-        epos[e2] = p_old
+        p_old = E[EPOS, e]
+        E[GSTK, base + q] = e
+        E[GSTK, base + p_old] = e2
+        E[EPOS, e] = q
+        E[EPOS, e2] = p_old
         moves += 1
     meta[S_] = s_star
     out[O_S] = s_star
@@ -465,23 +482,36 @@ def _resolve(orphans, n_orph, S, c, n, r, eg, gptr, gstk, epos, alive, own, load
 
 
 @njit(cache=True)
-def initial_assignment(n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, ulog, mark_g, via, queue,
-                       orphans, dist, dstamp, fstamp, phi, phi_list, fin, hk, hv, out):
+def initial_assignment(n, r, E, G, D, H, meta, ulog, out):
     """State of a fully live system: every group alive, ``S = 1`` if the stacks' top layer is a perfect
     assignment, else the least feasible ``S`` with the fewest moves (ReCtlr from an empty assignment)."""
     for g in range(n):
-        alive[g] = 1
-        load[g] = 0
+        G[ALIVE, g] = 1
+        G[LOAD, g] = 0
     for t in range(n):
-        own[t] = -1
-        nlive[t] = r
-        orphans[t] = t
+        G[OWN, t] = -1
+        G[NLIVE, t] = r
+        G[ORPH, t] = t
     meta[S_] = 1
     meta[K_] = 0
     for i in range(N_OUT):
         out[i] = 0
-    return _resolve(orphans, n, 1, 1, n, r, eg, gptr, gstk, epos, alive, own, load, meta, ulog, mark_g, via,
-                    queue, dist, dstamp, fstamp, phi, phi_list, fin, hk, hv, out)
+    return _resolve(n, 1, 1, n, r, E, G, D, H, meta, ulog, out)
+
+
+@njit(cache=True)
+def reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, r):
+    """Back to a saved fully-live state (a global restart)."""
+    E[GSTK, :] = gstk0
+    E[EPOS, :] = epos0
+    n = own0.shape[0]
+    for i in range(n):
+        G[OWN, i] = own0[i]
+        G[LOAD, i] = load0[i]
+        G[ALIVE, i] = 1
+        G[NLIVE, i] = r
+    meta[S_] = s0
+    meta[K_] = 0
 
 
 # ---------------------------------------------------------------------------------------------------- drivers
@@ -547,74 +577,35 @@ def overhead_uniform(next_u64, state, n, r, holders, fresh, trials, from_scratch
 
     Returns the number of log rows written (events of the first ``log_trials`` trials) or -1 on a solver error.
     """
-    nr = n * r
-    eg = np.empty(nr, np.int64)
-    gptr = np.empty(n + 1, np.int64)
-    gstk = np.empty(nr, np.int64)
-    epos = np.empty(nr, np.int64)
-    alive = np.empty(n, np.int64)
-    nlive = np.empty(n, np.int64)
-    own = np.empty(n, np.int64)
-    load = np.empty(n, np.int64)
-    meta = np.zeros(4, np.int64)
-    ulog = np.empty(4 * n + 4, np.int64)
-    pown = np.full(n, -1, np.int64)
-    pload = np.zeros(n, np.int64)
-    pplan = np.empty(2 * n, np.int64)
-    mark_g = np.zeros(n, np.int64)
-    mark_t = np.zeros(n, np.int64)
-    via = np.empty(n, np.int64)
-    queue = np.empty(n, np.int64)
-    orphans = np.empty(n, np.int64)
-    dist = np.empty(2 * n + 1, np.int64)
-    dstamp = np.zeros(2 * n + 1, np.int64)
-    fstamp = np.zeros(2 * n + 1, np.int64)
-    phi = np.zeros(2 * n + 1, np.int64)
-    phi_list = np.empty(2 * n + 1, np.int64)
-    fin = np.empty(2 * n + 1, np.int64)
-    hsize = 2 * nr + 2 * n + 2
-    hk = np.empty(hsize, np.int64)
-    hv = np.empty(hsize, np.int64)
-    out = np.zeros(N_OUT, np.int64)
+    E, G, D, H, meta, ulog, pplan, out = alloc(n, r)
     newly = np.empty(1, np.int64)
     perm = np.arange(n)
     hold = holders.copy()
     # the initial state of a fixed layout, restored at the start of every trial
-    meta[MAXDEG_] = build_stacks(hold, gptr, gstk, epos, eg)
-    if initial_assignment(n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, ulog, mark_g, via,
-                          queue, orphans, dist, dstamp, fstamp, phi, phi_list, fin, hk, hv, out) < 0:
+    meta[MAXDEG_] = build_stacks(hold, E, G)
+    if initial_assignment(n, r, E, G, D, H, meta, ulog, out) < 0:
         return -1
-    gstk0 = gstk.copy()
-    epos0 = epos.copy()
-    own0 = own.copy()
-    load0 = load.copy()
+    gstk0 = E[GSTK].copy()
+    epos0 = E[EPOS].copy()
+    own0 = G[OWN, :n].copy()
+    load0 = G[LOAD, :n].copy()
     s0 = meta[S_]
     n_log = 0
     for trial in range(trials):
         if fresh:
             random_holders_into(next_u64, state, n, r, hold)
-            meta[MAXDEG_] = build_stacks(hold, gptr, gstk, epos, eg)
-            if initial_assignment(n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, ulog, mark_g,
-                                  via, queue, orphans, dist, dstamp, fstamp, phi, phi_list, fin, hk, hv, out) < 0:
+            meta[MAXDEG_] = build_stacks(hold, E, G)
+            if initial_assignment(n, r, E, G, D, H, meta, ulog, out) < 0:
                 return -1
         else:
-            gstk[:] = gstk0
-            epos[:] = epos0
-            own[:] = own0
-            load[:] = load0
-            alive[:] = 1
-            nlive[:] = r
-            meta[S_] = s0
-            meta[K_] = 0
+            reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, r)
         stats = out_stats[trial]
         _start_trial(stats, out_gap[trial], meta[S_])
         i = 0
         while True:
             newly[0] = _draw_group(next_u64, state, perm, i, n, False)
             i += 1
-            rc = rectlr_step(newly, 1, from_scratch, n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta,
-                             ulog, pown, pload, pplan, mark_g, mark_t, via, queue, orphans, dist, dstamp, fstamp,
-                             phi, phi_list, fin, hk, hv, out)
+            rc = rectlr_step(newly, 1, from_scratch, n, r, E, G, D, H, meta, ulog, pplan, out)
             if rc < 0:
                 return -1
             if rc == 1:
@@ -631,39 +622,10 @@ def overhead_events(n, r, holders, ev_ptr, ev_groups, trial, from_scratch, stats
     """One trial driven by a given event stream (several groups may die in one event). Returns the new number of
     log rows, or -1 on a solver error. ``stats[T_T]`` is the 1-based index of the wipe-out event and
     ``stats[T_DEAD]`` the groups dead just before it (0 events / all dead if the stream ends first)."""
-    nr = n * r
-    eg = np.empty(nr, np.int64)
-    gptr = np.empty(n + 1, np.int64)
-    gstk = np.empty(nr, np.int64)
-    epos = np.empty(nr, np.int64)
-    alive = np.empty(n, np.int64)
-    nlive = np.empty(n, np.int64)
-    own = np.empty(n, np.int64)
-    load = np.empty(n, np.int64)
-    meta = np.zeros(4, np.int64)
-    ulog = np.empty(4 * n + 4, np.int64)
-    pown = np.full(n, -1, np.int64)
-    pload = np.zeros(n, np.int64)
-    pplan = np.empty(2 * n, np.int64)
-    mark_g = np.zeros(n, np.int64)
-    mark_t = np.zeros(n, np.int64)
-    via = np.empty(n, np.int64)
-    queue = np.empty(n, np.int64)
-    orphans = np.empty(n, np.int64)
-    dist = np.empty(2 * n + 1, np.int64)
-    dstamp = np.zeros(2 * n + 1, np.int64)
-    fstamp = np.zeros(2 * n + 1, np.int64)
-    phi = np.zeros(2 * n + 1, np.int64)
-    phi_list = np.empty(2 * n + 1, np.int64)
-    fin = np.empty(2 * n + 1, np.int64)
-    hsize = 2 * nr + 2 * n + 2
-    hk = np.empty(hsize, np.int64)
-    hv = np.empty(hsize, np.int64)
-    out = np.zeros(N_OUT, np.int64)
+    E, G, D, H, meta, ulog, pplan, out = alloc(n, r)
     newly = np.empty(n, np.int64)
-    meta[MAXDEG_] = build_stacks(holders, gptr, gstk, epos, eg)
-    if initial_assignment(n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, ulog, mark_g, via,
-                          queue, orphans, dist, dstamp, fstamp, phi, phi_list, fin, hk, hv, out) < 0:
+    meta[MAXDEG_] = build_stacks(holders, E, G)
+    if initial_assignment(n, r, E, G, D, H, meta, ulog, out) < 0:
         return -1
     _start_trial(stats, gap_hist, meta[S_])
     n_ev = ev_ptr.shape[0] - 1
@@ -674,9 +636,7 @@ def overhead_events(n, r, holders, ev_ptr, ev_groups, trial, from_scratch, stats
             newly[m] = ev_groups[j]
             m += 1
         dead_before = meta[K_]
-        rc = rectlr_step(newly, m, from_scratch, n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, ulog,
-                         pown, pload, pplan, mark_g, mark_t, via, queue, orphans, dist, dstamp, fstamp, phi,
-                         phi_list, fin, hk, hv, out)
+        rc = rectlr_step(newly, m, from_scratch, n, r, E, G, D, H, meta, ulog, pplan, out)
         if rc < 0:
             return -1
         if rc == 1:

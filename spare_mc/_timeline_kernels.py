@@ -147,43 +147,14 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
     n_trace = gaps.shape[0]
     n_units = uscale.shape[0]
     # ---- redundancy state (ReCtlr for SPARe; live holders per type for Rep and CKPT-only)
-    nr = n * r
-    eg = np.empty(nr, np.int64)
-    gptr = np.empty(n + 1, np.int64)
-    gstk = np.empty(nr, np.int64)
-    epos = np.empty(nr, np.int64)
-    alive = np.empty(n, np.int64)
-    nlive = np.empty(n, np.int64)
-    own = np.empty(n, np.int64)
-    load = np.empty(n, np.int64)
-    meta = np.zeros(4, np.int64)
-    ulog = np.empty(4 * n + 4, np.int64)
-    pown = np.full(n, -1, np.int64)
-    pload = np.zeros(n, np.int64)
-    pplan = np.empty(2 * n, np.int64)
-    mark_g = np.zeros(n, np.int64)
-    mark_t = np.zeros(n, np.int64)
-    via = np.empty(n, np.int64)
-    queue = np.empty(n, np.int64)
-    orphans = np.empty(n, np.int64)
-    dist = np.empty(2 * n + 1, np.int64)
-    dstamp = np.zeros(2 * n + 1, np.int64)
-    fstamp = np.zeros(2 * n + 1, np.int64)
-    phi = np.zeros(2 * n + 1, np.int64)
-    phi_list = np.empty(2 * n + 1, np.int64)
-    fin = np.empty(2 * n + 1, np.int64)
-    hsize = 2 * nr + 2 * n + 2
-    hk = np.empty(hsize, np.int64)
-    hv = np.empty(hsize, np.int64)
-    out = np.zeros(_rk.N_OUT, np.int64)
-    meta[_rk.MAXDEG_] = _rk.build_stacks(holders, gptr, gstk, epos, eg)
-    if _rk.initial_assignment(n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta, ulog, mark_g, via, queue,
-                              orphans, dist, dstamp, fstamp, phi, phi_list, fin, hk, hv, out) < 0:
+    E, G, D, H, meta, ulog, pplan, out = _rk.alloc(n, r)
+    meta[_rk.MAXDEG_] = _rk.build_stacks(holders, E, G)
+    if _rk.initial_assignment(n, r, E, G, D, H, meta, ulog, out) < 0:
         return -1
-    gstk0 = gstk.copy()
-    epos0 = epos.copy()
-    own0 = own.copy()
-    load0 = load.copy()
+    gstk0 = E[_rk.GSTK].copy()
+    epos0 = E[_rk.EPOS].copy()
+    own0 = G[_rk.OWN, :n].copy()
+    load0 = G[_rk.LOAD, :n].copy()
     s0 = meta[_rk.S_]
     # ---- failure clock and true (possibly undetected) deaths
     tree = np.empty(n + 1, np.int64)
@@ -301,9 +272,7 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
         if npend > 0:
             res[R_DETECTIONS] += 1
             if strategy == STRAT_SPARE:
-                rc = _rk.rectlr_step(pend, npend, False, n, r, eg, gptr, gstk, epos, alive, nlive, own, load, meta,
-                                     ulog, pown, pload, pplan, mark_g, mark_t, via, queue, orphans, dist, dstamp,
-                                     fstamp, phi, phi_list, fin, hk, hv, out)
+                rc = _rk.rectlr_step(pend, npend, False, n, r, E, G, D, H, meta, ulog, pplan, out)
                 if rc < 0:
                     return -1
                 wiped = rc == 1
@@ -314,10 +283,10 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
             else:
                 for i in range(npend):
                     g = pend[i]
-                    for p in range(gptr[g], gptr[g + 1]):
-                        tt = gstk[p] // r
-                        nlive[tt] -= 1
-                        if nlive[tt] == 0:
+                    for p in range(G[_rk.GPTR, g], G[_rk.GPTR, g + 1]):
+                        tt = E[_rk.GSTK, p] // r
+                        G[_rk.NLIVE, tt] -= 1
+                        if G[_rk.NLIVE, tt] == 0:
                             wiped = True
                 if not wiped:
                     extra_rc = _dur(shrink_us, jit_sd, rng)
@@ -363,14 +332,7 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
             t = t_end
             _fenwick_fill(tree, n)
             n_up = n
-            gstk[:] = gstk0
-            epos[:] = epos0
-            own[:] = own0
-            load[:] = load0
-            alive[:] = 1
-            nlive[:] = r
-            meta[_rk.S_] = s0
-            meta[_rk.K_] = 0
+            _rk.reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, r)
             if strategy == STRAT_SPARE:
                 S = s0
             last_ck = t

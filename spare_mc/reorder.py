@@ -94,31 +94,6 @@ class ReCtlrStep:
     patch_plan: tuple = ()
 
 
-class _Work:
-    """Scratch arrays of the kernels, in the kernels' argument order."""
-
-    def __init__(self, n: int, r: int):
-        i64 = np.int64
-        self.ulog = np.empty(4 * n + 4, i64)
-        self.pown = np.full(n, -1, i64)
-        self.pload = np.zeros(n, i64)
-        self.pplan = np.empty(2 * n, i64)
-        self.mark_g = np.zeros(n, i64)
-        self.mark_t = np.zeros(n, i64)
-        self.via = np.empty(n, i64)
-        self.queue = np.empty(n, i64)
-        self.orphans = np.empty(n, i64)
-        self.dist = np.empty(2 * n + 1, i64)
-        self.dstamp = np.zeros(2 * n + 1, i64)
-        self.fstamp = np.zeros(2 * n + 1, i64)
-        self.phi = np.zeros(2 * n + 1, i64)
-        self.phi_list = np.empty(2 * n + 1, i64)
-        self.fin = np.empty(2 * n + 1, i64)
-        self.hk = np.empty(2 * n * r + 2 * n + 2, i64)
-        self.hv = np.empty(2 * n * r + 2 * n + 2, i64)
-        self.out = np.zeros(_rk.N_OUT, i64)
-
-
 class ReCtlr:
     """Stateful ReCtlr over one layout: kill groups, get what the controller did, inspect stacks and assignment.
 
@@ -154,29 +129,23 @@ class ReCtlr:
         self.layout = layout
         n, r = layout.n_groups, layout.r
         self._n, self._r = n, r
-        i64 = np.int64
-        self._eg = np.empty(n * r, i64)
-        self._gptr = np.empty(n + 1, i64)
-        self._gstk = np.empty(n * r, i64)
-        self._epos = np.empty(n * r, i64)
-        self._alive = np.ones(n, i64)
-        self._nlive = np.full(n, r, i64)
-        self._own = np.full(n, -1, i64)
-        self._load = np.zeros(n, i64)
-        self._meta = np.zeros(4, i64)
-        self._w = _Work(n, r)
+        self._E, self._G, self._D, self._H, self._meta, self._ulog, self._pplan, self._out = _rk.alloc(n, r)
         self._wiped = False
-        self._meta[_rk.MAXDEG_] = _rk.build_stacks(layout.holders, self._gptr, self._gstk, self._epos, self._eg)
+        self._meta[_rk.MAXDEG_] = _rk.build_stacks(layout.holders, self._E, self._G)
         if stacks is not None:
             self._set_stacks(stacks)
-        w = self._w
-        rc = _rk.initial_assignment(n, r, self._eg, self._gptr, self._gstk, self._epos, self._alive, self._nlive,
-                                    self._own, self._load, self._meta, w.ulog, w.mark_g, w.via, w.queue,
-                                    w.orphans, w.dist, w.dstamp, w.fstamp, w.phi, w.phi_list, w.fin, w.hk, w.hv,
-                                    w.out)
+        rc = _rk.initial_assignment(n, r, self._E, self._G, self._D, self._H, self._meta, self._ulog, self._out)
         if rc < 0:  # pragma: no cover - an internal error, never a user error
             raise RuntimeError("ReCtlr found no initial assignment although every group is alive")
-        self.initial_moves = int(w.out[_rk.O_MOVES])
+        self.initial_moves = int(self._out[_rk.O_MOVES])
+
+    # views into the packed kernel arrays
+    _gstk = property(lambda self: self._E[_rk.GSTK])
+    _epos = property(lambda self: self._E[_rk.EPOS])
+    _eg = property(lambda self: self._E[_rk.EG])
+    _gptr = property(lambda self: self._G[_rk.GPTR])
+    _own = property(lambda self: self._G[_rk.OWN, :self._n])
+    _alive = property(lambda self: self._G[_rk.ALIVE, :self._n])
 
     def _set_stacks(self, stacks):
         n, r = self._n, self._r
@@ -254,9 +223,8 @@ class ReCtlr:
         """An independent copy of the current state."""
         new = object.__new__(ReCtlr)
         new.__dict__.update(self.__dict__)
-        for name in ("_gstk", "_epos", "_alive", "_nlive", "_own", "_load", "_meta"):
-            setattr(new, name, getattr(self, name).copy())
-        new._w = _Work(self._n, self._r)
+        _, _, new._D, new._H, _, new._ulog, new._pplan, new._out = _rk.alloc(self._n, self._r)
+        new._E, new._G, new._meta = self._E.copy(), self._G.copy(), self._meta.copy()
         return new
 
     # ---------------------------------------------------------------------------------------------- action
@@ -280,17 +248,14 @@ class ReCtlr:
         if not isinstance(from_scratch, bool):
             raise TypeError(f"`from_scratch` must be a bool, got {from_scratch!r}")
         newly = g.astype(np.int64)
-        w = self._w
-        rc = _rk.rectlr_step(newly, newly.size, from_scratch, self._n, self._r, self._eg, self._gptr, self._gstk,
-                             self._epos, self._alive, self._nlive, self._own, self._load, self._meta, w.ulog,
-                             w.pown, w.pload, w.pplan, w.mark_g, w.mark_t, w.via, w.queue, w.orphans, w.dist,
-                             w.dstamp, w.fstamp, w.phi, w.phi_list, w.fin, w.hk, w.hv, w.out)
+        rc = _rk.rectlr_step(newly, newly.size, from_scratch, self._n, self._r, self._E, self._G, self._D, self._H,
+                             self._meta, self._ulog, self._pplan, self._out)
         if rc < 0:  # pragma: no cover - an internal error
             raise RuntimeError("ReCtlr found no assignment although no type is wiped out")
-        o = w.out
+        o = self._out
         self._wiped = rc == 1
         npatch = int(o[_rk.O_PATCH_TYPES])
-        plan = tuple(zip(w.pplan[:npatch].tolist(), w.pplan[self._n:self._n + npatch].tolist()))
+        plan = tuple(zip(self._pplan[:npatch].tolist(), self._pplan[self._n:self._n + npatch].tolist()))
         return ReCtlrStep(int(o[_rk.O_K]), int(o[_rk.O_C]), int(o[_rk.O_S]), bool(o[_rk.O_PHASE0]),
                           int(o[_rk.O_MOVES]), int(o[_rk.O_ORPHANS]), npatch, int(o[_rk.O_PATCH]),
                           bool(o[_rk.O_WIPED]), plan)
