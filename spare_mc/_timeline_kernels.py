@@ -130,6 +130,25 @@ def _fire(u, n_gu, next_t, upf, dptr, dgroups, pend, npend):
     return npend, killed
 
 
+_SAFETY_SD = 12.0
+
+
+@njit(cache=True)
+def _max_steps_within(room, d, v):
+    """Largest m >= 0 with ``m d + 12 sqrt(m v) < room``: m steps of mean ``d`` and variance ``v`` each fit in
+    ``room`` beyond 12 standard deviations (probability of overrun < 1e-32)."""
+    if room <= 0.0:
+        return 0
+    k = _SAFETY_SD
+    x = (-k * np.sqrt(v) + np.sqrt(k * k * v + 4.0 * d * room)) / (2.0 * d)
+    m = int(x * x)
+    while m > 0 and m * d + k * np.sqrt(m * v) >= room:
+        m -= 1
+    while (m + 1) * d + k * np.sqrt((m + 1) * v) < room:
+        m += 1
+    return m
+
+
 @njit(cache=True)
 def _next_arrival(t_ref, o_ref, a_next, rate):
     if rate <= 0:
@@ -199,6 +218,9 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
                 status = STATUS_TRACE
                 break
             t_f = _next_arrival(t_ref, o_ref, a_next, rate)
+        m = 0
+        sum_c = 0
+        sum_a = 0
         if jit_sd == 0.0:
             # ---- quiet stretch: m identical steps with no arrival before their compute ends, in O(1)
             c_step = S * comp_us
@@ -211,28 +233,47 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
             j_ck = 1 if need <= d_step else (need + d_step - 1) // d_step
             m_cap = (cap_us - t) // d_step + 1
             m = min(min(q, j_ck), min(n_steps - steps_done, m_cap))
-            if m > 0:
-                t += m * d_step
-                steps_done += m
-                res[R_STEPS_RUN] += m
-                res[R_SUM_S] += m * S
-                p_useful += m * comp_us
-                p_red += m * (S - 1) * comp_us
-                p_ar += m * ar_us
-                if t - last_ck >= period_us and steps_done < n_steps:
-                    k_s = _dur(save_us, jit_sd, rng)
-                    t += k_s
-                    res[R_CKPT] += k_s
-                    res[R_CHECKPOINTS] += 1
-                    res[R_USEFUL] += p_useful
-                    res[R_REDUNDANT] += p_red
-                    res[R_PATCH] += p_patch
-                    res[R_ALLREDUCE] += p_ar
-                    res[R_RECTLR] += p_rc
-                    p_useful = p_red = p_patch = p_ar = p_rc = 0
-                    ckpt_steps = steps_done
-                    last_ck = t
-                continue
+            sum_c = m * c_step
+            sum_a = m * ar_us
+        else:
+            # ---- jittered stretch: m steps that end -- beyond 12 standard deviations -- before the next arrival,
+            # with no checkpoint due and no step starting past the cap before the last of them; their total compute
+            # and all-reduce times are exact normal sums of m independent jitters (rounded once per stretch)
+            c_nom = S * comp_us
+            d_nom = c_nom + ar_us
+            v = jit_sd * jit_sd * (float(c_nom) * c_nom + float(ar_us) * ar_us)
+            m1 = _max_steps_within(float(t_f - t), float(d_nom), v)
+            m2 = _max_steps_within(float(min(last_ck + period_us, cap_us + 1) - t), float(d_nom), v) + 1
+            m = min(min(m1, m2), n_steps - steps_done)
+            if m >= 2:
+                sm = np.sqrt(float(m))
+                sum_c = max(np.int64(0), np.int64(np.rint(m * c_nom + c_nom * jit_sd * sm * rng.normal(0.0, 1.0))))
+                sum_a = max(np.int64(0), np.int64(np.rint(m * ar_us + ar_us * jit_sd * sm * rng.normal(0.0, 1.0))))
+            else:
+                m = 0
+        if m > 0:
+            t += sum_c + sum_a
+            steps_done += m
+            res[R_STEPS_RUN] += m
+            res[R_SUM_S] += m * S
+            useful = sum_c // S
+            p_useful += useful
+            p_red += sum_c - useful
+            p_ar += sum_a
+            if t - last_ck >= period_us and steps_done < n_steps:
+                k_s = _dur(save_us, jit_sd, rng)
+                t += k_s
+                res[R_CKPT] += k_s
+                res[R_CHECKPOINTS] += 1
+                res[R_USEFUL] += p_useful
+                res[R_REDUNDANT] += p_red
+                res[R_PATCH] += p_patch
+                res[R_ALLREDUCE] += p_ar
+                res[R_RECTLR] += p_rc
+                p_useful = p_red = p_patch = p_ar = p_rc = 0
+                ckpt_steps = steps_done
+                last_ck = t
+            continue
         # ---- one explicit step
         c_step = _dur(S * comp_us, jit_sd, rng)
         t_c = t + c_step

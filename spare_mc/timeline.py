@@ -31,9 +31,12 @@ The model (MODEL.md sections 5-6; every choice the paper leaves open is a named 
   detected at the next all-reduce and, if it wipes out, rolls back to this checkpoint.
 - **Jitter** (``jitter_sd > 0``): every duration is multiplied by an independent ``Normal(1, jitter_sd^2)``
   (clipped at 0). Times are integer microseconds.
-- **Cost**: without jitter, stretches of identical failure-free steps are skipped in O(1), so the cost grows with
-  the number of failures and checkpoints, not steps. With jitter every step draws its own durations (tens of ns
-  per step).
+- **Cost**: stretches of failure-free steps are skipped in O(1), so the cost grows with the number of failures
+  and checkpoints, not steps. Without jitter the skip is exact (``m`` identical steps). With jitter, a stretch of
+  ``m`` steps that ends -- beyond 12 standard deviations -- before the next failure arrival, the next checkpoint
+  and the wall-clock cap has its total compute and all-reduce times drawn as normal sums of ``m`` independent
+  jitters (exact in law, rounded to the microsecond once per stretch instead of once per step); steps near those
+  boundaries are simulated one by one.
 
 Accounting
 ----------

@@ -109,6 +109,25 @@ def test_per_gpu_exponential_equals_the_live_scaled_system_process_in_distributi
     assert stats.ttest_ind(fa, fb, equal_var=False).pvalue > ALPHA
 
 
+def test_jittered_stretches_keep_the_law_and_skip_steps():
+    """Long quiet stretches with jitter: the kernel jumps over them with normal sums (few loop iterations), the
+    SimPy twin steps through every step; same TTT law and same mean breakdown (KS, Welch)."""
+    rng = np.random.default_rng(12)
+    cfg = TimelineConfig("spare", 24, r=3, n_steps=1000, mtbf_s=900.0, restart_s=300.0, save_s=5.0,
+                         ckpt_period_s=400.0, compute_s=8.0, allreduce_s=1.0, jitter_sd=0.05)
+    trace = make_trace(cfg, rng, 20_000)
+    runs = [_kernel(cfg, trace, s) for s in range(250)]
+    twins = [timeline_simpy(cfg, trace, jitter_rng=np.random.default_rng(5_000 + s)) for s in range(250)]
+    for key in ("ttt", "useful", "allreduce", "lost"):
+        k = np.array([r[KEYS[key]] for r in runs], dtype=float)
+        t = np.array([w[key] for w in twins], dtype=float)
+        assert stats.ks_2samp(k, t).pvalue > ALPHA, key
+        assert stats.ttest_ind(k, t, equal_var=False).pvalue > ALPHA, key
+    loops = np.mean([r[TK.R_LOOPS] for r in runs])
+    events = np.mean([r[TK.R_FAILURES] + r[TK.R_CHECKPOINTS] for r in runs])
+    assert loops < 0.5 * cfg.n_steps and loops < 20 * events
+
+
 def _no_failure_trace(cfg):
     return np.array([np.int64(1) << 60], dtype=np.int64), np.zeros(1, dtype=np.int64)
 
