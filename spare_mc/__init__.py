@@ -5,7 +5,9 @@ The package follows the data flow of a study:
 ``topology`` (GPUs, groups, failure domains) -> ``failures`` (failure-event samplers) -> ``layouts`` (who holds
 which shard) -> ``survivability`` (wipe-out Monte Carlo) -> ``exact`` / ``closed_forms`` (theory) -> ``stats``
 (estimates, confidence intervals, comparison with theory) -> ``cli``. ``reorder`` runs ReCtlr (adaptive
-reordering) failure by failure and measures the compute overhead of stacking. ``reference`` holds the slow, obviously
+reordering) failure by failure and measures the compute overhead of stacking; ``timeline`` simulates a whole
+training job (CKPT-only, Rep+CKPT, SPARe+CKPT) and ``optimize`` finds each strategy's best redundancy and checkpoint
+period. ``reference`` holds the slow, obviously
 correct twins of every fast kernel.
 """
 
@@ -13,11 +15,14 @@ from .closed_forms import (availability, ckpt_period_daly, ckpt_period_optimal, 
                            mu_expansion, mu_paper, mu_rep_paper, normalized_ttt, optimal_availability,
                            overhead_lower_bound, r_star, stack_lower_bound)
 from .exact import EXACT_LAYOUTS, ExactDistribution, exact_wipeout
-from .failures import DomainFailures, FailureEvents, PerGPU, SystemRenewal, UniformOrder, sample_events
+from .failures import (DomainFailures, FailureEvents, PerGPU, SystemRenewal, UniformOrder, failure_model_from_dict,
+                       sample_events)
 from .layouts import LAYOUT_KINDS, Layout, block, cyclic, cyclic_offsets, make_layout, random_holders, sidon
+from .optimize import OptimumResult, main_table, optimize_strategy, theory_ttt
 from .reorder import OverheadResult, ReCtlr, ReCtlrStep, exact_stack_bound_sum, overhead_mc
 from .stats import Comparison, MCEstimate, compare, estimate_mean, ratio_estimate, wilson_interval
 from .survivability import WipeoutResult, wipeout_mc
+from .timeline import TimelineConfig, TimelineRun, TTTResult, paper_allreduce_s, simulate_ttt
 from .topology import Topology
 
 __version__ = "0.1.0"

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._wipeout_kernels import _draw_group, bounded, random_holders_into
+from ._wipeout_kernels import _draw_group, random_holders_into
 
 # meta slots
 S_, K_, STAMP_, MAXDEG_ = 0, 1, 2, 3

@@ -36,7 +36,6 @@ moves, patch) are per **masked** failure event, i.e. per ReCtlr call (``T - 1`` 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np

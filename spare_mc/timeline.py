@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -63,8 +63,8 @@ from .closed_forms import ckpt_period_optimal
 from .exact import block_mean_closed_form, exact_wipeout
 from .failures import DomainFailures, PerGPU, failure_model_from_dict, lower
 from .layouts import Layout, block, cyclic, sidon
-from .topology import Topology
 from .stats import MCEstimate, estimate_mean
+from .topology import Topology
 
 __all__ = ["TimelineConfig", "TimelineRun", "TTTResult", "simulate_ttt", "run_timeline", "paper_allreduce_s",
            "theory_ckpt_period_s", "make_trace", "STRATEGIES"]
@@ -498,8 +498,3 @@ def simulate_ttt(cfg: TimelineConfig, reps: int, *, seed=0) -> TTTResult:
     seed = as_int(seed, "seed", min_value=0)
     runs = tuple(run_timeline(cfg, np.random.SeedSequence(seed, spawn_key=(i,))) for i in range(reps))
     return TTTResult(cfg, runs, seed)
-
-
-def with_(cfg: TimelineConfig, **changes) -> TimelineConfig:
-    """A copy of ``cfg`` with fields changed (validated)."""
-    return replace(cfg, **changes)
