@@ -12,6 +12,11 @@ Commands
 ``ttt``
     Time to train of one strategy (CKPT-only, Rep+CKPT, SPARe+CKPT) by the event-driven timeline: ``TTT/T0`` and
     availability with CIs, the time breakdown, failures and wipe-outs (paper defaults for every time parameter).
+``sweep SPEC``
+    Run (or resume) a parameter sweep described by a TOML spec on a local dask cluster or ``--scheduler ADDRESS``;
+    writes an xarray dataset (NetCDF) with per-replication values, means, CIs and provenance.
+``compare DATASET``
+    Every grid point of a stored sweep against its exact value (Holm-corrected across the grid).
 ``reproduce --table main``
     The paper's main experiment: every strategy at its best ``r`` and checkpoint period for N = 200, 600, 1000,
     and SPARe's time-to-train reduction over Rep+CKPT.
@@ -79,6 +84,17 @@ def _build_parser() -> argparse.ArgumentParser:
     tt.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     _add_timeline_options(tt)
     tt.add_argument("--json", action="store_true", help="print one JSON object")
+    sw = sub.add_parser("sweep", help="run or resume a parameter sweep (TOML spec) on dask")
+    sw.add_argument("spec", help="path of the TOML sweep spec")
+    sw.add_argument("--scheduler", default=None, help="address of an existing dask scheduler (tcp://host:port)")
+    sw.add_argument("--out", default=None, help="dataset path (default data/<name>.nc)")
+    sw.add_argument("--workers", type=int, default=None,
+                    help="local worker processes (default: CPUs; 0 = in this process without dask)")
+    sw.add_argument("--json", action="store_true", help="print a JSON summary")
+    cp = sub.add_parser("compare", help="compare a stored sweep with exact values (Holm-corrected)")
+    cp.add_argument("dataset", help="path of a dataset written by spare-mc sweep")
+    cp.add_argument("--alpha", type=float, default=1e-3, help="family-wise level (default 1e-3)")
+    cp.add_argument("--json", action="store_true", help="print one JSON object")
     rp = sub.add_parser("reproduce", help="the paper's main table (each strategy at its best r and period)")
     rp.add_argument("--table", choices=("main",), default="main")
     rp.add_argument("--n-values", default="200,600,1000", help="comma-separated N values (default 200,600,1000)")
@@ -237,6 +253,50 @@ def run_ttt(args) -> dict:
     return out
 
 
+def run_sweep_cmd(args) -> dict:
+    """The ``sweep`` command."""
+    from .sweep import SweepSpec, run_sweep
+
+    if not __import__("os").path.exists(args.spec):
+        raise ValueError(f"`spec` file not found: {args.spec}")
+    spec = SweepSpec.from_file(args.spec)
+    ds = run_sweep(spec, args.out, scheduler=args.scheduler, workers=args.workers)
+    out = args.out or f"data/{spec.name}.nc"
+    return {"dataset": out, "name": spec.name, "quantity": spec.quantity, "dims": dict(ds.sizes),
+            "spec_digest": spec.digest()}
+
+
+def run_compare(args) -> dict:
+    """The ``compare`` command."""
+    import os
+
+    from .sweep import compare_dataset, open_dataset
+
+    if not os.path.exists(args.dataset):
+        raise ValueError(f"`dataset` file not found: {args.dataset}")
+    if not 0 < args.alpha < 1:
+        raise ValueError(f"`--alpha` must be in (0, 1), got {args.alpha}")
+    rows = compare_dataset(open_dataset(args.dataset), alpha=args.alpha)
+    tested = [r for r in rows if "p_holm" in r]
+    return {"dataset": args.dataset, "alpha": args.alpha, "rows": rows, "tested": len(tested),
+            "consistent": sum(r["consistent"] for r in tested)}
+
+
+def _print_compare(d: dict) -> None:
+    print(f"{'grid point':<44} {'estimate':>10} {'95% CI':>22} {'exact':>10} {'rel err':>9} {'p (Holm)':>9}  ok")
+    for r in d["rows"]:
+        pt = ", ".join(f"{k}={v}" for k, v in r["point"].items())
+        est = "" if r["estimate"] is None else f"{r['estimate']:.4f}"
+        ci = "" if r["ci95"] is None else f"[{r['ci95'][0]:.4f}, {r['ci95'][1]:.4f}]"
+        ref = "-" if r["reference"] is None else f"{r['reference']:.4f}"
+        rel = f"{r['rel_error']:+.2e}" if "rel_error" in r else ""
+        ph = f"{r['p_holm']:.3g}" if "p_holm" in r else ""
+        ok = {True: "yes", False: "NO"}.get(r.get("consistent"), "")
+        print(f"{pt:<44} {est:>10} {ci:>22} {ref:>10} {rel:>9} {ph:>9}  {ok}")
+    print(f"{d['consistent']}/{d['tested']} grid points consistent with the exact value at family-wise "
+          f"alpha={d['alpha']}")
+
+
 def run_reproduce(args) -> dict:
     """The ``reproduce`` command as a dict."""
     from .optimize import main_table
@@ -298,8 +358,8 @@ def main(argv=None) -> int:
     """Entry point of the ``spare-mc`` console script."""
     try:
         args = _build_parser().parse_args(argv)
-        out = {"mu": run_mu, "overhead": run_overhead, "ttt": run_ttt,
-               "reproduce": run_reproduce}[args.command](args)
+        out = {"mu": run_mu, "overhead": run_overhead, "ttt": run_ttt, "reproduce": run_reproduce,
+               "sweep": run_sweep_cmd, "compare": run_compare}[args.command](args)
     except (_CliError, ValueError, TypeError) as exc:
         print(f"spare-mc: error: {exc}", file=sys.stderr)
         return 2
@@ -307,6 +367,8 @@ def main(argv=None) -> int:
         print(json.dumps(out, default=_json_default))
     elif args.command == "reproduce":
         _print_main_table(out)
+    elif args.command == "compare":
+        _print_compare(out)
     else:
         _print_table(out)
     return 0

@@ -1,0 +1,208 @@
+"""Sweeps on dask: identical datasets whatever the workers, block size, scheduler, lost workers or interruptions."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from spare_mc.sweep import SweepSpec, compare_dataset, open_dataset, run_sweep, write_dataset
+
+SPEC = """
+[sweep]
+name = "t"
+quantity = "wipeout"
+reps = 300
+block = 100
+seed = 11
+
+[grid]
+n_groups = [60, 120]
+r = [2, 3]
+layout = ["cyclic", "random"]
+"""
+
+SLOW_SPEC = """
+[sweep]
+name = "slow"
+quantity = "wipeout"
+reps = 16000
+block = 2000
+seed = 5
+
+[grid]
+n_groups = [200, 400]
+r = [3, 4]
+layout = ["cyclic"]
+"""
+
+
+def _data(ds):
+    """The dataset without the provenance attributes that legitimately differ (creation time, block size)."""
+    ds = ds.copy()
+    ds.attrs = {k: v for k, v in ds.attrs.items() if k not in ("created", "spec")}
+    return ds
+
+
+@pytest.fixture
+def serial(tmp_path):
+    spec = SweepSpec.from_toml(SPEC)
+    return run_sweep(spec, tmp_path / "serial.nc", workers=0, progress=False), spec
+
+
+def test_local_cluster_and_block_size_give_the_identical_dataset(tmp_path, serial):
+    ds0, spec = serial
+    import dataclasses
+    ds1 = run_sweep(dataclasses.replace(spec, block=37), tmp_path / "cluster.nc", workers=2, progress=False)
+    assert _data(ds0).identical(_data(ds1))
+    assert _data(open_dataset(tmp_path / "cluster.nc")).identical(_data(open_dataset(tmp_path / "serial.nc")))
+
+
+def test_dataset_round_trip_and_provenance(tmp_path, serial):
+    ds0, spec = serial
+    back = open_dataset(tmp_path / "serial.nc")
+    assert back.attrs["quantity"] == "wipeout" and back.attrs["root_seed"] == "11"
+    assert SweepSpec.from_toml(back.attrs["spec"]) == spec and back.attrs["spec_digest"] == spec.digest()
+    for k in ("spare_mc_version", "created", "seeding"):
+        assert back.attrs[k]
+    assert back["T"].attrs["units"] == "1" and "wipe-out" in back["T"].attrs["long_name"]
+    assert back["T_ci_low"].attrs["long_name"].startswith("95% CI low")
+    np.testing.assert_array_equal(back["T"].values, ds0["T"].values)
+    assert list(back["layout"].values) == ["cyclic", "random"]
+    # every value equals a direct wipe-out run with the replication's own seed
+    import spare_mc as sm
+    one = sm.wipeout_mc("cyclic", 1, n_groups=120, r=3, rng=np.random.SeedSequence(11, spawn_key=(1, 1, 0, 7)))
+    assert back["T"].sel(n_groups=120, r=3, layout="cyclic").values[7] == one.T[0]
+    write_dataset(back, tmp_path / "again.nc")
+    assert _data(open_dataset(tmp_path / "again.nc")).identical(_data(back))
+
+
+def test_compare_with_exact_and_holm(serial):
+    ds0, _ = serial
+    rows = compare_dataset(ds0, alpha=1e-4)
+    assert len(rows) == 8 and all(r["consistent"] for r in rows)
+    assert all(r["p_holm"] >= r["p_value"] for r in rows)
+    bad = ds0.copy()
+    bad["T"] = bad["T"] + 3.0
+    assert not any(r["consistent"] for r in compare_dataset(bad, alpha=1e-4))
+
+
+def _dask(args, **kw):
+    return subprocess.Popen([sys.executable, "-m", "dask", *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
+
+
+@pytest.fixture
+def real_cluster(tmp_path):
+    """A dask scheduler and two single-threaded worker processes on loopback (no nannies)."""
+    sched_file = tmp_path / "scheduler.json"
+    procs = [_dask(["scheduler", "--host", "127.0.0.1", "--port", "0", "--scheduler-file", str(sched_file),
+                    "--no-dashboard"])]
+    for _ in range(200):
+        if sched_file.exists() and sched_file.read_text().strip():
+            break
+        time.sleep(0.05)
+    address = json.loads(sched_file.read_text())["address"]
+    env = dict(os.environ, NUMBA_NUM_THREADS="1")
+    workers = [_dask(["worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", f"w{i}"],
+                     env=env) for i in range(2)]
+    procs += workers
+    from distributed import Client
+    with Client(address) as c:
+        c.wait_for_workers(2, timeout=60)
+    yield address, workers
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+
+
+def _cli(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "spare_mc.cli", *args], capture_output=True, text=True, **kw)
+
+
+def test_real_scheduler_gives_the_identical_dataset(tmp_path, serial, real_cluster):
+    address, _ = real_cluster
+    ds0, _ = serial
+    (tmp_path / "spec.toml").write_text(SPEC)
+    proc = _cli("sweep", str(tmp_path / "spec.toml"), "--scheduler", address, "--out", str(tmp_path / "remote.nc"))
+    assert proc.returncode == 0, proc.stderr
+    assert _data(open_dataset(tmp_path / "remote.nc")).identical(_data(ds0))
+
+
+def test_killed_worker_is_survived(tmp_path, real_cluster):
+    address, workers = real_cluster
+    (tmp_path / "spec.toml").write_text(SLOW_SPEC)
+    parts = tmp_path / "remote.nc.parts"
+    proc = subprocess.Popen([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"),
+                             "--scheduler", address, "--out", str(tmp_path / "remote.nc")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(600):  # wait for the first finished task, then kill a worker mid-sweep
+        if parts.exists() and any(p.suffix == ".npz" for p in parts.iterdir()):
+            break
+        time.sleep(0.05)
+    workers[0].kill()
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    ref = run_sweep(SweepSpec.from_toml(SLOW_SPEC), tmp_path / "local.nc", workers=0, progress=False)
+    assert _data(open_dataset(tmp_path / "remote.nc")).identical(_data(ref))
+
+
+def test_interrupted_sweep_resumes_to_the_identical_dataset(tmp_path):
+    (tmp_path / "spec.toml").write_text(SLOW_SPEC)
+    out = tmp_path / "resumed.nc"
+    parts = tmp_path / "resumed.nc.parts"
+    proc = subprocess.Popen([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"), "--out",
+                             str(out), "--workers", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(1200):
+        if parts.exists() and sum(p.suffix == ".npz" for p in parts.iterdir()) >= 3:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = sorted(p.name for p in parts.iterdir() if p.suffix == ".npz")
+    total = len(SweepSpec.from_toml(SLOW_SPEC).tasks())
+    assert 3 <= len(done) < total and not out.exists()
+    stamps = {name: (parts / name).stat().st_mtime_ns for name in done}
+    proc = _cli("sweep", str(tmp_path / "spec.toml"), "--out", str(out), "--workers", "0")
+    assert proc.returncode == 0, proc.stderr
+    assert all((parts / name).stat().st_mtime_ns == t for name, t in stamps.items())  # not recomputed
+    ref = run_sweep(SweepSpec.from_toml(SLOW_SPEC), tmp_path / "ref.nc", workers=0, progress=False)
+    assert _data(open_dataset(out)).identical(_data(ref))
+
+
+@pytest.mark.parametrize("text, match", [
+    (SPEC.replace("n_groups = [60, 120]", "n_group = [60, 120]"), r"unknown parameter `grid.n_group`"),
+    (SPEC.replace("r = [2, 3]", "r = []"), r"`grid.r` must be a non-empty list"),
+    (SPEC.replace('layout = ["cyclic", "random"]', 'layout = ["block"]').replace("[60, 120]", "[60, 121]"),
+     r"grid point \(n_groups=121, r=2, layout='block'\): block replication needs N divisible by r"),
+    (SPEC.replace('quantity = "wipeout"', 'quantity = "speed"'), r"`sweep.quantity` must be one of"),
+    (SPEC.replace("reps = 300", "reps = 1"), r"`sweep.reps` must be >= 2"),
+    (SPEC.replace("seed = 11", ""), r"`sweep.seed` is required"),
+    (SPEC + "\n[other]\nx = 1\n", r"unknown tables in the sweep spec"),
+    ("[sweep\nname=", r"not valid TOML"),
+    (SPEC.replace("r = [2, 3]", "r = [2, 2]"), r"must not repeat values"),
+])
+def test_bad_specs_fail_before_any_work(tmp_path, text, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        run_sweep(SweepSpec.from_toml(text), tmp_path / "x.nc", workers=0, progress=False)
+    assert not (tmp_path / "x.nc.parts").exists()
+
+
+def test_parts_of_another_spec_are_refused(tmp_path, serial):
+    shutil.copytree(tmp_path / "serial.nc.parts", tmp_path / "other.nc.parts")
+    spec = SweepSpec.from_toml(SPEC.replace("seed = 11", "seed = 12"))
+    with pytest.raises(ValueError, match=r"holds results of a different spec"):
+        run_sweep(spec, tmp_path / "other.nc", workers=0, progress=False)
+
+
+def test_cli_bad_sweep_arguments():
+    proc = _cli("sweep", "does-not-exist.toml")
+    assert proc.returncode == 2 and "`spec` file not found" in proc.stderr
+    proc = _cli("compare", "nope.nc")
+    assert proc.returncode == 2 and "`dataset` file not found" in proc.stderr
