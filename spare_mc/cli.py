@@ -17,9 +17,13 @@ Commands
     writes an xarray dataset (NetCDF) with per-replication values, means, CIs and provenance.
 ``compare DATASET``
     Every grid point of a stored sweep against its exact value (Holm-corrected across the grid).
-``reproduce --table main``
-    The paper's main experiment: every strategy at its best ``r`` and checkpoint period for N = 200, 600, 1000,
-    and SPARe's time-to-train reduction over Rep+CKPT.
+``plot DATASET``
+    Figures of a stored sweep (PNG).
+``reproduce [--quick]``
+    Every study of ``experiments/`` (sweeps on the local cluster or ``--scheduler``), the paper's main table and
+    all figures, under ``data/`` (``data/quick/`` for the quick flavour). ``--table main`` runs only the main
+    table: every strategy at its best ``r`` and checkpoint period for N = 200, 600, 1000, and SPARe's
+    time-to-train reduction over Rep+CKPT.
 
 Bad arguments exit with status 2 and one line on stderr naming the parameter; no traceback.
 """
@@ -95,8 +99,14 @@ def _build_parser() -> argparse.ArgumentParser:
     cp.add_argument("dataset", help="path of a dataset written by spare-mc sweep")
     cp.add_argument("--alpha", type=float, default=1e-3, help="family-wise level (default 1e-3)")
     cp.add_argument("--json", action="store_true", help="print one JSON object")
-    rp = sub.add_parser("reproduce", help="the paper's main table (each strategy at its best r and period)")
-    rp.add_argument("--table", choices=("main",), default="main")
+    rp = sub.add_parser("reproduce", help="every study, the paper's main table and the figures (or --table main)")
+    pl = sub.add_parser("plot", help="figures of a stored sweep dataset")
+    pl.add_argument("dataset", nargs="+", help="dataset path(s) written by spare-mc sweep")
+    pl.add_argument("--out", default="data/figures", help="output directory (default data/figures)")
+    pl.add_argument("--json", action="store_true", help="print a JSON summary")
+    rp.add_argument("--table", choices=("main",), default=None, help="run only the main table")
+    rp.add_argument("--workers", type=int, default=None, help="local worker processes for the sweeps")
+    rp.add_argument("--scheduler", default=None, help="address of an existing dask scheduler for the sweeps")
     rp.add_argument("--n-values", default="200,600,1000", help="comma-separated N values (default 200,600,1000)")
     rp.add_argument("--reps", type=int, default=None, help="replications per grid point (default 20; quick 6)")
     rp.add_argument("--confirm-reps", type=int, default=None,
@@ -297,9 +307,22 @@ def _print_compare(d: dict) -> None:
           f"alpha={d['alpha']}")
 
 
+def _experiments_dir():
+    import pathlib
+
+    d = pathlib.Path(__file__).resolve().parents[1] / "experiments"
+    if not d.is_dir():
+        raise ValueError(f"the experiments directory {d} is missing (run from a checkout of the repository)")
+    return d
+
+
 def run_reproduce(args) -> dict:
-    """The ``reproduce`` command as a dict."""
+    """The ``reproduce`` command as a dict: the main table only (``--table main``) or every study."""
+    import os
+    import time
+
     from .optimize import main_table
+    from .timeline import TimelineConfig
 
     try:
         n_values = tuple(int(x) for x in args.n_values.split(","))
@@ -312,18 +335,60 @@ def run_reproduce(args) -> dict:
     if args.seed < 0:
         raise ValueError(f"`--seed` must be >= 0, got {args.seed}")
     base = _timeline_overrides(args)
-    from .timeline import TimelineConfig
-
     for n in n_values:  # validate every setting before any work starts
         TimelineConfig("spare", n, r=2, **_timeline_overrides(args, n))
     if args.failures != "system" and (args.placement != "contiguous" or args.n_gpus != 600_000):
         raise ValueError("`--placement` and `--n-gpus` are only supported by `spare-mc ttt` (reproduce uses the "
                          "default 600,000-GPU contiguous topology)")
-    log = None if args.json else (lambda msg: print(f"... {msg}", file=sys.stderr, flush=True))
-    out = main_table(n_values, reps=reps, confirm_reps=confirm, seed=args.seed, base=base, progress=log)
-    out["table"] = args.table
-    out["quick"] = args.quick
-    return out
+    log = (lambda msg: print(f"... {msg}", file=sys.stderr, flush=True))
+    if args.table == "main":
+        out = main_table(n_values, reps=reps, confirm_reps=confirm, seed=args.seed, base=base,
+                         progress=None if args.json else log)
+        out["table"] = args.table
+        out["quick"] = args.quick
+        return out
+    # every study: the sweeps of experiments/, the main table, the figures
+    from .plots import save_figures
+    from .sweep import SweepSpec, run_sweep
+
+    specs = [SweepSpec.from_file(p) for p in sorted(_experiments_dir().glob("*.toml"))]
+    specs = [sp.quick() if args.quick else sp for sp in specs]
+    for sp in specs:
+        sp.check_points()
+    root = os.path.join("data", "quick") if args.quick else "data"
+    t0 = time.perf_counter()
+    if not args.quick:
+        log("full flavour: about 3 minutes on 2 cores (quick: about 1 minute)")
+    datasets, paths = {}, {}
+    for sp in specs:
+        log(f"sweep {sp.name} ({sp.quantity}, {sp.reps} replications per point)")
+        path = os.path.join(root, f"{sp.name}.nc")
+        datasets[sp.name] = run_sweep(sp, path, scheduler=args.scheduler, workers=args.workers)
+        paths[sp.name] = path
+    log("main table")
+    table = main_table(n_values, reps=reps, confirm_reps=confirm, seed=args.seed, base=base)
+    with open(os.path.join(root, "main_table.json"), "w") as fh:
+        json.dump(table, fh, default=_json_default, indent=1)
+    log("figures")
+    figures = save_figures(datasets, os.path.join(root, "figures"))
+    return {"quick": args.quick, "datasets": paths, "figures": figures,
+            "main_table": os.path.join(root, "main_table.json"), "rows": table["rows"],
+            "paper_N600": table["paper_N600"], "elapsed_s": time.perf_counter() - t0}
+
+
+def run_plot(args) -> dict:
+    """The ``plot`` command."""
+    import os
+
+    from .plots import save_figures
+    from .sweep import open_dataset
+
+    datasets = {}
+    for path in args.dataset:
+        if not os.path.exists(path):
+            raise ValueError(f"`dataset` file not found: {path}")
+        datasets[os.path.splitext(os.path.basename(path))[0]] = open_dataset(path)
+    return {"figures": save_figures(datasets, args.out)}
 
 
 def _print_main_table(d: dict) -> None:
@@ -359,13 +424,17 @@ def main(argv=None) -> int:
     try:
         args = _build_parser().parse_args(argv)
         out = {"mu": run_mu, "overhead": run_overhead, "ttt": run_ttt, "reproduce": run_reproduce,
-               "sweep": run_sweep_cmd, "compare": run_compare}[args.command](args)
+               "sweep": run_sweep_cmd, "compare": run_compare, "plot": run_plot}[args.command](args)
     except (_CliError, ValueError, TypeError) as exc:
         print(f"spare-mc: error: {exc}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(out, default=_json_default))
     elif args.command == "reproduce":
+        if "datasets" in out:
+            print("datasets: " + ", ".join(out["datasets"].values()))
+            print("figures:  " + ", ".join(out["figures"]))
+            print(f"main table: {out['main_table']} ({out['elapsed_s']:.0f} s in all)")
         _print_main_table(out)
     elif args.command == "compare":
         _print_compare(out)

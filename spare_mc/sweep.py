@@ -102,6 +102,7 @@ class SweepSpec:
     block: int
     seed: int
     fixed: dict = field(default_factory=dict)
+    quick_reps: int | None = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name or any(c in self.name for c in "/\\ "):
@@ -110,6 +111,8 @@ class SweepSpec:
         as_int(self.reps, "sweep.reps", min_value=2)
         as_int(self.block, "sweep.block", min_value=1)
         as_int(self.seed, "sweep.seed", min_value=0)
+        if self.quick_reps is not None:
+            as_int(self.quick_reps, "sweep.quick_reps", min_value=2)
         if not isinstance(self.grid, dict) or not self.grid:
             raise ValueError("`grid` must name at least one parameter with a list of values")
         allowed = PARAMETERS[q]
@@ -146,11 +149,18 @@ class SweepSpec:
         for key in ("name", "quantity", "reps", "seed"):
             if key not in s:
                 raise ValueError(f"`sweep.{key}` is required")
-        extra = set(s) - {"name", "quantity", "reps", "block", "seed"}
+        extra = set(s) - {"name", "quantity", "reps", "block", "seed", "quick_reps"}
         if extra:
             raise ValueError(f"unknown keys in [sweep]: {sorted(extra)}")
         return cls(s["name"], s["quantity"], dict(d.get("grid", {})), s["reps"], s.get("block", s["reps"]),
-                   s["seed"], dict(d.get("fixed", {})))
+                   s["seed"], dict(d.get("fixed", {})), s.get("quick_reps"))
+
+    def quick(self) -> "SweepSpec":
+        """The same sweep with ``quick_reps`` replications (a smoke-sized run)."""
+        from dataclasses import replace
+
+        reps = self.quick_reps or max(2, self.reps // 8)
+        return replace(self, reps=reps, block=min(self.block, reps), quick_reps=None)
 
     @classmethod
     def from_file(cls, path) -> "SweepSpec":
@@ -337,6 +347,7 @@ def _assemble(spec: SweepSpec, results: dict):
                     created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                     root_seed=str(spec.seed), reps=spec.reps, spec=spec.to_toml(), spec_digest=spec.digest(),
                     seeding="replication i of grid point p: SeedSequence(root_seed, spawn_key=(*p, i))")
+    ds.attrs.update({k: v for k, v in spec.fixed.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)})
     return summarize(ds, spec.quantity)
 
 

@@ -206,3 +206,48 @@ def test_cli_bad_sweep_arguments():
     assert proc.returncode == 2 and "`spec` file not found" in proc.stderr
     proc = _cli("compare", "nope.nc")
     assert proc.returncode == 2 and "`dataset` file not found" in proc.stderr
+
+
+def test_figures_from_every_quantity(tmp_path, serial):
+    """Every plotting function draws from sweep datasets (given ax or a new one) and the PNGs are written."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from spare_mc import plots
+
+    ds0, _ = serial
+    over = run_sweep(SweepSpec.from_toml(SPEC.replace('quantity = "wipeout"', 'quantity = "overhead"')
+                                         .replace("reps = 300", "reps = 20").replace("block = 100", "block = 10")),
+                     tmp_path / "over.nc", workers=0, progress=False)
+    ttt = {}
+    for strategy, grid in (("spare", "r = [2, 3]"), ("rep", "r = [2, 4]"), ("ckpt", "")):
+        text = f"""
+[sweep]
+name = "ttt_{strategy}"
+quantity = "ttt"
+reps = 3
+seed = 1
+[grid]
+n_groups = [60, 120]
+{grid}
+[fixed]
+strategy = "{strategy}"
+n_steps = 300
+{'r = 1' if strategy == 'ckpt' else ''}
+"""
+        ttt[f"ttt_{strategy}"] = run_sweep(SweepSpec.from_toml(text), tmp_path / f"ttt_{strategy}.nc", workers=0,
+                                           progress=False)
+    assert plots.plot_masked(ds0, 60)  # ax=None: a new figure
+    fig, ax = plt.subplots()
+    assert len(plots.plot_overhead(over, 120, ax=ax)) >= 6
+    assert plots.plot_ttt(list(ttt.values()), 60, "availability", ax=ax)
+    assert plots.plot_optimal_r(list(ttt.values()), ax=ax)
+    plt.close("all")
+    paths = plots.save_figures({"masked": ds0, "overhead": over, **ttt}, tmp_path / "fig")
+    assert sorted(os.path.basename(p) for p in paths) == ["masked.png", "overhead.png", "ttt.png"]
+    assert all(os.path.getsize(p) > 10_000 for p in paths)
+    # the CLI draws the same from stored datasets
+    proc = _cli("plot", str(tmp_path / "serial.nc"), "--out", str(tmp_path / "fig2"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["figures"] == [str(tmp_path / "fig2" / "serial.png")]
