@@ -383,6 +383,9 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
     else:
         with open(stamp, "w") as fh:
             fh.write(spec.digest())
+    for leftover in os.listdir(parts):  # a part being written when the previous run was killed
+        if leftover.startswith(".") and leftover.endswith(".tmp.npz"):
+            os.remove(os.path.join(parts, leftover))
     tasks = spec.tasks()
     results = {}
     todo = []
