@@ -107,12 +107,14 @@ def _build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--table", choices=("main",), default=None, help="run only the main table")
     rp.add_argument("--workers", type=int, default=None, help="local worker processes for the sweeps")
     rp.add_argument("--scheduler", default=None, help="address of an existing dask scheduler for the sweeps")
-    rp.add_argument("--n-values", default="200,600,1000", help="comma-separated N values (default 200,600,1000)")
-    rp.add_argument("--reps", type=int, default=None, help="replications per grid point (default 20; quick 6)")
+    rp.add_argument("--n-values", default=None,
+                    help="comma-separated N values (default: experiments/main_table.toml, 200,600,1000)")
+    rp.add_argument("--reps", type=int, default=None,
+                    help="replications per grid point (default: experiments/main_table.toml, 20; quick 6)")
     rp.add_argument("--confirm-reps", type=int, default=None,
-                    help="replications of each selected optimum, fresh seeds (default 50; quick 12)")
+                    help="replications of each selected optimum on fresh seeds (default 50; quick 12)")
     rp.add_argument("--quick", action="store_true", help="fewer replications (a few minutes on 2 cores)")
-    rp.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    rp.add_argument("--seed", type=int, default=None, help="root seed (default: experiments/main_table.toml, 0)")
     _add_timeline_options(rp)
     rp.add_argument("--json", action="store_true", help="print one JSON object")
     return p
@@ -307,11 +309,13 @@ def _print_compare(d: dict) -> None:
           f"alpha={d['alpha']}")
 
 
-def _experiments_dir():
+def _experiments_dir(required=True):
     import pathlib
 
     d = pathlib.Path(__file__).resolve().parents[1] / "experiments"
     if not d.is_dir():
+        if not required:
+            return None
         raise ValueError(f"the experiments directory {d} is missing (run from a checkout of the repository)")
     return d
 
@@ -324,16 +328,32 @@ def run_reproduce(args) -> dict:
     from .optimize import main_table
     from .timeline import TimelineConfig
 
-    try:
-        n_values = tuple(int(x) for x in args.n_values.split(","))
-    except ValueError:
-        raise ValueError(f"`--n-values` must be comma-separated integers, got {args.n_values!r}") from None
-    reps = args.reps if args.reps is not None else (6 if args.quick else 20)
-    confirm = args.confirm_reps if args.confirm_reps is not None else (12 if args.quick else 50)
+    settings = {"n_values": [200, 600, 1000], "reps": 20, "confirm_reps": 50, "quick_reps": 6,
+                "quick_confirm_reps": 12, "seed": 0}
+    mt = _experiments_dir(required=False)
+    if mt is not None and (mt / "main_table.toml").exists():
+        import tomllib
+
+        d = tomllib.loads((mt / "main_table.toml").read_text()).get("main_table", {})
+        unknown = set(d) - set(settings)
+        if unknown:
+            raise ValueError(f"unknown keys in experiments/main_table.toml: {sorted(unknown)}")
+        settings.update(d)
+    if args.n_values is not None:
+        try:
+            settings["n_values"] = [int(x) for x in args.n_values.split(",")]
+        except ValueError:
+            raise ValueError(f"`--n-values` must be comma-separated integers, got {args.n_values!r}") from None
+    n_values = tuple(settings["n_values"])
+    reps = args.reps if args.reps is not None else settings["quick_reps" if args.quick else "reps"]
+    confirm = (args.confirm_reps if args.confirm_reps is not None
+               else settings["quick_confirm_reps" if args.quick else "confirm_reps"])
     if reps < 2 or confirm < 2:
         raise ValueError(f"`--reps` and `--confirm-reps` must be >= 2, got {reps} and {confirm}")
-    if args.seed < 0:
-        raise ValueError(f"`--seed` must be >= 0, got {args.seed}")
+    seed = settings["seed"] if args.seed is None else args.seed
+    if seed < 0:
+        raise ValueError(f"`--seed` must be >= 0, got {seed}")
+    args.seed = seed
     base = _timeline_overrides(args)
     for n in n_values:  # validate every setting before any work starts
         TimelineConfig("spare", n, r=2, **_timeline_overrides(args, n))
@@ -351,7 +371,7 @@ def run_reproduce(args) -> dict:
     from .plots import save_figures
     from .sweep import SweepSpec, run_sweep
 
-    specs = [SweepSpec.from_file(p) for p in sorted(_experiments_dir().glob("*.toml"))]
+    specs = [SweepSpec.from_file(p) for p in sorted(_experiments_dir().glob("*.toml")) if p.name != "main_table.toml"]
     specs = [sp.quick() if args.quick else sp for sp in specs]
     for sp in specs:
         sp.check_points()

@@ -50,14 +50,25 @@ __all__ = ["SweepSpec", "run_sweep", "write_dataset", "open_dataset", "QUANTITIE
 QUANTITIES = ("wipeout", "overhead", "ttt")
 
 #: Parameters each quantity accepts (grid or fixed), with their defaults.
+_FAILURE_PARAMS = {"failure_model": "uniform", "mtbf_s": 300.0, "shape": 0.78, "age_policy": "renew",
+                   "domain_mtbf_s": None, "n_gpus": 600_000, "placement": "contiguous"}
+
 PARAMETERS = {
-    "wipeout": {"n_groups": None, "r": None, "layout": "cyclic"},
-    "overhead": {"n_groups": None, "r": None, "layout": "cyclic"},
+    "wipeout": {"n_groups": None, "r": None, "layout": "cyclic", **_FAILURE_PARAMS},
+    "overhead": {"n_groups": None, "r": None, "layout": "cyclic", **_FAILURE_PARAMS},
     "ttt": {"strategy": None, "n_groups": None, "r": None, "layout": "cyclic", "n_steps": 10_000,
             "compute_s": 64.0, "allreduce_s": None, "mtbf_s": 300.0, "shape": 0.78, "live_scaling": True,
             "restart_s": 3600.0, "save_s": 60.0, "ckpt_period_s": None, "ckpt_period_factor": 1.0,
-            "shrink_s": 0.1, "rectlr_s": 0.1, "jitter_sd": 0.05, "max_wall_factor": 100.0},
+            "shrink_s": 0.1, "rectlr_s": 0.1, "jitter_sd": 0.05, "max_wall_factor": 100.0,
+            "failure_model": "system", "age_policy": "renew", "domain_mtbf_s": None, "n_gpus": 600_000,
+            "placement": "contiguous"},
 }
+
+#: Failure models a sweep can name (parameter ``failure_model``): ``uniform`` (uniform order; wipeout/overhead only), ``system`` (system-level
+#: Weibull renewal, rate proportional to live GPUs), ``per_gpu`` (per-GPU Weibull lifetimes), ``node``/``rack``/
+#: ``power`` (failure domains with per-GPU background, ``domain_mtbf_s`` each). All share ``mtbf_s`` (full-system
+#: MTBF) and ``shape``.
+FAILURE_CHOICES = ("uniform", "system", "per_gpu", "node", "rack", "power")
 
 #: Per-replication outputs: name -> (units, long name)
 OUTPUTS = {
@@ -130,7 +141,7 @@ class SweepSpec:
         if both:
             raise ValueError(f"parameters both swept and fixed: {sorted(both)}")
         missing = [k for k, d in allowed.items() if d is None and k not in self.grid and k not in self.fixed
-                   and k not in ("allreduce_s", "ckpt_period_s")]
+                   and k not in ("allreduce_s", "ckpt_period_s", "domain_mtbf_s")]
         if missing:
             raise ValueError(f"quantity {q!r} needs {missing} in `grid` or `fixed`")
 
@@ -215,17 +226,43 @@ class SweepSpec:
 
 
 # --------------------------------------------------------------------------------------------------- workers
+def _failure_objects(params, n_groups, *, allow_uniform):
+    """(failure model or None for uniform order / the timeline's system process, topology or None)."""
+    from .failures import DomainFailures, PerGPU, SystemRenewal
+    from .topology import Topology
+
+    kind = as_choice(params.get("failure_model", "uniform"), "failure_model", FAILURE_CHOICES)
+    if kind == "uniform":
+        if not allow_uniform:
+            raise ValueError("`failure_model` = 'uniform' has no clock; time to train needs 'system', 'per_gpu', "
+                             "'node', 'rack' or 'power'")
+        return None, None
+    if kind == "system":
+        return (SystemRenewal(params["mtbf_s"], params["shape"]) if allow_uniform else None), None
+    topo = Topology(params["n_gpus"], n_groups, placement=params["placement"])
+    bg = PerGPU.from_system_mtbf(params["mtbf_s"], params["n_gpus"], params["shape"], params["age_policy"])
+    if kind == "per_gpu":
+        return bg, topo
+    if params.get("domain_mtbf_s") is None:
+        raise ValueError(f"`domain_mtbf_s` is required with failure_model = {kind!r}")
+    return DomainFailures(kind, params["domain_mtbf_s"], params["shape"], background=bg), topo
+
+
 def _model(quantity, params):
-    """The object a task runs (validates the parameters)."""
+    """The objects a task runs (validates the parameters)."""
     if quantity in ("wipeout", "overhead"):
         from .layouts import make_layout
 
         lay = make_layout(params["layout"], params["n_groups"], params["r"], rng=0)
-        return lay
+        failures, topo = _failure_objects(params, params["n_groups"], allow_uniform=True)
+        return lay, failures, topo
     from .timeline import TimelineConfig, theory_ckpt_period_s
 
-    kw = {k: v for k, v in params.items() if k not in ("strategy", "n_groups", "ckpt_period_factor")}
-    cfg = TimelineConfig(params["strategy"], params["n_groups"], **kw)
+    skip = ("strategy", "n_groups", "ckpt_period_factor", "failure_model", "age_policy", "domain_mtbf_s", "n_gpus",
+            "placement")
+    kw = {k: v for k, v in params.items() if k not in skip}
+    failures, topo = _failure_objects(params, params["n_groups"], allow_uniform=False)
+    cfg = TimelineConfig(params["strategy"], params["n_groups"], failures=failures, topology=topo, **kw)
     factor = float(params.get("ckpt_period_factor", 1.0))
     if not factor > 0:
         raise ValueError(f"`ckpt_period_factor` must be > 0, got {factor}")
@@ -246,13 +283,17 @@ def run_task(quantity: str, seed: int, idx: tuple, params: dict, rep_start: int,
         if quantity == "wipeout":
             from .survivability import wipeout_mc
 
-            res = wipeout_mc(model, 1, fresh_layout=params["layout"] == "random", rng=ss)
+            lay, failures, topo = model
+            res = wipeout_mc(lay, 1, failures=failures, topology=topo, fresh_layout=params["layout"] == "random",
+                             rng=ss)
             outs["T"][j] = res.T[0]
             outs["masked"][j] = res.dead_before[0]
         elif quantity == "overhead":
             from .reorder import overhead_mc
 
-            res = overhead_mc(model, 1, fresh_layout=params["layout"] == "random", rng=ss)
+            lay, failures, topo = model
+            res = overhead_mc(lay, 1, failures=failures, topology=topo, fresh_layout=params["layout"] == "random",
+                              rng=ss)
             st = res.trial_stats
             outs["T"][j] = st["T"][0]
             outs["masked"][j] = st["dead_before"][0]

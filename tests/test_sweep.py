@@ -158,7 +158,8 @@ def test_killed_worker_is_survived(tmp_path, real_cluster):
     assert _data(open_dataset(tmp_path / "remote.nc")).identical(_data(ref))
 
 
-def test_interrupted_sweep_resumes_to_the_identical_dataset(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "killed"])
+def test_interrupted_sweep_resumes_to_the_identical_dataset(tmp_path, sig):
     (tmp_path / "spec.toml").write_text(SLOW_SPEC)
     out = tmp_path / "resumed.nc"
     parts = tmp_path / "resumed.nc.parts"
@@ -168,7 +169,7 @@ def test_interrupted_sweep_resumes_to_the_identical_dataset(tmp_path):
         if parts.exists() and sum(_is_part(p) for p in parts.iterdir()) >= 3:
             break
         time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
+    proc.send_signal(sig)
     proc.wait()
     done = sorted(p.name for p in parts.iterdir() if _is_part(p))
     total = len(SweepSpec.from_toml(SLOW_SPEC).tasks())
@@ -198,6 +199,35 @@ def test_bad_specs_fail_before_any_work(tmp_path, text, match):
     with pytest.raises((ValueError, TypeError), match=match):
         run_sweep(SweepSpec.from_toml(text), tmp_path / "x.nc", workers=0, progress=False)
     assert not (tmp_path / "x.nc.parts").exists()
+
+
+def test_failure_models_are_sweepable(tmp_path):
+    """Any model parameter can be a dimension, including the failure model and the age policy."""
+    text = """
+[sweep]
+name = "fm"
+quantity = "overhead"
+reps = 6
+seed = 3
+[grid]
+failure_model = ["uniform", "per_gpu", "rack"]
+[fixed]
+n_groups = 120
+r = 4
+domain_mtbf_s = 3.0e7
+"""
+    ds = run_sweep(SweepSpec.from_toml(text), tmp_path / "fm.nc", workers=0, progress=False)
+    assert list(ds["failure_model"].values) == ["uniform", "per_gpu", "rack"]
+    assert (ds["T"].values >= 1).all()
+    ttt = text.replace('quantity = "overhead"', 'quantity = "ttt"').replace('"uniform", ', "") \
+        .replace("[fixed]", '[fixed]\nstrategy = "spare"\nn_steps = 200\nage_policy = "keep"')
+    ds = run_sweep(SweepSpec.from_toml(ttt), tmp_path / "fm2.nc", workers=0, progress=False)
+    assert ds.sizes["failure_model"] == 2 and ds.attrs["strategy"] == "spare"
+    with pytest.raises(ValueError, match=r"`domain_mtbf_s` is required with failure_model = 'rack'"):
+        run_sweep(SweepSpec.from_toml(text.replace("domain_mtbf_s = 3.0e7", "")), tmp_path / "x.nc", workers=0)
+    with pytest.raises(ValueError, match=r"'uniform' has no clock"):
+        run_sweep(SweepSpec.from_toml(ttt.replace('["per_gpu", "rack"]', '["uniform"]')), tmp_path / "y.nc",
+                  workers=0)
 
 
 def test_parts_of_another_spec_are_refused(tmp_path, serial):
