@@ -41,6 +41,24 @@ _NEVER = np.int64(1) << 62
 
 
 @njit(cache=True)
+def _keep(res, pend_w):
+    """The work since the last checkpoint is kept: move it into ``res[R_USEFUL .. R_RECTLR]``."""
+    for i in range(5):
+        res[R_USEFUL + i] += pend_w[i]
+        pend_w[i] = 0
+
+
+@njit(cache=True)
+def _checkpoint(res, pend_w, save_us, jit_sd, rng):
+    """Write a checkpoint: the pending work becomes kept; returns the checkpoint's duration."""
+    k_s = _dur(save_us, jit_sd, rng)
+    res[R_CKPT] += k_s
+    res[R_CHECKPOINTS] += 1
+    _keep(res, pend_w)
+    return k_s
+
+
+@njit(cache=True)
 def _dur(base_us, jit_sd, rng):
     """A duration with multiplicative jitter ``Normal(1, jit_sd^2)`` (clipped at 0), rounded to microseconds."""
     if jit_sd == 0.0 or base_us == 0:
@@ -198,11 +216,9 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
     steps_done = 0
     ckpt_steps = 0
     last_ck = 0
-    p_useful = 0
-    p_red = 0
-    p_patch = 0
-    p_ar = 0
-    p_rc = 0
+    # work since the last checkpoint, aligned with res[R_USEFUL .. R_RECTLR]: kept at a checkpoint (or the end),
+    # lost at a wipe-out
+    pend_w = np.zeros(5, np.int64)
     S = s0 if strategy == STRAT_SPARE else (r if strategy == STRAT_REP else 1)
     res[R_S_MAX] = S
     while steps_done < n_steps and status == STATUS_OK:
@@ -257,20 +273,11 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
             res[R_STEPS_RUN] += m
             res[R_SUM_S] += m * S
             useful = sum_c // S
-            p_useful += useful
-            p_red += sum_c - useful
-            p_ar += sum_a
+            pend_w[0] += useful
+            pend_w[1] += sum_c - useful
+            pend_w[3] += sum_a
             if t - last_ck >= period_us and steps_done < n_steps:
-                k_s = _dur(save_us, jit_sd, rng)
-                t += k_s
-                res[R_CKPT] += k_s
-                res[R_CHECKPOINTS] += 1
-                res[R_USEFUL] += p_useful
-                res[R_REDUNDANT] += p_red
-                res[R_PATCH] += p_patch
-                res[R_ALLREDUCE] += p_ar
-                res[R_RECTLR] += p_rc
-                p_useful = p_red = p_patch = p_ar = p_rc = 0
+                t += _checkpoint(res, pend_w, save_us, jit_sd, rng)
                 ckpt_steps = steps_done
                 last_ck = t
             continue
@@ -335,10 +342,10 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
         if wiped:
             # ---- global restart: roll back to the last checkpoint, every group back, S reset
             res[R_WIPEOUTS] += 1
-            res[R_LOST] += p_useful + p_red + p_patch + p_ar + p_rc + c_step
+            res[R_LOST] += pend_w.sum() + c_step
             res[R_STEPS_RUN] += 1
             res[R_SUM_S] += S
-            p_useful = p_red = p_patch = p_ar = p_rc = 0
+            pend_w[:] = 0
             steps_done = ckpt_steps
             rate = n_up if live_scaling else n
             o_ref += rate * (t_c - t_ref)
@@ -383,25 +390,16 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
         steps_done += 1
         res[R_STEPS_RUN] += 1
         res[R_SUM_S] += S
-        p_useful += useful
-        p_red += red
-        p_patch += extra_patch
-        p_rc += extra_rc
-        p_ar += a_s
+        pend_w[0] += useful
+        pend_w[1] += red
+        pend_w[2] += extra_patch
+        pend_w[3] += a_s
+        pend_w[4] += extra_rc
         if strategy == STRAT_SPARE:
             S = meta[_rk.S_]
             res[R_S_MAX] = max(res[R_S_MAX], S)
         if t - last_ck >= period_us and steps_done < n_steps:
-            k_s = _dur(save_us, jit_sd, rng)
-            t += k_s
-            res[R_CKPT] += k_s
-            res[R_CHECKPOINTS] += 1
-            res[R_USEFUL] += p_useful
-            res[R_REDUNDANT] += p_red
-            res[R_PATCH] += p_patch
-            res[R_ALLREDUCE] += p_ar
-            res[R_RECTLR] += p_rc
-            p_useful = p_red = p_patch = p_ar = p_rc = 0
+            t += _checkpoint(res, pend_w, save_us, jit_sd, rng)
             ckpt_steps = steps_done
             last_ck = t
     # failures after the last detection but before the end still count (they hit the running job)
@@ -425,11 +423,7 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
         ia += 1
         if ia < n_trace:
             a_next += gaps[ia]
-    res[R_USEFUL] += p_useful
-    res[R_REDUNDANT] += p_red
-    res[R_PATCH] += p_patch
-    res[R_ALLREDUCE] += p_ar
-    res[R_RECTLR] += p_rc
+    _keep(res, pend_w)
     res[R_TTT] = t
     res[R_STATUS] = status
     res[R_STEPS_DONE] = steps_done

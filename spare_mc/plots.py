@@ -139,20 +139,23 @@ def _grid(n, width=4.6, height=3.6):
     return fig, axes[0]
 
 
-def figure_masked(ds):
+def _per_n_figure(ds, plot_one):
+    """One panel per ``N`` of a sweep dataset."""
     fig, axes = _grid(ds.sizes["n_groups"])
     for ax, n in zip(axes, ds["n_groups"].values):
-        plot_masked(ds, n, ax=ax)
+        plot_one(ds, n, ax=ax)
     fig.tight_layout()
     return fig
+
+
+def figure_masked(ds):
+    """:func:`plot_masked` for every ``N`` of a wipe-out sweep."""
+    return _per_n_figure(ds, plot_masked)
 
 
 def figure_overhead(ds):
-    fig, axes = _grid(ds.sizes["n_groups"])
-    for ax, n in zip(axes, ds["n_groups"].values):
-        plot_overhead(ds, n, ax=ax)
-    fig.tight_layout()
-    return fig
+    """:func:`plot_overhead` for every ``N`` of an overhead sweep."""
+    return _per_n_figure(ds, plot_overhead)
 
 
 def figure_ttt(datasets):
