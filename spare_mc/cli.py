@@ -448,6 +448,16 @@ def main(argv=None) -> int:
     except (_CliError, ValueError, TypeError) as exc:
         print(f"spare-mc: error: {exc}", file=sys.stderr)
         return 2
+    try:
+        _emit(args, out)
+    except BrokenPipeError:  # e.g. piped into `head`: the reader has gone, which is not an error of ours
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def _emit(args, out) -> None:
     if args.json:
         print(json.dumps(out, default=_json_default))
     elif args.command == "reproduce":
@@ -460,7 +470,7 @@ def main(argv=None) -> int:
         _print_compare(out)
     else:
         _print_table(out)
-    return 0
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -119,3 +119,16 @@ def test_confidence_interval_level_rule():
         est.confidence_interval(1.0)
     with pytest.raises(ValueError, match=r"`level` must be > 0"):
         est.confidence_interval(0.0)
+
+
+def test_cli_output_into_a_closed_pipe_is_not_an_error(monkeypatch):
+    """`spare-mc ... | head`: writing after the reader has gone raises EPIPE; the command still exits 0."""
+    import os
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before anything is written
+    out = os.fdopen(w, "w")
+    monkeypatch.setattr(sys, "stdout", out)
+    try:
+        assert main(["overhead", "--n-groups", "100", "--r", "4", "--trials", "50", "--json"]) == 0
+    finally:
+        out.close()
