@@ -168,6 +168,17 @@ def _max_steps_within(room, d, v):
 
 
 @njit(cache=True)
+def _consume(t_f, a_next, ia, gaps):
+    """The system process's arrival ``ia`` happens at wall time ``t_f``: it becomes the new reference point of the
+    operational clock, and the next arrival's operational time is queued. Returns ``(o_ref, t_ref, ia, a_next)``."""
+    o_ref = a_next
+    ia += 1
+    if ia < gaps.shape[0]:
+        a_next += gaps[ia]
+    return o_ref, t_f, ia, a_next
+
+
+@njit(cache=True)
 def _next_arrival(t_ref, o_ref, a_next, rate):
     if rate <= 0:
         return _NEVER
@@ -300,16 +311,12 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
             t_f = _next_arrival(t_ref, o_ref, a_next, rate)
             if t_f > t_c:
                 break
-            o_ref = a_next
-            t_ref = t_f
             g = _fenwick_take(tree, n, (victims[ia] * n_up) >> 32)
             n_up -= 1
             pend[npend] = g
             npend += 1
             res[R_FAILURES] += 1
-            ia += 1
-            if ia < n_trace:
-                a_next += gaps[ia]
+            o_ref, t_ref, ia, a_next = _consume(t_f, a_next, ia, gaps)
         if status == STATUS_TRACE:
             break
         useful = c_step // S
@@ -368,12 +375,8 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
                 t_f = _next_arrival(t_ref, o_ref, a_next, n)
                 if t_f >= t_end:
                     break
-                o_ref = a_next
-                t_ref = t_f
                 res[R_ABSORBED] += 1
-                ia += 1
-                if ia < n_trace:
-                    a_next += gaps[ia]
+                o_ref, t_ref, ia, a_next = _consume(t_f, a_next, ia, gaps)
             if status == STATUS_TRACE:
                 break
             res[R_RESTART] += r_s
@@ -416,13 +419,9 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
         t_f = _next_arrival(t_ref, o_ref, a_next, n_up if live_scaling else n)
         if t_f >= t:
             break
-        o_ref = a_next
-        t_ref = t_f
         n_up -= 1
         res[R_FAILURES] += 1
-        ia += 1
-        if ia < n_trace:
-            a_next += gaps[ia]
+        o_ref, t_ref, ia, a_next = _consume(t_f, a_next, ia, gaps)
     _keep(res, pend_w)
     res[R_TTT] = t
     res[R_STATUS] = status

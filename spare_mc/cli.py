@@ -182,6 +182,14 @@ def _json_default(x):
     raise TypeError(f"not JSON serialisable: {type(x).__name__}")
 
 
+def _check_replications_and_seed(count, flag, seed) -> None:
+    """The rules every command shares: at least 2 replications (for a standard error), a non-negative seed."""
+    if count < 2:
+        raise ValueError(f"`{flag}` must be >= 2 to estimate a standard error, got {count}")
+    if seed < 0:
+        raise ValueError(f"`--seed` must be >= 0, got {seed}")
+
+
 def _finite(x):
     return None if x is None or not math.isfinite(x) else float(x)
 
@@ -190,10 +198,7 @@ def run_mu(args) -> dict:
     """The ``mu`` command as a dict (what ``--json`` prints)."""
     from .failures import UniformOrder
 
-    if args.trials < 2:
-        raise ValueError(f"`--trials` must be >= 2 to estimate a standard error, got {args.trials}")
-    if args.seed < 0:
-        raise ValueError(f"`--seed` must be >= 0, got {args.seed}")
+    _check_replications_and_seed(args.trials, "--trials", args.seed)
     exact = None
     if args.layout in EXACT_LAYOUTS and not args.with_replacement:
         exact = exact_wipeout(args.layout, args.n_groups, args.r)  # validates N, r first
@@ -224,10 +229,7 @@ def run_overhead(args) -> dict:
     from .reorder import exact_stack_bound_sum, overhead_mc
     from .stats import MCEstimate
 
-    if args.trials < 2:
-        raise ValueError(f"`--trials` must be >= 2 to estimate a standard error, got {args.trials}")
-    if args.seed < 0:
-        raise ValueError(f"`--seed` must be >= 0, got {args.seed}")
+    _check_replications_and_seed(args.trials, "--trials", args.seed)
     res = overhead_mc(args.layout, args.trials, n_groups=args.n_groups, r=args.r,
                       rng=np.random.SeedSequence(args.seed))
     out = {"seed": args.seed, **res.summary(),
@@ -249,10 +251,7 @@ def run_ttt(args) -> dict:
     from .optimize import theory_ttt
     from .timeline import TimelineConfig, simulate_ttt
 
-    if args.reps < 2:
-        raise ValueError(f"`--reps` must be >= 2 to estimate a standard error, got {args.reps}")
-    if args.seed < 0:
-        raise ValueError(f"`--seed` must be >= 0, got {args.seed}")
+    _check_replications_and_seed(args.reps, "--reps", args.seed)
     r = args.r if args.r is not None else {"ckpt": 1, "rep": 3, "spare": 8}[args.strategy]
     cfg = TimelineConfig(args.strategy, args.n_groups, r=r, ckpt_period_s=args.ckpt_period_s,
                          **_timeline_overrides(args, args.n_groups))
