@@ -24,7 +24,28 @@ from .stats import Comparison, MCEstimate, compare, estimate_mean, ratio_estimat
 from .survivability import WipeoutResult, wipeout_mc
 from .timeline import TimelineConfig, TimelineRun, TTTResult, paper_allreduce_s, simulate_ttt
 from .topology import Topology
+from ._validation import UsageError, UsageTypeError, UsageValueError
 
 __version__ = "0.1.0"
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = [
+    # topology and failure models
+    "Topology", "UniformOrder", "SystemRenewal", "PerGPU", "DomainFailures", "FailureEvents", "sample_events",
+    "failure_model_from_dict",
+    # layouts
+    "LAYOUT_KINDS", "Layout", "block", "cyclic", "cyclic_offsets", "make_layout", "random_holders", "sidon",
+    # wipe-out Monte Carlo, exact laws, closed forms
+    "WipeoutResult", "wipeout_mc", "EXACT_LAYOUTS", "ExactDistribution", "exact_wipeout",
+    "availability", "ckpt_period_daly", "ckpt_period_optimal", "ckpt_period_young", "mu_expansion", "mu_paper",
+    "mu_rep_paper", "normalized_ttt", "optimal_availability", "overhead_lower_bound", "r_star", "stack_lower_bound",
+    # adaptive reordering
+    "ReCtlr", "ReCtlrStep", "OverheadResult", "overhead_mc", "exact_stack_bound_sum",
+    # time to train and the optimiser
+    "TimelineConfig", "TimelineRun", "TTTResult", "paper_allreduce_s", "simulate_ttt", "OptimumResult",
+    "main_table", "optimize_strategy", "theory_ttt",
+    # statistics
+    "MCEstimate", "Comparison", "compare", "estimate_mean", "ratio_estimate", "wilson_interval",
+    # errors
+    "UsageError", "UsageTypeError", "UsageValueError",
+    "__version__",
+]

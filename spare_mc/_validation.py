@@ -3,6 +3,10 @@
 Every public function validates its arguments in one ``_xxx_iv`` function built from these helpers, so that bad
 input raises a ``TypeError`` (wrong kind) or ``ValueError`` (wrong value) whose message names the parameter and the
 rule, before any numba kernel sees it.
+
+Every such error is a :class:`UsageError` (the marker of "the caller's input was wrong"), in a ``ValueError`` and a
+``TypeError`` flavour so that ``except ValueError`` keeps working. The command line reports a ``UsageError`` as a
+one-line usage error (exit status 2); any other exception is a bug of spare_mc and is shown as one.
 """
 
 from __future__ import annotations
@@ -13,15 +17,27 @@ import numbers
 import numpy as np
 
 
+class UsageError(Exception):
+    """Marker base class: the caller's input broke a documented rule (the message names the parameter and rule)."""
+
+
+class UsageValueError(UsageError, ValueError):
+    """A parameter has the right kind but a value that breaks a rule."""
+
+
+class UsageTypeError(UsageError, TypeError):
+    """A parameter has the wrong kind."""
+
+
 def as_int(value, name: str, *, min_value: int | None = None, max_value: int | None = None) -> int:
     """Return ``value`` as a Python int, or raise naming ``name`` and the rule."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"`{name}` must be an integer, got {value!r} of type {type(value).__name__}")
+        raise UsageTypeError(f"`{name}` must be an integer, got {value!r} of type {type(value).__name__}")
     value = int(value)
     if min_value is not None and value < min_value:
-        raise ValueError(f"`{name}` must be >= {min_value}, got {name}={value}")
+        raise UsageValueError(f"`{name}` must be >= {min_value}, got {name}={value}")
     if max_value is not None and value > max_value:
-        raise ValueError(f"`{name}` must be <= {max_value}, got {name}={value}")
+        raise UsageValueError(f"`{name}` must be <= {max_value}, got {name}={value}")
     return value
 
 
@@ -29,31 +45,31 @@ def as_float(value, name: str, *, positive: bool = False, nonnegative: bool = Fa
              max_value: float | None = None, max_inclusive: bool = True) -> float:
     """Return ``value`` as a finite float, or raise naming ``name`` and the rule."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"`{name}` must be a real number, got {value!r} of type {type(value).__name__}")
+        raise UsageTypeError(f"`{name}` must be a real number, got {value!r} of type {type(value).__name__}")
     value = float(value)
     if not math.isfinite(value):
-        raise ValueError(f"`{name}` must be finite, got {name}={value}")
+        raise UsageValueError(f"`{name}` must be finite, got {name}={value}")
     if positive and value <= 0:
-        raise ValueError(f"`{name}` must be > 0, got {name}={value}")
+        raise UsageValueError(f"`{name}` must be > 0, got {name}={value}")
     if nonnegative and value < 0:
-        raise ValueError(f"`{name}` must be >= 0, got {name}={value}")
+        raise UsageValueError(f"`{name}` must be >= 0, got {name}={value}")
     if max_value is not None:
         if (max_inclusive and value > max_value) or (not max_inclusive and value >= max_value):
             op = "<=" if max_inclusive else "<"
-            raise ValueError(f"`{name}` must be {op} {max_value}, got {name}={value}")
+            raise UsageValueError(f"`{name}` must be {op} {max_value}, got {name}={value}")
     return value
 
 
 def as_choice(value, name: str, choices) -> str:
     """Return ``value`` if it is one of ``choices`` (strings), else raise naming them."""
     if not isinstance(value, str):
-        raise TypeError(f"`{name}` must be a string, one of {sorted(choices)}, got {value!r}")
+        raise UsageTypeError(f"`{name}` must be a string, one of {sorted(choices)}, got {value!r}")
     if value not in choices:
-        raise ValueError(f"`{name}` must be one of {sorted(choices)}, got {name}={value!r}")
+        raise UsageValueError(f"`{name}` must be one of {sorted(choices)}, got {name}={value!r}")
     return value
 
 
 def check_r(r: int, n_groups: int) -> None:
     """The redundancy rule shared by every layout and exact form."""
     if not 1 <= r <= n_groups:
-        raise ValueError(f"`r` must satisfy 1 <= r <= N, got r={r} with N={n_groups}")
+        raise UsageValueError(f"`r` must satisfy 1 <= r <= N, got r={r} with N={n_groups}")

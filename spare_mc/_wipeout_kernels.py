@@ -18,7 +18,6 @@ Conventions shared by every kernel:
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from numba import njit

@@ -43,6 +43,7 @@ from .exact import EXACT_LAYOUTS, exact_wipeout
 from .layouts import LAYOUT_KINDS
 from .stats import compare
 from .survivability import wipeout_mc
+from ._validation import UsageError, UsageValueError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -158,7 +159,7 @@ def _timeline_overrides(args, n_groups=None) -> dict:
         d["layout"] = args.layout
     if args.failures == "system":
         if args.domain_mtbf_s is not None:
-            raise ValueError("`--domain-mtbf-s` needs `--failures` node, rack or power")
+            raise UsageValueError("`--domain-mtbf-s` needs `--failures` node, rack or power")
         return d
     mtbf = d.get("mtbf_s", 300.0)
     shape = d.get("shape", 0.78)
@@ -167,7 +168,7 @@ def _timeline_overrides(args, n_groups=None) -> dict:
         d["failures"] = bg
     else:
         if args.domain_mtbf_s is None:
-            raise ValueError(f"`--domain-mtbf-s` is required with `--failures {args.failures}`")
+            raise UsageValueError(f"`--domain-mtbf-s` is required with `--failures {args.failures}`")
         d["failures"] = DomainFailures(args.failures, args.domain_mtbf_s, shape, background=bg)
     if n_groups is not None:
         d["topology"] = Topology(args.n_gpus, n_groups, placement=args.placement)
@@ -185,9 +186,9 @@ def _json_default(x):
 def _check_replications_and_seed(count, flag, seed) -> None:
     """The rules every command shares: at least 2 replications (for a standard error), a non-negative seed."""
     if count < 2:
-        raise ValueError(f"`{flag}` must be >= 2 to estimate a standard error, got {count}")
+        raise UsageValueError(f"`{flag}` must be >= 2 to estimate a standard error, got {count}")
     if seed < 0:
-        raise ValueError(f"`--seed` must be >= 0, got {seed}")
+        raise UsageValueError(f"`--seed` must be >= 0, got {seed}")
 
 
 def _finite(x):
@@ -269,7 +270,7 @@ def run_sweep_cmd(args) -> dict:
     from .sweep import SweepSpec, run_sweep
 
     if not __import__("os").path.exists(args.spec):
-        raise ValueError(f"`spec` file not found: {args.spec}")
+        raise UsageValueError(f"`spec` file not found: {args.spec}")
     spec = SweepSpec.from_file(args.spec)
     ds = run_sweep(spec, args.out, scheduler=args.scheduler, workers=args.workers)
     out = args.out or f"data/{spec.name}.nc"
@@ -284,9 +285,9 @@ def run_compare(args) -> dict:
     from .sweep import compare_dataset, open_dataset
 
     if not os.path.exists(args.dataset):
-        raise ValueError(f"`dataset` file not found: {args.dataset}")
+        raise UsageValueError(f"`dataset` file not found: {args.dataset}")
     if not 0 < args.alpha < 1:
-        raise ValueError(f"`--alpha` must be in (0, 1), got {args.alpha}")
+        raise UsageValueError(f"`--alpha` must be in (0, 1), got {args.alpha}")
     rows = compare_dataset(open_dataset(args.dataset), alpha=args.alpha)
     tested = [r for r in rows if "p_holm" in r]
     return {"dataset": args.dataset, "alpha": args.alpha, "rows": rows, "tested": len(tested),
@@ -315,7 +316,7 @@ def _experiments_dir(required=True):
     if not d.is_dir():
         if not required:
             return None
-        raise ValueError(f"the experiments directory {d} is missing (run from a checkout of the repository)")
+        raise UsageValueError(f"the experiments directory {d} is missing (run from a checkout of the repository)")
     return d
 
 
@@ -336,28 +337,28 @@ def run_reproduce(args) -> dict:
         d = tomllib.loads((mt / "main_table.toml").read_text()).get("main_table", {})
         unknown = set(d) - set(settings)
         if unknown:
-            raise ValueError(f"unknown keys in experiments/main_table.toml: {sorted(unknown)}")
+            raise UsageValueError(f"unknown keys in experiments/main_table.toml: {sorted(unknown)}")
         settings.update(d)
     if args.n_values is not None:
         try:
             settings["n_values"] = [int(x) for x in args.n_values.split(",")]
         except ValueError:
-            raise ValueError(f"`--n-values` must be comma-separated integers, got {args.n_values!r}") from None
+            raise UsageValueError(f"`--n-values` must be comma-separated integers, got {args.n_values!r}") from None
     n_values = tuple(settings["n_values"])
     reps = args.reps if args.reps is not None else settings["quick_reps" if args.quick else "reps"]
     confirm = (args.confirm_reps if args.confirm_reps is not None
                else settings["quick_confirm_reps" if args.quick else "confirm_reps"])
     if reps < 2 or confirm < 2:
-        raise ValueError(f"`--reps` and `--confirm-reps` must be >= 2, got {reps} and {confirm}")
+        raise UsageValueError(f"`--reps` and `--confirm-reps` must be >= 2, got {reps} and {confirm}")
     seed = settings["seed"] if args.seed is None else args.seed
     if seed < 0:
-        raise ValueError(f"`--seed` must be >= 0, got {seed}")
+        raise UsageValueError(f"`--seed` must be >= 0, got {seed}")
     args.seed = seed
     base = _timeline_overrides(args)
     for n in n_values:  # validate every setting before any work starts
         TimelineConfig("spare", n, r=2, **_timeline_overrides(args, n))
     if args.failures != "system" and (args.placement != "contiguous" or args.n_gpus != 600_000):
-        raise ValueError("`--placement` and `--n-gpus` are only supported by `spare-mc ttt` (reproduce uses the "
+        raise UsageValueError("`--placement` and `--n-gpus` are only supported by `spare-mc ttt` (reproduce uses the "
                          "default 600,000-GPU contiguous topology)")
     log = (lambda msg: print(f"... {msg}", file=sys.stderr, flush=True))
     if args.table == "main":
@@ -405,7 +406,7 @@ def run_plot(args) -> dict:
     datasets = {}
     for path in args.dataset:
         if not os.path.exists(path):
-            raise ValueError(f"`dataset` file not found: {path}")
+            raise UsageValueError(f"`dataset` file not found: {path}")
         datasets[os.path.splitext(os.path.basename(path))[0]] = open_dataset(path)
     return {"figures": save_figures(datasets, args.out)}
 
@@ -438,15 +439,41 @@ def _print_table(d: dict) -> None:
         print(f"{k:<{width}}  {v}")
 
 
+def _say(message: str) -> None:
+    """A line on stderr that never raises (stderr may be a closed pipe)."""
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _os_message(exc: OSError) -> str:
+    where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+    return f"{exc.strerror or exc}{where}"
+
+
 def main(argv=None) -> int:
     """Entry point of the ``spare-mc`` console script."""
     try:
         args = _build_parser().parse_args(argv)
         out = {"mu": run_mu, "overhead": run_overhead, "ttt": run_ttt, "reproduce": run_reproduce,
                "sweep": run_sweep_cmd, "compare": run_compare, "plot": run_plot}[args.command](args)
-    except (_CliError, ValueError, TypeError) as exc:
-        print(f"spare-mc: error: {exc}", file=sys.stderr)
+    except (_CliError, UsageError) as exc:  # the caller's input broke a rule: one line, exit 2
+        _say(f"spare-mc: error: {exc}")
         return 2
+    except OSError as exc:  # the file system or the network refused: one line, exit 1
+        _say(f"spare-mc: error: {_os_message(exc)}")
+        return 1
+    except KeyboardInterrupt:
+        _say("spare-mc: interrupted (a sweep keeps its finished tasks and resumes where it stopped)")
+        return 130
+    except Exception:  # anything else is a bug of spare-mc: say so, with the traceback
+        import traceback
+
+        _say(traceback.format_exc().rstrip())
+        _say(f"spare-mc: internal error: this is a bug in spare-mc {__version__}; please report it with the command "
+             f"line above")
+        return 70
     try:
         _emit(args, out)
     except BrokenPipeError:  # e.g. piped into `head`: the reader has gone, which is not an error of ours

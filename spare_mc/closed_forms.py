@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from ._validation import as_float, as_int, check_r
+from ._validation import UsageTypeError, UsageValueError, as_float, as_int, check_r
 
 __all__ = ["mu_paper", "mu_expansion", "mu_rep_paper", "stack_lower_bound", "overhead_lower_bound",
            "ckpt_period_young", "ckpt_period_daly", "availability", "ckpt_period_optimal", "optimal_availability",
@@ -82,9 +82,9 @@ def stack_lower_bound(n_groups: int, k):
     n_groups = as_int(n_groups, "n_groups", min_value=1)
     k_arr = np.asarray(k)
     if not np.issubdtype(k_arr.dtype, np.integer):
-        raise TypeError(f"`k` must be integer, got dtype {k_arr.dtype}")
+        raise UsageTypeError(f"`k` must be integer, got dtype {k_arr.dtype}")
     if np.any(k_arr < 0) or np.any(k_arr >= n_groups):
-        raise ValueError(f"`k` must satisfy 0 <= k < N={n_groups}")
+        raise UsageValueError(f"`k` must satisfy 0 <= k < N={n_groups}")
     out = -(-n_groups // (n_groups - k_arr))
     return int(out) if out.ndim == 0 else out
 
@@ -133,7 +133,7 @@ def availability(ckpt_period_s: float, save_s: float, mean_uptime_s: float, rest
     ts, tf, tr = _avail_iv(save_s, mean_uptime_s, restart_s)
     tc = as_float(ckpt_period_s, "ckpt_period_s", positive=True)
     if tc <= ts:
-        raise ValueError(f"`ckpt_period_s` must exceed `save_s`, got {tc} <= {ts}")
+        raise UsageValueError(f"`ckpt_period_s` must exceed `save_s`, got {tc} <= {ts}")
     return tf * (1 - ts / tc) / (tf + tr + tc / 2)
 
 

@@ -31,7 +31,7 @@ from fractions import Fraction
 import numpy as np
 
 from . import _exact_kernels as _k
-from ._validation import as_choice, as_int, check_r
+from ._validation import UsageValueError, as_choice, as_int, check_r
 
 __all__ = ["ExactDistribution", "exact_wipeout", "EXACT_LAYOUTS", "block_mean_closed_form"]
 
@@ -100,7 +100,7 @@ def _exact_iv(layout, n_groups, r, arithmetic):
     check_r(r, n_groups)
     arithmetic = as_choice(arithmetic, "arithmetic", ("float", "exact"))
     if layout == "block" and n_groups % r:
-        raise ValueError(f"block replication needs N divisible by r, got N={n_groups}, r={r} "
+        raise UsageValueError(f"block replication needs N divisible by r, got N={n_groups}, r={r} "
                          f"(N % r = {n_groups % r})")
     return layout, n_groups, r, arithmetic
 
@@ -184,7 +184,8 @@ def _cyclic_exact(n, r):
         lz = sum((-1) ** j * math.comb(z, j) * math.comb(m - j * r + z - 1, z - 1)
                  for j in range(0, min(z, m // r) + 1))
         a, rem = divmod(n * lz, z)
-        assert rem == 0
+        if rem:  # pragma: no cover - a counting identity
+            raise RuntimeError(f"cyclic count not divisible: N={n}, m={m}")
         out.append(Fraction(a, math.comb(n, m)))
     return out
 
@@ -214,6 +215,6 @@ def block_mean_closed_form(n_groups: int, r: int) -> float:
     r = as_int(r, "r")
     check_r(r, n_groups)
     if n_groups % r:
-        raise ValueError(f"block replication needs N divisible by r, got N={n_groups}, r={r}")
+        raise UsageValueError(f"block replication needs N divisible by r, got N={n_groups}, r={r}")
     b = n_groups // r
     return (n_groups + 1) * math.exp(math.lgamma(1 + 1 / r) + math.lgamma(b + 1) - math.lgamma(b + 1 + 1 / r))

@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from . import _wipeout_kernels as _k
-from ._validation import as_choice, as_float, as_int
+from ._validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
 from .topology import DOMAIN_LEVELS, Topology
 
 __all__ = ["UniformOrder", "SystemRenewal", "PerGPU", "DomainFailures", "FailureEvents", "sample_events",
@@ -57,7 +57,7 @@ def weibull_scale(mean: float, shape: float) -> float:
 def _shape_iv(shape):
     shape = as_float(shape, "shape", positive=True)
     if not 0.05 <= shape <= 50:
-        raise ValueError(f"`shape` must lie in [0.05, 50] (Weibull shape k), got shape={shape}")
+        raise UsageValueError(f"`shape` must lie in [0.05, 50] (Weibull shape k), got shape={shape}")
     return shape
 
 
@@ -69,7 +69,7 @@ class UniformOrder:
 
     def __post_init__(self):
         if not isinstance(self.with_replacement, bool):
-            raise TypeError(f"`with_replacement` must be a bool, got {self.with_replacement!r}")
+            raise UsageTypeError(f"`with_replacement` must be a bool, got {self.with_replacement!r}")
 
     def to_dict(self):
         return {"model": "uniform_order", **asdict(self)}
@@ -87,7 +87,7 @@ class SystemRenewal:
         as_float(self.mtbf_s, "mtbf_s", positive=True)
         _shape_iv(self.shape)
         if not isinstance(self.live_scaling, bool):
-            raise TypeError(f"`live_scaling` must be a bool, got {self.live_scaling!r}")
+            raise UsageTypeError(f"`live_scaling` must be a bool, got {self.live_scaling!r}")
 
     def to_dict(self):
         return {"model": "system_renewal", **asdict(self)}
@@ -149,9 +149,9 @@ class DomainFailures:
         _shape_iv(self.shape)
         if self.background is not None:
             if not isinstance(self.background, PerGPU):
-                raise TypeError(f"`background` must be a PerGPU model or None, got {type(self.background).__name__}")
+                raise UsageTypeError(f"`background` must be a PerGPU model or None, got {type(self.background).__name__}")
             if self.background.shape != self.shape:
-                raise ValueError(f"`background.shape` must equal `shape` (units race on one hazard clock), got "
+                raise UsageValueError(f"`background.shape` must equal `shape` (units race on one hazard clock), got "
                                  f"{self.background.shape} and {self.shape}")
 
     def to_dict(self):
@@ -166,13 +166,13 @@ FAILURE_MODELS = (UniformOrder, SystemRenewal, PerGPU, DomainFailures)
 def failure_model_from_dict(d: dict):
     """Rebuild a failure model from its ``to_dict()`` (for config files and dataset attributes)."""
     if not isinstance(d, dict) or "model" not in d:
-        raise ValueError(f"a failure model dict needs a 'model' key, got {d!r}")
+        raise UsageValueError(f"a failure model dict needs a 'model' key, got {d!r}")
     d = dict(d)
     kind = d.pop("model")
     classes = {"uniform_order": UniformOrder, "system_renewal": SystemRenewal, "per_gpu": PerGPU,
                "domains": DomainFailures}
     if kind not in classes:
-        raise ValueError(f"unknown failure model {kind!r}; expected one of {sorted(classes)}")
+        raise UsageValueError(f"unknown failure model {kind!r}; expected one of {sorted(classes)}")
     if kind == "domains" and d.get("background") is not None:
         d["background"] = failure_model_from_dict(d["background"])
     return classes[kind](**d)
@@ -208,7 +208,7 @@ def lower(model, topology: Topology) -> KernelProcess:
                       else (scale / model.background.group_scale(topology)) ** model.shape)
         ptr, groups = topology.domain_groups(model.level)
         return KernelProcess(1, model.shape, scale, False, group_rate, 1.0, ptr, groups)
-    raise TypeError(f"`failures` must be one of {[m.__name__ for m in FAILURE_MODELS]}, got {type(model).__name__}")
+    raise UsageTypeError(f"`failures` must be one of {[m.__name__ for m in FAILURE_MODELS]}, got {type(model).__name__}")
 
 
 @dataclass(frozen=True)
@@ -251,12 +251,12 @@ def sample_events(failures, topology: Topology, *, rng=None) -> FailureEvents:
     (600, 600)
     """
     if not isinstance(topology, Topology):
-        raise TypeError(f"`topology` must be a Topology, got {type(topology).__name__}")
+        raise UsageTypeError(f"`topology` must be a Topology, got {type(topology).__name__}")
     rng = np.random.default_rng(rng)
     n = topology.n_groups
     if isinstance(failures, UniformOrder):
         if failures.with_replacement:
-            raise ValueError("`failures` with_replacement=True has no finite stream of distinct deaths; it is "
+            raise UsageValueError("`failures` with_replacement=True has no finite stream of distinct deaths; it is "
                              "only meaningful inside wipeout_mc")
         perm = rng.permutation(n).astype(np.int64)
         return FailureEvents(np.arange(1, n + 1, dtype=np.float64), np.arange(n + 1, dtype=np.int64), perm)
@@ -298,9 +298,9 @@ class PerGPUClock:
 
     def __init__(self, model: PerGPU, topology: Topology, *, rng=None, start_s: float = 0.0):
         if not isinstance(model, PerGPU):
-            raise TypeError(f"`model` must be a PerGPU model, got {type(model).__name__}")
+            raise UsageTypeError(f"`model` must be a PerGPU model, got {type(model).__name__}")
         if not isinstance(topology, Topology):
-            raise TypeError(f"`topology` must be a Topology, got {type(topology).__name__}")
+            raise UsageTypeError(f"`topology` must be a Topology, got {type(topology).__name__}")
         self.model = model
         self.topology = topology
         self.rng = np.random.default_rng(rng)
@@ -352,17 +352,17 @@ class PerGPUClock:
         now_s = as_float(now_s, "now_s")
         failed = np.asarray(failed_groups, dtype=np.int64).ravel()
         if failed.size and (failed.min() < 0 or failed.max() >= self.topology.n_groups):
-            raise ValueError(f"`failed_groups` must be group indices in [0, {self.topology.n_groups})")
+            raise UsageValueError(f"`failed_groups` must be group indices in [0, {self.topology.n_groups})")
         if np.unique(failed).size != failed.size:
-            raise ValueError("`failed_groups` must not repeat a group")
+            raise UsageValueError("`failed_groups` must not repeat a group")
         tf = self.next_failure_s[failed] if failure_times_s is None else np.asarray(failure_times_s, float).ravel()
         if tf.shape != failed.shape:
-            raise ValueError("`failure_times_s` must have one time per failed group")
+            raise UsageValueError("`failure_times_s` must have one time per failed group")
         if failed.size and (np.any(tf > now_s) or np.any(tf < self.now_s)):
-            raise ValueError("`failure_times_s` must lie between the previous restart and `now_s`")
+            raise UsageValueError("`failure_times_s` must lie between the previous restart and `now_s`")
         missed = np.setdiff1d(np.nonzero(self.next_failure_s <= now_s)[0], failed)
         if missed.size:
-            raise ValueError(f"`failed_groups` must list every group that failed by `now_s`; group {missed[0]} "
+            raise UsageValueError(f"`failed_groups` must list every group that failed by `now_s`; group {missed[0]} "
                              f"failed at {self.next_failure_s[missed[0]]} <= {now_s}")
         self.now_s = now_s
         if self.model.age_policy == "renew":

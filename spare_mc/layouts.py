@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import as_choice, as_int, check_r
+from ._validation import UsageTypeError, UsageValueError, as_choice, as_int, check_r
 from ._wipeout_kernels import random_holders_into, raw_source
 
 __all__ = ["Layout", "cyclic", "cyclic_offsets", "sidon", "sidon_offsets", "random_holders", "block",
@@ -63,21 +63,21 @@ class Layout:
     def __post_init__(self):
         h = np.asarray(self.holders)
         if h.ndim != 2:
-            raise ValueError(f"`holders` must be a 2-d array of shape (N, r), got ndim={h.ndim}")
+            raise UsageValueError(f"`holders` must be a 2-d array of shape (N, r), got ndim={h.ndim}")
         if h.size and not np.issubdtype(h.dtype, np.integer):
-            raise TypeError(f"`holders` must hold integers, got dtype {h.dtype}")
+            raise UsageTypeError(f"`holders` must hold integers, got dtype {h.dtype}")
         n, r = h.shape
         if n < 1 or r < 1:
-            raise ValueError(f"`holders` must have at least one row and one column, got shape {h.shape}")
+            raise UsageValueError(f"`holders` must have at least one row and one column, got shape {h.shape}")
         check_r(r, n)
         h = h.astype(np.int64)
         if h.min() < 0 or h.max() >= n:
-            raise ValueError(f"`holders` entries must be group indices in [0, N) with N={n}, "
+            raise UsageValueError(f"`holders` entries must be group indices in [0, N) with N={n}, "
                              f"got values in [{h.min()}, {h.max()}]")
         srt = np.sort(h, axis=1)
         dup = np.nonzero((srt[:, 1:] == srt[:, :-1]).any(axis=1))[0]
         if dup.size:
-            raise ValueError(f"`holders` rows must list distinct groups, but type {dup[0]} has a repeated "
+            raise UsageValueError(f"`holders` rows must list distinct groups, but type {dup[0]} has a repeated "
                              f"holder: {h[dup[0]].tolist()}")
         h.setflags(write=False)
         object.__setattr__(self, "holders", h)
@@ -166,12 +166,12 @@ def cyclic_offsets(n_groups: int, offsets) -> Layout:
     n_groups = as_int(n_groups, "n_groups", min_value=1)
     s = [as_int(x, "offsets") for x in offsets]
     if not s:
-        raise ValueError("`offsets` must not be empty")
+        raise UsageValueError("`offsets` must not be empty")
     check_r(len(s), n_groups)
     if s[0] != 0:
-        raise ValueError(f"`offsets` must start with s_0 = 0, got {s[0]}")
+        raise UsageValueError(f"`offsets` must start with s_0 = 0, got {s[0]}")
     if any(b <= a for a, b in zip(s, s[1:])) or s[-1] >= n_groups:
-        raise ValueError(f"`offsets` must satisfy 0 = s_0 < s_1 < ... < s_(r-1) < N={n_groups}, got {s}")
+        raise UsageValueError(f"`offsets` must satisfy 0 = s_0 < s_1 < ... < s_(r-1) < N={n_groups}, got {s}")
     j = np.arange(n_groups, dtype=np.int64)[:, None]
     holders = (j - np.asarray(s, dtype=np.int64)[None, :]) % n_groups
     kind = "cyclic" if s == list(range(len(s))) else "offsets"
@@ -234,7 +234,7 @@ def sidon_offsets(n_groups: int, r: int, *, attempts: int = 200) -> tuple[int, .
     """
     n_groups, r = _n_r_iv(n_groups, r)
     if r * (r - 1) > n_groups - 1:
-        raise ValueError(f"Sidon offsets are impossible: r(r-1) must be <= N-1 for r={r} shard copies "
+        raise UsageValueError(f"Sidon offsets are impossible: r(r-1) must be <= N-1 for r={r} shard copies "
                          f"to have distinct pairwise differences mod N={n_groups}, got r(r-1)={r * (r - 1)}")
 
     if r <= len(OPTIMAL_GOLOMB_RULERS) and 2 * OPTIMAL_GOLOMB_RULERS[r - 1][-1] < n_groups:
@@ -266,9 +266,10 @@ def sidon_offsets(n_groups: int, r: int, *, attempts: int = 200) -> tuple[int, .
         s = extend(cand if attempt == 0 else rng.permutation(cand).tolist())
         if len(s) == r:
             out = tuple(sorted(s))
-            assert _is_modular_sidon(out, n_groups)
+            if not _is_modular_sidon(out, n_groups):  # pragma: no cover - the greedy only adds valid offsets
+                raise RuntimeError(f"sidon_offsets built a non-Sidon set {out} for N={n_groups}")
             return out
-    raise ValueError(f"no modular Sidon offsets found for N={n_groups}, r={r} after {attempts} greedy attempts; "
+    raise UsageValueError(f"no modular Sidon offsets found for N={n_groups}, r={r} after {attempts} greedy attempts; "
                      f"pass explicit offsets to cyclic_offsets()")
 
 
@@ -300,7 +301,7 @@ def block(n_groups: int, r: int) -> Layout:
     """
     n_groups, r = _n_r_iv(n_groups, r)
     if n_groups % r:
-        raise ValueError(f"block replication needs N divisible by r, got N={n_groups}, r={r} (N % r = "
+        raise UsageValueError(f"block replication needs N divisible by r, got N={n_groups}, r={r} (N % r = "
                          f"{n_groups % r})")
     j = np.arange(n_groups, dtype=np.int64)[:, None]
     holders = (j // r) * r + (j + np.arange(r, dtype=np.int64)[None, :]) % r

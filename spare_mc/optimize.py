@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ._validation import as_choice, as_int
+from ._validation import UsageValueError, as_choice, as_int
 from .closed_forms import normalized_ttt, optimal_availability, r_star
 from .reorder import exact_stack_bound_sum
 from .stats import ratio_estimate
@@ -83,7 +83,7 @@ def _r_values(strategy, n, r_range):
     if strategy == "rep":
         rs = [r for r in rs if n % r == 0]
     if not rs:
-        raise ValueError(f"no admissible r for strategy {strategy!r} with N={n} in r_range={r_range}")
+        raise UsageValueError(f"no admissible r for strategy {strategy!r} with N={n} in r_range={r_range}")
     return rs
 
 
@@ -100,7 +100,7 @@ def optimize_strategy(strategy: str, n_groups: int, *, reps: int = 20, confirm_r
     base = dict(base or {})
     for key in ("strategy", "n_groups", "r", "ckpt_period_s"):
         if key in base:
-            raise ValueError(f"`base` must not set {key!r}: it is what the optimiser varies")
+            raise UsageValueError(f"`base` must not set {key!r}: it is what the optimiser varies")
     grid, theory = [], []
     best = None
     for r in _r_values(strategy, n_groups, r_range):

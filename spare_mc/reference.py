@@ -16,6 +16,7 @@ from fractions import Fraction
 import numpy as np
 
 from .layouts import Layout
+from ._validation import UsageValueError
 
 __all__ = ["survival_by_subsets", "T_distribution_by_orders", "random_layout_survival_by_enumeration",
            "wipeout_trial", "gpu_by_gpu_group_lifetimes", "GpuByGpuClock", "RectlrReference", "rectlr_reference",
@@ -26,7 +27,7 @@ def survival_by_subsets(layout: Layout, max_groups: int = 22) -> list[Fraction]:
     """``P(T > m)`` for m = 0..N by enumerating all ``2^N`` dead sets (exact Fractions)."""
     n = layout.n_groups
     if n > max_groups:
-        raise ValueError(f"`layout` has N={n} groups; enumeration of 2^N subsets needs N <= {max_groups}")
+        raise UsageValueError(f"`layout` has N={n} groups; enumeration of 2^N subsets needs N <= {max_groups}")
     subsets = np.arange(1 << n, dtype=np.int64)
     wiped = np.zeros(subsets.size, dtype=bool)
     for row in layout.holders.tolist():
@@ -41,7 +42,7 @@ def T_distribution_by_orders(layout: Layout, max_groups: int = 8) -> dict[int, F
     """``P(T = t)`` by walking every one of the ``N!`` failure orders (exact Fractions)."""
     n = layout.n_groups
     if n > max_groups:
-        raise ValueError(f"`layout` has N={n} groups; enumeration of N! orders needs N <= {max_groups}")
+        raise UsageValueError(f"`layout` has N={n} groups; enumeration of N! orders needs N <= {max_groups}")
     counts: dict[int, int] = {}
     for order in itertools.permutations(range(n)):
         dead = []
@@ -58,7 +59,7 @@ def random_layout_survival_by_enumeration(n_groups: int, r: int) -> list[Fractio
     """``P(T > m)`` averaged over **all** ``C(N, r)^N`` layouts with independent uniform holders (tiny N only)."""
     subsets_r = list(itertools.combinations(range(n_groups), r))
     if len(subsets_r) ** n_groups > 200_000:
-        raise ValueError("too many layouts to enumerate")
+        raise UsageValueError("too many layouts to enumerate")
     total = [Fraction(0)] * (n_groups + 1)
     count = 0
     for rows in itertools.product(subsets_r, repeat=n_groups):
@@ -82,7 +83,7 @@ def wipeout_trial(layout: Layout, order) -> tuple[int, int]:
         dead.add(int(g))
         if layout.is_wiped(dead):
             return t, before
-    raise ValueError("the failure order ended before a wipe-out")
+    raise UsageValueError("the failure order ended before a wipe-out")
 
 
 def gpu_by_gpu_group_lifetimes(n_gpus: int, n_groups: int, gpu_mean_s: float, shape: float, rng) -> np.ndarray:

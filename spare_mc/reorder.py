@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _rectlr_kernels as _rk
-from ._validation import as_int
+from ._validation import UsageTypeError, UsageValueError, as_int
 from ._wipeout_kernels import raw_source
 from .closed_forms import stack_lower_bound
 from .exact import exact_wipeout
@@ -51,6 +51,12 @@ from .stats import MCEstimate, estimate_mean, ratio_estimate
 from .survivability import _wipeout_iv
 
 __all__ = ["ReCtlr", "ReCtlrStep", "OverheadResult", "overhead_mc", "exact_stack_bound_sum"]
+
+
+def _invariant(ok, message):
+    """A state check that survives ``python -O`` (unlike ``assert``)."""
+    if not ok:
+        raise RuntimeError(f"invalid ReCtlr state: {message}")
 
 
 @dataclass(frozen=True)
@@ -124,7 +130,7 @@ class ReCtlr:
 
     def __init__(self, layout: Layout, *, stacks=None):
         if not isinstance(layout, Layout):
-            raise TypeError(f"`layout` must be a Layout, got {type(layout).__name__}")
+            raise UsageTypeError(f"`layout` must be a Layout, got {type(layout).__name__}")
         self.layout = layout
         n, r = layout.n_groups, layout.r
         self._n, self._r = n, r
@@ -149,7 +155,7 @@ class ReCtlr:
     def _set_stacks(self, stacks):
         n, r = self._n, self._r
         if not isinstance(stacks, (list, tuple)) or len(stacks) != n:
-            raise ValueError(f"`stacks` must be a list of N={n} stacks, got {type(stacks).__name__} of length "
+            raise UsageValueError(f"`stacks` must be a list of N={n} stacks, got {type(stacks).__name__} of length "
                              f"{len(stacks) if hasattr(stacks, '__len__') else '?'}")
         for g in range(n):
             base, end = self._gptr[g], self._gptr[g + 1]
@@ -157,7 +163,7 @@ class ReCtlr:
             by_type = {int(e) // r: int(e) for e in edges}
             order = [int(t) for t in stacks[g]]
             if sorted(order) != sorted(by_type):
-                raise ValueError(f"`stacks[{g}]` must be a permutation of the types group {g} holds "
+                raise UsageValueError(f"`stacks[{g}]` must be a permutation of the types group {g} holds "
                                  f"{sorted(by_type)}, got {order}")
             for p, t in enumerate(order):
                 e = by_type[t]
@@ -198,7 +204,8 @@ class ReCtlr:
         return self._eg[self._own].copy()
 
     def validate(self) -> None:
-        """Raise ``AssertionError`` unless the state is a valid ReCtlr state.
+        """Raise ``RuntimeError`` (an internal error of the solver, never bad input) unless the state is a valid
+        ReCtlr state.
 
         Every type is served exactly once by a live group that holds it in its top ``S`` layers, no group serves
         more than ``S`` types, and every stack is a permutation of the layout's stack.
@@ -207,16 +214,16 @@ class ReCtlr:
         stacks = self.stacks()
         ref = self.layout.stacks()
         for g in range(self._n):
-            assert sorted(stacks[g]) == sorted(ref[g]), f"group {g}'s stack is not a permutation of its types"
+            _invariant(sorted(stacks[g]) == sorted(ref[g]), f"group {g}'s stack is not a permutation of its types")
         if self._wiped:
             return
         a = self.assignment()
         alive = self.alive
         load = np.bincount(a, minlength=self._n)
-        assert alive[a].all(), "a type is served by a dead group"
-        assert load.max() <= S, f"a group serves {load.max()} > S={S} types"
+        _invariant(alive[a].all(), "a type is served by a dead group")
+        _invariant(load.max() <= S, f"a group serves {load.max()} > S={S} types")
         for t in range(self._n):
-            assert t in stacks[a[t]][:S], f"type {t} is not in the top {S} layers of its group {a[t]}"
+            _invariant(t in stacks[a[t]][:S], f"type {t} is not in the top {S} layers of its group {a[t]}")
 
     def copy(self) -> "ReCtlr":
         """An independent copy of the current state."""
@@ -237,15 +244,15 @@ class ReCtlr:
             raise RuntimeError("the layout is wiped out; build a new ReCtlr (a global restart)")
         g = np.atleast_1d(np.asarray(groups))
         if g.ndim != 1 or g.size == 0:
-            raise ValueError(f"`groups` must be a group index or a non-empty 1-d sequence, got shape {g.shape}")
+            raise UsageValueError(f"`groups` must be a group index or a non-empty 1-d sequence, got shape {g.shape}")
         if not np.issubdtype(g.dtype, np.integer):
-            raise TypeError(f"`groups` must hold integers, got dtype {g.dtype}")
+            raise UsageTypeError(f"`groups` must hold integers, got dtype {g.dtype}")
         if g.min() < 0 or g.max() >= self._n:
-            raise ValueError(f"`groups` must lie in [0, N) with N={self._n}, got values in [{g.min()}, {g.max()}]")
+            raise UsageValueError(f"`groups` must lie in [0, N) with N={self._n}, got values in [{g.min()}, {g.max()}]")
         if np.unique(g).size != g.size:
-            raise ValueError(f"`groups` must be distinct, got {g.tolist()}")
+            raise UsageValueError(f"`groups` must be distinct, got {g.tolist()}")
         if not isinstance(from_scratch, bool):
-            raise TypeError(f"`from_scratch` must be a bool, got {from_scratch!r}")
+            raise UsageTypeError(f"`from_scratch` must be a bool, got {from_scratch!r}")
         newly = g.astype(np.int64)
         rc = _rk.rectlr_step(newly, newly.size, from_scratch, self._n, self._r, self._E, self._G, self._D, self._H,
                              self._meta, self._ulog, self._pplan, self._out)
@@ -327,7 +334,7 @@ class OverheadResult:
         dependent, trials are independent).
         """
         if name not in ESTIMATORS:
-            raise ValueError(f"`name` must be one of {sorted(ESTIMATORS)}, got {name!r}")
+            raise UsageValueError(f"`name` must be one of {sorted(ESTIMATORS)}, got {name!r}")
         num, den, _ = ESTIMATORS[name]
         if den is None:
             return estimate_mean(self._column(num), name=name, level=level)
@@ -386,13 +393,13 @@ def _overhead_iv(layout, trials, n_groups, r, failures, topology, fresh_layout, 
     layout, trials, failures, topology, fresh_layout = _wipeout_iv(layout, trials, n_groups, r, failures, topology,
                                                                    fresh_layout)
     if isinstance(failures, UniformOrder) and failures.with_replacement:
-        raise ValueError("`failures` with_replacement=True is not a sequence of distinct group deaths; ReCtlr needs "
+        raise UsageValueError("`failures` with_replacement=True is not a sequence of distinct group deaths; ReCtlr needs "
                          "UniformOrder(with_replacement=False)")
     log_trials = as_int(log_trials, "log_trials", min_value=0, max_value=trials)
     if log_trials * layout.n_groups > 50_000_000:
-        raise ValueError(f"`log_trials` * N must be <= 5e7 rows, got {log_trials} * {layout.n_groups}")
+        raise UsageValueError(f"`log_trials` * N must be <= 5e7 rows, got {log_trials} * {layout.n_groups}")
     if not isinstance(from_scratch, bool):
-        raise TypeError(f"`from_scratch` must be a bool, got {from_scratch!r}")
+        raise UsageTypeError(f"`from_scratch` must be a bool, got {from_scratch!r}")
     return layout, trials, failures, topology, fresh_layout, log_trials
 
 

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats as _st
 
-from ._validation import as_float, as_int
+from ._validation import UsageTypeError, UsageValueError, as_float, as_int
 
 __all__ = ["MCEstimate", "Comparison", "compare", "wilson_interval", "estimate_mean", "ratio_estimate"]
 
@@ -66,9 +66,9 @@ def estimate_mean(values, name: str = "value", level: float = 0.95) -> MCEstimat
     """:class:`MCEstimate` of the mean of ``values`` (1-d, at least 2 finite values)."""
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 1 or x.size < 2:
-        raise ValueError(f"`values` must be 1-d with at least 2 replications, got shape {x.shape}")
+        raise UsageValueError(f"`values` must be 1-d with at least 2 replications, got shape {x.shape}")
     if not np.isfinite(x).all():
-        raise ValueError("`values` must be finite")
+        raise UsageValueError("`values` must be finite")
     sd = float(x.std(ddof=1))
     return MCEstimate(name, float(x.mean()), sd / math.sqrt(x.size), sd, int(x.size), level)
 
@@ -90,14 +90,14 @@ def ratio_estimate(numerators, denominators, name: str = "ratio", level: float =
     x = np.asarray(numerators, dtype=np.float64)
     y = np.asarray(denominators, dtype=np.float64)
     if x.ndim != 1 or x.shape != y.shape or x.size < 2:
-        raise ValueError(f"`numerators` and `denominators` must be 1-d of equal length >= 2, got shapes {x.shape} "
+        raise UsageValueError(f"`numerators` and `denominators` must be 1-d of equal length >= 2, got shapes {x.shape} "
                          f"and {y.shape}")
     if not (np.isfinite(x).all() and np.isfinite(y).all()):
-        raise ValueError("`numerators` and `denominators` must be finite")
+        raise UsageValueError("`numerators` and `denominators` must be finite")
     ybar = y.mean()
     if ybar == 0:
         if x.any():
-            raise ValueError("`denominators` sum to zero but `numerators` do not: the ratio is undefined")
+            raise UsageValueError("`denominators` sum to zero but `numerators` do not: the ratio is undefined")
         return MCEstimate(name, 0.0, 0.0, 0.0, int(x.size), level)
     ratio = float(x.sum() / y.sum())
     d = x - ratio * y
@@ -151,7 +151,7 @@ def compare(estimate: MCEstimate, reference: float, *, alpha: float = 1e-3) -> C
     (2.0, True)
     """
     if not isinstance(estimate, MCEstimate):
-        raise TypeError(f"`estimate` must be an MCEstimate, got {type(estimate).__name__}")
+        raise UsageTypeError(f"`estimate` must be an MCEstimate, got {type(estimate).__name__}")
     reference = as_float(reference, "reference")
     alpha = as_float(alpha, "alpha", positive=True, max_value=1.0, max_inclusive=False)
     if estimate.se == 0.0:

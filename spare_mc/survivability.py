@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _wipeout_kernels as _k
-from ._validation import as_choice, as_int
+from ._validation import UsageTypeError, UsageValueError, as_choice, as_int
 from .failures import DomainFailures, PerGPU, SystemRenewal, UniformOrder, lower
 from .layouts import LAYOUT_KINDS, Layout, make_layout
 from .stats import MCEstimate, estimate_mean, wilson_interval
@@ -59,7 +59,7 @@ class WipeoutResult:
         """Mean of ``"T"``, ``"masked"`` (``dead_before``) or ``"time_s"`` with its standard error and CI."""
         quantity = as_choice(quantity, "quantity", ("T", "masked", "time_s"))
         if quantity == "time_s" and self.time_s is None:
-            raise ValueError("`quantity`='time_s' needs a failure model with a clock (not UniformOrder)")
+            raise UsageValueError("`quantity`='time_s' needs a failure model with a clock (not UniformOrder)")
         values = {"T": self.T, "masked": self.dead_before, "time_s": self.time_s}[quantity]
         return estimate_mean(values, quantity, level)
 
@@ -87,38 +87,38 @@ def _wipeout_iv(layout, trials, n_groups, r, failures, topology, fresh_layout):
     if isinstance(layout, str):
         as_choice(layout, "layout", LAYOUT_KINDS)
         if n_groups is None or r is None:
-            raise ValueError(f"`n_groups` and `r` are required when `layout` is a name ({layout!r})")
+            raise UsageValueError(f"`n_groups` and `r` are required when `layout` is a name ({layout!r})")
         if layout == "random":
             fresh_layout = True if fresh_layout is None else fresh_layout
         layout = make_layout(layout, n_groups, r, rng=0)  # the random instance is unused when fresh
     elif isinstance(layout, Layout):
         if n_groups is not None and n_groups != layout.n_groups:
-            raise ValueError(f"`n_groups`={n_groups} disagrees with the layout's N={layout.n_groups}")
+            raise UsageValueError(f"`n_groups`={n_groups} disagrees with the layout's N={layout.n_groups}")
         if r is not None and r != layout.r:
-            raise ValueError(f"`r`={r} disagrees with the layout's r={layout.r}")
+            raise UsageValueError(f"`r`={r} disagrees with the layout's r={layout.r}")
     else:
-        raise TypeError(f"`layout` must be a Layout or one of {list(LAYOUT_KINDS)}, got {type(layout).__name__}")
+        raise UsageTypeError(f"`layout` must be a Layout or one of {list(LAYOUT_KINDS)}, got {type(layout).__name__}")
     if fresh_layout is None:
         fresh_layout = False
     if not isinstance(fresh_layout, bool):
-        raise TypeError(f"`fresh_layout` must be a bool or None, got {fresh_layout!r}")
+        raise UsageTypeError(f"`fresh_layout` must be a bool or None, got {fresh_layout!r}")
     if fresh_layout and layout.kind != "random":
-        raise ValueError(f"`fresh_layout`=True draws a new random-holders layout per trial; the layout is "
+        raise UsageValueError(f"`fresh_layout`=True draws a new random-holders layout per trial; the layout is "
                          f"{layout.kind!r}")
     if layout.n_groups >= 2**31:
-        raise ValueError(f"`n_groups` must be < 2^31 (32-bit bounded draws), got N={layout.n_groups}")
+        raise UsageValueError(f"`n_groups` must be < 2^31 (32-bit bounded draws), got N={layout.n_groups}")
     if failures is None:
         failures = UniformOrder()
     if not isinstance(failures, (UniformOrder, SystemRenewal, PerGPU, DomainFailures)):
-        raise TypeError(f"`failures` must be UniformOrder, SystemRenewal, PerGPU or DomainFailures, got "
+        raise UsageTypeError(f"`failures` must be UniformOrder, SystemRenewal, PerGPU or DomainFailures, got "
                         f"{type(failures).__name__}")
     if isinstance(failures, (PerGPU, DomainFailures)):
         if topology is None:
-            raise ValueError(f"`topology` is required for the {type(failures).__name__} failure model")
+            raise UsageValueError(f"`topology` is required for the {type(failures).__name__} failure model")
         if not isinstance(topology, Topology):
-            raise TypeError(f"`topology` must be a Topology, got {type(topology).__name__}")
+            raise UsageTypeError(f"`topology` must be a Topology, got {type(topology).__name__}")
         if topology.n_groups != layout.n_groups:
-            raise ValueError(f"`topology` has N={topology.n_groups} groups but the layout has N={layout.n_groups}")
+            raise UsageValueError(f"`topology` has N={topology.n_groups} groups but the layout has N={layout.n_groups}")
     elif topology is None:
         topology = Topology(layout.n_groups, layout.n_groups)
     return layout, trials, failures, topology, fresh_layout

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import __version__
-from ._validation import as_choice, as_int
+from ._validation import UsageTypeError, UsageValueError, as_choice, as_int
 
 __all__ = ["SweepSpec", "run_sweep", "write_dataset", "open_dataset", "QUANTITIES", "PARAMETERS", "OUTPUTS",
            "summarize"]
@@ -117,7 +117,7 @@ class SweepSpec:
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name or any(c in self.name for c in "/\\ "):
-            raise ValueError(f"`sweep.name` must be a non-empty name without spaces or slashes, got {self.name!r}")
+            raise UsageValueError(f"`sweep.name` must be a non-empty name without spaces or slashes, got {self.name!r}")
         q = as_choice(self.quantity, "sweep.quantity", QUANTITIES)
         as_int(self.reps, "sweep.reps", min_value=2)
         as_int(self.block, "sweep.block", min_value=1)
@@ -125,25 +125,25 @@ class SweepSpec:
         if self.quick_reps is not None:
             as_int(self.quick_reps, "sweep.quick_reps", min_value=2)
         if not isinstance(self.grid, dict) or not self.grid:
-            raise ValueError("`grid` must name at least one parameter with a list of values")
+            raise UsageValueError("`grid` must name at least one parameter with a list of values")
         allowed = PARAMETERS[q]
         for table, params in (("grid", self.grid), ("fixed", self.fixed)):
             for key in params:
                 if key not in allowed:
-                    raise ValueError(f"unknown parameter `{table}.{key}` for quantity {q!r}; expected one of "
+                    raise UsageValueError(f"unknown parameter `{table}.{key}` for quantity {q!r}; expected one of "
                                      f"{sorted(allowed)}")
         for key, values in self.grid.items():
             if not isinstance(values, list) or not values:
-                raise ValueError(f"`grid.{key}` must be a non-empty list, got {values!r}")
+                raise UsageValueError(f"`grid.{key}` must be a non-empty list, got {values!r}")
             if len(set(map(repr, values))) != len(values):
-                raise ValueError(f"`grid.{key}` must not repeat values, got {values}")
+                raise UsageValueError(f"`grid.{key}` must not repeat values, got {values}")
         both = set(self.grid) & set(self.fixed)
         if both:
-            raise ValueError(f"parameters both swept and fixed: {sorted(both)}")
+            raise UsageValueError(f"parameters both swept and fixed: {sorted(both)}")
         missing = [k for k, d in allowed.items() if d is None and k not in self.grid and k not in self.fixed
                    and k not in ("allreduce_s", "ckpt_period_s", "domain_mtbf_s")]
         if missing:
-            raise ValueError(f"quantity {q!r} needs {missing} in `grid` or `fixed`")
+            raise UsageValueError(f"quantity {q!r} needs {missing} in `grid` or `fixed`")
 
     # ------------------------------------------------------------------------------------------------ I/O
     @classmethod
@@ -152,17 +152,17 @@ class SweepSpec:
         try:
             d = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"the sweep spec is not valid TOML: {exc}") from None
+            raise UsageValueError(f"the sweep spec is not valid TOML: {exc}") from None
         unknown = set(d) - {"sweep", "grid", "fixed"}
         if unknown:
-            raise ValueError(f"unknown tables in the sweep spec: {sorted(unknown)} (expected sweep, grid, fixed)")
+            raise UsageValueError(f"unknown tables in the sweep spec: {sorted(unknown)} (expected sweep, grid, fixed)")
         s = dict(d.get("sweep", {}))
         for key in ("name", "quantity", "reps", "seed"):
             if key not in s:
-                raise ValueError(f"`sweep.{key}` is required")
+                raise UsageValueError(f"`sweep.{key}` is required")
         extra = set(s) - {"name", "quantity", "reps", "block", "seed", "quick_reps"}
         if extra:
-            raise ValueError(f"unknown keys in [sweep]: {sorted(extra)}")
+            raise UsageValueError(f"unknown keys in [sweep]: {sorted(extra)}")
         return cls(s["name"], s["quantity"], dict(d.get("grid", {})), s["reps"], s.get("block", s["reps"]),
                    s["seed"], dict(d.get("fixed", {})), s.get("quick_reps"))
 
@@ -234,7 +234,7 @@ def _failure_objects(params, n_groups, *, allow_uniform):
     kind = as_choice(params.get("failure_model", "uniform"), "failure_model", FAILURE_CHOICES)
     if kind == "uniform":
         if not allow_uniform:
-            raise ValueError("`failure_model` = 'uniform' has no clock; time to train needs 'system', 'per_gpu', "
+            raise UsageValueError("`failure_model` = 'uniform' has no clock; time to train needs 'system', 'per_gpu', "
                              "'node', 'rack' or 'power'")
         return None, None
     if kind == "system":
@@ -244,7 +244,7 @@ def _failure_objects(params, n_groups, *, allow_uniform):
     if kind == "per_gpu":
         return bg, topo
     if params.get("domain_mtbf_s") is None:
-        raise ValueError(f"`domain_mtbf_s` is required with failure_model = {kind!r}")
+        raise UsageValueError(f"`domain_mtbf_s` is required with failure_model = {kind!r}")
     return DomainFailures(kind, params["domain_mtbf_s"], params["shape"], background=bg), topo
 
 
@@ -265,7 +265,7 @@ def _model(quantity, params):
     cfg = TimelineConfig(params["strategy"], params["n_groups"], failures=failures, topology=topo, **kw)
     factor = float(params.get("ckpt_period_factor", 1.0))
     if not factor > 0:
-        raise ValueError(f"`ckpt_period_factor` must be > 0, got {factor}")
+        raise UsageValueError(f"`ckpt_period_factor` must be > 0, got {factor}")
     if params.get("ckpt_period_s") is None:
         from dataclasses import replace
 
@@ -409,7 +409,7 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
         tasks in this process without dask (for debugging; same results).
     """
     if not isinstance(spec, SweepSpec):
-        raise TypeError(f"`spec` must be a SweepSpec, got {type(spec).__name__}")
+        raise UsageTypeError(f"`spec` must be a SweepSpec, got {type(spec).__name__}")
     if workers is not None:
         workers = as_int(workers, "workers", min_value=0)
     spec.check_points()  # every invalid value fails here, before any work
@@ -420,7 +420,7 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
     if os.path.exists(stamp):
         with open(stamp) as fh:
             if fh.read().strip() != spec.digest():
-                raise ValueError(f"{parts} holds results of a different spec; remove it or choose another `out`")
+                raise UsageValueError(f"{parts} holds results of a different spec; remove it or choose another `out`")
     else:
         with open(stamp, "w") as fh:
             fh.write(spec.digest())

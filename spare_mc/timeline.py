@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _timeline_kernels as _tk
-from ._validation import as_choice, as_float, as_int
+from ._validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
 from .closed_forms import ckpt_period_optimal
 from .exact import block_mean_closed_form, exact_wipeout
 from .failures import DomainFailures, PerGPU, failure_model_from_dict, lower
@@ -148,9 +148,9 @@ class TimelineConfig:
         n = as_int(self.n_groups, "n_groups", min_value=2, max_value=1 << 24)
         r = as_int(self.r, "r", min_value=1, max_value=n)
         if s == "ckpt" and r != 1:
-            raise ValueError(f"`r` must be 1 for strategy 'ckpt' (no redundancy), got r={r}")
+            raise UsageValueError(f"`r` must be 1 for strategy 'ckpt' (no redundancy), got r={r}")
         if s == "rep" and n % r:
-            raise ValueError(f"strategy 'rep' needs N divisible by r, got N={n}, r={r}")
+            raise UsageValueError(f"strategy 'rep' needs N divisible by r, got N={n}, r={r}")
         as_choice(self.layout, "layout", ("cyclic", "sidon"))
         as_int(self.n_steps, "n_steps", min_value=1)
         for name in ("compute_s", "mtbf_s", "shape", "restart_s", "save_s", "max_wall_factor"):
@@ -162,17 +162,17 @@ class TimelineConfig:
         if self.ckpt_period_s is not None:
             as_float(self.ckpt_period_s, "ckpt_period_s", positive=True)
         if self.jitter_sd >= 0.5:
-            raise ValueError(f"`jitter_sd` must be < 0.5 (a multiplicative Normal(1, sd^2)), got {self.jitter_sd}")
+            raise UsageValueError(f"`jitter_sd` must be < 0.5 (a multiplicative Normal(1, sd^2)), got {self.jitter_sd}")
         if not isinstance(self.live_scaling, bool):
-            raise TypeError(f"`live_scaling` must be a bool, got {self.live_scaling!r}")
+            raise UsageTypeError(f"`live_scaling` must be a bool, got {self.live_scaling!r}")
         if self.failures is not None and not isinstance(self.failures, (PerGPU, DomainFailures)):
-            raise TypeError(f"`failures` must be PerGPU, DomainFailures or None (the system-level process), got "
+            raise UsageTypeError(f"`failures` must be PerGPU, DomainFailures or None (the system-level process), got "
                             f"{type(self.failures).__name__}")
         if self.topology is not None:
             if not isinstance(self.topology, Topology):
-                raise TypeError(f"`topology` must be a Topology, got {type(self.topology).__name__}")
+                raise UsageTypeError(f"`topology` must be a Topology, got {type(self.topology).__name__}")
             if self.topology.n_groups != n:
-                raise ValueError(f"`topology` has N={self.topology.n_groups} groups, the config N={n}")
+                raise UsageValueError(f"`topology` has N={self.topology.n_groups} groups, the config N={n}")
         elif self.failures is not None:
             object.__setattr__(self, "topology", Topology(600_000, n))
 
@@ -231,7 +231,7 @@ class TimelineConfig:
     def from_dict(cls, d: dict) -> "TimelineConfig":
         unknown = set(d) - set(cls.__dataclass_fields__)
         if unknown:
-            raise ValueError(f"unknown TimelineConfig parameters: {sorted(unknown)}")
+            raise UsageValueError(f"unknown TimelineConfig parameters: {sorted(unknown)}")
         d = dict(d)
         if isinstance(d.get("failures"), dict):
             d["failures"] = failure_model_from_dict(d["failures"])
@@ -382,14 +382,14 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
     """One job from a replication seed (``seed_seq`` children: 0 = failure trace, 1 = jitter), or on a given
     ``trace = (gaps, victims)`` (then an exhausted trace is an error)."""
     if not isinstance(cfg, TimelineConfig):
-        raise TypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
+        raise UsageTypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
     holders, units = _prepared(cfg)
     trace_ss, jitter_ss = seed_seq.spawn(2) if trace is None else (None, seed_seq.spawn(2)[1])
     if trace is not None:
         trace = tuple(np.ascontiguousarray(a) for a in trace)
         res = _run_us(cfg, holders, *trace, jitter_rng=np.random.default_rng(jitter_ss), units=units)
         if res[_tk.R_STATUS] == _tk.STATUS_TRACE:
-            raise ValueError(f"`trace` ran out after {trace[0].size} draws; give a longer one")
+            raise UsageValueError(f"`trace` ran out after {trace[0].size} draws; give a longer one")
         return _to_run(res)
     trace_rng = np.random.default_rng(trace_ss)
     # first guess: the failures of 3 T0 of wall time (extended by doubling when a run needs more)
@@ -440,7 +440,7 @@ class TTTResult:
             return np.array([get[name](r) for r in runs], dtype=float)
         if name in _BREAKDOWN:
             return np.array([r.breakdown_s[name] for r in runs], dtype=float)
-        raise ValueError(f"`name` must be one of {sorted(list(get) + list(_BREAKDOWN))}, got {name!r}")
+        raise UsageValueError(f"`name` must be one of {sorted(list(get) + list(_BREAKDOWN))}, got {name!r}")
 
     def estimate(self, name: str, level: float = 0.95) -> MCEstimate:
         """Mean over the finished replications with its t interval (NaN if fewer than 2 finished)."""
@@ -500,7 +500,7 @@ def simulate_ttt(cfg: TimelineConfig, reps: int, *, seed=0) -> TTTResult:
     True
     """
     if not isinstance(cfg, TimelineConfig):
-        raise TypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
+        raise UsageTypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
     reps = as_int(reps, "reps", min_value=1)
     seed = as_int(seed, "seed", min_value=0)
     runs = tuple(run_timeline(cfg, np.random.SeedSequence(seed, spawn_key=(i,))) for i in range(reps))

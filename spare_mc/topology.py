@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ._validation import as_choice, as_int
+from ._validation import UsageValueError, as_choice, as_int
 
 __all__ = ["Topology", "DOMAIN_LEVELS", "PLACEMENTS"]
 
@@ -53,7 +53,7 @@ class Topology:
         n_gpus = as_int(self.n_gpus, "n_gpus", min_value=1)
         n_groups = as_int(self.n_groups, "n_groups", min_value=1)
         if n_groups > n_gpus or n_gpus % n_groups:
-            raise ValueError(f"`n_groups` must divide `n_gpus` (each group has M = G/N GPUs), got G={n_gpus}, "
+            raise UsageValueError(f"`n_groups` must divide `n_gpus` (each group has M = G/N GPUs), got G={n_gpus}, "
                              f"N={n_groups}")
         for name in ("gpus_per_node", "nodes_per_rack", "racks_per_power"):
             as_int(getattr(self, name), name, min_value=1)
