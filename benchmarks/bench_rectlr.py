@@ -37,7 +37,7 @@ def _per_failure(layout, n, r, trials, seed, from_scratch=False, repeat=3):
         res = overhead_mc(layout, trials, n_groups=n, r=r, from_scratch=from_scratch, rng=seed)
         dt = time.perf_counter() - t0
         best = min(best, dt)
-    failures = int(res.trial_stats["T"].sum())
+    failures = int(res.rep_stats["T"].sum())
     return best / failures, best / trials, failures / trials
 
 

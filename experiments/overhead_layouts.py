@@ -36,7 +36,7 @@ def run(trials: int, seed: int) -> list[dict]:
                 est = res.estimate(key)
                 row[key] = est.mean
                 row[f"{key}_ci95"] = list(est.ci)
-            row["exact_c_mean"] = (sm.exact_stack_bound_sum(lay, n, r)[2] if lay in sm.EXACT_LAYOUTS else None)
+            row["exact_c_mean"] = (sm.exact_stack_bound_sum(lay, n, r).c_mean if lay in sm.EXACT_LAYOUTS else None)
             row["paper_overhead_lower_bound"] = sm.overhead_lower_bound(n, r)
             row["paper_mu"] = sm.mu_paper(n, r)
             rows.append(row)

@@ -18,13 +18,14 @@ from .exact import EXACT_LAYOUTS, ExactDistribution, exact_wipeout
 from .failures import (DomainFailures, FailureEvents, PerGPU, SystemRenewal, UniformOrder, failure_model_from_dict,
                        sample_events)
 from .layouts import LAYOUT_KINDS, Layout, block, cyclic, cyclic_offsets, make_layout, random_holders, sidon
-from .optimize import OptimumResult, main_table, optimize_strategy, theory_ttt
-from .reorder import OverheadResult, ReCtlr, ReCtlrStep, exact_stack_bound_sum, overhead_mc
+from .optimize import MainTable, MainTableRow, OptimumResult, TheoryTTT, main_table, optimize_strategy, theory_ttt
+from .reorder import OverheadResult, ReCtlr, ReCtlrStep, StackBoundSum, exact_stack_bound_sum, overhead_mc
 from .stats import Comparison, MCEstimate, compare, estimate_mean, ratio_estimate, wilson_interval
 from .survivability import WipeoutResult, wipeout_mc
 from .timeline import TimelineConfig, TimelineRun, TTTResult, paper_allreduce_s, simulate_ttt
 from .topology import Topology
 from ._validation import UsageError, UsageTypeError, UsageValueError
+from .options import get_options, set_options
 
 __version__ = "0.1.0"
 
@@ -39,13 +40,15 @@ __all__ = [
     "availability", "ckpt_period_daly", "ckpt_period_optimal", "ckpt_period_young", "mu_expansion", "mu_paper",
     "mu_rep_paper", "normalized_ttt", "optimal_availability", "overhead_lower_bound", "r_star", "stack_lower_bound",
     # adaptive reordering
-    "ReCtlr", "ReCtlrStep", "OverheadResult", "overhead_mc", "exact_stack_bound_sum",
+    "ReCtlr", "ReCtlrStep", "OverheadResult", "overhead_mc", "exact_stack_bound_sum", "StackBoundSum",
     # time to train and the optimiser
     "TimelineConfig", "TimelineRun", "TTTResult", "paper_allreduce_s", "simulate_ttt", "OptimumResult",
-    "main_table", "optimize_strategy", "theory_ttt",
+    "main_table", "optimize_strategy", "theory_ttt", "TheoryTTT", "MainTable", "MainTableRow",
     # statistics
     "MCEstimate", "Comparison", "compare", "estimate_mean", "ratio_estimate", "wilson_interval",
     # errors
     "UsageError", "UsageTypeError", "UsageValueError",
+    # options
+    "set_options", "get_options",
     "__version__",
 ]

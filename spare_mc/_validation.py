@@ -42,7 +42,7 @@ def as_int(value, name: str, *, min_value: int | None = None, max_value: int | N
 
 
 def as_float(value, name: str, *, positive: bool = False, nonnegative: bool = False,
-             max_value: float | None = None, max_inclusive: bool = True) -> float:
+             max_value: float | None = None, max_inclusive: bool = True, why: str = "") -> float:
     """Return ``value`` as a finite float, or raise naming ``name`` and the rule."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise UsageTypeError(f"`{name}` must be a real number, got {value!r} of type {type(value).__name__}")
@@ -56,8 +56,16 @@ def as_float(value, name: str, *, positive: bool = False, nonnegative: bool = Fa
     if max_value is not None:
         if (max_inclusive and value > max_value) or (not max_inclusive and value >= max_value):
             op = "<=" if max_inclusive else "<"
-            raise UsageValueError(f"`{name}` must be {op} {max_value}, got {name}={value}")
+            why = f" ({why})" if why else ""
+            raise UsageValueError(f"`{name}` must be {op} {max_value:g}{why}, got {name}={value:g}")
     return value
+
+
+def as_bool(value, name: str) -> bool:
+    """Return ``value`` as a Python bool (``numpy.bool_`` accepted), or raise naming ``name``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise UsageTypeError(f"`{name}` must be a bool, got {value!r} of type {type(value).__name__}")
+    return bool(value)
 
 
 def as_choice(value, name: str, choices) -> str:

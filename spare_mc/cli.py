@@ -4,7 +4,8 @@ Commands
 --------
 ``mu``
     Masked failures of a layout: Monte Carlo of the wipe-out index ``T`` next to the exact value (where one
-    exists) and the paper's closed form. ``--json`` prints one JSON object.
+    exists) and the paper's closed form. Replications are streamed in chunks, so their number is not limited by
+    memory. ``--json`` prints one JSON object.
 ``overhead``
     ReCtlr at every failure until the wipe-out: measured stack number ``S*`` vs its lower bound ``c(k)`` (with the
     exact bound where one exists and the paper's approximation), Phase-0 rate, moves and patch size, each with a
@@ -16,16 +17,16 @@ Commands
     Run (or resume) a parameter sweep described by a TOML spec on a local dask cluster or ``--scheduler ADDRESS``;
     writes an xarray dataset (NetCDF) with per-replication values, means, CIs and provenance.
 ``compare DATASET``
-    Every grid point of a stored sweep against its exact value (Holm-corrected across the grid).
+    Every grid point of a stored sweep against its exact value where a valid one exists (Holm-corrected).
 ``plot DATASET``
     Figures of a stored sweep (PNG).
 ``reproduce [--quick]``
-    Every study of ``experiments/`` (sweeps on the local cluster or ``--scheduler``), the paper's main table and
-    all figures, under ``data/`` (``data/quick/`` for the quick flavour). ``--table main`` runs only the main
-    table: every strategy at its best ``r`` and checkpoint period for N = 200, 600, 1000, and SPARe's
-    time-to-train reduction over Rep+CKPT.
+    Every shipped study (sweeps on the local cluster or ``--scheduler``), the paper's main table and all figures,
+    under ``data/`` (``data/quick/`` for the quick flavour). ``--table main`` runs only the main table.
 
-Bad arguments exit with status 2 and one line on stderr naming the parameter; no traceback.
+Exit status: 0 success; 2 a usage error (bad argument or input file: one line naming the parameter and the rule);
+1 the operating system refused (a file, the network: one line); 130 interrupted; 70 an internal error (a bug of
+spare-mc: shown with its traceback).
 """
 
 from __future__ import annotations
@@ -33,17 +34,23 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
+from dataclasses import MISSING, fields
 
 import numpy as np
 
 from . import __version__
+from ._provenance import SCHEMA_VERSION, software_versions
+from ._validation import UsageError, UsageValueError
 from .closed_forms import mu_expansion, mu_paper
 from .exact import EXACT_LAYOUTS, exact_wipeout
 from .layouts import LAYOUT_KINDS
-from .stats import compare
-from .survivability import wipeout_mc
-from ._validation import UsageError, UsageValueError
+from .stats import MCEstimate, compare
+from .storage import json_default
+
+#: Replications per chunk of ``spare-mc mu`` (one chunk's per-replication arrays live at once).
+MU_CHUNK = 1_000_000
 
 
 class _Parser(argparse.ArgumentParser):
@@ -55,135 +62,181 @@ class _CliError(Exception):
     pass
 
 
+class _DeprecatedAlias(argparse.Action):
+    """A renamed flag kept for one release: it works, with a warning naming the new flag."""
+
+    def __init__(self, option_strings, dest, new=None, **kwargs):
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        _say(f"spare-mc: warning: {option_string} is deprecated and will be removed in the next release; use "
+             f"{self.new}")
+        setattr(namespace, self.dest, values)
+
+
+def _add_reps(p, default, what):
+    p.add_argument("--reps", type=int, default=default, help=f"{what} (default {default})")
+    p.add_argument("--trials", type=int, dest="reps", action=_DeprecatedAlias, new="--reps",
+                   help="deprecated alias of --reps")
+
+
+def _add_seed(p):
+    p.add_argument("--seed", type=int, default=0, help="root seed, a non-negative integer (default 0)")
+
+
+_CHOICES = {"layout": ("cyclic", "sidon")}
+
+
+def _add_config_options(p) -> None:
+    """One flag per :class:`TimelineConfig` field marked for the command line, with its meaning, unit and default
+    taken from the field (so every default lives in one place)."""
+    from .timeline import TimelineConfig
+
+    for f in fields(TimelineConfig):
+        if not f.metadata.get("cli"):
+            continue
+        kind = {"int": int, "str": str}.get(f.type, float)
+        default = None if f.default is MISSING else f.default
+        shown = "" if default is None else f" (default {default:g})" if isinstance(default, float) else \
+            f" (default {default})"
+        p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=kind, default=None,
+                       choices=_CHOICES.get(f.name), help=f.metadata["help"] + shown)
+    p.add_argument("--no-live-scaling", action="store_true",
+                   help="the system-level failure rate does not fall as groups die (default: proportional to the "
+                        "live GPUs)")
+    p.add_argument("--failures", choices=("system", "per-gpu", "node", "rack", "power"), default="system",
+                   help="failure model: system-level renewal (default); per-GPU Weibull lifetimes; or failure domains "
+                        "(node, rack, power) on top of per-GPU lifetimes. Per-GPU lifetimes are calibrated so that "
+                        "the first failure of a fresh system has mean --mtbf-s (for shape < 1 the long-run rate is "
+                        "much lower)")
+    p.add_argument("--age-policy", choices=("renew", "keep"), default=None,
+                   help="GPU ages at a global restart for per-GPU and domain failures: renew (all new) or keep "
+                        "(only failed hardware is replaced); default renew")
+    p.add_argument("--domain-mtbf-s", type=float, default=None,
+                   help="mean lifetime of one failure domain (s); required with --failures node, rack or power")
+    p.add_argument("--n-gpus", type=int, default=None,
+                   help="GPUs in the system G for per-GPU and domain failures (default 600000; N must divide it)")
+    p.add_argument("--placement", choices=("contiguous", "strided"), default=None,
+                   help="how groups map onto nodes and racks for domain failures (default contiguous)")
+
+
 def _build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--max-memory", metavar="SIZE", default=None,
+                        help="memory this run may allocate, e.g. 512M, 8G (default: half of the available memory)")
     p = _Parser(prog="spare-mc", description="SPARe reliability Monte Carlo toolkit")
     p.add_argument("--version", action="version", version=f"spare-mc {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    mu = sub.add_parser("mu", help="masked failures: Monte Carlo vs exact vs the paper's closed form")
+    mu = sub.add_parser("mu", parents=[common], help="masked failures: Monte Carlo vs exact vs the paper's closed form")
     mu.add_argument("--n-groups", type=int, required=True, help="number of data-parallel groups N")
-    mu.add_argument("--r", type=int, required=True, help="redundancy r (holders per shard type)")
+    mu.add_argument("--r", type=int, required=True, help="redundancy r: holder groups per shard type")
     mu.add_argument("--layout", choices=LAYOUT_KINDS, default="cyclic",
-                    help="cyclic (unit stride), sidon, random (fresh layout per trial), block (Rep)")
-    mu.add_argument("--trials", type=int, default=100_000, help="Monte Carlo trials (default 100000)")
-    mu.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+                    help="cyclic (unit stride), sidon (Sidon offsets), random (a fresh layout per replication), "
+                         "block (Rep); default cyclic")
+    _add_reps(mu, 100_000, "Monte Carlo replications, streamed in chunks of 1,000,000")
+    _add_seed(mu)
     mu.add_argument("--with-replacement", action="store_true",
                     help="let failures hit already dead groups (a different quantity; named variant)")
+    mu.add_argument("--no-exact", action="store_true",
+                    help="skip the exact law (it takes minutes beyond N = 50,000: its cost grows like N^2)")
     mu.add_argument("--json", action="store_true", help="print one JSON object")
-    ov = sub.add_parser("overhead", help="ReCtlr until wipe-out: measured stack number, Phase-0 rate, moves, patch")
+    ov = sub.add_parser("overhead", parents=[common],
+                        help="ReCtlr until wipe-out: measured stack number, Phase-0 rate, moves, patch")
     ov.add_argument("--n-groups", type=int, required=True, help="number of data-parallel groups N")
-    ov.add_argument("--r", type=int, required=True, help="redundancy r (holders per shard type)")
+    ov.add_argument("--r", type=int, required=True, help="redundancy r: holder groups per shard type")
     ov.add_argument("--layout", choices=LAYOUT_KINDS, default="cyclic",
-                    help="cyclic (unit stride), sidon, random (fresh layout per trial), block")
-    ov.add_argument("--trials", type=int, default=2000, help="Monte Carlo trials (default 2000)")
-    ov.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+                    help="cyclic (unit stride), sidon, random (a fresh layout per replication), block; default "
+                         "cyclic")
+    _add_reps(ov, 2000, "Monte Carlo replications")
+    _add_seed(ov)
     ov.add_argument("--json", action="store_true", help="print one JSON object")
-    tt = sub.add_parser("ttt", help="time to train of one strategy (event-driven timeline with ReCtlr)")
-    tt.add_argument("--strategy", choices=("ckpt", "rep", "spare"), required=True)
+    tt = sub.add_parser("ttt", parents=[common],
+                        help="time to train of one strategy (event-driven timeline with ReCtlr)")
+    tt.add_argument("--strategy", choices=("ckpt", "rep", "spare"), required=True,
+                    help="ckpt (checkpointing only), rep (replication + checkpoints), spare (stacking with adaptive "
+                         "reordering + checkpoints)")
     tt.add_argument("--n-groups", type=int, required=True, help="number of data-parallel groups N")
-    tt.add_argument("--r", type=int, default=None, help="redundancy (default: 1 for ckpt, 3 for rep, 8 for spare)")
+    tt.add_argument("--r", type=int, default=None,
+                    help="redundancy r (default: 1 for ckpt, 3 for rep, 8 for spare: the paper's optima)")
     period = tt.add_mutually_exclusive_group()
-    period.add_argument("--ckpt-period-s", type=float, default=None, help="checkpoint period T_c in seconds")
+    period.add_argument("--ckpt-period-s", type=float, default=None,
+                        help="checkpoint period T_c (s): wall time from the end of the last checkpoint or restart to "
+                             "the next checkpoint, at a step boundary (default: the theory optimum T_c*)")
     period.add_argument("--ckpt-period", choices=("optimal",), default=None,
-                        help="'optimal' = T_c* of the availability model (default)")
-    tt.add_argument("--reps", type=int, default=50, help="replications (default 50)")
-    tt.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-    _add_timeline_options(tt)
+                        help="'optimal' = the theory optimum T_c* (the default)")
+    _add_reps(tt, 50, "replications (jobs)")
+    _add_seed(tt)
+    _add_config_options(tt)
     tt.add_argument("--json", action="store_true", help="print one JSON object")
-    sw = sub.add_parser("sweep", help="run or resume a parameter sweep (TOML spec) on dask")
+    sw = sub.add_parser("sweep", parents=[common], help="run or resume a parameter sweep (TOML spec) on dask")
     sw.add_argument("spec", help="path of the TOML sweep spec")
     sw.add_argument("--scheduler", default=None, help="address of an existing dask scheduler (tcp://host:port)")
     sw.add_argument("--out", default=None, help="dataset path (default data/<name>.nc)")
     sw.add_argument("--workers", type=int, default=None,
-                    help="local worker processes (default: CPUs; 0 = in this process without dask)")
+                    help="local worker processes (default: the number of CPUs; 0 = in this process without dask)")
+    sw.add_argument("--force", action="store_true",
+                    help="replace an existing --out that is not this sweep's dataset")
+    sw.add_argument("--max-tasks", type=int, default=None,
+                    help="largest number of tasks (part files) the sweep may create (default 20000)")
     sw.add_argument("--json", action="store_true", help="print a JSON summary")
-    cp = sub.add_parser("compare", help="compare a stored sweep with exact values (Holm-corrected)")
+    cp = sub.add_parser("compare", parents=[common],
+                        help="compare a stored sweep with exact values where they exist (Holm-corrected)")
     cp.add_argument("dataset", help="path of a dataset written by spare-mc sweep")
-    cp.add_argument("--alpha", type=float, default=1e-3, help="family-wise level (default 1e-3)")
+    cp.add_argument("--alpha", type=float, default=1e-3, help="family-wise significance level (default 1e-3)")
     cp.add_argument("--json", action="store_true", help="print one JSON object")
-    rp = sub.add_parser("reproduce", help="every study, the paper's main table and the figures (or --table main)")
-    pl = sub.add_parser("plot", help="figures of a stored sweep dataset")
+    pl = sub.add_parser("plot", parents=[common], help="figures of a stored sweep dataset")
     pl.add_argument("dataset", nargs="+", help="dataset path(s) written by spare-mc sweep")
-    pl.add_argument("--out", default="data/figures", help="output directory (default data/figures)")
+    pl.add_argument("--out", default="data/figures", help="output folder of the PNG files (default data/figures)")
     pl.add_argument("--json", action="store_true", help="print a JSON summary")
-    rp.add_argument("--table", choices=("main",), default=None, help="run only the main table")
+    rp = sub.add_parser("reproduce", parents=[common],
+                        help="every study, the paper's main table and the figures (or --table main)")
+    rp.add_argument("--table", choices=("main",), default=None, help="run only the main table (writes nothing)")
+    rp.add_argument("--quick", action="store_true", help="the quick flavour (fewer replications; about a minute)")
+    rp.add_argument("--studies", default=None,
+                    help="folder of sweep specs to run instead of the shipped ones (and its main_table.toml)")
+    rp.add_argument("--out-dir", default=None, help="output folder (default data/, or data/quick/ with --quick)")
+    rp.add_argument("--force", action="store_true",
+                    help="replace existing output files that are not datasets of these studies")
     rp.add_argument("--workers", type=int, default=None, help="local worker processes for the sweeps")
     rp.add_argument("--scheduler", default=None, help="address of an existing dask scheduler for the sweeps")
     rp.add_argument("--n-values", default=None,
-                    help="comma-separated N values (default: experiments/main_table.toml, 200,600,1000)")
+                    help="comma-separated N values of the main table (default 200,600,1000)")
     rp.add_argument("--reps", type=int, default=None,
-                    help="replications per grid point (default: experiments/main_table.toml, 20; quick 6)")
+                    help="replications per grid point of the main table (default 20; quick 6)")
     rp.add_argument("--confirm-reps", type=int, default=None,
-                    help="replications of each selected optimum on fresh seeds (default 50; quick 12)")
-    rp.add_argument("--quick", action="store_true", help="fewer replications (a few minutes on 2 cores)")
-    rp.add_argument("--seed", type=int, default=None, help="root seed (default: experiments/main_table.toml, 0)")
-    _add_timeline_options(rp)
+                    help="replications of each selected optimum on fresh traces (default 50; quick 12)")
+    rp.add_argument("--seed", type=int, default=None, help="root seed of the main table (default 0)")
+    _add_config_options(rp)
     rp.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
 
-_TIMELINE_OPTIONS = (("n_steps", int), ("compute_s", float), ("allreduce_s", float), ("mtbf_s", float),
-                     ("shape", float), ("restart_s", float), ("save_s", float), ("shrink_s", float),
-                     ("rectlr_s", float), ("jitter_sd", float), ("max_wall_factor", float))
-
-
-def _add_timeline_options(p) -> None:
+# ------------------------------------------------------------------------------------------------- helpers
+def _config_overrides(args, n_groups=None) -> dict:
+    """:class:`TimelineConfig` keyword arguments from the flags that were given (``failures`` and ``topology``
+    built by :func:`spare_mc.failures.failure_from_spec` when ``n_groups`` is known)."""
+    from .failures import failure_from_spec
     from .timeline import TimelineConfig
 
-    defaults = TimelineConfig("spare", 600, r=2)
-    for name, kind in _TIMELINE_OPTIONS:
-        dflt = getattr(defaults, name)
-        text = "2 + 8 (N - 200)/800 s" if name == "allreduce_s" else dflt
-        p.add_argument("--" + name.replace("_", "-"), type=kind, default=None, help=f"default {text}")
-    p.add_argument("--no-live-scaling", action="store_true",
-                   help="failure rate does not fall as groups die (default: proportional to live GPUs)")
-    p.add_argument("--layout", choices=("cyclic", "sidon"), default=None, help="SPARe layout (default cyclic)")
-    p.add_argument("--failures", choices=("system", "per-gpu", "node", "rack", "power"), default="system",
-                   help="system-level renewal (default), per-GPU lifetimes, or failure domains at a level on top of "
-                        "per-GPU lifetimes (same system MTBF and shape)")
-    p.add_argument("--age-policy", choices=("renew", "keep"), default="renew",
-                   help="GPU ages at a global restart for per-GPU / domain failures (default renew)")
-    p.add_argument("--domain-mtbf-s", type=float, default=None, help="mean lifetime of one failure domain")
-    p.add_argument("--n-gpus", type=int, default=600_000, help="GPUs in the system (default 600000)")
-    p.add_argument("--placement", choices=("contiguous", "strided"), default="contiguous",
-                   help="how groups map onto nodes and racks (default contiguous)")
-
-
-def _timeline_overrides(args, n_groups=None) -> dict:
-    from .failures import DomainFailures, PerGPU
-    from .topology import Topology
-
-    d = {name: getattr(args, name) for name, _ in _TIMELINE_OPTIONS if getattr(args, name) is not None}
+    d = {f.name: getattr(args, f.name) for f in fields(TimelineConfig)
+         if f.metadata.get("cli") and getattr(args, f.name, None) is not None}
     if args.no_live_scaling:
         d["live_scaling"] = False
-    if args.layout is not None:
-        d["layout"] = args.layout
-    if args.failures == "system":
-        if args.domain_mtbf_s is not None:
-            raise UsageValueError("`--domain-mtbf-s` needs `--failures` node, rack or power")
-        return d
-    mtbf = d.get("mtbf_s", 300.0)
-    shape = d.get("shape", 0.78)
-    bg = PerGPU.from_system_mtbf(mtbf, args.n_gpus, shape, args.age_policy)
-    if args.failures == "per-gpu":
-        d["failures"] = bg
-    else:
-        if args.domain_mtbf_s is None:
-            raise UsageValueError(f"`--domain-mtbf-s` is required with `--failures {args.failures}`")
-        d["failures"] = DomainFailures(args.failures, args.domain_mtbf_s, shape, background=bg)
-    if n_groups is not None:
-        d["topology"] = Topology(args.n_gpus, n_groups, placement=args.placement)
+    defaults = {f.name: f.default for f in fields(TimelineConfig)}
+    kind = args.failures.replace("-", "_")
+    spec = dict(age_policy=args.age_policy, domain_mtbf_s=args.domain_mtbf_s, n_gpus=args.n_gpus,
+                placement=args.placement)
+    failures, topo = failure_from_spec(kind, n_groups or 2, mtbf_s=d.get("mtbf_s", defaults["mtbf_s"]),
+                                       shape=d.get("shape", defaults["shape"]), clocked=True, **spec)
+    if failures is not None:
+        d["failures"] = failures
+        if n_groups is not None:
+            d["topology"] = topo
     return d
 
 
-def _json_default(x):
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, np.floating):
-        return float(x)
-    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
-
-
-def _check_replications_and_seed(count, flag, seed) -> None:
+def _check_reps_and_seed(count, flag, seed) -> None:
     """The rules every command shares: at least 2 replications (for a standard error), a non-negative seed."""
     if count < 2:
         raise UsageValueError(f"`{flag}` must be >= 2 to estimate a standard error, got {count}")
@@ -195,56 +248,92 @@ def _finite(x):
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def run_mu(args) -> dict:
-    """The ``mu`` command as a dict (what ``--json`` prints)."""
-    from .failures import UniformOrder
+def _stamp(out: dict) -> dict:
+    """Every JSON output carries the schema version and the versions of the software stack."""
+    return {"schema_version": SCHEMA_VERSION, "software": software_versions(), **out}
 
-    _check_replications_and_seed(args.trials, "--trials", args.seed)
+
+# ------------------------------------------------------------------------------------------------ commands
+def run_mu(args) -> dict:
+    """The ``mu`` command as a dict (what ``--json`` prints).
+
+    The replications run in chunks of :data:`MU_CHUNK` on one generator; the kernels draw from it in place, so the
+    result equals one call with all replications, in memory O(chunk + N).
+    """
+    from .failures import UniformOrder
+    from .layouts import make_layout
+    from .survivability import wipeout_mc
+
+    _check_reps_and_seed(args.reps, "--reps", args.seed)
+    layout = make_layout(args.layout, args.n_groups, args.r, rng=0)  # validates N and r first
+    gen = np.random.default_rng(np.random.SeedSequence(args.seed))
+    failures = UniformOrder(with_replacement=args.with_replacement)
+    sums = {"T": [0, 0], "masked": [0, 0]}
+    done = 0
+    loud = args.reps > MU_CHUNK and not args.json
+    while done < args.reps:
+        k = min(MU_CHUNK, args.reps - done)
+        res = wipeout_mc(layout, k, failures=failures, fresh_layout=args.layout == "random", rng=gen)
+        for name, v in (("T", res.T), ("masked", res.dead_before)):
+            sums[name][0] += int(v.sum())
+            exact_int64 = float(v.max()) ** 2 * v.size < 2.0**62  # else exact Python integers (huge N only)
+            sums[name][1] += int((v * v).sum()) if exact_int64 else sum(x * x for x in v.tolist())
+        done += k
+        if loud:
+            _say(f"... {done:,} of {args.reps:,} replications")
+    est = {name: _streamed_estimate(name, s1, s2, args.reps) for name, (s1, s2) in sums.items()}
     exact = None
-    if args.layout in EXACT_LAYOUTS and not args.with_replacement:
-        exact = exact_wipeout(args.layout, args.n_groups, args.r)  # validates N, r first
-    res = wipeout_mc(args.layout, args.trials, n_groups=args.n_groups, r=args.r,
-                     failures=UniformOrder(with_replacement=args.with_replacement),
-                     rng=np.random.SeedSequence(args.seed))
-    est = res.estimate("T")
+    if args.layout in EXACT_LAYOUTS and not args.with_replacement and not args.no_exact:
+        if args.n_groups > 20_000 and not args.json:
+            _say(f"... exact law of T at N={args.n_groups:,}: about {2.7e-8 * args.n_groups ** 2:.0f} s "
+                 f"(--no-exact skips it)")
+        exact = exact_wipeout(args.layout, args.n_groups, args.r)
     out = {
-        "n_groups": args.n_groups, "r": args.r, "layout": args.layout, "trials": args.trials, "seed": args.seed,
+        "n_groups": args.n_groups, "r": args.r, "layout": args.layout, "reps": args.reps, "seed": args.seed,
         "with_replacement": args.with_replacement,
         "T_definition": "1-based index of the failure causing the first wipe-out; masked failures = T - 1",
         "exact_mean_T": None if exact is None else exact.mean,
         "exact_sd_T": None if exact is None else exact.sd,
-        "mc_mean_T": est.mean, "mc_se_T": est.se, "mc_sd_T": est.sd, "mc_ci95_T": list(est.ci),
-        "mc_masked_mean": res.estimate("masked").mean,
+        "mc_mean_T": est["T"].mean, "mc_se_T": est["T"].se, "mc_sd_T": est["T"].sd,
+        "mc_ci95_T": list(est["T"].ci),
+        "mc_masked_mean": est["masked"].mean, "mc_masked_ci95": list(est["masked"].ci),
         "paper_mu": mu_paper(args.n_groups, args.r),
         "mu_expansion_random": mu_expansion(args.n_groups, args.r),
     }
     if exact is not None:
-        c = compare(est, exact.mean, alpha=1e-3)
+        c = compare(est["T"], exact.mean, alpha=1e-3)
         out.update(mc_vs_exact_z=_finite(c.z), mc_vs_exact_p=c.p_value, mc_vs_exact_consistent=c.consistent)
-    return out
+    return _stamp(out)
+
+
+def _streamed_estimate(name, s1, s2, n) -> MCEstimate:
+    """Mean, sd and se from exact integer sums (``s1 = sum x``, ``s2 = sum x^2``)."""
+    from fractions import Fraction
+
+    var = Fraction(s2 * n - s1 * s1, n * (n - 1))
+    sd = math.sqrt(var) if var > 0 else 0.0
+    return MCEstimate(name, s1 / n, sd / math.sqrt(n), sd, n, 0.95, "nonnegative")
 
 
 def run_overhead(args) -> dict:
     """The ``overhead`` command as a dict (what ``--json`` prints)."""
     from .closed_forms import overhead_lower_bound
     from .reorder import exact_stack_bound_sum, overhead_mc
-    from .stats import MCEstimate
 
-    _check_replications_and_seed(args.trials, "--trials", args.seed)
-    res = overhead_mc(args.layout, args.trials, n_groups=args.n_groups, r=args.r,
+    _check_reps_and_seed(args.reps, "--reps", args.seed)
+    res = overhead_mc(args.layout, args.reps, n_groups=args.n_groups, r=args.r,
                       rng=np.random.SeedSequence(args.seed))
     out = {"seed": args.seed, **res.summary(),
            "epoch_convention": "epoch k = after k failures, k = 0..T-1, S_0 = 1 unless the top layer is not a "
                                "perfect assignment; ReCtlr rates are per masked failure",
            "paper_overhead_lower_bound": overhead_lower_bound(args.n_groups, args.r)}
     if args.layout in EXACT_LAYOUTS:
-        total, mean_t, ratio = exact_stack_bound_sum(args.layout, args.n_groups, args.r)
+        ratio = exact_stack_bound_sum(args.layout, args.n_groups, args.r).c_mean
         out["exact_c_mean"] = ratio
-        est = res.estimate("c_mean")
-        c = compare(MCEstimate("c_mean", est.mean, est.se, est.sd, est.n), ratio, alpha=1e-3)
+        c = compare(res.estimate("c_mean"), ratio, alpha=1e-3)
         out.update(c_mean_vs_exact_z=_finite(c.z), c_mean_vs_exact_p=c.p_value,
                    c_mean_vs_exact_consistent=c.consistent)
-    return out
+    return _stamp(out)
 
 
 def run_ttt(args) -> dict:
@@ -252,46 +341,42 @@ def run_ttt(args) -> dict:
     from .optimize import theory_ttt
     from .timeline import TimelineConfig, simulate_ttt
 
-    _check_replications_and_seed(args.reps, "--reps", args.seed)
+    _check_reps_and_seed(args.reps, "--reps", args.seed)
     r = args.r if args.r is not None else {"ckpt": 1, "rep": 3, "spare": 8}[args.strategy]
     cfg = TimelineConfig(args.strategy, args.n_groups, r=r, ckpt_period_s=args.ckpt_period_s,
-                         **_timeline_overrides(args, args.n_groups))
-    res = simulate_ttt(cfg, args.reps, seed=args.seed)
+                         **_config_overrides(args, args.n_groups))
+    res = simulate_ttt(cfg, args.reps, rng=args.seed)
     out = {"seed": args.seed, **res.summary(), "config": cfg.to_dict()}
-    out["ckpt_period_rule"] = "given" if args.ckpt_period_s is not None else "optimal (theory T_c*)"
-    out["theory"] = theory_ttt(cfg)
+    out["ckpt_period_rule"] = ("given" if args.ckpt_period_s is not None else
+                               f"{cfg.ckpt_period_factor:g} x the theory optimum T_c*")
+    out["theory"] = theory_ttt(cfg).to_dict()
     out["availability_definition"] = ("uptime / wall clock; uptime = kept step time (useful + redundant + patch "
                                       "compute + all-reduce + ReCtlr/shrink); not checkpoints, restarts, lost work")
-    return out
+    return _stamp(out)
 
 
 def run_sweep_cmd(args) -> dict:
     """The ``sweep`` command."""
+    from .options import set_options
     from .sweep import SweepSpec, run_sweep
 
-    if not __import__("os").path.exists(args.spec):
-        raise UsageValueError(f"`spec` file not found: {args.spec}")
     spec = SweepSpec.from_file(args.spec)
-    ds = run_sweep(spec, args.out, scheduler=args.scheduler, workers=args.workers)
-    out = args.out or f"data/{spec.name}.nc"
-    return {"dataset": out, "name": spec.name, "quantity": spec.quantity, "dims": dict(ds.sizes),
-            "spec_digest": spec.digest()}
+    with set_options(**({} if args.max_tasks is None else {"max_tasks": args.max_tasks})):
+        ds = run_sweep(spec, args.out, scheduler=args.scheduler, workers=args.workers, force=args.force)
+    out = args.out or os.path.join("data", f"{spec.name}.nc")
+    return _stamp({"dataset": out, "name": spec.name, "quantity": spec.quantity, "dims": dict(ds.sizes),
+                   "spec_digest": spec.digest()})
 
 
 def run_compare(args) -> dict:
     """The ``compare`` command."""
-    import os
+    from .storage import open_sweep_dataset
+    from .sweep import compare_dataset
 
-    from .sweep import compare_dataset, open_dataset
-
-    if not os.path.exists(args.dataset):
-        raise UsageValueError(f"`dataset` file not found: {args.dataset}")
     if not 0 < args.alpha < 1:
         raise UsageValueError(f"`--alpha` must be in (0, 1), got {args.alpha}")
-    rows = compare_dataset(open_dataset(args.dataset), alpha=args.alpha)
-    tested = [r for r in rows if "p_holm" in r]
-    return {"dataset": args.dataset, "alpha": args.alpha, "rows": rows, "tested": len(tested),
-            "consistent": sum(r["consistent"] for r in tested)}
+    res = compare_dataset(open_sweep_dataset(args.dataset), alpha=args.alpha)
+    return _stamp({"dataset": args.dataset, **res.to_dict()})
 
 
 def _print_compare(d: dict) -> None:
@@ -305,110 +390,49 @@ def _print_compare(d: dict) -> None:
         ph = f"{r['p_holm']:.3g}" if "p_holm" in r else ""
         ok = {True: "yes", False: "NO"}.get(r.get("consistent"), "")
         print(f"{pt:<44} {est:>10} {ci:>22} {ref:>10} {rel:>9} {ph:>9}  {ok}")
+    reasons = sorted({r["reason"] for r in d["rows"] if r["reference"] is None})
+    for why in reasons:
+        print(f"not compared ({sum(r.get('reason') == why for r in d['rows'])} points): {why}")
     print(f"{d['consistent']}/{d['tested']} grid points consistent with the exact value at family-wise "
           f"alpha={d['alpha']}")
 
 
-def _experiments_dir(required=True):
-    import pathlib
-
-    d = pathlib.Path(__file__).resolve().parents[1] / "experiments"
-    if not d.is_dir():
-        if not required:
-            return None
-        raise UsageValueError(f"the experiments directory {d} is missing (run from a checkout of the repository)")
-    return d
-
-
 def run_reproduce(args) -> dict:
     """The ``reproduce`` command as a dict: the main table only (``--table main``) or every study."""
-    import os
-    import time
+    from .reproduce import reproduce
 
-    from .optimize import main_table
-    from .timeline import TimelineConfig
-
-    settings = {"n_values": [200, 600, 1000], "reps": 20, "confirm_reps": 50, "quick_reps": 6,
-                "quick_confirm_reps": 12, "seed": 0}
-    mt = _experiments_dir(required=False)
-    if mt is not None and (mt / "main_table.toml").exists():
-        import tomllib
-
-        d = tomllib.loads((mt / "main_table.toml").read_text()).get("main_table", {})
-        unknown = set(d) - set(settings)
-        if unknown:
-            raise UsageValueError(f"unknown keys in experiments/main_table.toml: {sorted(unknown)}")
-        settings.update(d)
     if args.n_values is not None:
         try:
-            settings["n_values"] = [int(x) for x in args.n_values.split(",")]
+            n_values = [int(x) for x in args.n_values.split(",")]
         except ValueError:
             raise UsageValueError(f"`--n-values` must be comma-separated integers, got {args.n_values!r}") from None
-    n_values = tuple(settings["n_values"])
-    reps = args.reps if args.reps is not None else settings["quick_reps" if args.quick else "reps"]
-    confirm = (args.confirm_reps if args.confirm_reps is not None
-               else settings["quick_confirm_reps" if args.quick else "confirm_reps"])
-    if reps < 2 or confirm < 2:
-        raise UsageValueError(f"`--reps` and `--confirm-reps` must be >= 2, got {reps} and {confirm}")
-    seed = settings["seed"] if args.seed is None else args.seed
-    if seed < 0:
-        raise UsageValueError(f"`--seed` must be >= 0, got {seed}")
-    args.seed = seed
-    base = _timeline_overrides(args)
-    for n in n_values:  # validate every setting before any work starts
-        TimelineConfig("spare", n, r=2, **_timeline_overrides(args, n))
-    if args.failures != "system" and (args.placement != "contiguous" or args.n_gpus != 600_000):
+    else:
+        n_values = None
+    for flag, v in (("--reps", args.reps), ("--confirm-reps", args.confirm_reps)):
+        if v is not None and v < 2:
+            raise UsageValueError(f"`{flag}` must be >= 2, got {v}")
+    if args.seed is not None and args.seed < 0:
+        raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
+    if args.failures != "system" and (args.placement is not None or args.n_gpus is not None):
         raise UsageValueError("`--placement` and `--n-gpus` are only supported by `spare-mc ttt` (reproduce uses the "
-                         "default 600,000-GPU contiguous topology)")
-    log = (lambda msg: print(f"... {msg}", file=sys.stderr, flush=True))
-    if args.table == "main":
-        out = main_table(n_values, reps=reps, confirm_reps=confirm, seed=args.seed, base=base,
-                         progress=None if args.json else log)
-        out["table"] = args.table
-        out["quick"] = args.quick
-        return out
-    # every study: the sweeps of experiments/, the main table, the figures
-    from .plots import save_figures
-    from .sweep import SweepSpec, run_sweep
-
-    specs = [SweepSpec.from_file(p) for p in sorted(_experiments_dir().glob("*.toml")) if p.name != "main_table.toml"]
-    specs = [sp.quick() if args.quick else sp for sp in specs]
-    for sp in specs:
-        sp.check_points()
-    root = os.path.join("data", "quick") if args.quick else "data"
-    t0 = time.perf_counter()
-    if not args.quick:
-        log("full flavour: expected run time about 1.5 minutes on 2 cores (measured 84 s; quick: about 30 s)")
-    datasets, paths = {}, {}
-    for sp in specs:
-        log(f"sweep {sp.name} ({sp.quantity}, {sp.reps} replications per point)")
-        path = os.path.join(root, f"{sp.name}.nc")
-        datasets[sp.name] = run_sweep(sp, path, scheduler=args.scheduler, workers=args.workers)
-        paths[sp.name] = path
-    log("main table")
-    table = main_table(n_values, reps=reps, confirm_reps=confirm, seed=args.seed, base=base)
-    with open(os.path.join(root, "main_table.json"), "w") as fh:
-        json.dump(table, fh, default=_json_default, indent=1)
-    log("figures")
-    figures = save_figures(datasets, os.path.join(root, "figures"))
-    return {"quick": args.quick, "datasets": paths, "figures": figures,
-            "main_table": os.path.join(root, "main_table.json"), "rows": table["rows"],
-            "paper_N600": table["paper_N600"], "elapsed_s": time.perf_counter() - t0}
+                              "600,000-GPU contiguous topology at every N)")
+    base = _config_overrides(args)
+    log = (lambda msg: _say(f"... {msg}")) if not args.json else None
+    res = reproduce(quick=args.quick, table=args.table, studies=args.studies, out_dir=args.out_dir,
+                    n_values=n_values, reps=args.reps, confirm_reps=args.confirm_reps, rng=args.seed, base=base,
+                    scheduler=args.scheduler, workers=args.workers, force=args.force, progress=log)
+    out = res.to_dict()
+    out["table"] = args.table
+    return out
 
 
 def run_plot(args) -> dict:
     """The ``plot`` command."""
-    import os
-
     from .plots import save_figures
-    from .sweep import open_dataset
+    from .storage import open_sweep_dataset
 
-    datasets = {}
-    for path in args.dataset:
-        if not os.path.exists(path):
-            raise UsageValueError(f"`dataset` file not found: {path}")
-        datasets[os.path.splitext(os.path.basename(path))[0]] = open_dataset(path)
-    return {"figures": save_figures(datasets, args.out)}
+    datasets = {os.path.splitext(os.path.basename(path))[0]: open_sweep_dataset(path) for path in args.dataset}
+    return _stamp({"figures": save_figures(datasets, args.out)})
 
 
 def _print_main_table(d: dict) -> None:
@@ -418,8 +442,10 @@ def _print_main_table(d: dict) -> None:
             x = row[s]
             lo, hi = x["ttt_over_t0_ci95"]
             alo, ahi = x["availability_ci95"]
+            flag = " (capped runs: restricted mean)" if x["capped_fraction"] > 0 else ""
             print(f"{row['n_groups']:>6} {s:>9} {x['best_r']:>6} {x['ckpt_period_s']:>9.0f} "
-                  f"{x['ttt_over_t0']:>8.3f} [{lo:.3f}, {hi:.3f}] {x['availability']:>8.4f} [{alo:.4f}, {ahi:.4f}]")
+                  f"{x['ttt_over_t0']:>8.3f} [{lo:.3f}, {hi:.3f}] {x['availability']:>8.4f} [{alo:.4f}, {ahi:.4f}]"
+                  f"{flag}")
         lo, hi = row["ttt_reduction_ci95"]
         print(f"{row['n_groups']:>6} SPARe+CKPT vs Rep+CKPT: TTT reduction {row['ttt_reduction']:.3f} "
               f"[{lo:.3f}, {hi:.3f}]")
@@ -430,15 +456,17 @@ def _print_main_table(d: dict) -> None:
 
 
 def _print_table(d: dict) -> None:
+    d = {k: v for k, v in d.items() if k not in ("software", "schema_version")}
     width = max(len(k) for k in d)
     for k, v in d.items():
         if isinstance(v, float):
             v = f"{v:.6g}"
-        elif isinstance(v, list):
+        elif isinstance(v, list) and all(isinstance(x, (int, float)) for x in v):
             v = "[" + ", ".join(f"{x:.6g}" for x in v) + "]"
         print(f"{k:<{width}}  {v}")
 
 
+# ---------------------------------------------------------------------------------------------------- main
 def _say(message: str) -> None:
     """A line on stderr that never raises (stderr may be a closed pipe)."""
     try:
@@ -452,12 +480,20 @@ def _os_message(exc: OSError) -> str:
     return f"{exc.strerror or exc}{where}"
 
 
+_COMMANDS = {"mu": run_mu, "overhead": run_overhead, "ttt": run_ttt, "reproduce": run_reproduce,
+             "sweep": run_sweep_cmd, "compare": run_compare, "plot": run_plot}
+
+
 def main(argv=None) -> int:
     """Entry point of the ``spare-mc`` console script."""
+    from ._resources import parse_size
+    from .options import set_options
+
     try:
         args = _build_parser().parse_args(argv)
-        out = {"mu": run_mu, "overhead": run_overhead, "ttt": run_ttt, "reproduce": run_reproduce,
-               "sweep": run_sweep_cmd, "compare": run_compare, "plot": run_plot}[args.command](args)
+        memory = {} if args.max_memory is None else {"max_memory": parse_size(args.max_memory)}
+        with set_options(**memory):
+            out = _COMMANDS[args.command](args)
     except (_CliError, UsageError) as exc:  # the caller's input broke a rule: one line, exit 2
         _say(f"spare-mc: error: {exc}")
         return 2
@@ -477,15 +513,13 @@ def main(argv=None) -> int:
     try:
         _emit(args, out)
     except BrokenPipeError:  # e.g. piped into `head`: the reader has gone, which is not an error of ours
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
 def _emit(args, out) -> None:
     if args.json:
-        print(json.dumps(out, default=_json_default))
+        print(json.dumps(out, default=json_default))
     elif args.command == "reproduce":
         if "datasets" in out:
             print("datasets: " + ", ".join(out["datasets"].values()))

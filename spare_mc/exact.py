@@ -31,6 +31,7 @@ from fractions import Fraction
 import numpy as np
 
 from . import _exact_kernels as _k
+from ._resources import check_memory
 from ._validation import UsageValueError, as_choice, as_int, check_r
 
 __all__ = ["ExactDistribution", "exact_wipeout", "EXACT_LAYOUTS", "block_mean_closed_form"]
@@ -99,6 +100,7 @@ def _exact_iv(layout, n_groups, r, arithmetic):
     r = as_int(r, "r")
     check_r(r, n_groups)
     arithmetic = as_choice(arithmetic, "arithmetic", ("float", "exact"))
+    check_memory(n_groups * 8 * 16, f"the exact law of T at N={n_groups:,}")
     if layout == "block" and n_groups % r:
         raise UsageValueError(f"block replication needs N divisible by r, got N={n_groups}, r={r} "
                          f"(N % r = {n_groups % r})")

@@ -39,11 +39,11 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from . import _wipeout_kernels as _k
-from ._validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
+from ._validation import UsageTypeError, UsageValueError, as_bool, as_choice, as_float, as_int
 from .topology import DOMAIN_LEVELS, Topology
 
 __all__ = ["UniformOrder", "SystemRenewal", "PerGPU", "DomainFailures", "FailureEvents", "sample_events",
-           "failure_model_from_dict",
+           "failure_model_from_dict", "failure_from_spec", "FAILURE_KINDS", "FAILURE_SPEC_DEFAULTS",
            "weibull_scale", "PerGPUClock", "AGE_POLICIES"]
 
 AGE_POLICIES = ("renew", "keep")
@@ -68,8 +68,7 @@ class UniformOrder:
     with_replacement: bool = False
 
     def __post_init__(self):
-        if not isinstance(self.with_replacement, bool):
-            raise UsageTypeError(f"`with_replacement` must be a bool, got {self.with_replacement!r}")
+        object.__setattr__(self, "with_replacement", as_bool(self.with_replacement, "with_replacement"))
 
     def to_dict(self):
         return {"model": "uniform_order", **asdict(self)}
@@ -84,10 +83,9 @@ class SystemRenewal:
     live_scaling: bool = True
 
     def __post_init__(self):
-        as_float(self.mtbf_s, "mtbf_s", positive=True)
-        _shape_iv(self.shape)
-        if not isinstance(self.live_scaling, bool):
-            raise UsageTypeError(f"`live_scaling` must be a bool, got {self.live_scaling!r}")
+        object.__setattr__(self, "mtbf_s", as_float(self.mtbf_s, "mtbf_s", positive=True))
+        object.__setattr__(self, "shape", _shape_iv(self.shape))
+        object.__setattr__(self, "live_scaling", as_bool(self.live_scaling, "live_scaling"))
 
     def to_dict(self):
         return {"model": "system_renewal", **asdict(self)}
@@ -102,8 +100,8 @@ class PerGPU:
     age_policy: str = "renew"
 
     def __post_init__(self):
-        as_float(self.gpu_mtbf_s, "gpu_mtbf_s", positive=True)
-        _shape_iv(self.shape)
+        object.__setattr__(self, "gpu_mtbf_s", as_float(self.gpu_mtbf_s, "gpu_mtbf_s", positive=True))
+        object.__setattr__(self, "shape", _shape_iv(self.shape))
         as_choice(self.age_policy, "age_policy", AGE_POLICIES)
 
     @classmethod
@@ -145,8 +143,8 @@ class DomainFailures:
 
     def __post_init__(self):
         as_choice(self.level, "level", DOMAIN_LEVELS)
-        as_float(self.domain_mtbf_s, "domain_mtbf_s", positive=True)
-        _shape_iv(self.shape)
+        object.__setattr__(self, "domain_mtbf_s", as_float(self.domain_mtbf_s, "domain_mtbf_s", positive=True))
+        object.__setattr__(self, "shape", _shape_iv(self.shape))
         if self.background is not None:
             if not isinstance(self.background, PerGPU):
                 raise UsageTypeError(f"`background` must be a PerGPU model or None, got {type(self.background).__name__}")
@@ -176,6 +174,70 @@ def failure_model_from_dict(d: dict):
     if kind == "domains" and d.get("background") is not None:
         d["background"] = failure_model_from_dict(d["background"])
     return classes[kind](**d)
+
+
+#: Failure models a sweep or the command line can name: ``uniform`` (uniform order, no clock; wipe-out and
+#: overhead studies only), ``system`` (system-level Weibull renewal, rate proportional to live GPUs), ``per_gpu``
+#: (per-GPU Weibull lifetimes), ``node`` / ``rack`` / ``power`` (failure domains with per-GPU background).
+FAILURE_KINDS = ("uniform", "system", "per_gpu", "node", "rack", "power")
+
+#: Defaults of the failure-model parameters beyond ``mtbf_s`` and ``shape`` (used when a value is not given).
+FAILURE_SPEC_DEFAULTS = {"age_policy": "renew", "domain_mtbf_s": None, "n_gpus": 600_000,
+                         "placement": "contiguous"}
+
+
+def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, age_policy=None,
+                      domain_mtbf_s=None, n_gpus=None, placement=None, clocked: bool = False):
+    """The failure model and topology named by flat parameters (a sweep's or the command line's).
+
+    Parameters
+    ----------
+    kind : one of :data:`FAILURE_KINDS`
+    n_groups : int
+    mtbf_s, shape : float
+        Full-system MTBF (s) and Weibull shape. For ``per_gpu`` and the domain models' background the per-GPU mean
+        lifetime is set so that the **first failure of a fresh system** has mean ``mtbf_s``
+        (:meth:`PerGPU.from_system_mtbf`).
+    age_policy, domain_mtbf_s, n_gpus, placement : optional
+        ``None`` = not given: :data:`FAILURE_SPEC_DEFAULTS`. A value given for a model it does not affect is an
+        error (``n_gpus`` of the system process, say), never silently ignored; ``n_gpus`` is always validated.
+    clocked : bool
+        For the timeline: ``uniform`` is refused (it has no clock) and ``system`` returns ``(None, None)`` (the
+        timeline's own system-level process) instead of a :class:`SystemRenewal`.
+
+    Returns
+    -------
+    (model or None, Topology or None)
+    """
+    kind = as_choice(kind, "failure_model", FAILURE_KINDS)
+    n_groups = as_int(n_groups, "n_groups", min_value=1)
+    given = {"age_policy": age_policy, "domain_mtbf_s": domain_mtbf_s, "n_gpus": n_gpus, "placement": placement}
+    given = {k: v for k, v in given.items() if v is not None}
+    p = {**FAILURE_SPEC_DEFAULTS, **given}
+    n_gpus = as_int(p["n_gpus"], "n_gpus", min_value=n_groups)
+    as_choice(p["age_policy"], "age_policy", AGE_POLICIES)
+    if kind in ("uniform", "system"):
+        useless = sorted(given)
+        if useless:
+            raise UsageValueError(f"{', '.join(f'`{k}`' for k in useless)} has no effect with failure_model={kind!r} "
+                                  f"(it applies to 'per_gpu', 'node', 'rack' or 'power')")
+        if kind == "uniform":
+            if clocked:
+                raise UsageValueError("`failure_model` = 'uniform' has no clock; time to train needs 'system', "
+                                      "'per_gpu', 'node', 'rack' or 'power'")
+            return None, None
+        return (None if clocked else SystemRenewal(mtbf_s, shape)), None
+    topo = Topology(n_gpus, n_groups, placement=p["placement"])
+    bg = PerGPU.from_system_mtbf(mtbf_s, n_gpus, shape, p["age_policy"])
+    if kind == "per_gpu":
+        if "domain_mtbf_s" in given:
+            raise UsageValueError("`domain_mtbf_s` has no effect with failure_model='per_gpu' (it applies to 'node', "
+                                  "'rack' or 'power')")
+        return bg, topo
+    if p["domain_mtbf_s"] is None:
+        raise UsageValueError(f"`domain_mtbf_s` (mean lifetime of one {kind} domain, s) is required with "
+                              f"failure_model={kind!r}")
+    return DomainFailures(kind, p["domain_mtbf_s"], shape, background=bg), topo
 
 
 @dataclass(frozen=True)

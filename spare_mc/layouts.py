@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._resources import check_memory
 from ._validation import UsageTypeError, UsageValueError, as_choice, as_int, check_r
 from ._wipeout_kernels import random_holders_into, raw_source
 
@@ -142,9 +143,10 @@ def _invert(holders: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _n_r_iv(n_groups, r):
-    n_groups = as_int(n_groups, "n_groups", min_value=1)
+    n_groups = as_int(n_groups, "n_groups", min_value=1, max_value=2**31 - 1)
     r = as_int(r, "r")
     check_r(r, n_groups)
+    check_memory(n_groups * r * 8 * 4, f"a holder table of N={n_groups:,} groups x r={r}")
     return n_groups, r
 
 

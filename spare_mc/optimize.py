@@ -1,10 +1,12 @@
 """Best redundancy and checkpoint period per strategy, by simulation and by theory, and the paper's main table.
 
 Simulation: a grid over ``r`` (CKPT-only: 1; Rep: divisors of ``N`` in ``r_range``; SPARe: ``r_range``) and over
-checkpoint periods ``T_c = f x T_c*(theory)`` for ``f`` in ``period_factors``; every grid point runs the same
-``reps`` failure traces (common random numbers), the point with the least mean ``TTT/T0`` is selected, and it is
-then **re-run on fresh seeds** (``confirm_reps``) so that the reported estimate and CI are not biased by the
-selection (the minimum of noisy means is optimistic).
+checkpoint periods ``T_c = f x T_c*(theory)`` for ``f`` in ``period_factors`` (the config field
+``ckpt_period_factor``); every grid point runs replications ``0 .. reps - 1`` of one root seed, i.e. the same failure
+traces (common random numbers), and the point with the least mean ``TTT/T0`` among those with no capped run is
+selected. It is then **re-run on fresh traces** -- replications ``reps .. reps + confirm_reps - 1`` of the same root
+-- so that the reported estimate and CI are not biased by the selection (the minimum of noisy means is
+optimistic). The confirmation runs of two strategies at one ``N`` share their traces, so their comparison is paired.
 
 Theory (no simulation): ``J(r) = S / A*(T_f)`` with ``A* = 2 T_s T_f / T_c*^2`` and ``T_f = E[T] m``; ``S`` is 1
 (CKPT-only), ``r`` (Rep) or the exact per-epoch lower bound ``E[sum c(k)] / E[T]`` (SPARe unit stride; the
@@ -14,23 +16,60 @@ random-holders value for Sidon). The paper's own ``J(r)`` (its ``mu`` and ``S``-
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 
-import numpy as np
-
+from ._provenance import SCHEMA_VERSION
+from ._seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text
 from ._validation import UsageValueError, as_choice, as_int
 from .closed_forms import normalized_ttt, optimal_availability, r_star
+from .paper import paper_row, paper_setting
 from .reorder import exact_stack_bound_sum
-from .stats import ratio_estimate
+from .stats import MCEstimate, ratio_estimate
 from .timeline import STRATEGIES, TimelineConfig, mean_wipeout_index, simulate_ttt, theory_ckpt_period_s
 
-__all__ = ["theory_ttt", "optimize_strategy", "OptimumResult", "main_table", "PERIOD_FACTORS"]
+__all__ = ["theory_ttt", "TheoryTTT", "optimize_strategy", "OptimumResult", "main_table", "MainTable",
+           "MainTableRow", "PERIOD_FACTORS"]
 
 PERIOD_FACTORS = (0.5, 0.71, 1.0, 1.41, 2.0)
 
 
-def theory_ttt(cfg: TimelineConfig) -> dict:
+@dataclass(frozen=True)
+class TheoryTTT:
+    """Closed-form time to train ``J = S / A*`` of one setting, with its pieces (see the module docstring).
+
+    Attributes
+    ----------
+    r : int
+    mean_T : float
+        ``E[T]``, failures until a wipe-out in uniform order.
+    T_f_s : float
+        Mean time between wipe-outs ``E[T] m`` (s).
+    ckpt_period_s : float
+        The availability-optimal period ``T_c*`` (s).
+    availability : float
+        ``A* = 2 T_s T_f / T_c*^2``.
+    S : float
+        Mean compute layers per step (1, ``r`` or the exact ``c(k)`` bound).
+    ttt_over_t0 : float
+        ``S / A*``.
+    paper_J : float or None
+        The paper's own ``J(r)`` (SPARe, r >= 2).
+    """
+
+    r: int
+    mean_T: float
+    T_f_s: float
+    ckpt_period_s: float
+    availability: float
+    S: float
+    ttt_over_t0: float
+    paper_J: float | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def theory_ttt(cfg: TimelineConfig) -> TheoryTTT:
     """Closed-form ``TTT/T0`` estimate ``J = S / A*`` for a setting, with its pieces."""
     mean_t = mean_wipeout_index(cfg)
     tf = mean_t * cfg.mtbf_s
@@ -40,26 +79,44 @@ def theory_ttt(cfg: TimelineConfig) -> dict:
     elif cfg.strategy == "rep":
         s = float(cfg.r)
     else:
-        s = exact_stack_bound_sum("cyclic" if cfg.layout == "cyclic" else "random", cfg.n_groups, cfg.r)[2]
-    out = {"r": cfg.r, "mean_T": mean_t, "T_f_s": tf, "ckpt_period_s": theory_ckpt_period_s(cfg),
-           "availability": a_star, "S": s, "ttt_over_t0": s / a_star}
-    if cfg.strategy == "spare" and cfg.r >= 2:
-        out["paper_J"] = normalized_ttt(cfg.n_groups, cfg.r, cfg.mtbf_s, cfg.save_s, cfg.restart_s)
-    return out
+        s = exact_stack_bound_sum("cyclic" if cfg.layout == "cyclic" else "random", cfg.n_groups, cfg.r).c_mean
+    paper_j = (normalized_ttt(cfg.n_groups, cfg.r, cfg.mtbf_s, cfg.save_s, cfg.restart_s)
+               if cfg.strategy == "spare" and cfg.r >= 2 else None)
+    return TheoryTTT(cfg.r, mean_t, tf, theory_ckpt_period_s(cfg), a_star, s, s / a_star, paper_j)
 
 
 @dataclass(frozen=True, eq=False)
 class OptimumResult:
-    """Outcome of :func:`optimize_strategy`."""
+    """Outcome of :func:`optimize_strategy`.
+
+    Attributes
+    ----------
+    strategy : str
+    n_groups : int
+    best_r : int
+    best_ckpt_period_s : float
+    best : TTTResult
+        The confirmation run of the selected point (fresh replications).
+    grid : list of dict
+        Every grid point: ``r``, ``ckpt_period_factor``, ``ckpt_period_s``, ``ttt_over_t0``, its CI,
+        ``capped_fraction``.
+    theory : list of TheoryTTT
+        One per ``r``.
+    theory_best_r : int
+    """
 
     strategy: str
     n_groups: int
     best_r: int
     best_ckpt_period_s: float
-    best: object                       # TTTResult of the confirmation run
-    grid: list = field(repr=False)     # dicts: r, ckpt_period_s, ttt_over_t0, its CI, capped_fraction
-    theory: list = field(repr=False)   # theory_ttt per r
+    best: object
+    grid: list = field(repr=False)
+    theory: list = field(repr=False)
     theory_best_r: int = 0
+
+    def estimate(self, name: str, level: float = 0.95) -> MCEstimate:
+        """An estimate of the confirmation run (:meth:`TTTResult.estimate`)."""
+        return self.best.estimate(name, level)
 
     def summary(self) -> dict:
         b = self.best.summary()
@@ -67,9 +124,9 @@ class OptimumResult:
              "ttt_over_t0": b["ttt_over_t0"], "ttt_over_t0_ci95": b["ttt_over_t0_ci95"],
              "availability": b["availability"], "availability_ci95": b["availability_ci95"],
              "failures_mean": b["failures_mean"], "wipeouts_mean": b["wipeouts_mean"],
-             "capped_fraction": b["capped_fraction"], "status": b["status"],
+             "capped_fraction": b["capped_fraction"], "ttt_estimator": b["ttt_estimator"], "status": b["status"],
              "theory_best_r": self.theory_best_r,
-             "theory_ttt_over_t0": min(t["ttt_over_t0"] for t in self.theory)}
+             "theory_ttt_over_t0": min(t.ttt_over_t0 for t in self.theory)}
         if self.strategy == "spare":
             d["paper_r_star"] = r_star(self.n_groups)
         return d
@@ -87,78 +144,133 @@ def _r_values(strategy, n, r_range):
     return rs
 
 
-def optimize_strategy(strategy: str, n_groups: int, *, reps: int = 20, confirm_reps: int = 50, seed: int = 0,
-                      r_range=(2, 14), period_factors=PERIOD_FACTORS, base: dict | None = None) -> OptimumResult:
+def optimize_strategy(strategy: str, n_groups: int, *, reps: int = 20, confirm_reps: int = 50, rng=None,
+                      r_range=(2, 14), period_factors=PERIOD_FACTORS, base: dict | None = None,
+                      seed=_UNSET) -> OptimumResult:
     """Best ``(r, T_c)`` of a strategy at ``N`` by simulation (see the module docstring), with theory alongside.
 
-    ``base`` overrides :class:`TimelineConfig` fields (e.g. ``{"jitter_sd": 0.0, "n_steps": 2000}``).
+    ``base`` overrides :class:`TimelineConfig` fields (e.g. ``{"jitter_sd": 0.0, "n_steps": 2000}``); ``rng`` gives
+    the root seed (``seed`` is its deprecated alias).
     """
+    rng = resolve_seed_alias(rng, seed, "optimize_strategy")
     strategy = as_choice(strategy, "strategy", STRATEGIES)
     n_groups = as_int(n_groups, "n_groups", min_value=2)
     reps = as_int(reps, "reps", min_value=2)
     confirm_reps = as_int(confirm_reps, "confirm_reps", min_value=2)
     base = dict(base or {})
-    for key in ("strategy", "n_groups", "r", "ckpt_period_s"):
+    for key in ("strategy", "n_groups", "r", "ckpt_period_s", "ckpt_period_factor"):
         if key in base:
             raise UsageValueError(f"`base` must not set {key!r}: it is what the optimiser varies")
+    root = root_seed_sequence(rng)
     grid, theory = [], []
     best = None
     for r in _r_values(strategy, n_groups, r_range):
         cfg = TimelineConfig(strategy, n_groups, r=r, **base)
         theory.append(theory_ttt(cfg))
-        tc_star = theory_ckpt_period_s(cfg)
         for f in period_factors:
-            tc = max(f * tc_star, 1.01 * cfg.save_s)
-            res = simulate_ttt(replace(cfg, ckpt_period_s=tc), reps, seed=seed)
+            point = replace(cfg, ckpt_period_factor=float(f))
+            res = simulate_ttt(point, reps, rng=root)
             est = res.estimate("ttt_over_t0")
-            row = {"r": r, "ckpt_period_s": tc, "ttt_over_t0": est.mean, "ttt_over_t0_ci95": list(est.ci),
-                   "capped_fraction": res.capped_fraction}
+            row = {"r": r, "ckpt_period_factor": float(f), "ckpt_period_s": point.ckpt_period,
+                   "ttt_over_t0": est.mean, "ttt_over_t0_ci95": list(est.ci), "capped_fraction": res.capped_fraction}
             grid.append(row)
             if res.capped_fraction == 0 and (best is None or est.mean < best["ttt_over_t0"]):
                 best = row
-    if best is None:  # every point capped: report the theory optimum's point, flagged by the confirmation
-        best = {"r": theory[0]["r"], "ckpt_period_s": theory[0]["ckpt_period_s"]}
+    if best is None:  # every point capped: confirm the theory optimum's point, flagged by its status
+        t_best = min(theory, key=lambda t: t.ttt_over_t0)
+        best = {"r": t_best.r, "ckpt_period_s": t_best.ckpt_period_s}
     cfg = TimelineConfig(strategy, n_groups, r=best["r"], ckpt_period_s=best["ckpt_period_s"], **base)
-    confirm = simulate_ttt(cfg, confirm_reps, seed=seed + 1_000_003)
-    t_best = min(theory, key=lambda t: t["ttt_over_t0"])["r"]
+    confirm = simulate_ttt(cfg, confirm_reps, rng=root, first_rep=reps)
+    t_best = min(theory, key=lambda t: t.ttt_over_t0).r
     return OptimumResult(strategy, n_groups, best["r"], best["ckpt_period_s"], confirm, grid, theory, t_best)
 
 
-def main_table(n_values=(200, 600, 1000), *, reps: int = 20, confirm_reps: int = 50, seed: int = 0,
-               base: dict | None = None, progress=None) -> dict:
+@dataclass(frozen=True, eq=False)
+class MainTableRow:
+    """One ``N`` of the main table: each strategy's optimum and SPARe's time-to-train reduction over Rep.
+
+    ``reduction`` is ``1 - E[TTT_spare] / E[TTT_rep]`` over the two confirmation runs, which share their failure
+    traces (paired), with a delta-method interval (:func:`spare_mc.ratio_estimate`).
+    """
+
+    n_groups: int
+    optima: dict
+    reduction: MCEstimate
+
+    def estimate(self, name: str, level: float = 0.95) -> MCEstimate:
+        """``"reduction"`` or ``"<strategy>.<quantity>"`` (e.g. ``"spare.ttt_over_t0"``)."""
+        if name == "reduction":
+            return replace(self.reduction, level=level)
+        strategy, _, quantity = name.partition(".")
+        if strategy not in self.optima or not quantity:
+            raise UsageValueError(f"`name` must be 'reduction' or '<strategy>.<quantity>' with a strategy in "
+                                  f"{sorted(self.optima)}, got {name!r}")
+        return self.optima[strategy].estimate(quantity, level)
+
+    def to_dict(self) -> dict:
+        d = {"n_groups": self.n_groups}
+        d.update({s: opt.summary() for s, opt in self.optima.items()})
+        d["ttt_reduction"] = self.reduction.mean
+        d["ttt_reduction_ci95"] = list(self.reduction.ci)
+        return d
+
+
+@dataclass(frozen=True, eq=False)
+class MainTable:
+    """The paper's main experiment (:func:`main_table`): rows per ``N``, the settings and the published row."""
+
+    rows: tuple
+    settings: dict
+    paper: dict
+
+    def to_dict(self) -> dict:
+        """What ``spare-mc reproduce --table main --json`` prints."""
+        return {"schema_version": SCHEMA_VERSION, "rows": [row.to_dict() for row in self.rows],
+                "settings": self.settings, "paper_N600": self.paper}
+
+
+def _reduction(spare, rep) -> MCEstimate:
+    sp = spare.best.values("ttt_over_t0")
+    rp = rep.best.values("ttt_over_t0")
+    est = ratio_estimate(sp, rp, name="ttt_ratio")
+    return MCEstimate("ttt_reduction", 1.0 - est.mean, est.se, est.sd, est.n, est.level, "real",
+                      spare.best.n_capped + rep.best.n_capped)
+
+
+def main_table(n_values=(200, 600, 1000), *, reps: int = 20, confirm_reps: int = 50, rng=None,
+               base: dict | None = None, progress=None, seed=_UNSET) -> MainTable:
     """The paper's main experiment: each strategy at its best ``r`` and checkpoint period for each ``N``.
 
-    Returns ``{"rows": [...], "settings": {...}}``; each row has ``n_groups``, ``ttt_reduction`` (SPARe+CKPT vs
-    Rep+CKPT, ``1 - E[TTT_spare] / E[TTT_rep]`` over paired confirmation runs of the same seeds) with
-    ``ttt_reduction_ci95``, and per strategy the best ``r``, period, ``TTT/T0`` and availability with CIs.
+    Every strategy at one ``N`` is optimised on the same root seed, so they see the same failure traces, and the
+    confirmation runs are paired (see :class:`MainTableRow`). ``seed`` is the deprecated alias of ``rng``.
     """
+    rng = resolve_seed_alias(rng, seed, "main_table")
+    root = root_seed_sequence(rng)
     rows = []
     for n in n_values:
-        row = {"n_groups": n}
         opt = {}
         for s in STRATEGIES:
             if progress:
                 progress(f"N={n} {s}")
-            opt[s] = optimize_strategy(s, n, reps=reps, confirm_reps=confirm_reps, seed=seed, base=base)
-            row[s] = opt[s].summary()
-        sp = opt["spare"].best.values("ttt_over_t0", finished_only=False)
-        rp = opt["rep"].best.values("ttt_over_t0", finished_only=False)
-        ok = np.isfinite(sp) & np.isfinite(rp) & np.array([a.status == b.status == "ok" for a, b in
-                                                            zip(opt["spare"].best.runs, opt["rep"].best.runs)])
-        if ok.sum() >= 2:
-            est = ratio_estimate(sp[ok], rp[ok], name="ttt_ratio")
-            lo, hi = est.ci
-            row["ttt_reduction"] = 1.0 - est.mean
-            row["ttt_reduction_ci95"] = [1.0 - hi, 1.0 - lo]
-        else:
-            row["ttt_reduction"] = math.nan
-            row["ttt_reduction_ci95"] = [math.nan, math.nan]
-        rows.append(row)
+            opt[s] = optimize_strategy(s, n, reps=reps, confirm_reps=confirm_reps, rng=root, base=base)
+        rows.append(MainTableRow(int(n), opt, _reduction(opt["spare"], opt["rep"])))
     cfg = TimelineConfig("spare", n_values[0], r=2, **(base or {}))
-    settings = {k: v for k, v in cfg.to_dict().items() if k not in ("strategy", "n_groups", "r", "ckpt_period_s")}
-    settings.update(reps=reps, confirm_reps=confirm_reps, seed=seed, period_factors=list(PERIOD_FACTORS),
-                    allreduce_model="2 + 8 (N - 200) / 800 s unless allreduce_s is set")
-    return {"rows": rows, "settings": settings,
-            "paper_N600": {"rep": {"ttt_over_t0": 4.27, "availability": 0.7989, "best_r": 3},
-                           "spare": {"ttt_over_t0": 2.49, "availability": 0.9390, "best_r": 8},
-                           "ttt_reduction": 0.417}}
+    settings = {k: v for k, v in cfg.to_dict().items()
+                if k not in ("strategy", "n_groups", "r", "ckpt_period_s", "ckpt_period_factor")}
+    settings.update(reps=reps, confirm_reps=confirm_reps, rng_root=root_text(root),
+                    period_factors=list(PERIOD_FACTORS),
+                    allreduce_model="2 + 8 (N - 200) / 800 s unless allreduce_s is set",
+                    seeding="replication i at N: SeedSequence(root, spawn_key=(N, i)); grid points use "
+                            "i < reps, confirmation runs reps <= i < reps + confirm_reps")
+    return MainTable(tuple(rows), settings, _paper_summary())
+
+
+def _paper_summary() -> dict:
+    """The published row in the table's format (read from :mod:`spare_mc.paper`)."""
+    row = paper_row(600)
+    return {"rep": {"ttt_over_t0": row["rep"]["ttt_over_t0"], "availability": row["rep"]["availability"],
+                    "best_r": row["rep"]["r"]},
+            "spare": {"ttt_over_t0": row["spare"]["ttt_over_t0"], "availability": row["spare"]["availability"],
+                      "best_r": row["spare"]["r"]},
+            "ttt_reduction": row["reduction"], "n_groups": 600, "setting": paper_setting()}
+

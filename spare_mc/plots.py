@@ -73,7 +73,7 @@ def plot_overhead(ds, n_groups, ax=None):
                          f"{label}: measured S*")
         artists += ax.plot(r, [e.mean for e in bound], ":", color=color, label=f"{label}: c(k) bound")
         if str(lay) in EXACT_LAYOUTS:
-            artists += ax.plot(r, [exact_stack_bound_sum(str(lay), int(n_groups), int(k))[2] for k in r], "x",
+            artists += ax.plot(r, [exact_stack_bound_sum(str(lay), int(n_groups), int(k)).c_mean for k in r], "x",
                                color=color, ms=6)
     ax.set(xlabel="redundancy r", ylabel="mean stack number per epoch (x compute)", title=f"N = {int(n_groups)}")
     ax.legend(fontsize=7)
@@ -121,7 +121,7 @@ def plot_optimal_r(datasets, ax=None):
         sim = [int(rs[int(np.nanargmin(ds["ttt_over_t0_mean"].sel(n_groups=n).values))]) for n in ns]
         theo = []
         for n in ns:
-            vals = [theory_ttt(TimelineConfig(strategy, int(n), r=int(k)))["ttt_over_t0"] for k in rs]
+            vals = [theory_ttt(TimelineConfig(strategy, int(n), r=int(k))).ttt_over_t0 for k in rs]
             theo.append(int(rs[int(np.argmin(vals))]))
         artists += ax.plot(ns, sim, "o-", color=color, label=f"{label}: simulation")
         artists += ax.plot(ns, theo, "s--", color=color, mfc="none", label=f"{label}: theory J(r)")

@@ -36,11 +36,14 @@ moves, patch) are per **masked** failure event, i.e. per ReCtlr call (``T - 1`` 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import _rectlr_kernels as _rk
+from ._resources import check_memory
+from ._seeding import _UNSET
 from ._validation import UsageTypeError, UsageValueError, as_int
 from ._wipeout_kernels import raw_source
 from .closed_forms import stack_lower_bound
@@ -48,9 +51,9 @@ from .exact import exact_wipeout
 from .failures import UniformOrder, sample_events
 from .layouts import Layout
 from .stats import MCEstimate, estimate_mean, ratio_estimate
-from .survivability import _wipeout_iv
+from .survivability import _reps_alias, _wipeout_iv
 
-__all__ = ["ReCtlr", "ReCtlrStep", "OverheadResult", "overhead_mc", "exact_stack_bound_sum"]
+__all__ = ["ReCtlr", "ReCtlrStep", "OverheadResult", "overhead_mc", "exact_stack_bound_sum", "StackBoundSum"]
 
 
 def _invariant(ok, message):
@@ -270,7 +273,7 @@ class ReCtlr:
 # ------------------------------------------------------------------------------------------------ estimators
 _TRIAL_COLS = ("T", "dead_before", "sum_c", "sum_s", "calls", "phase0", "moves", "orphans", "patch_types", "patch",
                "s0", "s_max", "no_move")
-_LOG_COLS = ("trial", "event", "k", "c", "s_star", "phase0", "moves", "orphans", "patch_types", "patch")
+_LOG_COLS = ("rep", "event", "k", "c", "s_star", "phase0", "moves", "orphans", "patch_types", "patch")
 
 #: Estimators of :meth:`OverheadResult.estimate`: name -> (numerator column, denominator column or None, meaning)
 ESTIMATORS = {
@@ -292,23 +295,23 @@ ESTIMATORS = {
 
 @dataclass(frozen=True, eq=False)
 class OverheadResult:
-    """Per-trial ReCtlr statistics until the first wipe-out, and their estimators.
+    """Per-replication ReCtlr statistics until the first wipe-out, and their estimators.
 
     Attributes
     ----------
-    trial_stats : dict of str -> ndarray
-        Per trial: ``T``, ``dead_before``, ``sum_c`` (``sum_{k<T} c(k)``), ``sum_s`` (``sum_{k<T} S_k``),
+    rep_stats : dict of str -> ndarray
+        Per replication: ``T``, ``dead_before``, ``sum_c`` (``sum_{k<T} c(k)``), ``sum_s`` (``sum_{k<T} S_k``),
         ``calls`` (ReCtlr calls = masked events), ``phase0``, ``moves``, ``orphans``, ``patch_types``, ``patch``
-        (sums over the trial's calls), ``s0`` (initial ``S``), ``s_max``, ``no_move`` (calls with no move).
-    gap_counts : ndarray, shape (trials, r + 1)
+        (sums over the replication's calls), ``s0`` (initial ``S``), ``s_max``, ``no_move`` (calls with no move).
+    gap_counts : ndarray, shape (reps, r + 1)
         Epochs with ``S_k - c(k) = j`` (last column: ``>= r``).
     log : dict of str -> ndarray
-        One row per ReCtlr call of the first ``log_trials`` trials (columns ``trial, event, k, c, s_star, phase0,
+        One row per ReCtlr call of the first ``log_reps`` replications (columns ``rep, event, k, c, s_star, phase0,
         moves, orphans, patch_types, patch``).
     layout, n_groups, r, fresh_layout, failures : the setting.
     """
 
-    trial_stats: dict
+    rep_stats: dict
     gap_counts: np.ndarray
     log: dict
     layout: str
@@ -318,34 +321,49 @@ class OverheadResult:
     failures: dict = field(default_factory=dict)
 
     @property
+    def reps(self) -> int:
+        """Number of replications."""
+        return int(self.rep_stats["T"].size)
+
+    @property
     def trials(self) -> int:
-        return int(self.trial_stats["T"].size)
+        """Deprecated alias of :attr:`reps` (one release)."""
+        warnings.warn("`OverheadResult.trials` is deprecated; use `reps`", DeprecationWarning, stacklevel=2)
+        return self.reps
+
+    @property
+    def trial_stats(self) -> dict:
+        """Deprecated alias of :attr:`rep_stats` (one release)."""
+        warnings.warn("`OverheadResult.trial_stats` is deprecated; use `rep_stats`", DeprecationWarning, stacklevel=2)
+        return self.rep_stats
 
     def _column(self, name):
         if name == "sum_rho":
-            return self.trial_stats["sum_s"] - self.trial_stats["sum_c"]
-        return self.trial_stats[name]
+            return self.rep_stats["sum_s"] - self.rep_stats["sum_c"]
+        return self.rep_stats[name]
 
     def estimate(self, name: str, level: float = 0.95) -> MCEstimate:
         """Estimate ``name`` (a key of :data:`ESTIMATORS`) with its standard error and CI.
 
-        Per-trial means use the t interval; per-epoch and per-call quantities are ratios of per-trial sums
-        (``sum num / sum den``) whose standard error is the delta method over trials (events of one trial are
-        dependent, trials are independent).
+        Per-replication means use the t interval; per-epoch and per-call quantities are ratios of
+        per-replication sums (``sum num / sum den``) whose standard error is the delta method over replications
+        (events of one replication are dependent, replications are independent). Intervals respect the support
+        (rates in [0, 1], everything else non-negative; see :meth:`MCEstimate.confidence_interval`).
         """
         if name not in ESTIMATORS:
             raise UsageValueError(f"`name` must be one of {sorted(ESTIMATORS)}, got {name!r}")
         num, den, _ = ESTIMATORS[name]
+        support = "unit" if name.endswith("_rate") else "nonnegative"
         if den is None:
-            return estimate_mean(self._column(num), name=name, level=level)
-        return ratio_estimate(self._column(num), self._column(den), name=name, level=level)
+            return estimate_mean(self._column(num), name=name, level=level, support=support)
+        return ratio_estimate(self._column(num), self._column(den), name=name, level=level, support=support)
 
     def gap_distribution(self, level: float = 0.95):
         """Fraction of epochs with ``S_k - c(k) = j`` for ``j = 0 .. r`` (last: ``>= r``), with CIs.
 
         Returns ``(j, fraction, low, high)``; the intervals are ratio (delta-method) intervals over trials.
         """
-        den = self.trial_stats["T"]
+        den = self.rep_stats["T"]
         frac, low, high = [], [], []
         for j in range(self.gap_counts.shape[1]):
             num = self.gap_counts[:, j]
@@ -361,58 +379,63 @@ class OverheadResult:
             high.append(min(hi, 1.0))
         return np.arange(self.gap_counts.shape[1]), np.array(frac), np.array(low), np.array(high)
 
-    def summary(self, level: float = 0.95) -> dict:
-        """Means and CIs of the main estimators (the ``spare-mc overhead`` JSON keys)."""
-        d = {"n_groups": self.n_groups, "r": self.r, "layout": self.layout, "trials": self.trials,
+    def summary(self) -> dict:
+        """Means and 95% CIs of the main estimators (the ``spare-mc overhead`` JSON keys)."""
+        level = 0.95
+        d = {"n_groups": self.n_groups, "r": self.r, "layout": self.layout, "reps": self.reps,
              "fresh_layout": self.fresh_layout}
         for name in ("masked", "T", "c_mean", "s_star_mean", "rho_mean", "hk_fixed_rate", "no_move_rate", "moves_mean",
                      "patch_mean", "patch_types_mean"):
             est = self.estimate(name, level)
             d[name] = est.mean
             d[f"{name}_se"] = est.se
-            d[f"{name}_ci95" if level == 0.95 else f"{name}_ci"] = list(est.ci)
+            d[f"{name}_ci95"] = list(est.ci)
         j, frac, low, high = self.gap_distribution(level)
         d["gap_fraction"] = frac.tolist()
-        d["s0_mean"] = float(self.trial_stats["s0"].mean())
-        d["s_max"] = int(self.trial_stats["s_max"].max())
+        d["s0_mean"] = float(self.rep_stats["s0"].mean())
+        d["s_max"] = int(self.rep_stats["s_max"].max())
         return d
 
     def to_xarray(self):
-        """Per-trial statistics as an ``xarray.Dataset`` (dimension ``trial``; ``gap_counts`` over ``gap``)."""
+        """Per-replication statistics as an ``xarray.Dataset`` (dimension ``rep``; ``gap_counts`` over ``gap``)."""
         import xarray as xr
 
-        data = {name: ("trial", v) for name, v in self.trial_stats.items()}
-        data["gap_counts"] = (("trial", "gap"), self.gap_counts)
-        ds = xr.Dataset(data, coords={"trial": np.arange(self.trials), "gap": np.arange(self.gap_counts.shape[1])})
+        data = {name: ("rep", v) for name, v in self.rep_stats.items()}
+        data["gap_counts"] = (("rep", "gap"), self.gap_counts)
+        ds = xr.Dataset(data, coords={"rep": np.arange(self.reps), "gap": np.arange(self.gap_counts.shape[1])})
         ds.attrs.update(layout=self.layout, n_groups=self.n_groups, r=self.r, fresh_layout=int(self.fresh_layout),
                         failures=str(self.failures), epoch_convention="epoch k = after k failures, k = 0..T-1")
         return ds
 
 
-def _overhead_iv(layout, trials, n_groups, r, failures, topology, fresh_layout, log_trials, from_scratch):
-    layout, trials, failures, topology, fresh_layout = _wipeout_iv(layout, trials, n_groups, r, failures, topology,
-                                                                   fresh_layout)
+def _overhead_iv(layout, reps, n_groups, r, failures, topology, fresh_layout, log_reps, from_scratch):
+    layout, reps, failures, topology, fresh_layout = _wipeout_iv(layout, reps, n_groups, r, failures, topology,
+                                                                 fresh_layout)
     if isinstance(failures, UniformOrder) and failures.with_replacement:
         raise UsageValueError("`failures` with_replacement=True is not a sequence of distinct group deaths; ReCtlr needs "
                          "UniformOrder(with_replacement=False)")
-    log_trials = as_int(log_trials, "log_trials", min_value=0, max_value=trials)
-    if log_trials * layout.n_groups > 50_000_000:
-        raise UsageValueError(f"`log_trials` * N must be <= 5e7 rows, got {log_trials} * {layout.n_groups}")
+    log_reps = as_int(log_reps, "log_reps", min_value=0, max_value=reps)
+    if log_reps * layout.n_groups > 50_000_000:
+        raise UsageValueError(f"`log_reps` * N must be <= 5e7 rows, got {log_reps} * {layout.n_groups}")
     if not isinstance(from_scratch, bool):
         raise UsageTypeError(f"`from_scratch` must be a bool, got {from_scratch!r}")
-    return layout, trials, failures, topology, fresh_layout, log_trials
+    check_memory(reps * (8 * _rk.N_TRIAL_COLS + 8 * (layout.r + 1)) + log_reps * layout.n_groups * 8 * _rk.N_LOG_COLS,
+                 f"per-replication ReCtlr statistics of {reps:,} replications",
+                 "use fewer replications per call (consecutive calls with one Generator continue its stream)")
+    return layout, reps, failures, topology, fresh_layout, log_reps
 
 
-def overhead_mc(layout, trials: int, *, n_groups: int | None = None, r: int | None = None, failures=None,
-                topology=None, fresh_layout: bool | None = None, log_trials: int = 0, from_scratch: bool = False,
-                rng=None) -> OverheadResult:
+def overhead_mc(layout, reps: int | None = None, *, n_groups: int | None = None, r: int | None = None,
+                failures=None, topology=None, fresh_layout: bool | None = None, log_reps: int = 0,
+                from_scratch: bool = False, rng=None, trials=_UNSET, log_trials=_UNSET) -> OverheadResult:
     """Monte Carlo of ReCtlr until the first wipe-out: masked failures, stack numbers, Phase-0 rate, moves, patch.
 
     Parameters
     ----------
     layout : Layout or {"cyclic", "sidon", "random", "block"}
-        As in :func:`spare_mc.wipeout_mc` (``"random"`` by name draws a fresh layout per trial).
-    trials : int
+        As in :func:`spare_mc.wipeout_mc` (``"random"`` by name draws a fresh layout per replication).
+    reps : int
+        Replications (``trials`` is its deprecated alias).
     n_groups, r : int, optional
         Required with a layout name.
     failures : UniformOrder, SystemRenewal, PerGPU or DomainFailures, optional
@@ -421,8 +444,9 @@ def overhead_mc(layout, trials: int, *, n_groups: int | None = None, r: int | No
     topology : Topology, optional
         Required for PerGPU and DomainFailures.
     fresh_layout : bool, optional
-    log_trials : int
-        Keep one row per ReCtlr call for the first ``log_trials`` trials (:attr:`OverheadResult.log`).
+    log_reps : int
+        Keep one row per ReCtlr call for the first ``log_reps`` replications (:attr:`OverheadResult.log`;
+        ``log_trials`` is its deprecated alias).
     from_scratch : bool
         Solve every ReCtlr call from an empty assignment (identical results, slower; for checks and benchmarks).
     rng : anything :func:`numpy.random.default_rng` accepts.
@@ -434,7 +458,7 @@ def overhead_mc(layout, trials: int, *, n_groups: int | None = None, r: int | No
     Notes
     -----
     With uniform order the kernel draws failures exactly as :func:`spare_mc.wipeout_mc` does, so for the same
-    ``rng`` the per-trial ``T`` are identical (common random numbers across the two).
+    ``rng`` the per-replication ``T`` are identical (common random numbers across the two).
 
     Examples
     --------
@@ -442,36 +466,59 @@ def overhead_mc(layout, trials: int, *, n_groups: int | None = None, r: int | No
     >>> bool(res.estimate("s_star_mean").mean >= res.estimate("c_mean").mean)
     True
     """
-    layout, trials, failures, topology, fresh_layout, log_trials = _overhead_iv(
-        layout, trials, n_groups, r, failures, topology, fresh_layout, log_trials, from_scratch)
+    reps = _reps_alias(reps, trials, "overhead_mc")
+    if log_trials is not _UNSET:
+        warnings.warn("overhead_mc: `log_trials` is deprecated; pass `log_reps`", DeprecationWarning, stacklevel=2)
+        log_reps = log_trials
+    layout, reps, failures, topology, fresh_layout, log_reps = _overhead_iv(
+        layout, reps, n_groups, r, failures, topology, fresh_layout, log_reps, from_scratch)
     rng = np.random.default_rng(rng)
     n, rr = layout.n_groups, layout.r
-    stats = np.zeros((trials, _rk.N_TRIAL_COLS), dtype=np.int64)
-    gaps = np.zeros((trials, rr + 1), dtype=np.int64)
-    log = np.zeros((log_trials * n, _rk.N_LOG_COLS), dtype=np.int64)
+    stats = np.zeros((reps, _rk.N_TRIAL_COLS), dtype=np.int64)
+    gaps = np.zeros((reps, rr + 1), dtype=np.int64)
+    log = np.zeros((log_reps * n, _rk.N_LOG_COLS), dtype=np.int64)
     if isinstance(failures, UniformOrder):
-        n_log = _rk.overhead_uniform(*raw_source(rng), n, rr, layout.holders, fresh_layout, trials, from_scratch,
-                                     stats, gaps, log, log_trials)
+        n_log = _rk.overhead_uniform(*raw_source(rng), n, rr, layout.holders, fresh_layout, reps, from_scratch,
+                                     stats, gaps, log, log_reps)
         if n_log < 0:  # pragma: no cover - an internal error
             raise RuntimeError("ReCtlr found no assignment although no type was wiped out")
     else:
         from .layouts import random_holders
 
         n_log = 0
-        for t in range(trials):
+        for t in range(reps):
             lay = random_holders(n, rr, rng=rng) if fresh_layout else layout
             ev = sample_events(failures, topology, rng=rng)
             n_log = _rk.overhead_events(n, rr, lay.holders, ev.ptr, ev.groups, t, from_scratch, stats[t], gaps[t], log,
-                                        n_log, log_trials)
+                                        n_log, log_reps)
             if n_log < 0:  # pragma: no cover - an internal error
                 raise RuntimeError("ReCtlr found no assignment although no type was wiped out")
-    trial_stats = {name: stats[:, j].copy() for j, name in enumerate(_TRIAL_COLS)}
+    rep_stats = {name: stats[:, j].copy() for j, name in enumerate(_TRIAL_COLS)}
     log_d = {name: log[:n_log, j].copy() for j, name in enumerate(_LOG_COLS)}
-    return OverheadResult(trial_stats, gaps, log_d, layout.kind, n, rr, fresh_layout, failures.to_dict())
+    return OverheadResult(rep_stats, gaps, log_d, layout.kind, n, rr, fresh_layout, failures.to_dict())
 
 
-def exact_stack_bound_sum(layout: str, n_groups: int, r: int) -> tuple[float, float, float]:
-    """Exact ``(E[sum_{k<T} c(k)], E[T], their ratio)`` under uniform-order failures.
+@dataclass(frozen=True)
+class StackBoundSum:
+    """Exact per-epoch lower bound on the stack number under uniform-order failures.
+
+    Attributes
+    ----------
+    sum_c : float
+        ``E[sum_{k<T} c(k)]``.
+    mean_T : float
+        ``E[T]`` (epochs per trial).
+    c_mean : float
+        Their ratio: the per-epoch lower bound on the mean stack number.
+    """
+
+    sum_c: float
+    mean_T: float
+    c_mean: float
+
+
+def exact_stack_bound_sum(layout: str, n_groups: int, r: int) -> StackBoundSum:
+    """Exact ``E[sum_{k<T} c(k)]``, ``E[T]`` and their ratio under uniform-order failures.
 
     ``E[sum_{k<T} c(k)] = sum_{k>=0} c(k) P(T > k)`` with the exact law of ``T`` from
     :func:`spare_mc.exact_wipeout` (``layout`` in ``"cyclic"``, ``"random"``, ``"block"``); the ratio is the
@@ -479,12 +526,12 @@ def exact_stack_bound_sum(layout: str, n_groups: int, r: int) -> tuple[float, fl
 
     Examples
     --------
-    >>> s, t, ratio = exact_stack_bound_sum("cyclic", 4, 2)
-    >>> round(t, 6), round(s, 6)
+    >>> b = exact_stack_bound_sum("cyclic", 4, 2)
+    >>> round(b.mean_T, 6), round(b.sum_c, 6)
     (2.333333, 3.666667)
     """
     dist = exact_wipeout(layout, n_groups, r)
     k = np.arange(dist.n_groups)
     c = stack_lower_bound(dist.n_groups, k)
     total = float(np.sum(c * dist.survival[:-1]))
-    return total, dist.mean, total / dist.mean
+    return StackBoundSum(total, dist.mean, total / dist.mean)

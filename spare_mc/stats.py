@@ -10,7 +10,7 @@ empirical ``P(T > m)``.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 from scipy import stats as _st
@@ -18,6 +18,9 @@ from scipy import stats as _st
 from ._validation import UsageTypeError, UsageValueError, as_float, as_int
 
 __all__ = ["MCEstimate", "Comparison", "compare", "wilson_interval", "estimate_mean", "ratio_estimate"]
+
+
+SUPPORTS = ("real", "nonnegative", "unit")
 
 
 @dataclass(frozen=True)
@@ -33,8 +36,13 @@ class MCEstimate:
     n : int
     level : float
         Confidence level of :attr:`ci`.
+    support : {"real", "nonnegative", "unit"}
+        Where the quantity lives; the interval respects it (see :meth:`confidence_interval`).
+    censored : int
+        Replications that were stopped at a cap and enter the mean at the cap value (0 = none; then the mean is a
+        restricted mean, a lower bound on the uncapped mean).
     ci : tuple of float
-        ``mean -/+ t_{(1+level)/2, n-1} se``.
+        The interval at ``level``.
     """
 
     name: str
@@ -43,18 +51,46 @@ class MCEstimate:
     sd: float
     n: int
     level: float = 0.95
+    support: str = "real"
+    censored: int = 0
+
+    def __post_init__(self):
+        if self.support not in SUPPORTS:
+            raise UsageValueError(f"`support` must be one of {list(SUPPORTS)}, got {self.support!r}")
 
     @property
     def ci(self) -> tuple[float, float]:
         return self.confidence_interval(self.level)
 
     def confidence_interval(self, level: float = 0.95) -> tuple[float, float]:
-        """Student-t interval at ``level``."""
+        """Interval at ``level`` that respects the support.
+
+        ``"real"``: the Student-t interval ``mean -/+ t se`` (``t`` the ``(1 + level)/2`` quantile with ``n - 1``
+        degrees of freedom). ``"nonnegative"``: the t interval on the log scale, ``mean x exp(-/+ t se / mean)``
+        (delta method: ``se(log mean) = se / mean``), so that it never goes below zero however few replications
+        there are. ``"unit"`` (proportions in [0, 1]): the t interval on the logit scale, half-width
+        ``t se / (mean (1 - mean))``, back-transformed. For large ``n`` all three agree to first order. A mean on
+        the boundary of the support with ``se = 0`` gives the point interval.
+        """
         level = as_float(level, "level", positive=True, max_value=1.0, max_inclusive=False)
-        if self.n < 2:
+        if self.n < 2 or not math.isfinite(self.se):
             return (math.nan, math.nan)
-        h = _st.t.ppf(0.5 + level / 2, self.n - 1) * self.se
-        return (self.mean - h, self.mean + h)
+        t = float(_st.t.ppf(0.5 + level / 2, self.n - 1))
+        m, se = self.mean, self.se
+        if self.support == "nonnegative" and m > 0:
+            h = t * se / m
+            return (m * math.exp(-h), m * math.exp(h))
+        if self.support == "unit" and 0 < m < 1:
+            lm = math.log(m / (1 - m))
+            h = t * se / (m * (1 - m))
+            return (1 / (1 + math.exp(-(lm - h))), 1 / (1 + math.exp(-(lm + h))))
+        if self.support != "real" and se == 0:
+            return (m, m)
+        lo, hi = m - t * se, m + t * se
+        if self.support != "real":  # a mean on the boundary with spread: clip to the support
+            lo = max(lo, 0.0)
+            hi = min(hi, 1.0) if self.support == "unit" else hi
+        return (lo, hi)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -62,7 +98,8 @@ class MCEstimate:
         return d
 
 
-def estimate_mean(values, name: str = "value", level: float = 0.95) -> MCEstimate:
+def estimate_mean(values, name: str = "value", level: float = 0.95, *, support: str = "real",
+                  censored: int = 0) -> MCEstimate:
     """:class:`MCEstimate` of the mean of ``values`` (1-d, at least 2 finite values)."""
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 1 or x.size < 2:
@@ -70,10 +107,11 @@ def estimate_mean(values, name: str = "value", level: float = 0.95) -> MCEstimat
     if not np.isfinite(x).all():
         raise UsageValueError("`values` must be finite")
     sd = float(x.std(ddof=1))
-    return MCEstimate(name, float(x.mean()), sd / math.sqrt(x.size), sd, int(x.size), level)
+    return MCEstimate(name, float(x.mean()), sd / math.sqrt(x.size), sd, int(x.size), level, support, censored)
 
 
-def ratio_estimate(numerators, denominators, name: str = "ratio", level: float = 0.95) -> MCEstimate:
+def ratio_estimate(numerators, denominators, name: str = "ratio", level: float = 0.95, *,
+                   support: str = "real") -> MCEstimate:
     """:class:`MCEstimate` of ``E[X] / E[Y]`` from iid pairs ``(X_i, Y_i)`` (a ratio of per-trial sums).
 
     The estimate is ``R = sum X / sum Y``; its standard error is the delta-method (linearisation) value
@@ -98,11 +136,11 @@ def ratio_estimate(numerators, denominators, name: str = "ratio", level: float =
     if ybar == 0:
         if x.any():
             raise UsageValueError("`denominators` sum to zero but `numerators` do not: the ratio is undefined")
-        return MCEstimate(name, 0.0, 0.0, 0.0, int(x.size), level)
+        return MCEstimate(name, 0.0, 0.0, 0.0, int(x.size), level, support)
     ratio = float(x.sum() / y.sum())
     d = x - ratio * y
     se = float(math.sqrt(np.sum(d * d) / (x.size * (x.size - 1))) / ybar)
-    return MCEstimate(name, ratio, se, se * math.sqrt(x.size), int(x.size), level)
+    return MCEstimate(name, ratio, se, se * math.sqrt(x.size), int(x.size), level, support)
 
 
 @dataclass(frozen=True)
@@ -161,7 +199,8 @@ def compare(estimate: MCEstimate, reference: float, *, alpha: float = 1e-3) -> C
     df = max(estimate.n - 1, 1)
     p = float(2 * _st.t.sf(abs(z), df))
     rel = (estimate.mean - reference) / reference if reference != 0 else math.nan
-    return Comparison(estimate.name, estimate.mean, estimate.se, estimate.confidence_interval(1 - alpha),
+    sym = replace(estimate, support="real")  # the symmetric interval: inside it <=> p >= alpha
+    return Comparison(estimate.name, estimate.mean, estimate.se, sym.confidence_interval(1 - alpha),
                       reference, rel, float(z), p, alpha, bool(p >= alpha), estimate.n)
 
 

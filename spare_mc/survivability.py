@@ -13,11 +13,14 @@ any layout; O(N r) extra per trial for a fresh random layout).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import _wipeout_kernels as _k
+from ._resources import check_memory
+from ._seeding import _UNSET
 from ._validation import UsageTypeError, UsageValueError, as_choice, as_int
 from .failures import DomainFailures, PerGPU, SystemRenewal, UniformOrder, lower
 from .layouts import LAYOUT_KINDS, Layout, make_layout
@@ -27,6 +30,18 @@ from .topology import Topology
 __all__ = ["WipeoutResult", "wipeout_mc"]
 
 
+def _reps_alias(reps, trials, where):
+    """``reps``, or its deprecated alias ``trials`` (one release)."""
+    if trials is not _UNSET:
+        if reps is not None:
+            raise UsageTypeError(f"{where}: pass `reps` only (`trials` is its deprecated alias)")
+        warnings.warn(f"{where}: `trials` is deprecated; pass `reps` (same meaning)", DeprecationWarning, stacklevel=3)
+        return trials
+    if reps is None:
+        raise UsageTypeError(f"{where}: `reps` (the number of replications) is required")
+    return reps
+
+
 @dataclass(frozen=True, eq=False)
 class WipeoutResult:
     """Per-trial wipe-out outcomes and their summaries.
@@ -34,11 +49,11 @@ class WipeoutResult:
     Attributes
     ----------
     T : ndarray of int64
-        1-based index of the wipe-out failure/event, per trial.
+        1-based index of the wipe-out failure/event, per replication.
     dead_before : ndarray of int64
-        Masked failures (distinct dead groups just before the wipe-out), per trial.
+        Masked failures (distinct dead groups just before the wipe-out), per replication.
     time_s : ndarray of float or None
-        Wipe-out time per trial (clocked failure models only).
+        Wipe-out time per replication (clocked failure models only).
     layout, n_groups, r, fresh_layout, failures : the setting (``failures`` as a dict).
     """
 
@@ -52,8 +67,15 @@ class WipeoutResult:
     failures: dict = field(default_factory=dict)
 
     @property
-    def trials(self) -> int:
+    def reps(self) -> int:
+        """Number of replications."""
         return int(self.T.size)
+
+    @property
+    def trials(self) -> int:
+        """Deprecated alias of :attr:`reps` (one release)."""
+        warnings.warn("`WipeoutResult.trials` is deprecated; use `reps`", DeprecationWarning, stacklevel=2)
+        return self.reps
 
     def estimate(self, quantity: str = "T", level: float = 0.95) -> MCEstimate:
         """Mean of ``"T"``, ``"masked"`` (``dead_before``) or ``"time_s"`` with its standard error and CI."""
@@ -61,29 +83,29 @@ class WipeoutResult:
         if quantity == "time_s" and self.time_s is None:
             raise UsageValueError("`quantity`='time_s' needs a failure model with a clock (not UniformOrder)")
         values = {"T": self.T, "masked": self.dead_before, "time_s": self.time_s}[quantity]
-        return estimate_mean(values, quantity, level)
+        return estimate_mean(values, quantity, level, support="nonnegative")
 
     def survival_curve(self, level: float = 0.95):
         """Empirical ``P(T > m)`` for m = 0..N with Wilson intervals: ``(p_hat, low, high)``."""
         counts = np.bincount(self.T, minlength=self.n_groups + 2)
-        greater = self.trials - np.cumsum(counts)[: self.n_groups + 1]
-        low, high = wilson_interval(greater, self.trials, level)
-        return greater / self.trials, low, high
+        greater = self.reps - np.cumsum(counts)[: self.n_groups + 1]
+        low, high = wilson_interval(greater, self.reps, level)
+        return greater / self.reps, low, high
 
     def to_xarray(self):
-        """The per-trial values as an :class:`xarray.Dataset` with dimension ``trial``."""
+        """The per-replication values as an :class:`xarray.Dataset` with dimension ``rep``."""
         import xarray as xr
 
-        data = {"T": ("trial", self.T, {"long_name": "wipe-out failure index (1-based)", "units": "failures"}),
-                "masked": ("trial", self.dead_before, {"long_name": "masked failures", "units": "groups"})}
+        data = {"T": ("rep", self.T, {"long_name": "wipe-out failure index (1-based)", "units": "failures"}),
+                "masked": ("rep", self.dead_before, {"long_name": "masked failures", "units": "groups"})}
         if self.time_s is not None:
-            data["time_s"] = ("trial", self.time_s, {"long_name": "time to first wipe-out", "units": "s"})
+            data["time_s"] = ("rep", self.time_s, {"long_name": "time to first wipe-out", "units": "s"})
         return xr.Dataset(data, attrs={"layout": self.layout, "n_groups": self.n_groups, "r": self.r,
                                        "fresh_layout": int(self.fresh_layout), "failures": str(self.failures)})
 
 
-def _wipeout_iv(layout, trials, n_groups, r, failures, topology, fresh_layout):
-    trials = as_int(trials, "trials", min_value=1)
+def _wipeout_iv(layout, reps, n_groups, r, failures, topology, fresh_layout):
+    reps = as_int(reps, "reps", min_value=1)
     if isinstance(layout, str):
         as_choice(layout, "layout", LAYOUT_KINDS)
         if n_groups is None or r is None:
@@ -121,19 +143,22 @@ def _wipeout_iv(layout, trials, n_groups, r, failures, topology, fresh_layout):
             raise UsageValueError(f"`topology` has N={topology.n_groups} groups but the layout has N={layout.n_groups}")
     elif topology is None:
         topology = Topology(layout.n_groups, layout.n_groups)
-    return layout, trials, failures, topology, fresh_layout
+    return layout, reps, failures, topology, fresh_layout
 
 
-def wipeout_mc(layout, trials: int, *, n_groups: int | None = None, r: int | None = None, failures=None,
-               topology: Topology | None = None, fresh_layout: bool | None = None, rng=None) -> WipeoutResult:
+def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, r: int | None = None,
+               failures=None, topology: Topology | None = None, fresh_layout: bool | None = None, rng=None,
+               trials=_UNSET) -> WipeoutResult:
     """Monte Carlo of the first wipe-out.
 
     Parameters
     ----------
     layout : Layout or {"cyclic", "sidon", "random", "block"}
         A layout, or a layout name together with ``n_groups`` and ``r``.
-    trials : int
-        Independent trials.
+    reps : int
+        Independent replications (``trials`` is its deprecated alias). Their per-replication results must fit the
+        memory budget (:mod:`spare_mc.options`); for more, call again with the same Generator: the kernels advance
+        it in place, so consecutive calls continue one stream (``spare-mc mu`` streams that way).
     n_groups, r : int, optional
         Required with a layout name.
     failures : UniformOrder, SystemRenewal, PerGPU or DomainFailures, optional
@@ -141,7 +166,7 @@ def wipeout_mc(layout, trials: int, *, n_groups: int | None = None, r: int | Non
     topology : Topology, optional
         Required for PerGPU and DomainFailures.
     fresh_layout : bool, optional
-        Draw a new independent-random-holders layout for every trial. Default: True for ``layout="random"`` given
+        Draw a new independent-random-holders layout for every replication. Default: True for ``layout="random"`` given
         by name (so that the estimate targets the exact formula, an average over random layouts), False for a
         given :class:`Layout`.
     rng : anything :func:`numpy.random.default_rng` accepts.
@@ -157,8 +182,12 @@ def wipeout_mc(layout, trials: int, *, n_groups: int | None = None, r: int | Non
     >>> bool(200 < est.mean < 400)
     True
     """
-    layout, trials, failures, topology, fresh_layout = _wipeout_iv(layout, trials, n_groups, r, failures, topology,
+    reps = _reps_alias(reps, trials, "wipeout_mc")
+    layout, trials, failures, topology, fresh_layout = _wipeout_iv(layout, reps, n_groups, r, failures, topology,
                                                                    fresh_layout)
+    per = 24 if not isinstance(failures, UniformOrder) else 16
+    check_memory(trials * per, f"per-replication results of {trials:,} replications",
+                 "use fewer replications per call (consecutive calls with one Generator continue its stream)")
     rng = np.random.default_rng(rng)
     src = _k.raw_source(rng)
     n, rr = layout.n_groups, layout.r

@@ -19,12 +19,24 @@ The spec
     [fixed]                     # any other parameter of the quantity (see PARAMETERS)
     jitter_sd = 0.0
 
-Reproducibility: replication ``i`` of grid point ``p`` (its index tuple) draws from
-``SeedSequence(seed, spawn_key=(*p, i))`` whatever the task it falls in, so the dataset is identical for any
-number of workers, block size or scheduling order. Finished tasks are written to ``<out>.parts/`` as they complete
-(atomically); running the same spec again computes only the missing tasks, so an interrupted sweep (Ctrl-C, a
-killed process) resumes where it stopped, and a lost worker's tasks are re-run by dask. dask is imported only in
-this module, and only when a cluster is used.
+The parameters of a ``ttt`` sweep are the fields of :class:`spare_mc.TimelineConfig` (with the same defaults and
+meanings; ``ckpt_period_factor`` multiplies the theory period) plus the failure-model parameters of
+:func:`spare_mc.failures.failure_from_spec` (``failure_model``, ``age_policy``, ``domain_mtbf_s``, ``n_gpus``,
+``placement``).
+
+Reproducibility: replication ``i`` at ``N`` groups draws from ``SeedSequence(seed, spawn_key=(N, i))`` whatever the
+task, the grid point or the position in the grid -- the convention of :func:`spare_mc.simulate_ttt` -- so the dataset
+is identical for any number of workers, block size or scheduling order, every grid point at one ``N`` sees the same
+failures (common random numbers), and a ``ttt`` grid point has exactly the numbers ``simulate_ttt(cfg, reps,
+rng=seed)`` and ``spare-mc ttt --seed`` give.
+
+Safety (see :mod:`spare_mc.storage`): the output is checked before any work (a directory, or an existing file that
+is not this sweep's output, is refused unless ``force``; this sweep's own up-to-date output is returned as is);
+the number of tasks and the dataset's memory are checked against the limits of :mod:`spare_mc.options`; finished
+tasks are written atomically to ``<out>.parts/<digest>/`` as they complete, so an interrupted sweep (Ctrl-C, a killed
+process, a lost worker) resumes where it stopped; parts are validated when read and never adopted from another
+spec, seed or version; one sweep at a time writes one output. dask is imported only in this module, and only when a
+cluster is used.
 """
 
 from __future__ import annotations
@@ -35,60 +47,64 @@ import itertools
 import json
 import math
 import os
+import socket
 import sys
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields, replace
 
 import numpy as np
 
 from . import __version__
-from ._validation import UsageTypeError, UsageValueError, as_choice, as_int
+from ._provenance import SCHEMA_VERSION, software_versions
+from ._resources import ResourceLimitError, check_memory
+from ._seeding import trace_seed_sequence
+from ._validation import UsageError, UsageTypeError, UsageValueError, as_choice, as_int
+from .failures import FAILURE_KINDS
+from .options import get_options
+from .storage import PartsStore, open_dataset, summarize, write_dataset
+from .timeline import TimelineConfig
 
-__all__ = ["SweepSpec", "run_sweep", "write_dataset", "open_dataset", "QUANTITIES", "PARAMETERS", "OUTPUTS",
-           "summarize"]
+__all__ = ["SweepSpec", "run_sweep", "compare_dataset", "DatasetComparison", "PointComparison", "QUANTITIES",
+           "PARAMETERS", "OUTPUTS", "FAILURE_CHOICES"]
 
 QUANTITIES = ("wipeout", "overhead", "ttt")
+FAILURE_CHOICES = FAILURE_KINDS
 
-#: Parameters each quantity accepts (grid or fixed), with their defaults.
-_FAILURE_PARAMS = {"failure_model": "uniform", "mtbf_s": 300.0, "shape": 0.78, "age_policy": "renew",
-                   "domain_mtbf_s": None, "n_gpus": 600_000, "placement": "contiguous"}
+_TC_DEFAULTS = {f.name: (None if f.default is MISSING else f.default) for f in fields(TimelineConfig)}
+#: Failure-model parameters: ``None`` = the default of :data:`spare_mc.failures.FAILURE_SPEC_DEFAULTS`.
+_FAILURE_PARAMS = {"age_policy": None, "domain_mtbf_s": None, "n_gpus": None, "placement": None}
 
+#: Parameters each quantity accepts (grid or fixed), with their defaults (``None`` for required ones and for
+#: optional ones whose default is computed). ``ttt`` is derived from :class:`TimelineConfig`'s fields.
 PARAMETERS = {
-    "wipeout": {"n_groups": None, "r": None, "layout": "cyclic", **_FAILURE_PARAMS},
-    "overhead": {"n_groups": None, "r": None, "layout": "cyclic", **_FAILURE_PARAMS},
-    "ttt": {"strategy": None, "n_groups": None, "r": None, "layout": "cyclic", "n_steps": 10_000,
-            "compute_s": 64.0, "allreduce_s": None, "mtbf_s": 300.0, "shape": 0.78, "live_scaling": True,
-            "restart_s": 3600.0, "save_s": 60.0, "ckpt_period_s": None, "ckpt_period_factor": 1.0,
-            "shrink_s": 0.1, "rectlr_s": 0.1, "jitter_sd": 0.05, "max_wall_factor": 100.0,
-            "failure_model": "system", "age_policy": "renew", "domain_mtbf_s": None, "n_gpus": 600_000,
-            "placement": "contiguous"},
+    "wipeout": {"n_groups": None, "r": None, "layout": "cyclic", "failure_model": "uniform",
+                "mtbf_s": _TC_DEFAULTS["mtbf_s"], "shape": _TC_DEFAULTS["shape"], **_FAILURE_PARAMS},
+    "overhead": {"n_groups": None, "r": None, "layout": "cyclic", "failure_model": "uniform",
+                 "mtbf_s": _TC_DEFAULTS["mtbf_s"], "shape": _TC_DEFAULTS["shape"], **_FAILURE_PARAMS},
+    "ttt": {**{f.name: _TC_DEFAULTS[f.name] for f in fields(TimelineConfig) if f.metadata.get("sweep")},
+            "failure_model": "system", **_FAILURE_PARAMS},
 }
+_REQUIRED = {"wipeout": ("n_groups", "r"), "overhead": ("n_groups", "r"), "ttt": ("strategy", "n_groups")}
 
-#: Failure models a sweep can name (parameter ``failure_model``): ``uniform`` (uniform order; wipeout/overhead only), ``system`` (system-level
-#: Weibull renewal, rate proportional to live GPUs), ``per_gpu`` (per-GPU Weibull lifetimes), ``node``/``rack``/
-#: ``power`` (failure domains with per-GPU background, ``domain_mtbf_s`` each). All share ``mtbf_s`` (full-system
-#: MTBF) and ``shape``.
-FAILURE_CHOICES = ("uniform", "system", "per_gpu", "node", "rack", "power")
-
-#: Per-replication outputs: name -> (units, long name)
+#: Per-replication outputs: name -> (units, long name, support of the interval).
 OUTPUTS = {
-    "wipeout": {"T": ("1", "index of the failure causing the first wipe-out (1-based)"),
-                "masked": ("1", "failures masked before the first wipe-out")},
-    "overhead": {"T": ("1", "index of the wipe-out failure = epochs per trial"),
-                 "masked": ("1", "failures masked before the first wipe-out"),
-                 "sum_c": ("1", "sum over epochs of the stack-number lower bound c(k)"),
-                 "sum_s": ("1", "sum over epochs of the measured stack number S*"),
-                 "calls": ("1", "ReCtlr calls (masked failure events)"),
-                 "phase0": ("1", "ReCtlr calls resolved by Phase 0 (HK-Fixed)"),
-                 "moves": ("1", "shards moved into a top-S* window, summed over calls"),
-                 "patch": ("1", "largest extra shards per survivor, summed over calls")},
-    "ttt": {"ttt_over_t0": ("1", "time to train / T0"),
-            "availability": ("1", "kept step time / wall clock"),
-            "failures": ("1", "failures that killed a group"),
-            "wipeouts": ("1", "global restarts"),
-            "checkpoints": ("1", "checkpoints written"),
-            "mean_s": ("1", "mean compute layers per executed step"),
-            "finished": ("1", "1 if the job finished before the wall-clock cap")},
+    "wipeout": {"T": ("1", "index of the failure causing the first wipe-out (1-based)", "nonnegative"),
+                "masked": ("1", "failures masked before the first wipe-out", "nonnegative")},
+    "overhead": {"T": ("1", "index of the wipe-out failure = epochs per replication", "nonnegative"),
+                 "masked": ("1", "failures masked before the first wipe-out", "nonnegative"),
+                 "sum_c": ("1", "sum over epochs of the stack-number lower bound c(k)", "nonnegative"),
+                 "sum_s": ("1", "sum over epochs of the measured stack number S*", "nonnegative"),
+                 "calls": ("1", "ReCtlr calls (masked failure events)", "nonnegative"),
+                 "phase0": ("1", "ReCtlr calls resolved by Phase 0 (HK-Fixed)", "nonnegative"),
+                 "moves": ("1", "shards moved into a top-S* window, summed over calls", "nonnegative"),
+                 "patch": ("1", "largest extra shards per survivor, summed over calls", "nonnegative")},
+    "ttt": {"ttt_over_t0": ("1", "time to train / T0 (a capped run at the cap: restricted mean)", "nonnegative"),
+            "availability": ("1", "kept step time / wall clock", "unit"),
+            "failures": ("1", "failures that killed a group", "nonnegative"),
+            "wipeouts": ("1", "global restarts", "nonnegative"),
+            "checkpoints": ("1", "checkpoints written", "nonnegative"),
+            "mean_s": ("1", "mean compute layers per executed step", "nonnegative"),
+            "finished": ("1", "1 if the job finished before the wall-clock cap, 0 if capped (censored)", "unit")},
 }
 
 
@@ -100,6 +116,15 @@ def _fmt_toml(v):
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_fmt_toml(x) for x in v) + "]"
     return repr(v)
+
+
+def _plain(v):
+    """A TOML/JSON-safe plain Python value (numpy scalars converted)."""
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
 
 
 @dataclass(frozen=True)
@@ -117,21 +142,26 @@ class SweepSpec:
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name or any(c in self.name for c in "/\\ "):
-            raise UsageValueError(f"`sweep.name` must be a non-empty name without spaces or slashes, got {self.name!r}")
+            raise UsageValueError(f"`sweep.name` must be a non-empty name without spaces or slashes, got "
+                                  f"{self.name!r}")
         q = as_choice(self.quantity, "sweep.quantity", QUANTITIES)
-        as_int(self.reps, "sweep.reps", min_value=2)
-        as_int(self.block, "sweep.block", min_value=1)
-        as_int(self.seed, "sweep.seed", min_value=0)
+        object.__setattr__(self, "reps", as_int(self.reps, "sweep.reps", min_value=2))
+        object.__setattr__(self, "block", as_int(self.block, "sweep.block", min_value=1))
+        object.__setattr__(self, "seed", as_int(self.seed, "sweep.seed", min_value=0))
         if self.quick_reps is not None:
-            as_int(self.quick_reps, "sweep.quick_reps", min_value=2)
+            object.__setattr__(self, "quick_reps", as_int(self.quick_reps, "sweep.quick_reps", min_value=2))
         if not isinstance(self.grid, dict) or not self.grid:
             raise UsageValueError("`grid` must name at least one parameter with a list of values")
+        if not isinstance(self.fixed, dict):
+            raise UsageTypeError(f"`fixed` must be a table of parameters, got {type(self.fixed).__name__}")
+        object.__setattr__(self, "grid", {k: _plain(v) for k, v in self.grid.items()})
+        object.__setattr__(self, "fixed", {k: _plain(v) for k, v in self.fixed.items()})
         allowed = PARAMETERS[q]
         for table, params in (("grid", self.grid), ("fixed", self.fixed)):
             for key in params:
                 if key not in allowed:
                     raise UsageValueError(f"unknown parameter `{table}.{key}` for quantity {q!r}; expected one of "
-                                     f"{sorted(allowed)}")
+                                          f"{sorted(allowed)}")
         for key, values in self.grid.items():
             if not isinstance(values, list) or not values:
                 raise UsageValueError(f"`grid.{key}` must be a non-empty list, got {values!r}")
@@ -140,8 +170,7 @@ class SweepSpec:
         both = set(self.grid) & set(self.fixed)
         if both:
             raise UsageValueError(f"parameters both swept and fixed: {sorted(both)}")
-        missing = [k for k, d in allowed.items() if d is None and k not in self.grid and k not in self.fixed
-                   and k not in ("allreduce_s", "ckpt_period_s", "domain_mtbf_s")]
+        missing = [k for k in _REQUIRED[q] if k not in self.grid and k not in self.fixed]
         if missing:
             raise UsageValueError(f"quantity {q!r} needs {missing} in `grid` or `fixed`")
 
@@ -155,7 +184,8 @@ class SweepSpec:
             raise UsageValueError(f"the sweep spec is not valid TOML: {exc}") from None
         unknown = set(d) - {"sweep", "grid", "fixed"}
         if unknown:
-            raise UsageValueError(f"unknown tables in the sweep spec: {sorted(unknown)} (expected sweep, grid, fixed)")
+            raise UsageValueError(f"unknown tables in the sweep spec: {sorted(unknown)} (expected sweep, grid, "
+                                  f"fixed)")
         s = dict(d.get("sweep", {}))
         for key in ("name", "quantity", "reps", "seed"):
             if key not in s:
@@ -168,15 +198,26 @@ class SweepSpec:
 
     def quick(self) -> "SweepSpec":
         """The same sweep with ``quick_reps`` replications (a smoke-sized run)."""
-        from dataclasses import replace
-
         reps = self.quick_reps or max(2, self.reps // 8)
         return replace(self, reps=reps, block=min(self.block, reps), quick_reps=None)
 
     @classmethod
     def from_file(cls, path) -> "SweepSpec":
+        """Read and validate a spec file (a clear error for a missing file, a directory or bad text)."""
+        path = os.fspath(path)
+        if not os.path.exists(path):
+            raise UsageValueError(f"sweep spec file not found: {path}")
+        if os.path.isdir(path):
+            raise UsageValueError(f"the sweep spec {path} is a directory; give a TOML file")
         with open(path, encoding="utf-8") as fh:
-            return cls.from_toml(fh.read())
+            try:
+                text = fh.read()
+            except UnicodeDecodeError:
+                raise UsageValueError(f"the sweep spec {path} is not a text (TOML) file") from None
+        try:
+            return cls.from_toml(text)
+        except UsageError as exc:
+            raise type(exc)(f"{path}: {exc}") from None
 
     def to_toml(self) -> str:
         lines = ["[sweep]", f"name = {_fmt_toml(self.name)}", f"quantity = {_fmt_toml(self.quantity)}",
@@ -187,14 +228,24 @@ class SweepSpec:
         return "\n".join(lines) + "\n"
 
     def digest(self) -> str:
-        """Identity of the results: everything but the block size and the name."""
-        d = {"quantity": self.quantity, "grid": self.grid, "fixed": self.fixed, "reps": self.reps, "seed": self.seed}
+        """Identity of the results: everything the numbers depend on, including the spare_mc and schema versions
+        (not the block size, which changes nothing, nor the name)."""
+        d = {"quantity": self.quantity, "grid": self.grid, "fixed": self.fixed, "reps": self.reps, "seed": self.seed,
+             "spare_mc": __version__, "schema_version": SCHEMA_VERSION}
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
     # ---------------------------------------------------------------------------------------------- tasks
     @property
     def dims(self) -> list:
         return list(self.grid)
+
+    @property
+    def n_points(self) -> int:
+        return math.prod(len(v) for v in self.grid.values())
+
+    @property
+    def n_tasks(self) -> int:
+        return self.n_points * -(-self.reps // self.block)
 
     def points(self):
         """``(index tuple, parameter dict)`` for every grid point, in C order."""
@@ -215,71 +266,78 @@ class SweepSpec:
                 out.append((key, idx, params, a, b))
         return out
 
+    def check_resources(self) -> None:
+        """Refuse, before any work, a sweep with more tasks than ``max_tasks`` or a dataset beyond the memory
+        budget (:mod:`spare_mc.options`)."""
+        limit = get_options()["max_tasks"]
+        if self.n_tasks > limit:
+            raise ResourceLimitError(
+                f"the sweep {self.name!r} has {self.n_tasks:,} tasks ({self.n_points:,} grid points x "
+                f"{-(-self.reps // self.block)} blocks of {self.block} replications), more than the limit of "
+                f"{limit:,} (each task is one part file): raise `sweep.block`, shrink the grid, or raise the limit "
+                f"(spare_mc.set_options(max_tasks=...) or `spare-mc sweep --max-tasks N`)")
+        n_out = len(OUTPUTS[self.quantity])
+        check_memory(self.n_points * self.reps * n_out * 8 * 2, f"the dataset of sweep {self.name!r} "
+                     f"({self.n_points:,} grid points x {self.reps:,} replications x {n_out} outputs)",
+                     "fewer replications or grid points")
+
     def check_points(self) -> None:
         """Build every grid point's model once so that invalid values fail before any work starts."""
         for idx, params in self.points():
             try:
-                _model(self.quantity, params)
-            except (ValueError, TypeError) as exc:
+                _model(self.quantity, params, strict="failure_model" not in self.grid)
+            except UsageError as exc:
                 where = ", ".join(f"{k}={params[k]!r}" for k in self.dims)
                 raise type(exc)(f"grid point ({where}): {exc}") from None
 
 
 # --------------------------------------------------------------------------------------------------- workers
-def _failure_objects(params, n_groups, *, allow_uniform):
-    """(failure model or None for uniform order / the timeline's system process, topology or None)."""
-    from .failures import DomainFailures, PerGPU, SystemRenewal
-    from .topology import Topology
+def _failure_objects(params, n_groups, *, clocked, strict=True):
+    """(failure model or None, topology or None) of a point (:func:`spare_mc.failures.failure_from_spec`).
 
-    kind = as_choice(params.get("failure_model", "uniform"), "failure_model", FAILURE_CHOICES)
-    if kind == "uniform":
-        if not allow_uniform:
-            raise UsageValueError("`failure_model` = 'uniform' has no clock; time to train needs 'system', 'per_gpu', "
-                             "'node', 'rack' or 'power'")
-        return None, None
-    if kind == "system":
-        return (SystemRenewal(params["mtbf_s"], params["shape"]) if allow_uniform else None), None
-    topo = Topology(params["n_gpus"], n_groups, placement=params["placement"])
-    bg = PerGPU.from_system_mtbf(params["mtbf_s"], params["n_gpus"], params["shape"], params["age_policy"])
-    if kind == "per_gpu":
-        return bg, topo
-    if params.get("domain_mtbf_s") is None:
-        raise UsageValueError(f"`domain_mtbf_s` is required with failure_model = {kind!r}")
-    return DomainFailures(kind, params["domain_mtbf_s"], params["shape"], background=bg), topo
+    ``strict=False`` (a grid over ``failure_model``): parameters that only some of the swept models use are
+    validated but ignored where they have no effect.
+    """
+    from .failures import failure_from_spec
+
+    kind = params.get("failure_model")
+    extra = {k: params.get(k) for k in _FAILURE_PARAMS}
+    if not strict and kind in ("uniform", "system"):
+        if extra["n_gpus"] is not None:
+            as_int(extra["n_gpus"], "n_gpus", min_value=n_groups)
+        extra = dict.fromkeys(extra)
+    elif not strict and kind == "per_gpu":
+        extra["domain_mtbf_s"] = None
+    return failure_from_spec(kind, n_groups, mtbf_s=params["mtbf_s"], shape=params["shape"], clocked=clocked,
+                             **extra)
 
 
-def _model(quantity, params):
+def _model(quantity, params, strict=True):
     """The objects a task runs (validates the parameters)."""
     if quantity in ("wipeout", "overhead"):
         from .layouts import make_layout
 
         lay = make_layout(params["layout"], params["n_groups"], params["r"], rng=0)
-        failures, topo = _failure_objects(params, params["n_groups"], allow_uniform=True)
+        failures, topo = _failure_objects(params, params["n_groups"], clocked=False, strict=strict)
         return lay, failures, topo
-    from .timeline import TimelineConfig, theory_ckpt_period_s
-
-    skip = ("strategy", "n_groups", "ckpt_period_factor", "failure_model", "age_policy", "domain_mtbf_s", "n_gpus",
-            "placement")
-    kw = {k: v for k, v in params.items() if k not in skip}
-    failures, topo = _failure_objects(params, params["n_groups"], allow_uniform=False)
-    cfg = TimelineConfig(params["strategy"], params["n_groups"], failures=failures, topology=topo, **kw)
-    factor = float(params.get("ckpt_period_factor", 1.0))
-    if not factor > 0:
-        raise UsageValueError(f"`ckpt_period_factor` must be > 0, got {factor}")
-    if params.get("ckpt_period_s") is None:
-        from dataclasses import replace
-
-        cfg = replace(cfg, ckpt_period_s=max(factor * theory_ckpt_period_s(cfg), 1.01 * cfg.save_s))
-    return cfg
+    kw = {k: v for k, v in params.items() if k in _TC_DEFAULTS}
+    failures, topo = _failure_objects(params, params["n_groups"], clocked=True, strict=strict)
+    return TimelineConfig(failures=failures, topology=topo, **kw)
 
 
-def run_task(quantity: str, seed: int, idx: tuple, params: dict, rep_start: int, rep_stop: int) -> dict:
-    """Replications ``rep_start .. rep_stop - 1`` of one grid point: ``{output: array}``."""
-    model = _model(quantity, params)
+def run_task(quantity: str, seed: int, idx: tuple, params: dict, rep_start: int, rep_stop: int,
+             strict: bool = True) -> dict:
+    """Replications ``rep_start .. rep_stop - 1`` of one grid point: ``{output: float array}``.
+
+    Replication ``i`` draws from ``SeedSequence(seed, spawn_key=(n_groups, i))`` (``idx``, the point's position in
+    the grid, does not enter the seed).
+    """
+    model = _model(quantity, params, strict)
+    root = np.random.SeedSequence(seed)
     n = rep_stop - rep_start
     outs = {name: np.empty(n) for name in OUTPUTS[quantity]}
     for j, i in enumerate(range(rep_start, rep_stop)):
-        ss = np.random.SeedSequence(seed, spawn_key=(*idx, i))
+        ss = trace_seed_sequence(root, params["n_groups"], i)
         if quantity == "wipeout":
             from .survivability import wipeout_mc
 
@@ -294,7 +352,7 @@ def run_task(quantity: str, seed: int, idx: tuple, params: dict, rep_start: int,
             lay, failures, topo = model
             res = overhead_mc(lay, 1, failures=failures, topology=topo, fresh_layout=params["layout"] == "random",
                               rng=ss)
-            st = res.trial_stats
+            st = res.rep_stats
             outs["T"][j] = st["T"][0]
             outs["masked"][j] = st["dead_before"][0]
             for name in ("sum_c", "sum_s", "calls", "phase0", "moves", "patch"):
@@ -303,72 +361,14 @@ def run_task(quantity: str, seed: int, idx: tuple, params: dict, rep_start: int,
             from .timeline import run_timeline
 
             run = run_timeline(model, ss)
-            outs["ttt_over_t0"][j] = run.ttt_s / model.t0_s if run.status == "ok" else math.nan
-            outs["availability"][j] = run.availability if run.status == "ok" else math.nan
+            outs["ttt_over_t0"][j] = min(run.ttt_s, model.cap_s) / model.t0_s
+            outs["availability"][j] = run.availability
             outs["failures"][j] = run.failures
             outs["wipeouts"][j] = run.wipeouts
             outs["checkpoints"][j] = run.checkpoints
             outs["mean_s"][j] = run.mean_s
             outs["finished"][j] = 1.0 if run.status == "ok" else 0.0
     return outs
-
-
-# --------------------------------------------------------------------------------------------------- storage
-def _parts_dir(out_path) -> str:
-    return str(out_path) + ".parts"
-
-
-def _save_part(parts, key, result) -> None:
-    tmp = os.path.join(parts, f".{key}.tmp.npz")
-    np.savez(tmp, **result)
-    os.replace(tmp, os.path.join(parts, f"{key}.npz"))
-
-
-def _load_part(parts, key):
-    path = os.path.join(parts, f"{key}.npz")
-    if not os.path.exists(path):
-        return None
-    with np.load(path) as z:
-        return {k: z[k] for k in z.files}
-
-
-def write_dataset(ds, path) -> None:
-    """Write a dataset to NetCDF (scipy engine, no extra dependency), atomically. Integer variables are stored as
-    float64 or int32 (NetCDF-3 has no 64-bit integers); attributes must be strings or numbers."""
-    ds = ds.copy()
-    for name in list(ds.variables):
-        if ds[name].dtype == np.int64:
-            v = ds[name].values
-            ds[name] = ds[name].astype(np.int32 if v.size == 0 or np.abs(v).max() < 2**31 else np.float64)
-    tmp = str(path) + ".tmp"
-    ds.to_netcdf(tmp, engine="scipy")
-    os.replace(tmp, path)
-
-
-def open_dataset(path):
-    """Open (and load) a dataset written by :func:`write_dataset`."""
-    import xarray as xr
-
-    with xr.open_dataset(path, engine="scipy") as ds:
-        return ds.load()
-
-
-def summarize(ds, quantity: str | None = None):
-    """Add ``<output>_mean``, ``_se``, ``_ci_low``, ``_ci_high`` (95% t interval over ``rep``, NaNs ignored)."""
-    from scipy import stats as st
-
-    quantity = quantity or ds.attrs["quantity"]
-    for name, (units, long) in OUTPUTS[quantity].items():
-        x = ds[name]
-        n = x.notnull().sum("rep")
-        mean = x.mean("rep", skipna=True)
-        se = x.std("rep", ddof=1, skipna=True) / np.sqrt(n)
-        h = st.t.ppf(0.975, np.maximum(n - 1, 1)) * se
-        ds[f"{name}_mean"] = mean.assign_attrs(units=units, long_name=f"mean of: {long}")
-        ds[f"{name}_se"] = se.assign_attrs(units=units, long_name=f"standard error of the mean of: {long}")
-        ds[f"{name}_ci_low"] = (mean - h).assign_attrs(units=units, long_name=f"95% CI low of: {long}")
-        ds[f"{name}_ci_high"] = (mean + h).assign_attrs(units=units, long_name=f"95% CI high of: {long}")
-    return ds
 
 
 def _assemble(spec: SweepSpec, results: dict):
@@ -384,165 +384,316 @@ def _assemble(spec: SweepSpec, results: dict):
     ds = xr.Dataset({name: (spec.dims + ["rep"], arr, {"units": OUTPUTS[spec.quantity][name][0],
                                                      "long_name": OUTPUTS[spec.quantity][name][1]})
                      for name, arr in data.items()}, coords=coords)
-    ds.attrs.update(name=spec.name, quantity=spec.quantity, spare_mc_version=__version__,
+    ds.attrs.update(name=spec.name, quantity=spec.quantity, schema_version=SCHEMA_VERSION,
+                    spare_mc_version=__version__,
+                    software=json.dumps(software_versions(), sort_keys=True),
                     created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                     root_seed=str(spec.seed), reps=spec.reps, spec=spec.to_toml(), spec_digest=spec.digest(),
-                    seeding="replication i of grid point p: SeedSequence(root_seed, spawn_key=(*p, i))")
-    ds.attrs.update({k: v for k, v in spec.fixed.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)})
+                    seeding="replication i at N groups: SeedSequence(root_seed, spawn_key=(N, i))")
+    if spec.quantity == "ttt":
+        ds.attrs["censoring"] = ("a run that hits the wall-clock cap enters ttt_over_t0 at the cap (finished = 0): "
+                                 "ttt_over_t0_mean is the restricted mean, a lower bound where finished_mean < 1")
+    ds.attrs.update({k: v for k, v in spec.fixed.items()
+                     if isinstance(v, (str, int, float)) and not isinstance(v, bool)})
     return summarize(ds, spec.quantity)
 
 
 # ------------------------------------------------------------------------------------------------------- run
+def _check_scheduler(address: str) -> None:
+    """Fail fast (one line) when a dask scheduler address is malformed or unreachable."""
+    if not isinstance(address, str) or "://" not in address:
+        raise UsageValueError(f"`scheduler` must be an address like tcp://host:8786, got {address!r}")
+    hostport = address.split("://", 1)[1]
+    host, _, port = hostport.rpartition(":")
+    try:
+        port = int(port)
+    except ValueError:
+        raise UsageValueError(f"`scheduler` must end with a port number (tcp://host:8786), got {address!r}") from None
+    try:
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", port), timeout=5):
+            pass
+    except OSError as exc:
+        raise UsageValueError(f"cannot reach the dask scheduler at {address}: {exc.strerror or exc}") from None
+
+
+def _check_output(out: str, spec: SweepSpec, force: bool):
+    """Before any work: refuse a directory or an unwritable place, and an existing file that is not this sweep's
+    output (unless ``force``). Returns the existing dataset when it is this sweep's up-to-date output."""
+    if os.path.isdir(out):
+        raise UsageValueError(f"`out` {out} is a directory; give the dataset's file name (e.g. {out}/"
+                              f"{spec.name}.nc)")
+    folder = os.path.dirname(out) or "."
+    os.makedirs(folder, exist_ok=True)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageValueError(f"cannot write the dataset into {folder}: permission denied")
+    if not os.path.exists(out):
+        return None
+    try:
+        ds = open_dataset(out)
+        same = ds.attrs.get("spec_digest") == spec.digest()
+    except UsageError:
+        ds, same = None, False
+    if same:
+        return ds
+    if not force:
+        what = ("a dataset of another sweep or spare_mc version" if ds is not None and "spec_digest" in ds.attrs
+                else "not a dataset of this sweep")
+        raise UsageValueError(f"`out` {out} already exists and is {what}; refusing to replace it (pass force=True / "
+                              f"--force to replace it, or choose another `out`)")
+    return None
+
+
 def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, workers: int | None = None,
-              progress: bool = True):
+              progress: bool = True, force: bool = False):
     """Run (or resume) a sweep and write its dataset; returns the dataset.
 
     Parameters
     ----------
     spec : SweepSpec
     out : path, optional
-        Dataset file (default ``data/<name>.nc``); finished tasks live in ``<out>.parts/`` until the end.
+        Dataset file (default ``data/<name>.nc``); finished tasks live in ``<out>.parts/<digest>/``.
     scheduler : str, optional
-        Address of an existing dask scheduler (``tcp://host:port``). Default: a local cluster.
+        Address of an existing dask scheduler (``tcp://host:port``), checked at once. Default: a local cluster.
     workers : int, optional
         Local cluster size (worker processes with one thread each; default: the number of CPUs). ``0`` runs the
         tasks in this process without dask (for debugging; same results).
+    progress : bool
+        Progress on stderr (a bar on a terminal, a line per 10% otherwise; never fatal if stderr is gone).
+    force : bool
+        Replace an existing ``out`` that is not this sweep's output.
     """
     if not isinstance(spec, SweepSpec):
         raise UsageTypeError(f"`spec` must be a SweepSpec, got {type(spec).__name__}")
     if workers is not None:
         workers = as_int(workers, "workers", min_value=0)
+    spec.check_resources()
     spec.check_points()  # every invalid value fails here, before any work
-    out = os.path.join("data", f"{spec.name}.nc") if out is None else str(out)
-    parts = _parts_dir(out)
-    os.makedirs(parts, exist_ok=True)
-    stamp = os.path.join(parts, "SPEC_DIGEST")
-    if os.path.exists(stamp):
-        with open(stamp) as fh:
-            if fh.read().strip() != spec.digest():
-                raise UsageValueError(f"{parts} holds results of a different spec; remove it or choose another `out`")
-    else:
-        with open(stamp, "w") as fh:
-            fh.write(spec.digest())
-    for leftover in os.listdir(parts):  # a part being written when the previous run was killed
-        if leftover.startswith(".") and leftover.endswith(".tmp.npz"):
-            os.remove(os.path.join(parts, leftover))
+    out = os.path.join("data", f"{spec.name}.nc") if out is None else os.fspath(out)
+    if scheduler is not None:
+        _check_scheduler(scheduler)
+    existing = _check_output(out, spec, force)
+    say = _Progress(spec, progress)
+    if existing is not None:
+        say.line(f"{out} is up to date (same spec, seed and version); nothing to compute")
+        return existing
+    strict = "failure_model" not in spec.grid
     tasks = spec.tasks()
-    results = {}
-    todo = []
-    for t in tasks:
-        got = _load_part(parts, t[0])
-        if got is None:
-            todo.append(t)
-        else:
-            results[t[0]] = got
-    done0 = len(results)
-
-    tty = sys.stderr.isatty()
-    shown = [-1]
-
-    def report(k):  # a progress bar on a terminal, a line per 10% otherwise
-        if not progress:
-            return
-        tenth = (10 * k) // max(len(tasks), 1)
-        if tty:
-            bar = "#" * (30 * k // max(len(tasks), 1))
-            print(f"\r[spare-mc sweep {spec.name}] [{bar:<30}] {k}/{len(tasks)} tasks", end="", file=sys.stderr,
-                  flush=True)
-        elif tenth != shown[0]:
-            shown[0] = tenth
-            print(f"[spare-mc sweep {spec.name}] {k}/{len(tasks)} tasks", file=sys.stderr, flush=True)
-
-    report(done0)
-    if todo and workers == 0 and scheduler is None:
-        for key, idx, params, a, b in todo:
-            res = run_task(spec.quantity, spec.seed, idx, params, a, b)
-            _save_part(parts, key, res)
-            results[key] = res
-            report(len(results))
-    elif todo:
-        from distributed import Client, LocalCluster, as_completed
-
-        cluster = None
-        if scheduler is None:
-            cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=40)
-            client = Client(cluster)
-        else:
-            client = Client(scheduler)
-        try:
-            futures = [client.submit(run_task, spec.quantity, spec.seed, idx, params, a, b, key=f"{spec.digest()}-{key}",
-                                     pure=False, retries=3) for key, idx, params, a, b in todo]
-            by_key = {f.key: t[0] for f, t in zip(futures, todo)}
-            for fut in as_completed(futures):
-                key = by_key[fut.key]
-                res = fut.result()
-                _save_part(parts, key, res)
+    with PartsStore(out, spec.digest(), OUTPUTS[spec.quantity], warn=say.warn) as store:
+        results, todo = {}, []
+        for t in tasks:
+            got = store.load(t[0], (t[3], t[4]))
+            if got is None:
+                todo.append(t)
+            else:
+                results[t[0]] = got
+        say.update(len(results), len(tasks))
+        if todo and workers == 0 and scheduler is None:
+            for key, idx, params, a, b in todo:
+                res = run_task(spec.quantity, spec.seed, idx, params, a, b, strict)
+                store.save(key, (a, b), res)
                 results[key] = res
-                report(len(results))
-                fut.release()
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
-    if progress and tty:
-        print(file=sys.stderr)
-    ds = _assemble(spec, results)
-    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
-    write_dataset(ds, out)
+                say.update(len(results), len(tasks))
+        elif todo:
+            _run_on_dask(spec, todo, store, results, scheduler, workers, strict,
+                         lambda: say.update(len(results), len(tasks)))
+        say.done()
+        ds = _assemble(spec, results)
+        write_dataset(ds, out)
     return ds
 
 
-# ------------------------------------------------------------------------------------------------- analysis
-def compare_dataset(ds, *, alpha: float = 1e-3) -> list:
-    """Compare every grid point with its exact value, with a Holm-Bonferroni correction across the grid.
+def _run_on_dask(spec, todo, store, results, scheduler, workers, strict, report):
+    from distributed import Client, LocalCluster, as_completed
 
-    ``wipeout``: mean ``T`` vs the exact law (cyclic unit stride, random holders, block); ``overhead``: the
-    per-epoch lower bound ``sum c(k) / T`` vs :func:`spare_mc.exact_stack_bound_sum`. Points without an exact
-    value (Sidon layouts, time to train) are listed with ``reference = None``. Returns rows (dicts) with the
-    estimate, its 95% CI, the reference, relative error, z, p, the Holm-adjusted p-value and ``consistent``
-    (adjusted p >= alpha).
+    cluster = None
+    if scheduler is None:
+        # ":0": the scheduler's HTTP server on a free port, so that several sweeps can run at once
+        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                               dashboard_address=":0", silence_logs=40)
+        client = Client(cluster)
+    else:
+        client = Client(scheduler, timeout="10s")
+    try:
+        futures = [client.submit(run_task, spec.quantity, spec.seed, idx, params, a, b, strict,
+                                 key=f"{spec.digest()}-{key}", pure=False, retries=3)
+                   for key, idx, params, a, b in todo]
+        by_key = {f.key: t for f, t in zip(futures, todo)}
+        for fut in as_completed(futures):
+            key, _, _, a, b = by_key[fut.key]
+            res = fut.result()
+            store.save(key, (a, b), res)
+            results[key] = res
+            report()
+            fut.release()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+class _Progress:
+    """Progress and warnings on stderr that never abort a sweep (stderr may be a closed pipe)."""
+
+    def __init__(self, spec, enabled):
+        self.name = spec.name
+        self.enabled = enabled
+        try:
+            self.tty = sys.stderr.isatty()
+        except (OSError, ValueError, AttributeError):
+            self.tty = False
+        self.shown = -1
+
+    def _write(self, text, end="\n"):
+        try:
+            print(text, end=end, file=sys.stderr, flush=True)
+        except (OSError, ValueError):  # a broken pipe or a closed stderr: go on silently
+            self.enabled = False
+
+    def line(self, msg):
+        if self.enabled:
+            self._write(f"[spare-mc sweep {self.name}] {msg}")
+
+    def warn(self, msg):
+        self._write(f"spare-mc: warning: {msg}")
+
+    def update(self, k, total):
+        if not self.enabled:
+            return
+        if self.tty:
+            bar = "#" * (30 * k // max(total, 1))
+            self._write(f"\r[spare-mc sweep {self.name}] [{bar:<30}] {k}/{total} tasks", end="")
+        else:
+            tenth = (10 * k) // max(total, 1)
+            if tenth != self.shown:
+                self.shown = tenth
+                self._write(f"[spare-mc sweep {self.name}] {k}/{total} tasks")
+
+    def done(self):
+        if self.enabled and self.tty:
+            self._write("")
+
+
+# ------------------------------------------------------------------------------------------------- analysis
+@dataclass(frozen=True)
+class PointComparison:
+    """One grid point of :func:`compare_dataset`.
+
+    ``reference`` is ``None`` where no valid exact value exists, and ``reason`` says why; otherwise ``z``,
+    ``p_value``, ``p_holm`` (Holm-adjusted across the tested points) and ``consistent`` (``p_holm >= alpha``).
     """
+
+    point: dict
+    quantity: str
+    estimate: object
+    reference: float | None
+    reason: str = ""
+    rel_error: float | None = None
+    z: float | None = None
+    p_value: float | None = None
+    p_holm: float | None = None
+    consistent: bool | None = None
+
+    def to_dict(self) -> dict:
+        d = {"point": self.point, "quantity": self.quantity,
+             "estimate": None if self.estimate is None else self.estimate.mean,
+             "ci95": None if self.estimate is None else list(self.estimate.ci), "reference": self.reference}
+        if self.reference is None:
+            d["reason"] = self.reason
+        else:
+            d.update(rel_error=self.rel_error, z=self.z, p_value=self.p_value, p_holm=self.p_holm,
+                     consistent=self.consistent)
+        return d
+
+
+@dataclass(frozen=True)
+class DatasetComparison:
+    """Outcome of :func:`compare_dataset`: a row per grid point, the family-wise level, the counts."""
+
+    quantity: str
+    alpha: float
+    rows: tuple
+
+    @property
+    def tested(self) -> int:
+        return sum(r.reference is not None for r in self.rows)
+
+    @property
+    def consistent(self) -> int:
+        return sum(bool(r.consistent) for r in self.rows if r.reference is not None)
+
+    def to_dict(self) -> dict:
+        return {"schema_version": SCHEMA_VERSION, "quantity": self.quantity, "alpha": self.alpha,
+                "rows": [r.to_dict() for r in self.rows], "tested": self.tested, "consistent": self.consistent}
+
+
+#: Failure models under which groups die one at a time in a uniformly random order (iid group lifetimes or a
+#: uniformly chosen victim), so that the uniform-order exact laws apply; under domain events ``T`` counts events.
+_UNIFORM_ORDER_MODELS = ("uniform", "system", "per_gpu")
+
+
+def _reference(quantity, point):
+    """(exact value, None) or (None, why there is none)."""
     from .exact import EXACT_LAYOUTS, exact_wipeout
     from .reorder import exact_stack_bound_sum
-    from .stats import estimate_mean, ratio_estimate
 
-    quantity = ds.attrs["quantity"]
-    dims = [d for d in ds["T"].dims if d != "rep"] if "T" in ds else [d for d in ds[next(iter(OUTPUTS[quantity]))].dims
-                                                                      if d != "rep"]
+    if quantity == "ttt":
+        return None, "time to train has no exact reference in this model"
+    model = point.get("failure_model", "uniform")
+    if model not in _UNIFORM_ORDER_MODELS:
+        return None, (f"failure_model={model!r}: a domain event kills several groups at once, so T counts events "
+                      f"and the uniform-order exact law does not apply")
+    layout = point.get("layout", "cyclic")
+    if layout not in EXACT_LAYOUTS:
+        return None, f"no exact law for layout {layout!r} (exact: {', '.join(EXACT_LAYOUTS)})"
+    if quantity == "wipeout":
+        return exact_wipeout(layout, point["n_groups"], point["r"]).mean, ""
+    return exact_stack_bound_sum(layout, point["n_groups"], point["r"]).c_mean, ""
+
+
+def compare_dataset(ds, *, alpha: float = 1e-3) -> DatasetComparison:
+    """Compare every grid point that has a valid exact value with it, Holm-Bonferroni corrected across the grid.
+
+    ``wipeout``: mean ``T`` vs the exact law (cyclic unit stride, random holders, block); ``overhead``: the
+    per-epoch lower bound ``sum c(k) / T`` vs :func:`spare_mc.exact_stack_bound_sum`. A reference is valid only
+    where groups fail one at a time in uniformly random order (failure models ``uniform``, ``system``,
+    ``per_gpu``): under domain failures an event kills several groups and ``T`` counts events. Points without a
+    valid reference (those, Sidon layouts, time to train) carry ``reference=None`` and the reason.
+    """
+    from .stats import compare, estimate_mean, ratio_estimate
+
+    quantity = ds.attrs.get("quantity")
+    if quantity not in QUANTITIES or "spec" not in ds.attrs:
+        raise UsageValueError("`ds` is not a spare-mc sweep dataset (no `quantity`/`spec` attributes)")
+    first = next(iter(OUTPUTS[quantity]))
+    dims = [d for d in ds[first].dims if d != "rep"]
     fixed = SweepSpec.from_toml(ds.attrs["spec"]).fixed
+    base = {k: v for k, v in PARAMETERS[quantity].items() if v is not None}
     rows = []
     for idx in itertools.product(*(range(ds.sizes[d]) for d in dims)):
         sel = {d: ds[d].values[i] for d, i in zip(dims, idx)}
-        point = {**fixed, **{k: (v.item() if hasattr(v, "item") else v) for k, v in sel.items()}}
+        point = {**base, **fixed, **{k: _plain(v) for k, v in sel.items()}}
+        shown = {**fixed, **{k: _plain(v) for k, v in sel.items()}}
         sub = ds.isel({d: i for d, i in zip(dims, idx)})
-        row = {"point": point, "reference": None}
-        layout = point.get("layout", "cyclic")
         if quantity == "wipeout":
             est = estimate_mean(sub["T"].values, name="T")
-            if layout in EXACT_LAYOUTS:
-                row["reference"] = exact_wipeout(layout, point["n_groups"], point["r"]).mean
         elif quantity == "overhead":
             est = ratio_estimate(sub["sum_c"].values, sub["T"].values, name="c_mean")
-            if layout in EXACT_LAYOUTS:
-                row["reference"] = exact_stack_bound_sum(layout, point["n_groups"], point["r"])[2]
         else:
             v = sub["ttt_over_t0"].values
             est = estimate_mean(v[np.isfinite(v)], name="ttt_over_t0") if np.isfinite(v).sum() >= 2 else None
-        row["quantity"] = est.name if est is not None else "ttt_over_t0"
-        row["estimate"] = None if est is None else est.mean
-        row["ci95"] = None if est is None else list(est.ci)
-        if row["reference"] is not None:
-            from .stats import compare
-
-            c = compare(est, row["reference"], alpha=alpha)
-            row.update(rel_error=c.rel_error, z=c.z, p_value=c.p_value)
+        ref, why = _reference(quantity, point)
+        row = PointComparison(shown, est.name if est is not None else "ttt_over_t0", est, ref, why)
+        if ref is not None:
+            c = compare(est, ref, alpha=alpha)
+            row = replace(row, rel_error=c.rel_error, z=c.z, p_value=c.p_value)
         rows.append(row)
-    tested = [r for r in rows if "p_value" in r]
-    m = len(tested)
+    tested = sorted((i for i, r in enumerate(rows) if r.reference is not None), key=lambda i: rows[i].p_value)
     running = 0.0
-    for rank, r in enumerate(sorted(tested, key=lambda r: r["p_value"])):  # Holm step-down
-        running = max(running, min(1.0, (m - rank) * r["p_value"]))
-        r["p_holm"] = running
-        r["consistent"] = bool(running >= alpha)
-    return rows
+    for rank, i in enumerate(tested):  # Holm step-down
+        running = max(running, min(1.0, (len(tested) - rank) * rows[i].p_value))
+        rows[i] = replace(rows[i], p_holm=running, consistent=bool(running >= alpha))
+    return DatasetComparison(quantity, alpha, tuple(rows))
+
+
+# re-exported for backward compatibility: storage moved to :mod:`spare_mc.storage`
+__all__ += ["write_dataset", "open_dataset", "summarize"]

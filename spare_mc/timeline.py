@@ -53,16 +53,19 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 
 import numpy as np
 
 from . import _timeline_kernels as _tk
-from ._validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
+from ._validation import UsageTypeError, UsageValueError, as_bool, as_choice, as_float, as_int
 from .closed_forms import ckpt_period_optimal
 from .exact import block_mean_closed_form, exact_wipeout
 from .failures import DomainFailures, PerGPU, failure_model_from_dict, lower
 from .layouts import Layout, block, cyclic, sidon
+from ._resources import check_memory
+from ._seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, trace_seed_sequence
+from .paper import paper_setting
 from .stats import MCEstimate, estimate_mean
 from .topology import Topology
 
@@ -85,9 +88,31 @@ def paper_allreduce_s(n_groups: int) -> float:
     return max(0.5, 2.0 + 8.0 * (n_groups - 200) / 800.0)
 
 
+#: Largest value of any duration parameter, in seconds (about 32 years): larger values are unit mistakes, and every
+#: duration must fit the integer-microsecond clock with room to add them up.
+MAX_DURATION_S = 1e9
+#: The wall clock of a run never passes ``2^59`` microseconds (about 18,000 years): the cap is checked against it,
+#: and for the system-level process ``N x cap`` (its operational clock, in group-microseconds) against ``2^60``.
+WALL_LIMIT_US = 1 << 59
+OPERATIONAL_LIMIT = 1 << 60
+
+_PAPER = paper_setting()
+
+
+def _option(default, help_text, *, cli=True, sweep=True):
+    """A config field with its meaning and unit (``help``), from which the CLI flag and the sweep parameter derive
+    (``default=MISSING``: a required field)."""
+    return field(default=default, metadata={"help": help_text, "cli": cli, "sweep": sweep})
+
+
 @dataclass(frozen=True)
 class TimelineConfig:
-    """One time-to-train setting (paper defaults for every time parameter; units in field names).
+    """One time-to-train setting (units in field names; defaults are the paper's stated values, read from
+    :mod:`spare_mc.paper`).
+
+    Every field's meaning and unit is in ``TimelineConfig.__dataclass_fields__[name].metadata["help"]``; the
+    command-line flags of ``spare-mc ttt`` and the parameters of a ``ttt`` sweep are derived from these fields, so
+    every default lives here and only here. Numeric values are stored as plain Python ``int``/``float``.
 
     Parameters
     ----------
@@ -107,74 +132,66 @@ class TimelineConfig:
         renewal process (also the ``m`` of the theory checkpoint period).
     live_scaling : bool
         The failure rate is proportional to the live GPUs (system-level process).
-    failures : PerGPU or DomainFailures, optional
-        Unit-clock failure model instead of the system-level process.
-    topology : Topology, optional
-        GPUs and failure domains for ``failures`` (default ``Topology(600_000, n_groups)``).
     restart_s, save_s : float
         Global restart ``T_r`` (3600 s) and checkpoint save ``T_s`` (60 s).
     ckpt_period_s : float or None
-        Checkpoint period ``T_c``; ``None`` = :func:`theory_ckpt_period_s`.
+        Checkpoint period ``T_c``: wall time from the end of the last checkpoint (or restart) after which the next
+        step boundary writes a checkpoint. Any positive value is valid (shorter than one step: a checkpoint after
+        every step). ``None`` = ``ckpt_period_factor x`` :func:`theory_ckpt_period_s`.
+    ckpt_period_factor : float
+        Multiplies the theory period when ``ckpt_period_s`` is None (1.0).
     shrink_s, rectlr_s : float
         Communicator shrink and ReCtlr cost (0.1 s each).
     jitter_sd : float
         Standard deviation of the multiplicative duration jitter (0.05; 0 = off).
     max_wall_factor : float
         A run stops with status ``"capped"`` once the wall clock passes ``max_wall_factor x T0``.
+    failures : PerGPU or DomainFailures, optional
+        Unit-clock failure model instead of the system-level process.
+    topology : Topology, optional
+        GPUs and failure domains for ``failures`` (default ``Topology(600_000, n_groups)``).
     """
 
-    strategy: str
-    n_groups: int
-    r: int = 1
-    layout: str = "cyclic"
-    n_steps: int = 10_000
-    compute_s: float = 64.0
-    allreduce_s: float | None = None
-    mtbf_s: float = 300.0
-    shape: float = 0.78
-    live_scaling: bool = True
-    restart_s: float = 3600.0
-    save_s: float = 60.0
-    ckpt_period_s: float | None = None
-    shrink_s: float = 0.1
-    rectlr_s: float = 0.1
-    jitter_sd: float = 0.05
-    max_wall_factor: float = 100.0
-    failures: PerGPU | DomainFailures | None = None
-    topology: Topology | None = None
+    strategy: str = _option(MISSING, "redundancy strategy: ckpt (checkpointing only), rep (replication + checkpoints) "
+                                  "or spare (stacking with adaptive reordering + checkpoints)", cli=False)
+    n_groups: int = _option(MISSING, "number of data-parallel groups N", cli=False)
+    r: int = _option(1, "redundancy r: holder groups per shard type (1 for ckpt; Rep needs N divisible by r)",
+                     cli=False)
+    layout: str = _option("cyclic", "SPARe stacking layout: cyclic (unit stride) or sidon (Sidon offsets: two shard "
+                                    "types share at most one holder)")
+    n_steps: int = _option(_PAPER["n_steps"], "training steps of the job")
+    compute_s: float = _option(_PAPER["compute_s"], "compute time of one stack layer per step, T_comp (s)")
+    allreduce_s: float | None = _option(None, "all-reduce time per step, T_a (s); default 2 + 8 (N - 200)/800 s, "
+                                              "the paper's 2-10 s growing with N")
+    mtbf_s: float = _option(_PAPER["mtbf_s"], "full-system mean time between failures m of the system-level "
+                                              "renewal process (s); for per-GPU and domain models the first failure "
+                                              "of a fresh system has this mean")
+    shape: float = _option(_PAPER["shape"], "Weibull shape k of the failure inter-arrival times (1 = exponential)")
+    live_scaling: bool = _option(True, "the system-level failure rate is proportional to the live GPUs",
+                                 cli=False)
+    restart_s: float = _option(_PAPER["restart_s"], "global restart time T_r after a wipe-out (s)")
+    save_s: float = _option(_PAPER["save_s"], "checkpoint save time T_s (s)")
+    ckpt_period_s: float | None = _option(None, "checkpoint period T_c (s): wall time from the end of the last "
+                                                "checkpoint or restart to the next checkpoint (at a step boundary); "
+                                                "default: ckpt_period_factor x the theory optimum T_c*", cli=False)
+    ckpt_period_factor: float = _option(1.0, "multiplies the theory-optimal period T_c* when no checkpoint period "
+                                             "is given")
+    shrink_s: float = _option(_PAPER["shrink_s"], "communicator shrink after a masked failure (s)")
+    rectlr_s: float = _option(_PAPER["rectlr_s"], "ReCtlr (adaptive reordering) decision time per detection (s)")
+    jitter_sd: float = _option(_PAPER["jitter_sd"], "standard deviation of the multiplicative Normal(1, sd^2) "
+                                                    "jitter of every duration (0 = off)")
+    max_wall_factor: float = _option(100.0, "a run stops as 'capped' when its wall clock passes this multiple of "
+                                            "T0 (capped runs count as censored observations)")
+    failures: PerGPU | DomainFailures | None = _option(None, "unit-clock failure model (per-GPU lifetimes or "
+                                                             "failure domains) instead of the system-level process",
+                                                       cli=False, sweep=False)
+    topology: Topology | None = _option(None, "GPUs, nodes, racks and power domains for a unit-clock failure model",
+                                        cli=False, sweep=False)
 
     def __post_init__(self):
-        s = as_choice(self.strategy, "strategy", STRATEGIES)
-        n = as_int(self.n_groups, "n_groups", min_value=2, max_value=1 << 24)
-        r = as_int(self.r, "r", min_value=1, max_value=n)
-        if s == "ckpt" and r != 1:
-            raise UsageValueError(f"`r` must be 1 for strategy 'ckpt' (no redundancy), got r={r}")
-        if s == "rep" and n % r:
-            raise UsageValueError(f"strategy 'rep' needs N divisible by r, got N={n}, r={r}")
-        as_choice(self.layout, "layout", ("cyclic", "sidon"))
-        as_int(self.n_steps, "n_steps", min_value=1)
-        for name in ("compute_s", "mtbf_s", "shape", "restart_s", "save_s", "max_wall_factor"):
-            as_float(getattr(self, name), name, positive=True)
-        for name in ("shrink_s", "rectlr_s", "jitter_sd"):
-            as_float(getattr(self, name), name, nonnegative=True)
-        if self.allreduce_s is not None:
-            as_float(self.allreduce_s, "allreduce_s", nonnegative=True)
-        if self.ckpt_period_s is not None:
-            as_float(self.ckpt_period_s, "ckpt_period_s", positive=True)
-        if self.jitter_sd >= 0.5:
-            raise UsageValueError(f"`jitter_sd` must be < 0.5 (a multiplicative Normal(1, sd^2)), got {self.jitter_sd}")
-        if not isinstance(self.live_scaling, bool):
-            raise UsageTypeError(f"`live_scaling` must be a bool, got {self.live_scaling!r}")
-        if self.failures is not None and not isinstance(self.failures, (PerGPU, DomainFailures)):
-            raise UsageTypeError(f"`failures` must be PerGPU, DomainFailures or None (the system-level process), got "
-                            f"{type(self.failures).__name__}")
-        if self.topology is not None:
-            if not isinstance(self.topology, Topology):
-                raise UsageTypeError(f"`topology` must be a Topology, got {type(self.topology).__name__}")
-            if self.topology.n_groups != n:
-                raise UsageValueError(f"`topology` has N={self.topology.n_groups} groups, the config N={n}")
-        elif self.failures is not None:
-            object.__setattr__(self, "topology", Topology(600_000, n))
+        for name, value in _timeline_config_iv(self).items():
+            object.__setattr__(self, name, value)
+
 
     def unit_clocks(self):
         """Kernel parameters of a unit-clock model: ``(uscale_us, n_group_units, dom_ptr, dom_groups, keep,
@@ -210,8 +227,15 @@ class TimelineConfig:
 
     @property
     def ckpt_period(self) -> float:
-        """``T_c`` in seconds (the theory optimum when ``ckpt_period_s`` is None)."""
-        return theory_ckpt_period_s(self) if self.ckpt_period_s is None else float(self.ckpt_period_s)
+        """``T_c`` in seconds: ``ckpt_period_s``, or ``ckpt_period_factor x`` the theory optimum when it is None."""
+        if self.ckpt_period_s is not None:
+            return self.ckpt_period_s
+        return self.ckpt_period_factor * theory_ckpt_period_s(self)
+
+    @property
+    def cap_s(self) -> float:
+        """The wall-clock cap ``max_wall_factor x T0`` in seconds."""
+        return self.max_wall_factor * self.t0_s
 
     def layout_object(self) -> Layout:
         """The holder table the timeline runs on."""
@@ -238,6 +262,66 @@ class TimelineConfig:
         if isinstance(d.get("topology"), dict):
             d["topology"] = Topology.from_dict(d["topology"])
         return cls(**d)
+
+
+
+_CLOCK_WHY = "seconds; about 32 years, beyond which a duration is a unit mistake"
+_DURATIONS = ("compute_s", "restart_s", "save_s", "shrink_s", "rectlr_s")
+
+
+def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
+    """Validate a :class:`TimelineConfig` and return its cleaned field values (plain Python numbers)."""
+    out = {}
+    out["strategy"] = s = as_choice(cfg.strategy, "strategy", STRATEGIES)
+    out["n_groups"] = n = as_int(cfg.n_groups, "n_groups", min_value=2, max_value=1 << 24)
+    out["r"] = r = as_int(cfg.r, "r", min_value=1, max_value=n)
+    if s == "ckpt" and r != 1:
+        raise UsageValueError(f"`r` must be 1 for strategy 'ckpt' (no redundancy), got r={r}")
+    if s == "rep" and n % r:
+        raise UsageValueError(f"strategy 'rep' needs N divisible by r, got N={n}, r={r}")
+    out["layout"] = as_choice(cfg.layout, "layout", ("cyclic", "sidon"))
+    out["n_steps"] = as_int(cfg.n_steps, "n_steps", min_value=1, max_value=10**12)
+    for name in _DURATIONS:
+        out[name] = as_float(getattr(cfg, name), name, positive=name in ("compute_s", "restart_s", "save_s"),
+                             nonnegative=True, max_value=MAX_DURATION_S, why=_CLOCK_WHY)
+    for name in ("allreduce_s", "ckpt_period_s"):
+        v = getattr(cfg, name)
+        out[name] = None if v is None else as_float(v, name, positive=name == "ckpt_period_s", nonnegative=True,
+                                                    max_value=MAX_DURATION_S, why=_CLOCK_WHY)
+    out["mtbf_s"] = as_float(cfg.mtbf_s, "mtbf_s", positive=True)
+    out["shape"] = as_float(cfg.shape, "shape", positive=True)
+    if not 0.05 <= out["shape"] <= 50:
+        raise UsageValueError(f"`shape` must lie in [0.05, 50] (Weibull shape k), got shape={out['shape']}")
+    out["ckpt_period_factor"] = f = as_float(cfg.ckpt_period_factor, "ckpt_period_factor", positive=True,
+                                             max_value=1e6)
+    if out["ckpt_period_s"] is not None and f != 1.0:
+        raise UsageValueError(f"give `ckpt_period_s` or `ckpt_period_factor`, not both (got ckpt_period_s="
+                              f"{out['ckpt_period_s']}, ckpt_period_factor={f})")
+    out["jitter_sd"] = as_float(cfg.jitter_sd, "jitter_sd", nonnegative=True, max_value=0.5, max_inclusive=False)
+    out["max_wall_factor"] = as_float(cfg.max_wall_factor, "max_wall_factor", positive=True)
+    out["live_scaling"] = as_bool(cfg.live_scaling, "live_scaling")
+    if cfg.failures is not None and not isinstance(cfg.failures, (PerGPU, DomainFailures)):
+        raise UsageTypeError(f"`failures` must be PerGPU, DomainFailures or None (the system-level process), got "
+                             f"{type(cfg.failures).__name__}")
+    out["failures"] = cfg.failures
+    out["topology"] = cfg.topology
+    if cfg.topology is not None:
+        if not isinstance(cfg.topology, Topology):
+            raise UsageTypeError(f"`topology` must be a Topology, got {type(cfg.topology).__name__}")
+        if cfg.topology.n_groups != n:
+            raise UsageValueError(f"`topology` has N={cfg.topology.n_groups} groups, the config N={n}")
+    elif cfg.failures is not None:
+        out["topology"] = Topology(_PAPER["n_gpus"], n)
+    # the integer-microsecond clock: the wall-clock cap (and, for the system process, N x cap) must fit
+    allreduce = paper_allreduce_s(n) if out["allreduce_s"] is None else out["allreduce_s"]
+    cap_us = out["max_wall_factor"] * out["n_steps"] * (out["compute_s"] + allreduce) * _US
+    limit, what = (WALL_LIMIT_US, "cap") if out["failures"] is not None else (OPERATIONAL_LIMIT / n, "N x cap")
+    if cap_us > limit:
+        raise UsageValueError(
+            f"the wall-clock cap max_wall_factor x T0 = {cap_us / _US:.4g} s is beyond the integer-microsecond clock "
+            f"({what} must stay below {limit * (n if what != 'cap' else 1):.3g} microseconds): lower "
+            f"`max_wall_factor`, `n_steps` or the step time")
+    return out
 
 
 def mean_wipeout_index(cfg: TimelineConfig) -> float:
@@ -378,11 +462,24 @@ def _prepared(cfg: TimelineConfig):
     return cfg.layout_object().holders, cfg.unit_clocks()
 
 
+def _trace_memory_check(cfg: TimelineConfig, length: int) -> None:
+    per = 8 if cfg.failures is not None else 16
+    check_memory(length * per, f"the failure trace of one job ({length:,} draws: MTBF {cfg.mtbf_s:g} s against a "
+                 f"wall-clock cap of {cfg.cap_s:.4g} s)",
+                 "a larger `mtbf_s`, fewer `n_steps` or a smaller `max_wall_factor` needs less")
+
+
 def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace=None) -> TimelineRun:
-    """One job from a replication seed (``seed_seq`` children: 0 = failure trace, 1 = jitter), or on a given
-    ``trace = (gaps, victims)`` (then an exhausted trace is an error)."""
+    """One job from its replication seed (``seed_seq`` children: 0 = failure trace, 1 = jitter), or on a given
+    ``trace = (gaps, victims)`` (then an exhausted trace is an error).
+
+    ``seed_seq`` is normally :func:`spare_mc._seeding.trace_seed_sequence` ``(root, n_groups, rep)``, as
+    :func:`simulate_ttt` and the sweeps use it.
+    """
     if not isinstance(cfg, TimelineConfig):
         raise UsageTypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
+    if not isinstance(seed_seq, np.random.SeedSequence):
+        raise UsageTypeError(f"`seed_seq` must be a numpy SeedSequence, got {type(seed_seq).__name__}")
     holders, units = _prepared(cfg)
     trace_ss, jitter_ss = seed_seq.spawn(2) if trace is None else (None, seed_seq.spawn(2)[1])
     if trace is not None:
@@ -393,33 +490,56 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
         return _to_run(res)
     trace_rng = np.random.default_rng(trace_ss)
     # first guess: the failures of 3 T0 of wall time (extended by doubling when a run needs more)
-    trace = make_trace(cfg, trace_rng, 3 * int(cfg.t0_s / cfg.mtbf_s) + 4096)
+    length = int(min(3.0 * cfg.t0_s / cfg.mtbf_s, 2.0 * cfg.cap_s / cfg.mtbf_s)) + 4096
+    _trace_memory_check(cfg, length)
+    trace = make_trace(cfg, trace_rng, length)
     while True:
         res = _run_us(cfg, holders, *trace, jitter_rng=np.random.default_rng(jitter_ss), units=units)
         if res[_tk.R_STATUS] != _tk.STATUS_TRACE:
             return _to_run(res)
+        _trace_memory_check(cfg, 2 * trace[0].size)
         more = make_trace(cfg, trace_rng, trace[0].size)  # same generator: the trace is extended
         trace = tuple(np.concatenate([a, b]) for a, b in zip(trace, more))
 
 
+#: Per-run quantities: (description, support of the estimate's interval).
 _EST = {
-    "ttt_over_t0": "time to train / T0 (finished runs)",
-    "availability": "uptime / wall clock (finished runs)",
-    "useful_fraction": "(useful compute + all-reduce) / wall clock (finished runs)",
-    "failures": "failures that killed a group, per run",
-    "wipeouts": "global restarts per run",
-    "checkpoints": "checkpoints per run",
-    "mean_s": "mean compute layers per executed step",
+    "ttt_over_t0": ("time to train / T0 (a capped run enters at the cap: restricted mean)", "nonnegative"),
+    "availability": ("uptime / wall clock (a capped run: over its simulated wall clock)", "unit"),
+    "useful_fraction": ("(useful compute + all-reduce) / wall clock", "unit"),
+    "failures": ("failures that killed a group, per run", "nonnegative"),
+    "wipeouts": ("global restarts per run", "nonnegative"),
+    "checkpoints": ("checkpoints per run", "nonnegative"),
+    "mean_s": ("mean compute layers per executed step", "nonnegative"),
+    **{name: (f"time in '{name}' per run (s)", "nonnegative") for name in _BREAKDOWN},
 }
 
 
 @dataclass(frozen=True, eq=False)
 class TTTResult:
-    """Replications of one :class:`TimelineConfig` (runs in replication order)."""
+    """Replications of one :class:`TimelineConfig` (runs in replication order).
+
+    **Capped runs** (wall clock past ``max_wall_factor x T0`` before the job finished) are never dropped: each
+    enters every estimate as a censored observation. For the time to train that is its value at the cap, so
+    :meth:`estimate` of ``"ttt_over_t0"`` is the *restricted mean* ``E[min(TTT, cap)] / T0`` -- the exact mean when no
+    run is capped, and a lower bound on it otherwise (the estimate's ``censored`` count says how many runs are at the
+    cap; :attr:`capped_fraction` is always reported). The other quantities are measured over each run's simulated
+    wall clock.
+
+    Attributes
+    ----------
+    config : TimelineConfig
+    runs : tuple of TimelineRun
+    root_entropy : str
+        The root seed's identity (:func:`spare_mc._seeding.root_text`).
+    first_rep : int
+        Replication index of ``runs[0]`` (run ``i`` is replication ``first_rep + i``).
+    """
 
     config: TimelineConfig
     runs: tuple
-    root_entropy: int
+    root_entropy: str
+    first_rep: int = 0
 
     @property
     def reps(self) -> int:
@@ -429,79 +549,94 @@ class TTTResult:
     def capped_fraction(self) -> float:
         return sum(r.status == "capped" for r in self.runs) / len(self.runs)
 
-    def values(self, name: str, finished_only: bool = True) -> np.ndarray:
+    @property
+    def n_capped(self) -> int:
+        return sum(r.status == "capped" for r in self.runs)
+
+    def values(self, name: str, finished_only: bool = False) -> np.ndarray:
+        """Per-run values of ``name`` (see :data:`_EST`), capped runs included (the time to train at the cap)
+        unless ``finished_only``."""
+        if name not in _EST:
+            raise UsageValueError(f"`name` must be one of {sorted(_EST)}, got {name!r}")
         runs = [r for r in self.runs if r.status == "ok" or not finished_only]
-        t0 = self.config.t0_s
-        get = {"ttt_over_t0": lambda r: r.ttt_s / t0, "availability": lambda r: r.availability,
+        t0, cap = self.config.t0_s, self.config.cap_s
+        get = {"ttt_over_t0": lambda r: min(r.ttt_s, cap) / t0, "availability": lambda r: r.availability,
                "useful_fraction": lambda r: r.useful_fraction, "failures": lambda r: r.failures,
                "wipeouts": lambda r: r.wipeouts, "checkpoints": lambda r: r.checkpoints,
                "mean_s": lambda r: r.mean_s}
         if name in get:
             return np.array([get[name](r) for r in runs], dtype=float)
-        if name in _BREAKDOWN:
-            return np.array([r.breakdown_s[name] for r in runs], dtype=float)
-        raise UsageValueError(f"`name` must be one of {sorted(list(get) + list(_BREAKDOWN))}, got {name!r}")
+        return np.array([r.breakdown_s[name] for r in runs], dtype=float)
 
     def estimate(self, name: str, level: float = 0.95) -> MCEstimate:
-        """Mean over the finished replications with its t interval (NaN if fewer than 2 finished)."""
+        """Mean over every replication with its interval (respecting the quantity's support); capped runs are
+        censored observations (see the class docstring). NaN with fewer than 2 replications."""
         v = self.values(name)
+        support = _EST[name][1]
         if v.size < 2:
             return MCEstimate(name, math.nan if v.size == 0 else float(v[0]), math.nan, math.nan, int(v.size),
-                              level)
-        return estimate_mean(v, name=name, level=level)
+                              level, support, self.n_capped)
+        return estimate_mean(v, name=name, level=level, support=support, censored=self.n_capped)
 
     def summary(self) -> dict:
         cfg = self.config
         d = {"strategy": cfg.strategy, "n_groups": cfg.n_groups, "r": cfg.r, "layout": cfg.layout,
              "reps": self.reps, "ckpt_period_s": cfg.ckpt_period, "allreduce_s": cfg.allreduce, "t0_s": cfg.t0_s,
-             "capped_fraction": self.capped_fraction}
+             "capped_fraction": self.capped_fraction, "rng_root": self.root_entropy}
         for name in ("ttt_over_t0", "availability", "useful_fraction"):
             est = self.estimate(name)
             d[name] = est.mean
             d[f"{name}_ci95"] = list(est.ci)
         for name in ("failures", "wipeouts", "checkpoints", "mean_s"):
-            d[f"{name}_mean"] = float(np.mean(self.values(name, finished_only=False)))
-        d["breakdown"] = {name: float(np.mean(self.values(name, finished_only=False)) / cfg.t0_s)
-                          for name in _BREAKDOWN}
+            d[f"{name}_mean"] = float(np.mean(self.values(name)))
+        d["breakdown"] = {name: float(np.mean(self.values(name)) / cfg.t0_s) for name in _BREAKDOWN}
         d["breakdown_units"] = "fraction of T0 (mean over all runs)"
-        if self.capped_fraction == 1.0:
-            d["status"] = (f"every run hit the wall-clock cap ({cfg.max_wall_factor:g} x T0) before finishing: "
-                           f"no usable progress; mean progress "
-                           f"{np.mean([r.steps_done for r in self.runs]) / cfg.n_steps:.3f} of the steps")
-        elif self.capped_fraction > 0:
-            d["status"] = "some runs hit the wall-clock cap; estimates use the finished runs only"
-        else:
+        if self.n_capped == 0:
+            d["ttt_estimator"] = "mean"
             d["status"] = "ok"
+        else:
+            d["ttt_estimator"] = (f"restricted mean at the wall-clock cap ({cfg.max_wall_factor:g} x T0): a lower bound "
+                                  f"on the mean time to train")
+            progress = np.mean([r.steps_done for r in self.runs if r.status == "capped"]) / cfg.n_steps
+            d["status"] = (f"{self.n_capped} of {self.reps} runs hit the wall-clock cap before finishing (mean "
+                           f"progress of those: {progress:.3f} of the steps); they enter the estimates as censored "
+                           f"observations")
         return d
 
     def to_xarray(self):
         import xarray as xr
 
-        data = {name: ("rep", self.values(name, finished_only=False)) for name in
-                ("ttt_over_t0", "availability", "useful_fraction", "failures", "wipeouts", "checkpoints", "mean_s")
-                + _BREAKDOWN}
+        data = {name: ("rep", self.values(name)) for name in _EST}
         data["status"] = ("rep", np.array([r.status for r in self.runs]))
-        ds = xr.Dataset(data, coords={"rep": np.arange(self.reps)})
+        ds = xr.Dataset(data, coords={"rep": np.arange(self.first_rep, self.first_rep + self.reps)})
         ds.attrs.update({k: (str(v) if v is None or isinstance(v, (bool, dict)) else v)
                          for k, v in self.config.to_dict().items()})
-        ds.attrs["root_entropy"] = str(self.root_entropy)
+        ds.attrs["root_entropy"] = self.root_entropy
         return ds
 
 
-def simulate_ttt(cfg: TimelineConfig, reps: int, *, seed=0) -> TTTResult:
-    """``reps`` independent jobs. Replication ``i`` uses ``SeedSequence(seed, spawn_key=(i,))`` whatever else is
-    run, so strategies and parameters compared at one seed see the same failure traces (common random numbers).
+def simulate_ttt(cfg: TimelineConfig, reps: int, *, rng=None, first_rep: int = 0, seed=_UNSET) -> TTTResult:
+    """``reps`` independent jobs: replications ``first_rep .. first_rep + reps - 1``.
+
+    Replication ``i`` draws its failure trace (and jitter) from ``SeedSequence(root.entropy, spawn_key=(n_groups,
+    i))`` where ``root`` comes from ``rng`` (:func:`spare_mc._seeding.root_seed_sequence`), whatever else is run:
+    strategies, redundancies, checkpoint periods and options compared at one ``N`` and root see the same failure
+    traces (common random numbers), and the same configuration gives the same numbers here, from ``spare-mc ttt``
+    and in a sweep. ``seed`` is the deprecated alias of ``rng``.
 
     Examples
     --------
     >>> cfg = TimelineConfig("spare", 600, r=8, n_steps=500, jitter_sd=0.0)
-    >>> res = simulate_ttt(cfg, 4, seed=1)
+    >>> res = simulate_ttt(cfg, 4, rng=1)
     >>> bool(res.estimate("ttt_over_t0").mean > 1.5)
     True
     """
+    rng = resolve_seed_alias(rng, seed, "simulate_ttt")
     if not isinstance(cfg, TimelineConfig):
         raise UsageTypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
     reps = as_int(reps, "reps", min_value=1)
-    seed = as_int(seed, "seed", min_value=0)
-    runs = tuple(run_timeline(cfg, np.random.SeedSequence(seed, spawn_key=(i,))) for i in range(reps))
-    return TTTResult(cfg, runs, seed)
+    first_rep = as_int(first_rep, "first_rep", min_value=0)
+    root = root_seed_sequence(rng)
+    runs = tuple(run_timeline(cfg, trace_seed_sequence(root, cfg.n_groups, i))
+                 for i in range(first_rep, first_rep + reps))
+    return TTTResult(cfg, runs, root_text(root), first_rep)

@@ -207,7 +207,7 @@ def _replay(layout, trials, seed, fresh=False, r=None):
 def test_driver_equals_python_replay(layout):
     res = overhead_mc(layout, 60, rng=3)
     twin = _replay(layout, 60, 3)
-    ts = res.trial_stats
+    ts = res.rep_stats
     cols = ("T", "dead_before", "sum_c", "sum_s", "calls", "phase0", "moves", "patch", "patch_types", "s0",
             "no_move")
     got = np.column_stack([ts[c] for c in cols])
@@ -218,8 +218,8 @@ def test_driver_fresh_random_equals_python_replay_and_wipeout_T():
     res = overhead_mc("random", 40, n_groups=30, r=3, rng=8)
     twin = _replay(sm.random_holders(30, 3, rng=0), 40, 8, fresh=True, r=3)  # only N is used
     assert res.fresh_layout
-    np.testing.assert_array_equal(res.trial_stats["sum_s"], twin[:, 3])
-    np.testing.assert_array_equal(res.trial_stats["T"], sm.wipeout_mc("random", 40, n_groups=30, r=3, rng=8).T)
+    np.testing.assert_array_equal(res.rep_stats["sum_s"], twin[:, 3])
+    np.testing.assert_array_equal(res.rep_stats["T"], sm.wipeout_mc("random", 40, n_groups=30, r=3, rng=8).T)
 
 
 @pytest.mark.parametrize("layout, n, r", [("cyclic", 600, 9), ("sidon", 301, 6), ("block", 300, 3)])
@@ -227,17 +227,17 @@ def test_common_random_numbers_with_wipeout_mc(layout, n, r):
     """Same generator -> the same failure orders -> identical T per trial."""
     a = overhead_mc(layout, 300, n_groups=n, r=r, rng=42)
     b = sm.wipeout_mc(layout, 300, n_groups=n, r=r, rng=42)
-    np.testing.assert_array_equal(a.trial_stats["T"], b.T)
-    np.testing.assert_array_equal(a.trial_stats["dead_before"], b.dead_before)
+    np.testing.assert_array_equal(a.rep_stats["T"], b.T)
+    np.testing.assert_array_equal(a.rep_stats["dead_before"], b.dead_before)
 
 
 def test_log_rows_and_invariants():
-    res = overhead_mc("cyclic", 50, n_groups=200, r=5, log_trials=3, rng=1)
+    res = overhead_mc("cyclic", 50, n_groups=200, r=5, log_reps=3, rng=1)
     log = res.log
-    ts = res.trial_stats
-    assert log["trial"].size == ts["calls"][:3].sum()
+    ts = res.rep_stats
+    assert log["rep"].size == ts["calls"][:3].sum()
     for t in range(3):
-        rows = log["trial"] == t
+        rows = log["rep"] == t
         s = log["s_star"][rows]
         assert (np.diff(s) >= 0).all()          # S never decreases before the wipe-out
         assert (s >= log["c"][rows]).all()      # S* >= c(k)
@@ -254,7 +254,7 @@ def test_domain_events_driver_matches_a_replay():
                        placement="strided")
     fail = sm.DomainFailures("rack", domain_mtbf_s=1e6, shape=1.0)
     layout = sm.cyclic(96, 4)
-    res = overhead_mc(layout, 30, failures=fail, topology=topo, log_trials=30, rng=5)
+    res = overhead_mc(layout, 30, failures=fail, topology=topo, log_reps=30, rng=5)
     rng = np.random.default_rng(5)
     for t in range(30):
         ev = sm.sample_events(fail, topo, rng=rng)
@@ -263,12 +263,12 @@ def test_domain_events_driver_matches_a_replay():
         for e in range(len(ev)):
             step = ctl.fail(ev.killed(e))
             if step.wiped:
-                assert res.trial_stats["T"][t] == e + 1
+                assert res.rep_stats["T"][t] == e + 1
                 break
             calls += 1
             sum_s += step.s_star
-        assert res.trial_stats["calls"][t] == calls and res.trial_stats["sum_s"][t] == 1 + sum_s
-    assert (res.trial_stats["dead_before"] >= res.trial_stats["T"] - 1).all()
+        assert res.rep_stats["calls"][t] == calls and res.rep_stats["sum_s"][t] == 1 + sum_s
+    assert (res.rep_stats["dead_before"] >= res.rep_stats["T"] - 1).all()
 
 
 # ------------------------------------------------------------------------------------------------ statistics
@@ -277,7 +277,8 @@ def test_domain_events_driver_matches_a_replay():
 def test_lower_bound_matches_exact(layout, n, r, trials):
     """sum_{k<T} c(k) per trial vs the exact sum_k c(k) P(T > k), and the per-epoch ratio vs its exact value."""
     res = overhead_mc(layout, trials, n_groups=n, r=r, rng=2026)
-    total, mean_t, ratio = exact_stack_bound_sum(layout, n, r)
+    b = exact_stack_bound_sum(layout, n, r)
+    total, mean_t, ratio = b.sum_c, b.mean_T, b.c_mean
     assert sm.compare(res.estimate("sum_c"), total, alpha=ALPHA).consistent
     assert sm.compare(res.estimate("T"), mean_t, alpha=ALPHA).consistent
     assert sm.compare(res.estimate("c_mean"), ratio, alpha=ALPHA).consistent
@@ -301,7 +302,7 @@ def test_exact_stack_bound_sum_by_enumeration():
                     break
             tot += s
             count += 1
-        assert exact_stack_bound_sum("cyclic", n, layout.r)[0] == pytest.approx(float(tot / count), rel=1e-12)
+        assert exact_stack_bound_sum("cyclic", n, layout.r).sum_c == pytest.approx(float(tot / count), rel=1e-12)
 
 
 def test_sidon_and_random_reach_the_bound_unit_stride_does_not():
@@ -321,7 +322,7 @@ def test_summary_and_xarray():
         assert lo <= s[key] <= hi
     assert res.summary() == overhead_mc("cyclic", 100, n_groups=100, r=4, rng=0).summary()
     ds = res.to_xarray()
-    assert ds.sizes["trial"] == 100 and int(ds["sum_s"].sum()) == int(res.trial_stats["sum_s"].sum())
+    assert ds.sizes["rep"] == 100 and int(ds["sum_s"].sum()) == int(res.rep_stats["sum_s"].sum())
     j, frac, lo, hi = res.gap_distribution()
     assert frac.sum() == pytest.approx(1.0) and (lo <= frac).all() and (frac <= hi).all()
 
@@ -360,8 +361,8 @@ def test_ratio_estimate_coverage(rng):
     (lambda: ReCtlr(sm.cyclic(4, 2)).fail(1, from_scratch=1), TypeError, r"`from_scratch` must be a bool"),
     (lambda: overhead_mc("cyclic", 10, n_groups=10, r=2, failures=sm.UniformOrder(True)), ValueError,
      r"with_replacement=True"),
-    (lambda: overhead_mc("cyclic", 10, n_groups=10, r=2, log_trials=11), ValueError, r"`log_trials` must be <= 10"),
-    (lambda: overhead_mc("cyclic", 0, n_groups=10, r=2), ValueError, r"`trials` must be >= 1"),
+    (lambda: overhead_mc("cyclic", 10, n_groups=10, r=2, log_reps=11), ValueError, r"`log_reps` must be <= 10"),
+    (lambda: overhead_mc("cyclic", 0, n_groups=10, r=2), ValueError, r"`reps` must be >= 1"),
     (lambda: overhead_mc("hexagonal", 10, n_groups=10, r=2), ValueError, r"`layout` must be one of"),
     (lambda: overhead_mc("cyclic", 10, n_groups=10, r=11), ValueError, r"`r` must satisfy"),
     (lambda: overhead_mc("cyclic", 10, n_groups=10, r=2, from_scratch="yes"), TypeError,

@@ -48,10 +48,10 @@ def test_stats_errors(call, exc, match):
 
 
 def test_cli_mu_json_keys_and_consistency(capsys):
-    assert main(["mu", "--n-groups", "600", "--r", "9", "--layout", "cyclic", "--trials", "20000", "--seed", "3",
+    assert main(["mu", "--n-groups", "600", "--r", "9", "--layout", "cyclic", "--reps", "20000", "--seed", "3",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    for key in ("n_groups", "r", "layout", "trials", "seed", "exact_mean_T", "exact_sd_T", "mc_mean_T", "mc_se_T",
+    for key in ("n_groups", "r", "layout", "reps", "seed", "exact_mean_T", "exact_sd_T", "mc_mean_T", "mc_se_T",
                 "mc_ci95_T", "paper_mu"):
         assert key in out
     assert out["exact_mean_T"] == pytest.approx(sm.exact_wipeout("cyclic", 600, 9).mean)
@@ -60,29 +60,29 @@ def test_cli_mu_json_keys_and_consistency(capsys):
 
 
 def test_cli_random_layout_is_fresh_per_trial_and_sidon_has_no_exact(capsys):
-    assert main(["mu", "--n-groups", "200", "--r", "3", "--layout", "random", "--trials", "20000", "--json"]) == 0
+    assert main(["mu", "--n-groups", "200", "--r", "3", "--layout", "random", "--reps", "20000", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["mc_vs_exact_consistent"]
-    assert main(["mu", "--n-groups", "100", "--r", "4", "--layout", "sidon", "--trials", "100", "--json"]) == 0
+    assert main(["mu", "--n-groups", "100", "--r", "4", "--layout", "sidon", "--reps", "100", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["exact_mean_T"] is None and out["exact_sd_T"] is None
 
 
 def test_cli_overhead_json(capsys):
-    assert main(["overhead", "--n-groups", "300", "--r", "6", "--layout", "cyclic", "--trials", "400", "--seed", "2",
+    assert main(["overhead", "--n-groups", "300", "--r", "6", "--layout", "cyclic", "--reps", "400", "--seed", "2",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     for key in ("masked", "c_mean", "s_star_mean", "hk_fixed_rate", "moves_mean", "patch_mean"):
         lo, hi = out[f"{key}_ci95"]
         assert lo <= out[key] <= hi
-    assert (out["n_groups"], out["r"], out["layout"], out["trials"], out["seed"]) == (300, 6, "cyclic", 400, 2)
-    assert out["exact_c_mean"] == pytest.approx(sm.exact_stack_bound_sum("cyclic", 300, 6)[2])
+    assert (out["n_groups"], out["r"], out["layout"], out["reps"], out["seed"]) == (300, 6, "cyclic", 400, 2)
+    assert out["exact_c_mean"] == pytest.approx(sm.exact_stack_bound_sum("cyclic", 300, 6).c_mean)
     assert out["c_mean_vs_exact_consistent"]
     assert out["s_star_mean"] >= out["c_mean"]
 
 
 def test_cli_table_output(capsys):
-    assert main(["mu", "--n-groups", "60", "--r", "3", "--layout", "block", "--trials", "100"]) == 0
+    assert main(["mu", "--n-groups", "60", "--r", "3", "--layout", "block", "--reps", "100"]) == 0
     assert "exact_mean_T" in capsys.readouterr().out
 
 
@@ -91,11 +91,11 @@ def test_cli_table_output(capsys):
     (["mu", "--n-groups", "x", "--r", "8"], r"argument --n-groups: invalid int value: 'x'"),
     (["mu", "--n-groups", "10", "--r", "3", "--layout", "block"], r"N divisible by r"),
     (["mu", "--n-groups", "10", "--r", "3", "--layout", "ring"], r"argument --layout: invalid choice"),
-    (["mu", "--n-groups", "10", "--r", "3", "--trials", "1"], r"`--trials` must be >= 2"),
+    (["mu", "--n-groups", "10", "--r", "3", "--reps", "1"], r"`--reps` must be >= 2"),
     (["mu", "--n-groups", "10", "--r", "3", "--seed", "-1"], r"`--seed` must be >= 0"),
     (["mu", "--r", "3"], r"required: --n-groups"),
     (["overhead", "--n-groups", "6", "--r", "8"], r"`r` must satisfy 1 <= r <= N, got r=8 with N=6"),
-    (["overhead", "--n-groups", "10", "--r", "3", "--trials", "1"], r"`--trials` must be >= 2"),
+    (["overhead", "--n-groups", "10", "--r", "3", "--reps", "1"], r"`--reps` must be >= 2"),
     (["overhead", "--n-groups", "10", "--r", "3", "--seed", "-2"], r"`--seed` must be >= 0"),
     ([], r"required: command"),
 ])
@@ -129,6 +129,6 @@ def test_cli_output_into_a_closed_pipe_is_not_an_error(monkeypatch):
     out = os.fdopen(w, "w")
     monkeypatch.setattr(sys, "stdout", out)
     try:
-        assert main(["overhead", "--n-groups", "100", "--r", "4", "--trials", "50", "--json"]) == 0
+        assert main(["overhead", "--n-groups", "100", "--r", "4", "--reps", "50", "--json"]) == 0
     finally:
         out.close()

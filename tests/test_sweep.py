@@ -73,15 +73,17 @@ def test_dataset_round_trip_and_provenance(tmp_path, serial):
     back = open_dataset(tmp_path / "serial.nc")
     assert back.attrs["quantity"] == "wipeout" and back.attrs["root_seed"] == "11"
     assert SweepSpec.from_toml(back.attrs["spec"]) == spec and back.attrs["spec_digest"] == spec.digest()
-    for k in ("spare_mc_version", "created", "seeding"):
+    for k in ("spare_mc_version", "created", "seeding", "software"):
         assert back.attrs[k]
+    assert back.attrs["schema_version"] == 2
+    assert {"numpy", "numba", "scipy", "xarray", "dask"} <= set(json.loads(back.attrs["software"]))
     assert back["T"].attrs["units"] == "1" and "wipe-out" in back["T"].attrs["long_name"]
     assert back["T_ci_low"].attrs["long_name"].startswith("95% CI low")
     np.testing.assert_array_equal(back["T"].values, ds0["T"].values)
     assert list(back["layout"].values) == ["cyclic", "random"]
-    # every value equals a direct wipe-out run with the replication's own seed
+    # every value equals a direct wipe-out run with the replication's own seed, keyed by (N, rep) only
     import spare_mc as sm
-    one = sm.wipeout_mc("cyclic", 1, n_groups=120, r=3, rng=np.random.SeedSequence(11, spawn_key=(1, 1, 0, 7)))
+    one = sm.wipeout_mc("cyclic", 1, n_groups=120, r=3, rng=np.random.SeedSequence(11, spawn_key=(120, 7)))
     assert back["T"].sel(n_groups=120, r=3, layout="cyclic").values[7] == one.T[0]
     write_dataset(back, tmp_path / "again.nc")
     assert _data(open_dataset(tmp_path / "again.nc")).identical(_data(back))
@@ -89,12 +91,12 @@ def test_dataset_round_trip_and_provenance(tmp_path, serial):
 
 def test_compare_with_exact_and_holm(serial):
     ds0, _ = serial
-    rows = compare_dataset(ds0, alpha=1e-4)
-    assert len(rows) == 8 and all(r["consistent"] for r in rows)
-    assert all(r["p_holm"] >= r["p_value"] for r in rows)
+    res = compare_dataset(ds0, alpha=1e-4)
+    assert len(res.rows) == 8 and res.tested == res.consistent == 8
+    assert all(r.p_holm >= r.p_value for r in res.rows)
     bad = ds0.copy()
     bad["T"] = bad["T"] + 3.0
-    assert not any(r["consistent"] for r in compare_dataset(bad, alpha=1e-4))
+    assert not any(r.consistent for r in compare_dataset(bad, alpha=1e-4).rows)
 
 
 def _dask(args, **kw):
@@ -143,7 +145,7 @@ def test_real_scheduler_gives_the_identical_dataset(tmp_path, serial, real_clust
 def test_killed_worker_is_survived(tmp_path, real_cluster):
     address, workers = real_cluster
     (tmp_path / "spec.toml").write_text(SLOW_SPEC)
-    parts = tmp_path / "remote.nc.parts"
+    parts = tmp_path / "remote.nc.parts" / SweepSpec.from_toml(SLOW_SPEC).digest()
     proc = subprocess.Popen([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"),
                              "--scheduler", address, "--out", str(tmp_path / "remote.nc")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -162,7 +164,7 @@ def test_killed_worker_is_survived(tmp_path, real_cluster):
 def test_interrupted_sweep_resumes_to_the_identical_dataset(tmp_path, sig):
     (tmp_path / "spec.toml").write_text(SLOW_SPEC)
     out = tmp_path / "resumed.nc"
-    parts = tmp_path / "resumed.nc.parts"
+    parts = tmp_path / "resumed.nc.parts" / SweepSpec.from_toml(SLOW_SPEC).digest()
     proc = subprocess.Popen([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"), "--out",
                              str(out), "--workers", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(1200):
@@ -223,25 +225,31 @@ domain_mtbf_s = 3.0e7
         .replace("[fixed]", '[fixed]\nstrategy = "spare"\nn_steps = 200\nage_policy = "keep"')
     ds = run_sweep(SweepSpec.from_toml(ttt), tmp_path / "fm2.nc", workers=0, progress=False)
     assert ds.sizes["failure_model"] == 2 and ds.attrs["strategy"] == "spare"
-    with pytest.raises(ValueError, match=r"`domain_mtbf_s` is required with failure_model = 'rack'"):
+    with pytest.raises(ValueError, match=r"`domain_mtbf_s` \(mean lifetime of one rack domain, s\) is required with "
+                                         r"failure_model='rack'"):
         run_sweep(SweepSpec.from_toml(text.replace("domain_mtbf_s = 3.0e7", "")), tmp_path / "x.nc", workers=0)
     with pytest.raises(ValueError, match=r"'uniform' has no clock"):
         run_sweep(SweepSpec.from_toml(ttt.replace('["per_gpu", "rack"]', '["uniform"]')), tmp_path / "y.nc",
                   workers=0)
 
 
-def test_parts_of_another_spec_are_refused(tmp_path, serial):
+def test_parts_of_another_spec_are_never_adopted(tmp_path, serial):
+    """A seed-12 sweep into a folder that holds seed-11 parts computes its own numbers (the parts live under their
+    digest), so the dataset labelled root_seed=12 holds seed-12 results."""
+    ds11, _ = serial
     shutil.copytree(tmp_path / "serial.nc.parts", tmp_path / "other.nc.parts")
     spec = SweepSpec.from_toml(SPEC.replace("seed = 11", "seed = 12"))
-    with pytest.raises(ValueError, match=r"holds results of a different spec"):
-        run_sweep(spec, tmp_path / "other.nc", workers=0, progress=False)
+    ds = run_sweep(spec, tmp_path / "other.nc", workers=0, progress=False)
+    fresh = run_sweep(spec, tmp_path / "fresh.nc", workers=0, progress=False)
+    assert ds.attrs["root_seed"] == "12" and _data(ds).identical(_data(fresh))
+    assert not np.array_equal(ds["T"].values, ds11["T"].values)
 
 
 def test_cli_bad_sweep_arguments():
     proc = _cli("sweep", "does-not-exist.toml")
-    assert proc.returncode == 2 and "`spec` file not found" in proc.stderr
+    assert proc.returncode == 2 and "sweep spec file not found" in proc.stderr
     proc = _cli("compare", "nope.nc")
-    assert proc.returncode == 2 and "`dataset` file not found" in proc.stderr
+    assert proc.returncode == 2 and "dataset file not found" in proc.stderr
 
 
 def test_figures_from_every_quantity(tmp_path, serial):

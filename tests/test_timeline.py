@@ -99,10 +99,10 @@ def test_per_gpu_exponential_equals_the_live_scaled_system_process_in_distributi
     topo = sm.Topology(24 * 8, 24, gpus_per_node=8)
     base = dict(r=3, n_steps=200, mtbf_s=40.0, shape=1.0, restart_s=100.0, save_s=5.0, ckpt_period_s=200.0,
                 compute_s=8.0, allreduce_s=1.0, jitter_sd=0.0)
-    sysm = simulate_ttt(TimelineConfig("spare", 24, **base), 400, seed=1)
+    sysm = simulate_ttt(TimelineConfig("spare", 24, **base), 400, rng=1)
     pgpu = simulate_ttt(TimelineConfig("spare", 24, **base, topology=topo,
                                        failures=sm.PerGPU.from_system_mtbf(40.0, topo.n_gpus, 1.0, "renew")),
-                        400, seed=2)
+                        400, rng=2)
     a, b = sysm.values("ttt_over_t0"), pgpu.values("ttt_over_t0")
     assert stats.ks_2samp(a, b).pvalue > ALPHA and stats.ttest_ind(a, b, equal_var=False).pvalue > ALPHA
     fa, fb = sysm.values("failures"), pgpu.values("failures")
@@ -172,11 +172,13 @@ def test_failure_right_after_a_checkpoint_loses_nothing_saved():
 def test_ckpt_only_with_restart_longer_than_mtbf_is_capped_with_a_clear_status():
     cfg = TimelineConfig("ckpt", 600, mtbf_s=30.0, restart_s=3600.0, n_steps=2000, max_wall_factor=20.0,
                          jitter_sd=0.0)
-    res = simulate_ttt(cfg, 3, seed=4)
+    res = simulate_ttt(cfg, 3, rng=4)
     assert all(r.status == "capped" for r in res.runs)
     s = res.summary()
     assert s["capped_fraction"] == 1.0 and "wall-clock cap" in s["status"]
-    assert np.isnan(s["ttt_over_t0"])
+    # capped runs are censored at the cap, never dropped: the restricted mean is the cap itself here
+    assert s["ttt_over_t0"] == pytest.approx(20.0, rel=1e-12) and "restricted mean" in s["ttt_estimator"]
+    assert res.estimate("ttt_over_t0").censored == 3
     assert all(r.steps_done < 0.05 * cfg.n_steps for r in res.runs)
     assert all(r.ttt_s > 20 * cfg.t0_s for r in res.runs)
 
@@ -192,10 +194,10 @@ def test_rep_never_patches_and_spare_s_follows_rectlr():
 
 def test_reproducible_and_chunking_independent():
     cfg = TimelineConfig("spare", 200, r=6, n_steps=1000)
-    a = simulate_ttt(cfg, 3, seed=9)
-    b = simulate_ttt(cfg, 2, seed=9)
+    a = simulate_ttt(cfg, 3, rng=9)
+    b = simulate_ttt(cfg, 2, rng=9)
     assert a.runs[:2] == b.runs
-    assert a.summary() == simulate_ttt(cfg, 3, seed=9).summary()
+    assert a.summary() == simulate_ttt(cfg, 3, rng=9).summary()
     # common random numbers: the same failures hit CKPT-only and SPARe until the first restart
     ck = run_timeline(TimelineConfig("ckpt", 200, n_steps=1000, jitter_sd=0.0), np.random.SeedSequence(5))
     sp = run_timeline(TimelineConfig("spare", 200, r=6, n_steps=1000, jitter_sd=0.0), np.random.SeedSequence(5))
@@ -215,7 +217,7 @@ def test_trace_extension_is_transparent():
 
 def test_results_dataset_and_estimates():
     cfg = TimelineConfig("spare", 200, r=6, n_steps=800)
-    res = simulate_ttt(cfg, 5, seed=2)
+    res = simulate_ttt(cfg, 5, rng=2)
     est = res.estimate("ttt_over_t0")
     assert est.n == 5 and est.ci[0] < est.mean < est.ci[1]
     ds = res.to_xarray()
@@ -273,28 +275,28 @@ def test_theory_ttt_pieces():
     from spare_mc.optimize import theory_ttt
     cfg = TimelineConfig("ckpt", 600)
     t = theory_ttt(cfg)
-    assert t["S"] == 1.0 and t["T_f_s"] == 300.0
-    assert t["ttt_over_t0"] == pytest.approx(1 / sm.optimal_availability(60.0, 300.0, 3600.0))
+    assert t.S == 1.0 and t.T_f_s == 300.0 and t.paper_J is None
+    assert t.ttt_over_t0 == pytest.approx(1 / sm.optimal_availability(60.0, 300.0, 3600.0))
     sp = theory_ttt(TimelineConfig("spare", 600, r=8))
-    assert sp["S"] == pytest.approx(sm.exact_stack_bound_sum("cyclic", 600, 8)[2])
-    assert sp["mean_T"] == pytest.approx(sm.exact_wipeout("cyclic", 600, 8).mean)
-    assert sp["paper_J"] == pytest.approx(sm.normalized_ttt(600, 8, 300.0, 60.0, 3600.0))
+    assert sp.S == pytest.approx(sm.exact_stack_bound_sum("cyclic", 600, 8).c_mean)
+    assert sp.mean_T == pytest.approx(sm.exact_wipeout("cyclic", 600, 8).mean)
+    assert sp.paper_J == pytest.approx(sm.normalized_ttt(600, 8, 300.0, 60.0, 3600.0))
     rep = theory_ttt(TimelineConfig("rep", 600, r=3))
-    assert rep["S"] == 3.0 and rep["mean_T"] == pytest.approx(sm.exact.block_mean_closed_form(600, 3))
+    assert rep.S == 3.0 and rep.mean_T == pytest.approx(sm.exact.block_mean_closed_form(600, 3))
 
 
 def test_optimize_strategy_selects_the_grid_minimum_and_confirms_on_fresh_seeds():
     from spare_mc.optimize import optimize_strategy
     base = {"n_steps": 300, "jitter_sd": 0.0}
     opt = optimize_strategy("spare", 60, reps=3, confirm_reps=4, r_range=(2, 4), period_factors=(0.7, 1.4),
-                            base=base, seed=3)
+                            base=base, rng=3)
     finished = [g for g in opt.grid if g["capped_fraction"] == 0]
     best = min(finished, key=lambda g: g["ttt_over_t0"])
     assert (opt.best_r, opt.best_ckpt_period_s) == (best["r"], best["ckpt_period_s"])
     assert len(opt.grid) == 3 * 2 and opt.best.reps == 4
     # the confirmation uses other seeds than the grid
     grid_run = simulate_ttt(TimelineConfig("spare", 60, r=opt.best_r, ckpt_period_s=opt.best_ckpt_period_s,
-                                           **base), 3, seed=3)
+                                           **base), 3, rng=3)
     assert grid_run.runs[0] != opt.best.runs[0]
     s = opt.summary()
     assert s["paper_r_star"] == sm.r_star(60) and s["best_r"] in (2, 3, 4)
@@ -333,7 +335,7 @@ def test_cli_ttt_and_reproduce_json(capsys):
     (["ttt", "--strategy", "spare", "--n-groups", "600", "--ckpt-period-s", "10", "--ckpt-period", "optimal"],
      r"not allowed with argument"),
     (["reproduce", "--n-values", "200,x"], r"`--n-values` must be comma-separated integers"),
-    (["reproduce", "--n-values", "1"], r"`n_groups` must be >= 2"),
+    (["reproduce", "--n-values", "1"], r"`n_values` must be >= 2"),
     (["reproduce", "--table", "side"], r"invalid choice"),
 ])
 def test_cli_bad_arguments(argv, match, capsys):

@@ -71,7 +71,7 @@ def _gof(res, exact):
     """Chi-square goodness of fit of the T sample against the exact pmf, bins of expected count >= 20."""
     pmf = exact.pmf()
     counts = np.bincount(res.T, minlength=exact.n_groups + 1).astype(float)
-    exp = pmf * res.trials
+    exp = pmf * res.reps
     obs_b, exp_b, acc_o, acc_e = [], [], 0.0, 0.0
     for o, e in zip(counts, exp):
         acc_o += o
@@ -164,7 +164,7 @@ def test_relabelling_groups_changes_nothing(layout, seed):
 
 # --- bad input -----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("call, exc, match", [
-    (lambda: sm.wipeout_mc("cyclic", 0, n_groups=10, r=2), ValueError, r"`trials` must be >= 1"),
+    (lambda: sm.wipeout_mc("cyclic", 0, n_groups=10, r=2), ValueError, r"`reps` must be >= 1"),
     (lambda: sm.wipeout_mc("cyclic", 10), ValueError, r"`n_groups` and `r` are required"),
     (lambda: sm.wipeout_mc("ring", 10, n_groups=10, r=2), ValueError, r"`layout` must be one of"),
     (lambda: sm.wipeout_mc(42, 10), TypeError, r"`layout` must be a Layout"),

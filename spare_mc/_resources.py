@@ -1,0 +1,81 @@
+"""Resource estimates checked before any work: memory of results and traces, number of sweep tasks.
+
+A call that would need more than the budget (:mod:`spare_mc.options`: ``max_memory``, by default half of the memory
+the system reports as available) raises :class:`ResourceLimitError` before allocating, with the estimate, the
+budget and what to do, instead of being killed by the operating system minutes later.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ._validation import UsageValueError
+
+__all__ = ["ResourceLimitError", "available_memory", "memory_budget", "check_memory", "format_bytes", "parse_size"]
+
+
+class ResourceLimitError(UsageValueError):
+    """The request needs more memory or tasks than the configured limit allows."""
+
+
+def available_memory() -> int:
+    """Bytes the operating system reports as available now (``MemAvailable``; physical memory as a fallback)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    try:  # pragma: no cover - not Linux
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover
+        return 8 << 30
+
+
+def memory_budget() -> int:
+    """The current budget in bytes (the ``max_memory`` option, or half of :func:`available_memory`)."""
+    from .options import get_options
+
+    limit = get_options()["max_memory"]
+    return int(limit) if limit is not None else available_memory() // 2
+
+
+def format_bytes(n: float) -> str:
+    """``1.5 GB``-style text (powers of 1024)."""
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if abs(n) < 1024 or unit == "PB":
+            return f"{n:.3g} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n:.3g} PB"  # pragma: no cover
+
+
+def check_memory(nbytes: float, what: str, hint: str = "") -> None:
+    """Raise :class:`ResourceLimitError` if ``nbytes`` exceeds :func:`memory_budget`.
+
+    ``what`` says what would be allocated ("per-replication results of 1e9 replications"), ``hint`` how to need
+    less.
+    """
+    budget = memory_budget()
+    if nbytes > budget:
+        hint = f"; {hint}" if hint else ""
+        raise ResourceLimitError(
+            f"{what} would need about {format_bytes(nbytes)}, more than the memory budget of {format_bytes(budget)} "
+            f"(half of the available memory unless set){hint}. To allow it, raise the budget: "
+            f"spare_mc.set_options(max_memory=...) or `spare-mc --max-memory SIZE ...`")
+
+
+_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kKmMgGtT]?)[iI]?[bB]?\s*$")
+
+
+def parse_size(text: str) -> int:
+    """Bytes from ``"512M"``, ``"8G"``, ``"1.5T"`` or a plain number of bytes (powers of 1024)."""
+    m = _SIZE.match(str(text))
+    if not m:
+        raise UsageValueError(f"`--max-memory` must be a size like 512M, 8G or 1.5T, got {text!r}")
+    scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2).lower()]
+    value = int(float(m.group(1)) * scale)
+    if value < 1:
+        raise UsageValueError(f"`--max-memory` must be positive, got {text!r}")
+    return value

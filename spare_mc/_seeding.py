@@ -1,0 +1,69 @@
+"""The randomness convention of the replicated simulations (time to train, the optimiser, sweeps).
+
+Every such entry point takes ``rng`` and turns it into a **root** :class:`numpy.random.SeedSequence`
+(:func:`root_seed_sequence`). Each failure trace is a child of the root keyed by what identifies it -- the number of
+groups and the replication index, ``(n_groups, rep)`` -- never by the strategy, an option value or a position in a
+sweep (:func:`trace_seed_sequence`). Hence strategies and variants compared at one ``N`` see the same failures
+(common random numbers), and one configuration gives the same numbers through the API, the command line and a sweep.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+
+from ._validation import UsageTypeError, UsageValueError
+
+__all__ = ["root_seed_sequence", "trace_seed_sequence", "root_text", "resolve_seed_alias"]
+
+
+def root_seed_sequence(rng) -> np.random.SeedSequence:
+    """The root :class:`~numpy.random.SeedSequence` of ``rng``.
+
+    ``None``: fresh entropy from the operating system (recorded in every result, so the run can be repeated); a
+    non-negative int or a sequence of them: ``SeedSequence(rng)``; a ``SeedSequence``: itself; a
+    :class:`~numpy.random.Generator`: a root seeded by 128 bits drawn from it (advancing it).
+    """
+    if rng is None or isinstance(rng, np.random.SeedSequence):
+        return np.random.SeedSequence() if rng is None else rng
+    if isinstance(rng, np.random.Generator):
+        return np.random.SeedSequence([int(x) for x in rng.integers(0, 2**32, size=4, dtype=np.uint64)])
+    if isinstance(rng, (bool, np.bool_)):
+        raise UsageTypeError(f"`rng` must be None, a non-negative int, a SeedSequence or a Generator, got {rng!r}")
+    if isinstance(rng, numbers.Integral):
+        if int(rng) < 0:
+            raise UsageValueError(f"`rng` must be a non-negative int seed, got rng={int(rng)}")
+        return np.random.SeedSequence(int(rng))
+    if isinstance(rng, (list, tuple)) and rng and all(isinstance(x, numbers.Integral) and x >= 0 for x in rng):
+        return np.random.SeedSequence([int(x) for x in rng])
+    raise UsageTypeError(f"`rng` must be None, a non-negative int, a SeedSequence or a Generator, got "
+                         f"{type(rng).__name__}")
+
+
+def trace_seed_sequence(root: np.random.SeedSequence, n_groups: int, rep: int) -> np.random.SeedSequence:
+    """The seed of replication ``rep`` at ``n_groups``: ``SeedSequence(root.entropy, spawn_key=(*root.spawn_key,
+    n_groups, rep))``."""
+    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, int(n_groups), int(rep)),
+                                  pool_size=root.pool_size)
+
+
+def root_text(root: np.random.SeedSequence) -> str:
+    """The root's identity as text (entropy, and the spawn key if any) for provenance attributes."""
+    key = f", spawn_key={tuple(root.spawn_key)}" if root.spawn_key else ""
+    return f"{root.entropy}{key}"
+
+
+_UNSET = object()
+
+
+def resolve_seed_alias(rng, seed, where: str):
+    """``rng``, or the deprecated ``seed`` alias (one release) with a :class:`DeprecationWarning`."""
+    if seed is _UNSET:
+        return rng
+    if rng is not None:
+        raise UsageTypeError(f"{where}: pass `rng` only (`seed` is its deprecated alias)")
+    warnings.warn(f"{where}: `seed` is deprecated and will be removed in the next release; pass `rng` (same "
+                  f"meaning)", DeprecationWarning, stacklevel=3)
+    return seed

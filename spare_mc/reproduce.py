@@ -1,0 +1,157 @@
+"""``spare-mc reproduce``: every shipped study, the paper's main table and the figures, as a library call.
+
+The study specs ship with the package (``spare_mc/studies/*.toml``, package data), so this works after a regular
+``pip install .`` from any directory; ``studies=`` runs the specs of another folder instead (every ``*.toml`` sweep
+spec in it, and its ``main_table.toml`` if present).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from ._provenance import SCHEMA_VERSION, software_versions
+from ._validation import UsageError, UsageValueError, as_int
+
+__all__ = ["reproduce", "ReproduceResult", "studies_dir", "main_table_settings", "MAIN_TABLE_DEFAULTS"]
+
+#: Settings of the main table when no ``main_table.toml`` says otherwise.
+MAIN_TABLE_DEFAULTS = {"n_values": [200, 600, 1000], "reps": 20, "confirm_reps": 50, "quick_reps": 6,
+                       "quick_confirm_reps": 12, "seed": 0}
+
+
+def studies_dir() -> Path:
+    """The folder of the shipped study specs (package data)."""
+    return Path(str(resources.files("spare_mc").joinpath("studies")))
+
+
+def _studies(studies) -> Path:
+    d = studies_dir() if studies is None else Path(studies)
+    if not d.is_dir():
+        raise UsageValueError(f"`studies` must be a folder of TOML sweep specs, got {d}")
+    return d
+
+
+def main_table_settings(studies=None) -> dict:
+    """:data:`MAIN_TABLE_DEFAULTS` updated by ``main_table.toml`` of the studies folder (if present)."""
+    settings = dict(MAIN_TABLE_DEFAULTS)
+    path = _studies(studies) / "main_table.toml"
+    if path.exists():
+        try:
+            d = tomllib.loads(path.read_text(encoding="utf-8")).get("main_table", {})
+        except tomllib.TOMLDecodeError as exc:
+            raise UsageValueError(f"{path} is not valid TOML: {exc}") from None
+        unknown = set(d) - set(settings)
+        if unknown:
+            raise UsageValueError(f"unknown keys in {path}: {sorted(unknown)} (expected {sorted(settings)})")
+        settings.update(d)
+    return settings
+
+
+@dataclass(frozen=True, eq=False)
+class ReproduceResult:
+    """What :func:`reproduce` wrote: dataset paths, figure paths, the main table and where it is."""
+
+    quick: bool
+    main_table: object
+    main_table_path: str | None = None
+    datasets: dict = field(default_factory=dict)
+    figures: list = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+    def to_dict(self) -> dict:
+        d = {"schema_version": SCHEMA_VERSION, "software": software_versions(), "quick": self.quick,
+             **self.main_table.to_dict(), "elapsed_s": self.elapsed_s}
+        if self.datasets or self.figures:
+            d.update(datasets=self.datasets, figures=self.figures, main_table=self.main_table_path)
+        return d
+
+
+def reproduce(*, quick: bool = False, table: str | None = None, studies=None, out_dir=None, n_values=None,
+              reps=None, confirm_reps=None, rng=None, base=None, scheduler=None, workers=None, force=False,
+              progress=None) -> ReproduceResult:
+    """Run every study of ``studies`` (default: the shipped ones), the main table and the figures.
+
+    Parameters
+    ----------
+    quick : bool
+        The quick flavour (each spec's ``quick_reps``; the main table's quick sizes).
+    table : {"main"} or None
+        Only the main table (nothing written).
+    studies : path, optional
+        A folder of sweep specs (default: :func:`studies_dir`).
+    out_dir : path, optional
+        Where datasets, ``main_table.json`` and ``figures/`` go (default ``data/``, ``data/quick/`` for quick).
+    n_values, reps, confirm_reps, rng : optional
+        Override the main table's settings (``rng``: its root seed).
+    base : dict, optional
+        :class:`spare_mc.TimelineConfig` overrides for the main table.
+    scheduler, workers : optional
+        Where the sweeps run (see :func:`spare_mc.sweep.run_sweep`).
+    force : bool
+        Replace existing output files that are not this study's datasets (a study's own earlier dataset, of another
+        version or seed, is always replaced).
+    progress : callable, optional
+        Called with a line of text at each stage.
+    """
+    from .optimize import main_table
+    from .timeline import TimelineConfig
+
+    settings = main_table_settings(studies)
+    if n_values is not None:
+        settings["n_values"] = list(n_values)
+    n_values = tuple(as_int(n, "n_values", min_value=2) for n in settings["n_values"])
+    if not n_values:
+        raise UsageValueError("`n_values` must name at least one N")
+    reps = as_int(settings["quick_reps" if quick else "reps"] if reps is None else reps, "reps", min_value=2)
+    confirm_reps = as_int(settings["quick_confirm_reps" if quick else "confirm_reps"] if confirm_reps is None
+                          else confirm_reps, "confirm_reps", min_value=2)
+    rng = settings["seed"] if rng is None else rng
+    base = dict(base or {})
+    for n in n_values:  # validate every setting before any work starts
+        TimelineConfig("spare", n, r=2, **base)
+    log = progress or (lambda msg: None)
+    t0 = time.perf_counter()
+    if table == "main":
+        mt = main_table(n_values, reps=reps, confirm_reps=confirm_reps, rng=rng, base=base, progress=log)
+        return ReproduceResult(quick, mt, elapsed_s=time.perf_counter() - t0)
+    if table is not None:
+        raise UsageValueError(f"`table` must be 'main' or None, got {table!r}")
+    from .plots import save_figures
+    from .storage import open_dataset, write_json
+    from .sweep import SweepSpec, run_sweep
+
+    folder = _studies(studies)
+    specs = [SweepSpec.from_file(p) for p in sorted(folder.glob("*.toml")) if p.name != "main_table.toml"]
+    if not specs:
+        raise UsageValueError(f"no sweep specs (*.toml) in {folder}")
+    specs = [sp.quick() if quick else sp for sp in specs]
+    for sp in specs:
+        sp.check_resources()
+        sp.check_points()
+    if not quick:
+        log("full flavour: expected run time about 2 minutes on 2 cores (quick: about 1 minute)")
+    root = os.fspath(out_dir) if out_dir is not None else os.path.join("data", "quick") if quick else "data"
+    datasets, paths = {}, {}
+    for sp in specs:
+        log(f"sweep {sp.name} ({sp.quantity}, {sp.reps} replications per point)")
+        path = os.path.join(root, f"{sp.name}.nc")
+        replace_own = False
+        if os.path.isfile(path):  # this study's own earlier output (another version or seed) is replaced
+            try:
+                replace_own = open_dataset(path).attrs.get("name") == sp.name
+            except UsageError:
+                replace_own = False
+        datasets[sp.name] = run_sweep(sp, path, scheduler=scheduler, workers=workers, force=force or replace_own)
+        paths[sp.name] = path
+    log("main table")
+    mt = main_table(n_values, reps=reps, confirm_reps=confirm_reps, rng=rng, base=base)
+    mt_path = os.path.join(root, "main_table.json")
+    write_json(mt.to_dict(), mt_path)
+    log("figures")
+    figures = save_figures(datasets, os.path.join(root, "figures"))
+    return ReproduceResult(quick, mt, mt_path, paths, figures, time.perf_counter() - t0)

@@ -1,0 +1,303 @@
+"""Storage of sweep results: datasets (NetCDF), their summaries, and the per-task parts of a running sweep.
+
+Guarantees
+----------
+- **Atomic, durable writes.** A dataset or part is written to a uniquely named temporary file in the target's
+  folder, flushed and ``fsync``-ed, renamed over the target (atomic on POSIX), and the folder is ``fsync``-ed. A
+  process killed at any moment leaves either the old file or the new one, never a mixture; two writers never share
+  a temporary file.
+- **Parts know where they came from.** A sweep's finished tasks live in ``<out>.parts/<digest>/``, where the digest
+  identifies everything the numbers depend on (quantity, grid, fixed parameters, replications, root seed, the
+  spare_mc version and the schema version). Each part also records its digest, task key and replication range, and
+  is validated when read; a part that is unreadable (corrupt, truncated) or that does not match is moved aside
+  (``*.rejected``) with a warning naming the file, and recomputed. Parts of another spec, seed or version are never
+  adopted: they live under another digest.
+- **One writer per output.** A sweep holds an exclusive lock (``<out>.parts/.lock``, released by the operating
+  system if the process dies) for its whole run; a second sweep to the same output is refused at once.
+- **Opening checks what it opens.** :func:`open_sweep_dataset` refuses, with one clear message, anything that is not
+  a spare-mc sweep dataset.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+from ._validation import UsageValueError
+
+__all__ = ["write_dataset", "open_dataset", "open_sweep_dataset", "summarize", "write_json", "json_default",
+           "PartsStore", "SweepLocked"]
+
+
+# ------------------------------------------------------------------------------------------------ atomic files
+def _fsync_dir(folder: str) -> None:
+    try:
+        fd = os.open(folder or ".", os.O_RDONLY)
+    except OSError:  # pragma: no cover - a file system without directory handles
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def _atomic_write(path: str, write) -> None:
+    """``write(tmp_path)`` into a unique temporary file beside ``path``, fsync it, rename it over ``path``."""
+    path = os.fspath(path)
+    folder = os.path.dirname(path) or "."
+    if os.path.isdir(path):
+        raise UsageValueError(f"the output path {path} is a directory; give a file name")
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
+    os.close(fd)
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(folder)
+
+
+def remove_stale_temporaries(path: str) -> int:
+    """Remove temporary files a killed writer of ``path`` left behind (call only while holding its lock)."""
+    folder = os.path.dirname(os.fspath(path)) or "."
+    prefix = f".{os.path.basename(os.fspath(path))}."
+    n = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    for name in names:
+        if name.startswith(prefix) and name.endswith(".tmp"):
+            try:
+                os.remove(os.path.join(folder, name))
+                n += 1
+            except OSError:  # pragma: no cover - removed meanwhile
+                pass
+    return n
+
+
+def write_dataset(ds, path) -> None:
+    """Write a dataset to NetCDF (scipy engine, no extra dependency), atomically and durably.
+
+    Integer variables are stored as int32 or float64 (NetCDF-3 has no 64-bit integers); attributes must be
+    strings or numbers.
+    """
+    ds = ds.copy()
+    for name in list(ds.variables):
+        if ds[name].dtype == np.int64:
+            v = ds[name].values
+            ds[name] = ds[name].astype(np.int32 if v.size == 0 or np.abs(v).max() < 2**31 else np.float64)
+    _atomic_write(os.fspath(path), lambda tmp: ds.to_netcdf(tmp, engine="scipy"))
+
+
+def json_default(x):
+    """JSON conversion of numpy scalars and arrays (``json.dump(..., default=json_default)``)."""
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    if isinstance(x, np.bool_):
+        return bool(x)
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
+
+
+def write_json(obj, path) -> None:
+    """Write ``obj`` as JSON (numpy scalars converted), atomically and durably."""
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(obj, fh, default=json_default, indent=1)
+
+    _atomic_write(os.fspath(path), write)
+
+
+def open_dataset(path):
+    """Open (and load) a NetCDF dataset; a clear error if ``path`` is missing, a directory or not NetCDF."""
+    import xarray as xr
+
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise UsageValueError(f"dataset file not found: {path}")
+    if os.path.isdir(path):
+        raise UsageValueError(f"{path} is a directory, not a dataset file")
+    try:
+        with xr.open_dataset(path, engine="scipy") as ds:
+            return ds.load()
+    except (OSError, ValueError, TypeError) as exc:
+        raise UsageValueError(f"{path} is not a NetCDF dataset readable by spare-mc ({type(exc).__name__}: "
+                              f"{exc})") from None
+
+
+def open_sweep_dataset(path):
+    """:func:`open_dataset`, then check that it is a spare-mc sweep dataset (its quantity, spec and variables)."""
+    from .sweep import OUTPUTS, QUANTITIES, SweepSpec
+
+    ds = open_dataset(path)
+    q = ds.attrs.get("quantity")
+    if q not in QUANTITIES:
+        raise UsageValueError(f"{path} is not a spare-mc sweep dataset (its `quantity` attribute is {q!r}; expected "
+                              f"one of {list(QUANTITIES)})")
+    if "spec" not in ds.attrs:
+        raise UsageValueError(f"{path} is not a spare-mc sweep dataset (no `spec` attribute)")
+    try:
+        SweepSpec.from_toml(ds.attrs["spec"])
+    except UsageValueError as exc:
+        raise UsageValueError(f"{path}: its `spec` attribute is not a valid sweep spec: {exc}") from None
+    missing = [name for name in OUTPUTS[q] if name not in ds]
+    if missing:
+        raise UsageValueError(f"{path} is not a complete spare-mc {q} dataset: variables {missing} are missing")
+    return ds
+
+
+# ----------------------------------------------------------------------------------------------------- summaries
+def summarize(ds, quantity: str | None = None):
+    """Add ``<output>_mean``, ``_se``, ``_ci_low``, ``_ci_high`` over ``rep`` (NaNs ignored).
+
+    The interval is at 95% and respects each output's support (:data:`spare_mc.sweep.OUTPUTS`: the log scale for
+    non-negative quantities, the logit scale for proportions; see :meth:`spare_mc.MCEstimate.confidence_interval`);
+    the level is the variables' ``level`` attribute.
+    """
+    from scipy import stats as st
+
+    from .sweep import OUTPUTS
+
+    quantity = quantity or ds.attrs["quantity"]
+    level = 0.95
+    for name, (units, long, support) in OUTPUTS[quantity].items():
+        x = ds[name]
+        n = x.notnull().sum("rep")
+        mean = x.mean("rep", skipna=True)
+        se = x.std("rep", ddof=1, skipna=True) / np.sqrt(n)
+        t = st.t.ppf(0.5 + level / 2, np.maximum(n - 1, 1))
+        m, s = mean.values, se.values
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lo, hi = m - t * s, m + t * s
+            if support == "nonnegative":
+                h = t * s / m
+                pos = m > 0
+                lo = np.where(pos, m * np.exp(-h), np.maximum(lo, 0.0))
+                hi = np.where(pos, m * np.exp(h), hi)
+            elif support == "unit":
+                inside = (m > 0) & (m < 1)
+                lm = np.log(m / (1 - m))
+                h = t * s / (m * (1 - m))
+                lo = np.where(inside, 1 / (1 + np.exp(-(lm - h))), np.clip(lo, 0.0, 1.0))
+                hi = np.where(inside, 1 / (1 + np.exp(-(lm + h))), np.clip(hi, 0.0, 1.0))
+        attrs = {"units": units}
+        ds[f"{name}_mean"] = mean.assign_attrs(attrs, long_name=f"mean of: {long}")
+        ds[f"{name}_se"] = se.assign_attrs(attrs, long_name=f"standard error of the mean of: {long}")
+        ds[f"{name}_ci_low"] = mean.copy(data=lo).assign_attrs(attrs, level=level, support=support,
+                                                               long_name=f"{level:.0%} CI low of: {long}")
+        ds[f"{name}_ci_high"] = mean.copy(data=hi).assign_attrs(attrs, level=level, support=support,
+                                                                long_name=f"{level:.0%} CI high of: {long}")
+    return ds
+
+
+# --------------------------------------------------------------------------------------------------------- parts
+class SweepLocked(UsageValueError):
+    """Another process is running a sweep into the same output."""
+
+
+class PartsStore:
+    """The finished tasks of one sweep (``<out>.parts/<digest>/<task key>.npz``), locked while in use.
+
+    Use as a context manager: entering takes the exclusive lock of the output (or raises :class:`SweepLocked`),
+    removes temporaries that a killed run left, and creates the folder.
+    """
+
+    def __init__(self, out_path, digest: str, outputs, *, warn=None):
+        self.out = os.fspath(out_path)
+        self.root = self.out + ".parts"
+        self.folder = os.path.join(self.root, digest)
+        self.digest = digest
+        self.outputs = tuple(outputs)
+        self._warn = warn or (lambda msg: print(f"spare-mc: warning: {msg}", file=sys.stderr))
+        self._lock_fd = None
+
+    def __enter__(self):
+        import fcntl
+
+        os.makedirs(self.folder, exist_ok=True)
+        fd = os.open(os.path.join(self.root, ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise SweepLocked(f"another spare-mc sweep is running into {self.out} (lock {self.root}/.lock); wait "
+                                  f"for it to finish or choose another `out`") from None
+            raise
+        self._lock_fd = fd
+        for name in os.listdir(self.folder):  # written by a run that was killed mid-write
+            if name.endswith(".tmp"):
+                os.remove(os.path.join(self.folder, name))
+        remove_stale_temporaries(self.out)
+        legacy = [n for n in os.listdir(self.root) if n.endswith(".npz")]
+        if legacy:
+            self._warn(f"ignoring {len(legacy)} part files in {self.root} that carry no digest (written by spare_mc "
+                       f"< 0.2); they are never adopted")
+        return self
+
+    def __exit__(self, *exc):
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the lock
+            self._lock_fd = None
+        return False
+
+    def path(self, key: str) -> str:
+        return os.path.join(self.folder, f"{key}.npz")
+
+    def save(self, key: str, rep_range: tuple, result: dict) -> None:
+        """Write one finished task atomically, with its provenance."""
+        meta = json.dumps({"digest": self.digest, "key": key, "rep_start": int(rep_range[0]),
+                           "rep_stop": int(rep_range[1])})
+
+        def write(tmp):
+            with open(tmp, "wb") as fh:
+                np.savez(fh, __meta__=np.array(meta), **result)
+
+        _atomic_write(self.path(key), write)
+
+    def load(self, key: str, rep_range: tuple):
+        """The task's results, or ``None`` if it is missing, or was rejected (moved aside, with a warning)."""
+        path = self.path(key)
+        if not os.path.exists(path):
+            return None
+        a, b = rep_range
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                data = {k: z[k] for k in z.files}
+            meta = json.loads(str(data.pop("__meta__")))
+        except Exception as exc:  # noqa: BLE001 - any failure to read means the file is unusable
+            return self._reject(path, f"unreadable ({type(exc).__name__}: {exc}): corrupt or truncated")
+        expected = {"digest": self.digest, "key": key, "rep_start": a, "rep_stop": b}
+        wrong = {k: meta.get(k) for k, v in expected.items() if meta.get(k) != v}
+        if wrong:
+            return self._reject(path, f"it belongs to another sweep or task ({wrong}, expected {expected})")
+        for name in self.outputs:
+            v = data.get(name)
+            if v is None or v.shape != (b - a,) or v.dtype.kind != "f":
+                return self._reject(path, f"variable {name!r} is missing or malformed")
+        extra = set(data) - set(self.outputs)
+        if extra:
+            return self._reject(path, f"unexpected variables {sorted(extra)}")
+        return data
+
+    def _reject(self, path, why):
+        os.replace(path, path + ".rejected")
+        self._warn(f"part file {path} was rejected and will be recomputed: {why} (kept as {path}.rejected)")
+        return None
