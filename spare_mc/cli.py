@@ -407,8 +407,15 @@ def run_plot(args) -> dict:
     for path in args.dataset:
         if not os.path.exists(path):
             raise UsageValueError(f"`dataset` file not found: {path}")
-        datasets[os.path.splitext(os.path.basename(path))[0]] = open_dataset(path)
-    return {"figures": save_figures(datasets, args.out)}
+        try:
+            ds = open_dataset(path)
+        except (ValueError, TypeError) as exc:  # not NetCDF at all: the file's problem, not a bug
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise UsageValueError(f"not a spare-mc sweep dataset: {path}: cannot read it as NetCDF ({first})") from None
+        datasets[os.path.splitext(os.path.basename(path))[0]] = ds
+    figures = save_figures(datasets, args.out)
+    # the text table prints a list as numbers: give it the paths as one string (--json keeps the list)
+    return {"figures": figures if args.json else ", ".join(figures)}
 
 
 def _print_main_table(d: dict) -> None:
