@@ -1,180 +1,986 @@
 """Figures from sweep datasets (matplotlib is imported inside the functions only).
 
 Every ``plot_*`` function takes ``ax=None`` (a new figure when omitted) and returns the artists it drew;
-``figure_*`` helpers lay several panels out and return the figure.
+``figure_*`` helpers lay several panels out and return the figure; :func:`save_figures` writes every figure the
+given datasets allow.
+
+Figures and tables agree, or say why not
+----------------------------------------
+A figure and a table from the same run must show the same numbers, or the figure must label why they differ.
+The sweeps of ``spare-mc reproduce`` run every strategy at the checkpoint period of their spec (``T_c = f x T_c*``,
+the theory period for ``f = 1``), while its main table (:func:`spare_mc.optimize.main_table`) runs each strategy at
+its best ``(r, T_c)`` over a grid and re-runs that point on fresh seeds; so the time-to-train figure states the
+period it was drawn at (title and CKPT-only legend entry), and its "best r" panel is labelled as the argmin over
+the sweep at that period (with the range of ``r`` whose 95% CI overlaps the argmin's), not as the optimiser's
+choice. Every reference curve names what it is (exact law, bound, the paper's closed form, theory ``J(r)``), and
+exact values are drawn only where they hold (uniform failure order: ``failure_model`` uniform, system or
+per_gpu).
+
+Which sweep draws how (any dataset ``spare-mc sweep`` writes)
+-------------------------------------------------------------
+* x axis: ``r`` when it is swept, else the first numeric swept dimension (a dimension with more than one value
+  is preferred over a length-1 one); logarithmic, with plain decimal tick labels, when a positive x spans a factor
+  of 20 or more. With no numeric dimension at all the x axis is the first categorical one (points with error
+  bars).
+* lines: one per value of the first categorical swept dimension other than x (``layout``, ``strategy``,
+  ``failure_model``, ``age_policy``, ``placement``, ...), each with its 95% confidence band. Time-to-train datasets
+  that differ only in ``strategy`` and ``r`` are overlaid in one figure (``ttt.png``); one without the x dimension
+  (CKPT-only has no ``r``) is a horizontal band.
+* panels: one per combination of the remaining swept dimensions (numeric ones included), at most
+  :data:`MAX_PANELS` (time to train: ``MAX_PANELS // 2`` pairs of panels); the figure's title says when panels
+  were left out.
+* y: the quantity's headline variable: masked failures before the first wipe-out (``wipeout``); the measured
+  mean stack number ``S*`` per epoch, ``sum S* / sum T`` over replications, with the ``c(k)`` lower bound (``overhead``);
+  ``TTT/T0`` (log scale) and availability (``ttt``), plus the best-``r`` panel when ``r`` is the x axis and at most
+  one other dimension is swept.
+
+A file that is not a spare-mc sweep dataset raises :class:`spare_mc._validation.UsageValueError` naming the
+problem; :func:`save_figures` never returns an empty list.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
+import math
+import warnings
+
 import numpy as np
 
+from ._validation import UsageError, UsageValueError
+from .sweep import _UNIFORM_ORDER_MODELS as _UNIFORM_ORDER
+
 __all__ = ["plot_masked", "plot_overhead", "plot_ttt", "plot_optimal_r", "figure_masked", "figure_overhead",
-           "figure_ttt", "save_figures"]
+           "figure_ttt", "figure_sweep", "axes_roles", "save_figures", "MAX_PANELS"]
+
+#: Most panels one figure draws (time to train: half as many, each a TTT/T0 and an availability panel).
+MAX_PANELS = 12
 
 _LAYOUT_STYLE = {"cyclic": ("C0", "unit stride"), "sidon": ("C1", "Sidon offsets"), "random": ("C2", "random"),
                  "block": ("C3", "block (Rep)")}
 _STRATEGY_STYLE = {"ckpt": ("C3", "CKPT-only"), "rep": ("C1", "Rep+CKPT"), "spare": ("C0", "SPARe+CKPT")}
+_VALUE_STYLE = {"layout": _LAYOUT_STYLE, "strategy": _STRATEGY_STYLE}
+
+#: dimension -> (short name for titles, axis label)
+_DIM_TEXT = {
+    "n_groups": ("N", "groups N"), "r": ("r", "redundancy r"), "layout": ("layout", "layout"),
+    "strategy": ("strategy", "strategy"), "mtbf_s": ("m", "full-system MTBF m (s)"),
+    "shape": ("shape", "Weibull shape"), "failure_model": ("failures", "failure model"),
+    "age_policy": ("ages", "GPU ages at a restart"), "domain_mtbf_s": ("domain MTBF", "failure-domain MTBF (s)"),
+    "n_gpus": ("GPUs", "GPUs in the system"), "placement": ("placement", "group placement"),
+    "n_steps": ("steps", "training steps"), "compute_s": ("T_comp", "layer compute time T_comp (s)"),
+    "allreduce_s": ("T_a", "all-reduce time T_a (s)"), "live_scaling": ("live scaling", "live scaling"),
+    "restart_s": ("T_r", "global restart time T_r (s)"), "save_s": ("T_s", "checkpoint save time T_s (s)"),
+    "ckpt_period_s": ("T_c", "checkpoint period T_c (s)"),
+    "ckpt_period_factor": ("f", "checkpoint period factor f (T_c = f × T_c*)"),
+    "shrink_s": ("shrink", "communicator shrink time (s)"), "rectlr_s": ("ReCtlr", "ReCtlr time (s)"),
+    "jitter_sd": ("jitter", "duration jitter sd"), "max_wall_factor": ("cap", "wall-clock cap (× T0)"),
+}
+
+_TITLE = {"wipeout": "Masked failures before the first wipe-out", "overhead": "ReCtlr stack number per epoch",
+          "ttt": "Time to train"}
+_YLABEL = {"masked": "masked failures before wipe-out (T - 1)",
+           "overhead": "mean stack number S per epoch\n(compute per step in units of T_comp)",
+           "ttt_over_t0": "time to train / T0", "availability": "availability (uptime / wall clock)"}
+#: Failure models under which groups fail in a uniformly random order (where the exact laws hold).
 
 
+# ------------------------------------------------------------------------------------------------ datasets
+def _where(name, ds):
+    src = getattr(ds, "encoding", {}).get("source")
+    return str(src) if src else str(name)
+
+
+def _required(quantity):
+    if quantity == "wipeout":
+        return ["masked_mean", "masked_ci_low", "masked_ci_high"]
+    if quantity == "overhead":
+        return ["sum_s", "sum_c", "T"]
+    return [f"{v}_{s}" for v in ("ttt_over_t0", "availability") for s in ("mean", "ci_low", "ci_high")]
+
+
+def _grid_dims(ds):
+    """Swept dimensions of a checked dataset, in the spec's order."""
+    head = _required(ds.attrs["quantity"])[0]
+    return [d for d in ds[head].dims if d != "rep"]
+
+
+def _check_dataset(name, ds):
+    """Raise :class:`UsageValueError` unless ``ds`` is a dataset written by ``spare-mc sweep``."""
+    from .sweep import OUTPUTS
+
+    where = _where(name, ds)
+    head = f"not a spare-mc sweep dataset: {where}"
+    if not hasattr(ds, "attrs") or not hasattr(ds, "data_vars"):
+        raise UsageValueError(f"{head}: expected an xarray Dataset, got {type(ds).__name__}")
+    q = ds.attrs.get("quantity")
+    if q is None:
+        raise UsageValueError(f"{head}: it has no `quantity` attribute (variables: {sorted(map(str, ds.data_vars))})")
+    if q not in OUTPUTS:
+        raise UsageValueError(f"{head}: unknown quantity {q!r}, expected one of {sorted(OUTPUTS)}")
+    need = _required(q)
+    missing = [v for v in need if v not in ds.data_vars]
+    if missing:
+        raise UsageValueError(f"{head}: quantity {q!r} but the variables {missing} are missing")
+    dims = [d for d in ds[need[0]].dims if d != "rep"]
+    for v in need:
+        extra = set(ds[v].dims) - set(dims) - {"rep"}
+        if extra or (q == "overhead" and "rep" not in ds[v].dims):
+            raise UsageValueError(f"{head}: variable {v!r} has dimensions {ds[v].dims}, expected {dims} "
+                                  f"{'and rep' if q == 'overhead' else ''}".rstrip())
+    for d in dims:
+        if d not in ds.coords:
+            raise UsageValueError(f"{head}: dimension {d!r} has no coordinate values")
+        if ds.sizes[d] == 0:
+            raise UsageValueError(f"{head}: dimension {d!r} is empty")
+    if q == "overhead" and ds.sizes["rep"] < 2:
+        raise UsageValueError(f"{head}: an overhead sweep needs at least 2 replications for a CI, got "
+                              f"{ds.sizes['rep']}")
+    return q
+
+
+def _py(v):
+    return v.item() if hasattr(v, "item") else v
+
+
+def _fixed(ds):
+    """The sweep's fixed parameters (from the stored spec; the scalar attributes as a fallback)."""
+    from .sweep import PARAMETERS, SweepSpec
+
+    spec = ds.attrs.get("spec")
+    if spec:
+        try:
+            return dict(SweepSpec.from_toml(str(spec)).fixed)
+        except UsageError:
+            pass
+    return {k: _py(ds.attrs[k]) for k in PARAMETERS[ds.attrs["quantity"]] if k in ds.attrs}
+
+
+def _is_numeric(values):
+    return len(values) > 0 and all(isinstance(v, (int, float, np.integer, np.floating))
+                                   and not isinstance(v, (bool, np.bool_)) for v in values)
+
+
+def _same(a, b):
+    if _is_numeric([a]) and _is_numeric([b]):
+        return float(a) == float(b)
+    return a == b
+
+
+def _fmt(v):
+    v = _py(v)
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def _short(dim):
+    return _DIM_TEXT.get(dim, (dim, dim))[0]
+
+
+def _long(dim):
+    return _DIM_TEXT.get(dim, (dim, dim))[1]
+
+
+def _value_label(dim, v):
+    style = _VALUE_STYLE.get(dim, {})
+    if str(v) in style:
+        return style[str(v)][1]
+    return _fmt(v) if dim in ("failure_model", "age_policy", "placement") else f"{_short(dim)} = {_fmt(v)}"
+
+
+def _period_text(params, short=False):
+    """The checkpoint period a ttt grid point ran at, as the sweep's spec gives it."""
+    if params.get("ckpt_period_s") is not None:
+        return f"T_c = {_fmt(float(params['ckpt_period_s']))} s"
+    f = float(params.get("ckpt_period_factor", 1.0))
+    if short:
+        return "T_c*" if f == 1.0 else f"T_c = {f:g} × T_c*"
+    return f"T_c = {f:g} × T_c* (theory period)"
+
+
+def _choose_roles(values):
+    """(x, line, panels) from ``{dim: values}`` (see the module docstring)."""
+    dims = list(values)
+    numeric = [d for d in dims if _is_numeric(values[d])]
+    many = [d for d in dims if len(values[d]) > 1]
+    for cands in (["r"] if "r" in numeric and "r" in many else [], [d for d in numeric if d in many],
+                  ["r"] if "r" in numeric else [], numeric, dims):
+        if cands:
+            x = cands[0]
+            break
+    else:
+        x = None
+    categorical = [d for d in dims if d != x and d not in numeric]
+    line = categorical[0] if categorical else None
+    panels = [d for d in dims if d not in (x, line)]
+    return x, line, panels
+
+
+class _Series:
+    """One line (or band) of a panel: a dataset's slice at one panel key and line value."""
+
+    def __init__(self, index, sub, params, label, color, ls):
+        self.index, self.sub, self.params, self.label, self.color, self.ls = index, sub, params, label, color, ls
+
+
+class _Group:
+    """Datasets of one quantity drawn in one figure, with the roles of their dimensions."""
+
+    def __init__(self, items):
+        from .sweep import PARAMETERS
+
+        self.names = [str(n) for n, _ in items]
+        self.datasets = [d for _, d in items]
+        self.quantity = self.datasets[0].attrs["quantity"]
+        if any(d.attrs["quantity"] != self.quantity for d in self.datasets):
+            raise UsageValueError(f"datasets of different quantities cannot share a figure: {self.names}")
+        self.base = [{**PARAMETERS[self.quantity], **_fixed(d)} for d in self.datasets]
+        values = {}
+        for ds in self.datasets:
+            for d in _grid_dims(ds):
+                vals = values.setdefault(d, [])
+                vals += [_py(v) for v in ds[d].values if not any(_same(v, w) for w in vals)]
+        for d, vals in values.items():  # a dataset without the dimension sits at its fixed value
+            for ds, base in zip(self.datasets, self.base):
+                if d not in ds.dims and base.get(d) is not None and not any(_same(base[d], w) for w in vals):
+                    vals.append(_py(base[d]))
+        values = {d: sorted(v) if _is_numeric(v) else v for d, v in values.items()}
+        self.values = values
+        self.x, self.line, self.panels = _choose_roles(values)
+        self.x_numeric = self.x is not None and _is_numeric(values[self.x])
+        self._colors = {}
+        used = set()
+        for i in range(len(self.datasets)):
+            for lv in self._line_values(i):
+                key = self._color_key(i, lv)
+                if key in self._colors:
+                    continue
+                dim = self.line if self.line else "strategy"
+                color = _VALUE_STYLE.get(dim, {}).get(str(key), (None,))[0]
+                if color is None or color in used:
+                    free = [f"C{k}" for k in range(10) if f"C{k}" not in used]
+                    color = free[0] if free else f"C{len(self._colors) % 10}"
+                used.add(color)
+                self._colors[key] = color
+
+    # ---------------------------------------------------------------------------------------------- pieces
+    def _line_values(self, i):
+        ds = self.datasets[i]
+        if self.line is None:
+            return [None]
+        if self.line in ds.dims:
+            return [_py(v) for v in ds[self.line].values]
+        return [_py(self.base[i].get(self.line))]
+
+    def _color_key(self, i, lv):
+        if self.line is not None:
+            return lv
+        if self.quantity == "ttt":
+            return self.base[i].get("strategy")
+        return self.names[i] if len(self.datasets) > 1 else None
+
+    def _label(self, i, lv):
+        parts = []
+        if len(self.datasets) > 1 and self.line != "strategy":
+            if self.quantity == "ttt":
+                s = str(self.base[i].get("strategy"))
+                parts.append(_STRATEGY_STYLE.get(s, (None, s))[1])
+            else:
+                parts.append(self.names[i])
+        if self.line is not None:
+            parts.append(_value_label(self.line, lv))
+        if not parts and self.quantity == "ttt":
+            s = str(self.base[i].get("strategy"))
+            parts.append(_STRATEGY_STYLE.get(s, (None, s))[1])
+        return ", ".join(parts)
+
+    def panel_keys(self):
+        """Every combination of the panel dimensions' values that some dataset has (C order)."""
+        keys = list(itertools.product(*(self.values[d] for d in self.panels)))
+        return [k for k in keys if self.series(k)]
+
+    def key_dict(self, key):
+        return dict(zip(self.panels, key))
+
+    def panel_title(self, key):
+        return ", ".join(f"{_short(d)} = {_fmt(v)}" for d, v in zip(self.panels, key))
+
+    def series(self, key):
+        """The series of one panel."""
+        out = []
+        multi = len(self.datasets) > 1 and self.line not in (None, "strategy")
+        for i, ds in enumerate(self.datasets):
+            base = self.base[i]
+            sel, ok = {}, True
+            for d, v in zip(self.panels, key):
+                if d in ds.dims:
+                    match = [w for w in ds[d].values if _same(w, v)]
+                    if not match:
+                        ok = False
+                        break
+                    sel[d] = match[0]
+                elif not _same(base.get(d), v):
+                    ok = False
+                    break
+            if not ok:
+                continue
+            for lv in self._line_values(i):
+                s = dict(sel)
+                if self.line is not None and self.line in ds.dims:
+                    s[self.line] = next(w for w in ds[self.line].values if _same(w, lv))
+                sub = ds.sel(s) if s else ds
+                params = {**base, **self.key_dict(key)}
+                if self.line is not None:
+                    params[self.line] = lv
+                ls = ("-", "--", "-.", ":")[i % 4] if multi else "-"
+                out.append(_Series(i, sub, params, self._label(i, lv), self._colors[self._color_key(i, lv)], ls))
+        return out
+
+    def xpos(self, xvals):
+        """Plot positions of x values (categorical x: the value's index)."""
+        if self.x_numeric:
+            return np.asarray(xvals, dtype=float)
+        allv = self.values[self.x] if self.x is not None else [None]
+        return np.array([next(j for j, w in enumerate(allv) if _same(w, v)) for v in xvals], dtype=float)
+
+    def reps(self):
+        n = sorted({int(d.sizes["rep"]) for d in self.datasets if "rep" in d.dims})
+        return "" if not n else (f"{n[0]}" if len(n) == 1 else f"{n[0]}-{n[-1]}")
+
+    def common_fixed(self, skip=()):
+        """Fixed parameters shared by every dataset of the group (as ``k=v`` text)."""
+        from .sweep import SweepSpec
+
+        fx = []
+        for ds in self.datasets:
+            try:
+                fx.append(SweepSpec.from_toml(str(ds.attrs["spec"])).fixed)
+            except (KeyError, UsageError):
+                fx.append(_fixed(ds))
+        keys = [k for k in fx[0] if k not in skip and all(k in f and _same(f[k], fx[0][k]) for f in fx)]
+        return ", ".join(f"{k}={_fmt(fx[0][k])}" for k in keys)
+
+
+# ------------------------------------------------------------------------------------------------ numbers
+def _head_values(sub, x, var):
+    """(x values or None, mean, low, high) of ``<var>_mean/_ci_low/_ci_high`` along x (0-d without x)."""
+    xs = [_py(v) for v in sub[x].values] if x is not None and x in sub[f"{var}_mean"].dims else None
+    return (xs, np.atleast_1d(sub[f"{var}_mean"].values).astype(float),
+            np.atleast_1d(sub[f"{var}_ci_low"].values).astype(float),
+            np.atleast_1d(sub[f"{var}_ci_high"].values).astype(float))
+
+
+def _ratio_values(sub, x, num, den):
+    """(x values or None, mean, low, high) of ``sum num / sum den`` over replications, per x."""
+    from .stats import ratio_estimate
+
+    has_x = x is not None and x in sub[num].dims
+    xs = [_py(v) for v in sub[x].values] if has_x else None
+    a = sub[num].transpose(x, "rep").values if has_x else sub[num].values[None, :]
+    b = sub[den].transpose(x, "rep").values if has_x else sub[den].values[None, :]
+    mean, lo, hi = (np.full(a.shape[0], np.nan) for _ in range(3))
+    for j in range(a.shape[0]):
+        ok = np.isfinite(a[j]) & np.isfinite(b[j])
+        if ok.sum() >= 2 and b[j][ok].sum() > 0:
+            est = ratio_estimate(a[j][ok], b[j][ok])
+            mean[j], (lo[j], hi[j]) = est.mean, est.ci
+    return xs, mean, lo, hi
+
+
+@functools.lru_cache(maxsize=512)
+def _exact_masked(layout, n, r):
+    from .exact import exact_wipeout
+
+    return exact_wipeout(layout, n, r).masked_mean
+
+
+@functools.lru_cache(maxsize=512)
+def _exact_bound(layout, n, r):
+    from .reorder import exact_stack_bound_sum
+
+    return exact_stack_bound_sum(layout, n, r).c_mean
+
+
+def _reference(fn, params):
+    """An exact value at a grid point where it holds (uniform failure order, a layout with an exact law)."""
+    from .exact import EXACT_LAYOUTS
+
+    if params.get("failure_model", "uniform") not in _UNIFORM_ORDER or params.get("layout") not in EXACT_LAYOUTS:
+        return math.nan
+    try:
+        return fn(str(params["layout"]), int(params["n_groups"]), int(params["r"]))
+    except (UsageError, KeyError, TypeError, ValueError):
+        return math.nan
+
+
+# ------------------------------------------------------------------------------------------------ drawing
 def _ax(ax):
     if ax is None:
         import matplotlib.pyplot as plt
 
-        _, ax = plt.subplots(figsize=(5, 3.6))
+        _, ax = plt.subplots(figsize=(5, 3.6), layout="constrained")
     return ax
 
 
-def _band(ax, x, mean, low, high, color, label, marker="o"):
-    line, = ax.plot(x, mean, marker=marker, ms=4, color=color, label=label)
+def _plain_log_formatter():
+    """A log-axis tick formatter printing plain decimals ("3", "20", "0.5"), not math text ("3×10^0")."""
+    from matplotlib.ticker import LogFormatter
+
+    class PlainLogFormatter(LogFormatter):
+        def _num_to_string(self, x, vmin, vmax):
+            text = f"{x:.6g}"
+            return np.format_float_positional(float(text), trim="-") if "e" in text else text
+
+    return PlainLogFormatter
+
+
+def _set_log(ax, which):
+    """Log scale on one axis of ``ax`` with plain decimal tick labels."""
+    fmt = _plain_log_formatter()
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    (ax.set_yscale if which == "y" else ax.set_xscale)("log")
+    axis.set_major_formatter(fmt(labelOnlyBase=False))
+    axis.set_minor_formatter(fmt(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+
+
+def _band(ax, x, mean, low, high, color, label, marker="o", ls="-"):
+    line, = ax.plot(x, mean, marker=marker, ms=4, color=color, ls=ls, label=label)
     band = ax.fill_between(x, low, high, color=color, alpha=0.25, lw=0)
     return [line, band]
 
 
-def plot_masked(ds, n_groups, ax=None):
-    """Masked failures ``T - 1`` vs ``r`` at one ``N``: Monte Carlo mean with its 95% CI band per layout, the exact
-    value (crosses) where known, and the paper's ``mu(N, r)`` (dashed)."""
+def _draw(ax, g, s, xs, mean, lo, hi, label, offset=0.0):
+    """A series along x (band; points with error bars for a categorical or single x), or a horizontal band."""
+    if xs is None:
+        line = ax.axhline(mean[0], color=s.color, ls=s.ls, lw=1.2, label=label)
+        if not np.isfinite([lo[0], hi[0]]).all():
+            return [line]
+        return [ax.axhspan(lo[0], hi[0], color=s.color, alpha=0.25, lw=0), line]
+    pos = g.xpos(xs)
+    if g.x_numeric and len(pos) > 1:
+        return _band(ax, pos, mean, lo, hi, s.color, label, ls=s.ls)
+    err = np.vstack([mean - lo, hi - mean])
+    cont = ax.errorbar(pos + offset, mean, yerr=np.where(np.isfinite(err), err, 0), fmt="o", ms=5, capsize=3,
+                       color=s.color, ls="none", label=label)
+    return [cont]
+
+
+def _offset(g, k, n):
+    return 0.0 if g.x_numeric or n < 2 else 0.25 * (k - (n - 1) / 2) / max(n - 1, 1)
+
+
+def _finish_axes(ax, g, key, what, title_extra=""):
+    if g.x is None:
+        ax.set_xticks([0], ["(no swept parameter)"])
+    elif not g.x_numeric:
+        vals = g.values[g.x]
+        ax.set_xticks(range(len(vals)), [_value_label(g.x, v) if g.x in _VALUE_STYLE else _fmt(v) for v in vals])
+        ax.set_xlim(-0.5, len(vals) - 0.5)
+    else:
+        vals = np.asarray(g.values[g.x], dtype=float)
+        if vals.min() > 0 and vals.max() / vals.min() >= 20:
+            _set_log(ax, "x")
+        elif np.all(vals == np.round(vals)):
+            from matplotlib.ticker import MaxNLocator
+
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True, steps=[1, 2, 5, 10]))
+    title = g.panel_title(key) or ", ".join(g.names)
+    ax.set(xlabel=_long(g.x) if g.x else "", ylabel=_YLABEL[what], title=title + title_extra)
+    if ax.get_legend_handles_labels()[1]:
+        ax.legend(fontsize=7)
+
+
+def _masked_panel(g, key, ax):
     from .closed_forms import mu_paper
-    from .exact import EXACT_LAYOUTS, exact_wipeout
 
-    ax = _ax(ax)
-    sub = ds.sel(n_groups=n_groups)
-    r = sub["r"].values
     artists = []
-    for lay in sub["layout"].values:
-        s = sub.sel(layout=lay)
-        color, label = _LAYOUT_STYLE.get(str(lay), ("C7", str(lay)))
-        artists += _band(ax, r, s["masked_mean"], s["masked_ci_low"], s["masked_ci_high"], color, f"{label} (MC)")
-        if str(lay) in EXACT_LAYOUTS:
-            ex = [exact_wipeout(str(lay), int(n_groups), int(k)).masked_mean for k in r]
-            artists += ax.plot(r, ex, "x", color=color, ms=7, mew=1.5, label=f"{label} (exact)")
-    artists += ax.plot(r, [mu_paper(int(n_groups), int(k)) - 1 for k in r], "k--", lw=1, label="paper mu - 1")
-    ax.set(xlabel="redundancy r", ylabel="masked failures before wipe-out", title=f"N = {int(n_groups)}")
-    ax.legend(fontsize=7)
+    series = g.series(key)
+    for k, s in enumerate(series):
+        xs, mean, lo, hi = _head_values(s.sub, g.x, "masked")
+        off = _offset(g, k, len(series))
+        artists += _draw(ax, g, s, xs, mean, lo, hi, f"{s.label or 'Monte Carlo'} (MC)", off)
+        pts = [{**s.params, g.x: v} for v in xs] if xs is not None else [s.params]
+        ex = np.array([_reference(_exact_masked, p) for p in pts])
+        if np.isfinite(ex).any():
+            pos = g.xpos(xs) + off if xs is not None else np.zeros(1)
+            artists += ax.plot(pos, ex, "x", color=s.color, ms=7, mew=1.5,
+                               label=f"{s.label} (exact)" if s.label else "exact (uniform order)")
+    # the paper's closed form: one curve per panel, where failures come in uniform order
+    uni = [s for s in series if s.params.get("failure_model", "uniform") in _UNIFORM_ORDER]
+    if uni and g.x is not None and g.x_numeric:
+        xs = g.values[g.x]
+        try:
+            pts = [{**uni[0].params, g.x: v} for v in xs]
+            mu = [mu_paper(int(p["n_groups"]), int(p["r"])) - 1 for p in pts]
+        except (UsageError, KeyError, TypeError, ValueError):
+            mu = None
+        if mu is not None:
+            artists += ax.plot(g.xpos(xs), mu, "k--", lw=1, label="paper mu - 1 (uniform order)")
+    _finish_axes(ax, g, key, "masked")
     return artists
 
 
-def plot_overhead(ds, n_groups, ax=None):
-    """Mean stack number per epoch vs ``r``: measured ``S*`` (solid, CI band) and the ``c(k)`` lower bound (dotted,
-    exact crosses where known), per layout."""
-    from .exact import EXACT_LAYOUTS
-    from .reorder import exact_stack_bound_sum
-    from .stats import ratio_estimate
-
-    ax = _ax(ax)
-    sub = ds.sel(n_groups=n_groups)
-    r = sub["r"].values
+def _overhead_panel(g, key, ax):
     artists = []
-    for lay in sub["layout"].values:
-        s = sub.sel(layout=lay)
-        color, label = _LAYOUT_STYLE.get(str(lay), ("C7", str(lay)))
-        meas = [ratio_estimate(s["sum_s"].sel(r=k).values, s["T"].sel(r=k).values) for k in r]
-        bound = [ratio_estimate(s["sum_c"].sel(r=k).values, s["T"].sel(r=k).values) for k in r]
-        artists += _band(ax, r, [e.mean for e in meas], [e.ci[0] for e in meas], [e.ci[1] for e in meas], color,
-                         f"{label}: measured S*")
-        artists += ax.plot(r, [e.mean for e in bound], ":", color=color, label=f"{label}: c(k) bound")
-        if str(lay) in EXACT_LAYOUTS:
-            artists += ax.plot(r, [exact_stack_bound_sum(str(lay), int(n_groups), int(k)).c_mean for k in r], "x",
-                               color=color, ms=6)
-    ax.set(xlabel="redundancy r", ylabel="mean stack number per epoch (x compute)", title=f"N = {int(n_groups)}")
-    ax.legend(fontsize=7)
-    return artists
-
-
-def plot_ttt(datasets, n_groups, what="ttt_over_t0", ax=None):
-    """``TTT/T0`` (or ``availability``) vs ``r`` at one ``N`` for each strategy's dataset (CKPT-only: a band)."""
-    ax = _ax(ax)
-    artists = []
-    for ds in datasets:
-        strategy = str(ds.attrs.get("strategy", ""))
-        color, label = _STRATEGY_STYLE.get(strategy, ("C7", strategy))
-        sub = ds.sel(n_groups=n_groups)
-        if "r" in sub.dims:
-            artists += _band(ax, sub["r"].values, sub[f"{what}_mean"], sub[f"{what}_ci_low"], sub[f"{what}_ci_high"],
-                             color, label)
+    series = g.series(key)
+    for k, s in enumerate(series):
+        name = f"{s.label}: " if s.label else ""
+        off = _offset(g, k, len(series))
+        xs, mean, lo, hi = _ratio_values(s.sub, g.x, "sum_s", "T")
+        artists += _draw(ax, g, s, xs, mean, lo, hi, f"{name}measured S*", off)
+        xs, cm, _, _ = _ratio_values(s.sub, g.x, "sum_c", "T")
+        pos = g.xpos(xs) + off if xs is not None else None
+        if pos is None:
+            artists.append(ax.axhline(cm[0], color=s.color, ls=":", label=f"{name}c(k) bound (MC)"))
         else:
-            artists.append(ax.axhspan(float(sub[f"{what}_ci_low"]), float(sub[f"{what}_ci_high"]), color=color,
-                                      alpha=0.3, label=f"{label} (r = 1): {float(sub[f'{what}_mean']):.3g}"))
-    ylabel = "time to train / T0" if what == "ttt_over_t0" else "availability (uptime / wall clock)"
-    ax.set(xlabel="redundancy r", ylabel=ylabel, title=f"N = {int(n_groups)}")
-    if what == "ttt_over_t0":
-        ax.set_yscale("log")
-    ax.legend(fontsize=7)
+            artists += ax.plot(pos, cm, ":" if len(pos) > 1 else "_", ms=10, color=s.color,
+                               label=f"{name}c(k) bound (MC)")
+        pts = [{**s.params, g.x: v} for v in xs] if xs is not None else [s.params]
+        ex = np.array([_reference(_exact_bound, p) for p in pts])
+        if np.isfinite(ex).any():
+            artists += ax.plot(pos if pos is not None else np.zeros(1), ex, "x", color=s.color, ms=6,
+                               label=f"{name}exact c(k) bound")
+    _finish_axes(ax, g, key, "overhead")
     return artists
 
 
-def plot_optimal_r(datasets, ax=None):
-    """Best ``r`` vs ``N`` per strategy: simulation (argmin of mean ``TTT/T0`` over the sweep's ``r``) next to the
-    theory optimum (``J(r)`` minimised) and the paper's ``r* = floor(log2 N + 0.833)``."""
+def _ttt_panel(g, key, what, ax):
+    artists = []
+    series = g.series(key)
+    capped_label, banded, empty = True, False, []
+    for k, s in enumerate(series):
+        xs, mean, lo, hi = _head_values(s.sub, g.x, what)
+        if not np.isfinite(mean).all():  # no finished run there: say so, a NaN draws nothing
+            where = "" if xs is None else f" at {_short(g.x)} = " + ", ".join(
+                _fmt(v) for v, m in zip(xs, mean) if not np.isfinite(m))
+            cap = s.params.get("max_wall_factor")
+            empty.append(f"{s.label or 'all'}: no finished run{where} (every run hit the wall-clock cap"
+                         f"{f' {_fmt(cap)} × T0' if cap is not None else ''})")
+        label = s.label
+        if xs is None:  # e.g. CKPT-only without r: a band at its value, with the period it ran at
+            at = f" ({_short(g.x)} = {_fmt(s.params[g.x])})" if s.params.get(g.x) is not None else ""
+            label = f"{label}{at} at {_period_text(s.params)}: {mean[0]:.3g}"
+            banded = True
+        off = _offset(g, k, len(series))
+        artists += _draw(ax, g, s, xs, mean, lo, hi, label, off)
+        if "finished_mean" in s.sub and xs is not None:
+            fin = np.atleast_1d(s.sub["finished_mean"].values)
+            bad = fin < 1
+            if bad.any():
+                artists.append(ax.scatter(g.xpos(xs)[bad] + off, mean[bad], s=70, facecolors="none",
+                                          edgecolors="r", zorder=5,
+                                          label="some runs capped (excluded from the mean)" if capped_label else None))
+                capped_label = False
+    if empty:
+        ax.text(0.02, 0.02, "\n".join(empty), transform=ax.transAxes, fontsize=7, color="r", va="bottom", wrap=True)
+    if what == "ttt_over_t0":
+        data = [a.get_ydata() for a in artists if hasattr(a, "get_ydata")]
+        vals = np.concatenate([np.asarray(d, dtype=float) for d in data]) if data else np.array([])
+        if (vals[np.isfinite(vals)] > 0).any():
+            _set_log(ax, "y")
+            if banded:  # room for the legend above the band
+                lo, hi = ax.get_ylim()
+                ax.set_ylim(lo, hi * 3)
+    _finish_axes(ax, g, key, what)
+    return artists
+
+
+def _optimal_r_panel(g, ax):
+    """Best r per panel: argmin over the sweep (with the r whose CI overlaps it), theory J(r), the paper's r*."""
     from .closed_forms import r_star
     from .optimize import theory_ttt
     from .timeline import TimelineConfig
 
-    ax = _ax(ax)
+    pdim = g.panels[0] if g.panels else "n_groups"
+    numeric = pdim not in g.panels or _is_numeric(g.values[pdim])
+    rows = {}  # (dataset, line value) -> list of (h, params, argmin r, overlap r's, theory r)
+    for key in g.panel_keys():
+        for s in g.series(key):
+            if "r" not in s.sub["ttt_over_t0_mean"].dims:
+                continue
+            rs = [int(v) for v in s.sub["r"].values]
+            m = s.sub["ttt_over_t0_mean"].values.astype(float)
+            lo = s.sub["ttt_over_t0_ci_low"].values.astype(float)
+            hi = s.sub["ttt_over_t0_ci_high"].values.astype(float)
+            if not np.isfinite(m).any():
+                continue
+            j = int(np.nanargmin(m))
+            near = [rs[k] for k in range(len(rs)) if k == j or (np.isfinite(lo[k] + hi[k] + lo[j] + hi[j])
+                                                                  and lo[k] <= hi[j] and hi[k] >= lo[j])]
+            theo = None
+            try:
+                names = ("strategy", "n_groups", "layout", "mtbf_s", "save_s", "restart_s")
+                kw = {n: s.params[n] for n in names if s.params.get(n) is not None}
+                vals = [theory_ttt(TimelineConfig(**kw, r=k)).ttt_over_t0 for k in rs]
+                theo = rs[int(np.argmin(vals))]
+            except (UsageError, KeyError, TypeError, ValueError):
+                pass
+            h = s.params.get(pdim)
+            rows.setdefault((s.index, s.params.get(g.line) if g.line else None), []).append(
+                (h, s, rs[j], near, theo))
     artists = []
-    for ds in datasets:
-        strategy = str(ds.attrs.get("strategy", ""))
-        if "r" not in ds.dims:
-            continue
-        color, label = _STRATEGY_STYLE.get(strategy, ("C7", strategy))
-        ns = ds["n_groups"].values
-        rs = ds["r"].values
-        sim = [int(rs[int(np.nanargmin(ds["ttt_over_t0_mean"].sel(n_groups=n).values))]) for n in ns]
-        theo = []
-        for n in ns:
-            vals = [theory_ttt(TimelineConfig(strategy, int(n), r=int(k))).ttt_over_t0 for k in rs]
-            theo.append(int(rs[int(np.argmin(vals))]))
-        artists += ax.plot(ns, sim, "o-", color=color, label=f"{label}: simulation")
-        artists += ax.plot(ns, theo, "s--", color=color, mfc="none", label=f"{label}: theory J(r)")
-        if strategy == "spare":
-            artists += ax.plot(ns, [r_star(int(n)) for n in ns], "k^:", label="paper r*")
-    ax.set(xlabel="groups N", ylabel="best redundancy r", title="optimal r vs N")
-    ax.legend(fontsize=7)
+    idents = list(rows)
+    if not idents:
+        ax.text(0.5, 0.5, "no finished runs to compare", transform=ax.transAxes, ha="center", color="r")
+    seen = [_py(h) for v in rows.values() for h, *_ in v]
+    if pdim in g.panels:  # the panel dimension's own order
+        hs_all = [h for h in g.values[pdim] if any(_same(h, w) for w in seen)]
+    else:
+        hs_all = sorted(set(seen))
+    span = 1.0  # of the horizontal axis, for the small offsets that keep strategies' bars apart
+    if numeric and len(hs_all) > 1:
+        span = float(max(hs_all) - min(hs_all))
+    elif numeric and hs_all and hs_all[0]:
+        span = abs(float(hs_all[0]))
+    drawn = set()
+    for k, ident in enumerate(idents):
+        pts = rows[ident]
+        s0 = pts[0][1]
+        hpos = np.array([float(h) if numeric else next(j for j, w in enumerate(hs_all) if _same(w, h))
+                         for h, *_ in pts])
+        off = 0.015 * span * (k - (len(idents) - 1) / 2)
+        at = _period_text(s0.params, short=True)
+        artists += ax.plot(hpos + off, [p[2] for p in pts], "o-", color=s0.color,
+                           label=f"{s0.label}: argmin over the sweep at {at}")
+        artists.append(ax.vlines(hpos + off, [min(p[3]) - 0.15 for p in pts], [max(p[3]) + 0.15 for p in pts],
+                                 color=s0.color, lw=6, alpha=0.3,
+                                 label=f"{s0.label}: r whose 95% CI overlaps the argmin's"))
+        theo = tuple((float(hp), p[4]) for hp, p in zip(hpos, pts) if p[4] is not None)
+        strategy = str(s0.params.get("strategy"))
+        if theo and (strategy, theo) not in drawn:  # theory does not see the failure model: draw it once
+            drawn.add((strategy, theo))
+            artists += ax.plot([t[0] for t in theo], [t[1] for t in theo], "s--", color=s0.color, mfc="none",
+                               label=f"{_STRATEGY_STYLE.get(strategy, (None, strategy))[1]}: theory J(r) (at T_c*)")
+        if strategy == "spare" and "r*" not in drawn:
+            try:
+                artists += ax.plot(hpos, [r_star(int(p[1].params["n_groups"])) for p in pts], "k^:",
+                                   label="paper r* = floor(log2 N + 0.833)")
+                drawn.add("r*")
+            except (UsageError, KeyError, TypeError, ValueError):
+                pass
+    from matplotlib.ticker import MaxNLocator
+
+    if not numeric:
+        ax.set_xticks(range(len(hs_all)), [_fmt(h) for h in hs_all])
+    elif len(hs_all) == 1:
+        ax.set_xticks([float(hs_all[0])], [_fmt(hs_all[0])])
+        ax.set_xlim(float(hs_all[0]) - 0.1 * span, float(hs_all[0]) + 0.1 * span)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set(xlabel=_long(pdim), ylabel="best redundancy r",
+           title="best r vs N: argmin over the sweep\n(the main table's r is the optimiser's over r and T_c)")
+    ax.title.set_fontsize(9)
+    if ax.get_legend_handles_labels()[1]:
+        ax.legend(fontsize=6.5)
     return artists
 
 
-def _grid(n, width=4.6, height=3.6):
+# ------------------------------------------------------------------------------------------------ public
+def _as_list(datasets):
+    if isinstance(datasets, dict):
+        return list(datasets.items())
+    if isinstance(datasets, (list, tuple)):
+        return [(d.attrs.get("name", f"dataset {i}") if hasattr(d, "attrs") else f"dataset {i}", d)
+                for i, d in enumerate(datasets)]
+    return [(datasets.attrs.get("name", "dataset") if hasattr(datasets, "attrs") else "dataset", datasets)]
+
+
+def _group(datasets, quantity=None):
+    items = _as_list(datasets)
+    if not items:
+        raise UsageValueError("no datasets given")
+    for name, ds in items:
+        q = _check_dataset(name, ds)
+        if quantity is not None and q != quantity:
+            raise UsageValueError(f"{_where(name, ds)} is a {q!r} sweep, expected {quantity!r}")
+    return _Group(items)
+
+
+def _panel_key(g, panel):
+    """The panel key from ``panel``: a dict of panel dimensions, a number (N) or None (the only panel)."""
+    keys = g.panel_keys()
+    if panel is None:
+        if len(keys) != 1:
+            raise UsageValueError(f"`panel` must name one of the panels {[g.key_dict(k) for k in keys]}")
+        return keys[0]
+    if not isinstance(panel, dict):
+        panel = {"n_groups": panel}
+    found = [k for k in keys if set(panel) <= set(g.panels)
+             and all(_same(g.key_dict(k)[n], v) for n, v in panel.items())]
+    if len(found) != 1:
+        raise UsageValueError(f"`panel` = {panel} must name exactly one of the panels "
+                              f"{[g.key_dict(k) for k in keys]}")
+    return found[0]
+
+
+def axes_roles(datasets) -> dict:
+    """Which swept dimension each figure element shows (the rule of the module docstring).
+
+    Parameters
+    ----------
+    datasets : xarray.Dataset, list of Dataset or dict of name -> Dataset
+        Sweep datasets of one quantity drawn together.
+
+    Returns
+    -------
+    dict
+        ``x`` (dimension on the x axis or None), ``line`` (categorical dimension with one line per value, or None),
+        ``panels`` (dimensions with one panel per combination of values), ``values`` (every dimension's values).
+    """
+    g = _group(datasets)
+    return {"x": g.x, "line": g.line, "panels": list(g.panels), "values": dict(g.values)}
+
+
+def plot_masked(ds, panel=None, ax=None):
+    """Masked failures ``T - 1`` along x at one panel of a wipe-out sweep.
+
+    Monte Carlo mean with its 95% CI band per line (layout, ...), the exact value (crosses) where one exists
+    (uniform failure order, layouts cyclic / random / block) and the paper's ``mu - 1`` (dashed).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A wipe-out sweep.
+    panel : dict or number, optional
+        Values of the panel dimensions (a number: ``{"n_groups": number}``); may be omitted with one panel.
+    ax : matplotlib.axes.Axes, optional
+        Default: a new figure.
+
+    Returns
+    -------
+    list
+        The artists drawn.
+    """
+    g = _group(ds, "wipeout")
+    return _masked_panel(g, _panel_key(g, panel), _ax(ax))
+
+
+def plot_overhead(ds, panel=None, ax=None):
+    """Mean stack number per epoch along x at one panel of an overhead sweep.
+
+    The measured ``S*`` (``sum S* / sum T``, solid, 95% CI band), the Monte Carlo ``c(k)`` lower bound (dotted)
+    and the exact bound (crosses, uniform failure order and a layout with an exact law), per line.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        An overhead sweep.
+    panel : dict or number, optional
+        Values of the panel dimensions (a number: ``{"n_groups": number}``); may be omitted with one panel.
+    ax : matplotlib.axes.Axes, optional
+        Default: a new figure.
+
+    Returns
+    -------
+    list
+        The artists drawn.
+    """
+    g = _group(ds, "overhead")
+    return _overhead_panel(g, _panel_key(g, panel), _ax(ax))
+
+
+def plot_ttt(datasets, panel=None, what="ttt_over_t0", ax=None):
+    """``TTT/T0`` (log scale) or availability along x at one panel, for time-to-train datasets drawn together.
+
+    A dataset without the x dimension (CKPT-only has no ``r``) is a horizontal band, labelled with the checkpoint
+    period it ran at.
+
+    Parameters
+    ----------
+    datasets : xarray.Dataset, list of Dataset or dict of name -> Dataset
+        Time-to-train sweeps (one per strategy, say).
+    panel : dict or number, optional
+        Values of the panel dimensions (a number: ``{"n_groups": number}``); may be omitted with one panel.
+    what : {"ttt_over_t0", "availability"}
+    ax : matplotlib.axes.Axes, optional
+        Default: a new figure.
+
+    Returns
+    -------
+    list
+        The artists drawn.
+    """
+    if what not in ("ttt_over_t0", "availability"):
+        raise UsageValueError(f"`what` must be 'ttt_over_t0' or 'availability', got {what!r}")
+    g = _group(datasets, "ttt")
+    return _ttt_panel(g, _panel_key(g, panel), what, _ax(ax))
+
+
+def plot_optimal_r(datasets, ax=None):
+    """Best ``r`` per ``N`` (or per the one other swept dimension) of time-to-train sweeps over ``r``.
+
+    "argmin over the sweep": the ``r`` with the least mean ``TTT/T0`` at the sweep's checkpoint period (``T_c*``
+    unless the spec sets another), with a vertical bar over the ``r`` whose 95% CI overlaps the argmin's (those
+    the sweep cannot tell apart); next to it the theory optimum (``J(r)`` minimised) and the paper's
+    ``r* = floor(log2 N + 0.833)``. ``spare-mc reproduce``'s main table picks ``r`` by the optimiser over
+    ``(r, T_c)`` instead, so the two may differ.
+
+    Parameters
+    ----------
+    datasets : xarray.Dataset, list of Dataset or dict of name -> Dataset
+        Time-to-train sweeps with ``r`` as the x axis.
+    ax : matplotlib.axes.Axes, optional
+        Default: a new figure.
+
+    Returns
+    -------
+    list
+        The artists drawn.
+
+    Raises
+    ------
+    UsageValueError
+        When ``r`` is not the x axis of the datasets or more than one other dimension is swept.
+    """
+    g = _group(datasets, "ttt")
+    if g.x != "r" or len(g.panels) > 1:
+        raise UsageValueError(f"the best-r panel needs `r` on the x axis and at most one other swept dimension; "
+                              f"got x={g.x!r}, panels={g.panels}")
+    return _optimal_r_panel(g, _ax(ax))
+
+
+def _suptitle(fig, g, notes):
+    head = f"{_TITLE[g.quantity]}: {', '.join(g.names)}"
+    reps = g.reps()
+    if reps:
+        head += f" ({reps} replications per point, 95% CI)"
+    fixed = g.common_fixed(skip=("strategy", "r") if len(g.datasets) > 1 else ())
+    import textwrap
+
+    width = max(40, int(fig.get_figwidth() * 15))
+    lines = [head] + ([f"fixed: {fixed}"] if fixed else []) + notes
+    fig.suptitle("\n".join(textwrap.fill(t, width) for t in lines), fontsize=9)
+
+
+def _cap(g):
+    keys = g.panel_keys()
+    cap = MAX_PANELS // 2 if g.quantity == "ttt" else MAX_PANELS
+    notes = []
+    if len(keys) > cap:
+        msg = (f"showing the first {cap} of {len(keys)} panels ({', '.join(g.panels)}); plot a selection "
+               f"(ds.sel(...)) for the others")
+        warnings.warn(f"{', '.join(g.names)}: {msg}", UserWarning, stacklevel=3)
+        notes.append(msg)
+        keys = keys[:cap]
+    return keys, notes
+
+
+def _panel_grid(n, extra=0, rows_per=1, width=4.8, height=3.7):
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, n, figsize=(width * n, height), squeeze=False)
-    return fig, axes[0]
+    ncols = min(n, 4 if rows_per == 1 else 3)
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows * rows_per, ncols + extra, figsize=(width * (ncols + extra),
+                                                                      height * nrows * rows_per + 0.6),
+                             squeeze=False, layout="constrained")
+    return fig, axes, ncols
 
 
-def _per_n_figure(ds, plot_one):
-    """One panel per ``N`` of a sweep dataset."""
-    fig, axes = _grid(ds.sizes["n_groups"])
-    for ax, n in zip(axes, ds["n_groups"].values):
-        plot_one(ds, n, ax=ax)
-    fig.tight_layout()
+def figure_sweep(datasets):
+    """Every panel of sweep datasets of one quantity (see the module docstring for the layout rule).
+
+    Parameters
+    ----------
+    datasets : xarray.Dataset, list of Dataset or dict of name -> Dataset
+        One wipe-out or overhead sweep, or time-to-train sweeps to overlay.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    g = _group(datasets)
+    keys, notes = _cap(g)
+    if g.quantity != "ttt":
+        fig, axes, ncols = _panel_grid(len(keys))
+        for j, key in enumerate(keys):
+            ax = axes[j // ncols, j % ncols]
+            (_masked_panel if g.quantity == "wipeout" else _overhead_panel)(g, key, ax)
+        for j in range(len(keys), axes.size):
+            axes.flat[j].axis("off")
+        _suptitle(fig, g, notes)
+        return fig
+    best_r = g.x == "r" and len(g.panels) <= 1
+    fig, axes, ncols = _panel_grid(len(keys), extra=int(best_r), rows_per=2)
+    for j, key in enumerate(keys):
+        row, col = 2 * (j // ncols), j % ncols
+        _ttt_panel(g, key, "ttt_over_t0", axes[row, col])
+        _ttt_panel(g, key, "availability", axes[row + 1, col])
+    used = {(2 * (j // ncols) + i, j % ncols) for j in range(len(keys)) for i in (0, 1)}
+    if best_r:
+        best_ax = axes[0, -1]
+        _optimal_r_panel(g, best_ax)
+        used.add((0, axes.shape[1] - 1))
+        if best_ax.get_legend() is not None:  # the legend goes into the empty axes below, off the data
+            best_ax.get_legend().remove()
+            axes[1, -1].legend(*best_ax.get_legend_handles_labels(), loc="upper left", fontsize=8,
+                               title="best r vs N (panel above)", title_fontsize=8)
+    for (i, j), ax in np.ndenumerate(axes):
+        if (i, j) not in used:
+            ax.axis("off")
+    periods = {_period_text(s.params) for k in keys for s in g.series(k)}
+    if "ckpt_period_factor" in g.values or "ckpt_period_s" in g.values:
+        notes.append("checkpoint period as swept (T_c = f × T_c*, T_c* the theory period)")
+    elif len(periods) == 1:
+        from .optimize import PERIOD_FACTORS
+
+        strategies = {str(s.params.get("strategy")) for k in keys for s in g.series(k)}
+        who = "every strategy at" if len(strategies) > 1 else "at"
+        factors = ", ".join(f"{f:g}" for f in PERIOD_FACTORS)
+        notes.append(f"{who} {periods.pop()}; the main table of `spare-mc reproduce` runs each strategy at its "
+                     f"best r and T_c over T_c = {{{factors}}} × T_c*, so its TTT/T0 is usually lower and its best r "
+                     f"may differ")
+    _suptitle(fig, g, notes)
     return fig
 
 
 def figure_masked(ds):
-    """:func:`plot_masked` for every ``N`` of a wipe-out sweep."""
-    return _per_n_figure(ds, plot_masked)
+    """:func:`plot_masked` for every panel of a wipe-out sweep (see :func:`figure_sweep`)."""
+    _group(ds, "wipeout")
+    return figure_sweep(ds)
 
 
 def figure_overhead(ds):
-    """:func:`plot_overhead` for every ``N`` of an overhead sweep."""
-    return _per_n_figure(ds, plot_overhead)
+    """:func:`plot_overhead` for every panel of an overhead sweep (see :func:`figure_sweep`)."""
+    _group(ds, "overhead")
+    return figure_sweep(ds)
 
 
 def figure_ttt(datasets):
-    """TTT/T0 (top) and availability (bottom) vs r for each N, and the optimal r vs N."""
-    import matplotlib.pyplot as plt
+    """TTT/T0 (top) and availability (bottom) per panel of time-to-train sweeps, and the best r per N."""
+    _group(datasets, "ttt")
+    return figure_sweep(datasets)
 
-    ns = datasets[0]["n_groups"].values
-    fig, axes = plt.subplots(2, len(ns) + 1, figsize=(4.6 * (len(ns) + 1), 7.2), squeeze=False)
-    for j, n in enumerate(ns):
-        plot_ttt(datasets, n, "ttt_over_t0", ax=axes[0, j])
-        plot_ttt(datasets, n, "availability", ax=axes[1, j])
-    plot_optimal_r(datasets, ax=axes[0, -1])
-    axes[1, -1].axis("off")
-    fig.tight_layout()
-    return fig
+
+def _ttt_signature(ds):
+    """Time-to-train datasets with equal signatures differ only in strategy and r: they share a figure."""
+    fixed = {k: v for k, v in _fixed(ds).items() if k not in ("strategy", "r")}
+    dims = tuple(d for d in _grid_dims(ds) if d not in ("strategy", "r"))
+    return dims, tuple(sorted((k, repr(_py(v))) for k, v in fixed.items()))
 
 
 def save_figures(datasets: dict, outdir) -> list:
-    """Write every figure the given datasets allow (``{name: dataset}``) as PNG into ``outdir``; returns paths."""
+    """Write every figure of the given datasets as PNG into ``outdir``.
+
+    Each wipe-out or overhead sweep gets ``<name>.png``; time-to-train sweeps that differ only in strategy and
+    ``r`` share one figure (``ttt.png``, or ``<first name>.png`` when there are several such groups).
+
+    Parameters
+    ----------
+    datasets : dict
+        ``{name: dataset}`` (the name is usually the file's stem).
+    outdir : path
+        Output directory (created).
+
+    Returns
+    -------
+    list of str
+        The paths written (never empty).
+
+    Raises
+    ------
+    UsageValueError
+        No datasets, or one that is not a spare-mc sweep dataset (the message names it and the problem).
+    """
     import os
 
     import matplotlib
@@ -182,28 +988,27 @@ def save_figures(datasets: dict, outdir) -> list:
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
+    if not isinstance(datasets, dict) or not datasets:
+        raise UsageValueError(f"`datasets` must be a non-empty dict of name -> sweep dataset, got {datasets!r}")
+    quantities = {name: _check_dataset(name, ds) for name, ds in datasets.items()}  # every file before any work
+    jobs = []
+    ttt_groups = {}
+    for name, ds in datasets.items():
+        if quantities[name] == "ttt":
+            ttt_groups.setdefault(_ttt_signature(ds), []).append(name)
+        else:
+            jobs.append((str(name), {name: ds}))
+    for names in ttt_groups.values():
+        fname = "ttt" if len(ttt_groups) == 1 else str(names[0])
+        jobs.append((fname, {n: datasets[n] for n in names}))
     os.makedirs(outdir, exist_ok=True)
     paths = []
-    ttt = []
-    for name, ds in datasets.items():
-        q = ds.attrs.get("quantity")
-        if q == "wipeout":
-            fig = figure_masked(ds)
-        elif q == "overhead":
-            fig = figure_overhead(ds)
-        elif q == "ttt":
-            ttt.append(ds)
-            continue
-        else:
-            continue
-        path = os.path.join(outdir, f"{name}.png")
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        paths.append(path)
-    if ttt:
-        fig = figure_ttt(ttt)
-        path = os.path.join(outdir, "ttt.png")
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+    for fname, group in jobs:
+        fig = figure_sweep(group)
+        path = os.path.join(outdir, f"{fname}.png")
+        try:
+            fig.savefig(path, dpi=120)
+        finally:
+            plt.close(fig)
         paths.append(path)
     return paths

@@ -138,15 +138,18 @@ def open_dataset(path):
         with xr.open_dataset(path, engine="scipy") as ds:
             return ds.load()
     except (OSError, ValueError, TypeError) as exc:
-        raise UsageValueError(f"{path} is not a NetCDF dataset readable by spare-mc ({type(exc).__name__}: "
-                              f"{exc})") from None
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise UsageValueError(f"{path} cannot be read as a NetCDF dataset ({first})") from None
 
 
 def open_sweep_dataset(path):
     """:func:`open_dataset`, then check that it is a spare-mc sweep dataset (its quantity, spec and variables)."""
     from .sweep import OUTPUTS, QUANTITIES, SweepSpec
 
-    ds = open_dataset(path)
+    try:
+        ds = open_dataset(path)
+    except UsageValueError as exc:
+        raise UsageValueError(f"not a spare-mc sweep dataset: {exc}") from None
     q = ds.attrs.get("quantity")
     if q not in QUANTITIES:
         raise UsageValueError(f"{path} is not a spare-mc sweep dataset (its `quantity` attribute is {q!r}; expected "
