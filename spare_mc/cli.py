@@ -257,8 +257,11 @@ def _stamp(out: dict) -> dict:
 def run_mu(args) -> dict:
     """The ``mu`` command as a dict (what ``--json`` prints).
 
-    The replications run in chunks of :data:`MU_CHUNK` on one generator; the kernels draw from it in place, so the
-    result equals one call with all replications, in memory O(chunk + N).
+    The replications run in chunks of :data:`MU_CHUNK` on one generator, which the kernels advance in place: the
+    chunks are consecutive pieces of one random stream, the output depends only on the seed and the count, and memory
+    stays O(chunk + N). (Up to one chunk this is exactly one :func:`spare_mc.wipeout_mc` call; beyond, the numbers
+    differ from a single huge call, whose kernel carries its permutation state from one replication to the next,
+    but have the same law.)
     """
     from .failures import UniformOrder
     from .layouts import make_layout

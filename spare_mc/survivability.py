@@ -158,7 +158,7 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
     reps : int
         Independent replications (``trials`` is its deprecated alias). Their per-replication results must fit the
         memory budget (:mod:`spare_mc.options`); for more, call again with the same Generator: the kernels advance
-        it in place, so consecutive calls continue one stream (``spare-mc mu`` streams that way).
+        it in place, so consecutive calls continue one random stream (``spare-mc mu`` streams that way).
     n_groups, r : int, optional
         Required with a layout name.
     failures : UniformOrder, SystemRenewal, PerGPU or DomainFailures, optional

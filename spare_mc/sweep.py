@@ -423,6 +423,11 @@ def _check_output(out: str, spec: SweepSpec, force: bool):
         raise UsageValueError(f"`out` {out} is a directory; give the dataset's file name (e.g. {out}/"
                               f"{spec.name}.nc)")
     folder = os.path.dirname(out) or "."
+    parent = folder
+    while parent and not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if parent and not os.path.isdir(parent):
+        raise UsageValueError(f"cannot write {out}: {parent} is a file, not a folder")
     os.makedirs(folder, exist_ok=True)
     if not os.access(folder, os.W_OK | os.X_OK):
         raise UsageValueError(f"cannot write the dataset into {folder}: permission denied")

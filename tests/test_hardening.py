@@ -1,0 +1,530 @@
+"""Regression tests of the hardening issue: every bad input and fault a QA pass found, one test (or more) each.
+
+Each test failed on the commit before the fix (ac9aee0) and names the item it covers.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import spare_mc as sm
+from spare_mc.cli import main
+from spare_mc.storage import open_dataset, write_dataset
+from spare_mc.sweep import SweepSpec, compare_dataset, run_sweep
+from spare_mc.timeline import TimelineConfig, run_timeline, simulate_ttt
+
+SMALL = """
+[sweep]
+name = "h"
+quantity = "wipeout"
+reps = 30
+block = 10
+seed = 7
+
+[grid]
+n_groups = [40]
+r = [2, 3]
+"""
+
+
+def _cli(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "spare_mc.cli", *args], capture_output=True, text=True, **kw)
+
+
+def _one_line(err):
+    return err.count("\n") == 1 and "Traceback" not in err
+
+
+# ----------------------------------------------------------------------------------- 1. the integer clock
+@pytest.mark.parametrize("kw, match", [
+    (dict(ckpt_period_s=1e18), r"`ckpt_period_s` must be <= 1e\+09"),
+    (dict(restart_s=1e300), r"`restart_s` must be <= 1e\+09"),
+    (dict(compute_s=1e300), r"`compute_s` must be <= 1e\+09"),
+    (dict(save_s=math.inf), r"`save_s` must be finite"),
+    (dict(n_steps=10**9, max_wall_factor=1e6), r"beyond the integer-microsecond clock"),
+])
+def test_1_times_beyond_the_clock_are_rejected_clearly(kw, match):
+    with pytest.raises(sm.UsageValueError, match=match):
+        TimelineConfig("ckpt", 1000, **kw)
+
+
+@pytest.mark.parametrize("flag, value", [("--ckpt-period-s", "1e18"), ("--restart-s", "1e300"),
+                                         ("--compute-s", "1e300")])
+def test_1_cli_times_beyond_the_clock_are_one_line_errors(flag, value, capsys):
+    assert main(["ttt", "--strategy", "ckpt", "--n-groups", "100", "--reps", "2", flag, value]) == 2
+    err = capsys.readouterr().err
+    assert _one_line(err) and flag.lstrip("-").replace("-", "_") in err
+
+
+# ----------------------------------------------------------------------------- 2. where parts come from
+def test_2_a_version_bump_recomputes_and_stamps_the_right_version(tmp_path, monkeypatch):
+    spec = SweepSpec.from_toml(SMALL)
+    old = run_sweep(spec, tmp_path / "a.nc", workers=0, progress=False)
+    import spare_mc.sweep as sweep_mod
+    monkeypatch.setattr(sweep_mod, "__version__", "9.9.9")
+    assert spec.digest() != old.attrs["spec_digest"]  # the version is part of the identity of the results
+    computed = []
+    real = sweep_mod.run_task
+    monkeypatch.setattr(sweep_mod, "run_task", lambda *a, **k: computed.append(1) or real(*a, **k))
+    new = run_sweep(spec, tmp_path / "a.nc", workers=0, progress=False, force=True)
+    assert len(computed) == spec.n_tasks and new.attrs["spare_mc_version"] == "9.9.9"
+
+
+def test_2_a_parts_folder_without_digest_is_never_adopted(tmp_path, capsys):
+    spec7 = SweepSpec.from_toml(SMALL)
+    run_sweep(spec7, tmp_path / "s7.nc", workers=0, progress=False)
+    # an old-style flat parts folder (no digest) holding seed-7 results, next to a seed-8 output
+    flat = tmp_path / "s8.nc.parts"
+    flat.mkdir()
+    src = tmp_path / "s7.nc.parts" / spec7.digest()
+    for p in src.iterdir():
+        (flat / p.name).write_bytes(p.read_bytes())
+    spec8 = SweepSpec.from_toml(SMALL.replace("seed = 7", "seed = 8"))
+    ds8 = run_sweep(spec8, tmp_path / "s8.nc", workers=0, progress=True)
+    assert "carry no digest" in capsys.readouterr().err
+    fresh = run_sweep(spec8, tmp_path / "fresh.nc", workers=0, progress=False)
+    assert ds8.attrs["root_seed"] == "8" and np.array_equal(ds8["T"].values, fresh["T"].values)
+
+
+def test_2_a_part_missing_a_variable_is_recomputed_not_nan(tmp_path):
+    spec = SweepSpec.from_toml(SMALL)
+    ref = run_sweep(spec, tmp_path / "a.nc", workers=0, progress=False)
+    os.remove(tmp_path / "a.nc")
+    folder = tmp_path / "a.nc.parts" / spec.digest()
+    part = sorted(folder.glob("*.npz"))[0]
+    with np.load(part) as z:
+        kept = {k: z[k] for k in z.files if k != "T"}
+    np.savez(part, **kept)
+    again = run_sweep(spec, tmp_path / "a.nc", workers=0, progress=False)
+    assert not np.isnan(again["T"].values).any() and np.array_equal(again["T"].values, ref["T"].values)
+
+
+def test_2_writes_are_fsynced_and_use_unique_temporaries(tmp_path, monkeypatch):
+    synced = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real(fd))
+    ds = run_sweep(SweepSpec.from_toml(SMALL), tmp_path / "a.nc", workers=0, progress=False)
+    # every part (3 tasks x 2 points) and the dataset: the file and its folder
+    assert len(synced) >= 2 * (6 + 1)
+    # two writers of one dataset never share a temporary file (both succeed, one result)
+    import threading
+    errors = []
+
+    def write():
+        try:
+            for _ in range(5):
+                write_dataset(ds, tmp_path / "same.nc")
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and open_dataset(tmp_path / "same.nc")["T"].shape == ds["T"].shape
+    assert not list(tmp_path.glob(".same.nc.*"))
+
+
+# ------------------------------------------------------------------------------------------- 3. --out
+def test_3_out_of_another_kind_is_refused_before_any_work(tmp_path):
+    spec = SweepSpec.from_toml(SMALL)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    with pytest.raises(sm.UsageValueError, match=r"already exists and is not a dataset of this sweep"):
+        run_sweep(spec, notes, workers=0, progress=False)
+    assert notes.read_text() == "my notes\n" and not (tmp_path / "notes.txt.parts").exists()
+    other = run_sweep(SweepSpec.from_toml(SMALL.replace("seed = 7", "seed = 1")), tmp_path / "o.nc", workers=0,
+                      progress=False)
+    with pytest.raises(sm.UsageValueError, match=r"a dataset of another sweep or spare_mc version"):
+        run_sweep(spec, tmp_path / "o.nc", workers=0, progress=False)
+    assert open_dataset(tmp_path / "o.nc").attrs["root_seed"] == other.attrs["root_seed"] == "1"
+    ds = run_sweep(spec, notes, workers=0, progress=False, force=True)  # --force replaces it
+    assert open_dataset(notes).attrs["spec_digest"] == ds.attrs["spec_digest"]
+
+
+def test_3_out_a_directory_fails_at_once_without_a_stray_file(tmp_path):
+    (tmp_path / "spec.toml").write_text(SMALL)
+    (tmp_path / "d").mkdir()
+    t = time.perf_counter()
+    proc = _cli("sweep", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "d"), "--workers", "0")
+    assert proc.returncode == 2 and _one_line(proc.stderr) and "is a directory" in proc.stderr
+    assert time.perf_counter() - t < 30 and sorted(os.listdir(tmp_path)) == ["d", "spec.toml"]
+
+
+def test_3_own_up_to_date_output_is_returned_without_work(tmp_path, monkeypatch):
+    spec = SweepSpec.from_toml(SMALL)
+    first = run_sweep(spec, tmp_path / "a.nc", workers=0, progress=False)
+    import spare_mc.sweep as sweep_mod
+    monkeypatch.setattr(sweep_mod, "run_task", lambda *a, **k: pytest.fail("recomputed"))
+    again = run_sweep(spec, tmp_path / "a.nc", workers=0, progress=False)
+    assert np.array_equal(again["T"].values, first["T"].values)
+
+
+# ------------------------------------------------------------------------------------ 4. compare's references
+def test_4_compare_skips_domain_failures_with_the_reason(tmp_path):
+    text = SMALL.replace("[grid]", "[grid]\nfailure_model = [\"uniform\", \"power\"]") \
+        + "\n[fixed]\ndomain_mtbf_s = 1.0e5\nn_gpus = 40960\n"
+    ds = run_sweep(SweepSpec.from_toml(text), tmp_path / "p.nc", workers=0, progress=False)
+    res = compare_dataset(ds, alpha=1e-4)
+    power = [r for r in res.rows if r.point["failure_model"] == "power"]
+    uniform = [r for r in res.rows if r.point["failure_model"] == "uniform"]
+    assert power and all(r.reference is None and "T counts events" in r.reason for r in power)
+    assert uniform and all(r.reference is not None and r.consistent for r in uniform)
+    assert res.tested == len(uniform)
+    proc = _cli("compare", str(tmp_path / "p.nc"))
+    assert proc.returncode == 0 and "not compared (2 points)" in proc.stdout and " NO" not in proc.stdout
+
+
+# -------------------------------------------------------------------------------------- 5. resource limits
+def test_5_memory_is_checked_before_allocating():
+    with sm.set_options(max_memory=10_000_000):
+        with pytest.raises(sm.UsageValueError, match=r"per-replication results of 1,000,000,000 replications "
+                                                     r"would need about"):
+            sm.wipeout_mc("cyclic", 10**9, n_groups=10, r=2, rng=0)
+        with pytest.raises(sm.UsageValueError, match=r"a holder table of N="):
+            sm.cyclic(10**7, 9)
+        cfg = TimelineConfig("ckpt", 100, mtbf_s=1e-3, n_steps=10**6, max_wall_factor=2.0, jitter_sd=0.0)
+        with pytest.raises(sm.UsageValueError, match=r"the failure trace of one job"):
+            run_timeline(cfg, np.random.SeedSequence(0))
+
+
+def test_5_mu_streams_its_replications(monkeypatch, capsys):
+    """mu runs in chunks on one generator (memory O(chunk)): its numbers are those of the successive calls, exact
+    integer sums give the same mean and sd as the concatenated replications, and the estimate agrees with the exact
+    law."""
+    import spare_mc.cli as cli
+    monkeypatch.setattr(cli, "MU_CHUNK", 700)
+    assert main(["mu", "--n-groups", "30", "--r", "3", "--reps", "5000", "--seed", "4", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    gen = np.random.default_rng(np.random.SeedSequence(4))
+    lay = sm.cyclic(30, 3)
+    chunks = [sm.wipeout_mc(lay, k, rng=gen) for k in [700] * 7 + [100]]
+    T = np.concatenate([c.T for c in chunks])
+    est = sm.estimate_mean(T)
+    assert out["mc_mean_T"] == est.mean and out["mc_sd_T"] == pytest.approx(est.sd, rel=1e-12)
+    assert out["mc_masked_mean"] == np.concatenate([c.dead_before for c in chunks]).mean()
+    assert out["mc_vs_exact_consistent"]
+    monkeypatch.setattr(cli, "MU_CHUNK", 10**6)  # up to one chunk: exactly one call
+    assert main(["mu", "--n-groups", "30", "--r", "3", "--reps", "5000", "--seed", "4", "--json"]) == 0
+    one = sm.wipeout_mc("cyclic", 5000, n_groups=30, r=3, rng=np.random.default_rng(np.random.SeedSequence(4)))
+    assert json.loads(capsys.readouterr().out)["mc_mean_T"] == one.estimate("T").mean
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["mu", "--n-groups", "1000000000000", "--r", "2"], r"`n_groups` must be <= 2147483647"),
+    (["mu", "--n-groups", "1e12", "--r", "2"], r"invalid int value: '1e12'"),
+    (["mu", "--n-groups", "100000", "--r", "2", "--max-memory", "1K"], r"would need about"),
+    (["mu", "--n-groups", "10", "--r", "2", "--max-memory", "lots"], r"`--max-memory` must be a size like"),
+])
+def test_5_cli_resource_errors_are_one_line(argv, match, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    import re
+    assert _one_line(err) and re.search(match, err)
+
+
+def test_5_too_many_tasks_are_refused_with_the_count(tmp_path):
+    text = SMALL.replace("r = [2, 3]", f"r = {list(range(2, 30))}").replace("n_groups = [40]", "n_groups = [40, 41]")
+    spec = SweepSpec.from_toml(text.replace("block = 10", "block = 1"))
+    with sm.set_options(max_tasks=100):
+        with pytest.raises(sm.UsageValueError, match=r"has 1,680 tasks \(56 grid points x 30 blocks"):
+            run_sweep(spec, tmp_path / "x.nc", workers=0, progress=False)
+    assert not (tmp_path / "x.nc.parts").exists()
+
+
+# ------------------------------------------------------------------------------------------ 7. OS errors
+def test_7_os_and_input_errors_are_one_line(tmp_path):
+    (tmp_path / "spec.toml").write_text(SMALL)
+    (tmp_path / "afile").write_text("x")
+    cases = [
+        (("sweep", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "afile" / "x.nc"), "--workers", "0"), 2,
+         "is a file, not a folder"),
+        (("sweep", str(tmp_path / "spec.toml"), "--out", "/proc/version/x.nc", "--workers", "0"), 2,
+         "is a file, not a folder"),
+        (("sweep", str(tmp_path / "spec.toml"), "--out", "/proc/spare-mc-nope/x.nc", "--workers", "0"), 1,
+         "No such file or directory"),
+        (("sweep", str(tmp_path)), 2, "is a directory; give a TOML file"),
+        (("compare", str(tmp_path)), 2, "is a directory"),
+    ]
+    import xarray as xr
+    xr.Dataset({"a": ("x", np.arange(3.0))}).to_netcdf(tmp_path / "foreign.nc", engine="scipy")
+    cases.append((("compare", str(tmp_path / "foreign.nc")), 2, "is not a spare-mc sweep dataset"))
+    cases.append((("plot", str(tmp_path / "foreign.nc")), 2, "is not a spare-mc sweep dataset"))
+    for args, rc, text in cases:
+        proc = _cli(*args)
+        assert proc.returncode == rc and _one_line(proc.stderr) and text in proc.stderr, (args, proc.stderr)
+
+
+def test_7_unreachable_scheduler_fails_fast(tmp_path):
+    import socket
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (tmp_path / "spec.toml").write_text(SMALL)
+    t = time.perf_counter()
+    proc = _cli("sweep", str(tmp_path / "spec.toml"), "--scheduler", f"tcp://127.0.0.1:{port}", "--out",
+                str(tmp_path / "x.nc"))
+    assert proc.returncode == 2 and _one_line(proc.stderr) and "cannot reach the dask scheduler" in proc.stderr
+    assert time.perf_counter() - t < 20
+
+
+def test_7_a_broken_stderr_pipe_does_not_abort_a_sweep(tmp_path):
+    (tmp_path / "spec.toml").write_text(SMALL)
+    r, w = os.pipe()
+    os.close(r)  # nobody reads stderr
+    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"), "--out",
+                           str(tmp_path / "x.nc"), "--workers", "0"], stdout=subprocess.DEVNULL, stderr=w)
+    os.close(w)
+    assert proc.returncode == 0 and open_dataset(tmp_path / "x.nc")["T"].notnull().all()
+
+
+def test_7_a_bug_shows_as_one(monkeypatch, capsys):
+    import spare_mc.cli as cli
+    monkeypatch.setitem(cli._COMMANDS, "mu", lambda args: {}["boom"])
+    assert main(["mu", "--n-groups", "10", "--r", "2"]) == 70
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "internal error: this is a bug in spare-mc" in err
+
+
+# ------------------------------------------------------------------------------------------- 9. smaller
+def test_9_one_checkpoint_period_rule(tmp_path):
+    """A period shorter than the save time is a valid setting everywhere (a checkpoint after every step); the sweep
+    uses exactly the configured factor (no clamp), and gives simulate_ttt's numbers."""
+    cfg = TimelineConfig("ckpt", 24, n_steps=50, save_s=60.0, ckpt_period_s=1.0, jitter_sd=0.0, mtbf_s=1e6)
+    run = simulate_ttt(cfg, 2, rng=0).runs[0]
+    assert run.checkpoints == cfg.n_steps - 1
+    text = """
+[sweep]
+name = "p"
+quantity = "ttt"
+reps = 2
+seed = 3
+[grid]
+ckpt_period_factor = [0.01, 1.0]
+[fixed]
+strategy = "spare"
+n_groups = 24
+r = 3
+n_steps = 60
+jitter_sd = 0.0
+"""
+    ds = run_sweep(SweepSpec.from_toml(text), tmp_path / "p.nc", workers=0, progress=False)
+    for f in (0.01, 1.0):
+        c = TimelineConfig("spare", 24, r=3, n_steps=60, jitter_sd=0.0, ckpt_period_factor=f)
+        res = simulate_ttt(c, 2, rng=3)
+        np.testing.assert_array_equal(ds["checkpoints"].sel(ckpt_period_factor=f).values, res.values("checkpoints"))
+        np.testing.assert_array_equal(ds["ttt_over_t0"].sel(ckpt_period_factor=f).values, res.values("ttt_over_t0"))
+    with pytest.raises(sm.UsageValueError, match=r"give `ckpt_period_s` or `ckpt_period_factor`, not both"):
+        TimelineConfig("ckpt", 24, ckpt_period_s=100.0, ckpt_period_factor=2.0)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["ttt", "--strategy", "spare", "--n-groups", "60", "--n-gpus", "-8"], r"`n_gpus` must be >= 60"),
+    (["ttt", "--strategy", "spare", "--n-groups", "60", "--placement", "strided"],
+     r"`placement` has no effect with failure_model='system'"),
+    (["ttt", "--strategy", "spare", "--n-groups", "60", "--failures", "rack"], r"`domain_mtbf_s` .* is required"),
+])
+def test_9_failure_options_are_never_silently_ignored(argv, match, capsys):
+    assert main(argv) == 2
+    import re
+    err = capsys.readouterr().err
+    assert _one_line(err) and re.search(match, err)
+
+
+def test_9_intervals_respect_the_support_with_two_replications(capsys):
+    res = simulate_ttt(TimelineConfig("spare", 60, r=3, n_steps=200, mtbf_s=200.0), 2, rng=1)
+    for name in ("ttt_over_t0", "failures", "mean_s"):
+        lo, hi = res.estimate(name).ci
+        assert 0 <= lo <= res.estimate(name).mean <= hi
+    lo, hi = res.estimate("availability").ci
+    assert 0 <= lo <= hi <= 1
+    assert main(["mu", "--n-groups", "600", "--r", "9", "--reps", "2", "--seed", "1", "--json", "--no-exact"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mc_ci95_T"][0] > 0
+    est = sm.MCEstimate("x", mean=0.98, se=0.05, sd=0.07, n=2, support="unit")
+    assert 0 < est.ci[0] < 0.98 < est.ci[1] < 1
+
+
+def test_9_numpy_scalars_are_stored_as_python_numbers():
+    cfg = TimelineConfig("spare", np.int64(60), r=np.int32(3), mtbf_s=np.float32(300.0), n_steps=np.int64(100))
+    d = cfg.to_dict()
+    assert type(d["n_groups"]) is int and type(d["r"]) is int and type(d["mtbf_s"]) is float
+    json.dumps(d)  # serialisable as it is
+    spec = SweepSpec("x", "wipeout", {"n_groups": [np.int64(40)], "r": [2]}, np.int64(10), 5, np.int64(3))
+    assert type(spec.grid["n_groups"][0]) is int and type(spec.reps) is int and "40" in spec.to_toml()
+    topo = sm.Topology(np.int64(960), np.int64(60))
+    assert type(topo.n_gpus) is int and type(sm.PerGPU(np.float64(1e6)).gpu_mtbf_s) is float
+
+
+# -------------------------------------------------------------------------------- consistency of the library
+def test_one_rng_convention_through_api_cli_and_sweep(tmp_path, capsys):
+    """Replication i at N draws from SeedSequence(seed, spawn_key=(N, i)) in simulate_ttt, spare-mc ttt and a sweep,
+    whatever the strategy: one configuration, one set of numbers."""
+    cfg = TimelineConfig("spare", 40, r=3, n_steps=150)
+    api = simulate_ttt(cfg, 3, rng=5)
+    assert api.runs[2] == run_timeline(cfg, np.random.SeedSequence(5, spawn_key=(40, 2)))
+    assert simulate_ttt(cfg, 1, rng=5, first_rep=2).runs[0] == api.runs[2]
+    assert main(["ttt", "--strategy", "spare", "--n-groups", "40", "--r", "3", "--n-steps", "150", "--reps", "3",
+                 "--seed", "5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ttt_over_t0"] == api.estimate("ttt_over_t0").mean
+    text = """
+[sweep]
+name = "c"
+quantity = "ttt"
+reps = 3
+block = 2
+seed = 5
+[grid]
+strategy = ["ckpt", "spare"]
+[fixed]
+n_groups = 40
+n_steps = 150
+"""
+    spec = SweepSpec.from_toml(text.replace("n_steps = 150", "n_steps = 150\nr = 3").replace('"ckpt", ', ""))
+    ds = run_sweep(spec, tmp_path / "c.nc", workers=0, progress=False)
+    np.testing.assert_array_equal(ds["ttt_over_t0"].sel(strategy="spare").values, api.values("ttt_over_t0"))
+
+
+def test_common_random_numbers_across_strategies():
+    """The failure trace of replication i at N is the same for every strategy: with no redundancy and no jitter,
+    CKPT-only and SPARe (r = 1 is not allowed; use its first failure) see the first failure at the same time."""
+    base = dict(n_steps=300, jitter_sd=0.0, restart_s=10.0, mtbf_s=200.0, live_scaling=False)
+    ck = simulate_ttt(TimelineConfig("ckpt", 40, **base), 3, rng=9)
+    rp = simulate_ttt(TimelineConfig("rep", 40, r=2, **base), 3, rng=9)
+    for a, b in zip(ck.runs, rp.runs):  # the first detection happens at the same step
+        assert a.failures > 0 and b.failures > 0
+    from spare_mc._seeding import trace_seed_sequence
+    from spare_mc.timeline import make_trace
+    for strategy, r in (("ckpt", 1), ("rep", 2), ("spare", 4)):
+        c = TimelineConfig(strategy, 40, r=r, **base)
+        ss = trace_seed_sequence(np.random.SeedSequence(9), 40, 1).spawn(2)[0]
+        gaps, vic = make_trace(c, np.random.default_rng(ss), 100)
+        if strategy == "ckpt":
+            first = (gaps.copy(), vic.copy())
+        assert np.array_equal(gaps, first[0]) and np.array_equal(vic, first[1])
+
+
+def test_deprecated_aliases_work_for_one_release(capsys):
+    cfg = TimelineConfig("ckpt", 24, n_steps=50)
+    with pytest.warns(DeprecationWarning, match=r"`seed` is deprecated"):
+        a = simulate_ttt(cfg, 2, seed=3)
+    assert a.runs == simulate_ttt(cfg, 2, rng=3).runs
+    with pytest.warns(DeprecationWarning, match=r"`trials` is deprecated"):
+        w = sm.wipeout_mc("cyclic", trials=50, n_groups=20, r=2, rng=1)
+    assert np.array_equal(w.T, sm.wipeout_mc("cyclic", 50, n_groups=20, r=2, rng=1).T)
+    with pytest.warns(DeprecationWarning):
+        assert w.trials == 50
+    with pytest.warns(DeprecationWarning):
+        o = sm.overhead_mc("cyclic", trials=5, n_groups=20, r=2, log_trials=1, rng=1)
+    with pytest.warns(DeprecationWarning):
+        assert o.trial_stats["T"].size == 5
+    assert main(["mu", "--n-groups", "20", "--r", "2", "--trials", "100", "--json"]) == 0
+    cap = capsys.readouterr()
+    assert "--trials is deprecated" in cap.err and json.loads(cap.out)["reps"] == 100
+    with pytest.raises(sm.UsageTypeError, match=r"pass `rng` only"):
+        simulate_ttt(cfg, 2, rng=1, seed=3)
+
+
+def test_every_result_class_has_estimate():
+    w = sm.wipeout_mc("cyclic", 20, n_groups=20, r=2, rng=1)
+    o = sm.overhead_mc("cyclic", 20, n_groups=20, r=2, rng=1)
+    t = simulate_ttt(TimelineConfig("ckpt", 24, n_steps=50), 2, rng=1)
+    opt = sm.optimize_strategy("ckpt", 24, reps=2, confirm_reps=2, base={"n_steps": 50}, rng=1)
+    for res, name in ((w, "T"), (o, "c_mean"), (t, "ttt_over_t0"), (opt, "ttt_over_t0")):
+        assert isinstance(res.estimate(name), sm.MCEstimate)
+    table = sm.main_table((24,), reps=2, confirm_reps=2, base={"n_steps": 50}, rng=1)
+    assert isinstance(table.rows[0].estimate("reduction"), sm.MCEstimate)
+    assert table.rows[0].estimate("spare.ttt_over_t0").n == 2
+    assert json.loads(json.dumps(table.to_dict()))["schema_version"] == 2
+
+
+def test_usage_errors_share_one_marker_and_the_namespace_is_explicit():
+    for call in (lambda: sm.cyclic(5, 9), lambda: sm.Topology(10, 3), lambda: TimelineConfig("x", 10),
+                 lambda: sm.wipeout_mc("cyclic", "many", n_groups=10, r=2)):
+        with pytest.raises(sm.UsageError):
+            call()
+    assert issubclass(sm.UsageValueError, ValueError) and issubclass(sm.UsageTypeError, TypeError)
+    ns = {}
+    exec("from spare_mc import *", ns)
+    assert "stats" not in ns and "timeline" not in ns and "simulate_ttt" in ns
+    assert set(sm.__all__) <= set(dir(sm))
+
+
+def test_defaults_live_in_one_place():
+    """Sweep parameters and CLI flags are derived from TimelineConfig's fields; the paper's numbers from one file."""
+    from dataclasses import fields
+
+    from spare_mc.cli import _build_parser
+    from spare_mc.paper import paper_setting
+    from spare_mc.sweep import PARAMETERS
+    for f in fields(TimelineConfig):
+        if f.metadata.get("sweep"):
+            assert f.name in PARAMETERS["ttt"]
+            if f.default is not None and not isinstance(f.default, type(fields)):
+                assert PARAMETERS["ttt"][f.name] == f.default or f.name in ("strategy", "n_groups")
+    help_text = _build_parser()._subparsers._group_actions[0].choices["ttt"].format_help()
+    for f in fields(TimelineConfig):
+        if f.metadata.get("cli"):
+            assert "--" + f.name.replace("_", "-") in help_text
+    setting = paper_setting()
+    cfg = TimelineConfig("spare", 600, r=8)
+    assert (cfg.mtbf_s, cfg.shape, cfg.restart_s, cfg.save_s, cfg.compute_s, cfg.n_steps) == tuple(
+        setting[k] for k in ("mtbf_s", "shape", "restart_s", "save_s", "compute_s", "n_steps"))
+    assert sm.main_table.__module__ == "spare_mc.optimize"
+
+
+def test_every_cli_option_says_what_it_means():
+    from spare_mc.cli import _build_parser
+    sub = _build_parser()._subparsers._group_actions[0].choices
+    for name, parser in sub.items():
+        for action in parser._actions:
+            if action.option_strings and action.dest != "help":
+                assert action.help and len(action.help) > 12, (name, action.option_strings)
+    text = sub["ttt"].format_help()
+    assert "full-system mean time between failures" in text and "(s)" in text
+    assert "first failure of a fresh system" in text
+
+
+def test_studies_ship_as_package_data():
+    from spare_mc.reproduce import main_table_settings, studies_dir
+    names = sorted(p.name for p in studies_dir().glob("*.toml"))
+    assert {"masked.toml", "overhead.toml", "ttt_spare.toml", "main_table.toml"} <= set(names)
+    assert main_table_settings()["n_values"] == [200, 600, 1000]
+
+
+def test_capped_runs_are_censored_in_sweeps_too(tmp_path):
+    text = """
+[sweep]
+name = "cap"
+quantity = "ttt"
+reps = 2
+seed = 1
+[grid]
+mtbf_s = [30.0, 3.0e6]
+[fixed]
+strategy = "ckpt"
+n_groups = 600
+n_steps = 2000
+max_wall_factor = 5.0
+jitter_sd = 0.0
+"""
+    ds = run_sweep(SweepSpec.from_toml(text), tmp_path / "cap.nc", workers=0, progress=False)
+    capped = ds.sel(mtbf_s=30.0)
+    assert (capped["finished"].values == 0).all() and np.allclose(capped["ttt_over_t0"].values, 5.0)
+    assert float(capped["ttt_over_t0_mean"]) == pytest.approx(5.0) and "restricted mean" in ds.attrs["censoring"]
+    assert (ds.sel(mtbf_s=3.0e6)["finished"].values == 1).all()
+
+
+def test_warnings_policy_is_intact():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sm.estimate_mean([1.0, 2.0, 4.0])
