@@ -5,7 +5,7 @@ Cyclic unit stride, N = 1000, r = 9, uniform order without replacement. The kern
 raw loop of the same draws is its lower limit; the ratio (kernel time per failure) / (raw time per draw) says how
 much the wipe-out bookkeeping adds. The generic (any-layout) kernel on the same layout is reported too.
 
-Usage: ``python benchmarks/bench_wipeout.py [--json] [--trials 200000]``
+Usage: ``python benchmarks/bench_wipeout.py [--json] [--reps 200000]``
 """
 
 from __future__ import annotations
@@ -68,7 +68,8 @@ def _best_of(fn, repeat=5):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", action="store_true")
-    p.add_argument("--trials", type=int, default=200_000)
+    p.add_argument("--reps", "--trials", dest="trials", type=int, default=200_000,
+                   help="wipe-out replications (--trials: the old name)")
     p.add_argument("--n-groups", type=int, default=1000)
     p.add_argument("--r", type=int, default=9)
     a = p.parse_args(argv)

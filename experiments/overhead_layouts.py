@@ -4,10 +4,11 @@ For each (N, r) -- the paper's N = 600, r = 20 point, and N in {200, 600, 1000} 
 0.833) and at the simulated SPARe optimum r = 8 -- runs ReCtlr at every failure until the wipe-out (uniform order)
 and reports, with 95% confidence intervals: masked failures, the measured mean stack number E[sum S_k]/E[T], its
 lower bound E[sum c(k)]/E[T] (exact where the law of T is known), the excess rho, the Phase-0 (HK-Fixed) rate, the
-share of calls needing no move, moves and patch size per call. All layouts at one (N, r) see the same failure
-orders (common random numbers).
+share of calls needing no move, moves and patch size per call. All layouts at one (N, r) start from the same seed,
+but each replication consumes as many draws as its T, so their streams part after the first replication: the
+layouts are compared as independent samples (their CIs are unpaired).
 
-Usage: ``python experiments/overhead_layouts.py [--trials 2000] [--seed 2026] [--json PATH]``
+Usage: ``python experiments/overhead_layouts.py [--reps 2000] [--seed 2026] [--json PATH]``
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def run(trials: int, seed: int) -> list[dict]:
         for lay in LAYOUTS:
             t0 = time.perf_counter()
             res = sm.overhead_mc(lay, trials, n_groups=n, r=r, rng=np.random.SeedSequence(seed, spawn_key=(n, r)))
-            row = {"n_groups": n, "r": r, "layout": lay, "trials": trials, "seconds": time.perf_counter() - t0}
+            row = {"n_groups": n, "r": r, "layout": lay, "reps": trials, "seconds": time.perf_counter() - t0}
             for key in KEYS:
                 est = res.estimate(key)
                 row[key] = est.mean
@@ -50,7 +51,8 @@ def _fmt(row, key, digits=3):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trials", type=int, default=2000)
+    ap.add_argument("--reps", "--trials", dest="trials", type=int, default=2000,
+                    help="replications per (N, r, layout) (--trials: the old name)")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--json", help="also write the rows to this JSON file")
     args = ap.parse_args(argv)

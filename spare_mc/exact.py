@@ -103,7 +103,7 @@ def _exact_iv(layout, n_groups, r, arithmetic):
     check_memory(n_groups * 8 * 16, f"the exact law of T at N={n_groups:,}")
     if layout == "block" and n_groups % r:
         raise UsageValueError(f"block replication needs N divisible by r, got N={n_groups}, r={r} "
-                         f"(N % r = {n_groups % r})")
+                              f"(N % r = {n_groups % r})")
     return layout, n_groups, r, arithmetic
 
 

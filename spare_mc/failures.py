@@ -147,10 +147,11 @@ class DomainFailures:
         object.__setattr__(self, "shape", _shape_iv(self.shape))
         if self.background is not None:
             if not isinstance(self.background, PerGPU):
-                raise UsageTypeError(f"`background` must be a PerGPU model or None, got {type(self.background).__name__}")
+                raise UsageTypeError(f"`background` must be a PerGPU model or None, got "
+                                     f"{type(self.background).__name__}")
             if self.background.shape != self.shape:
                 raise UsageValueError(f"`background.shape` must equal `shape` (units race on one hazard clock), got "
-                                 f"{self.background.shape} and {self.shape}")
+                                      f"{self.background.shape} and {self.shape}")
 
     def to_dict(self):
         d = {"model": "domains", "level": self.level, "domain_mtbf_s": self.domain_mtbf_s, "shape": self.shape}
@@ -270,7 +271,8 @@ def lower(model, topology: Topology) -> KernelProcess:
                       else (scale / model.background.group_scale(topology)) ** model.shape)
         ptr, groups = topology.domain_groups(model.level)
         return KernelProcess(1, model.shape, scale, False, group_rate, 1.0, ptr, groups)
-    raise UsageTypeError(f"`failures` must be one of {[m.__name__ for m in FAILURE_MODELS]}, got {type(model).__name__}")
+    raise UsageTypeError(f"`failures` must be one of {[m.__name__ for m in FAILURE_MODELS]}, got "
+                         f"{type(model).__name__}")
 
 
 @dataclass(frozen=True)
@@ -319,7 +321,7 @@ def sample_events(failures, topology: Topology, *, rng=None) -> FailureEvents:
     if isinstance(failures, UniformOrder):
         if failures.with_replacement:
             raise UsageValueError("`failures` with_replacement=True has no finite stream of distinct deaths; it is "
-                             "only meaningful inside wipeout_mc")
+                                  "only meaningful inside wipeout_mc")
         perm = rng.permutation(n).astype(np.int64)
         return FailureEvents(np.arange(1, n + 1, dtype=np.float64), np.arange(n + 1, dtype=np.int64), perm)
     proc = lower(failures, topology)
@@ -425,7 +427,7 @@ class PerGPUClock:
         missed = np.setdiff1d(np.nonzero(self.next_failure_s <= now_s)[0], failed)
         if missed.size:
             raise UsageValueError(f"`failed_groups` must list every group that failed by `now_s`; group {missed[0]} "
-                             f"failed at {self.next_failure_s[missed[0]]} <= {now_s}")
+                                  f"failed at {self.next_failure_s[missed[0]]} <= {now_s}")
         self.now_s = now_s
         if self.model.age_policy == "renew":
             self._reset_all(now_s)

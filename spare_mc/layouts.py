@@ -79,7 +79,7 @@ class Layout:
         dup = np.nonzero((srt[:, 1:] == srt[:, :-1]).any(axis=1))[0]
         if dup.size:
             raise UsageValueError(f"`holders` rows must list distinct groups, but type {dup[0]} has a repeated "
-                             f"holder: {h[dup[0]].tolist()}")
+                                  f"holder: {h[dup[0]].tolist()}")
         h.setflags(write=False)
         object.__setattr__(self, "holders", h)
         ptr, types = _invert(h)
@@ -237,7 +237,7 @@ def sidon_offsets(n_groups: int, r: int, *, attempts: int = 200) -> tuple[int, .
     n_groups, r = _n_r_iv(n_groups, r)
     if r * (r - 1) > n_groups - 1:
         raise UsageValueError(f"Sidon offsets are impossible: r(r-1) must be <= N-1 for r={r} shard copies "
-                         f"to have distinct pairwise differences mod N={n_groups}, got r(r-1)={r * (r - 1)}")
+                              f"to have distinct pairwise differences mod N={n_groups}, got r(r-1)={r * (r - 1)}")
 
     if r <= len(OPTIMAL_GOLOMB_RULERS) and 2 * OPTIMAL_GOLOMB_RULERS[r - 1][-1] < n_groups:
         return OPTIMAL_GOLOMB_RULERS[r - 1]
@@ -272,7 +272,7 @@ def sidon_offsets(n_groups: int, r: int, *, attempts: int = 200) -> tuple[int, .
                 raise RuntimeError(f"sidon_offsets built a non-Sidon set {out} for N={n_groups}")
             return out
     raise UsageValueError(f"no modular Sidon offsets found for N={n_groups}, r={r} after {attempts} greedy attempts; "
-                     f"pass explicit offsets to cyclic_offsets()")
+                          f"pass explicit offsets to cyclic_offsets()")
 
 
 def sidon(n_groups: int, r: int) -> Layout:
@@ -304,7 +304,7 @@ def block(n_groups: int, r: int) -> Layout:
     n_groups, r = _n_r_iv(n_groups, r)
     if n_groups % r:
         raise UsageValueError(f"block replication needs N divisible by r, got N={n_groups}, r={r} (N % r = "
-                         f"{n_groups % r})")
+                              f"{n_groups % r})")
     j = np.arange(n_groups, dtype=np.int64)[:, None]
     holders = (j // r) * r + (j + np.arange(r, dtype=np.int64)[None, :]) % r
     return Layout(holders, kind="block")

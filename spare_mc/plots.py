@@ -30,7 +30,8 @@ Which sweep draws how (any dataset ``spare-mc sweep`` writes)
   :data:`MAX_PANELS` (time to train: ``MAX_PANELS // 2`` pairs of panels); the figure's title says when panels
   were left out.
 * y: the quantity's headline variable: masked failures before the first wipe-out (``wipeout``); the measured
-  mean stack number ``S*`` per epoch, ``sum S* / sum T`` over replications, with the ``c(k)`` lower bound (``overhead``);
+  mean stack number ``S*`` per epoch, ``sum S* / sum T`` over replications, with the ``c(k)`` lower bound
+  (``overhead``);
   ``TTT/T0`` (log scale) and availability (``ttt``), plus the best-``r`` panel when ``r`` is the x axis and at most
   one other dimension is swept.
 

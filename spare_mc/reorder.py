@@ -159,7 +159,7 @@ class ReCtlr:
         n, r = self._n, self._r
         if not isinstance(stacks, (list, tuple)) or len(stacks) != n:
             raise UsageValueError(f"`stacks` must be a list of N={n} stacks, got {type(stacks).__name__} of length "
-                             f"{len(stacks) if hasattr(stacks, '__len__') else '?'}")
+                                  f"{len(stacks) if hasattr(stacks, '__len__') else '?'}")
         for g in range(n):
             base, end = self._gptr[g], self._gptr[g + 1]
             edges = self._gstk[base:end]
@@ -167,7 +167,7 @@ class ReCtlr:
             order = [int(t) for t in stacks[g]]
             if sorted(order) != sorted(by_type):
                 raise UsageValueError(f"`stacks[{g}]` must be a permutation of the types group {g} holds "
-                                 f"{sorted(by_type)}, got {order}")
+                                      f"{sorted(by_type)}, got {order}")
             for p, t in enumerate(order):
                 e = by_type[t]
                 self._gstk[base + p] = e
@@ -412,8 +412,8 @@ def _overhead_iv(layout, reps, n_groups, r, failures, topology, fresh_layout, lo
     layout, reps, failures, topology, fresh_layout = _wipeout_iv(layout, reps, n_groups, r, failures, topology,
                                                                  fresh_layout)
     if isinstance(failures, UniformOrder) and failures.with_replacement:
-        raise UsageValueError("`failures` with_replacement=True is not a sequence of distinct group deaths; ReCtlr needs "
-                         "UniformOrder(with_replacement=False)")
+        raise UsageValueError("`failures` with_replacement=True is not a sequence of distinct group deaths; ReCtlr "
+                              "needs UniformOrder(with_replacement=False)")
     log_reps = as_int(log_reps, "log_reps", min_value=0, max_value=reps)
     if log_reps * layout.n_groups > 50_000_000:
         raise UsageValueError(f"`log_reps` * N must be <= 5e7 rows, got {log_reps} * {layout.n_groups}")

@@ -129,7 +129,7 @@ def ratio_estimate(numerators, denominators, name: str = "ratio", level: float =
     y = np.asarray(denominators, dtype=np.float64)
     if x.ndim != 1 or x.shape != y.shape or x.size < 2:
         raise UsageValueError(f"`numerators` and `denominators` must be 1-d of equal length >= 2, got shapes {x.shape} "
-                         f"and {y.shape}")
+                              f"and {y.shape}")
     if not (np.isfinite(x).all() and np.isfinite(y).all()):
         raise UsageValueError("`numerators` and `denominators` must be finite")
     ybar = y.mean()

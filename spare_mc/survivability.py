@@ -126,14 +126,14 @@ def _wipeout_iv(layout, reps, n_groups, r, failures, topology, fresh_layout):
         raise UsageTypeError(f"`fresh_layout` must be a bool or None, got {fresh_layout!r}")
     if fresh_layout and layout.kind != "random":
         raise UsageValueError(f"`fresh_layout`=True draws a new random-holders layout per trial; the layout is "
-                         f"{layout.kind!r}")
+                              f"{layout.kind!r}")
     if layout.n_groups >= 2**31:
         raise UsageValueError(f"`n_groups` must be < 2^31 (32-bit bounded draws), got N={layout.n_groups}")
     if failures is None:
         failures = UniformOrder()
     if not isinstance(failures, (UniformOrder, SystemRenewal, PerGPU, DomainFailures)):
         raise UsageTypeError(f"`failures` must be UniformOrder, SystemRenewal, PerGPU or DomainFailures, got "
-                        f"{type(failures).__name__}")
+                             f"{type(failures).__name__}")
     if isinstance(failures, (PerGPU, DomainFailures)):
         if topology is None:
             raise UsageValueError(f"`topology` is required for the {type(failures).__name__} failure model")

@@ -595,7 +595,8 @@ class TTTResult:
             d["ttt_estimator"] = "mean"
             d["status"] = "ok"
         else:
-            d["ttt_estimator"] = (f"restricted mean at the wall-clock cap ({cfg.max_wall_factor:g} x T0): a lower bound "
+            d["ttt_estimator"] = (f"restricted mean at the wall-clock cap ({cfg.max_wall_factor:g} x T0): a lower "
+                                  f"bound "
                                   f"on the mean time to train")
             progress = np.mean([r.steps_done for r in self.runs if r.status == "capped"]) / cfg.n_steps
             d["status"] = (f"{self.n_capped} of {self.reps} runs hit the wall-clock cap before finishing (mean "

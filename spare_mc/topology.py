@@ -56,7 +56,7 @@ class Topology:
         object.__setattr__(self, "n_groups", n_groups)
         if n_groups > n_gpus or n_gpus % n_groups:
             raise UsageValueError(f"`n_groups` must divide `n_gpus` (each group has M = G/N GPUs), got G={n_gpus}, "
-                             f"N={n_groups}")
+                                  f"N={n_groups}")
         for name in ("gpus_per_node", "nodes_per_rack", "racks_per_power"):
             object.__setattr__(self, name, as_int(getattr(self, name), name, min_value=1))
         as_choice(self.placement, "placement", PLACEMENTS)
