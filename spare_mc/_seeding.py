@@ -58,6 +58,12 @@ def root_text(root: np.random.SeedSequence) -> str:
 _UNSET = object()
 
 
+def warn_old_access(what: str, instead: str) -> None:
+    """The one-release deprecation warning of a result that used to be a dict or a tuple."""
+    warnings.warn(f"{what} is deprecated and will be removed in the next release; use {instead}", DeprecationWarning,
+                  stacklevel=3)
+
+
 def resolve_seed_alias(rng, seed, where: str):
     """``rng``, or the deprecated ``seed`` alias (one release) with a :class:`DeprecationWarning`."""
     if seed is _UNSET:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from ._provenance import SCHEMA_VERSION
-from ._seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text
+from ._seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, warn_old_access
 from ._validation import UsageValueError, as_choice, as_int
 from .closed_forms import normalized_ttt, optimal_availability, r_star
 from .paper import paper_row, paper_setting
@@ -67,6 +67,10 @@ class TheoryTTT:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def __getitem__(self, key):  # the dict this used to be (one release)
+        warn_old_access("theory_ttt(...)[key]", "attribute access, e.g. .ttt_over_t0")
+        return self.to_dict()[key]
 
 
 def theory_ttt(cfg: TimelineConfig) -> TheoryTTT:
@@ -227,6 +231,10 @@ class MainTable:
         """What ``spare-mc reproduce --table main --json`` prints."""
         return {"schema_version": SCHEMA_VERSION, "rows": [row.to_dict() for row in self.rows],
                 "settings": self.settings, "paper_N600": self.paper}
+
+    def __getitem__(self, key):  # the dict this used to be (one release)
+        warn_old_access("main_table(...)[key]", "main_table(...).to_dict()[key] or the attributes")
+        return self.to_dict()[key]
 
 
 def _reduction(spare, rep) -> MCEstimate:

@@ -43,7 +43,7 @@ import numpy as np
 
 from . import _rectlr_kernels as _rk
 from ._resources import check_memory
-from ._seeding import _UNSET
+from ._seeding import _UNSET, warn_old_access
 from ._validation import UsageTypeError, UsageValueError, as_int
 from ._wipeout_kernels import raw_source
 from .closed_forms import stack_lower_bound
@@ -379,8 +379,13 @@ class OverheadResult:
             high.append(min(hi, 1.0))
         return np.arange(self.gap_counts.shape[1]), np.array(frac), np.array(low), np.array(high)
 
-    def summary(self) -> dict:
-        """Means and 95% CIs of the main estimators (the ``spare-mc overhead`` JSON keys)."""
+    def summary(self, level=_UNSET) -> dict:
+        """Means and 95% CIs of the main estimators (the ``spare-mc overhead`` JSON keys, ``<name>_ci95``; other
+        levels: :meth:`estimate`). ``level`` is deprecated (the key no longer changes name with the level)."""
+        if level is not _UNSET:
+            warn_old_access("OverheadResult.summary(level=...)", "estimate(name, level) for other levels")
+            if level != 0.95:
+                raise UsageValueError("`level`: summary() reports 95% intervals; use estimate(name, level)")
         level = 0.95
         d = {"n_groups": self.n_groups, "r": self.r, "layout": self.layout, "reps": self.reps,
              "fresh_layout": self.fresh_layout}
@@ -515,6 +520,14 @@ class StackBoundSum:
     sum_c: float
     mean_T: float
     c_mean: float
+
+    def __iter__(self):  # the (sum_c, mean_T, c_mean) tuple this used to be (one release)
+        warn_old_access("unpacking exact_stack_bound_sum(...)", "its attributes .sum_c, .mean_T, .c_mean")
+        return iter((self.sum_c, self.mean_T, self.c_mean))
+
+    def __getitem__(self, i):
+        warn_old_access("exact_stack_bound_sum(...)[i]", "its attributes .sum_c, .mean_T, .c_mean")
+        return (self.sum_c, self.mean_T, self.c_mean)[i]
 
 
 def exact_stack_bound_sum(layout: str, n_groups: int, r: int) -> StackBoundSum:

@@ -57,7 +57,7 @@ import numpy as np
 from . import __version__
 from ._provenance import SCHEMA_VERSION, software_versions
 from ._resources import ResourceLimitError, check_memory
-from ._seeding import trace_seed_sequence
+from ._seeding import trace_seed_sequence, warn_old_access
 from ._validation import UsageError, UsageTypeError, UsageValueError, as_choice, as_int
 from .failures import FAILURE_KINDS
 from .options import get_options
@@ -629,6 +629,13 @@ class DatasetComparison:
     def to_dict(self) -> dict:
         return {"schema_version": SCHEMA_VERSION, "quantity": self.quantity, "alpha": self.alpha,
                 "rows": [r.to_dict() for r in self.rows], "tested": self.tested, "consistent": self.consistent}
+
+    def __iter__(self):  # the list of dict rows this used to be (one release)
+        warn_old_access("iterating over compare_dataset(...)", "compare_dataset(...).rows or .to_dict()['rows']")
+        return iter(self.to_dict()["rows"])
+
+    def __len__(self):
+        return len(self.rows)
 
 
 #: Failure models under which groups die one at a time in a uniformly random order (iid group lifetimes or a

@@ -434,6 +434,23 @@ def test_deprecated_aliases_work_for_one_release(capsys):
         simulate_ttt(cfg, 2, rng=1, seed=3)
 
 
+def test_old_return_types_still_work_for_one_release(tmp_path):
+    with pytest.warns(DeprecationWarning, match=r"theory_ttt\(...\)\[key\] is deprecated"):
+        assert sm.theory_ttt(TimelineConfig("ckpt", 600))["S"] == 1.0
+    with pytest.warns(DeprecationWarning):
+        total, mean_t, ratio = sm.exact_stack_bound_sum("cyclic", 4, 2)
+    assert (total, mean_t) == pytest.approx((11 / 3, 7 / 3))
+    with pytest.warns(DeprecationWarning):
+        assert sm.exact_stack_bound_sum("cyclic", 4, 2)[2] == ratio
+    ds = run_sweep(SweepSpec.from_toml(SMALL), tmp_path / "a.nc", workers=0, progress=False)
+    with pytest.warns(DeprecationWarning):
+        rows = list(compare_dataset(ds))
+    assert len(rows) == 2 and rows[0]["consistent"] in (True, False)
+    o = sm.overhead_mc("cyclic", 5, n_groups=20, r=2, rng=1)
+    with pytest.warns(DeprecationWarning):
+        assert o.summary(level=0.95) == o.summary()
+
+
 def test_every_result_class_has_estimate():
     w = sm.wipeout_mc("cyclic", 20, n_groups=20, r=2, rng=1)
     o = sm.overhead_mc("cyclic", 20, n_groups=20, r=2, rng=1)
@@ -445,6 +462,8 @@ def test_every_result_class_has_estimate():
     assert isinstance(table.rows[0].estimate("reduction"), sm.MCEstimate)
     assert table.rows[0].estimate("spare.ttt_over_t0").n == 2
     assert json.loads(json.dumps(table.to_dict()))["schema_version"] == 2
+    with pytest.warns(DeprecationWarning, match=r"main_table\(...\)\[key\] is deprecated"):
+        assert table["rows"][0]["n_groups"] == 24
 
 
 def test_usage_errors_share_one_marker_and_the_namespace_is_explicit():
