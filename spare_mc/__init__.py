@@ -15,8 +15,8 @@ from .closed_forms import (availability, ckpt_period_daly, ckpt_period_optimal, 
                            mu_expansion, mu_paper, mu_rep_paper, normalized_ttt, optimal_availability,
                            overhead_lower_bound, r_star, stack_lower_bound)
 from .exact import EXACT_LAYOUTS, ExactDistribution, exact_wipeout
-from .failures import (DomainFailures, FailureEvents, PerGPU, SystemRenewal, UniformOrder, failure_model_from_dict,
-                       sample_events)
+from .failures import (DomainFailures, FailureEvents, PerGPU, SystemRenewal, UniformOrder, failure_from_spec,
+                       failure_model_from_dict, sample_events)
 from .layouts import LAYOUT_KINDS, Layout, block, cyclic, cyclic_offsets, make_layout, random_holders, sidon
 from .optimize import MainTable, MainTableRow, OptimumResult, TheoryTTT, main_table, optimize_strategy, theory_ttt
 from .reorder import OverheadResult, ReCtlr, ReCtlrStep, StackBoundSum, exact_stack_bound_sum, overhead_mc
@@ -32,7 +32,7 @@ __version__ = "0.1.0"
 __all__ = [
     # topology and failure models
     "Topology", "UniformOrder", "SystemRenewal", "PerGPU", "DomainFailures", "FailureEvents", "sample_events",
-    "failure_model_from_dict",
+    "failure_model_from_dict", "failure_from_spec",
     # layouts
     "LAYOUT_KINDS", "Layout", "block", "cyclic", "cyclic_offsets", "make_layout", "random_holders", "sidon",
     # wipe-out Monte Carlo, exact laws, closed forms

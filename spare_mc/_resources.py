@@ -57,13 +57,17 @@ def check_memory(nbytes: float, what: str, hint: str = "") -> None:
     ``what`` says what would be allocated ("per-replication results of 1e9 replications"), ``hint`` how to need
     less.
     """
+    from .options import get_options
+
     budget = memory_budget()
     if nbytes > budget:
         hint = f"; {hint}" if hint else ""
+        source = ("the max_memory option" if get_options()["max_memory"] is not None
+                  else "half of the available memory")
         raise ResourceLimitError(
             f"{what} would need about {format_bytes(nbytes)}, more than the memory budget of {format_bytes(budget)} "
-            f"(half of the available memory unless set){hint}. To allow it, raise the budget: "
-            f"spare_mc.set_options(max_memory=...) or `spare-mc --max-memory SIZE ...`")
+            f"({source}){hint}. To allow it, raise the budget: spare_mc.set_options(max_memory=...) or "
+            f"`spare-mc <command> ... --max-memory SIZE`")
 
 
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kKmMgGtT]?)[iI]?[bB]?\s*$")

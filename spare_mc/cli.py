@@ -479,8 +479,10 @@ def _say(message: str) -> None:
 
 
 def _os_message(exc: OSError) -> str:
+    if exc.strerror is None:  # raised by spare_mc with its own message
+        return str(exc)
     where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
-    return f"{exc.strerror or exc}{where}"
+    return f"{exc.strerror}{where}"
 
 
 _COMMANDS = {"mu": run_mu, "overhead": run_overhead, "ttt": run_ttt, "reproduce": run_reproduce,

@@ -1,6 +1,6 @@
 """Closed forms: the paper's approximations, a sharper expansion, and checkpoint-period theory.
 
-Masked failures (MODEL.md section 3)
+Masked failures (docs/model.md, section 3)
 ------------------------------------
 :func:`mu_paper`
     ``mu(N, r) = Gamma(1/r) / r * N^(1 - 1/r)`` (Lee et al. 2026), the leading term of
@@ -13,12 +13,12 @@ Masked failures (MODEL.md section 3)
 :func:`mu_rep_paper`
     ``mu_Rep ~ r^(1/r) mu(N, r)`` (the exact block mean is :func:`spare_mc.exact.block_mean_closed_form`).
 
-Stack number (MODEL.md section 4)
+Stack number (docs/model.md, section 4)
 ---------------------------------
 :func:`stack_lower_bound` ``c(k) = ceil(N / (N - k))``; :func:`overhead_lower_bound` the paper's
 ``(1/floor(mu)) sum_{k < floor(mu)} c(k)`` (its ``rho_k = 0`` part).
 
-Checkpointing (MODEL.md section 5)
+Checkpointing (docs/model.md, section 5)
 ----------------------------------
 Young (1974) ``sqrt(2 T_s M)``; Daly (2006) ``sqrt(2 d M) [1 + sqrt(d/(2M))/3 + d/(18 M)] - d`` for ``d < 2M``
 (else ``M``); the availability model ``A(T_c) = T_f (1 - T_s/T_c) / (T_f + T_r + T_c/2)``, maximised at

@@ -6,7 +6,7 @@ uniformly random ``m``-subset, ``P(T > m)`` is the fraction of ``m``-subsets of 
 
 ``E[T] = sum_{m=0}^{N-1} P(T > m)``,  ``E[T^2] = sum_{m=0}^{N-1} (2m + 1) P(T > m)``.
 
-Layouts with exact results (MODEL.md section 3):
+Layouts with exact results (docs/model.md, section 3):
 
 - ``"cyclic"`` (unit stride): circular consecutive-``r``-out-of-``N``:F systems (Derman, Lieberman & Ross 1982;
   Pekoz & Ross 1995). ``P(T > m)`` = (circular 0/1 strings of length N with m ones and no run of r ones) / C(N, m).

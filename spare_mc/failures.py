@@ -7,7 +7,8 @@ global restart, and an event that would kill no live group is not an event of th
 Models
 ------
 :class:`UniformOrder`
-    No clock: groups fail one at a time in a uniformly random order (the combinatorial model of MODEL.md section 3).
+    No clock: groups fail one at a time in a uniformly random order (the combinatorial model of docs/model.md,
+    section 3).
     ``with_replacement=True`` is the named variant in which a failure may hit an already dead group (and then
     changes nothing but still counts as a failure). Event times are the event indices 1, 2, 3, ...
 :class:`SystemRenewal`
@@ -215,7 +216,8 @@ def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, 
     given = {"age_policy": age_policy, "domain_mtbf_s": domain_mtbf_s, "n_gpus": n_gpus, "placement": placement}
     given = {k: v for k, v in given.items() if v is not None}
     p = {**FAILURE_SPEC_DEFAULTS, **given}
-    n_gpus = as_int(p["n_gpus"], "n_gpus", min_value=n_groups)
+    if "n_gpus" in given or kind not in ("uniform", "system"):  # the default applies only where it is used
+        n_gpus = as_int(p["n_gpus"], "n_gpus", min_value=n_groups)
     as_choice(p["age_policy"], "age_policy", AGE_POLICIES)
     if kind in ("uniform", "system"):
         useless = sorted(given)
@@ -231,9 +233,11 @@ def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, 
     topo = Topology(n_gpus, n_groups, placement=p["placement"])
     bg = PerGPU.from_system_mtbf(mtbf_s, n_gpus, shape, p["age_policy"])
     if kind == "per_gpu":
-        if "domain_mtbf_s" in given:
-            raise UsageValueError("`domain_mtbf_s` has no effect with failure_model='per_gpu' (it applies to 'node', "
-                                  "'rack' or 'power')")
+        useless = sorted(k for k in ("domain_mtbf_s", "placement") if k in given)
+        if useless:
+            raise UsageValueError(f"{', '.join(f'`{k}`' for k in useless)} has no effect with "
+                                  f"failure_model='per_gpu' (equal groups: where their GPUs sit does not change "
+                                  f"their lifetimes; it applies to 'node', 'rack' or 'power')")
         return bg, topo
     if p["domain_mtbf_s"] is None:
         raise UsageValueError(f"`domain_mtbf_s` (mean lifetime of one {kind} domain, s) is required with "

@@ -2,7 +2,7 @@
 
 A layout over ``N`` groups and ``N`` shard types with redundancy ``r`` is an ``N x r`` **holder table**:
 ``holders[j, l]`` is the group that holds shard type ``j`` in stack layer ``l``. Every type has ``r`` distinct
-holders. A type is *wiped out* once all its holders are dead (MODEL.md section 3).
+holders. A type is *wiped out* once all its holders are dead (docs/model.md, section 3).
 
 Constructors
 ------------

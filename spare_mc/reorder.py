@@ -1,6 +1,6 @@
 """ReCtlr -- adaptive reordering after failures -- and the measured compute overhead of stacking.
 
-The model (MODEL.md section 4). Every live group computes the top ``S`` layers of its stack each step; the step
+The model (docs/model.md, section 4). Every live group computes the top ``S`` layers of its stack each step; the step
 needs every shard type computed by one live group. With ``k`` dead groups ``S >= c(k) = ceil(N / (N - k))``. When
 failures are detected, ReCtlr runs:
 

@@ -151,7 +151,7 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
     log("main table")
     mt = main_table(n_values, reps=reps, confirm_reps=confirm_reps, rng=rng, base=base)
     mt_path = os.path.join(root, "main_table.json")
-    write_json(mt.to_dict(), mt_path)
+    write_json({**mt.to_dict(), "software": software_versions()}, mt_path)
     log("figures")
     figures = save_figures(datasets, os.path.join(root, "figures"))
     return ReproduceResult(quick, mt, mt_path, paths, figures, time.perf_counter() - t0)

@@ -307,7 +307,7 @@ def _failure_objects(params, n_groups, *, clocked, strict=True):
             as_int(extra["n_gpus"], "n_gpus", min_value=n_groups)
         extra = dict.fromkeys(extra)
     elif not strict and kind == "per_gpu":
-        extra["domain_mtbf_s"] = None
+        extra["domain_mtbf_s"] = extra["placement"] = None
     return failure_from_spec(kind, n_groups, mtbf_s=params["mtbf_s"], shape=params["shape"], clocked=clocked,
                              **extra)
 
@@ -322,7 +322,9 @@ def _model(quantity, params, strict=True):
         return lay, failures, topo
     kw = {k: v for k, v in params.items() if k in _TC_DEFAULTS}
     failures, topo = _failure_objects(params, params["n_groups"], clocked=True, strict=strict)
-    return TimelineConfig(failures=failures, topology=topo, **kw)
+    cfg = TimelineConfig(failures=failures, topology=topo, **kw)
+    cfg.layout_object()  # an impossible layout (e.g. Sidon offsets that do not exist) fails here, before any work
+    return cfg
 
 
 def run_task(quantity: str, seed: int, idx: tuple, params: dict, rep_start: int, rep_stop: int,
@@ -412,8 +414,8 @@ def _check_scheduler(address: str) -> None:
     try:
         with socket.create_connection((host.strip("[]") or "127.0.0.1", port), timeout=5):
             pass
-    except OSError as exc:
-        raise UsageValueError(f"cannot reach the dask scheduler at {address}: {exc.strerror or exc}") from None
+    except OSError as exc:  # the network refused: an environment error, not a usage error
+        raise ConnectionError(f"cannot reach the dask scheduler at {address}: {exc.strerror or exc}") from None
 
 
 def _check_output(out: str, spec: SweepSpec, force: bool):
@@ -484,6 +486,10 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
     strict = "failure_model" not in spec.grid
     tasks = spec.tasks()
     with PartsStore(out, spec.digest(), OUTPUTS[spec.quantity], warn=say.warn) as store:
+        existing = _check_output(out, spec, force)  # again, under the lock: another sweep may have just finished
+        if existing is not None:
+            say.line(f"{out} is up to date (same spec, seed and version); nothing to compute")
+            return existing
         results, todo = {}, []
         for t in tasks:
             got = store.load(t[0], (t[3], t[4]))

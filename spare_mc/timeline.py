@@ -1,7 +1,7 @@
 """Time to train: an event-driven timeline of a whole job under CKPT-only, Rep+CKPT and SPARe+CKPT.
 
-The model (MODEL.md sections 5-6; every choice the paper leaves open is a named field of :class:`TimelineConfig`)
----------------------------------------------------------------------------------------------------------------
+The model (docs/model.md, sections 6-8; every choice the paper leaves open is a named field of :class:`TimelineConfig`)
+-----------------------------------------------------------------------------------------------------------------------
 - The job is ``n_steps`` synchronous steps. A step computes ``S`` stack layers (``S x T_comp``; ``r x T_comp`` for
   Rep, ``T_comp`` for CKPT-only), then the all-reduce ``T_a``. ``T0 = n_steps (T_comp + T_a)``.
 - **Failures** (default, the paper's setting): a system-level Weibull renewal process (shape ``k``, mean ``m`` for

@@ -272,7 +272,7 @@ def test_7_unreachable_scheduler_fails_fast(tmp_path):
     t = time.perf_counter()
     proc = _cli("sweep", str(tmp_path / "spec.toml"), "--scheduler", f"tcp://127.0.0.1:{port}", "--out",
                 str(tmp_path / "x.nc"))
-    assert proc.returncode == 2 and _one_line(proc.stderr) and "cannot reach the dask scheduler" in proc.stderr
+    assert proc.returncode == 1 and _one_line(proc.stderr) and "cannot reach the dask scheduler" in proc.stderr
     assert time.perf_counter() - t < 20
 
 
@@ -331,12 +331,41 @@ jitter_sd = 0.0
     (["ttt", "--strategy", "spare", "--n-groups", "60", "--placement", "strided"],
      r"`placement` has no effect with failure_model='system'"),
     (["ttt", "--strategy", "spare", "--n-groups", "60", "--failures", "rack"], r"`domain_mtbf_s` .* is required"),
+    (["ttt", "--strategy", "spare", "--n-groups", "60", "--failures", "per-gpu", "--placement", "strided"],
+     r"`placement` has no effect with failure_model='per_gpu'"),
 ])
+
 def test_9_failure_options_are_never_silently_ignored(argv, match, capsys):
     assert main(argv) == 2
     import re
     err = capsys.readouterr().err
     assert _one_line(err) and re.search(match, err)
+
+
+def test_9_the_default_gpu_count_only_applies_where_it_is_used():
+    """N beyond the default 600,000 GPUs is fine for the system-level process (n_gpus plays no role there)."""
+    cfg = TimelineConfig("ckpt", 700_000, n_steps=5, allreduce_s=1.0)
+    assert cfg.n_groups == 700_000 and sm.failure_from_spec("system", 700_000, mtbf_s=300.0, shape=0.78,
+                                                             clocked=True) == (None, None)
+
+
+def test_2_impossible_layouts_fail_before_any_work(tmp_path):
+    text = """
+[sweep]
+name = "s"
+quantity = "ttt"
+reps = 2
+seed = 1
+[grid]
+r = [3, 12]
+[fixed]
+strategy = "spare"
+layout = "sidon"
+n_groups = 40
+"""
+    with pytest.raises(sm.UsageValueError, match=r"grid point \(r=12\)"):
+        run_sweep(SweepSpec.from_toml(text), tmp_path / "s.nc", workers=0, progress=False)
+    assert not (tmp_path / "s.nc.parts").exists()
 
 
 def test_9_intervals_respect_the_support_with_two_replications(capsys):
