@@ -286,6 +286,18 @@ def test_7_a_broken_stderr_pipe_does_not_abort_a_sweep(tmp_path):
     assert proc.returncode == 0 and open_dataset(tmp_path / "x.nc")["T"].notnull().all()
 
 
+def test_7_an_interrupt_exits_130_with_one_line(monkeypatch, capsys):
+    import spare_mc.cli as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(cli._COMMANDS, "mu", interrupted)
+    assert main(["mu", "--n-groups", "10", "--r", "2"]) == 130
+    err = capsys.readouterr().err
+    assert _one_line(err) and "interrupted" in err
+
+
 def test_7_a_bug_shows_as_one(monkeypatch, capsys):
     import spare_mc.cli as cli
     monkeypatch.setitem(cli._COMMANDS, "mu", lambda args: {}["boom"])
