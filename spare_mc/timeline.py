@@ -343,18 +343,28 @@ _EMPTY_F = np.zeros(0, dtype=np.float64)
 def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None) -> np.ndarray:
     """One kernel run on ``trace`` (see :func:`make_trace`); ``units`` = ``cfg.unit_clocks()``."""
     res = np.zeros(_tk.N_RES, dtype=np.int64)
+    P = np.zeros(_tk.N_P, dtype=np.int64)
+    P[_tk.P_STRATEGY] = _STRAT_CODE[cfg.strategy]
+    P[_tk.P_N_GROUPS], P[_tk.P_R] = holders.shape
+    P[_tk.P_N_STEPS] = cfg.n_steps
+    for slot, seconds in ((_tk.P_COMP_US, cfg.compute_s), (_tk.P_AR_US, cfg.allreduce),
+                          (_tk.P_RESTART_US, cfg.restart_s), (_tk.P_SAVE_US, cfg.save_s),
+                          (_tk.P_PERIOD_US, cfg.ckpt_period), (_tk.P_SHRINK_US, cfg.shrink_s),
+                          (_tk.P_RECTLR_US, cfg.rectlr_s), (_tk.P_CAP_US, cfg.max_wall_factor * cfg.t0_s)):
+        P[slot] = round(seconds * _US)
+    P[_tk.P_LIVE_SCALING] = cfg.live_scaling
+    PF = np.array([float(cfg.jitter_sd)])  # PF_JITTER_SD
     if cfg.failures is None:
+        P[_tk.P_SOURCE] = _tk.SRC_SYSTEM
         gaps, vic = trace
-        uargs = (False, _EMPTY_F, 0, np.zeros(1, dtype=np.int64), _EMPTY_I, False, _EMPTY_F)
+        uscale, ptr, groups, life = _EMPTY_F, np.zeros(1, dtype=np.int64), _EMPTY_I, _EMPTY_F
     else:
+        P[_tk.P_SOURCE] = _tk.SRC_UNITS
         gaps, vic = _EMPTY_I, _EMPTY_I
-        uscale, n_gu, ptr, groups, keep, _ = units if units is not None else cfg.unit_clocks()
-        uargs = (True, uscale, n_gu, ptr, groups, keep, np.ascontiguousarray(trace[0], dtype=np.float64))
-    rc = _tk.timeline(_STRAT_CODE[cfg.strategy], cfg.n_groups, holders.shape[1], holders, cfg.n_steps,
-                      round(cfg.compute_s * _US), round(cfg.allreduce * _US), round(cfg.restart_s * _US),
-                      round(cfg.save_s * _US), round(cfg.ckpt_period * _US), round(cfg.shrink_s * _US),
-                      round(cfg.rectlr_s * _US), float(cfg.jitter_sd), jitter_rng,
-                      round(cfg.max_wall_factor * cfg.t0_s * _US), cfg.live_scaling, gaps, vic, *uargs, res)
+        uscale, P[_tk.P_N_GROUP_UNITS], ptr, groups, keep, _ = units if units is not None else cfg.unit_clocks()
+        P[_tk.P_KEEP_AGES] = keep
+        life = np.ascontiguousarray(trace[0], dtype=np.float64)
+    rc = _tk.timeline(P, PF, holders, gaps, vic, uscale, ptr, groups, life, jitter_rng, res)
     if rc < 0:  # pragma: no cover - an internal error
         raise RuntimeError("ReCtlr found no assignment inside the timeline although no type was wiped out")
     return res

@@ -79,6 +79,22 @@ def test_kernel_equals_simpy_twin_on_random_traces(strategy, failures):
         assert any(m for _, _, m in seen)  # masked failures happened
 
 
+@pytest.mark.parametrize("kind", ["per_gpu", "domain"])
+def test_twin_derives_the_kernels_unit_clocks(kind):
+    """The twin derives its unit clocks from the failure model and the topology, not from
+    ``TimelineConfig.unit_clocks``: same units, domains and age policy, and the same Weibull scales up to rounding
+    (the config lowers the background through a rate, ``scale ((scale / s_g)^k)^(-1/k)``, a few ulps off ``s_g``)."""
+    from spare_mc.reference import timeline_unit_clocks
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        n = int(rng.choice([12, 24, 60]))
+        cfg = TimelineConfig("ckpt", n, **_random_units(rng, n, kind))
+        scales, n_gu, ptr, groups, keep, _ = cfg.unit_clocks()
+        mine = timeline_unit_clocks(cfg)
+        assert (mine[1], list(mine[2]), list(mine[3]), mine[4]) == (n_gu, ptr.tolist(), groups.tolist(), keep)
+        np.testing.assert_allclose(mine[0], scales, rtol=4e-16, atol=0)
+
+
 def test_jitter_equal_in_distribution():
     """Jitter on, same trace: the kernel's and the twin's TTT distributions agree (two-sample KS, Welch)."""
     rng = np.random.default_rng(11)
