@@ -52,7 +52,8 @@ The redundancy state is the blocks ``E, G, D, H, meta, ulog, pplan, out`` of :mo
 Failure source
 --------------
 Its state: ``Q`` (``N_Q``): ``Q_N_UP`` (live groups), ``Q_N_PEND`` (dead groups not detected yet), ``Q_IA``
-(arrivals consumed), ``Q_A_NEXT``, ``Q_O_REF``, ``Q_T_REF`` (the operational clock), ``Q_IL`` (lifetimes drawn);
+(arrivals consumed), ``Q_REM`` (operational units left until the next arrival, counted from the wall time
+``Q_T_REF``), ``Q_IL`` (lifetimes drawn);
 ``GB`` (``N_GB x (N + 1)``), rows ``GB_TREE`` (Fenwick tree of the live groups, 1-based), ``GB_UP`` (1 = live),
 ``GB_PEND`` (the pending dead groups ``GB[GB_PEND, :Q[Q_N_PEND]]`` in the order they died); ``next_t`` (unit
 clocks). The loop calls only these five, whatever the model; each branches on ``P[P_SOURCE]`` inside:
@@ -71,8 +72,8 @@ System-level renewal trace (``SRC_SYSTEM``; no random numbers are drawn here exc
 
 - ``gaps[i]`` is the ``i``-th inter-arrival in **operational units** (group-microseconds). The operational clock
   runs at ``rate`` units per microsecond: the number of live groups with live scaling, else ``N``; during a global
-  restart it runs at ``N``. Between rate changes the ``i``-th arrival happens at
-  ``t_ref + ceil((A_i - O_ref) / rate)``.
+  restart it runs at ``N``. Between rate changes the next arrival happens at ``t_ref + ceil(rem / rate)``, with
+  ``rem`` its gap minus the operational time run since the previous arrival (banked at each rate change).
 - ``victims[i]`` in ``[0, 2^32)`` picks the live group of rank ``(victims[i] * n_live) >> 32`` (ranks in increasing
   group index). Every arrival consumes one entry, also when it is absorbed by a restart.
 
@@ -84,6 +85,24 @@ the next restart. At a restart the units that would fire during it are absorbed,
 end: every unit (``keep=False``, "renew") or only the inactive and absorbed ones (``keep=True``, "keep ages").
 Ties fire the lowest unit first. Only :func:`_units_redraw` and :func:`_units_fire` write ``next_t`` and only
 :func:`_units_min` searches it (the place for a heap).
+
+The horizon
+-----------
+A gap or lifetime beyond ``HORIZON_US = 2^61`` (73,000 years in microseconds; group-microseconds for a gap) is
+clamped to it (``make_trace`` clips the gaps before converting them to integers; :func:`_units_redraw` the
+lifetimes; :func:`_sys_consume` gaps given directly), so it never happens within the job instead of overflowing.
+The argument, given that every wall time of a job stays below ``2^61`` us (the caller's duty: the cap
+``max_wall_factor x T0`` and the durations must stay far below it):
+
+- a unit's failure time is ``t_from + lifetime < 2^61 + 2^61 = 2^62`` (``_NEVER``, an inactive unit) ``< 2^63``;
+- the system clock never accumulates operational time: ``Q_REM`` is one gap minus the operational time run since
+  the previous arrival, ``0 < rem <= 2^61``, and banking subtracts ``rate x elapsed < rem`` (the arrival is still
+  ahead), so no product overflows and the arrival ``t_ref + ceil(rem / rate) <= t_ref + rem < 2^62``;
+- a failure time is otherwise only compared with the clock or has the clock subtracted from it (the stretches).
+
+A saturated lifetime still fails ``2^61`` us after it was drawn: never within a job. A saturated gap lasts at least
+``2^61 / N`` us of wall time (the clock runs at most at ``N`` units per microsecond): 73 years at ``N = 1000``,
+38 hours at the largest ``N = 2^24`` -- the range of the integer group-microsecond trace.
 
 Extending
 ---------
@@ -138,11 +157,14 @@ W_USEFUL, W_REDUNDANT, W_PATCH, W_ALLREDUCE, W_RECTLR = range(5)
 N_W = 5
 assert (R_USEFUL, R_REDUNDANT, R_PATCH, R_ALLREDUCE, R_RECTLR) == tuple(R_USEFUL + w for w in range(N_W))
 # the failure source: its scalars and the rows of its group block
-Q_N_UP, Q_N_PEND, Q_IA, Q_A_NEXT, Q_O_REF, Q_T_REF, Q_IL = range(7)
-N_Q = 7
+Q_N_UP, Q_N_PEND, Q_IA, Q_REM, Q_T_REF, Q_IL = range(6)
+N_Q = 6
 GB_TREE, GB_UP, GB_PEND = range(3)
 N_GB = 3
 
+#: the longest gap (group-microseconds) or lifetime (microseconds): beyond it, a failure never happens (see above)
+HORIZON_US = np.int64(1) << 61
+_HORIZON_F = float(HORIZON_US)
 _NEVER = np.int64(1) << 62
 #: :func:`_src_next_time` when the system trace ran out
 TRACE_OUT = np.int64(-1)
@@ -236,18 +258,17 @@ def _sys_arrival(Q, rate):
     """Wall time of the next arrival if the operational clock runs at ``rate`` (``_NEVER`` if it stands still)."""
     if rate <= 0:
         return _NEVER
-    return Q[Q_T_REF] + (Q[Q_A_NEXT] - Q[Q_O_REF] + rate - 1) // rate
+    return Q[Q_T_REF] + (Q[Q_REM] + rate - 1) // rate
 
 
 @_kernel
 def _sys_consume(t_f, Q, gaps):
     """The next arrival happens at wall time ``t_f``: it becomes the reference point of the operational clock, and
-    the following arrival's operational time is queued."""
-    Q[Q_O_REF] = Q[Q_A_NEXT]
+    the following gap is queued (clamped at the horizon)."""
     Q[Q_T_REF] = t_f
     Q[Q_IA] += 1
     if Q[Q_IA] < gaps.shape[0]:
-        Q[Q_A_NEXT] += gaps[Q[Q_IA]]
+        Q[Q_REM] = min(gaps[Q[Q_IA]], HORIZON_US)
 
 
 # ---------------------------------------------------------------------------------- failure source: unit clocks
@@ -265,8 +286,9 @@ def _units_min(next_t):
 
 @_kernel
 def _units_redraw(t_from, t_end, P, Q, next_t, uscale, life):
-    """New lifetimes from ``t_from`` for every unit, or with kept ages only for the inactive ones and those due
-    before ``t_end``. Returns ``STATUS_OK`` or ``STATUS_TRACE`` (the lifetime stream ran out)."""
+    """New lifetimes from ``t_from`` (clamped at the horizon) for every unit, or with kept ages only for the
+    inactive ones and those due before ``t_end``. Returns ``STATUS_OK`` or ``STATUS_TRACE`` (the lifetime stream
+    ran out)."""
     keep = P[P_KEEP_AGES] != 0
     il = Q[Q_IL]
     status = STATUS_OK
@@ -276,7 +298,8 @@ def _units_redraw(t_from, t_end, P, Q, next_t, uscale, life):
         if il >= life.shape[0]:
             status = STATUS_TRACE
             break
-        next_t[u] = t_from + max(np.int64(1), np.int64(np.rint(uscale[u] * life[il])))
+        x = uscale[u] * life[il]
+        next_t[u] = t_from + (HORIZON_US if not x < _HORIZON_F else max(np.int64(1), np.int64(np.rint(x))))
         il += 1
     Q[Q_IL] = il
     return status
@@ -324,7 +347,7 @@ def _src_init(P, Q, GB, next_t, gaps, uscale, life):
     if P[P_SOURCE] == SRC_UNITS:
         next_t[:] = _NEVER  # every unit inactive: all are drawn under either age policy
         return _units_redraw(np.int64(0), np.int64(0), P, Q, next_t, uscale, life)
-    Q[Q_A_NEXT] = gaps[0] if gaps.shape[0] > 0 else _NEVER
+    Q[Q_REM] = min(gaps[0], HORIZON_US) if gaps.shape[0] > 0 else HORIZON_US
     return STATUS_OK
 
 
@@ -378,8 +401,11 @@ def _src_restart(t_from, t_end, P, Q, GB, next_t, gaps, uscale, life, res):
         for g in range(n):
             GB[GB_UP, g] = 1
     else:
-        # bank the operational time run since the last arrival at the old rate, then run at N
-        Q[Q_O_REF] += _sys_rate(P, Q) * (t_from - Q[Q_T_REF])
+        if Q[Q_IA] >= gaps.shape[0]:
+            return STATUS_TRACE
+        # bank the operational time run at the old rate since the reference point (the arrival is still ahead, so
+        # rem stays positive), then run at N
+        Q[Q_REM] -= _sys_rate(P, Q) * (t_from - Q[Q_T_REF])
         Q[Q_T_REF] = t_from
         while True:
             if Q[Q_IA] >= gaps.shape[0]:

@@ -330,17 +330,19 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
     Written from the model's text, not from the kernel: a failure process and a trainer process on a SimPy clock in
     integer microseconds, stepping through every step (no skipping), Rep wipe-outs decided by
     :meth:`Layout.is_wiped` on the dead set, SPARe by the :class:`spare_mc.ReCtlr` controller, unit clocks derived by
-    :func:`timeline_unit_clocks`. ``trace = (gaps, victims)`` or ``(life,)`` as in
-    :func:`spare_mc.timeline.make_trace`; ``jitter_rng`` draws the duration jitter (needed when
-    ``cfg.jitter_sd > 0``). Returns the microsecond totals: ``ttt, useful, redundant, patch, allreduce,
-    rectlr_shrink, checkpoint, restart, lost, failures, absorbed, wipeouts, checkpoints, detections, steps_run,
-    steps_done, status``.
+    :func:`timeline_unit_clocks`; gaps and lifetimes are clamped at the model's horizon of ``2^61`` (Python integers:
+    nothing overflows). ``trace = (gaps, victims)`` or ``(life,)`` as in :func:`spare_mc.timeline.make_trace`;
+    ``jitter_rng`` draws the duration jitter (needed when ``cfg.jitter_sd > 0``). Returns the microsecond totals:
+    ``ttt, useful, redundant, patch, allreduce, rectlr_shrink, checkpoint, restart, lost, failures, absorbed,
+    wipeouts, checkpoints, detections, steps_run, steps_done, status``.
     """
     import simpy
 
+    from ._timeline_kernels import HORIZON_US
     from .reorder import ReCtlr
 
     us = 1_000_000
+    horizon = int(HORIZON_US)  # a longer gap or lifetime is clamped to it: it never ends within a job
     n = cfg.n_groups
     layout = cfg.layout_object()
     sd = float(cfg.jitter_sd)
@@ -363,7 +365,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
         fleet.kill_times.append(env.now)
 
     if cfg.failures is None:
-        clock = _Renewal([int(x) for x in trace[0]], [int(x) for x in trace[1]])
+        clock = _Renewal([min(int(x), horizon) for x in trace[0]], [int(x) for x in trace[1]])
         clock.a = clock.gaps[0] if clock.gaps else None
         units = None
 
@@ -401,7 +403,8 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
                 if units.il >= len(units.life):
                     fleet.trace_out = True
                     return
-                units.next[u] = t_from + max(1, int(np.rint(units.scales[u] * units.life[units.il])))
+                life = units.scales[u] * units.life[units.il]
+                units.next[u] = t_from + (horizon if not life < horizon else max(1, int(np.rint(life))))
                 units.il += 1
 
         redraw(0, False)

@@ -263,12 +263,17 @@ def theory_ckpt_period_s(cfg: TimelineConfig) -> float:
     return ckpt_period_optimal(cfg.save_s, tf, cfg.restart_s)
 
 
+_HORIZON_F = float(_tk.HORIZON_US)
+
+
 def make_trace(cfg: TimelineConfig, rng, length: int):
     """Failure trace for the kernel, drawn in blocks of 4096 so that a longer trace from the same generator state
     starts with the shorter one.
 
-    System-level process: ``(gaps, victims)``, operational-time gaps (group-microseconds, >= 1) and victim draws.
-    Unit clocks: ``(life,)``, standard Weibull variates (one per lifetime drawn).
+    System-level process: ``(gaps, victims)``, operational-time gaps (group-microseconds, >= 1) and victim draws. A
+    gap beyond the horizon ``2^61`` (an MTBF of ~1e11 s or more at N = 1000) is clipped to it before the conversion
+    to integers, so that it saturates (the failure never happens within the job) instead of overflowing.
+    Unit clocks: ``(life,)``, standard Weibull variates (one per lifetime drawn; the kernel clamps the lifetimes).
     """
     if cfg.failures is not None:
         k = cfg.failures.shape
@@ -278,7 +283,9 @@ def make_trace(cfg: TimelineConfig, rng, length: int):
     gaps, vic = [], []
     for _ in range(-(-length // 4096)):
         w = rng.weibull(k, 4096) * scale
-        gaps.append(np.maximum(1, np.rint(w * _US * cfg.n_groups)).astype(np.int64))
+        with np.errstate(over="ignore"):  # an infinite gap saturates like any other beyond the horizon
+            ops = np.minimum(w * _US * cfg.n_groups, _HORIZON_F)
+        gaps.append(np.maximum(1, np.rint(ops)).astype(np.int64))
         vic.append(rng.integers(0, 1 << 32, 4096, dtype=np.int64))
     return np.concatenate(gaps), np.concatenate(vic)
 
