@@ -3,22 +3,127 @@
 All times are integer microseconds, so that jumping over a quiet stretch of ``m`` identical steps (``t += m D``)
 gives exactly the same clock as stepping through them one by one -- the property the SimPy twin checks.
 
-Failure trace (no random numbers are drawn here except the optional jitter):
+Entry point and steps
+---------------------
+``timeline(P, PF, holders, gaps, victims, uscale, dptr, dgroups, life, rng, res)`` simulates one job into ``res``
+and returns 0, or -1 if ReCtlr found no assignment where one must exist (a bug). It builds the state, then
+:func:`_job` runs the model's loop:
+
+1. :func:`_quiet_stretch` -- the failure-free steps before the next failure (:func:`_src_next_time`) in O(1): an
+   exact jump without jitter, normal sums with jitter; if none fits, one explicit step:
+2. :func:`_step_compute` -- its compute phase, ``S`` stack layers;
+3. :func:`_src_take_until` -- the failures that arrive up to its all-reduce kill their groups;
+4. :func:`_detect` -- the all-reduce detects them: SPARe runs ReCtlr, Rep counts live holders, CKPT-only wipes out;
+5. on a wipe-out :func:`_global_restart` (then :func:`_src_restart` and the stacks' reset), else
+   :func:`_finish_step` (ReCtlr and shrink, patch, all-reduce);
+6. :func:`_checkpoint_if_due`, after a step or a stretch;
+
+and after the loop :func:`_src_tail`: the failures after the last detection still hit the running job.
+
+Blocks (int64 arrays unless said; the slots are constants of this module)
+-------------------------------------------------------------------------
+``P``, the parameters (``N_P`` slots, filled by the caller, read only):
+
+- ``P_STRATEGY``: ``STRAT_CKPT``, ``STRAT_REP`` or ``STRAT_SPARE``;
+- ``P_N_GROUPS``, ``P_R``: ``N`` and ``r``, the shape of ``holders``; ``P_N_STEPS``: the steps of the job;
+- the nominal durations ``P_COMP_US`` (one stack layer), ``P_AR_US`` (all-reduce), ``P_RESTART_US``,
+  ``P_SAVE_US`` (a checkpoint), ``P_PERIOD_US`` (the checkpoint period ``T_c``), ``P_SHRINK_US``, ``P_RECTLR_US``;
+- ``P_CAP_US``: the wall-clock cap (no step starts once the clock has passed it);
+- the failure source: ``P_SOURCE`` (``SRC_SYSTEM`` or ``SRC_UNITS``), ``P_LIVE_SCALING`` (0/1, system source),
+  ``P_KEEP_AGES`` (0/1, unit clocks: keep ages instead of renewing them at a restart), ``P_N_GROUP_UNITS`` (unit
+  clocks: 0, or ``N`` if units ``0 .. N-1`` are the groups).
+
+``PF``, the float parameters (``N_PF``): ``PF_JITTER_SD``, the standard deviation of the multiplicative jitter.
+
+``J``, the job (``N_J``): ``J_T`` (the wall clock), ``J_STEPS_DONE`` (progress), ``J_CKPT_STEPS`` (the progress the
+last checkpoint saved), ``J_CKPT_DUE`` (the wall time from which a checkpoint is due after a step: ``T_c`` after the
+end of the last checkpoint or restart), ``J_S`` (compute layers per step: ReCtlr's ``S`` for SPARe, ``r`` for Rep, 1
+for CKPT-only), ``J_STATUS`` (``STATUS_*``).
+
+``W``, the work since the last checkpoint (``N_W``): ``W_USEFUL, W_REDUNDANT, W_PATCH, W_ALLREDUCE, W_RECTLR``,
+aligned with the results (``R_USEFUL + W_x == R_x``): kept at a checkpoint (or the end), lost at a wipe-out.
+
+``res`` (``N_RES``): the ``R_*`` results (times in microseconds); ``res[R_STATUS]`` is one of ``STATUS_*``.
+
+The redundancy state is the blocks ``E, G, D, H, meta, ulog, pplan, out`` of :mod:`spare_mc._rectlr_kernels`
+(ReCtlr for SPARe; Rep and CKPT-only use its live-holder counts ``G[NLIVE]``) and the fully live state
+``gstk0, epos0, own0, load0, s0`` a restart returns to.
+
+Failure source
+--------------
+Its state: ``Q`` (``N_Q``): ``Q_N_UP`` (live groups), ``Q_N_PEND`` (dead groups not detected yet), ``Q_IA``
+(arrivals consumed), ``Q_REM`` (operational units left until the next arrival, counted from the wall time
+``Q_T_REF``), ``Q_IL`` (lifetimes drawn);
+``GB`` (``N_GB x (N + 1)``), rows ``GB_TREE`` (Fenwick tree of the live groups, 1-based), ``GB_UP`` (1 = live),
+``GB_PEND`` (the pending dead groups ``GB[GB_PEND, :Q[Q_N_PEND]]`` in the order they died); ``next_t`` (unit
+clocks). The loop calls only these five, whatever the model; each branches on ``P[P_SOURCE]`` inside:
+
+- :func:`_src_init` -- a new system at time 0;
+- :func:`_src_next_time` -- the time of the next failure: ``_NEVER`` if none can come, ``TRACE_OUT`` if the trace
+  ran out;
+- :func:`_src_take_until` -- every failure up to a time kills its groups, which become pending;
+- :func:`_src_restart` -- a global restart: the failures during it are absorbed, every group is back;
+- :func:`_src_tail` -- the failures after the last detection and before the end are counted.
+
+Each of the others returns ``STATUS_OK``, or ``STATUS_TRACE`` when the trace ran out (the caller reruns with a
+longer one; the results of such a run are meaningless).
+
+System-level renewal trace (``SRC_SYSTEM``; no random numbers are drawn here except the optional jitter):
 
 - ``gaps[i]`` is the ``i``-th inter-arrival in **operational units** (group-microseconds). The operational clock
   runs at ``rate`` units per microsecond: the number of live groups with live scaling, else ``N``; during a global
-  restart it runs at ``N``. Between rate changes the ``i``-th arrival happens at
-  ``t_ref + ceil((A_i - O_ref) / rate)``.
+  restart it runs at ``N``. Between rate changes the next arrival happens at ``t_ref + ceil(rem / rate)``, with
+  ``rem`` its gap minus the operational time run since the previous arrival (banked at each rate change).
 - ``victims[i]`` in ``[0, 2^32)`` picks the live group of rank ``(victims[i] * n_live) >> 32`` (ranks in increasing
   group index). Every arrival consumes one entry, also when it is absorbed by a restart.
 
-Unit clocks (``units=True``: per-GPU lifetimes and/or failure domains) instead: unit ``u`` (groups ``0..n_gu-1``
+Unit clocks (``SRC_UNITS``: per-GPU lifetimes and/or failure domains) instead: unit ``u`` (groups ``0..n_gu-1``
 first, then domains) fails at its absolute time ``next_t[u]``; a new lifetime is ``max(1, rint(uscale[u] *
 life[il]))`` microseconds with ``life`` the next entry of a stream of standard Weibull variates, drawn in unit order.
 A group unit kills its group; a domain unit kills every live group it touches; a unit that fired is inactive until
 the next restart. At a restart the units that would fire during it are absorbed, and lifetimes are redrawn from its
 end: every unit (``keep=False``, "renew") or only the inactive and absorbed ones (``keep=True``, "keep ages").
-Ties fire the lowest unit first.
+Ties fire the lowest unit first. Only :func:`_units_redraw` and :func:`_units_fire` write ``next_t`` and only
+:func:`_units_min` searches it (the place for a heap).
+
+The horizon
+-----------
+A gap or lifetime beyond ``HORIZON_US = 2^61`` (73,000 years in microseconds; group-microseconds for a gap) is
+clamped to it (``make_trace`` clips the gaps before converting them to integers; :func:`_units_redraw` the
+lifetimes; :func:`_sys_consume` gaps given directly), so it never happens within the job instead of overflowing.
+The argument, given that every wall time of a job stays below ``2^61`` us (the caller's duty: the cap
+``max_wall_factor x T0`` and the durations must stay far below it):
+
+- a unit's failure time is ``t_from + lifetime < 2^61 + 2^61 = 2^62`` (``_NEVER``, an inactive unit) ``< 2^63``;
+- the system clock never accumulates operational time: ``Q_REM`` is one gap minus the operational time run since
+  the previous arrival, ``0 < rem <= 2^61``, and banking subtracts ``rate x elapsed < rem`` (the arrival is still
+  ahead), so no product overflows and the arrival ``t_ref + ceil(rem / rate) <= t_ref + rem < 2^62``;
+- a failure time is otherwise only compared with the clock or has the clock subtracted from it (the stretches).
+
+A saturated lifetime still fails ``2^61`` us after it was drawn: never within a job. A saturated gap lasts at least
+``2^61 / N`` us of wall time (the clock runs at most at ``N`` units per microsecond): 73 years at ``N = 1000``,
+38 hours at the largest ``N = 2^24`` -- the range of the integer group-microsecond trace.
+
+Extending
+---------
+A new option is a new ``P_*`` slot read where it acts, e.g. the cost of a masked failure in :func:`_detect`; groups
+that stay dead through a restart in :func:`_src_restart`; patch modes in :func:`_detect`; checkpoints every ``k``
+steps or lost to a failure in :func:`_checkpoint_if_due`; dynamic periods where ``J_CKPT_DUE`` is set
+(:func:`_checkpoint_if_due`, :func:`_global_restart`); restart times growing with ``N`` in :func:`_global_restart`.
+
+Compilation (each function has one signature and is cached)
+-----------------------------------------------------------
+- Only :func:`timeline` allocates; everything else is compiled without the numba runtime (``_nrt=False``). With
+  it, an array argument costs an atomic reference-count increment and decrement per call whenever the callee
+  branches (numba's pruning only removes them in straight-line code): about 15 ns per array and call here, which
+  made a first version of this split 5x slower on Rep+CKPT.
+- The steps the loop runs at every iteration are inlined into :func:`_job` (``inline="always"``), which passes
+  dozens of arrays a call would push on the stack: the loop compiles to one function, as before the split.
+- A callee inherits ``_nrt=False`` unless it sets the option, and ReCtlr may grow its undo log (an allocation):
+  :func:`_detect` and :func:`_job` call ReCtlr and the stacks' reset through dispatchers of the same Python
+  functions that set ``_nrt=True`` (same code and same cache files as :mod:`spare_mc._rectlr_kernels`).
+- The price: :func:`_job` is a library of its own, which numba optimizes once alone and once more inside
+  :func:`timeline`, so a first (uncached) compile takes ~2.5 s longer than the single-function kernel did.
 """
 
 from __future__ import annotations
@@ -29,6 +134,7 @@ from numba import njit
 from . import _rectlr_kernels as _rk
 
 STRAT_CKPT, STRAT_REP, STRAT_SPARE = 0, 1, 2
+SRC_SYSTEM, SRC_UNITS = 0, 1
 
 (R_TTT, R_USEFUL, R_REDUNDANT, R_PATCH, R_ALLREDUCE, R_RECTLR, R_CKPT, R_RESTART, R_LOST, R_FAILURES, R_ABSORBED,
  R_WIPEOUTS, R_CHECKPOINTS, R_DETECTIONS, R_STEPS_RUN, R_SUM_S, R_STATUS, R_STEPS_DONE, R_LOOPS, R_ARRIVALS,
@@ -37,28 +143,43 @@ N_RES = 22
 #: ``res[R_STATUS]``: finished, stopped at the wall-clock cap, ran out of failure trace (extend it and rerun)
 STATUS_OK, STATUS_CAPPED, STATUS_TRACE = 0, 1, 2
 
+# the parameters
+(P_STRATEGY, P_N_GROUPS, P_R, P_N_STEPS, P_COMP_US, P_AR_US, P_RESTART_US, P_SAVE_US, P_PERIOD_US, P_SHRINK_US,
+ P_RECTLR_US, P_CAP_US, P_SOURCE, P_LIVE_SCALING, P_KEEP_AGES, P_N_GROUP_UNITS) = range(16)
+N_P = 16
+PF_JITTER_SD = 0
+N_PF = 1
+# the job
+J_T, J_STEPS_DONE, J_CKPT_STEPS, J_CKPT_DUE, J_S, J_STATUS = range(6)
+N_J = 6
+# the work since the last checkpoint, aligned with res[R_USEFUL .. R_RECTLR]
+W_USEFUL, W_REDUNDANT, W_PATCH, W_ALLREDUCE, W_RECTLR = range(5)
+N_W = 5
+assert (R_USEFUL, R_REDUNDANT, R_PATCH, R_ALLREDUCE, R_RECTLR) == tuple(R_USEFUL + w for w in range(N_W))
+# the failure source: its scalars and the rows of its group block
+Q_N_UP, Q_N_PEND, Q_IA, Q_REM, Q_T_REF, Q_IL = range(6)
+N_Q = 6
+GB_TREE, GB_UP, GB_PEND = range(3)
+N_GB = 3
+
+#: the longest gap (group-microseconds) or lifetime (microseconds): beyond it, a failure never happens (see above)
+HORIZON_US = np.int64(1) << 61
+_HORIZON_F = float(HORIZON_US)
 _NEVER = np.int64(1) << 62
+#: :func:`_src_next_time` when the system trace ran out
+TRACE_OUT = np.int64(-1)
+
+#: a function of the source or a helper: no allocation, so no runtime (see "Compilation" above)
+_kernel = njit(cache=True, _nrt=False)
+#: a step the loop runs at every iteration: inlined into :func:`_job`
+_step = njit(cache=True, _nrt=False, inline="always")
+#: ReCtlr and the stacks' reset, with the runtime whoever calls them
+_rectlr_step = njit(cache=True, _nrt=True)(_rk.rectlr_step.py_func)
+_reset_state = njit(cache=True, _nrt=True)(_rk.reset_state.py_func)
 
 
-@njit(cache=True)
-def _keep(res, pend_w):
-    """The work since the last checkpoint is kept: move it into ``res[R_USEFUL .. R_RECTLR]``."""
-    for i in range(5):
-        res[R_USEFUL + i] += pend_w[i]
-        pend_w[i] = 0
-
-
-@njit(cache=True)
-def _checkpoint(res, pend_w, save_us, jit_sd, rng):
-    """Write a checkpoint: the pending work becomes kept; returns the checkpoint's duration."""
-    k_s = _dur(save_us, jit_sd, rng)
-    res[R_CKPT] += k_s
-    res[R_CHECKPOINTS] += 1
-    _keep(res, pend_w)
-    return k_s
-
-
-@njit(cache=True)
+# ------------------------------------------------------------------------------------------------------ helpers
+@_kernel
 def _dur(base_us, jit_sd, rng):
     """A duration with multiplicative jitter ``Normal(1, jit_sd^2)`` (clipped at 0), rounded to microseconds."""
     if jit_sd == 0.0 or base_us == 0:
@@ -69,14 +190,42 @@ def _dur(base_us, jit_sd, rng):
     return np.int64(np.round(x))
 
 
-@njit(cache=True)
+@_kernel
+def _keep(W, res):
+    """The work since the last checkpoint is kept: move ``W`` into ``res[R_USEFUL .. R_RECTLR]``."""
+    for i in range(N_W):
+        res[R_USEFUL + i] += W[i]
+        W[i] = 0
+
+
+_SAFETY_SD = 12.0
+
+
+@_kernel
+def _max_steps_within(room, d, v):
+    """Largest m >= 0 with ``m d + 12 sqrt(m v) < room``: m steps of mean ``d`` and variance ``v`` each fit in
+    ``room`` beyond 12 standard deviations (probability of overrun < 1e-32)."""
+    if room <= 0.0:
+        return 0
+    k = _SAFETY_SD
+    x = (-k * np.sqrt(v) + np.sqrt(k * k * v + 4.0 * d * room)) / (2.0 * d)
+    m = int(x * x)
+    while m > 0 and m * d + k * np.sqrt(m * v) >= room:
+        m -= 1
+    while (m + 1) * d + k * np.sqrt((m + 1) * v) < room:
+        m += 1
+    return m
+
+
+# ------------------------------------------------------------------------------ failure source: system process
+@_kernel
 def _fenwick_fill(tree, n):
     """Fenwick tree of n ones (1-based ``tree[1..n]``)."""
     for i in range(1, n + 1):
         tree[i] = i & (-i)
 
 
-@njit(cache=True)
+@_kernel
 def _fenwick_take(tree, n, rank):
     """Remove and return the live group of 0-based ``rank`` (in increasing index) in O(log N)."""
     pos = 0
@@ -98,7 +247,32 @@ def _fenwick_take(tree, n, rank):
     return g
 
 
-@njit(cache=True)
+@_kernel
+def _sys_rate(P, Q):
+    """Operational units per microsecond outside restarts: the live groups with live scaling, else ``N``."""
+    return Q[Q_N_UP] if P[P_LIVE_SCALING] != 0 else P[P_N_GROUPS]
+
+
+@_kernel
+def _sys_arrival(Q, rate):
+    """Wall time of the next arrival if the operational clock runs at ``rate`` (``_NEVER`` if it stands still)."""
+    if rate <= 0:
+        return _NEVER
+    return Q[Q_T_REF] + (Q[Q_REM] + rate - 1) // rate
+
+
+@_kernel
+def _sys_consume(t_f, Q, gaps):
+    """The next arrival happens at wall time ``t_f``: it becomes the reference point of the operational clock, and
+    the following gap is queued (clamped at the horizon)."""
+    Q[Q_T_REF] = t_f
+    Q[Q_IA] += 1
+    if Q[Q_IA] < gaps.shape[0]:
+        Q[Q_REM] = min(gaps[Q[Q_IA]], HORIZON_US)
+
+
+# ---------------------------------------------------------------------------------- failure source: unit clocks
+@_kernel
 def _units_min(next_t):
     """(earliest unit time, its unit): the lowest index wins a tie; ``(_NEVER, -1)`` if every unit is inactive."""
     best = _NEVER
@@ -110,91 +284,339 @@ def _units_min(next_t):
     return best, bu
 
 
-@njit(cache=True)
-def _redraw(next_t, uscale, life, il, t_from, keep, t_end):
-    """New lifetimes from ``t_from`` for every unit, or with ``keep`` only for the inactive ones and those due
-    before ``t_end``. Returns the new stream index, -1 if the stream ran out."""
+@_kernel
+def _units_redraw(t_from, t_end, P, Q, next_t, uscale, life):
+    """New lifetimes from ``t_from`` (clamped at the horizon) for every unit, or with kept ages only for the
+    inactive ones and those due before ``t_end``. Returns ``STATUS_OK`` or ``STATUS_TRACE`` (the lifetime stream
+    ran out)."""
+    keep = P[P_KEEP_AGES] != 0
+    il = Q[Q_IL]
+    status = STATUS_OK
     for u in range(next_t.shape[0]):
         if keep and next_t[u] != _NEVER and next_t[u] >= t_end:
             continue
         if il >= life.shape[0]:
-            return -1
-        next_t[u] = t_from + max(np.int64(1), np.int64(np.rint(uscale[u] * life[il])))
+            status = STATUS_TRACE
+            break
+        x = uscale[u] * life[il]
+        next_t[u] = t_from + (HORIZON_US if not x < _HORIZON_F else max(np.int64(1), np.int64(np.rint(x))))
         il += 1
-    return il
+    Q[Q_IL] = il
+    return status
 
 
-@njit(cache=True)
-def _fire(u, n_gu, next_t, upf, dptr, dgroups, pend, npend):
-    """Unit ``u`` fails: kill its group or its domain's live groups. Returns (npend, groups killed)."""
+@_kernel
+def _units_fire(u, P, Q, GB, next_t, dptr, dgroups):
+    """Unit ``u`` fails: it kills its group, or its domain's live groups; they become pending and their own units
+    inactive. Returns the number of groups killed."""
+    n_gu = P[P_N_GROUP_UNITS]
     killed = 0
     if u < n_gu:
-        upf[u] = 0
-        pend[npend] = u
-        npend += 1
+        GB[GB_UP, u] = 0
+        GB[GB_PEND, Q[Q_N_PEND]] = u
+        Q[Q_N_PEND] += 1
         killed = 1
     else:
         d = u - n_gu
         for j in range(dptr[d], dptr[d + 1]):
             g = dgroups[j]
-            if upf[g] != 0:
-                upf[g] = 0
-                pend[npend] = g
-                npend += 1
+            if GB[GB_UP, g] != 0:
+                GB[GB_UP, g] = 0
+                GB[GB_PEND, Q[Q_N_PEND]] = g
+                Q[Q_N_PEND] += 1
                 killed += 1
                 if n_gu > 0:
                     next_t[g] = _NEVER
     next_t[u] = _NEVER
-    return npend, killed
+    Q[Q_N_UP] -= killed
+    return killed
 
 
-_SAFETY_SD = 12.0
+# ------------------------------------------------------------------------------- failure source: the interface
+@_kernel
+def _src_init(P, Q, GB, next_t, gaps, uscale, life):
+    """A new system at time 0: every group live, nothing pending, the first arrival queued (system) or every
+    unit's first lifetime drawn (unit clocks). Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
+    n = P[P_N_GROUPS]
+    for i in range(N_Q):
+        Q[i] = 0
+    Q[Q_N_UP] = n
+    _fenwick_fill(GB[GB_TREE], n)
+    for g in range(n):
+        GB[GB_UP, g] = 1
+    if P[P_SOURCE] == SRC_UNITS:
+        next_t[:] = _NEVER  # every unit inactive: all are drawn under either age policy
+        return _units_redraw(np.int64(0), np.int64(0), P, Q, next_t, uscale, life)
+    Q[Q_REM] = min(gaps[0], HORIZON_US) if gaps.shape[0] > 0 else HORIZON_US
+    return STATUS_OK
 
 
-@njit(cache=True)
-def _max_steps_within(room, d, v):
-    """Largest m >= 0 with ``m d + 12 sqrt(m v) < room``: m steps of mean ``d`` and variance ``v`` each fit in
-    ``room`` beyond 12 standard deviations (probability of overrun < 1e-32)."""
-    if room <= 0.0:
+@_step
+def _src_next_time(P, Q, next_t, gaps):
+    """Time of the next failure: ``_NEVER`` if none can come, ``TRACE_OUT`` if the system trace ran out."""
+    if P[P_SOURCE] == SRC_UNITS:
+        return _units_min(next_t)[0]
+    if Q[Q_IA] >= gaps.shape[0]:
+        return TRACE_OUT
+    return _sys_arrival(Q, _sys_rate(P, Q))
+
+
+@_step
+def _src_take_until(t, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res):
+    """Every failure at or before ``t`` kills its groups (a uniformly random live group per system arrival; a
+    unit's group or domain), which become pending. Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
+    if P[P_SOURCE] == SRC_UNITS:
+        while True:
+            t_f, u = _units_min(next_t)
+            if t_f > t:
+                return STATUS_OK
+            res[R_FAILURES] += _units_fire(u, P, Q, GB, next_t, dptr, dgroups)
+    n = P[P_N_GROUPS]
+    while True:
+        if Q[Q_IA] >= gaps.shape[0]:
+            return STATUS_TRACE
+        t_f = _sys_arrival(Q, _sys_rate(P, Q))
+        if t_f > t:
+            return STATUS_OK
+        g = _fenwick_take(GB[GB_TREE], n, (victims[Q[Q_IA]] * Q[Q_N_UP]) >> 32)
+        Q[Q_N_UP] -= 1
+        GB[GB_PEND, Q[Q_N_PEND]] = g
+        Q[Q_N_PEND] += 1
+        res[R_FAILURES] += 1
+        _sys_consume(t_f, Q, gaps)
+
+
+@_kernel
+def _src_restart(t_from, t_end, P, Q, GB, next_t, gaps, uscale, life, res):
+    """A global restart from ``t_from`` to ``t_end``: the failures before ``t_end`` are absorbed (the system clock
+    runs at the full rate ``N`` meanwhile; unit clocks are redrawn from ``t_end`` under the age policy), and every
+    group is back. Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
+    n = P[P_N_GROUPS]
+    if P[P_SOURCE] == SRC_UNITS:
+        for u in range(next_t.shape[0]):
+            if next_t[u] < t_end:
+                res[R_ABSORBED] += 1
+        if _units_redraw(t_end, t_end, P, Q, next_t, uscale, life) != STATUS_OK:
+            return STATUS_TRACE
+        for g in range(n):
+            GB[GB_UP, g] = 1
+    else:
+        if Q[Q_IA] >= gaps.shape[0]:
+            return STATUS_TRACE
+        # bank the operational time run at the old rate since the reference point (the arrival is still ahead, so
+        # rem stays positive), then run at N
+        Q[Q_REM] -= _sys_rate(P, Q) * (t_from - Q[Q_T_REF])
+        Q[Q_T_REF] = t_from
+        while True:
+            if Q[Q_IA] >= gaps.shape[0]:
+                return STATUS_TRACE
+            t_f = _sys_arrival(Q, n)
+            if t_f >= t_end:
+                break
+            res[R_ABSORBED] += 1
+            _sys_consume(t_f, Q, gaps)
+        _fenwick_fill(GB[GB_TREE], n)
+    Q[Q_N_UP] = n
+    Q[Q_N_PEND] = 0
+    return STATUS_OK
+
+
+@_kernel
+def _src_tail(t, P, Q, GB, next_t, gaps, dptr, dgroups, res):
+    """The failures after the last detection and before the end ``t`` still hit the running job: count them.
+    Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
+    if P[P_SOURCE] == SRC_UNITS:
+        while True:
+            t_f, u = _units_min(next_t)
+            if t_f >= t:
+                return STATUS_OK
+            res[R_FAILURES] += _units_fire(u, P, Q, GB, next_t, dptr, dgroups)
+    while True:
+        if Q[Q_IA] >= gaps.shape[0]:
+            return STATUS_TRACE
+        t_f = _sys_arrival(Q, _sys_rate(P, Q))
+        if t_f >= t:
+            return STATUS_OK
+        Q[Q_N_UP] -= 1  # which group no longer matters: no victim is drawn
+        res[R_FAILURES] += 1
+        _sys_consume(t_f, Q, gaps)
+
+
+# ------------------------------------------------------------------------------------------------ the job steps
+@_step
+def _stretch_exact(t_f, P, J):
+    """Without jitter: the ``m`` identical steps whose compute ends before the failure at ``t_f``, none after a due
+    checkpoint, none starting past the cap. Returns ``(m, their compute, their all-reduce)``."""
+    t = J[J_T]
+    c_step = J[J_S] * P[P_COMP_US]
+    d_step = c_step + P[P_AR_US]
+    if t + c_step >= t_f:
+        q = 0
+    else:
+        q = (t_f - t - c_step - 1) // d_step + 1
+    need = J[J_CKPT_DUE] - t
+    j_ck = 1 if need <= d_step else (need + d_step - 1) // d_step
+    m_cap = (P[P_CAP_US] - t) // d_step + 1
+    m = min(min(q, j_ck), min(P[P_N_STEPS] - J[J_STEPS_DONE], m_cap))
+    return m, m * c_step, m * P[P_AR_US]
+
+
+@_step
+def _stretch_jittered(t_f, P, PF, J, rng):
+    """With jitter: ``m >= 2`` steps that end -- beyond 12 standard deviations -- before the failure at ``t_f``, with
+    no checkpoint due and no step starting past the cap before the last of them; their total compute and all-reduce
+    times are exact normal sums of ``m`` independent jitters (rounded once per stretch). Returns ``(m, compute,
+    all-reduce)``, ``m = 0`` if fewer than 2 steps fit."""
+    t = J[J_T]
+    sd = PF[PF_JITTER_SD]
+    c_nom = J[J_S] * P[P_COMP_US]
+    ar = P[P_AR_US]
+    d_nom = c_nom + ar
+    v = sd * sd * (float(c_nom) * c_nom + float(ar) * ar)
+    m1 = _max_steps_within(float(t_f - t), float(d_nom), v)
+    m2 = _max_steps_within(float(min(J[J_CKPT_DUE], P[P_CAP_US] + 1) - t), float(d_nom), v) + 1
+    m = min(min(m1, m2), P[P_N_STEPS] - J[J_STEPS_DONE])
+    if m < 2:
+        return 0, np.int64(0), np.int64(0)
+    sm = np.sqrt(float(m))
+    sum_c = max(np.int64(0), np.int64(np.rint(m * c_nom + c_nom * sd * sm * rng.normal(0.0, 1.0))))
+    sum_a = max(np.int64(0), np.int64(np.rint(m * ar + ar * sd * sm * rng.normal(0.0, 1.0))))
+    return m, sum_c, sum_a
+
+
+@_step
+def _quiet_stretch(t_f, P, PF, J, W, rng, res):
+    """Run the failure-free steps before the next failure at ``t_f`` in O(1): an exact jump without jitter, normal
+    sums with jitter. Returns the number of steps run (0: the next step is simulated explicitly)."""
+    if PF[PF_JITTER_SD] == 0.0:
+        m, sum_c, sum_a = _stretch_exact(t_f, P, J)
+    else:
+        m, sum_c, sum_a = _stretch_jittered(t_f, P, PF, J, rng)
+    if m <= 0:
         return 0
-    k = _SAFETY_SD
-    x = (-k * np.sqrt(v) + np.sqrt(k * k * v + 4.0 * d * room)) / (2.0 * d)
-    m = int(x * x)
-    while m > 0 and m * d + k * np.sqrt(m * v) >= room:
-        m -= 1
-    while (m + 1) * d + k * np.sqrt((m + 1) * v) < room:
-        m += 1
+    S = J[J_S]
+    J[J_T] += sum_c + sum_a
+    J[J_STEPS_DONE] += m
+    res[R_STEPS_RUN] += m
+    res[R_SUM_S] += m * S
+    useful = sum_c // S
+    W[W_USEFUL] += useful
+    W[W_REDUNDANT] += sum_c - useful
+    W[W_ALLREDUCE] += sum_a
     return m
 
 
+@_step
+def _step_compute(P, PF, J, rng):
+    """The compute phase of one explicit step, ``S`` stack layers: returns its duration."""
+    return _dur(J[J_S] * P[P_COMP_US], PF[PF_JITTER_SD], rng)
+
+
+@_step
+def _detect(P, PF, Q, GB, E, G, D, H, meta, ulog, pplan, out, rng, res):
+    """The all-reduce detects every group that died since the last detection (the pending ones), together: SPARe
+    runs ReCtlr (a masked failure costs ReCtlr, the shrink and the patch compute), Rep loses a live holder per dead
+    replica (masked: the shrink), CKPT-only wipes out.
+
+    Returns ``(wiped, ReCtlr + shrink cost, patch cost)``, ``wiped`` 1 on a wipe-out, 0 if masked or nothing was
+    pending, -1 if ReCtlr found no assignment (a bug).
+    """
+    n_pend = Q[Q_N_PEND]
+    if n_pend == 0:
+        return 0, np.int64(0), np.int64(0)
+    res[R_DETECTIONS] += 1
+    Q[Q_N_PEND] = 0
+    sd = PF[PF_JITTER_SD]
+    if P[P_STRATEGY] == STRAT_SPARE:
+        rc = _rectlr_step(GB[GB_PEND], n_pend, False, P[P_N_GROUPS], P[P_R], E, G, D, H, meta, ulog, pplan, out)
+        if rc != 0:
+            return rc, np.int64(0), np.int64(0)
+        extra_rc = _dur(P[P_RECTLR_US], sd, rng) + _dur(P[P_SHRINK_US], sd, rng)
+        extra_patch = _dur(out[_rk.O_PATCH] * P[P_COMP_US], sd, rng)
+        res[R_PATCH_SHARDS] += out[_rk.O_PATCH]
+        return 0, extra_rc, extra_patch
+    if P[P_STRATEGY] == STRAT_CKPT:
+        return 1, np.int64(0), np.int64(0)
+    r = P[P_R]
+    wiped = 0
+    for i in range(n_pend):
+        g = GB[GB_PEND, i]
+        for p in range(G[_rk.GPTR, g], G[_rk.GPTR, g + 1]):
+            tt = E[_rk.GSTK, p] // r
+            G[_rk.NLIVE, tt] -= 1
+            if G[_rk.NLIVE, tt] == 0:
+                wiped = 1
+    if wiped:
+        return 1, np.int64(0), np.int64(0)
+    return 0, _dur(P[P_SHRINK_US], sd, rng), np.int64(0)
+
+
+@_step
+def _global_restart(t_c, c_step, s0, P, PF, J, W, rng, res):
+    """A wipe-out detected at ``t_c``, the end of a compute phase of ``c_step``: the step and all the work since the
+    last checkpoint are lost, progress rolls back to it, a global restart takes ``T_r`` and ``S`` is back to
+    ``s0`` (SPARe). Returns the restart's end (the caller restarts the failure source and resets the stacks)."""
+    res[R_WIPEOUTS] += 1
+    res[R_LOST] += W.sum() + c_step
+    res[R_STEPS_RUN] += 1
+    res[R_SUM_S] += J[J_S]
+    W[:] = 0
+    J[J_STEPS_DONE] = J[J_CKPT_STEPS]
+    r_s = _dur(P[P_RESTART_US], PF[PF_JITTER_SD], rng)
+    res[R_RESTART] += r_s
+    t_end = t_c + r_s
+    J[J_T] = t_end
+    J[J_CKPT_DUE] = t_end + P[P_PERIOD_US]
+    if P[P_STRATEGY] == STRAT_SPARE:
+        J[J_S] = s0
+    return t_end
+
+
+@_step
+def _finish_step(t_c, c_step, extra_rc, extra_patch, P, PF, J, W, meta, rng, res):
+    """A step whose failures (if any) were masked completes: after its compute (ending at ``t_c``), ReCtlr and the
+    shrink, the patch compute, then the all-reduce; its work is pending until the next checkpoint. SPARe's new
+    ``S`` holds from the next step on."""
+    S = J[J_S]
+    a_s = _dur(P[P_AR_US], PF[PF_JITTER_SD], rng)
+    J[J_T] = t_c + extra_rc + extra_patch + a_s
+    J[J_STEPS_DONE] += 1
+    res[R_STEPS_RUN] += 1
+    res[R_SUM_S] += S
+    useful = c_step // S
+    W[W_USEFUL] += useful
+    W[W_REDUNDANT] += c_step - useful
+    W[W_PATCH] += extra_patch
+    W[W_ALLREDUCE] += a_s
+    W[W_RECTLR] += extra_rc
+    if P[P_STRATEGY] == STRAT_SPARE:
+        J[J_S] = meta[_rk.S_]
+        res[R_S_MAX] = max(res[R_S_MAX], J[J_S])
+
+
+@_step
+def _checkpoint_if_due(P, PF, J, W, rng, res):
+    """After a step or a stretch: if a checkpoint is due and steps remain, write one. It always completes: the
+    pending work is kept and the progress saved."""
+    if J[J_T] < J[J_CKPT_DUE] or J[J_STEPS_DONE] >= P[P_N_STEPS]:
+        return
+    k_s = _dur(P[P_SAVE_US], PF[PF_JITTER_SD], rng)
+    res[R_CKPT] += k_s
+    res[R_CHECKPOINTS] += 1
+    _keep(W, res)
+    J[J_T] += k_s
+    J[J_CKPT_STEPS] = J[J_STEPS_DONE]
+    J[J_CKPT_DUE] = J[J_T] + P[P_PERIOD_US]
+
+
+# -------------------------------------------------------------------------------------------------- the kernel
 @njit(cache=True)
-def _consume(t_f, a_next, ia, gaps):
-    """The system process's arrival ``ia`` happens at wall time ``t_f``: it becomes the new reference point of the
-    operational clock, and the next arrival's operational time is queued. Returns ``(o_ref, t_ref, ia, a_next)``."""
-    o_ref = a_next
-    ia += 1
-    if ia < gaps.shape[0]:
-        a_next += gaps[ia]
-    return o_ref, t_f, ia, a_next
-
-
-@njit(cache=True)
-def _next_arrival(t_ref, o_ref, a_next, rate):
-    if rate <= 0:
-        return _NEVER
-    return t_ref + (a_next - o_ref + rate - 1) // rate
-
-
-@njit(cache=True)
-def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_us, period_us, shrink_us,
-             rectlr_us, jit_sd, rng, cap_us, live_scaling, gaps, victims, units, uscale, n_gu, dptr, dgroups, keep,
-             life, res):
-    """Simulate one training job; results in ``res`` (``R_*`` slots, times in microseconds)."""
-    for i in range(N_RES):
-        res[i] = 0
-    n_trace = gaps.shape[0]
-    n_units = uscale.shape[0]
-    # ---- redundancy state (ReCtlr for SPARe; live holders per type for Rep and CKPT-only)
+def timeline(P, PF, holders, gaps, victims, uscale, dptr, dgroups, life, rng, res):
+    """Simulate one training job; results in ``res`` (``R_*`` slots, times in microseconds). Returns 0, or -1 if
+    ReCtlr found no assignment although no type was wiped out (a bug). Allocates the state, then runs :func:`_job`."""
+    res[:] = 0
+    n, r = P[P_N_GROUPS], P[P_R]
+    # the redundancy state of a fully live system, and a copy to return to at restarts
     E, G, D, H, meta, ulog, pplan, out = _rk.alloc(n, r)
     meta[_rk.MAXDEG_] = _rk.build_stacks(holders, E, G)
     if _rk.initial_assignment(n, r, E, G, D, H, meta, ulog, out) < 0:
@@ -204,227 +626,59 @@ def timeline(strategy, n, r, holders, n_steps, comp_us, ar_us, restart_us, save_
     own0 = G[_rk.OWN, :n].copy()
     load0 = G[_rk.LOAD, :n].copy()
     s0 = meta[_rk.S_]
-    # ---- failure clock and true (possibly undetected) deaths
-    tree = np.empty(n + 1, np.int64)
-    _fenwick_fill(tree, n)
-    n_up = n
-    pend = np.empty(n, np.int64)
-    npend = 0
-    ia = 0
-    a_next = gaps[0] if n_trace > 0 else _NEVER
-    t_ref = 0
-    o_ref = 0
-    upf = np.ones(n, np.int64)
-    next_t = np.empty(n_units, np.int64)
-    il = 0
-    status = STATUS_OK
-    if units:
-        il = _redraw(next_t, uscale, life, il, 0, False, 0)
-        if il < 0:
-            status = STATUS_TRACE
-    # ---- progress and accounting
-    t = 0
-    steps_done = 0
-    ckpt_steps = 0
-    last_ck = 0
-    # work since the last checkpoint, aligned with res[R_USEFUL .. R_RECTLR]: kept at a checkpoint (or the end),
-    # lost at a wipe-out
-    pend_w = np.zeros(5, np.int64)
-    S = s0 if strategy == STRAT_SPARE else (r if strategy == STRAT_REP else 1)
-    res[R_S_MAX] = S
-    while steps_done < n_steps and status == STATUS_OK:
+    # the failure source and the job
+    Q = np.zeros(N_Q, np.int64)
+    GB = np.zeros((N_GB, n + 1), np.int64)
+    next_t = np.empty(uscale.shape[0], np.int64)
+    J = np.zeros(N_J, np.int64)
+    W = np.zeros(N_W, np.int64)
+    J[J_S] = s0 if P[P_STRATEGY] == STRAT_SPARE else (r if P[P_STRATEGY] == STRAT_REP else 1)
+    J[J_CKPT_DUE] = P[P_PERIOD_US]
+    res[R_S_MAX] = J[J_S]
+    return _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, res, E, G, D, H, meta, ulog, pplan, out,
+                gstk0, epos0, own0, load0, s0, Q, GB, next_t, J, W)
+
+
+@_kernel
+def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, res, E, G, D, H, meta, ulog, pplan, out, gstk0, epos0,
+         own0, load0, s0, Q, GB, next_t, J, W):
+    """The job, step after step until ``n_steps`` are done (the steps are inlined here). Returns 0, or -1 if ReCtlr
+    found no assignment (a bug)."""
+    J[J_STATUS] = _src_init(P, Q, GB, next_t, gaps, uscale, life)
+    while J[J_STEPS_DONE] < P[P_N_STEPS] and J[J_STATUS] == STATUS_OK:
         res[R_LOOPS] += 1
-        if t > cap_us:
-            status = STATUS_CAPPED
+        if J[J_T] > P[P_CAP_US]:
+            J[J_STATUS] = STATUS_CAPPED
             break
-        if units:
-            t_f = _units_min(next_t)[0]
-        else:
-            rate = n_up if live_scaling else n
-            if ia >= n_trace:
-                status = STATUS_TRACE
-                break
-            t_f = _next_arrival(t_ref, o_ref, a_next, rate)
-        m = 0
-        sum_c = 0
-        sum_a = 0
-        if jit_sd == 0.0:
-            # ---- quiet stretch: m identical steps with no arrival before their compute ends, in O(1)
-            c_step = S * comp_us
-            d_step = c_step + ar_us
-            if t + c_step >= t_f:
-                q = 0
-            else:
-                q = (t_f - t - c_step - 1) // d_step + 1
-            need = period_us - (t - last_ck)
-            j_ck = 1 if need <= d_step else (need + d_step - 1) // d_step
-            m_cap = (cap_us - t) // d_step + 1
-            m = min(min(q, j_ck), min(n_steps - steps_done, m_cap))
-            sum_c = m * c_step
-            sum_a = m * ar_us
-        else:
-            # ---- jittered stretch: m steps that end -- beyond 12 standard deviations -- before the next arrival,
-            # with no checkpoint due and no step starting past the cap before the last of them; their total compute
-            # and all-reduce times are exact normal sums of m independent jitters (rounded once per stretch)
-            c_nom = S * comp_us
-            d_nom = c_nom + ar_us
-            v = jit_sd * jit_sd * (float(c_nom) * c_nom + float(ar_us) * ar_us)
-            m1 = _max_steps_within(float(t_f - t), float(d_nom), v)
-            m2 = _max_steps_within(float(min(last_ck + period_us, cap_us + 1) - t), float(d_nom), v) + 1
-            m = min(min(m1, m2), n_steps - steps_done)
-            if m >= 2:
-                sm = np.sqrt(float(m))
-                sum_c = max(np.int64(0), np.int64(np.rint(m * c_nom + c_nom * jit_sd * sm * rng.normal(0.0, 1.0))))
-                sum_a = max(np.int64(0), np.int64(np.rint(m * ar_us + ar_us * jit_sd * sm * rng.normal(0.0, 1.0))))
-            else:
-                m = 0
-        if m > 0:
-            t += sum_c + sum_a
-            steps_done += m
-            res[R_STEPS_RUN] += m
-            res[R_SUM_S] += m * S
-            useful = sum_c // S
-            pend_w[0] += useful
-            pend_w[1] += sum_c - useful
-            pend_w[3] += sum_a
-            if t - last_ck >= period_us and steps_done < n_steps:
-                t += _checkpoint(res, pend_w, save_us, jit_sd, rng)
-                ckpt_steps = steps_done
-                last_ck = t
-            continue
-        # ---- one explicit step
-        c_step = _dur(S * comp_us, jit_sd, rng)
-        t_c = t + c_step
-        # arrivals up to the all-reduce: each kills a uniformly random live group (or a unit's groups)
-        while units:
-            t_f, u = _units_min(next_t)
-            if t_f > t_c:
-                break
-            npend, killed = _fire(u, n_gu, next_t, upf, dptr, dgroups, pend, npend)
-            n_up -= killed
-            res[R_FAILURES] += killed
-        while not units:
-            if ia >= n_trace:
-                status = STATUS_TRACE
-                break
-            rate = n_up if live_scaling else n
-            t_f = _next_arrival(t_ref, o_ref, a_next, rate)
-            if t_f > t_c:
-                break
-            g = _fenwick_take(tree, n, (victims[ia] * n_up) >> 32)
-            n_up -= 1
-            pend[npend] = g
-            npend += 1
-            res[R_FAILURES] += 1
-            o_ref, t_ref, ia, a_next = _consume(t_f, a_next, ia, gaps)
-        if status == STATUS_TRACE:
+        t_f = _src_next_time(P, Q, next_t, gaps)
+        if t_f == TRACE_OUT:
+            J[J_STATUS] = STATUS_TRACE
             break
-        useful = c_step // S
-        red = c_step - useful
-        extra_rc = 0
-        extra_patch = 0
-        wiped = False
-        if npend > 0:
-            res[R_DETECTIONS] += 1
-            if strategy == STRAT_SPARE:
-                rc = _rk.rectlr_step(pend, npend, False, n, r, E, G, D, H, meta, ulog, pplan, out)
-                if rc < 0:
-                    return -1
-                wiped = rc == 1
-                if not wiped:
-                    extra_rc = _dur(rectlr_us, jit_sd, rng) + _dur(shrink_us, jit_sd, rng)
-                    extra_patch = _dur(out[_rk.O_PATCH] * comp_us, jit_sd, rng)
-                    res[R_PATCH_SHARDS] += out[_rk.O_PATCH]
-            else:
-                for i in range(npend):
-                    g = pend[i]
-                    for p in range(G[_rk.GPTR, g], G[_rk.GPTR, g + 1]):
-                        tt = E[_rk.GSTK, p] // r
-                        G[_rk.NLIVE, tt] -= 1
-                        if G[_rk.NLIVE, tt] == 0:
-                            wiped = True
-                if not wiped:
-                    extra_rc = _dur(shrink_us, jit_sd, rng)
-            npend = 0
-        if wiped:
-            # ---- global restart: roll back to the last checkpoint, every group back, S reset
-            res[R_WIPEOUTS] += 1
-            res[R_LOST] += pend_w.sum() + c_step
-            res[R_STEPS_RUN] += 1
-            res[R_SUM_S] += S
-            pend_w[:] = 0
-            steps_done = ckpt_steps
-            rate = n_up if live_scaling else n
-            o_ref += rate * (t_c - t_ref)
-            t_ref = t_c
-            r_s = _dur(restart_us, jit_sd, rng)
-            t_end = t_c + r_s
-            if units:
-                for u in range(n_units):
-                    if next_t[u] < t_end:
-                        res[R_ABSORBED] += 1
-                il = _redraw(next_t, uscale, life, il, t_end, keep, t_end)
-                if il < 0:
-                    status = STATUS_TRACE
-                upf[:] = 1
-            # arrivals during the restart are absorbed by it (the clock runs at full rate)
-            while not units:
-                if ia >= n_trace:
-                    status = STATUS_TRACE
-                    break
-                t_f = _next_arrival(t_ref, o_ref, a_next, n)
-                if t_f >= t_end:
-                    break
-                res[R_ABSORBED] += 1
-                o_ref, t_ref, ia, a_next = _consume(t_f, a_next, ia, gaps)
-            if status == STATUS_TRACE:
+        # the steps before the next failure at once, else one explicit step
+        if _quiet_stretch(t_f, P, PF, J, W, rng, res) == 0:
+            c_step = _step_compute(P, PF, J, rng)
+            t_c = J[J_T] + c_step
+            # the failures up to the end of its compute phase are detected together at its all-reduce
+            if _src_take_until(t_c, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res) != STATUS_OK:
+                J[J_STATUS] = STATUS_TRACE
                 break
-            res[R_RESTART] += r_s
-            t = t_end
-            _fenwick_fill(tree, n)
-            n_up = n
-            _rk.reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, r)
-            if strategy == STRAT_SPARE:
-                S = s0
-            last_ck = t
-            continue
-        a_s = _dur(ar_us, jit_sd, rng)
-        t = t_c + extra_rc + extra_patch + a_s
-        steps_done += 1
-        res[R_STEPS_RUN] += 1
-        res[R_SUM_S] += S
-        pend_w[0] += useful
-        pend_w[1] += red
-        pend_w[2] += extra_patch
-        pend_w[3] += a_s
-        pend_w[4] += extra_rc
-        if strategy == STRAT_SPARE:
-            S = meta[_rk.S_]
-            res[R_S_MAX] = max(res[R_S_MAX], S)
-        if t - last_ck >= period_us and steps_done < n_steps:
-            t += _checkpoint(res, pend_w, save_us, jit_sd, rng)
-            ckpt_steps = steps_done
-            last_ck = t
-    # failures after the last detection but before the end still count (they hit the running job)
-    while units and status != STATUS_TRACE:
-        t_f, u = _units_min(next_t)
-        if t_f >= t:
-            break
-        npend, killed = _fire(u, n_gu, next_t, upf, dptr, dgroups, pend, 0)
-        res[R_FAILURES] += killed
-    while not units and status != STATUS_TRACE:
-        if ia >= n_trace:
-            status = STATUS_TRACE
-            break
-        t_f = _next_arrival(t_ref, o_ref, a_next, n_up if live_scaling else n)
-        if t_f >= t:
-            break
-        n_up -= 1
-        res[R_FAILURES] += 1
-        o_ref, t_ref, ia, a_next = _consume(t_f, a_next, ia, gaps)
-    _keep(res, pend_w)
-    res[R_TTT] = t
-    res[R_STATUS] = status
-    res[R_STEPS_DONE] = steps_done
-    res[R_ARRIVALS] = ia
+            wiped, extra_rc, extra_patch = _detect(P, PF, Q, GB, E, G, D, H, meta, ulog, pplan, out, rng, res)
+            if wiped < 0:
+                return -1
+            if wiped:
+                # back to the last checkpoint; the failures during the restart are absorbed; every group is back
+                t_end = _global_restart(t_c, c_step, s0, P, PF, J, W, rng, res)
+                J[J_STATUS] = _src_restart(t_c, t_end, P, Q, GB, next_t, gaps, uscale, life, res)
+                _reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, P[P_R])
+                continue
+            _finish_step(t_c, c_step, extra_rc, extra_patch, P, PF, J, W, meta, rng, res)
+        _checkpoint_if_due(P, PF, J, W, rng, res)
+    # the failures after the last detection but before the end still count (they hit the running job)
+    if J[J_STATUS] != STATUS_TRACE and _src_tail(J[J_T], P, Q, GB, next_t, gaps, dptr, dgroups, res) != STATUS_OK:
+        J[J_STATUS] = STATUS_TRACE
+    _keep(W, res)
+    res[R_TTT] = J[J_T]
+    res[R_STATUS] = J[J_STATUS]
+    res[R_STEPS_DONE] = J[J_STEPS_DONE]
+    res[R_ARRIVALS] = Q[Q_IA]
     return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
@@ -249,25 +249,100 @@ def min_moves_networkx(stacks, alive, stack_number: int) -> int:
 
 
 # ------------------------------------------------------------------------------------------------ timeline
+def timeline_unit_clocks(cfg) -> tuple:
+    """The unit clocks of a unit-clock failure model, derived from ``cfg.failures`` and ``cfg.topology``.
+
+    Returns ``(scales_us, n_group_units, dom_ptr, dom_groups, keep)``: every unit's Weibull scale in microseconds
+    (the groups first, then the domains), how many units are groups, the groups each domain touches (CSR) and
+    whether ages are kept at a restart.
+
+    Notes
+    -----
+    Written from the model, not from :meth:`TimelineConfig.unit_clocks`: a GPU lifetime is Weibull with shape ``k``
+    and scale ``lam = mean / Gamma(1 + 1/k)``; a group fails at the first of its ``M`` GPUs, the minimum of ``M``
+    such lifetimes, Weibull with scale ``lam M^(-1/k)``; a domain's lifetime is Weibull with the domain's own mean.
+    Per-GPU model: one unit per group. Domain model: one unit per domain of ``topology.domain_groups(level)`` after
+    one unit per group for the per-GPU background (if any). Domains follow their background's age policy ("renew"
+    without one).
+    """
+    from .failures import PerGPU
+
+    f, topo = cfg.failures, cfg.topology
+    per_gpu = f if isinstance(f, PerGPU) else f.background
+    scales, n_gu = [], 0
+    if per_gpu is not None:
+        k = per_gpu.shape
+        lam = per_gpu.gpu_mtbf_s / math.gamma(1.0 + 1.0 / k)
+        n_gu = topo.n_groups
+        scales += [lam * topo.gpus_per_group ** (-1.0 / k) * 1e6] * n_gu
+    ptr, groups = [0], []
+    if per_gpu is not f:
+        ptr, groups = topo.domain_groups(f.level)
+        ptr, groups = [int(x) for x in ptr], [int(x) for x in groups]
+        scales += [f.domain_mtbf_s / math.gamma(1.0 + 1.0 / f.shape) * 1e6] * (len(ptr) - 1)
+    keep = per_gpu is not None and per_gpu.age_policy == "keep"
+    return scales, n_gu, ptr, groups, keep
+
+
+@dataclass
+class _Fleet:
+    """The groups as both processes of the twin see them."""
+
+    up: list                                      # live groups in increasing order (a victim draw indexes it)
+    dead: set = field(default_factory=set)
+    pending: list = field(default_factory=list)   # died since the last all-reduce
+    kill_times: list = field(default_factory=list)
+    restarting: bool = False
+    trace_out: bool = False
+
+
+@dataclass
+class _Renewal:
+    """The system-level renewal process: arrival ``i`` at operational time ``a`` (None once the trace is out); the
+    operational clock stood at ``o_ref`` at wall time ``t_ref``."""
+
+    gaps: list
+    victims: list
+    i: int = 0
+    a: int | None = None
+    o_ref: int = 0
+    t_ref: int = 0
+
+
+@dataclass
+class _Units:
+    """Unit clocks: ``next[u]`` is unit ``u``'s absolute failure time, None while inactive (until a restart);
+    ``il`` lifetimes of ``life`` are used."""
+
+    scales: list
+    n_group_units: int
+    dom_ptr: list
+    dom_groups: list
+    keep: bool
+    life: list
+    next: list = field(default_factory=list)
+    il: int = 0
+
+
 def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
     """Independent SimPy implementation of the time-to-train model of :mod:`spare_mc.timeline`.
 
     Written from the model's text, not from the kernel: a failure process and a trainer process on a SimPy clock in
     integer microseconds, stepping through every step (no skipping), Rep wipe-outs decided by
-    :meth:`Layout.is_wiped` on the dead set, SPARe by the :class:`spare_mc.ReCtlr` controller. ``trace =
-    (gaps, victims)`` as in :func:`spare_mc.timeline.make_trace`; ``jitter_rng`` draws the duration jitter (needed
-    when ``cfg.jitter_sd > 0``). Returns the microsecond totals: ``ttt, useful, redundant, patch, allreduce,
-    rectlr_shrink, checkpoint, restart, lost, failures, absorbed, wipeouts, checkpoints, detections, steps_run,
-    steps_done, status``.
+    :meth:`Layout.is_wiped` on the dead set, SPARe by the :class:`spare_mc.ReCtlr` controller, unit clocks derived by
+    :func:`timeline_unit_clocks`; gaps and lifetimes are clamped at the model's horizon of ``2^61`` (Python integers:
+    nothing overflows). ``trace = (gaps, victims)`` or ``(life,)`` as in :func:`spare_mc.timeline.make_trace`;
+    ``jitter_rng`` draws the duration jitter (needed when ``cfg.jitter_sd > 0``). Returns the microsecond totals:
+    ``ttt, useful, redundant, patch, allreduce, rectlr_shrink, checkpoint, restart, lost, failures, absorbed,
+    wipeouts, checkpoints, detections, steps_run, steps_done, status``.
     """
     import simpy
 
+    from ._timeline_kernels import HORIZON_US
     from .reorder import ReCtlr
 
     us = 1_000_000
-    system = cfg.failures is None
-    gaps = [int(x) for x in trace[0]] if system else []
-    victims = [int(x) for x in trace[1]] if system else []
+    horizon = int(HORIZON_US)  # a longer gap or lifetime is clamped to it: it never ends within a job
     n = cfg.n_groups
     layout = cfg.layout_object()
     sd = float(cfg.jitter_sd)
@@ -279,77 +354,64 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
         return max(0, int(np.round(base * jitter_rng.normal(1.0, sd))))
 
     env = simpy.Environment()
-    st = {"up": list(range(n)), "dead": set(), "pending": [], "restarting": False, "o_ref": 0, "t_ref": 0,
-          "i": 0, "a": gaps[0] if gaps else None, "trace_out": False, "kill_times": []}
-    if not system:
-        st["a"] = 0  # unused by the unit clocks
+    fleet = _Fleet(list(range(n)))
     tot = dict.fromkeys(("useful", "redundant", "patch", "allreduce", "rectlr_shrink", "checkpoint", "restart",
                          "lost", "failures", "absorbed", "wipeouts", "checkpoints", "detections", "steps_run"), 0)
 
-    def rate():
-        if st["restarting"]:
-            return n
-        return len(st["up"]) if cfg.live_scaling else n
+    def kill(g):
+        fleet.up.remove(g)
+        fleet.dead.add(g)
+        fleet.pending.append(g)
+        fleet.kill_times.append(env.now)
 
-    def failure_process():
-        while True:
-            if st["a"] is None:
-                st["trace_out"] = True
-                return
-            rt = rate()
-            wait = None if rt == 0 else st["t_ref"] + -(-(st["a"] - st["o_ref"]) // rt) - env.now
-            try:
-                if wait is None:
-                    yield env.event()  # never fires: woken only by an interrupt
+    if cfg.failures is None:
+        clock = _Renewal([min(int(x), horizon) for x in trace[0]], [int(x) for x in trace[1]])
+        clock.a = clock.gaps[0] if clock.gaps else None
+        units = None
+
+        def failure_process():
+            while True:
+                if clock.a is None:
+                    fleet.trace_out = True
+                    return
+                rate = n if fleet.restarting else (len(fleet.up) if cfg.live_scaling else n)
+                try:
+                    if rate == 0:
+                        yield env.event()  # never fires: woken only by an interrupt
+                    else:
+                        yield env.timeout(clock.t_ref + -(-(clock.a - clock.o_ref) // rate) - env.now)
+                except simpy.Interrupt:  # the rate changes (a restart starts): bank the operational time
+                    clock.o_ref += rate * (env.now - clock.t_ref)
+                    clock.t_ref = env.now
+                    continue
+                clock.o_ref, clock.t_ref = clock.a, env.now
+                if fleet.restarting:
+                    tot["absorbed"] += 1
                 else:
-                    yield env.timeout(wait)
-            except simpy.Interrupt:  # the rate changes (a restart starts): bank operational time
-                st["o_ref"] += rt * (env.now - st["t_ref"])
-                st["t_ref"] = env.now
-                continue
-            st["o_ref"], st["t_ref"] = st["a"], env.now
-            if st["restarting"]:
-                tot["absorbed"] += 1
-            else:
-                up = st["up"]
-                g = up[(victims[st["i"]] * len(up)) >> 32]
-                up.remove(g)
-                st["dead"].add(g)
-                st["pending"].append(g)
-                st["kill_times"].append(env.now)
-            st["i"] += 1
-            st["a"] = st["a"] + gaps[st["i"]] if st["i"] < len(gaps) else None
-
-    unit_clocks = cfg.unit_clocks()
-    if unit_clocks is not None:
-        uscale, n_gu, dptr, dgroups, keep, _ = unit_clocks
-        life = [float(x) for x in trace[0]]
-        st["next"] = [None] * len(uscale)  # None = inactive until the next restart
-        st["il"] = 0
+                    kill(fleet.up[(clock.victims[clock.i] * len(fleet.up)) >> 32])
+                clock.i += 1
+                clock.a = clock.a + clock.gaps[clock.i] if clock.i < len(clock.gaps) else None
+    else:
+        units = _Units(*timeline_unit_clocks(cfg), [float(x) for x in trace[0]])
+        units.next = [None] * len(units.scales)
 
         def redraw(t_from, only_replaced):
-            for u in range(len(uscale)):
-                if only_replaced and st["next"][u] is not None:
+            """New lifetimes from ``t_from``: for every unit, or only for the replaced (inactive) ones."""
+            for u in range(len(units.scales)):
+                if only_replaced and units.next[u] is not None:
                     continue
-                if st["il"] >= len(life):
-                    st["trace_out"] = True
+                if units.il >= len(units.life):
+                    fleet.trace_out = True
                     return
-                st["next"][u] = t_from + max(1, int(np.rint(uscale[u] * life[st["il"]])))
-                st["il"] += 1
+                life = units.scales[u] * units.life[units.il]
+                units.next[u] = t_from + (horizon if not life < horizon else max(1, int(np.rint(life))))
+                units.il += 1
 
         redraw(0, False)
 
-        def kill(g):
-            st["up"].remove(g)
-            st["dead"].add(g)
-            st["pending"].append(g)
-            st["kill_times"].append(env.now)
-            if g < n_gu:
-                st["next"][g] = None
-
-        def failure_process():  # noqa: F811 - the unit-clock version
+        def failure_process():
             while True:
-                active = [(t, u) for u, t in enumerate(st["next"]) if t is not None]
+                active = [(t, u) for u, t in enumerate(units.next) if t is not None]
                 try:
                     if not active:
                         yield env.event()
@@ -357,19 +419,21 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
                         yield env.timeout(min(active)[0] - env.now)
                 except simpy.Interrupt:  # a restart ended: lifetimes were redrawn
                     continue
-                t_min, u = min(active)
-                if st["restarting"]:
+                _, u = min(active)
+                units.next[u] = None
+                if fleet.restarting:
                     tot["absorbed"] += 1
-                    st["next"][u] = None
                     continue
-                st["next"][u] = None
-                if u < n_gu:
-                    kill(u)
+                if u < units.n_group_units:
+                    targets = [u]
                 else:
-                    d = u - n_gu
-                    for g in dgroups[dptr[d]:dptr[d + 1]]:
-                        if int(g) not in st["dead"]:
-                            kill(int(g))
+                    d = u - units.n_group_units
+                    targets = [g for g in units.dom_groups[units.dom_ptr[d]:units.dom_ptr[d + 1]]
+                               if g not in fleet.dead]
+                for g in targets:
+                    kill(g)
+                    if g < units.n_group_units:
+                        units.next[g] = None  # a dead group's GPUs no longer fail
 
     fail_proc = env.process(failure_process())
     comp, ar = round(cfg.compute_s * us), round(cfg.allreduce * us)
@@ -389,10 +453,10 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
             c = dur(S * comp)
             yield env.timeout(c)
             yield env.timeout(0)  # let failures arriving exactly now land first
-            if st["trace_out"]:
+            if fleet.trace_out:
                 result["status"] = "trace"
                 return
-            newly, st["pending"] = st["pending"], []
+            newly, fleet.pending = fleet.pending, []
             wiped = False
             extra_rc = extra_patch = 0
             if newly:
@@ -400,7 +464,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
                 if cfg.strategy == "ckpt":
                     wiped = True
                 elif cfg.strategy == "rep":
-                    wiped = layout.is_wiped(st["dead"])
+                    wiped = layout.is_wiped(fleet.dead)
                     if not wiped:
                         extra_rc = dur(round(cfg.shrink_s * us))
                 else:
@@ -415,17 +479,17 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
                 tot["lost"] += sum(since_ck.values()) + c
                 since_ck = dict.fromkeys(since_ck, 0)
                 done = saved
-                st["restarting"] = True
+                fleet.restarting = True
                 fail_proc.interrupt()
                 r_s = dur(round(cfg.restart_s * us))
                 yield env.timeout(r_s)
                 tot["restart"] += r_s
-                st["up"], st["dead"], st["pending"] = list(range(n)), set(), []
-                st["restarting"] = False  # same rate (all groups up), the system process needs no wake-up
-                if unit_clocks is not None:  # replaced hardware gets new lifetimes from the end of the restart
-                    redraw(env.now, keep)
+                fleet.up, fleet.dead, fleet.pending = list(range(n)), set(), []
+                fleet.restarting = False  # same rate (all groups up), the system process needs no wake-up
+                if units is not None:  # replaced hardware gets new lifetimes from the end of the restart
+                    redraw(env.now, units.keep)
                     fail_proc.interrupt()
-                    if st["trace_out"]:
+                    if fleet.trace_out:
                         result["status"] = "trace"
                         return
                 ctl = ReCtlr(layout) if cfg.strategy == "spare" else None
@@ -435,7 +499,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
                 continue
             a = dur(ar)
             yield env.timeout(extra_rc + extra_patch + a)
-            if st["trace_out"]:
+            if fleet.trace_out:
                 result["status"] = "trace"
                 return
             useful = c // S
@@ -464,7 +528,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
     proc = env.process(trainer())
     env.run(until=proc)
     tot["ttt"] = env.now
-    tot["failures"] = sum(k < env.now for k in st["kill_times"])  # failures that hit the running job
+    tot["failures"] = sum(k < env.now for k in fleet.kill_times)  # failures that hit the running job
     tot["steps_done"] = result.get("done", 0)
     tot["status"] = result["status"]
     return tot

@@ -347,12 +347,17 @@ def theory_ckpt_period_s(cfg: TimelineConfig) -> float:
     return ckpt_period_optimal(cfg.save_s, tf, cfg.restart_s)
 
 
+_HORIZON_F = float(_tk.HORIZON_US)
+
+
 def make_trace(cfg: TimelineConfig, rng, length: int):
     """Failure trace for the kernel, drawn in blocks of 4096 so that a longer trace from the same generator state
     starts with the shorter one.
 
-    System-level process: ``(gaps, victims)``, operational-time gaps (group-microseconds, >= 1) and victim draws.
-    Unit clocks: ``(life,)``, standard Weibull variates (one per lifetime drawn).
+    System-level process: ``(gaps, victims)``, operational-time gaps (group-microseconds, >= 1) and victim draws. A
+    gap beyond the horizon ``2^61`` (an MTBF of ~1e11 s or more at N = 1000) is clipped to it before the conversion
+    to integers, so that it saturates (the failure never happens within the job) instead of overflowing.
+    Unit clocks: ``(life,)``, standard Weibull variates (one per lifetime drawn; the kernel clamps the lifetimes).
     """
     if cfg.failures is not None:
         k = cfg.failures.shape
@@ -362,7 +367,9 @@ def make_trace(cfg: TimelineConfig, rng, length: int):
     gaps, vic = [], []
     for _ in range(-(-length // 4096)):
         w = rng.weibull(k, 4096) * scale
-        gaps.append(np.maximum(1, np.rint(w * _US * cfg.n_groups)).astype(np.int64))
+        with np.errstate(over="ignore"):  # an infinite gap saturates like any other beyond the horizon
+            ops = np.minimum(w * _US * cfg.n_groups, _HORIZON_F)
+        gaps.append(np.maximum(1, np.rint(ops)).astype(np.int64))
         vic.append(rng.integers(0, 1 << 32, 4096, dtype=np.int64))
     return np.concatenate(gaps), np.concatenate(vic)
 
@@ -427,18 +434,28 @@ _EMPTY_F = np.zeros(0, dtype=np.float64)
 def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None) -> np.ndarray:
     """One kernel run on ``trace`` (see :func:`make_trace`); ``units`` = ``cfg.unit_clocks()``."""
     res = np.zeros(_tk.N_RES, dtype=np.int64)
+    P = np.zeros(_tk.N_P, dtype=np.int64)
+    P[_tk.P_STRATEGY] = _STRAT_CODE[cfg.strategy]
+    P[_tk.P_N_GROUPS], P[_tk.P_R] = holders.shape
+    P[_tk.P_N_STEPS] = cfg.n_steps
+    for slot, seconds in ((_tk.P_COMP_US, cfg.compute_s), (_tk.P_AR_US, cfg.allreduce),
+                          (_tk.P_RESTART_US, cfg.restart_s), (_tk.P_SAVE_US, cfg.save_s),
+                          (_tk.P_PERIOD_US, cfg.ckpt_period), (_tk.P_SHRINK_US, cfg.shrink_s),
+                          (_tk.P_RECTLR_US, cfg.rectlr_s), (_tk.P_CAP_US, cfg.max_wall_factor * cfg.t0_s)):
+        P[slot] = round(seconds * _US)
+    P[_tk.P_LIVE_SCALING] = cfg.live_scaling
+    PF = np.array([float(cfg.jitter_sd)])  # PF_JITTER_SD
     if cfg.failures is None:
+        P[_tk.P_SOURCE] = _tk.SRC_SYSTEM
         gaps, vic = trace
-        uargs = (False, _EMPTY_F, 0, np.zeros(1, dtype=np.int64), _EMPTY_I, False, _EMPTY_F)
+        uscale, ptr, groups, life = _EMPTY_F, np.zeros(1, dtype=np.int64), _EMPTY_I, _EMPTY_F
     else:
+        P[_tk.P_SOURCE] = _tk.SRC_UNITS
         gaps, vic = _EMPTY_I, _EMPTY_I
-        uscale, n_gu, ptr, groups, keep, _ = units if units is not None else cfg.unit_clocks()
-        uargs = (True, uscale, n_gu, ptr, groups, keep, np.ascontiguousarray(trace[0], dtype=np.float64))
-    rc = _tk.timeline(_STRAT_CODE[cfg.strategy], cfg.n_groups, holders.shape[1], holders, cfg.n_steps,
-                      round(cfg.compute_s * _US), round(cfg.allreduce * _US), round(cfg.restart_s * _US),
-                      round(cfg.save_s * _US), round(cfg.ckpt_period * _US), round(cfg.shrink_s * _US),
-                      round(cfg.rectlr_s * _US), float(cfg.jitter_sd), jitter_rng,
-                      round(cfg.max_wall_factor * cfg.t0_s * _US), cfg.live_scaling, gaps, vic, *uargs, res)
+        uscale, P[_tk.P_N_GROUP_UNITS], ptr, groups, keep, _ = units if units is not None else cfg.unit_clocks()
+        P[_tk.P_KEEP_AGES] = keep
+        life = np.ascontiguousarray(trace[0], dtype=np.float64)
+    rc = _tk.timeline(P, PF, holders, gaps, vic, uscale, ptr, groups, life, jitter_rng, res)
     if rc < 0:  # pragma: no cover - an internal error
         raise RuntimeError("ReCtlr found no assignment inside the timeline although no type was wiped out")
     return res

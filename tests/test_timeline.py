@@ -1,5 +1,7 @@
 """Time-to-train timeline: the numba kernel against the SimPy twin, deterministic edge cases, statistics."""
 
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -77,6 +79,22 @@ def test_kernel_equals_simpy_twin_on_random_traces(strategy, failures):
     assert any(w for _, w, _ in seen)  # wipe-outs happened
     if strategy != "ckpt":
         assert any(m for _, _, m in seen)  # masked failures happened
+
+
+@pytest.mark.parametrize("kind", ["per_gpu", "domain"])
+def test_twin_derives_the_kernels_unit_clocks(kind):
+    """The twin derives its unit clocks from the failure model and the topology, not from
+    ``TimelineConfig.unit_clocks``: same units, domains and age policy, and the same Weibull scales up to rounding
+    (the config lowers the background through a rate, ``scale ((scale / s_g)^k)^(-1/k)``, a few ulps off ``s_g``)."""
+    from spare_mc.reference import timeline_unit_clocks
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        n = int(rng.choice([12, 24, 60]))
+        cfg = TimelineConfig("ckpt", n, **_random_units(rng, n, kind))
+        scales, n_gu, ptr, groups, keep, _ = cfg.unit_clocks()
+        mine = timeline_unit_clocks(cfg)
+        assert (mine[1], list(mine[2]), list(mine[3]), mine[4]) == (n_gu, ptr.tolist(), groups.tolist(), keep)
+        np.testing.assert_allclose(mine[0], scales, rtol=4e-16, atol=0)
 
 
 def test_jitter_equal_in_distribution():
@@ -344,3 +362,94 @@ def test_cli_bad_arguments(argv, match, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and re.search(match, err)
+
+
+# ------------------------------------------------------------------------- saturation of the microsecond clock
+def _t0_plus_checkpoints_us(cfg):
+    """TTT of a failure-free job without jitter: T0 plus the checkpoints (none after the last step)."""
+    d = round(cfg.compute_s * US) + round(cfg.allreduce * US)
+    per = -(-round(cfg.ckpt_period * US) // d)  # steps between checkpoints
+    n_ck = (cfg.n_steps - 1) // per
+    return cfg.n_steps * d + n_ck * round(cfg.save_s * US), n_ck
+
+
+@pytest.mark.parametrize("mtbf_s", [1e11, 1e12, 1e15])
+@pytest.mark.parametrize("period_s", [None, 1000.0])
+def test_astronomical_mtbf_gives_no_failures(mtbf_s, period_s):
+    """CKPT-only at N = 1000 with an MTBF whose gaps (group-microseconds) overflow int64: the gaps saturate at the
+    horizon, so no failure happens and the time to train is exactly T0 plus the checkpoints (it used to overflow
+    into hundreds of failures, with only a RuntimeWarning)."""
+    cfg = TimelineConfig("ckpt", 1000, mtbf_s=mtbf_s, jitter_sd=0.0, ckpt_period_s=period_s)
+    ttt_us, n_ck = _t0_plus_checkpoints_us(cfg)
+    for run in simulate_ttt(cfg, 4, seed=3).runs:
+        assert run.status == "ok" and run.failures == 0 and run.wipeouts == 0 and run.absorbed == 0
+        assert run.raw_us[TK.R_TTT] == ttt_us and run.checkpoints == n_ck and run.breakdown_s["lost"] == 0
+
+
+def test_astronomical_mtbf_cli_reports_no_failures(capsys):
+    from spare_mc.cli import main
+    import json
+    assert main(["ttt", "--strategy", "ckpt", "--n-groups", "1000", "--reps", "4", "--mtbf-s", "1e11",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["failures_mean"] == 0 and out["wipeouts_mean"] == 0
+
+
+def test_make_trace_clips_gaps_at_the_horizon():
+    """Gaps beyond the horizon are clipped to it before the conversion to int64 (no overflow, no warning); the
+    others are unchanged."""
+    import warnings
+    horizon = np.int64(1) << 61
+    for mtbf_s in (300.0, 1e9, 1e12, 1e15, 1e300):
+        cfg = TimelineConfig("ckpt", 1000, mtbf_s=mtbf_s, jitter_sd=0.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            gaps, vic = make_trace(cfg, np.random.default_rng(1), 5000)
+        assert gaps.dtype == np.int64 and gaps.min() >= 1 and gaps.max() <= horizon
+        scale = cfg.mtbf_s / math.gamma(1 + 1 / cfg.shape)
+        with np.errstate(over="ignore"):
+            x = np.random.default_rng(1).weibull(cfg.shape, 4096) * scale * US * 1000
+        small = x < 2.0 ** 61
+        np.testing.assert_array_equal(gaps[:4096][small], np.maximum(1, np.rint(x[small])).astype(np.int64))
+        assert np.all(gaps[:4096][~small] == horizon)
+
+
+@pytest.mark.parametrize("strategy", ["ckpt", "rep", "spare"])
+def test_kernel_equals_twin_when_the_trace_saturates(strategy):
+    """Traces with gaps beyond any reachable time: from make_trace at astronomical MTBFs, and normal traces with one
+    gap of int64's maximum in the middle (the failures before it happen, none after; the operational clock must
+    not overflow). Kernel and twin agree to the microsecond."""
+    rng = np.random.default_rng({"ckpt": 41, "rep": 42, "spare": 43}[strategy])
+    for k in range(8):
+        cfg = _random_config(rng, strategy, mtbf_s=1e15) if k < 2 else _random_config(rng, strategy)
+        trace = make_trace(cfg, np.random.default_rng(rng.integers(2**32)), 50_000)
+        if k >= 2:
+            trace[0][int(rng.integers(1, 40))] = np.iinfo(np.int64).max
+        res = _kernel(cfg, trace)
+        twin = timeline_simpy(cfg, trace)
+        assert STATUS[res[TK.R_STATUS]] == twin["status"] != "trace"
+        assert {key: int(res[i]) for key, i in KEYS.items()} == {key: twin[key] for key in KEYS}
+        assert twin["failures"] <= (0 if k < 2 else 40)
+
+
+@pytest.mark.parametrize("kind", ["per_gpu", "domain"])
+def test_astronomical_unit_lifetimes_never_fail(kind):
+    """Unit clocks whose lifetimes do not fit the clock (per-GPU MTBF 1e30 s) saturate at the horizon: no failure
+    from them (the domains of the domain model still fail), and the kernel equals the twin."""
+    topo = sm.Topology(24 * 8, 24, gpus_per_node=8)
+    bg = sm.PerGPU(1e30, 0.78, "keep")
+    failures = bg if kind == "per_gpu" else sm.DomainFailures("node", 3000.0, 0.78, background=bg)
+    cfg = TimelineConfig("spare", 24, r=3, n_steps=300, compute_s=8.0, allreduce_s=1.0, restart_s=100.0, save_s=5.0,
+                         ckpt_period_s=200.0, jitter_sd=0.0, failures=failures, topology=topo)
+    runs = simulate_ttt(cfg, 3, seed=1).runs
+    if kind == "per_gpu":
+        assert all(r.status == "ok" and r.failures == 0 and r.raw_us[TK.R_TTT] == _t0_plus_checkpoints_us(cfg)[0]
+                   for r in runs)
+    rng = np.random.default_rng(8)
+    for _ in range(3):
+        trace = make_trace(cfg, np.random.default_rng(rng.integers(2**32)), 200_000)
+        res = _kernel(cfg, trace)
+        twin = timeline_simpy(cfg, trace)
+        assert STATUS[res[TK.R_STATUS]] == twin["status"] == "ok"
+        assert {key: int(res[i]) for key, i in KEYS.items()} == {key: twin[key] for key in KEYS}
+        assert (twin["failures"] == 0) == (kind == "per_gpu")
