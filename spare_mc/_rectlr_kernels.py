@@ -346,7 +346,7 @@ def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
     return npatch, cap
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)  # it may grow its undo log: keep the runtime even when called from _nrt=False code
 def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan, out):
     """Kill the groups ``newly[:n_new]`` and run ReCtlr; results in ``out`` (see the ``O_*`` slots).
 
@@ -499,7 +499,7 @@ def initial_assignment(n, r, E, G, D, H, meta, ulog, out):
     return _resolve(n, 1, 1, n, r, E, G, D, H, meta, ulog, out)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)  # as rectlr_step
 def reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, r):
     """Back to a saved fully-live state (a global restart)."""
     E[GSTK, :] = gstk0

@@ -120,8 +120,9 @@ Compilation (each function has one signature and is cached)
 - The steps the loop runs at every iteration are inlined into :func:`_job` (``inline="always"``), which passes
   dozens of arrays a call would push on the stack: the loop compiles to one function, as before the split.
 - A callee inherits ``_nrt=False`` unless it sets the option, and ReCtlr may grow its undo log (an allocation):
-  :func:`_detect` and :func:`_job` call ReCtlr and the stacks' reset through dispatchers of the same Python
-  functions that set ``_nrt=True`` (same code and same cache files as :mod:`spare_mc._rectlr_kernels`).
+  ``rectlr_step`` and ``reset_state`` of :mod:`spare_mc._rectlr_kernels` therefore declare ``_nrt=True`` themselves,
+  so that whoever calls them gets the runtime variant (numba's cache key does not record the flag, so a variant
+  compiled without it must never exist).
 - The price: :func:`_job` is a library of its own, which numba optimizes once alone and once more inside
   :func:`timeline`, so a first (uncached) compile takes ~2.5 s longer than the single-function kernel did.
 """
@@ -173,9 +174,10 @@ TRACE_OUT = np.int64(-1)
 _kernel = njit(cache=True, _nrt=False)
 #: a step the loop runs at every iteration: inlined into :func:`_job`
 _step = njit(cache=True, _nrt=False, inline="always")
-#: ReCtlr and the stacks' reset, with the runtime whoever calls them
-_rectlr_step = njit(cache=True, _nrt=True)(_rk.rectlr_step.py_func)
-_reset_state = njit(cache=True, _nrt=True)(_rk.reset_state.py_func)
+#: ReCtlr and the stacks' reset declare ``_nrt=True`` themselves (in :mod:`spare_mc._rectlr_kernels`), so they keep the
+#: runtime whoever calls them
+_rectlr_step = _rk.rectlr_step
+_reset_state = _rk.reset_state
 
 
 # ------------------------------------------------------------------------------------------------------ helpers

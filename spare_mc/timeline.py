@@ -61,7 +61,7 @@ from . import _timeline_kernels as _tk
 from ._validation import UsageTypeError, UsageValueError, as_bool, as_choice, as_float, as_int
 from .closed_forms import ckpt_period_optimal
 from .exact import block_mean_closed_form, exact_wipeout
-from .failures import DomainFailures, PerGPU, failure_model_from_dict, lower
+from .failures import DomainFailures, PerGPU, failure_model_from_dict, weibull_scale
 from .layouts import Layout, block, cyclic, sidon
 from ._resources import check_memory
 from ._seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, trace_seed_sequence
@@ -198,23 +198,20 @@ class TimelineConfig:
         shape)``, or None for the system-level process."""
         if self.failures is None:
             return None
-        proc = lower(self.failures, self.topology)
-        k = proc.shape
-        scales = []
-        n_gu = self.n_groups if proc.group_rate > 0 else 0
-        if n_gu:
-            scales += [proc.scale * proc.group_rate ** (-1.0 / k) * _US] * n_gu
-        n_dom = proc.dom_ptr.size - 1 if proc.domain_rate > 0 else 0
-        if n_dom:
-            scales += [proc.scale * proc.domain_rate ** (-1.0 / k) * _US] * n_dom
-        if isinstance(self.failures, PerGPU):
-            policy = self.failures.age_policy
-        else:
-            policy = "renew" if self.failures.background is None else self.failures.background.age_policy
-        ptr = proc.dom_ptr if n_dom else np.zeros(1, dtype=np.int64)
-        groups = proc.dom_groups if n_dom else np.zeros(0, dtype=np.int64)
-        return (np.array(scales, dtype=np.float64), n_gu, ptr.astype(np.int64), groups.astype(np.int64),
-                policy == "keep", k)
+        f, topo = self.failures, self.topology
+        per_gpu = f if isinstance(f, PerGPU) else f.background
+        scales, n_gu = [], 0
+        if per_gpu is not None:  # one unit per group: the first failure of its M GPUs, Weibull(k, lam M^(-1/k))
+            n_gu = self.n_groups
+            scales += [per_gpu.group_scale(topo) * _US] * n_gu
+        ptr, groups = np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        if per_gpu is not f:  # one unit per failure domain at the model's level
+            ptr, groups = topo.domain_groups(f.level)
+            scales += [weibull_scale(f.domain_mtbf_s, f.shape) * _US] * (ptr.size - 1)
+        keep = per_gpu is not None and per_gpu.age_policy == "keep"
+        return (np.array(scales, dtype=np.float64), n_gu, ptr.astype(np.int64), groups.astype(np.int64), keep,
+                f.shape)
+
     @property
     def allreduce(self) -> float:
         """``T_a`` in seconds (the default model when ``allreduce_s`` is None)."""
@@ -442,7 +439,9 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None) -> np.
                           (_tk.P_RESTART_US, cfg.restart_s), (_tk.P_SAVE_US, cfg.save_s),
                           (_tk.P_PERIOD_US, cfg.ckpt_period), (_tk.P_SHRINK_US, cfg.shrink_s),
                           (_tk.P_RECTLR_US, cfg.rectlr_s), (_tk.P_CAP_US, cfg.max_wall_factor * cfg.t0_s)):
-        P[slot] = round(seconds * _US)
+        # every field is validated to fit; a derived period (the theory optimum for an astronomical MTBF) may not:
+        # beyond the horizon it means "never" (the wall clock stays below 2^59 microseconds)
+        P[slot] = round(seconds * _US) if seconds * _US < _HORIZON_F else int(_tk.HORIZON_US)
     P[_tk.P_LIVE_SCALING] = cfg.live_scaling
     PF = np.array([float(cfg.jitter_sd)])  # PF_JITTER_SD
     if cfg.failures is None:

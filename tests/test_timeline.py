@@ -381,7 +381,7 @@ def test_astronomical_mtbf_gives_no_failures(mtbf_s, period_s):
     into hundreds of failures, with only a RuntimeWarning)."""
     cfg = TimelineConfig("ckpt", 1000, mtbf_s=mtbf_s, jitter_sd=0.0, ckpt_period_s=period_s)
     ttt_us, n_ck = _t0_plus_checkpoints_us(cfg)
-    for run in simulate_ttt(cfg, 4, seed=3).runs:
+    for run in simulate_ttt(cfg, 4, rng=3).runs:
         assert run.status == "ok" and run.failures == 0 and run.wipeouts == 0 and run.absorbed == 0
         assert run.raw_us[TK.R_TTT] == ttt_us and run.checkpoints == n_ck and run.breakdown_s["lost"] == 0
 
@@ -441,7 +441,7 @@ def test_astronomical_unit_lifetimes_never_fail(kind):
     failures = bg if kind == "per_gpu" else sm.DomainFailures("node", 3000.0, 0.78, background=bg)
     cfg = TimelineConfig("spare", 24, r=3, n_steps=300, compute_s=8.0, allreduce_s=1.0, restart_s=100.0, save_s=5.0,
                          ckpt_period_s=200.0, jitter_sd=0.0, failures=failures, topology=topo)
-    runs = simulate_ttt(cfg, 3, seed=1).runs
+    runs = simulate_ttt(cfg, 3, rng=1).runs
     if kind == "per_gpu":
         assert all(r.status == "ok" and r.failures == 0 and r.raw_us[TK.R_TTT] == _t0_plus_checkpoints_us(cfg)[0]
                    for r in runs)
@@ -453,3 +453,12 @@ def test_astronomical_unit_lifetimes_never_fail(kind):
         assert STATUS[res[TK.R_STATUS]] == twin["status"] == "ok"
         assert {key: int(res[i]) for key, i in KEYS.items()} == {key: twin[key] for key in KEYS}
         assert (twin["failures"] == 0) == (kind == "per_gpu")
+
+
+def test_a_derived_period_beyond_the_clock_means_never():
+    """The theory period of an astronomical MTBF does not fit the microsecond clock: it saturates (no checkpoint,
+    no failure) instead of overflowing."""
+    for mtbf in (1e24, 1e300):
+        cfg = TimelineConfig("spare", 600, r=8, mtbf_s=mtbf, n_steps=300, jitter_sd=0.0)
+        run = simulate_ttt(cfg, 1, rng=1).runs[0]
+        assert (run.failures, run.checkpoints, run.status) == (0, 0, "ok") and run.ttt_s == cfg.t0_s
