@@ -27,7 +27,7 @@ from .topology import Topology
 from ._validation import UsageError, UsageTypeError, UsageValueError
 from .options import get_options, set_options
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     # topology and failure models

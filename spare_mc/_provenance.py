@@ -16,7 +16,7 @@ _STACK = ("numpy", "numba", "scipy", "xarray", "dask", "distributed")
 
 def software_versions() -> dict:
     """``{"spare_mc": ..., "python": ..., "numpy": ..., "numba": ..., "scipy": ..., "xarray": ..., "dask": ...}``."""
-    from . import __version__
+    from ._version import __version__
 
     out = {"spare_mc": __version__, "python": platform.python_version()}
     for name in _STACK:

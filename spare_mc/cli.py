@@ -40,7 +40,7 @@ from dataclasses import MISSING, fields
 
 import numpy as np
 
-from . import __version__
+from ._version import __version__
 from ._provenance import SCHEMA_VERSION, software_versions
 from ._validation import UsageError, UsageValueError
 from .closed_forms import mu_expansion, mu_paper
@@ -373,8 +373,7 @@ def run_sweep_cmd(args) -> dict:
 
 def run_compare(args) -> dict:
     """The ``compare`` command."""
-    from .storage import open_sweep_dataset
-    from .sweep import compare_dataset
+    from .sweep import compare_dataset, open_sweep_dataset
 
     if not 0 < args.alpha < 1:
         raise UsageValueError(f"`--alpha` must be in (0, 1), got {args.alpha}")
@@ -432,7 +431,7 @@ def run_reproduce(args) -> dict:
 def run_plot(args) -> dict:
     """The ``plot`` command."""
     from .plots import save_figures
-    from .storage import open_sweep_dataset
+    from .sweep import open_sweep_dataset
 
     datasets = {os.path.splitext(os.path.basename(path))[0]: open_sweep_dataset(path) for path in args.dataset}
     return _stamp({"figures": save_figures(datasets, args.out)})

@@ -14,8 +14,8 @@ Guarantees
   adopted: they live under another digest.
 - **One writer per output.** A sweep holds an exclusive lock (``<out>.parts/.lock``, released by the operating
   system if the process dies) for its whole run; a second sweep to the same output is refused at once.
-- **Opening checks what it opens.** :func:`open_sweep_dataset` refuses, with one clear message, anything that is not
-  a spare-mc sweep dataset.
+- **Opening checks what it opens.** :func:`open_dataset` refuses what is not a NetCDF file, and
+  :func:`spare_mc.sweep.open_sweep_dataset` what is not a spare-mc sweep dataset, each with one clear message.
 """
 
 from __future__ import annotations
@@ -30,8 +30,33 @@ import numpy as np
 
 from ._validation import UsageValueError
 
-__all__ = ["write_dataset", "open_dataset", "open_sweep_dataset", "summarize", "write_json", "json_default",
+__all__ = ["QUANTITIES", "OUTPUTS", "write_dataset", "open_dataset", "summarize", "write_json", "json_default",
            "PartsStore", "SweepLocked"]
+
+
+#: The quantities a sweep can measure.
+QUANTITIES = ("wipeout", "overhead", "ttt")
+
+#: Per-replication outputs: name -> (units, long name, support of the interval).
+OUTPUTS = {
+    "wipeout": {"T": ("1", "index of the failure causing the first wipe-out (1-based)", "nonnegative"),
+                "masked": ("1", "failures masked before the first wipe-out", "nonnegative")},
+    "overhead": {"T": ("1", "index of the wipe-out failure = epochs per replication", "nonnegative"),
+                 "masked": ("1", "failures masked before the first wipe-out", "nonnegative"),
+                 "sum_c": ("1", "sum over epochs of the stack-number lower bound c(k)", "nonnegative"),
+                 "sum_s": ("1", "sum over epochs of the measured stack number S*", "nonnegative"),
+                 "calls": ("1", "ReCtlr calls (masked failure events)", "nonnegative"),
+                 "phase0": ("1", "ReCtlr calls resolved by Phase 0 (HK-Fixed)", "nonnegative"),
+                 "moves": ("1", "shards moved into a top-S* window, summed over calls", "nonnegative"),
+                 "patch": ("1", "largest extra shards per survivor, summed over calls", "nonnegative")},
+    "ttt": {"ttt_over_t0": ("1", "time to train / T0 (a capped run at the cap: restricted mean)", "nonnegative"),
+            "availability": ("1", "kept step time / wall clock", "unit"),
+            "failures": ("1", "failures that killed a group", "nonnegative"),
+            "wipeouts": ("1", "global restarts", "nonnegative"),
+            "checkpoints": ("1", "checkpoints written", "nonnegative"),
+            "mean_s": ("1", "mean compute layers per executed step", "nonnegative"),
+            "finished": ("1", "1 if the job finished before the wall-clock cap, 0 if capped (censored)", "unit")},
+}
 
 
 # ------------------------------------------------------------------------------------------------ atomic files
@@ -142,41 +167,15 @@ def open_dataset(path):
         raise UsageValueError(f"{path} cannot be read as a NetCDF dataset ({first})") from None
 
 
-def open_sweep_dataset(path):
-    """:func:`open_dataset`, then check that it is a spare-mc sweep dataset (its quantity, spec and variables)."""
-    from .sweep import OUTPUTS, QUANTITIES, SweepSpec
-
-    try:
-        ds = open_dataset(path)
-    except UsageValueError as exc:
-        raise UsageValueError(f"not a spare-mc sweep dataset: {exc}") from None
-    q = ds.attrs.get("quantity")
-    if q not in QUANTITIES:
-        raise UsageValueError(f"{path} is not a spare-mc sweep dataset (its `quantity` attribute is {q!r}; expected "
-                              f"one of {list(QUANTITIES)})")
-    if "spec" not in ds.attrs:
-        raise UsageValueError(f"{path} is not a spare-mc sweep dataset (no `spec` attribute)")
-    try:
-        SweepSpec.from_toml(ds.attrs["spec"])
-    except UsageValueError as exc:
-        raise UsageValueError(f"{path}: its `spec` attribute is not a valid sweep spec: {exc}") from None
-    missing = [name for name in OUTPUTS[q] if name not in ds]
-    if missing:
-        raise UsageValueError(f"{path} is not a complete spare-mc {q} dataset: variables {missing} are missing")
-    return ds
-
-
 # ----------------------------------------------------------------------------------------------------- summaries
 def summarize(ds, quantity: str | None = None):
     """Add ``<output>_mean``, ``_se``, ``_ci_low``, ``_ci_high`` over ``rep`` (NaNs ignored).
 
-    The interval is at 95% and respects each output's support (:data:`spare_mc.sweep.OUTPUTS`: the log scale for
+    The interval is at 95% and respects each output's support (:data:`OUTPUTS`: the log scale for
     non-negative quantities, the logit scale for proportions; see :meth:`spare_mc.MCEstimate.confidence_interval`);
     the level is the variables' ``level`` attribute.
     """
     from scipy import stats as st
-
-    from .sweep import OUTPUTS
 
     quantity = quantity or ds.attrs["quantity"]
     level = 0.95

@@ -54,20 +54,19 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 
 import numpy as np
 
-from . import __version__
+from ._version import __version__
 from ._provenance import SCHEMA_VERSION, software_versions
 from ._resources import ResourceLimitError, check_memory
 from ._seeding import trace_seed_sequence, warn_old_access
 from ._validation import UsageError, UsageTypeError, UsageValueError, as_choice, as_int
 from .failures import FAILURE_KINDS
 from .options import get_options
-from .storage import PartsStore, open_dataset, summarize, write_dataset
+from .storage import OUTPUTS, QUANTITIES, PartsStore, open_dataset, summarize, write_dataset
 from .timeline import TimelineConfig
 
-__all__ = ["SweepSpec", "run_sweep", "compare_dataset", "DatasetComparison", "PointComparison", "QUANTITIES",
-           "PARAMETERS", "OUTPUTS", "FAILURE_CHOICES"]
+__all__ = ["SweepSpec", "run_sweep", "open_sweep_dataset", "compare_dataset", "DatasetComparison", "PointComparison",
+           "QUANTITIES", "PARAMETERS", "OUTPUTS", "FAILURE_CHOICES"]
 
-QUANTITIES = ("wipeout", "overhead", "ttt")
 FAILURE_CHOICES = FAILURE_KINDS
 
 _TC_DEFAULTS = {f.name: (None if f.default is MISSING else f.default) for f in fields(TimelineConfig)}
@@ -86,26 +85,6 @@ PARAMETERS = {
 }
 _REQUIRED = {"wipeout": ("n_groups", "r"), "overhead": ("n_groups", "r"), "ttt": ("strategy", "n_groups")}
 
-#: Per-replication outputs: name -> (units, long name, support of the interval).
-OUTPUTS = {
-    "wipeout": {"T": ("1", "index of the failure causing the first wipe-out (1-based)", "nonnegative"),
-                "masked": ("1", "failures masked before the first wipe-out", "nonnegative")},
-    "overhead": {"T": ("1", "index of the wipe-out failure = epochs per replication", "nonnegative"),
-                 "masked": ("1", "failures masked before the first wipe-out", "nonnegative"),
-                 "sum_c": ("1", "sum over epochs of the stack-number lower bound c(k)", "nonnegative"),
-                 "sum_s": ("1", "sum over epochs of the measured stack number S*", "nonnegative"),
-                 "calls": ("1", "ReCtlr calls (masked failure events)", "nonnegative"),
-                 "phase0": ("1", "ReCtlr calls resolved by Phase 0 (HK-Fixed)", "nonnegative"),
-                 "moves": ("1", "shards moved into a top-S* window, summed over calls", "nonnegative"),
-                 "patch": ("1", "largest extra shards per survivor, summed over calls", "nonnegative")},
-    "ttt": {"ttt_over_t0": ("1", "time to train / T0 (a capped run at the cap: restricted mean)", "nonnegative"),
-            "availability": ("1", "kept step time / wall clock", "unit"),
-            "failures": ("1", "failures that killed a group", "nonnegative"),
-            "wipeouts": ("1", "global restarts", "nonnegative"),
-            "checkpoints": ("1", "checkpoints written", "nonnegative"),
-            "mean_s": ("1", "mean compute layers per executed step", "nonnegative"),
-            "finished": ("1", "1 if the job finished before the wall-clock cap, 0 if capped (censored)", "unit")},
-}
 
 
 def _fmt_toml(v):
@@ -582,6 +561,29 @@ class _Progress:
     def done(self):
         if self.enabled and self.tty:
             self._write("")
+
+
+def open_sweep_dataset(path):
+    """:func:`spare_mc.storage.open_dataset`, then check that it is a spare-mc sweep dataset (its quantity, spec and
+    variables)."""
+    try:
+        ds = open_dataset(path)
+    except UsageValueError as exc:
+        raise UsageValueError(f"not a spare-mc sweep dataset: {exc}") from None
+    q = ds.attrs.get("quantity")
+    if q not in QUANTITIES:
+        raise UsageValueError(f"{path} is not a spare-mc sweep dataset (its `quantity` attribute is {q!r}; expected "
+                              f"one of {list(QUANTITIES)})")
+    if "spec" not in ds.attrs:
+        raise UsageValueError(f"{path} is not a spare-mc sweep dataset (no `spec` attribute)")
+    try:
+        SweepSpec.from_toml(ds.attrs["spec"])
+    except UsageValueError as exc:
+        raise UsageValueError(f"{path}: its `spec` attribute is not a valid sweep spec: {exc}") from None
+    missing = [name for name in OUTPUTS[q] if name not in ds]
+    if missing:
+        raise UsageValueError(f"{path} is not a complete spare-mc {q} dataset: variables {missing} are missing")
+    return ds
 
 
 # ------------------------------------------------------------------------------------------------- analysis
