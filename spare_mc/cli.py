@@ -107,9 +107,12 @@ def _add_config_options(p) -> None:
                         "live GPUs)")
     p.add_argument("--failures", choices=("system", "per-gpu", "node", "rack", "power"), default="system",
                    help="failure model: system-level renewal (default); per-GPU Weibull lifetimes; or failure domains "
-                        "(node, rack, power) on top of per-GPU lifetimes. Per-GPU lifetimes are calibrated so that "
-                        "the first failure of a fresh system has mean --mtbf-s (for shape < 1 the long-run rate is "
-                        "much lower)")
+                        "(node, rack, power) on top of per-GPU lifetimes, calibrated to --mtbf-s as --calibration "
+                        "says")
+    p.add_argument("--calibration", choices=("first_failure", "long_run"), default=None,
+                   help="how per-GPU lifetimes match --mtbf-s: first_failure (default: the first failure of a fresh "
+                        "system has mean --mtbf-s) or long_run (the long-run failure rate is 1/--mtbf-s); they differ "
+                        "by a factor G^(1/k - 1) for shape k < 1, about 43 at the paper's setting")
     p.add_argument("--age-policy", choices=("renew", "keep"), default=None,
                    help="GPU ages at a global restart for per-GPU and domain failures: renew (all new) or keep "
                         "(only failed hardware is replaced); default renew")
@@ -226,7 +229,7 @@ def _config_overrides(args, n_groups=None) -> dict:
     defaults = {f.name: f.default for f in fields(TimelineConfig)}
     kind = args.failures.replace("-", "_")
     spec = dict(age_policy=args.age_policy, domain_mtbf_s=args.domain_mtbf_s, n_gpus=args.n_gpus,
-                placement=args.placement)
+                placement=args.placement, calibration=args.calibration)
     failures, topo = failure_from_spec(kind, n_groups or 2, mtbf_s=d.get("mtbf_s", defaults["mtbf_s"]),
                                        shape=d.get("shape", defaults["shape"]), clocked=True, **spec)
     if failures is not None:

@@ -44,10 +44,12 @@ from ._validation import UsageTypeError, UsageValueError, as_bool, as_choice, as
 from .topology import DOMAIN_LEVELS, Topology
 
 __all__ = ["UniformOrder", "SystemRenewal", "PerGPU", "DomainFailures", "FailureEvents", "sample_events",
-           "failure_model_from_dict", "failure_from_spec", "FAILURE_KINDS", "FAILURE_SPEC_DEFAULTS",
+           "failure_model_from_dict", "failure_from_spec", "FAILURE_KINDS", "FAILURE_SPEC_DEFAULTS", "CALIBRATIONS",
            "weibull_scale", "PerGPUClock", "AGE_POLICIES"]
 
 AGE_POLICIES = ("renew", "keep")
+#: How per-GPU lifetimes are calibrated to a system MTBF (:meth:`PerGPU.from_system_mtbf`).
+CALIBRATIONS = ("first_failure", "long_run")
 
 
 def weibull_scale(mean: float, shape: float) -> float:
@@ -106,14 +108,35 @@ class PerGPU:
         as_choice(self.age_policy, "age_policy", AGE_POLICIES)
 
     @classmethod
-    def from_system_mtbf(cls, system_mtbf_s: float, n_gpus: int, shape: float = 1.0, age_policy: str = "renew"):
-        """GPU mean lifetime such that the fresh system's first failure has mean ``system_mtbf_s``.
+    def from_system_mtbf(cls, system_mtbf_s: float, n_gpus: int, shape: float = 1.0, age_policy: str = "renew",
+                         calibration: str = "first_failure"):
+        """Per-GPU lifetimes calibrated to a full-system MTBF, in one of two senses (``calibration``):
 
-        The first failure among ``G`` new GPUs is Weibull(k, lam G^(-1/k)), whose mean is ``gpu_mtbf G^(-1/k)``.
+        ``"first_failure"``: the first failure of a fresh system of ``G`` new GPUs has mean ``system_mtbf_s``. That
+        first failure is Weibull(k, lam G^(-1/k)), whose mean is ``gpu_mtbf G^(-1/k)``, so
+        ``gpu_mtbf = system_mtbf G^(1/k)``.
+
+        ``"long_run"``: the long-run failure rate of the system is ``1 / system_mtbf_s``. With every GPU replaced
+        when it fails (a renewal process per GPU), the long-run rate is ``G / gpu_mtbf`` (the elementary renewal
+        theorem), so ``gpu_mtbf = G system_mtbf``.
+
+        The two agree for exponential lifetimes (``k = 1``). For ``k < 1`` (a decreasing hazard: new GPUs fail
+        more) they differ by the factor ``G^(1/k - 1)``: at ``G = 600,000`` and ``k = 0.78`` the first-failure
+        calibration gives a GPU mean lifetime about 43 times the long-run one's.
+
+        Examples
+        --------
+        >>> first = PerGPU.from_system_mtbf(300.0, 600_000, 0.78)
+        >>> long = PerGPU.from_system_mtbf(300.0, 600_000, 0.78, calibration="long_run")
+        >>> round(first.gpu_mtbf_s / long.gpu_mtbf_s, 1)
+        42.6
         """
         shape = _shape_iv(shape)
         system_mtbf_s = as_float(system_mtbf_s, "system_mtbf_s", positive=True)
         n_gpus = as_int(n_gpus, "n_gpus", min_value=1)
+        calibration = as_choice(calibration, "calibration", CALIBRATIONS)
+        if calibration == "long_run":
+            return cls(system_mtbf_s * n_gpus, shape, age_policy)
         return cls(system_mtbf_s * n_gpus ** (1.0 / shape), shape, age_policy)
 
     def group_scale(self, topology: Topology) -> float:
@@ -185,11 +208,11 @@ FAILURE_KINDS = ("uniform", "system", "per_gpu", "node", "rack", "power")
 
 #: Defaults of the failure-model parameters beyond ``mtbf_s`` and ``shape`` (used when a value is not given).
 FAILURE_SPEC_DEFAULTS = {"age_policy": "renew", "domain_mtbf_s": None, "n_gpus": 600_000,
-                         "placement": "contiguous"}
+                         "placement": "contiguous", "calibration": "first_failure"}
 
 
 def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, age_policy=None,
-                      domain_mtbf_s=None, n_gpus=None, placement=None, clocked: bool = False):
+                      domain_mtbf_s=None, n_gpus=None, placement=None, calibration=None, clocked: bool = False):
     """The failure model and topology named by flat parameters (a sweep's or the command line's).
 
     Parameters
@@ -198,9 +221,9 @@ def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, 
     n_groups : int
     mtbf_s, shape : float
         Full-system MTBF (s) and Weibull shape. For ``per_gpu`` and the domain models' background the per-GPU mean
-        lifetime is set so that the **first failure of a fresh system** has mean ``mtbf_s``
-        (:meth:`PerGPU.from_system_mtbf`).
-    age_policy, domain_mtbf_s, n_gpus, placement : optional
+        lifetime is set from ``mtbf_s`` by ``calibration`` (:meth:`PerGPU.from_system_mtbf`): by default so that the
+        **first failure of a fresh system** has mean ``mtbf_s``; ``"long_run"`` matches the long-run rate.
+    age_policy, domain_mtbf_s, n_gpus, placement, calibration : optional
         ``None`` = not given: :data:`FAILURE_SPEC_DEFAULTS`. A value given for a model it does not affect is an
         error (``n_gpus`` of the system process, say), never silently ignored; ``n_gpus`` is always validated.
     clocked : bool
@@ -213,12 +236,14 @@ def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, 
     """
     kind = as_choice(kind, "failure_model", FAILURE_KINDS)
     n_groups = as_int(n_groups, "n_groups", min_value=1)
-    given = {"age_policy": age_policy, "domain_mtbf_s": domain_mtbf_s, "n_gpus": n_gpus, "placement": placement}
+    given = {"age_policy": age_policy, "domain_mtbf_s": domain_mtbf_s, "n_gpus": n_gpus, "placement": placement,
+             "calibration": calibration}
     given = {k: v for k, v in given.items() if v is not None}
     p = {**FAILURE_SPEC_DEFAULTS, **given}
     if "n_gpus" in given or kind not in ("uniform", "system"):  # the default applies only where it is used
         n_gpus = as_int(p["n_gpus"], "n_gpus", min_value=n_groups)
     as_choice(p["age_policy"], "age_policy", AGE_POLICIES)
+    as_choice(p["calibration"], "calibration", CALIBRATIONS)
     if kind in ("uniform", "system"):
         useless = sorted(given)
         if useless:
@@ -231,7 +256,7 @@ def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, 
             return None, None
         return (None if clocked else SystemRenewal(mtbf_s, shape)), None
     topo = Topology(n_gpus, n_groups, placement=p["placement"])
-    bg = PerGPU.from_system_mtbf(mtbf_s, n_gpus, shape, p["age_policy"])
+    bg = PerGPU.from_system_mtbf(mtbf_s, n_gpus, shape, p["age_policy"], p["calibration"])
     if kind == "per_gpu":
         useless = sorted(k for k in ("domain_mtbf_s", "placement") if k in given)
         if useless:

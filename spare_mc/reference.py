@@ -324,7 +324,7 @@ class _Units:
     il: int = 0
 
 
-def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
+def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
     """Independent SimPy implementation of the time-to-train model of :mod:`spare_mc.timeline`.
 
     Written from the model's text, not from the kernel: a failure process and a trainer process on a SimPy clock in
@@ -332,7 +332,8 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
     :meth:`Layout.is_wiped` on the dead set, SPARe by the :class:`spare_mc.ReCtlr` controller, unit clocks derived by
     :func:`timeline_unit_clocks`; gaps and lifetimes are clamped at the model's horizon of ``2^61`` (Python integers:
     nothing overflows). ``trace = (gaps, victims)`` or ``(life,)`` as in :func:`spare_mc.timeline.make_trace`;
-    ``jitter_rng`` draws the duration jitter (needed when ``cfg.jitter_sd > 0``). Returns the microsecond totals:
+    ``jitter_rng`` draws the duration jitter (needed when ``cfg.jitter_sd > 0``); ``layout`` is the job's holder table
+    when it is drawn per job (``cfg.layout == "random"``). Returns the microsecond totals:
     ``ttt, useful, redundant, patch, allreduce, rectlr_shrink, checkpoint, restart, lost, failures, absorbed,
     wipeouts, checkpoints, detections, steps_run, steps_done, status``.
     """
@@ -344,8 +345,14 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
     us = 1_000_000
     horizon = int(HORIZON_US)  # a longer gap or lifetime is clamped to it: it never ends within a job
     n = cfg.n_groups
-    layout = cfg.layout_object()
+    if layout is None:
+        layout = cfg.layout_object()
     sd = float(cfg.jitter_sd)
+    # from the options' text: the restart time grows as (N / N_ref)^0, ^1 or ^2; Rep all-reduces once per replica
+    # (r times a step) when asked
+    power = {"constant": 0, "linear": 1, "quadratic": 2}[cfg.restart_growth]
+    restart_seconds = cfg.restart_s * (n / cfg.restart_ref_groups) ** power
+    allreduce_seconds = cfg.allreduce * (cfg.r if cfg.strategy == "rep" and cfg.rep_allreduce == "per_replica" else 1)
 
     def dur(base):
         base = int(base)
@@ -436,7 +443,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
                         units.next[g] = None  # a dead group's GPUs no longer fail
 
     fail_proc = env.process(failure_process())
-    comp, ar = round(cfg.compute_s * us), round(cfg.allreduce * us)
+    comp, ar = round(cfg.compute_s * us), round(allreduce_seconds * us)
     period, cap = round(cfg.ckpt_period * us), round(cfg.max_wall_factor * cfg.t0_s * us)
     result = {"status": "ok"}
 
@@ -481,7 +488,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None) -> dict:
                 done = saved
                 fleet.restarting = True
                 fail_proc.interrupt()
-                r_s = dur(round(cfg.restart_s * us))
+                r_s = dur(round(restart_seconds * us))
                 yield env.timeout(r_s)
                 tot["restart"] += r_s
                 fleet.up, fleet.dead, fleet.pending = list(range(n)), set(), []

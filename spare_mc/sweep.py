@@ -71,7 +71,7 @@ FAILURE_CHOICES = FAILURE_KINDS
 
 _TC_DEFAULTS = {f.name: (None if f.default is MISSING else f.default) for f in fields(TimelineConfig)}
 #: Failure-model parameters: ``None`` = the default of :data:`spare_mc.failures.FAILURE_SPEC_DEFAULTS`.
-_FAILURE_PARAMS = {"age_policy": None, "domain_mtbf_s": None, "n_gpus": None, "placement": None}
+_FAILURE_PARAMS = {"age_policy": None, "domain_mtbf_s": None, "n_gpus": None, "placement": None, "calibration": None}
 
 #: Parameters each quantity accepts (grid or fixed), with their defaults (``None`` for required ones and for
 #: optional ones whose default is computed). ``ttt`` is derived from :class:`TimelineConfig`'s fields.

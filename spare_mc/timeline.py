@@ -62,7 +62,7 @@ from ._validation import UsageTypeError, UsageValueError, as_bool, as_choice, as
 from .closed_forms import ckpt_period_optimal
 from .exact import block_mean_closed_form, exact_wipeout
 from .failures import DomainFailures, PerGPU, failure_model_from_dict, weibull_scale
-from .layouts import Layout, block, cyclic, sidon
+from .layouts import Layout, block, cyclic, random_holders, sidon
 from ._resources import check_memory
 from ._seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, trace_seed_sequence
 from .paper import paper_setting
@@ -73,6 +73,10 @@ __all__ = ["TimelineConfig", "TimelineRun", "TTTResult", "simulate_ttt", "run_ti
            "theory_ckpt_period_s", "make_trace", "STRATEGIES"]
 
 STRATEGIES = ("ckpt", "rep", "spare")
+#: SPARe stacking layouts of the timeline.
+SPARE_LAYOUTS = ("cyclic", "sidon", "random")
+#: ``restart_growth`` -> the exponent of ``N / restart_ref_groups``.
+RESTART_GROWTH = {"constant": 0, "linear": 1, "quadratic": 2}
 _STRAT_CODE = {"ckpt": _tk.STRAT_CKPT, "rep": _tk.STRAT_REP, "spare": _tk.STRAT_SPARE}
 _US = 1_000_000
 
@@ -157,15 +161,17 @@ class TimelineConfig:
     n_groups: int = _option(MISSING, "number of data-parallel groups N", cli=False)
     r: int = _option(1, "redundancy r: holder groups per shard type (1 for ckpt; Rep needs N divisible by r)",
                      cli=False)
-    layout: str = _option("cyclic", "SPARe stacking layout: cyclic (unit stride) or sidon (Sidon offsets: two shard "
-                                    "types share at most one holder)")
+    layout: str = _option("cyclic", "SPARe stacking layout: cyclic (unit stride: group i holds types i..i+r-1), "
+                                    "sidon (Sidon offsets: two shard types share at most one holder) or random "
+                                    "(independent random holders, one layout per job drawn from its seed)")
     n_steps: int = _option(_PAPER["n_steps"], "training steps of the job")
     compute_s: float = _option(_PAPER["compute_s"], "compute time of one stack layer per step, T_comp (s)")
     allreduce_s: float | None = _option(None, "all-reduce time per step, T_a (s); default 2 + 8 (N - 200)/800 s, "
                                               "the paper's 2-10 s growing with N")
     mtbf_s: float = _option(_PAPER["mtbf_s"], "full-system mean time between failures m of the system-level "
-                                              "renewal process (s); for per-GPU and domain models the first failure "
-                                              "of a fresh system has this mean")
+                                              "renewal process (s); per-GPU and domain models are calibrated to it "
+                                              "as their `calibration` says (default: the first failure of a fresh "
+                                              "system has this mean)")
     shape: float = _option(_PAPER["shape"], "Weibull shape k of the failure inter-arrival times (1 = exponential)")
     live_scaling: bool = _option(True, "the system-level failure rate is proportional to the live GPUs",
                                  cli=False)
@@ -182,6 +188,13 @@ class TimelineConfig:
                                                     "jitter of every duration (0 = off)")
     max_wall_factor: float = _option(100.0, "a run stops as 'capped' when its wall clock passes this multiple of "
                                             "T0 (capped runs count as censored observations)")
+    restart_growth: str = _option("constant", "how the global restart time grows with the number of groups: "
+                                              "constant (T_r), linear (T_r N / N_ref) or quadratic (T_r (N / "
+                                              "N_ref)^2), equal to T_r at N = restart_ref_groups")
+    restart_ref_groups: int = _option(600, "the N at which a growing restart time equals restart_s (the paper's "
+                                           "setting, N = 600)")
+    rep_allreduce: str = _option("per_step", "Rep+CKPT's gradient all-reduce: once per step (per_step) or once per "
+                                             "replica, r times per step (per_replica)")
     failures: PerGPU | DomainFailures | None = _option(None, "unit-clock failure model (per-GPU lifetimes or "
                                                              "failure domains) instead of the system-level process",
                                                        cli=False, sweep=False)
@@ -218,6 +231,20 @@ class TimelineConfig:
         return paper_allreduce_s(self.n_groups) if self.allreduce_s is None else float(self.allreduce_s)
 
     @property
+    def step_allreduce(self) -> float:
+        """The all-reduce time of one step in seconds: ``T_a``, or ``r T_a`` for Rep with ``rep_allreduce =
+        "per_replica"``."""
+        if self.strategy == "rep" and self.rep_allreduce == "per_replica":
+            return self.r * self.allreduce
+        return self.allreduce
+
+    @property
+    def restart(self) -> float:
+        """The global restart time in seconds: ``restart_s (N / restart_ref_groups)^p`` with ``p`` = 0, 1 or 2 for
+        ``restart_growth`` constant, linear or quadratic."""
+        return self.restart_s * (self.n_groups / self.restart_ref_groups) ** RESTART_GROWTH[self.restart_growth]
+
+    @property
     def t0_s(self) -> float:
         """``T0 = n_steps (T_comp + T_a)``: failure-free, redundancy-free time to train."""
         return self.n_steps * (self.compute_s + self.allreduce)
@@ -234,13 +261,23 @@ class TimelineConfig:
         """The wall-clock cap ``max_wall_factor x T0`` in seconds."""
         return self.max_wall_factor * self.t0_s
 
-    def layout_object(self) -> Layout:
-        """The holder table the timeline runs on."""
+    def layout_object(self, rng=None) -> Layout:
+        """The holder table the timeline runs on (``layout="random"``: drawn with ``rng``, which is then required;
+        a job draws it from its replication seed, see :func:`run_timeline`)."""
         if self.strategy == "ckpt":
             return cyclic(self.n_groups, 1)
         if self.strategy == "rep":
             return block(self.n_groups, self.r)
+        if self.layout == "random":
+            if rng is None:
+                raise UsageValueError("`layout`='random' draws one layout per job: pass `rng`")
+            return random_holders(self.n_groups, self.r, rng=rng)
         return cyclic(self.n_groups, self.r) if self.layout == "cyclic" else sidon(self.n_groups, self.r)
+
+    @property
+    def random_layout(self) -> bool:
+        """A SPARe job with independent random holders (a layout per job)."""
+        return self.strategy == "spare" and self.layout == "random"
 
     def to_dict(self) -> dict:
         d = {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -276,7 +313,10 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
         raise UsageValueError(f"`r` must be 1 for strategy 'ckpt' (no redundancy), got r={r}")
     if s == "rep" and n % r:
         raise UsageValueError(f"strategy 'rep' needs N divisible by r, got N={n}, r={r}")
-    out["layout"] = as_choice(cfg.layout, "layout", ("cyclic", "sidon"))
+    out["layout"] = as_choice(cfg.layout, "layout", SPARE_LAYOUTS)
+    out["restart_growth"] = as_choice(cfg.restart_growth, "restart_growth", tuple(RESTART_GROWTH))
+    out["restart_ref_groups"] = as_int(cfg.restart_ref_groups, "restart_ref_groups", min_value=1)
+    out["rep_allreduce"] = as_choice(cfg.rep_allreduce, "rep_allreduce", ("per_step", "per_replica"))
     out["n_steps"] = as_int(cfg.n_steps, "n_steps", min_value=1, max_value=10**12)
     for name in _DURATIONS:
         out[name] = as_float(getattr(cfg, name), name, positive=name in ("compute_s", "restart_s", "save_s"),
@@ -309,6 +349,11 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
             raise UsageValueError(f"`topology` has N={cfg.topology.n_groups} groups, the config N={n}")
     elif cfg.failures is not None:
         out["topology"] = Topology(_PAPER["n_gpus"], n)
+    growth = (n / out["restart_ref_groups"]) ** RESTART_GROWTH[out["restart_growth"]]
+    if out["restart_s"] * growth > MAX_DURATION_S:
+        raise UsageValueError(f"the restart time restart_s x (N / restart_ref_groups)^p = "
+                              f"{out['restart_s'] * growth:.4g} s (restart_growth={out['restart_growth']!r}) must be "
+                              f"<= {MAX_DURATION_S:g} s")
     # the integer-microsecond clock: the wall-clock cap (and, for the system process, N x cap) must fit
     allreduce = paper_allreduce_s(n) if out["allreduce_s"] is None else out["allreduce_s"]
     cap_us = out["max_wall_factor"] * out["n_steps"] * (out["compute_s"] + allreduce) * _US
@@ -341,7 +386,7 @@ def theory_ckpt_period_s(cfg: TimelineConfig) -> float:
     ``T_f = E[T] m`` the mean time between wipe-outs (failures until a wipe-out times the full-system MTBF;
     live scaling ignored, as in the paper)."""
     tf = mean_wipeout_index(cfg) * cfg.mtbf_s
-    return ckpt_period_optimal(cfg.save_s, tf, cfg.restart_s)
+    return ckpt_period_optimal(cfg.save_s, tf, cfg.restart)
 
 
 _HORIZON_F = float(_tk.HORIZON_US)
@@ -435,8 +480,8 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None) -> np.
     P[_tk.P_STRATEGY] = _STRAT_CODE[cfg.strategy]
     P[_tk.P_N_GROUPS], P[_tk.P_R] = holders.shape
     P[_tk.P_N_STEPS] = cfg.n_steps
-    for slot, seconds in ((_tk.P_COMP_US, cfg.compute_s), (_tk.P_AR_US, cfg.allreduce),
-                          (_tk.P_RESTART_US, cfg.restart_s), (_tk.P_SAVE_US, cfg.save_s),
+    for slot, seconds in ((_tk.P_COMP_US, cfg.compute_s), (_tk.P_AR_US, cfg.step_allreduce),
+                          (_tk.P_RESTART_US, cfg.restart), (_tk.P_SAVE_US, cfg.save_s),
                           (_tk.P_PERIOD_US, cfg.ckpt_period), (_tk.P_SHRINK_US, cfg.shrink_s),
                           (_tk.P_RECTLR_US, cfg.rectlr_s), (_tk.P_CAP_US, cfg.max_wall_factor * cfg.t0_s)):
         # every field is validated to fit; a derived period (the theory optimum for an astronomical MTBF) may not:
@@ -474,8 +519,19 @@ def _to_run(res) -> TimelineRun:
 def _prepared(cfg: TimelineConfig):
     """The holder table and unit clocks of a config, built once per config rather than once per replication
     (failure-domain clocks take ~20 ms to build at 600k GPUs, several times a job's simulation). The kernel only
-    reads them."""
-    return cfg.layout_object().holders, cfg.unit_clocks()
+    reads them. A random SPARe layout is drawn per job instead (``None`` here)."""
+    return (None if cfg.random_layout else cfg.layout_object().holders), cfg.unit_clocks()
+
+
+def job_seed(seed_seq: np.random.SeedSequence, stream: int) -> np.random.SeedSequence:
+    """Child ``stream`` of a replication seed: 0 draws the failure trace, 1 the jitter, 2 a random layout.
+
+    Derived from the seed's entropy and spawn key, so it is the same however often the seed was used (unlike
+    ``SeedSequence.spawn``, whose children depend on how many were spawned before); for a fresh seed it equals
+    ``seed_seq.spawn(3)[stream]``.
+    """
+    return np.random.SeedSequence(seed_seq.entropy, spawn_key=(*seed_seq.spawn_key, stream),
+                                  pool_size=seed_seq.pool_size)
 
 
 def _trace_memory_check(cfg: TimelineConfig, length: int) -> None:
@@ -486,7 +542,8 @@ def _trace_memory_check(cfg: TimelineConfig, length: int) -> None:
 
 
 def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace=None) -> TimelineRun:
-    """One job from its replication seed (``seed_seq`` children: 0 = failure trace, 1 = jitter), or on a given
+    """One job from its replication seed (children, :func:`job_seed`: 0 = failure trace, 1 = jitter, 2 = a random
+    layout), or on a given
     ``trace = (gaps, victims)`` (then an exhausted trace is an error).
 
     ``seed_seq`` is normally :func:`spare_mc._seeding.trace_seed_sequence` ``(root, n_groups, rep)``, as
@@ -497,7 +554,9 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
     if not isinstance(seed_seq, np.random.SeedSequence):
         raise UsageTypeError(f"`seed_seq` must be a numpy SeedSequence, got {type(seed_seq).__name__}")
     holders, units = _prepared(cfg)
-    trace_ss, jitter_ss = seed_seq.spawn(2) if trace is None else (None, seed_seq.spawn(2)[1])
+    if holders is None:
+        holders = cfg.layout_object(rng=job_seed(seed_seq, 2)).holders
+    trace_ss, jitter_ss = job_seed(seed_seq, 0), job_seed(seed_seq, 1)
     if trace is not None:
         trace = tuple(np.ascontiguousarray(a) for a in trace)
         res = _run_us(cfg, holders, *trace, jitter_rng=np.random.default_rng(jitter_ss), units=units)

@@ -1,0 +1,162 @@
+"""The named modelling options of the timeline: each pinned on a hand-built trace with exact expected times, each
+agreeing with the SimPy twin (which implements it from the option's text) to the microsecond, each bad value
+rejected with a message naming the option."""
+
+import numpy as np
+import pytest
+
+import spare_mc as sm
+from spare_mc import _timeline_kernels as TK
+from spare_mc.reference import timeline_simpy
+from spare_mc.timeline import TimelineConfig, _run_us, job_seed, make_trace, run_timeline, simulate_ttt
+
+US = 1_000_000
+KEYS = {"ttt": TK.R_TTT, "useful": TK.R_USEFUL, "redundant": TK.R_REDUNDANT, "patch": TK.R_PATCH,
+        "allreduce": TK.R_ALLREDUCE, "rectlr_shrink": TK.R_RECTLR, "checkpoint": TK.R_CKPT, "restart": TK.R_RESTART,
+        "lost": TK.R_LOST, "failures": TK.R_FAILURES, "absorbed": TK.R_ABSORBED, "wipeouts": TK.R_WIPEOUTS,
+        "checkpoints": TK.R_CHECKPOINTS, "detections": TK.R_DETECTIONS, "steps_run": TK.R_STEPS_RUN,
+        "steps_done": TK.R_STEPS_DONE}
+NEVER = np.int64(1) << 60
+
+
+def _kernel(cfg, trace, holders=None):
+    holders = cfg.layout_object().holders if holders is None else holders
+    return _run_us(cfg, holders, *trace, jitter_rng=np.random.default_rng(0))
+
+
+def _agree(cfg, trace, holders=None):
+    res = _kernel(cfg, trace, holders)
+    twin = timeline_simpy(cfg, trace, layout=None if holders is None else sm.Layout(holders, kind="random"))
+    assert {k: int(res[i]) for k, i in KEYS.items()} == {k: twin[k] for k in KEYS}
+    return res
+
+
+def _one_failure(t_us, n):
+    """A system trace whose only failure arrives at wall time ``t_us`` (rate N with every group alive)."""
+    return np.array([t_us * n, NEVER], dtype=np.int64), np.zeros(2, dtype=np.int64)
+
+
+# ------------------------------------------------------------------------------------------- restart growth
+@pytest.mark.parametrize("growth, factor", [("constant", 1), ("linear", 2), ("quadratic", 4)])
+def test_restart_time_grows_with_n(growth, factor):
+    """CKPT-only at N = 1200 (twice the reference 600): one failure during the first step costs the step and a
+    restart of T_r x 1, 2 or 4."""
+    cfg = TimelineConfig("ckpt", 1200, jitter_sd=0.0, ckpt_period_s=1e6, n_steps=20, restart_s=100.0,
+                         allreduce_s=6.0, restart_growth=growth)
+    assert cfg.restart == 100.0 * factor
+    res = _agree(cfg, _one_failure(10 * US, 1200))
+    assert res[TK.R_RESTART] == factor * 100 * US and res[TK.R_LOST] == 64 * US
+    assert res[TK.R_TTT] == 20 * 70 * US + 64 * US + factor * 100 * US
+    ref = TimelineConfig("ckpt", 300, restart_s=100.0, restart_growth=growth, restart_ref_groups=150)
+    assert ref.restart == cfg.restart  # only N / N_ref matters
+    # the theory period uses the restart time the job pays
+    assert sm.theory_ttt(cfg).ckpt_period_s == sm.ckpt_period_optimal(60.0, 300.0, factor * 100.0)
+
+
+# ----------------------------------------------------------------------------------------- Rep's all-reduce
+def test_rep_all_reduce_once_per_replica():
+    """No failure: a Rep step is r T_comp + r T_a with the per-replica all-reduce, r T_comp + T_a otherwise; T0 is
+    the same in both (it is the redundancy-free job)."""
+    base = dict(r=3, jitter_sd=0.0, ckpt_period_s=1e6, n_steps=50, allreduce_s=5.0)
+    per_step = TimelineConfig("rep", 60, **base)
+    per_rep = TimelineConfig("rep", 60, rep_allreduce="per_replica", **base)
+    trace = (np.array([NEVER], dtype=np.int64), np.zeros(1, dtype=np.int64))
+    assert _agree(per_step, trace)[TK.R_TTT] == 50 * (3 * 64 + 5) * US
+    res = _agree(per_rep, trace)
+    assert res[TK.R_TTT] == 50 * 3 * (64 + 5) * US and res[TK.R_ALLREDUCE] == 50 * 3 * 5 * US
+    assert per_rep.t0_s == per_step.t0_s == 50 * 69.0
+    # it only concerns Rep
+    spare = TimelineConfig("spare", 60, r=3, rep_allreduce="per_replica", **{k: v for k, v in base.items()
+                                                                            if k != "r"})
+    assert spare.step_allreduce == 5.0
+
+
+# ------------------------------------------------------------------------------------- random SPARe layout
+def test_random_layout_is_one_per_job_from_its_seed():
+    cfg = TimelineConfig("spare", 60, r=4, layout="random", n_steps=300, jitter_sd=0.0, mtbf_s=120.0)
+    root = np.random.SeedSequence(8)
+    from spare_mc._seeding import trace_seed_sequence
+    lays = [cfg.layout_object(rng=job_seed(trace_seed_sequence(root, 60, i), 2)) for i in range(3)]
+    assert not np.array_equal(lays[0].holders, lays[1].holders)  # a layout per job
+    runs = simulate_ttt(cfg, 3, rng=8).runs
+    assert runs == simulate_ttt(cfg, 3, rng=8).runs  # reproducible
+    for i, lay in enumerate(lays):  # the job ran on exactly that layout: the twin on it agrees to the microsecond
+        ss = trace_seed_sequence(root, 60, i)
+        trace = make_trace(cfg, np.random.default_rng(job_seed(ss, 0)), 50_000)
+        res = _agree(cfg, trace, lay.holders)
+        assert int(res[TK.R_TTT]) == round(runs[i].ttt_s * US)
+    with pytest.raises(sm.UsageValueError, match=r"`layout`='random' draws one layout per job: pass `rng`"):
+        cfg.layout_object()
+
+
+def test_random_traces_agree_with_the_twin_under_every_wrapper_option():
+    rng = np.random.default_rng(41)
+    for _ in range(12):
+        strategy = str(rng.choice(["ckpt", "rep", "spare"]))
+        n = int(rng.choice([24, 48]))
+        r = 1 if strategy == "ckpt" else int(rng.choice([2, 3, 4]))
+        cfg = TimelineConfig(strategy, n, r=r, n_steps=int(rng.integers(50, 250)), mtbf_s=float(rng.uniform(30, 300)),
+                             restart_s=float(rng.uniform(10, 300)), save_s=float(rng.uniform(1, 20)),
+                             ckpt_period_s=float(rng.uniform(50, 800)), compute_s=float(rng.uniform(1, 20)),
+                             jitter_sd=0.0, restart_growth=str(rng.choice(["constant", "linear", "quadratic"])),
+                             restart_ref_groups=int(rng.integers(10, 60)),
+                             rep_allreduce=str(rng.choice(["per_step", "per_replica"])),
+                             layout=str(rng.choice(["cyclic", "random"])), max_wall_factor=20.0)
+        holders = cfg.layout_object(rng=rng).holders
+        trace = make_trace(cfg, np.random.default_rng(rng.integers(2**32)), 200_000)
+        _agree(cfg, trace, holders)
+
+
+# -------------------------------------------------------------------------------------- per-GPU calibration
+def test_per_gpu_calibration_first_failure_vs_long_run():
+    g, m = 600_000, 300.0
+    first = sm.PerGPU.from_system_mtbf(m, g, 0.78)
+    long = sm.PerGPU.from_system_mtbf(m, g, 0.78, calibration="long_run")
+    assert first.gpu_mtbf_s == pytest.approx(m * g ** (1 / 0.78)) and long.gpu_mtbf_s == pytest.approx(m * g)
+    assert first.gpu_mtbf_s / long.gpu_mtbf_s == pytest.approx(g ** (1 / 0.78 - 1))
+    # exponential lifetimes: the two calibrations agree
+    assert sm.PerGPU.from_system_mtbf(m, g, 1.0).gpu_mtbf_s == pytest.approx(
+        sm.PerGPU.from_system_mtbf(m, g, 1.0, calibration="long_run").gpu_mtbf_s)
+    model, _ = sm.failure_from_spec("per_gpu", 600, mtbf_s=m, shape=0.78, calibration="long_run", clocked=True)
+    assert model == long
+    with pytest.raises(sm.UsageValueError, match=r"`calibration` has no effect with failure_model='system'"):
+        sm.failure_from_spec("system", 600, mtbf_s=m, shape=0.78, calibration="long_run", clocked=True)
+
+
+def test_cli_calibration_flag_reaches_the_model():
+    """``spare-mc ttt --failures per-gpu --calibration long_run``: the job's per-GPU mean lifetime is G x mtbf_s."""
+    from spare_mc.cli import main
+    import json
+    import io
+    import contextlib
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["ttt", "--strategy", "spare", "--n-groups", "24", "--r", "3", "--n-steps", "400", "--reps", "2",
+                     "--failures", "per-gpu", "--n-gpus", "24000", "--calibration", "long_run", "--json"]) == 0
+    d = json.loads(out.getvalue())
+    assert d["config"]["failures"]["gpu_mtbf_s"] == pytest.approx(24000 * 300.0)
+
+
+# ------------------------------------------------------------------------------------------------ bad values
+@pytest.mark.parametrize("kw, match", [
+    (dict(restart_growth="cubic"), r"`restart_growth` must be one of \['constant', 'linear', 'quadratic'\]"),
+    (dict(restart_ref_groups=0), r"`restart_ref_groups` must be >= 1"),
+    (dict(restart_growth="quadratic", restart_ref_groups=1, restart_s=3600.0), r"the restart time .* must be <="),
+    (dict(rep_allreduce="sometimes"), r"`rep_allreduce` must be one of \['per_replica', 'per_step'\]"),
+    (dict(layout="hexagonal"), r"`layout` must be one of \['cyclic', 'random', 'sidon'\]"),
+])
+def test_bad_option_values_name_the_option(kw, match):
+    with pytest.raises(sm.UsageValueError, match=match):
+        TimelineConfig("spare", 600, r=4, **kw)
+
+
+def test_options_are_sweep_parameters_and_cli_flags(tmp_path):
+    from spare_mc.cli import _build_parser
+    from spare_mc.sweep import PARAMETERS
+    for name in ("restart_growth", "restart_ref_groups", "rep_allreduce", "layout", "calibration"):
+        assert name in PARAMETERS["ttt"]
+    text = _build_parser()._subparsers._group_actions[0].choices["ttt"].format_help()
+    for flag in ("--restart-growth", "--restart-ref-groups", "--rep-allreduce", "--calibration"):
+        assert flag in text
+    run = run_timeline(TimelineConfig("spare", 60, r=3, layout="random", n_steps=100), np.random.SeedSequence(1))
+    assert run.status == "ok"
