@@ -84,3 +84,45 @@ def block_survival(n, r, out):
     for m in range(n + 1):
         out[m] = g[m]
     return out
+
+
+@njit(cache=True)
+def sets_survival(sizes, out):
+    """``out[m] = P(T > m)`` for replica sets of the given sizes (``sum(sizes) = n`` groups), m = 0..n.
+
+    The recursion of :func:`block_survival` with a set of its own size at each step: ``g_j(d)`` is the probability
+    that a uniform ``d``-subset of the groups of the first ``j`` sets contains no whole set; adding a set of size
+    ``s`` to ``big`` placed groups, ``g_{j+1}(d) = sum_{i<s} h_i g_j(d - i)`` with ``h_i = C(s, i) C(big, d - i) /
+    C(big + s, d)`` (hypergeometric weights: no cancellation). Equal sizes ``r`` give :func:`block_survival`.
+    """
+    n = 0
+    for s in sizes:
+        n += s
+    g = np.zeros(n + 1)
+    s0 = sizes[0]
+    for d in range(s0):
+        g[d] = 1.0
+    big = s0
+    for j in range(1, sizes.shape[0]):
+        s = sizes[j]
+        tot = big + s
+        for d in range(min(tot, n), -1, -1):
+            lo = max(0, d - big)
+            hi = min(s - 1, d)
+            acc = 0.0
+            if lo <= hi:
+                h = 1.0
+                if lo == 0:
+                    for t in range(s):
+                        h = h * (tot - d - t) / (tot - t)
+                else:
+                    for t in range(s - lo):
+                        h = h * (s - t) / (tot - t)
+                for i in range(lo, hi + 1):
+                    acc += h * g[d - i]
+                    h = h * (s - i) * (d - i) / ((i + 1) * (big - d + i + 1))
+            g[d] = acc
+        big = tot
+    for m in range(n + 1):
+        out[m] = g[m]
+    return out

@@ -101,9 +101,6 @@ def _exact_iv(layout, n_groups, r, arithmetic):
     check_r(r, n_groups)
     arithmetic = as_choice(arithmetic, "arithmetic", ("float", "exact"))
     check_memory(n_groups * 8 * 16, f"the exact law of T at N={n_groups:,}")
-    if layout == "block" and n_groups % r:
-        raise UsageValueError(f"block replication needs N divisible by r, got N={n_groups}, r={r} "
-                              f"(N % r = {n_groups % r})")
     return layout, n_groups, r, arithmetic
 
 
@@ -117,7 +114,9 @@ def exact_wipeout(layout: str, n_groups: int, r: int, *, arithmetic: str = "floa
     n_groups : int
         ``N >= 1``.
     r : int
-        Redundancy, ``1 <= r <= N`` (``N % r == 0`` for block).
+        Redundancy, ``1 <= r <= N``. For block replication with ``r`` not dividing ``N`` the law is that of
+        :class:`spare_mc.layouts.ReplicaSets` (``floor(N / r)`` sets as equal as possible, sizes ``s``):
+        ``P(T > m) = [x^m] prod_sets ((1 + x)^s - x^s) / C(N, m)``.
     arithmetic : {"float", "exact"}
         ``"float"``: stable recursion (see module notes), O(N^2 r / 2) for cyclic, O(N^2) for block, O(N r) for
         random. ``"exact"``: integer/rational arithmetic, exact, much slower.
@@ -134,7 +133,9 @@ def exact_wipeout(layout: str, n_groups: int, r: int, *, arithmetic: str = "floa
     """
     layout, n_groups, r, arithmetic = _exact_iv(layout, n_groups, r, arithmetic)
     if arithmetic == "exact":
-        surv_q = {"cyclic": _cyclic_exact, "random": _random_exact, "block": _block_exact}[layout](n_groups, r)
+        exact_law = {"cyclic": _cyclic_exact, "random": _random_exact,
+                     "block": _block_exact if n_groups % r == 0 else _sets_exact}[layout]
+        surv_q = exact_law(n_groups, r)
         mean_q = sum(surv_q[:-1], Fraction(0))
         var_q = sum(((2 * m + 1) * s for m, s in enumerate(surv_q[:-1])), Fraction(0)) - mean_q * mean_q
         surv = np.array([float(x) for x in surv_q])
@@ -143,8 +144,12 @@ def exact_wipeout(layout: str, n_groups: int, r: int, *, arithmetic: str = "floa
     surv = np.empty(n_groups + 1)
     if layout == "cyclic":
         _k.cyclic_survival(n_groups, r, surv)
-    elif layout == "block":
+    elif layout == "block" and n_groups % r == 0:
         _k.block_survival(n_groups, r, surv)
+    elif layout == "block":
+        from .layouts import replica_sets
+
+        _k.sets_survival(replica_sets(n_groups, r).sizes.copy(), surv)
     else:
         surv[:] = _random_float(n_groups, r)
     # the true law is <= 1 and non-increasing; rounding (within the error bound above) can break both by ~1e-15
@@ -195,6 +200,24 @@ def _cyclic_exact(n, r):
 def _random_exact(n, r):
     cnr = math.comb(n, r)
     return [(Fraction(cnr - math.comb(m, r), cnr)) ** n for m in range(n + 1)]
+
+
+def _sets_exact(n, r):
+    """``P(T > m) = [x^m] prod_sets ((1 + x)^s - x^s) / C(n, m)`` with exact integer polynomials (the sets of
+    :class:`spare_mc.layouts.ReplicaSets`)."""
+    from .layouts import set_sizes
+
+    poly = [1]
+    for s in set_sizes(n, r):
+        factor = [math.comb(s, i) for i in range(s)]  # (1 + x)^s - x^s
+        out = [0] * (len(poly) + s - 1)
+        for i, a in enumerate(poly):
+            if a:
+                for j, c in enumerate(factor):
+                    out[i + j] += a * c
+        poly = out
+    poly += [0] * (n + 1 - len(poly))
+    return [Fraction(poly[m], math.comb(n, m)) for m in range(n + 1)]
 
 
 def _block_exact(n, r):

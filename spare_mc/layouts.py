@@ -303,20 +303,109 @@ def block(n_groups: int, r: int) -> Layout:
     """
     n_groups, r = _n_r_iv(n_groups, r)
     if n_groups % r:
-        raise UsageValueError(f"block replication needs N divisible by r, got N={n_groups}, r={r} (N % r = "
-                              f"{n_groups % r})")
+        raise UsageValueError(f"block replication as an N x r holder table needs N divisible by r, got N={n_groups}, "
+                              f"r={r} (N % r = {n_groups % r}); replica_sets(N, r) (or layout 'block' by name) is "
+                              f"Rep with sets of r and r + 1 groups")
     j = np.arange(n_groups, dtype=np.int64)[:, None]
     holders = (j // r) * r + (j + np.arange(r, dtype=np.int64)[None, :]) % r
     return Layout(holders, kind="block")
 
 
+@dataclass(frozen=True, eq=False)
+class ReplicaSets:
+    """Replication (Rep) when ``r`` need not divide ``N``: ``b = floor(N / r)`` replica sets of consecutive groups,
+    as equal as possible -- sizes ``floor(N / b)`` and, for the first ``N mod b`` sets, one more -- so that every
+    shard keeps at least ``r`` copies. (When ``N mod r <= b`` that is ``N mod r`` sets of ``r + 1`` and the rest of
+    ``r``; at N = 11, r = 4 it is two sets of 6 and 5.)
+
+    Every member of a set computes the set's one shard each step, so a step processes ``floor(N / r)`` distinct
+    shards; the job is wiped out when every member of some set is dead. A set plays the role of a shard type held
+    by its members (``group_types[g]`` is the set of group ``g``), which is all the wipe-out engine and the exact
+    law need. When ``r`` divides ``N`` the law of ``T`` equals that of :func:`block`'s holder table.
+
+    Attributes
+    ----------
+    n_groups, r : int
+    sizes : ndarray of int64
+        Members of each set (``floor(N / b)``, one more for the first ``N mod b`` sets).
+    set_of_group : ndarray of int64
+        The set of each group.
+    """
+
+    n_groups: int
+    r: int
+    kind: str = field(default="block", init=False)
+    sizes: np.ndarray = field(init=False, repr=False)
+    set_of_group: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self):
+        n, r = _n_r_iv(self.n_groups, self.r)
+        object.__setattr__(self, "n_groups", n)
+        object.__setattr__(self, "r", r)
+        sizes = np.array(set_sizes(n, r), dtype=np.int64)
+        sizes.setflags(write=False)
+        sog = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+        sog.setflags(write=False)
+        object.__setattr__(self, "sizes", sizes)
+        object.__setattr__(self, "set_of_group", sog)
+
+    @property
+    def n_sets(self) -> int:
+        """``floor(N / r)``, the shards one step processes."""
+        return int(self.sizes.size)
+
+    @property
+    def group_ptr(self) -> np.ndarray:
+        """CSR map group -> sets for the kernels: every group is in one set."""
+        return np.arange(self.n_groups + 1, dtype=np.int64)
+
+    @property
+    def group_types(self) -> np.ndarray:
+        return self.set_of_group
+
+    @property
+    def compute_factor(self) -> float:
+        """Compute per step relative to a redundancy-free step: ``N / floor(N / r)`` (``r`` when ``r`` divides
+        ``N``; 3.03 at N = 200, r = 3)."""
+        return self.n_groups / self.n_sets
+
+    def is_wiped(self, dead) -> bool:
+        """Whether some set is entirely dead (the obviously correct definition)."""
+        dead_mask = np.zeros(self.n_groups, dtype=bool)
+        dead_mask[np.asarray(list(dead), dtype=np.int64)] = True
+        dead_per_set = np.bincount(self.set_of_group[dead_mask], minlength=self.n_sets)
+        return bool((dead_per_set == self.sizes).any())
+
+    def to_dict(self) -> dict:
+        return {"kind": "block", "n_groups": self.n_groups, "r": self.r, "sizes": self.sizes.tolist()}
+
+
+def set_sizes(n_groups: int, r: int) -> list:
+    """The sizes of Rep's ``floor(N / r)`` replica sets, as equal as possible (see :class:`ReplicaSets`)."""
+    b = n_groups // r
+    base, extra = divmod(n_groups, b)
+    return [base + 1] * extra + [base] * (b - extra)
+
+
+def replica_sets(n_groups: int, r: int) -> ReplicaSets:
+    """Rep's replica sets for any ``1 <= r <= N`` (see :class:`ReplicaSets`).
+
+    >>> s = replica_sets(200, 3)
+    >>> s.n_sets, s.sizes[:3].tolist(), round(s.compute_factor, 4)
+    (66, [4, 4, 3], 3.0303)
+    """
+    return ReplicaSets(n_groups, r)
+
+
 def make_layout(kind: str, n_groups: int, r: int, *, rng=None) -> Layout:
-    """Build a layout by name: one of :data:`LAYOUT_KINDS`."""
+    """Build a layout by name: one of :data:`LAYOUT_KINDS` (``"block"`` with ``r`` not dividing ``N``: the
+    :class:`ReplicaSets` of uneven replication)."""
     kind = as_choice(kind, "layout", LAYOUT_KINDS)
     if kind == "cyclic":
         return cyclic(n_groups, r)
     if kind == "sidon":
         return sidon(n_groups, r)
     if kind == "block":
-        return block(n_groups, r)
+        n_groups, r = _n_r_iv(n_groups, r)
+        return block(n_groups, r) if n_groups % r == 0 else replica_sets(n_groups, r)
     return random_holders(n_groups, r, rng=rng)

@@ -416,6 +416,10 @@ class OverheadResult:
 def _overhead_iv(layout, reps, n_groups, r, failures, topology, fresh_layout, log_reps, from_scratch):
     layout, reps, failures, topology, fresh_layout = _wipeout_iv(layout, reps, n_groups, r, failures, topology,
                                                                  fresh_layout)
+    if not isinstance(layout, Layout):
+        raise UsageValueError(f"ReCtlr runs on an N x r holder table; Rep with replica sets of unequal size "
+                              f"(N={layout.n_groups}, r={layout.r}: N not divisible by r) does not reorder, so it has "
+                              f"no stacking overhead")
     if isinstance(failures, UniformOrder) and failures.with_replacement:
         raise UsageValueError("`failures` with_replacement=True is not a sequence of distinct group deaths; ReCtlr "
                               "needs UniformOrder(with_replacement=False)")

@@ -23,7 +23,7 @@ from ._resources import check_memory
 from ._seeding import _UNSET
 from ._validation import UsageTypeError, UsageValueError, as_choice, as_int
 from .failures import DomainFailures, PerGPU, SystemRenewal, UniformOrder, lower
-from .layouts import LAYOUT_KINDS, Layout, make_layout
+from .layouts import LAYOUT_KINDS, Layout, ReplicaSets, make_layout
 from .stats import MCEstimate, estimate_mean, wilson_interval
 from .topology import Topology
 
@@ -113,13 +113,14 @@ def _wipeout_iv(layout, reps, n_groups, r, failures, topology, fresh_layout):
         if layout == "random":
             fresh_layout = True if fresh_layout is None else fresh_layout
         layout = make_layout(layout, n_groups, r, rng=0)  # the random instance is unused when fresh
-    elif isinstance(layout, Layout):
+    elif isinstance(layout, (Layout, ReplicaSets)):
         if n_groups is not None and n_groups != layout.n_groups:
             raise UsageValueError(f"`n_groups`={n_groups} disagrees with the layout's N={layout.n_groups}")
         if r is not None and r != layout.r:
             raise UsageValueError(f"`r`={r} disagrees with the layout's r={layout.r}")
     else:
-        raise UsageTypeError(f"`layout` must be a Layout or one of {list(LAYOUT_KINDS)}, got {type(layout).__name__}")
+        raise UsageTypeError(f"`layout` must be a Layout, ReplicaSets or one of {list(LAYOUT_KINDS)}, got "
+                             f"{type(layout).__name__}")
     if fresh_layout is None:
         fresh_layout = False
     if not isinstance(fresh_layout, bool):
@@ -193,7 +194,8 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
     n, rr = layout.n_groups, layout.r
     out_T = np.empty(trials, dtype=np.int64)
     out_dead = np.empty(trials, dtype=np.int64)
-    holders_per_type = np.full(n, rr, dtype=np.int64)
+    # holders of each type; for uneven replica sets a "type" is a set, held by its members
+    holders_per_type = layout.sizes.copy() if isinstance(layout, ReplicaSets) else np.full(n, rr, dtype=np.int64)
     time_s = None
     if isinstance(failures, UniformOrder):
         wr = failures.with_replacement
