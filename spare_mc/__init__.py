@@ -17,7 +17,8 @@ from .closed_forms import (availability, ckpt_period_daly, ckpt_period_optimal, 
 from .exact import EXACT_LAYOUTS, ExactDistribution, exact_wipeout
 from .failures import (DomainFailures, FailureEvents, PerGPU, SystemRenewal, UniformOrder, failure_from_spec,
                        failure_model_from_dict, sample_events)
-from .layouts import LAYOUT_KINDS, Layout, block, cyclic, cyclic_offsets, make_layout, random_holders, sidon
+from .layouts import (LAYOUT_KINDS, Layout, ReplicaSets, block, cyclic, cyclic_offsets, make_layout, random_holders,
+                      replica_sets, sidon)
 from .optimize import MainTable, MainTableRow, OptimumResult, TheoryTTT, main_table, optimize_strategy, theory_ttt
 from .reorder import OverheadResult, ReCtlr, ReCtlrStep, StackBoundSum, exact_stack_bound_sum, overhead_mc
 from .stats import Comparison, MCEstimate, compare, estimate_mean, ratio_estimate, wilson_interval
@@ -35,6 +36,7 @@ __all__ = [
     "failure_model_from_dict", "failure_from_spec",
     # layouts
     "LAYOUT_KINDS", "Layout", "block", "cyclic", "cyclic_offsets", "make_layout", "random_holders", "sidon",
+    "ReplicaSets", "replica_sets",
     # wipe-out Monte Carlo, exact laws, closed forms
     "WipeoutResult", "wipeout_mc", "EXACT_LAYOUTS", "ExactDistribution", "exact_wipeout",
     "availability", "ckpt_period_daly", "ckpt_period_optimal", "ckpt_period_young", "mu_expansion", "mu_paper",
