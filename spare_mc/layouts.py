@@ -28,8 +28,8 @@ from ._resources import check_memory
 from ._validation import UsageTypeError, UsageValueError, as_choice, as_int, check_r
 from ._wipeout_kernels import random_holders_into, raw_source
 
-__all__ = ["ReplicaSets", "replica_sets", "set_sizes", "Layout", "cyclic", "cyclic_offsets", "sidon", "sidon_offsets", "random_holders", "block",
-           "make_layout", "LAYOUT_KINDS"]
+__all__ = ["ReplicaSets", "replica_sets", "set_sizes", "Layout", "cyclic", "cyclic_offsets",
+           "sidon", "sidon_offsets", "random_holders", "block", "make_layout", "LAYOUT_KINDS"]
 
 #: Layout names accepted by :func:`make_layout` and the command line.
 LAYOUT_KINDS = ("cyclic", "sidon", "random", "block")
