@@ -118,6 +118,8 @@ class SweepSpec:
     seed: int
     fixed: dict = field(default_factory=dict)
     quick_reps: int | None = None
+    variants: dict = field(default_factory=dict)
+    first_rep: int = 0
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name or any(c in self.name for c in "/\\ "):
@@ -129,14 +131,31 @@ class SweepSpec:
         object.__setattr__(self, "seed", as_int(self.seed, "sweep.seed", min_value=0))
         if self.quick_reps is not None:
             object.__setattr__(self, "quick_reps", as_int(self.quick_reps, "sweep.quick_reps", min_value=2))
-        if not isinstance(self.grid, dict) or not self.grid:
-            raise UsageValueError("`grid` must name at least one parameter with a list of values")
+        object.__setattr__(self, "first_rep", as_int(self.first_rep, "sweep.first_rep", min_value=0))
+        if not isinstance(self.variants, dict):
+            raise UsageTypeError(f"`variants` must be a table of named parameter tables, got "
+                                 f"{type(self.variants).__name__}")
+        if not isinstance(self.grid, dict) or not (self.grid or self.variants):
+            raise UsageValueError("`grid` must name at least one parameter with a list of values (or give "
+                                  "[variants])")
         if not isinstance(self.fixed, dict):
             raise UsageTypeError(f"`fixed` must be a table of parameters, got {type(self.fixed).__name__}")
         object.__setattr__(self, "grid", {k: _plain(v) for k, v in self.grid.items()})
         object.__setattr__(self, "fixed", {k: _plain(v) for k, v in self.fixed.items()})
+        for vname, over in self.variants.items():
+            if not isinstance(vname, str) or not vname:
+                raise UsageValueError(f"variant names must be non-empty strings, got {vname!r}")
+            if not isinstance(over, dict):
+                raise UsageTypeError(f"`variants.{vname}` must be a table of parameters, got {type(over).__name__}")
+            clash = set(over) & set(self.grid)
+            if clash:
+                raise UsageValueError(f"`variants.{vname}` sets {sorted(clash)}, which are swept in `grid`")
+        object.__setattr__(self, "variants", {k: {p: _plain(v) for p, v in over.items()}
+                                              for k, over in self.variants.items()})
         allowed = PARAMETERS[q]
-        for table, params in (("grid", self.grid), ("fixed", self.fixed)):
+        tables = [("grid", self.grid), ("fixed", self.fixed)]
+        tables += [(f"variants.{k}", v) for k, v in self.variants.items()]
+        for table, params in tables:
             for key in params:
                 if key not in allowed:
                     raise UsageValueError(f"unknown parameter `{table}.{key}` for quantity {q!r}; expected one of "
@@ -161,19 +180,20 @@ class SweepSpec:
             d = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise UsageValueError(f"the sweep spec is not valid TOML: {exc}") from None
-        unknown = set(d) - {"sweep", "grid", "fixed"}
+        unknown = set(d) - {"sweep", "grid", "fixed", "variants"}
         if unknown:
             raise UsageValueError(f"unknown tables in the sweep spec: {sorted(unknown)} (expected sweep, grid, "
-                                  f"fixed)")
+                                  f"fixed, variants)")
         s = dict(d.get("sweep", {}))
         for key in ("name", "quantity", "reps", "seed"):
             if key not in s:
                 raise UsageValueError(f"`sweep.{key}` is required")
-        extra = set(s) - {"name", "quantity", "reps", "block", "seed", "quick_reps"}
+        extra = set(s) - {"name", "quantity", "reps", "block", "seed", "quick_reps", "first_rep"}
         if extra:
             raise UsageValueError(f"unknown keys in [sweep]: {sorted(extra)}")
         return cls(s["name"], s["quantity"], dict(d.get("grid", {})), s["reps"], s.get("block", s["reps"]),
-                   s["seed"], dict(d.get("fixed", {})), s.get("quick_reps"))
+                   s["seed"], dict(d.get("fixed", {})), s.get("quick_reps"), dict(d.get("variants", {})),
+                   s.get("first_rep", 0))
 
     def quick(self) -> "SweepSpec":
         """The same sweep with ``quick_reps`` replications (a smoke-sized run)."""
@@ -200,10 +220,14 @@ class SweepSpec:
 
     def to_toml(self) -> str:
         lines = ["[sweep]", f"name = {_fmt_toml(self.name)}", f"quantity = {_fmt_toml(self.quantity)}",
-                 f"reps = {self.reps}", f"block = {self.block}", f"seed = {self.seed}", "", "[grid]"]
-        lines += [f"{k} = {_fmt_toml(v)}" for k, v in self.grid.items()]
+                 f"reps = {self.reps}", f"block = {self.block}", f"seed = {self.seed}"]
+        if self.first_rep:
+            lines.append(f"first_rep = {self.first_rep}")
+        lines += ["", "[grid]"] + [f"{k} = {_fmt_toml(v)}" for k, v in self.grid.items()]
         if self.fixed:
             lines += ["", "[fixed]"] + [f"{k} = {_fmt_toml(v)}" for k, v in self.fixed.items()]
+        for vname, over in self.variants.items():
+            lines += ["", f"[variants.{_fmt_toml(vname)}]"] + [f"{k} = {_fmt_toml(v)}" for k, v in over.items()]
         return "\n".join(lines) + "\n"
 
     def digest(self) -> str:
@@ -211,39 +235,56 @@ class SweepSpec:
         (not the block size, which changes nothing, nor the name)."""
         d = {"quantity": self.quantity, "grid": self.grid, "fixed": self.fixed, "reps": self.reps, "seed": self.seed,
              "spare_mc": __version__, "schema_version": SCHEMA_VERSION}
+        if self.variants or self.first_rep:  # (absent from older digests, which stay valid)
+            d.update(variants=[[k, v] for k, v in self.variants.items()], first_rep=self.first_rep)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
     # ---------------------------------------------------------------------------------------------- tasks
     @property
     def dims(self) -> list:
-        return list(self.grid)
+        """The dataset's dimensions besides ``rep``: ``variant`` (if any variants) then the grid's."""
+        return (["variant"] if self.variants else []) + list(self.grid)
+
+    def dim_values(self, dim) -> list:
+        return list(self.variants) if dim == "variant" else self.grid[dim]
 
     @property
     def n_points(self) -> int:
-        return math.prod(len(v) for v in self.grid.values())
+        return math.prod(len(self.dim_values(d)) for d in self.dims)
 
     @property
     def n_tasks(self) -> int:
         return self.n_points * -(-self.reps // self.block)
 
     def points(self):
-        """``(index tuple, parameter dict)`` for every grid point, in C order."""
+        """``(index tuple, parameter dict)`` for every point, in C order over :attr:`dims`: the quantity's
+        defaults, then ``fixed``, then the point's variant, then its grid values."""
         keys = self.dims
-        for idx in itertools.product(*(range(len(self.grid[k])) for k in keys)):
+        for idx in itertools.product(*(range(len(self.dim_values(k))) for k in keys)):
             params = dict(PARAMETERS[self.quantity])
             params.update(self.fixed)
-            params.update({k: self.grid[k][i] for k, i in zip(keys, idx)})
+            for k, i in zip(keys, idx):
+                if k == "variant":
+                    params.update(self.variants[self.dim_values(k)[i]])
+                else:
+                    params[k] = self.grid[k][i]
             yield idx, params
 
     def tasks(self) -> list:
-        """``(task key, point index, params, rep_start, rep_stop)`` for every task."""
+        """``(task key, point index, params, rep_start, rep_stop)`` for every task; replications are numbered
+        ``first_rep .. first_rep + reps - 1`` (their seeds follow these numbers)."""
         out = []
+        lo, hi = self.first_rep, self.first_rep + self.reps
         for idx, params in self.points():
-            for a in range(0, self.reps, self.block):
-                b = min(a + self.block, self.reps)
+            for a in range(lo, hi, self.block):
+                b = min(a + self.block, hi)
                 key = "p" + "-".join(map(str, idx)) + f"_r{a}-{b}"
                 out.append((key, idx, params, a, b))
         return out
+
+    @property
+    def varies_failure_model(self) -> bool:
+        return "failure_model" in self.grid or any("failure_model" in v for v in self.variants.values())
 
     def check_resources(self) -> None:
         """Refuse, before any work, a sweep with more tasks than ``max_tasks`` or a dataset beyond the memory
@@ -264,9 +305,9 @@ class SweepSpec:
         """Build every grid point's model once so that invalid values fail before any work starts."""
         for idx, params in self.points():
             try:
-                _model(self.quantity, params, strict="failure_model" not in self.grid)
+                _model(self.quantity, params, strict=not self.varies_failure_model)
             except UsageError as exc:
-                where = ", ".join(f"{k}={params[k]!r}" for k in self.dims)
+                where = ", ".join(f"{k}={self.dim_values(k)[i]!r}" for k, i in zip(self.dims, idx))
                 raise type(exc)(f"grid point ({where}): {exc}") from None
 
 
@@ -355,13 +396,13 @@ def run_task(quantity: str, seed: int, idx: tuple, params: dict, rep_start: int,
 def _assemble(spec: SweepSpec, results: dict):
     import xarray as xr
 
-    shape = [len(spec.grid[k]) for k in spec.dims] + [spec.reps]
+    shape = [len(spec.dim_values(k)) for k in spec.dims] + [spec.reps]
     data = {name: np.full(shape, np.nan) for name in OUTPUTS[spec.quantity]}
     for key, idx, _, a, b in spec.tasks():
         for name, arr in results[key].items():
-            data[name][idx + (slice(a, b),)] = arr
-    coords = {k: np.array(v) for k, v in spec.grid.items()}
-    coords["rep"] = np.arange(spec.reps)
+            data[name][idx + (slice(a - spec.first_rep, b - spec.first_rep),)] = arr
+    coords = {k: np.array(spec.dim_values(k)) for k in spec.dims}
+    coords["rep"] = np.arange(spec.first_rep, spec.first_rep + spec.reps)
     ds = xr.Dataset({name: (spec.dims + ["rep"], arr, {"units": OUTPUTS[spec.quantity][name][0],
                                                      "long_name": OUTPUTS[spec.quantity][name][1]})
                      for name, arr in data.items()}, coords=coords)
@@ -462,7 +503,7 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
     if existing is not None:
         say.line(f"{out} is up to date (same spec, seed and version); nothing to compute")
         return existing
-    strict = "failure_model" not in spec.grid
+    strict = not spec.varies_failure_model
     tasks = spec.tasks()
     with PartsStore(out, spec.digest(), OUTPUTS[spec.quantity], warn=say.warn) as store:
         existing = _check_output(out, spec, force)  # again, under the lock: another sweep may have just finished
@@ -686,13 +727,16 @@ def compare_dataset(ds, *, alpha: float = 1e-3) -> DatasetComparison:
         raise UsageValueError("`ds` is not a spare-mc sweep dataset (no `quantity`/`spec` attributes)")
     first = next(iter(OUTPUTS[quantity]))
     dims = [d for d in ds[first].dims if d != "rep"]
-    fixed = SweepSpec.from_toml(ds.attrs["spec"]).fixed
+    spec = SweepSpec.from_toml(ds.attrs["spec"])
+    fixed = spec.fixed
     base = {k: v for k, v in PARAMETERS[quantity].items() if v is not None}
     rows = []
     for idx in itertools.product(*(range(ds.sizes[d]) for d in dims)):
-        sel = {d: ds[d].values[i] for d, i in zip(dims, idx)}
-        point = {**base, **fixed, **{k: _plain(v) for k, v in sel.items()}}
-        shown = {**fixed, **{k: _plain(v) for k, v in sel.items()}}
+        sel = {d: _plain(ds[d].values[i]) for d, i in zip(dims, idx)}
+        variant = spec.variants.get(sel.get("variant"), {})
+        grid = {k: v for k, v in sel.items() if k != "variant"}
+        point = {**base, **fixed, **variant, **grid}
+        shown = {**fixed, **sel, **variant}
         sub = ds.isel({d: i for d, i in zip(dims, idx)})
         if quantity == "wipeout":
             est = estimate_mean(sub["T"].values, name="T")

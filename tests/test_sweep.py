@@ -188,8 +188,8 @@ def test_interrupted_sweep_resumes_to_the_identical_dataset(tmp_path, sig):
 @pytest.mark.parametrize("text, match", [
     (SPEC.replace("n_groups = [60, 120]", "n_group = [60, 120]"), r"unknown parameter `grid.n_group`"),
     (SPEC.replace("r = [2, 3]", "r = []"), r"`grid.r` must be a non-empty list"),
-    (SPEC.replace('layout = ["cyclic", "random"]', 'layout = ["block"]').replace("[60, 120]", "[60, 121]"),
-     r"grid point \(n_groups=121, r=2, layout='block'\): block replication needs N divisible by r"),
+    (SPEC.replace('layout = ["cyclic", "random"]', 'layout = ["sidon"]').replace("r = [2, 3]", "r = [2, 12]"),
+     r"grid point \(n_groups=60, r=12, layout='sidon'\): Sidon offsets are impossible"),
     (SPEC.replace('quantity = "wipeout"', 'quantity = "speed"'), r"`sweep.quantity` must be one of"),
     (SPEC.replace("reps = 300", "reps = 1"), r"`sweep.reps` must be >= 2"),
     (SPEC.replace("seed = 11", ""), r"`sweep.seed` is required"),
