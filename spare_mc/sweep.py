@@ -61,7 +61,8 @@ from ._seeding import trace_seed_sequence, warn_old_access
 from ._validation import UsageError, UsageTypeError, UsageValueError, as_choice, as_int
 from .failures import FAILURE_KINDS
 from .options import get_options
-from .storage import OUTPUTS, QUANTITIES, PartsStore, open_dataset, summarize, write_dataset
+from .storage import (OUTPUTS, QUANTITIES, CorruptDataset, PartsStore, check_regular_target, open_dataset, summarize,
+                      write_dataset)
 from .timeline import TimelineConfig
 
 __all__ = ["SweepSpec", "run_sweep", "open_sweep_dataset", "compare_dataset", "DatasetComparison", "PointComparison",
@@ -106,6 +107,13 @@ def _plain(v):
     return v
 
 
+def _value_key(v):
+    """A grid value's identity: numbers by their value (300 == 300.0), booleans and strings by themselves."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return (type(v).__name__, repr(v))
+    return ("number", float(v))
+
+
 @dataclass(frozen=True)
 class SweepSpec:
     """A validated sweep specification (see the module docstring)."""
@@ -144,8 +152,9 @@ class SweepSpec:
         for key, values in self.grid.items():
             if not isinstance(values, list) or not values:
                 raise UsageValueError(f"`grid.{key}` must be a non-empty list, got {values!r}")
-            if len(set(map(repr, values))) != len(values):
-                raise UsageValueError(f"`grid.{key}` must not repeat values, got {values}")
+            if len({_value_key(v) for v in values}) != len(values):
+                raise UsageValueError(f"`grid.{key}` must not repeat values (300 and 300.0 are one value), got "
+                                      f"{values}")
         both = set(self.grid) & set(self.fixed)
         if both:
             raise UsageValueError(f"parameters both swept and fixed: {sorted(both)}")
@@ -380,8 +389,18 @@ def _assemble(spec: SweepSpec, results: dict):
 
 
 # ------------------------------------------------------------------------------------------------------- run
+_PROBE = """
+import sys
+from distributed import Client
+with Client(sys.argv[1], timeout="8s", set_as_default=False) as c:
+    print(c.scheduler_info()["type"])
+"""
+
+
 def _check_scheduler(address: str) -> None:
-    """Fail fast (one line) when a dask scheduler address is malformed or unreachable."""
+    """Fail fast (one line) when a dask scheduler address is malformed, unreachable, or not a dask scheduler: a
+    TCP connection within 5 s, then a dask handshake within 10 s, run in a child process so that whatever answers
+    cannot crash or hang this one."""
     if not isinstance(address, str) or "://" not in address:
         raise UsageValueError(f"`scheduler` must be an address like tcp://host:8786, got {address!r}")
     hostport = address.split("://", 1)[1]
@@ -395,6 +414,16 @@ def _check_scheduler(address: str) -> None:
             pass
     except OSError as exc:  # the network refused: an environment error, not a usage error
         raise ConnectionError(f"cannot reach the dask scheduler at {address}: {exc.strerror or exc}") from None
+    import subprocess
+
+    try:
+        probe = subprocess.run([sys.executable, "-c", _PROBE, address], capture_output=True, text=True, timeout=15)
+        ok = probe.returncode == 0 and probe.stdout.strip() == "Scheduler"
+        why = (probe.stderr.strip().splitlines() or ["no answer"])[-1][:160]
+    except subprocess.TimeoutExpired:
+        ok, why = False, "no dask handshake within 15 s"
+    if not ok:
+        raise ConnectionError(f"{address} does not answer as a dask scheduler ({why})")
 
 
 def _check_output(out: str, spec: SweepSpec, force: bool):
@@ -403,6 +432,7 @@ def _check_output(out: str, spec: SweepSpec, force: bool):
     if os.path.isdir(out):
         raise UsageValueError(f"`out` {out} is a directory; give the dataset's file name (e.g. {out}/"
                               f"{spec.name}.nc)")
+    check_regular_target(out, "`out`")  # an empty path, a device, a FIFO: refused whatever `force` says
     folder = os.path.dirname(out) or "."
     parent = folder
     while parent and not os.path.exists(parent):
@@ -417,6 +447,11 @@ def _check_output(out: str, spec: SweepSpec, force: bool):
     try:
         ds = open_dataset(out)
         same = ds.attrs.get("spec_digest") == spec.digest()
+    except CorruptDataset as exc:  # this sweep's own output, damaged: recompute it (its parts make that quick)
+        if _claims_digest(out, spec.digest()):
+            _Progress(spec, True).warn(f"{exc}; it will be recomputed")
+            return None
+        ds, same = None, False
     except UsageError:
         ds, same = None, False
     if same:
@@ -427,6 +462,41 @@ def _check_output(out: str, spec: SweepSpec, force: bool):
         raise UsageValueError(f"`out` {out} already exists and is {what}; refusing to replace it (pass force=True / "
                               f"--force to replace it, or choose another `out`)")
     return None
+
+
+def _claims_digest(path, digest) -> bool:
+    """Whether a (possibly damaged) dataset file still names ``digest`` as its spec digest."""
+    try:
+        with open(path, "rb") as fh:
+            blob = fh.read()
+    except OSError:
+        return False
+    return b"spec_digest" in blob and digest.encode() in blob
+
+
+#: Outputs that count things (integers).
+_COUNTS = {"T", "masked", "sum_c", "sum_s", "calls", "phase0", "moves", "patch", "failures", "wipeouts",
+           "checkpoints", "finished"}
+
+
+def _part_check(quantity, params):
+    """A part's values must be possible: finite, in their support, integers for counts, ``T <= N``."""
+    def check(data):
+        for name, (_, _, support) in OUTPUTS[quantity].items():
+            v = data[name]
+            if not np.isfinite(v).all():
+                return f"{name!r} is not finite"
+            if support in ("nonnegative", "unit") and (v < 0).any():
+                return f"{name!r} is negative"
+            if support == "unit" and (v > 1).any():
+                return f"{name!r} exceeds 1"
+            if name in _COUNTS and (v != np.round(v)).any():
+                return f"{name!r} is not an integer count"
+        if quantity != "ttt" and ((data["T"] < 1) | (data["T"] > params["n_groups"])).any():
+            return f"'T' outside 1..N={params['n_groups']}"
+        return None
+
+    return check
 
 
 def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, workers: int | None = None,
@@ -471,7 +541,7 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
             return existing
         results, todo = {}, []
         for t in tasks:
-            got = store.load(t[0], (t[3], t[4]))
+            got = store.load(t[0], (t[3], t[4]), check=_part_check(spec.quantity, t[2]))
             if got is None:
                 todo.append(t)
             else:
@@ -487,8 +557,7 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
             _run_on_dask(spec, todo, store, results, scheduler, workers, strict,
                          lambda: say.update(len(results), len(tasks)))
         say.done()
-        ds = _assemble(spec, results)
-        write_dataset(ds, out)
+        ds = write_dataset(_assemble(spec, results), out)
     return ds
 
 
@@ -497,6 +566,10 @@ def _run_on_dask(spec, todo, store, results, scheduler, workers, strict, report)
 
     cluster = None
     if scheduler is None:
+        cpus = os.cpu_count() or 1
+        if workers and workers > cpus:
+            _Progress(spec, True).warn(f"{workers} worker processes on {cpus} CPUs: the sweep will be slower than "
+                                       f"with {cpus} (each worker runs one task at a time)")
         # ":0": the scheduler's HTTP server on a free port, so that several sweeps can run at once
         cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
                                dashboard_address=":0", silence_logs=40)

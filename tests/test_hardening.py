@@ -394,6 +394,12 @@ def test_9_intervals_respect_the_support_with_two_replications(capsys):
     assert 0 < est.ci[0] < 0.98 < est.ci[1] < 1
 
 
+def test_9_grid_values_repeat_by_value():
+    with pytest.raises(sm.UsageValueError, match=r"`grid.mtbf_s` must not repeat values \(300 and 300.0 are one"):
+        SweepSpec.from_toml(SMALL.replace("r = [2, 3]", "r = [2, 3]\nmtbf_s = [300, 300.0]"))
+    SweepSpec.from_toml(SMALL.replace("r = [2, 3]", "r = [2, 3]\nlayout = [\"cyclic\", \"sidon\"]"))
+
+
 def test_9_numpy_scalars_are_stored_as_python_numbers():
     cfg = TimelineConfig("spare", np.int64(60), r=np.int32(3), mtbf_s=np.float32(300.0), n_steps=np.int64(100))
     d = cfg.to_dict()
