@@ -276,3 +276,27 @@ def test_a_port_that_is_not_a_dask_scheduler_fails_fast_in_one_line(tmp_path, mo
     finally:
         server.kill()
         server.communicate()
+
+
+def test_ctrl_c_of_a_dask_sweep_is_one_line_and_resumable(tmp_path):
+    """Ctrl-C at the terminal reaches the whole process group (the sweep and its worker processes): exit 130 with
+    one message and no traceback from the workers or the scheduler; the rerun gives the identical dataset."""
+    slow = SPEC.replace("block = 10", "block = 1")
+    (tmp_path / "spec.toml").write_text(slow)
+    out = tmp_path / "out.nc"
+    proc = subprocess.Popen([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"), "--out",
+                             str(out), "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    folder = f"{out}.parts/{SweepSpec.from_toml(slow).digest()}"
+    for _ in range(1200):  # until the first tasks are done
+        if os.path.isdir(folder) and len([p for p in os.listdir(folder) if p.endswith(".npz")]) >= 3:
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "Traceback" not in err, err[-2000:]
+    assert err.strip().splitlines()[-1].startswith("spare-mc: interrupted")
+    rerun = _rerun(tmp_path, out)
+    assert rerun.returncode == 0, rerun.stderr
+    ref = run_sweep(SweepSpec.from_toml(slow), tmp_path / "ref.nc", workers=0, progress=False)
+    assert _data(open_dataset(out)).identical(_data(ref))
