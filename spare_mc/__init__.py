@@ -11,24 +11,23 @@ period. ``reference`` holds the slow, obviously
 correct twins of every fast kernel.
 """
 
-from .closed_forms import (availability, ckpt_period_daly, ckpt_period_optimal, ckpt_period_young,
-                           mu_expansion, mu_paper, mu_rep_paper, normalized_ttt, optimal_availability,
-                           overhead_lower_bound, r_star, stack_lower_bound)
+from ._validation import UsageError, UsageTypeError, UsageValueError
+from ._version import __version__
+from .closed_forms import (availability, ckpt_period_daly, ckpt_period_optimal, ckpt_period_young, mu_expansion,
+                           mu_paper, mu_rep_paper, normalized_ttt, optimal_availability, overhead_lower_bound, r_star,
+                           stack_lower_bound)
 from .exact import EXACT_LAYOUTS, ExactDistribution, exact_wipeout
 from .failures import (DomainFailures, FailureEvents, PerGPU, SystemRenewal, UniformOrder, failure_from_spec,
                        failure_model_from_dict, sample_events)
 from .layouts import (LAYOUT_KINDS, Layout, ReplicaSets, block, cyclic, cyclic_offsets, make_layout, random_holders,
                       replica_sets, sidon)
 from .optimize import MainTable, MainTableRow, OptimumResult, TheoryTTT, main_table, optimize_strategy, theory_ttt
+from .options import get_options, set_options
 from .reorder import OverheadResult, ReCtlr, ReCtlrStep, StackBoundSum, exact_stack_bound_sum, overhead_mc
 from .stats import Comparison, MCEstimate, compare, estimate_mean, ratio_estimate, wilson_interval
 from .survivability import WipeoutResult, wipeout_mc
 from .timeline import TimelineConfig, TimelineRun, TTTResult, paper_allreduce_s, simulate_ttt
 from .topology import Topology
-from ._validation import UsageError, UsageTypeError, UsageValueError
-from .options import get_options, set_options
-
-from ._version import __version__
 
 __all__ = [
     # topology and failure models

@@ -42,6 +42,17 @@ def root_seed_sequence(rng) -> np.random.SeedSequence:
                          f"{type(rng).__name__}")
 
 
+def generator(rng) -> np.random.Generator:
+    """``numpy.random.default_rng(rng)``, with a usage error naming ``rng`` instead of numpy's own."""
+    if isinstance(rng, (bool, np.bool_)) or (isinstance(rng, numbers.Integral) and int(rng) < 0):
+        raise UsageValueError(f"`rng` must be None, a non-negative int, a SeedSequence or a Generator, got {rng!r}")
+    try:
+        return np.random.default_rng(rng)
+    except (TypeError, ValueError) as exc:
+        raise UsageTypeError(f"`rng` must be None, a non-negative int, a SeedSequence or a Generator, got "
+                             f"{rng!r} ({exc})") from None
+
+
 def trace_seed_sequence(root: np.random.SeedSequence, n_groups: int, rep: int) -> np.random.SeedSequence:
     """The seed of replication ``rep`` at ``n_groups``: ``SeedSequence(root.entropy, spawn_key=(*root.spawn_key,
     n_groups, rep))``."""

@@ -18,10 +18,8 @@ Conventions shared by every kernel:
 
 from __future__ import annotations
 
-
 import numpy as np
 from numba import njit
-
 
 _MASK32 = np.uint64(0xFFFFFFFF)
 _TWO32 = np.uint64(1 << 32)

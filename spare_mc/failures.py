@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from . import _wipeout_kernels as _k
+from ._seeding import generator
 from ._validation import UsageTypeError, UsageValueError, as_bool, as_choice, as_float, as_int
 from .topology import DOMAIN_LEVELS, Topology
 
@@ -145,7 +146,7 @@ class PerGPU:
 
     def group_lifetimes(self, topology: Topology, *, rng=None) -> np.ndarray:
         """``N`` iid group times to failure of a new system (the exact shortcut, O(N) not O(G))."""
-        rng = np.random.default_rng(rng)
+        rng = generator(rng)
         return self.group_scale(topology) * rng.weibull(self.shape, size=topology.n_groups)
 
     def clock(self, topology: Topology, *, rng=None, start_s: float = 0.0) -> "PerGPUClock":
@@ -345,7 +346,7 @@ def sample_events(failures, topology: Topology, *, rng=None) -> FailureEvents:
     """
     if not isinstance(topology, Topology):
         raise UsageTypeError(f"`topology` must be a Topology, got {type(topology).__name__}")
-    rng = np.random.default_rng(rng)
+    rng = generator(rng)
     n = topology.n_groups
     if isinstance(failures, UniformOrder):
         if failures.with_replacement:
@@ -396,7 +397,7 @@ class PerGPUClock:
             raise UsageTypeError(f"`topology` must be a Topology, got {type(topology).__name__}")
         self.model = model
         self.topology = topology
-        self.rng = np.random.default_rng(rng)
+        self.rng = generator(rng)
         self.lam = weibull_scale(model.gpu_mtbf_s, model.shape)
         self.now_s = as_float(start_s, "start_s")
         n = topology.n_groups

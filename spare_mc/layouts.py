@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._resources import check_memory
+from ._seeding import generator
 from ._validation import UsageTypeError, UsageValueError, as_choice, as_int, check_r
 from ._wipeout_kernels import random_holders_into, raw_source
 
@@ -292,7 +293,7 @@ def random_holders(n_groups: int, r: int, *, rng=None) -> Layout:
     """
     n_groups, r = _n_r_iv(n_groups, r)
     holders = np.empty((n_groups, r), dtype=np.int64)
-    rng = np.random.default_rng(rng)
+    rng = generator(rng)
     random_holders_into(*raw_source(rng), n_groups, r, holders)  # the same draw as wipeout_mc's
     return Layout(holders, kind="random")
 

@@ -194,7 +194,8 @@ class MainTableRow:
     """One ``N`` of the main table: each strategy's optimum and SPARe's time-to-train reduction over Rep.
 
     ``reduction`` is ``1 - E[TTT_spare] / E[TTT_rep]`` over the two confirmation runs, which share their failure
-    traces (paired), with a delta-method interval (:func:`spare_mc.ratio_estimate`).
+    traces (paired), with a delta-method interval (:func:`spare_mc.ratio_estimate`) on the log scale of the ratio,
+    so that it never passes 1.
     """
 
     n_groups: int
@@ -241,7 +242,7 @@ def _reduction(spare, rep) -> MCEstimate:
     sp = spare.best.values("ttt_over_t0")
     rp = rep.best.values("ttt_over_t0")
     est = ratio_estimate(sp, rp, name="ttt_ratio")
-    return MCEstimate("ttt_reduction", 1.0 - est.mean, est.se, est.sd, est.n, est.level, "real",
+    return MCEstimate("ttt_reduction", 1.0 - est.mean, est.se, est.sd, est.n, est.level, "at_most_one",
                       spare.best.n_capped + rep.best.n_capped)
 
 

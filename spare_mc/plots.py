@@ -959,11 +959,14 @@ def _ttt_signature(ds):
     return dims, tuple(sorted((k, repr(_py(v))) for k, v in fixed.items()))
 
 
-def save_figures(datasets: dict, outdir) -> list:
+def save_figures(datasets: dict, outdir, *, force: bool = False) -> list:
     """Write every figure of the given datasets as PNG into ``outdir``.
 
     Each wipe-out or overhead sweep gets ``<name>.png``; time-to-train sweeps that differ only in strategy and
-    ``r`` share one figure (``ttt.png``, or ``<first name>.png`` when there are several such groups).
+    ``r`` share one figure (``ttt.png``, or ``<first name>.png`` when there are several such groups; a group of one
+    dataset is named after it). Every target is checked before anything is drawn: two figures may not share a
+    file, and a file that is not a figure spare-mc wrote (PNG text "Software: spare-mc ...") is not replaced unless
+    ``force``. Figures are written atomically.
 
     Parameters
     ----------
@@ -1000,16 +1003,50 @@ def save_figures(datasets: dict, outdir) -> list:
         else:
             jobs.append((str(name), {name: ds}))
     for names in ttt_groups.values():
-        fname = "ttt" if len(ttt_groups) == 1 else str(names[0])
+        fname = str(names[0]) if len(names) == 1 else "ttt" if len(ttt_groups) == 1 else str(names[0])
         jobs.append((fname, {n: datasets[n] for n in names}))
+    targets = [os.path.join(outdir, f"{fname}.png") for fname, _ in jobs]
+    dup = sorted({t for t in targets if targets.count(t) > 1})
+    if dup:
+        raise UsageValueError(f"two figures would be written to {dup[0]}: give the datasets different names")
+    for path in targets:  # before drawing anything
+        _check_figure_target(path, force)
     os.makedirs(outdir, exist_ok=True)
+    from ._version import __version__
+    from .storage import _atomic_write
+
     paths = []
-    for fname, group in jobs:
+    for (fname, group), path in zip(jobs, targets):
         fig = figure_sweep(group)
-        path = os.path.join(outdir, f"{fname}.png")
         try:
-            fig.savefig(path, dpi=120)
+            _atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png",
+                                                        metadata={"Software": f"{FIGURE_MARK} {__version__}"}))
         finally:
             plt.close(fig)
         paths.append(path)
     return paths
+
+
+#: The PNG "Software" text of every figure spare-mc writes: what it may overwrite without ``force``.
+FIGURE_MARK = "spare-mc"
+
+
+def _check_figure_target(path, force):
+    """Refuse to replace a file that is not a figure spare-mc wrote (unless ``force``), and anything not regular."""
+    import os
+
+    from .storage import check_regular_target
+
+    check_regular_target(path, "figure")
+    if force or not os.path.exists(path):
+        return
+    try:
+        from PIL import Image
+
+        with Image.open(path) as im:
+            ours = str(im.info.get("Software", "")).startswith(FIGURE_MARK)
+    except Exception:  # noqa: BLE001 - not an image at all
+        ours = False
+    if not ours:
+        raise UsageValueError(f"{path} exists and is not a figure written by spare-mc; refusing to replace it (pass "
+                              f"force=True / --force, or choose another folder)")

@@ -15,8 +15,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from .layouts import Layout
 from ._validation import UsageValueError
+from .layouts import Layout
 
 __all__ = ["survival_by_subsets", "T_distribution_by_orders", "random_layout_survival_by_enumeration",
            "wipeout_trial", "gpu_by_gpu_group_lifetimes", "GpuByGpuClock", "RectlrReference", "rectlr_reference",

@@ -43,7 +43,7 @@ import numpy as np
 
 from . import _rectlr_kernels as _rk
 from ._resources import check_memory
-from ._seeding import _UNSET, warn_old_access
+from ._seeding import _UNSET, generator, warn_old_access
 from ._validation import UsageTypeError, UsageValueError, as_int
 from ._wipeout_kernels import raw_source
 from .closed_forms import stack_lower_bound
@@ -481,7 +481,7 @@ def overhead_mc(layout, reps: int | None = None, *, n_groups: int | None = None,
         log_reps = log_trials
     layout, reps, failures, topology, fresh_layout, log_reps = _overhead_iv(
         layout, reps, n_groups, r, failures, topology, fresh_layout, log_reps, from_scratch)
-    rng = np.random.default_rng(rng)
+    rng = generator(rng)
     n, rr = layout.n_groups, layout.r
     stats = np.zeros((reps, _rk.N_TRIAL_COLS), dtype=np.int64)
     gaps = np.zeros((reps, rr + 1), dtype=np.int64)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 import time
-import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+
+import tomllib
 
 from ._provenance import SCHEMA_VERSION, software_versions
 from ._validation import UsageError, UsageValueError, as_int
@@ -50,6 +51,26 @@ def main_table_settings(studies=None) -> dict:
             raise UsageValueError(f"unknown keys in {path}: {sorted(unknown)} (expected {sorted(settings)})")
         settings.update(d)
     return settings
+
+
+def _check_main_table_target(path, force):
+    """Refuse to replace a file that is not a main table spare-mc wrote (unless ``force``)."""
+    import json
+
+    from .storage import check_regular_target
+
+    check_regular_target(path, "main table")
+    if force or not os.path.exists(path):
+        return
+    try:
+        with open(path, encoding="utf-8") as fh:
+            d = json.load(fh)
+        ours = isinstance(d, dict) and "schema_version" in d and "rows" in d and "paper_N600" in d
+    except (OSError, ValueError, UnicodeDecodeError):
+        ours = False
+    if not ours:
+        raise UsageValueError(f"{path} exists and is not a main table written by spare-mc; refusing to replace it "
+                              f"(pass force=True / --force, or choose another out_dir)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,12 +151,19 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
     if not specs:
         raise UsageValueError(f"no sweep specs (*.toml) in {folder}")
     specs = [sp.quick() if quick else sp for sp in specs]
+    names = [sp.name for sp in specs]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise UsageValueError(f"two studies in {folder} are named {dup[0]!r}: their datasets would overwrite each "
+                              f"other; give each [sweep] a name of its own")
     for sp in specs:
         sp.check_resources()
         sp.check_points()
     if not quick:
         log("full flavour: expected run time about 2 minutes on 2 cores (quick: about 1 minute)")
     root = os.fspath(out_dir) if out_dir is not None else os.path.join("data", "quick") if quick else "data"
+    mt_path = os.path.join(root, "main_table.json")
+    _check_main_table_target(mt_path, force)
     datasets, paths = {}, {}
     for sp in specs:
         log(f"sweep {sp.name} ({sp.quantity}, {sp.reps} replications per point)")
@@ -150,8 +178,7 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
         paths[sp.name] = path
     log("main table")
     mt = main_table(n_values, reps=reps, confirm_reps=confirm_reps, rng=rng, base=base)
-    mt_path = os.path.join(root, "main_table.json")
     write_json({**mt.to_dict(), "software": software_versions()}, mt_path)
     log("figures")
-    figures = save_figures(datasets, os.path.join(root, "figures"))
+    figures = save_figures(datasets, os.path.join(root, "figures"), force=force)
     return ReproduceResult(quick, mt, mt_path, paths, figures, time.perf_counter() - t0)

@@ -20,7 +20,7 @@ from ._validation import UsageTypeError, UsageValueError, as_float, as_int
 __all__ = ["MCEstimate", "Comparison", "compare", "wilson_interval", "estimate_mean", "ratio_estimate"]
 
 
-SUPPORTS = ("real", "nonnegative", "unit")
+SUPPORTS = ("real", "nonnegative", "unit", "at_most_one")
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class MCEstimate:
     n : int
     level : float
         Confidence level of :attr:`ci`.
-    support : {"real", "nonnegative", "unit"}
+    support : {"real", "nonnegative", "unit", "at_most_one"}
         Where the quantity lives; the interval respects it (see :meth:`confidence_interval`).
     censored : int
         Replications that were stopped at a cap and enter the mean at the cap value (0 = none; then the mean is a
@@ -69,8 +69,9 @@ class MCEstimate:
         degrees of freedom). ``"nonnegative"``: the t interval on the log scale, ``mean x exp(-/+ t se / mean)``
         (delta method: ``se(log mean) = se / mean``), so that it never goes below zero however few replications
         there are. ``"unit"`` (proportions in [0, 1]): the t interval on the logit scale, half-width
-        ``t se / (mean (1 - mean))``, back-transformed. For large ``n`` all three agree to first order. A mean on
-        the boundary of the support with ``se = 0`` gives the point interval.
+        ``t se / (mean (1 - mean))``, back-transformed. ``"at_most_one"`` (a reduction ``1 - ratio`` of positive
+        quantities): the log-scale interval of ``1 - mean``, so the interval stays below 1. For large ``n`` all of
+        them agree to first order. A mean on the boundary of the support with ``se = 0`` gives the point interval.
         """
         level = as_float(level, "level", positive=True, max_value=1.0, max_inclusive=False)
         if self.n < 2 or not math.isfinite(self.se):
@@ -80,6 +81,9 @@ class MCEstimate:
         if self.support == "nonnegative" and m > 0:
             h = t * se / m
             return (m * math.exp(-h), m * math.exp(h))
+        if self.support == "at_most_one" and m < 1:
+            h = t * se / (1 - m)
+            return (1 - (1 - m) * math.exp(h), 1 - (1 - m) * math.exp(-h))
         if self.support == "unit" and 0 < m < 1:
             lm = math.log(m / (1 - m))
             h = t * se / (m * (1 - m))
@@ -87,9 +91,11 @@ class MCEstimate:
         if self.support != "real" and se == 0:
             return (m, m)
         lo, hi = m - t * se, m + t * se
-        if self.support != "real":  # a mean on the boundary with spread: clip to the support
+        if self.support in ("nonnegative", "unit"):  # a mean on the boundary with spread: clip to the support
             lo = max(lo, 0.0)
             hi = min(hi, 1.0) if self.support == "unit" else hi
+        elif self.support == "at_most_one":
+            hi = min(hi, 1.0)
         return (lo, hi)
 
     def to_dict(self) -> dict:
@@ -136,7 +142,7 @@ def ratio_estimate(numerators, denominators, name: str = "ratio", level: float =
     if ybar == 0:
         if x.any():
             raise UsageValueError("`denominators` sum to zero but `numerators` do not: the ratio is undefined")
-        return MCEstimate(name, 0.0, 0.0, 0.0, int(x.size), level, support)
+        return MCEstimate(name, math.nan, math.nan, math.nan, int(x.size), level, support)  # 0 / 0: undefined
     ratio = float(x.sum() / y.sum())
     d = x - ratio * y
     se = float(math.sqrt(np.sum(d * d) / (x.size * (x.size - 1))) / ybar)

@@ -21,8 +21,10 @@ Guarantees
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
+import stat
 import sys
 import tempfile
 
@@ -31,6 +33,7 @@ import numpy as np
 from ._validation import UsageValueError
 
 __all__ = ["QUANTITIES", "OUTPUTS", "write_dataset", "open_dataset", "summarize", "write_json", "json_default",
+           "content_digest", "check_regular_target", "CorruptDataset",
            "PartsStore", "SweepLocked"]
 
 
@@ -73,16 +76,43 @@ def _fsync_dir(folder: str) -> None:
         os.close(fd)
 
 
+def check_regular_target(path, what: str = "output") -> None:
+    """Refuse to write over anything but a regular file (or nothing): a folder, a device such as ``/dev/null``, a
+    FIFO or a socket -- whatever ``force`` says."""
+    path = os.fspath(path)
+    if not path:
+        raise UsageValueError(f"the {what} path is empty; give a file name")
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError:  # a dangling link or an unreadable parent: the write itself will say
+        return
+    if stat.S_ISDIR(mode):
+        raise UsageValueError(f"the {what} path {path} is a directory; give a file name")
+    if not stat.S_ISREG(mode):
+        kind = ("a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+        raise UsageValueError(f"the {what} path {path} is {kind}; spare-mc only writes regular files")
+
+
+def _file_mode() -> int:
+    """The mode a new file gets under the process's umask (mkstemp's files are 0600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def _atomic_write(path: str, write) -> None:
     """``write(tmp_path)`` into a unique temporary file beside ``path``, fsync it, rename it over ``path``."""
     path = os.fspath(path)
+    check_regular_target(path)
     folder = os.path.dirname(path) or "."
-    if os.path.isdir(path):
-        raise UsageValueError(f"the output path {path} is a directory; give a file name")
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, _file_mode())
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -114,18 +144,38 @@ def remove_stale_temporaries(path: str) -> int:
     return n
 
 
-def write_dataset(ds, path) -> None:
-    """Write a dataset to NetCDF (scipy engine, no extra dependency), atomically and durably.
+def content_digest(ds) -> str:
+    """SHA-256 of a dataset's content: every variable's name, shape and values and every attribute (but this
+    digest), in a form that survives the NetCDF round trip."""
+    h = hashlib.sha256()
+    for name in sorted(map(str, ds.variables)):
+        v = np.asarray(ds[name].values)
+        h.update(f"{name}{v.shape}".encode())
+        if v.dtype.kind in "biuf":
+            h.update(np.ascontiguousarray(v, dtype=np.float64).tobytes())
+        else:
+            h.update("\x00".join(map(str, v.ravel().tolist())).encode())
+    for key in sorted(ds.attrs):
+        if key != "content_sha256":
+            h.update(f"{key}={ds.attrs[key]}\x00".encode())
+    return h.hexdigest()
+
+
+def write_dataset(ds, path):
+    """Write a dataset to NetCDF (scipy engine, no extra dependency), atomically and durably, with a checksum of its
+    content (attribute ``content_sha256``) that :func:`open_dataset` verifies.
 
     Integer variables are stored as int32 or float64 (NetCDF-3 has no 64-bit integers); attributes must be
-    strings or numbers.
+    strings or numbers. Returns the dataset as written (converted, with its checksum).
     """
     ds = ds.copy()
     for name in list(ds.variables):
         if ds[name].dtype == np.int64:
             v = ds[name].values
             ds[name] = ds[name].astype(np.int32 if v.size == 0 or np.abs(v).max() < 2**31 else np.float64)
+    ds.attrs["content_sha256"] = content_digest(ds)
     _atomic_write(os.fspath(path), lambda tmp: ds.to_netcdf(tmp, engine="scipy"))
+    return ds
 
 
 def json_default(x):
@@ -150,8 +200,13 @@ def write_json(obj, path) -> None:
     _atomic_write(os.fspath(path), write)
 
 
+class CorruptDataset(UsageValueError):
+    """A dataset whose content no longer matches the checksum written with it."""
+
+
 def open_dataset(path):
-    """Open (and load) a NetCDF dataset; a clear error if ``path`` is missing, a directory or not NetCDF."""
+    """Open (and load) a NetCDF dataset; a clear error if ``path`` is missing, not a regular file, not NetCDF, or
+    (for a dataset written by :func:`write_dataset`) no longer matches its checksum (:class:`CorruptDataset`)."""
     import xarray as xr
 
     path = os.fspath(path)
@@ -159,12 +214,18 @@ def open_dataset(path):
         raise UsageValueError(f"dataset file not found: {path}")
     if os.path.isdir(path):
         raise UsageValueError(f"{path} is a directory, not a dataset file")
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise UsageValueError(f"{path} is not a regular file (a device, FIFO or socket), not a dataset")
     try:
         with xr.open_dataset(path, engine="scipy") as ds:
-            return ds.load()
-    except (OSError, ValueError, TypeError) as exc:
+            ds = ds.load()
+    except (OSError, ValueError, TypeError, KeyError, IndexError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise UsageValueError(f"{path} cannot be read as a NetCDF dataset ({first})") from None
+    expected = ds.attrs.get("content_sha256")
+    if expected is not None and content_digest(ds) != expected:
+        raise CorruptDataset(f"{path} is corrupt: its content no longer matches the checksum written with it")
+    return ds
 
 
 # ----------------------------------------------------------------------------------------------------- summaries
@@ -274,8 +335,10 @@ class PartsStore:
 
         _atomic_write(self.path(key), write)
 
-    def load(self, key: str, rep_range: tuple):
-        """The task's results, or ``None`` if it is missing, or was rejected (moved aside, with a warning)."""
+    def load(self, key: str, rep_range: tuple, check=None):
+        """The task's results, or ``None`` if it is missing, or was rejected (moved aside, with a warning).
+
+        ``check(data)`` returns why the values are impossible (non-finite, outside their range), or ``None``."""
         path = self.path(key)
         if not os.path.exists(path):
             return None
@@ -297,6 +360,9 @@ class PartsStore:
         extra = set(data) - set(self.outputs)
         if extra:
             return self._reject(path, f"unexpected variables {sorted(extra)}")
+        why = check(data) if check is not None else None
+        if why:
+            return self._reject(path, f"impossible values: {why}")
         return data
 
     def _reject(self, path, why):

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _wipeout_kernels as _k
 from ._resources import check_memory
-from ._seeding import _UNSET
+from ._seeding import _UNSET, generator
 from ._validation import UsageTypeError, UsageValueError, as_choice, as_int
 from .failures import DomainFailures, PerGPU, SystemRenewal, UniformOrder, lower
 from .layouts import LAYOUT_KINDS, Layout, ReplicaSets, make_layout
@@ -189,7 +189,7 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
     per = 24 if not isinstance(failures, UniformOrder) else 16
     check_memory(trials * per, f"per-replication results of {trials:,} replications",
                  "use fewer replications per call (consecutive calls with one Generator continue its stream)")
-    rng = np.random.default_rng(rng)
+    rng = generator(rng)
     src = _k.raw_source(rng)
     n, rr = layout.n_groups, layout.r
     out_T = np.empty(trials, dtype=np.int64)

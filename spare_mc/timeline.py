@@ -58,13 +58,13 @@ from dataclasses import MISSING, dataclass, field
 import numpy as np
 
 from . import _timeline_kernels as _tk
+from ._resources import check_memory
+from ._seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, trace_seed_sequence
 from ._validation import UsageTypeError, UsageValueError, as_bool, as_choice, as_float, as_int
 from .closed_forms import ckpt_period_optimal
 from .exact import block_mean_closed_form, exact_wipeout
 from .failures import DomainFailures, PerGPU, failure_model_from_dict, weibull_scale
 from .layouts import Layout, block, cyclic, random_holders, sidon
-from ._resources import check_memory
-from ._seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, trace_seed_sequence
 from .paper import paper_setting
 from .stats import MCEstimate, estimate_mean
 from .topology import Topology
@@ -95,6 +95,8 @@ def paper_allreduce_s(n_groups: int) -> float:
 #: Largest value of any duration parameter, in seconds (about 32 years): larger values are unit mistakes, and every
 #: duration must fit the integer-microsecond clock with room to add them up.
 MAX_DURATION_S = 1e9
+#: Largest jitter standard deviation (exclusive): see :func:`_timeline_config_iv`.
+MAX_JITTER_SD = 0.2
 #: The wall clock of a run never passes ``2^59`` microseconds (about 18,000 years): the cap is checked against it,
 #: and for the system-level process ``N x cap`` (its operational clock, in group-microseconds) against ``2^60``.
 WALL_LIMIT_US = 1 << 59
@@ -321,6 +323,10 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
     for name in _DURATIONS:
         out[name] = as_float(getattr(cfg, name), name, positive=name in ("compute_s", "restart_s", "save_s"),
                              nonnegative=True, max_value=MAX_DURATION_S, why=_CLOCK_WHY)
+    for name in (*_DURATIONS, "allreduce_s"):  # the clock counts microseconds: a shorter duration would be 0
+        v = out.get(name, getattr(cfg, name))
+        if v is not None and 0 < v < 1e-6:
+            raise UsageValueError(f"`{name}` must be 0 or at least 1 microsecond (1e-06 s), got {name}={v:g}")
     for name in ("allreduce_s", "ckpt_period_s"):
         v = getattr(cfg, name)
         out[name] = None if v is None else as_float(v, name, positive=name == "ckpt_period_s", nonnegative=True,
@@ -334,7 +340,9 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
     if out["ckpt_period_s"] is not None and f != 1.0:
         raise UsageValueError(f"give `ckpt_period_s` or `ckpt_period_factor`, not both (got ckpt_period_s="
                               f"{out['ckpt_period_s']}, ckpt_period_factor={f})")
-    out["jitter_sd"] = as_float(cfg.jitter_sd, "jitter_sd", nonnegative=True, max_value=0.5, max_inclusive=False)
+    out["jitter_sd"] = as_float(cfg.jitter_sd, "jitter_sd", nonnegative=True, max_value=MAX_JITTER_SD,
+                                max_inclusive=False, why="a duration Normal(1, sd^2) clipped at 0: at sd < 0.2 the "
+                                "clipping has probability < 3e-7, which the grouped quiet stretches neglect")
     out["max_wall_factor"] = as_float(cfg.max_wall_factor, "max_wall_factor", positive=True)
     out["live_scaling"] = as_bool(cfg.live_scaling, "live_scaling")
     if cfg.failures is not None and not isinstance(cfg.failures, (PerGPU, DomainFailures)):
@@ -468,6 +476,9 @@ class TimelineRun:
         b = self.breakdown_s
         return (b["useful"] + b["allreduce"]) / self.ttt_s
 
+
+#: Memory of one TimelineRun with its raw results (measured: about 1.4 KB; rounded up).
+_RUN_BYTES = 2048
 
 _EMPTY_I = np.zeros(0, dtype=np.int64)
 _EMPTY_F = np.zeros(0, dtype=np.float64)
@@ -712,6 +723,8 @@ def simulate_ttt(cfg: TimelineConfig, reps: int, *, rng=None, first_rep: int = 0
         raise UsageTypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
     reps = as_int(reps, "reps", min_value=1)
     first_rep = as_int(first_rep, "first_rep", min_value=0)
+    check_memory(reps * _RUN_BYTES, f"the results of {reps:,} time-to-train jobs (about {_RUN_BYTES} bytes each)",
+                 "fewer replications")
     root = root_seed_sequence(rng)
     runs = tuple(run_timeline(cfg, trace_seed_sequence(root, cfg.n_groups, i))
                  for i in range(first_rep, first_rep + reps))

@@ -62,7 +62,7 @@ CHILD = textwrap.dedent("""
 
 def _data(ds):
     ds = ds.copy()
-    ds.attrs = {k: v for k, v in ds.attrs.items() if k not in ("created",)}
+    ds.attrs = {k: v for k, v in ds.attrs.items() if k not in ("created", "content_sha256")}
     return ds
 
 
@@ -177,3 +177,126 @@ def test_two_concurrent_sweeps_of_different_specs_to_one_output(tmp_path, refere
                            "--workers", "0"], capture_output=True, text=True)
     assert proc.returncode == 2 and "refusing to replace it" in proc.stderr
     assert _data(open_dataset(out)).identical(_data(reference))
+
+
+# --------------------------------------------------------------------------- what a QA pass found (fixed)
+def test_non_regular_outputs_are_refused_even_with_force(tmp_path):
+    """A FIFO (or a device such as /dev/null) is never written over, whatever --force says; an empty --out is
+    refused before any work."""
+    fifo = tmp_path / "pipe.nc"
+    os.mkfifo(fifo)
+    (tmp_path / "spec.toml").write_text(SPEC)
+    for extra in ([], ["--force"]):
+        proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"), "--out",
+                               str(fifo), "--workers", "0", *extra], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and "is a FIFO; spare-mc only writes regular files" in proc.stderr
+    assert os.path.exists(fifo) and not os.path.isfile(fifo)
+    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "compare", str(fifo)], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2 and "not a regular file" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"), "--out", "",
+                           "--workers", "0"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 2 and "path is empty" in proc.stderr
+    assert not list(tmp_path.glob("*.parts"))
+
+
+def test_outputs_follow_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        run_sweep(SweepSpec.from_toml(SPEC), tmp_path / "u.nc", workers=0, progress=False)
+    finally:
+        os.umask(old)
+    assert (os.stat(tmp_path / "u.nc").st_mode & 0o777) == 0o644
+    part = next((tmp_path / "u.nc.parts").rglob("*.npz"))
+    assert (os.stat(part).st_mode & 0o777) == 0o644
+
+
+def test_a_corrupt_dataset_is_detected(tmp_path, reference):
+    out = tmp_path / "out.nc"
+    (tmp_path / "spec.toml").write_text(SPEC)
+    run_sweep(SweepSpec.from_toml(SPEC), out, workers=0, progress=False)
+    blob = bytearray(out.read_bytes())
+    i = len(blob) - 200  # inside the data section
+    blob[i:i + 8] = b"\x7f" * 8
+    out.write_bytes(bytes(blob))
+    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "compare", str(out)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 2 and "is corrupt" in proc.stderr
+    rerun = _rerun(tmp_path, out)  # this sweep's own damaged output: recomputed from its parts
+    assert rerun.returncode == 0 and "is corrupt" in rerun.stderr and "will be recomputed" in rerun.stderr
+    assert _data(open_dataset(out)).identical(_data(reference))
+
+
+@pytest.mark.parametrize("value, why", [(np.nan, "not finite"), (-np.inf, "not finite"), (999.0, "outside 1..N"),
+                                        (2.5, "not an integer count"), (0.0, "outside 1..N")])
+def test_impossible_values_in_a_part_are_rejected(tmp_path, reference, value, why):
+    out = tmp_path / "out.nc"
+    (tmp_path / "spec.toml").write_text(SPEC)
+    run_sweep(SweepSpec.from_toml(SPEC), out, workers=0, progress=False)
+    os.remove(out)
+    folder, parts = _finished_parts(out)
+    path = os.path.join(folder, parts[0])
+    with np.load(path) as z:
+        data = {k: z[k] for k in z.files}
+    data["T"] = data["T"].copy()
+    data["T"][0] = value
+    np.savez(path, **data)
+    rerun = _rerun(tmp_path, out)
+    assert rerun.returncode == 0 and why in rerun.stderr and parts[0] in rerun.stderr
+    assert _data(open_dataset(out)).identical(_data(reference))
+
+
+JUNK = textwrap.dedent("""
+    import socket, sys, threading, time
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", 0)); s.listen(5)
+    print(s.getsockname()[1], flush=True)
+    mode = sys.argv[1]
+    def serve(c):
+        if mode == "garbage":
+            c.sendall(b"HTTP/1.1 400 Bad Request\\r\\nContent-Length: 0\\r\\n\\r\\n" * 4)
+        time.sleep(60)
+    while True:
+        c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()
+""")
+
+
+@pytest.mark.parametrize("mode", ["garbage", "silent"])
+def test_a_port_that_is_not_a_dask_scheduler_fails_fast_in_one_line(tmp_path, mode):
+    (tmp_path / "junk.py").write_text(JUNK)
+    (tmp_path / "spec.toml").write_text(SPEC)
+    server = subprocess.Popen([sys.executable, str(tmp_path / "junk.py"), mode], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(server.stdout.readline())
+        t = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"),
+                               "--scheduler", f"tcp://127.0.0.1:{port}", "--out", str(tmp_path / "x.nc")],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 1 and "does not answer as a dask scheduler" in proc.stderr
+        assert proc.stderr.count("\n") == 1 and time.perf_counter() - t < 40
+    finally:
+        server.kill()
+        server.communicate()
+
+
+def test_ctrl_c_of_a_dask_sweep_is_one_line_and_resumable(tmp_path):
+    """Ctrl-C at the terminal reaches the whole process group (the sweep and its worker processes): exit 130 with
+    one message and no traceback from the workers or the scheduler; the rerun gives the identical dataset."""
+    slow = SPEC.replace("block = 10", "block = 1")
+    (tmp_path / "spec.toml").write_text(slow)
+    out = tmp_path / "out.nc"
+    proc = subprocess.Popen([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"), "--out",
+                             str(out), "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    folder = f"{out}.parts/{SweepSpec.from_toml(slow).digest()}"
+    for _ in range(1200):  # until the first tasks are done
+        if os.path.isdir(folder) and len([p for p in os.listdir(folder) if p.endswith(".npz")]) >= 3:
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "Traceback" not in err, err[-2000:]
+    assert err.strip().splitlines()[-1].startswith("spare-mc: interrupted")
+    rerun = _rerun(tmp_path, out)
+    assert rerun.returncode == 0, rerun.stderr
+    ref = run_sweep(SweepSpec.from_toml(slow), tmp_path / "ref.nc", workers=0, progress=False)
+    assert _data(open_dataset(out)).identical(_data(ref))

@@ -394,6 +394,12 @@ def test_9_intervals_respect_the_support_with_two_replications(capsys):
     assert 0 < est.ci[0] < 0.98 < est.ci[1] < 1
 
 
+def test_9_grid_values_repeat_by_value():
+    with pytest.raises(sm.UsageValueError, match=r"`grid.mtbf_s` must not repeat values \(300 and 300.0 are one"):
+        SweepSpec.from_toml(SMALL.replace("r = [2, 3]", "r = [2, 3]\nmtbf_s = [300, 300.0]"))
+    SweepSpec.from_toml(SMALL.replace("r = [2, 3]", "r = [2, 3]\nlayout = [\"cyclic\", \"sidon\"]"))
+
+
 def test_9_numpy_scalars_are_stored_as_python_numbers():
     cfg = TimelineConfig("spare", np.int64(60), r=np.int32(3), mtbf_s=np.float32(300.0), n_steps=np.int64(100))
     d = cfg.to_dict()
@@ -588,3 +594,97 @@ def test_warnings_policy_is_intact():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sm.estimate_mean([1.0, 2.0, 4.0])
+
+
+# ---------------------------------------------------------------------------- what a fresh-eyes QA pass found
+def test_qa_closed_stdout_and_full_disk():
+    proc = subprocess.run(f"{sys.executable} -m spare_mc.cli mu --n-groups 20 --r 2 --reps 50 >&-", shell=True,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    if os.path.exists("/dev/full"):
+        proc = subprocess.run(f"{sys.executable} -m spare_mc.cli mu --n-groups 20 --r 2 --reps 50 --json > /dev/full",
+                              shell=True, capture_output=True, text=True)
+        assert proc.returncode == 1 and _one_line(proc.stderr) and "cannot write the output" in proc.stderr
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["mu", "--n-groups", "10", "--r", "3", "--trials", "100", "--reps", "200"], r"give --reps once"),
+    (["ttt", "--strategy", "ckpt", "--n-groups", "24", "--ckpt-period", "optimal", "--ckpt-period-factor", "2"],
+     r"`--ckpt-period optimal` means the theory optimum"),
+    (["ttt", "--strategy", "ckpt", "--n-groups", "24", "--compute-s", "1e-9"], r"`compute_s` must be 0 or at least 1 "
+                                                                             r"microsecond"),
+    (["ttt", "--strategy", "ckpt", "--n-groups", "24", "--jitter-sd", "0.3"], r"`jitter_sd` must be < 0.2"),
+    (["reproduce", "--n-gpus", "1200"], r"unrecognized arguments: --n-gpus"),
+])
+def test_qa_cli_contradictions_are_usage_errors(argv, match, capsys):
+    import re
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert re.search(match, err), err
+
+
+def test_qa_rng_errors_are_usage_errors():
+    for bad in (-1, "a", 1.5, True):
+        with pytest.raises(sm.UsageError, match=r"`rng` must be"):
+            sm.wipeout_mc("cyclic", 5, n_groups=10, r=2, rng=bad)
+        with pytest.raises(sm.UsageError, match=r"`rng` must be"):
+            sm.random_holders(10, 3, rng=bad)
+
+
+def test_qa_reductions_stay_below_one_and_zero_spread_is_not_testable(tmp_path, capsys):
+    est = sm.MCEstimate("ttt_reduction", mean=0.57, se=0.25, sd=0.35, n=2, support="at_most_one")
+    lo, hi = est.ci
+    assert lo < 0.57 < hi < 1
+    assert main(["reproduce", "--table", "main", "--n-steps", "100", "--reps", "2", "--confirm-reps", "2",
+                 "--n-values", "8", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert row["ttt_reduction_ci95"][1] < 1
+    ds = run_sweep(SweepSpec.from_toml(SMALL.replace("reps = 30", "reps = 2").replace("block = 10", "block = 2")
+                                       .replace("n_groups = [40]", "n_groups = [3]").replace("r = [2, 3]", "r = [3]")),
+                   tmp_path / "z.nc", workers=0, progress=False)
+    res = compare_dataset(ds)  # N = r = 3: T is always 3, no spread
+    assert res.tested == 0 and "not testable" in res.rows[0].reason
+
+
+def test_qa_mu_with_replacement_says_what_masked_means(capsys):
+    assert main(["mu", "--n-groups", "10", "--r", "3", "--reps", "200", "--with-replacement", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert "not T - 1" in out["T_definition"]
+    assert main(["overhead", "--n-groups", "20", "--r", "1", "--reps", "5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)  # strict JSON: no NaN
+    assert out["hk_fixed_rate"] is None and out["moves_mean"] is None  # 0 of 0 calls: undefined, not 0
+
+
+def test_qa_plot_never_overwrites_what_it_did_not_write(tmp_path, capsys):
+    ds = run_sweep(SweepSpec.from_toml(SMALL), tmp_path / "a.nc", workers=0, progress=False)
+    (tmp_path / "b").mkdir()
+    run_sweep(SweepSpec.from_toml(SMALL.replace("seed = 7", "seed = 8")), tmp_path / "b" / "a.nc", workers=0,
+              progress=False)
+    assert main(["plot", str(tmp_path / "a.nc"), str(tmp_path / "b" / "a.nc"), "--out", str(tmp_path / "f")]) == 2
+    assert "two datasets are named 'a'" in capsys.readouterr().err
+    (tmp_path / "f").mkdir()
+    (tmp_path / "f" / "a.png").write_text("my own notes\n")
+    assert main(["plot", str(tmp_path / "a.nc"), "--out", str(tmp_path / "f")]) == 2
+    assert "is not a figure written by spare-mc" in capsys.readouterr().err
+    assert (tmp_path / "f" / "a.png").read_text() == "my own notes\n"
+    assert main(["plot", str(tmp_path / "a.nc"), "--out", str(tmp_path / "f"), "--force"]) == 0
+    assert main(["plot", str(tmp_path / "a.nc"), "--out", str(tmp_path / "f")]) == 0  # its own figure: replaced
+    capsys.readouterr()
+    _ = ds
+
+
+def test_qa_reproduce_refuses_duplicate_studies_and_foreign_files(tmp_path, capsys):
+    studies = tmp_path / "st"
+    studies.mkdir()
+    (studies / "one.toml").write_text(SMALL)
+    (studies / "two.toml").write_text(SMALL.replace("seed = 7", "seed = 99"))
+    assert main(["reproduce", "--studies", str(studies), "--out-dir", str(tmp_path / "o"), "--quick",
+                 "--n-values", "8", "--reps", "2", "--confirm-reps", "2", "--n-steps", "50"]) == 2
+    assert "two studies in" in capsys.readouterr().err
+    (studies / "two.toml").unlink()
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "main_table.json").write_text("{\"mine\": 1}\n")
+    assert main(["reproduce", "--studies", str(studies), "--out-dir", str(tmp_path / "o"), "--quick",
+                 "--n-values", "8", "--reps", "2", "--confirm-reps", "2", "--n-steps", "50"]) == 2
+    assert "is not a main table written by spare-mc" in capsys.readouterr().err
+    assert json.loads((tmp_path / "o" / "main_table.json").read_text()) == {"mine": 1}

@@ -77,7 +77,8 @@ def test_cli_overhead_json(capsys):
         assert lo <= out[key] <= hi
     assert (out["n_groups"], out["r"], out["layout"], out["reps"], out["seed"]) == (300, 6, "cyclic", 400, 2)
     assert out["exact_c_mean"] == pytest.approx(sm.exact_stack_bound_sum("cyclic", 300, 6).c_mean)
-    assert out["c_mean_vs_exact_consistent"]
+    assert out["mc_vs_exact_consistent"] and out["exact_mean_T"] == pytest.approx(
+        sm.exact_wipeout("cyclic", 300, 6).mean)
     assert out["s_star_mean"] >= out["c_mean"]
 
 

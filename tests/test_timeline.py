@@ -258,7 +258,7 @@ def test_paper_allreduce_model():
     (dict(strategy="spare", n_groups=10, r=11), ValueError, r"`r` must be <= 10"),
     (dict(strategy="spare", n_groups=1, r=1), ValueError, r"`n_groups` must be >= 2"),
     (dict(strategy="spare", n_groups=10, r=2, mtbf_s=0.0), ValueError, r"`mtbf_s` must be > 0"),
-    (dict(strategy="spare", n_groups=10, r=2, jitter_sd=0.7), ValueError, r"`jitter_sd` must be < 0.5"),
+    (dict(strategy="spare", n_groups=10, r=2, jitter_sd=0.7), ValueError, r"`jitter_sd` must be < 0.2"),
     (dict(strategy="spare", n_groups=10, r=2, jitter_sd=-0.1), ValueError, r"`jitter_sd` must be >= 0"),
     (dict(strategy="spare", n_groups=10, r=2, ckpt_period_s=-5.0), ValueError, r"`ckpt_period_s` must be > 0"),
     (dict(strategy="spare", n_groups=10, r=2, layout="block"), ValueError, r"`layout` must be one of"),
