@@ -472,7 +472,8 @@ def _replica_sets(n_groups, r):
 def _rep_kernel_sets(n_groups, r):
     """Rep's replica sets for the kernel: the set of each group and each set's size (int64, read only)."""
     sets = _replica_sets(n_groups, r)
-    return np.ascontiguousarray(sets.set_of_group, dtype=np.int64), np.ascontiguousarray(sets.sizes, dtype=np.int64)
+    return (_read_only(np.ascontiguousarray(sets.set_of_group, dtype=np.int64)),
+            _read_only(np.ascontiguousarray(sets.sizes, dtype=np.int64)))
 
 
 def theory_ckpt_period_s(cfg: TimelineConfig) -> float:
@@ -574,6 +575,18 @@ _EMPTY_I = np.zeros(0, dtype=np.int64)
 _EMPTY_F = np.zeros(0, dtype=np.float64)
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """``a`` as a read-only array (a view if it is writable). The kernel's table arguments (holders, replica sets)
+    are always read-only, so that numba compiles one signature of it."""
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
+
+
+_NO_SETS = _read_only(np.zeros(0, dtype=np.int64))
+
+
 def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None) -> np.ndarray:
     """One kernel run on ``trace`` (see :func:`make_trace`); ``units`` = ``cfg.unit_clocks()``. ``holders`` is
     SPARe's holder table; the other strategies ignore it (``None``: CKPT-only's one-column table)."""
@@ -581,10 +594,11 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None) -> np.
     P = np.zeros(_tk.N_P, dtype=np.int64)
     P[_tk.P_STRATEGY] = _STRAT_CODE[cfg.strategy]
     P[_tk.P_N_GROUPS], P[_tk.P_R] = cfg.n_groups, cfg.r
-    if holders is None or cfg.strategy != "spare":
-        holders = _one_column(cfg.n_groups) if holders is None else holders
-    elif holders.shape != (cfg.n_groups, cfg.r):
+    if holders is None:
+        holders = _one_column(cfg.n_groups)
+    elif cfg.strategy == "spare" and holders.shape != (cfg.n_groups, cfg.r):
         raise UsageValueError(f"`holders` must have shape (N, r) = {(cfg.n_groups, cfg.r)}, got {holders.shape}")
+    holders = _read_only(holders)  # as a Layout's: one compiled signature of the kernel
     P[_tk.P_N_STEPS] = cfg.n_steps
     every = cfg.ckpt_every_steps
     for slot, seconds in ((_tk.P_COMP_US, cfg.compute_s), (_tk.P_AR_US, cfg.step_allreduce),
@@ -602,7 +616,7 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None) -> np.
         # a whole number of layers per step (r divides N): the kernel's useful share is one division
         P[_tk.P_REP_LAYERS] = c_rep // P[_tk.P_COMP_US] if P[_tk.P_COMP_US] and c_rep % P[_tk.P_COMP_US] == 0 else 0
     else:
-        gset, ssize = _EMPTY_I, _EMPTY_I
+        gset, ssize = _NO_SETS, _NO_SETS
     P[_tk.P_REP_COST] = REP_MASKED_COSTS[cfg.rep_masked_cost]
     P[_tk.P_PATCH_COST] = PATCH_COSTS[cfg.patch_cost]
     P[_tk.P_STAY_DEAD] = cfg.restart_failures == "stay_dead"
@@ -641,7 +655,7 @@ def _to_run(res, cfg: TimelineConfig) -> TimelineRun:
 @functools.lru_cache(maxsize=64)
 def _one_column(n_groups):
     """CKPT-only's holder table (group ``j`` holds type ``j``), the placeholder of the strategies without ReCtlr."""
-    return np.arange(n_groups, dtype=np.int64).reshape(n_groups, 1)
+    return _read_only(np.arange(n_groups, dtype=np.int64).reshape(n_groups, 1))
 
 
 @functools.lru_cache(maxsize=64)

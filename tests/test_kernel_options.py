@@ -326,6 +326,18 @@ def test_mul_div_is_exact_beyond_int64_products():
         assert TK._mul_div(np.int64(a), np.int64(b), np.int64(d)) == a * b // d
 
 
+def test_one_compiled_signature_for_every_strategy():
+    """CKPT-only, Rep (even and uneven) and SPARe (fixed and random layouts, a writable holder table) share one
+    compiled kernel: the table arguments are always passed read-only, as a Layout's."""
+    for cfg in (TimelineConfig("ckpt", 24, n_steps=50), TimelineConfig("rep", 24, r=3, n_steps=50),
+                TimelineConfig("rep", 25, r=3, n_steps=50), TimelineConfig("spare", 24, r=3, n_steps=50),
+                TimelineConfig("spare", 24, r=3, n_steps=50, layout="random")):
+        simulate_ttt(cfg, 1, rng=1)
+    cfg = TimelineConfig("spare", 24, r=3, n_steps=50)
+    _run_us(cfg, cfg.layout_object().holders.copy(), *_trace([], 24), jitter_rng=np.random.default_rng(0))
+    assert len(TK.timeline.signatures) == 1
+
+
 # ---------------------------------------------------------------------------------------- twin, randomly
 def _random_units(rng, n, kind):
     topo = sm.Topology(n * 32, n, gpus_per_node=8, nodes_per_rack=2, racks_per_power=2,
