@@ -5,18 +5,22 @@ gives exactly the same clock as stepping through them one by one -- the property
 
 Entry point and steps
 ---------------------
-``timeline(P, PF, holders, gaps, victims, uscale, dptr, dgroups, life, rng, res)`` simulates one job into ``res``
-and returns 0, or -1 if ReCtlr found no assignment where one must exist (a bug). It builds the state, then
-:func:`_job` runs the model's loop:
+``timeline(P, PF, holders, gset, ssize, gaps, victims, uscale, dptr, dgroups, life, rng, res)`` simulates one job
+into ``res`` and returns 0, or -1 if ReCtlr found no assignment where one must exist (a bug). ``holders`` is
+SPARe's holder table (the others read only its shape), ``gset`` / ``ssize`` Rep's replica sets (the set of each
+group, the size of each set; empty otherwise). It builds the state, then :func:`_job` runs the model's loop:
 
 1. :func:`_quiet_stretch` -- the failure-free steps before the next failure (:func:`_src_next_time`) in O(1): an
-   exact jump without jitter, normal sums with jitter; if none fits, one explicit step:
+   exact jump without jitter, normal sums with jitter (none while dead groups are pending); if none fits, one
+   explicit step:
 2. :func:`_step_compute` -- its compute phase, ``S`` stack layers;
 3. :func:`_src_take_until` -- the failures that arrive up to its all-reduce kill their groups;
-4. :func:`_detect` -- the all-reduce detects them: SPARe runs ReCtlr, Rep counts live holders, CKPT-only wipes out;
+4. :func:`_detect` -- the all-reduce detects them: SPARe runs ReCtlr, Rep counts live set members, CKPT-only wipes
+   out;
 5. on a wipe-out :func:`_global_restart` (then :func:`_src_restart` and the stacks' reset), else
    :func:`_finish_step` (ReCtlr and shrink, patch, all-reduce);
-6. :func:`_checkpoint_if_due`, after a step or a stretch;
+6. :func:`_checkpoint_if_due`, after a step or a stretch (with ``P_CKPT_LOST``, :func:`_src_kills_within` says
+   whether a failure arrived during the save);
 
 and after the loop :func:`_src_tail`: the failures after the last detection still hit the running job.
 
@@ -25,29 +29,39 @@ Blocks (int64 arrays unless said; the slots are constants of this module)
 ``P``, the parameters (``N_P`` slots, filled by the caller, read only):
 
 - ``P_STRATEGY``: ``STRAT_CKPT``, ``STRAT_REP`` or ``STRAT_SPARE``;
-- ``P_N_GROUPS``, ``P_R``: ``N`` and ``r``, the shape of ``holders``; ``P_N_STEPS``: the steps of the job;
+- ``P_N_GROUPS``, ``P_R``: ``N`` and ``r`` (SPARe's ``holders`` is ``N x r``); ``P_N_STEPS``: the steps of the job;
 - the nominal durations ``P_COMP_US`` (one stack layer), ``P_AR_US`` (all-reduce), ``P_RESTART_US``,
   ``P_SAVE_US`` (a checkpoint), ``P_PERIOD_US`` (the checkpoint period ``T_c``), ``P_SHRINK_US``, ``P_RECTLR_US``;
 - ``P_CAP_US``: the wall-clock cap (no step starts once the clock has passed it);
 - the failure source: ``P_SOURCE`` (``SRC_SYSTEM`` or ``SRC_UNITS``), ``P_LIVE_SCALING`` (0/1, system source),
   ``P_KEEP_AGES`` (0/1, unit clocks: keep ages instead of renewing them at a restart), ``P_N_GROUP_UNITS`` (unit
-  clocks: 0, or ``N`` if units ``0 .. N-1`` are the groups).
+  clocks: 0, or ``N`` if units ``0 .. N-1`` are the groups);
+- Rep: ``P_REP_COMP_US`` (the nominal step compute ``round(N T_comp / n_sets)``) and ``P_REP_LAYERS`` (``r`` when
+  that is ``r T_comp`` exactly, else 0);
+- the options (docs/model.md section 8; defaults 0 = the model without them): ``P_REP_COST`` (``REP_SHRINK``,
+  ``REP_REDO_STEP``, ``REP_RESYNC``) and ``P_RESYNC_US``, ``P_MASKED_DETECT_US``, ``P_PATCH_COST``
+  (``PATCH_PER_SHARD``, ``PATCH_NONE``, ``PATCH_WHOLE_STEP``), ``P_STAY_DEAD`` (0/1: failures during a restart kill
+  groups that stay dead), ``P_CKPT_EVERY`` (``k``: a checkpoint every ``k`` steps; ``HORIZON_US`` = never, and then
+  ``P_PERIOD_US`` is the time rule; by steps the caller sets ``P_PERIOD_US = HORIZON_US``), ``P_CKPT_LOST`` (0/1: a
+  failure during a save makes it unusable).
 
 ``PF``, the float parameters (``N_PF``): ``PF_JITTER_SD``, the standard deviation of the multiplicative jitter.
 
 ``J``, the job (``N_J``): ``J_T`` (the wall clock), ``J_STEPS_DONE`` (progress), ``J_CKPT_STEPS`` (the progress the
-last checkpoint saved), ``J_CKPT_DUE`` (the wall time from which a checkpoint is due after a step: ``T_c`` after the
-end of the last checkpoint or restart), ``J_S`` (compute layers per step: ReCtlr's ``S`` for SPARe, ``r`` for Rep, 1
-for CKPT-only), ``J_STATUS`` (``STATUS_*``).
+last usable checkpoint saved), ``J_CKPT_DUE`` (the wall time from which a checkpoint is due after a step: ``T_c``
+after the end of the last checkpoint or restart), ``J_CKPT_DUE_STEP`` (the progress from which one is due: ``k``
+steps after it), ``J_S`` (compute layers per step: ReCtlr's ``S`` for SPARe, ``r`` for Rep, 1 for CKPT-only),
+``J_C_NOM`` (a step's nominal compute: ``S T_comp``, Rep's ``P_REP_COMP_US``), ``J_STATUS`` (``STATUS_*``).
 
 ``W``, the work since the last checkpoint (``N_W``): ``W_USEFUL, W_REDUNDANT, W_PATCH, W_ALLREDUCE, W_RECTLR``,
 aligned with the results (``R_USEFUL + W_x == R_x``): kept at a checkpoint (or the end), lost at a wipe-out.
 
-``res`` (``N_RES``): the ``R_*`` results (times in microseconds); ``res[R_STATUS]`` is one of ``STATUS_*``.
+``res`` (``N_RES``): the ``R_*`` results (times in microseconds); ``res[R_STATUS]`` is one of ``STATUS_*``;
+``res[R_CKPTS_LOST]`` counts the checkpoints a failure made unusable (they count in ``R_CHECKPOINTS`` too).
 
 The redundancy state is the blocks ``E, G, D, H, meta, ulog, pplan, out`` of :mod:`spare_mc._rectlr_kernels`
-(ReCtlr for SPARe; Rep and CKPT-only use its live-holder counts ``G[NLIVE]``) and the fully live state
-``gstk0, epos0, own0, load0, s0`` a restart returns to.
+(ReCtlr, built for SPARe only) and the fully live state ``gstk0, epos0, own0, load0, s0`` a restart returns to;
+Rep's is ``slive``, the live members of each replica set (back to ``ssize`` at a restart); CKPT-only has none.
 
 Failure source
 --------------
@@ -62,7 +76,8 @@ clocks). The loop calls only these five, whatever the model; each branches on ``
 - :func:`_src_next_time` -- the time of the next failure: ``_NEVER`` if none can come, ``TRACE_OUT`` if the trace
   ran out;
 - :func:`_src_take_until` -- every failure up to a time kills its groups, which become pending;
-- :func:`_src_restart` -- a global restart: the failures during it are absorbed, every group is back;
+- :func:`_src_restart` -- a global restart: the failures during it are absorbed, every group is back (with
+  ``P_STAY_DEAD``, :func:`_src_restart_stay_dead`: they kill groups, which stay dead and pending);
 - :func:`_src_tail` -- the failures after the last detection and before the end are counted.
 
 Each of the others returns ``STATUS_OK``, or ``STATUS_TRACE`` when the trace ran out (the caller reruns with a
@@ -75,7 +90,8 @@ System-level renewal trace (``SRC_SYSTEM``; no random numbers are drawn here exc
   restart it runs at ``N``. Between rate changes the next arrival happens at ``t_ref + ceil(rem / rate)``, with
   ``rem`` its gap minus the operational time run since the previous arrival (banked at each rate change).
 - ``victims[i]`` in ``[0, 2^32)`` picks the live group of rank ``(victims[i] * n_live) >> 32`` (ranks in increasing
-  group index). Every arrival consumes one entry, also when it is absorbed by a restart.
+  group index); with no live group (possible only without live scaling) the arrival hits nothing. Every arrival
+  consumes one entry, also when it is absorbed by a restart or hits nothing.
 
 Unit clocks (``SRC_UNITS``: per-GPU lifetimes and/or failure domains) instead: unit ``u`` (groups ``0..n_gu-1``
 first, then domains) fails at its absolute time ``next_t[u]``; a new lifetime is ``max(1, rint(uscale[u] *
@@ -104,12 +120,16 @@ A saturated lifetime still fails ``2^61`` us after it was drawn: never within a 
 ``2^61 / N`` us of wall time (the clock runs at most at ``N`` units per microsecond): 73 years at ``N = 1000``,
 38 hours at the largest ``N = 2^24`` -- the range of the integer group-microsecond trace.
 
-Extending
----------
-A new option is a new ``P_*`` slot read where it acts, e.g. the cost of a masked failure in :func:`_detect`; groups
-that stay dead through a restart in :func:`_src_restart`; patch modes in :func:`_detect`; checkpoints every ``k``
-steps or lost to a failure in :func:`_checkpoint_if_due`; dynamic periods where ``J_CKPT_DUE`` is set
-(:func:`_checkpoint_if_due`, :func:`_global_restart`); restart times growing with ``N`` in :func:`_global_restart`.
+Options and extending
+---------------------
+An option is a ``P_*`` slot read where it acts: the cost of a masked failure (``P_REP_COST``, ``P_RESYNC_US``,
+``P_MASKED_DETECT_US``) and the patch mode (``P_PATCH_COST``) in :func:`_detect`; groups that stay dead through a
+restart (``P_STAY_DEAD``) in :func:`_src_restart`; checkpoints every ``k`` steps (``P_CKPT_EVERY``, also honoured by
+the stretches through ``J_CKPT_DUE_STEP``) or lost to a failure (``P_CKPT_LOST``) in :func:`_checkpoint_if_due`.
+Each is 0 by default and then costs one predictable branch. Deaths taken but not detected at the top of the loop
+(after a ``P_STAY_DEAD`` restart or a ``P_CKPT_LOST`` save) force an explicit step. Next: dynamic periods where
+``J_CKPT_DUE`` is set (:func:`_checkpoint_if_due`, :func:`_global_restart`); restart times growing with ``N`` are
+the caller's (``P_RESTART_US``).
 
 Compilation (each function has one signature and is cached)
 -----------------------------------------------------------
@@ -139,20 +159,25 @@ SRC_SYSTEM, SRC_UNITS = 0, 1
 
 (R_TTT, R_USEFUL, R_REDUNDANT, R_PATCH, R_ALLREDUCE, R_RECTLR, R_CKPT, R_RESTART, R_LOST, R_FAILURES, R_ABSORBED,
  R_WIPEOUTS, R_CHECKPOINTS, R_DETECTIONS, R_STEPS_RUN, R_SUM_S, R_STATUS, R_STEPS_DONE, R_LOOPS, R_ARRIVALS,
- R_PATCH_SHARDS, R_S_MAX) = range(22)
-N_RES = 22
+ R_PATCH_SHARDS, R_S_MAX, R_CKPTS_LOST) = range(23)
+N_RES = 23
 #: ``res[R_STATUS]``: finished, stopped at the wall-clock cap, ran out of failure trace (extend it and rerun)
 STATUS_OK, STATUS_CAPPED, STATUS_TRACE = 0, 1, 2
 
 # the parameters
 (P_STRATEGY, P_N_GROUPS, P_R, P_N_STEPS, P_COMP_US, P_AR_US, P_RESTART_US, P_SAVE_US, P_PERIOD_US, P_SHRINK_US,
- P_RECTLR_US, P_CAP_US, P_SOURCE, P_LIVE_SCALING, P_KEEP_AGES, P_N_GROUP_UNITS) = range(16)
-N_P = 16
+ P_RECTLR_US, P_CAP_US, P_SOURCE, P_LIVE_SCALING, P_KEEP_AGES, P_N_GROUP_UNITS, P_REP_COMP_US, P_REP_COST,
+ P_RESYNC_US, P_MASKED_DETECT_US, P_PATCH_COST, P_STAY_DEAD, P_CKPT_EVERY, P_CKPT_LOST, P_REP_LAYERS) = range(25)
+N_P = 25
+#: ``P[P_REP_COST]``: what a masked failure costs Rep (besides ``P_MASKED_DETECT_US``)
+REP_SHRINK, REP_REDO_STEP, REP_RESYNC = 0, 1, 2
+#: ``P[P_PATCH_COST]``: SPARe's patch compute at a masked detection
+PATCH_PER_SHARD, PATCH_NONE, PATCH_WHOLE_STEP = 0, 1, 2
 PF_JITTER_SD = 0
 N_PF = 1
 # the job
-J_T, J_STEPS_DONE, J_CKPT_STEPS, J_CKPT_DUE, J_S, J_STATUS = range(6)
-N_J = 6
+J_T, J_STEPS_DONE, J_CKPT_STEPS, J_CKPT_DUE, J_S, J_STATUS, J_CKPT_DUE_STEP, J_C_NOM = range(8)
+N_J = 8
 # the work since the last checkpoint, aligned with res[R_USEFUL .. R_RECTLR]
 W_USEFUL, W_REDUNDANT, W_PATCH, W_ALLREDUCE, W_RECTLR = range(5)
 N_W = 5
@@ -167,6 +192,10 @@ N_GB = 3
 HORIZON_US = np.int64(1) << 61
 _HORIZON_F = float(HORIZON_US)
 _NEVER = np.int64(1) << 62
+#: a unit that fired before a restart under ``P_STAY_DEAD``: inactive through it (above ``_NEVER``, so never the
+#: earliest), redrawn at its end
+_PARKED = _NEVER + 1
+_I64_MAX = np.int64(np.iinfo(np.int64).max)
 #: :func:`_src_next_time` when the system trace ran out
 TRACE_OUT = np.int64(-1)
 
@@ -198,6 +227,29 @@ def _keep(W, res):
     for i in range(N_W):
         res[R_USEFUL + i] += W[i]
         W[i] = 0
+
+
+@_kernel
+def _mul_div(a, b, d):
+    """``floor(a b / d)`` for ``0 <= a < d < 2^62`` and ``b >= 0`` without overflowing int64 (the result is below
+    ``b``): one product when it fits, else binary long multiplication keeping ``q d + rm`` equal to the product of
+    ``a`` and the bits of ``b`` read so far, ``0 <= rm < d``."""
+    if b == 0 or a <= _I64_MAX // b:
+        return a * b // d
+    q = np.int64(0)
+    rm = np.int64(0)
+    for bit in range(62, -1, -1):
+        q <<= 1
+        rm <<= 1
+        if rm >= d:
+            rm -= d
+            q += 1
+        if (b >> bit) & 1:
+            rm += a
+            if rm >= d:
+                rm -= d
+                q += 1
+    return q
 
 
 _SAFETY_SD = 12.0
@@ -380,19 +432,24 @@ def _src_take_until(t, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res):
         t_f = _sys_arrival(Q, _sys_rate(P, Q))
         if t_f > t:
             return STATUS_OK
-        g = _fenwick_take(GB[GB_TREE], n, (victims[Q[Q_IA]] * Q[Q_N_UP]) >> 32)
-        Q[Q_N_UP] -= 1
-        GB[GB_PEND, Q[Q_N_PEND]] = g
-        Q[Q_N_PEND] += 1
-        res[R_FAILURES] += 1
+        if Q[Q_N_UP] > 0:  # else (no live scaling, every group dead) the arrival hits nothing
+            g = _fenwick_take(GB[GB_TREE], n, (victims[Q[Q_IA]] * Q[Q_N_UP]) >> 32)
+            Q[Q_N_UP] -= 1
+            GB[GB_PEND, Q[Q_N_PEND]] = g
+            Q[Q_N_PEND] += 1
+            res[R_FAILURES] += 1
         _sys_consume(t_f, Q, gaps)
 
 
 @_kernel
-def _src_restart(t_from, t_end, P, Q, GB, next_t, gaps, uscale, life, res):
+def _src_restart(t_from, t_end, P, Q, GB, next_t, gaps, victims, uscale, life, dptr, dgroups, res):
     """A global restart from ``t_from`` to ``t_end``: the failures before ``t_end`` are absorbed (the system clock
     runs at the full rate ``N`` meanwhile; unit clocks are redrawn from ``t_end`` under the age policy), and every
-    group is back. Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
+    group is back; with ``P_STAY_DEAD`` see :func:`_src_restart_stay_dead`. Returns ``STATUS_OK`` or
+    ``STATUS_TRACE``."""
+    if P[P_STAY_DEAD] != 0:
+        return _src_restart_stay_dead(t_from, t_end, P, Q, GB, next_t, gaps, victims, uscale, life, dptr, dgroups,
+                                      res)
     n = P[P_N_GROUPS]
     if P[P_SOURCE] == SRC_UNITS:
         for u in range(next_t.shape[0]):
@@ -424,6 +481,67 @@ def _src_restart(t_from, t_end, P, Q, GB, next_t, gaps, uscale, life, res):
 
 
 @_kernel
+def _units_redraw_after_stay(t_end, P, Q, next_t, uscale, life):
+    """The end of a restart under ``P_STAY_DEAD``, in unit order: a unit that fired before it (``_PARKED``) gets a
+    new lifetime from ``t_end``; one that fired during it, or whose group died during it (``_NEVER``), stays
+    inactive until the next restart; the others are redrawn ("renew") or keep their clocks ("keep"). Returns
+    ``STATUS_OK`` or ``STATUS_TRACE``."""
+    keep = P[P_KEEP_AGES] != 0
+    il = Q[Q_IL]
+    status = STATUS_OK
+    for u in range(next_t.shape[0]):
+        if next_t[u] == _NEVER or (keep and next_t[u] != _PARKED):
+            continue
+        if il >= life.shape[0]:
+            status = STATUS_TRACE
+            break
+        x = uscale[u] * life[il]
+        next_t[u] = t_end + (HORIZON_US if not x < _HORIZON_F else max(np.int64(1), np.int64(np.rint(x))))
+        il += 1
+    Q[Q_IL] = il
+    return status
+
+
+@_kernel
+def _src_restart_stay_dead(t_from, t_end, P, Q, GB, next_t, gaps, victims, uscale, life, dptr, dgroups, res):
+    """A global restart from ``t_from`` to ``t_end`` under ``P_STAY_DEAD``: the groups dead at ``t_from`` are back;
+    the failures before ``t_end`` kill live groups as outside restarts (system clock at its usual rate, live-scaled
+    or ``N``; unit clocks: the units active at ``t_from`` keep running, those that fired before are parked), and
+    their groups stay dead and pending when the job resumes. Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
+    n = P[P_N_GROUPS]
+    if P[P_SOURCE] == SRC_UNITS:
+        for u in range(next_t.shape[0]):
+            if next_t[u] == _NEVER:
+                next_t[u] = _PARKED
+        for g in range(n):
+            GB[GB_UP, g] = 1
+    else:
+        if Q[Q_IA] >= gaps.shape[0]:
+            return STATUS_TRACE
+        Q[Q_REM] -= _sys_rate(P, Q) * (t_from - Q[Q_T_REF])  # bank the old rate, as in _src_restart
+        Q[Q_T_REF] = t_from
+        _fenwick_fill(GB[GB_TREE], n)
+    Q[Q_N_UP] = n
+    Q[Q_N_PEND] = 0
+    status = _src_take_until(t_end - 1, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res)
+    if status != STATUS_OK or P[P_SOURCE] != SRC_UNITS:
+        return status
+    return _units_redraw_after_stay(t_end, P, Q, next_t, uscale, life)
+
+
+@_kernel
+def _src_kills_within(t0, t1, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res):
+    """The failures before ``t1`` are taken now (they become pending, as the next step would make them); returns
+    ``(status, groups killed by those that arrive in [t0, t1))``."""
+    status = _src_take_until(t0 - 1, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res)
+    if status != STATUS_OK:
+        return status, np.int64(0)
+    f0 = res[R_FAILURES]
+    status = _src_take_until(t1 - 1, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res)
+    return status, res[R_FAILURES] - f0
+
+
+@_kernel
 def _src_tail(t, P, Q, GB, next_t, gaps, dptr, dgroups, res):
     """The failures after the last detection and before the end ``t`` still hit the running job: count them.
     Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
@@ -439,8 +557,9 @@ def _src_tail(t, P, Q, GB, next_t, gaps, dptr, dgroups, res):
         t_f = _sys_arrival(Q, _sys_rate(P, Q))
         if t_f >= t:
             return STATUS_OK
-        Q[Q_N_UP] -= 1  # which group no longer matters: no victim is drawn
-        res[R_FAILURES] += 1
+        if Q[Q_N_UP] > 0:
+            Q[Q_N_UP] -= 1  # which group no longer matters: no victim is drawn
+            res[R_FAILURES] += 1
         _sys_consume(t_f, Q, gaps)
 
 
@@ -448,9 +567,10 @@ def _src_tail(t, P, Q, GB, next_t, gaps, dptr, dgroups, res):
 @_step
 def _stretch_exact(t_f, P, J):
     """Without jitter: the ``m`` identical steps whose compute ends before the failure at ``t_f``, none after a due
-    checkpoint, none starting past the cap. Returns ``(m, their compute, their all-reduce)``."""
+    checkpoint (by wall time or by steps), none starting past the cap. Returns ``(m, their compute, their
+    all-reduce)``."""
     t = J[J_T]
-    c_step = J[J_S] * P[P_COMP_US]
+    c_step = J[J_C_NOM]
     d_step = c_step + P[P_AR_US]
     if t + c_step >= t_f:
         q = 0
@@ -458,6 +578,7 @@ def _stretch_exact(t_f, P, J):
         q = (t_f - t - c_step - 1) // d_step + 1
     need = J[J_CKPT_DUE] - t
     j_ck = 1 if need <= d_step else (need + d_step - 1) // d_step
+    j_ck = min(j_ck, J[J_CKPT_DUE_STEP] - J[J_STEPS_DONE])
     m_cap = (P[P_CAP_US] - t) // d_step + 1
     m = min(min(q, j_ck), min(P[P_N_STEPS] - J[J_STEPS_DONE], m_cap))
     return m, m * c_step, m * P[P_AR_US]
@@ -466,24 +587,39 @@ def _stretch_exact(t_f, P, J):
 @_step
 def _stretch_jittered(t_f, P, PF, J, rng):
     """With jitter: ``m >= 2`` steps that end -- beyond 12 standard deviations -- before the failure at ``t_f``, with
-    no checkpoint due and no step starting past the cap before the last of them; their total compute and all-reduce
-    times are exact normal sums of ``m`` independent jitters (rounded once per stretch). Returns ``(m, compute,
-    all-reduce)``, ``m = 0`` if fewer than 2 steps fit."""
+    no checkpoint due (by wall time or by steps) and no step starting past the cap before the last of them; their
+    total compute and all-reduce times are exact normal sums of ``m`` independent jitters (rounded once per
+    stretch). Returns ``(m, compute, all-reduce)``, ``m = 0`` if fewer than 2 steps fit."""
     t = J[J_T]
     sd = PF[PF_JITTER_SD]
-    c_nom = J[J_S] * P[P_COMP_US]
+    c_nom = J[J_C_NOM]
     ar = P[P_AR_US]
     d_nom = c_nom + ar
     v = sd * sd * (float(c_nom) * c_nom + float(ar) * ar)
     m1 = _max_steps_within(float(t_f - t), float(d_nom), v)
     m2 = _max_steps_within(float(min(J[J_CKPT_DUE], P[P_CAP_US] + 1) - t), float(d_nom), v) + 1
-    m = min(min(m1, m2), P[P_N_STEPS] - J[J_STEPS_DONE])
+    m = min(min(m1, m2), min(P[P_N_STEPS] - J[J_STEPS_DONE], J[J_CKPT_DUE_STEP] - J[J_STEPS_DONE]))
     if m < 2:
         return 0, np.int64(0), np.int64(0)
     sm = np.sqrt(float(m))
     sum_c = max(np.int64(0), np.int64(np.rint(m * c_nom + c_nom * sd * sm * rng.normal(0.0, 1.0))))
     sum_a = max(np.int64(0), np.int64(np.rint(m * ar + ar * sd * sm * rng.normal(0.0, 1.0))))
     return m, sum_c, sum_a
+
+
+@_step
+def _useful_share(c, P, J):
+    """The ``useful`` share of a step's compute ``c``, one layer's worth: ``c // S``; for Rep ``c x T_comp / C``
+    rounded down, ``C`` its nominal step compute (``c // r`` when ``r`` divides ``N``). The rest is redundant."""
+    if P[P_STRATEGY] != STRAT_REP:
+        return c // J[J_S]
+    if P[P_REP_LAYERS] > 0:  # C = r T_comp exactly: the same as c // r
+        return c // P[P_REP_LAYERS]
+    d = J[J_C_NOM]
+    if d <= 0:
+        return np.int64(0)
+    q = c // d
+    return q * P[P_COMP_US] + _mul_div(c - q * d, P[P_COMP_US], d)
 
 
 @_step
@@ -501,7 +637,7 @@ def _quiet_stretch(t_f, P, PF, J, W, rng, res):
     J[J_STEPS_DONE] += m
     res[R_STEPS_RUN] += m
     res[R_SUM_S] += m * S
-    useful = sum_c // S
+    useful = _useful_share(sum_c, P, J)
     W[W_USEFUL] += useful
     W[W_REDUNDANT] += sum_c - useful
     W[W_ALLREDUCE] += sum_a
@@ -510,18 +646,20 @@ def _quiet_stretch(t_f, P, PF, J, W, rng, res):
 
 @_step
 def _step_compute(P, PF, J, rng):
-    """The compute phase of one explicit step, ``S`` stack layers: returns its duration."""
-    return _dur(J[J_S] * P[P_COMP_US], PF[PF_JITTER_SD], rng)
+    """The compute phase of one explicit step (``S`` stack layers; Rep's ``N / n_sets`` layers): returns its
+    duration."""
+    return _dur(J[J_C_NOM], PF[PF_JITTER_SD], rng)
 
 
 @_step
-def _detect(P, PF, Q, GB, E, G, D, H, meta, ulog, pplan, out, rng, res):
+def _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset, slive, rng, res):
     """The all-reduce detects every group that died since the last detection (the pending ones), together: SPARe
-    runs ReCtlr (a masked failure costs ReCtlr, the shrink and the patch compute), Rep loses a live holder per dead
-    replica (masked: the shrink), CKPT-only wipes out.
+    runs ReCtlr (a masked failure costs ReCtlr, the shrink, the detection cost and the patch compute of
+    ``P_PATCH_COST``), Rep loses a live member per dead group of its replica set (``gset``, live counts ``slive``;
+    masked: the shrink, the detection cost and what ``P_REP_COST`` adds), CKPT-only wipes out.
 
-    Returns ``(wiped, ReCtlr + shrink cost, patch cost)``, ``wiped`` 1 on a wipe-out, 0 if masked or nothing was
-    pending, -1 if ReCtlr found no assignment (a bug).
+    Returns ``(wiped, ReCtlr + shrink + detection cost, patch cost)``, ``wiped`` 1 on a wipe-out, 0 if masked or
+    nothing was pending, -1 if ReCtlr found no assignment (a bug).
     """
     n_pend = Q[Q_N_PEND]
     if n_pend == 0:
@@ -533,24 +671,35 @@ def _detect(P, PF, Q, GB, E, G, D, H, meta, ulog, pplan, out, rng, res):
         rc = _rectlr_step(GB[GB_PEND], n_pend, False, P[P_N_GROUPS], P[P_R], E, G, D, H, meta, ulog, pplan, out)
         if rc != 0:
             return rc, np.int64(0), np.int64(0)
-        extra_rc = _dur(P[P_RECTLR_US], sd, rng) + _dur(P[P_SHRINK_US], sd, rng)
-        extra_patch = _dur(out[_rk.O_PATCH] * P[P_COMP_US], sd, rng)
+        extra_rc = (_dur(P[P_RECTLR_US], sd, rng) + _dur(P[P_SHRINK_US], sd, rng)
+                    + _dur(P[P_MASKED_DETECT_US], sd, rng))
+        mode = P[P_PATCH_COST]
+        if mode == PATCH_PER_SHARD:
+            extra_patch = _dur(out[_rk.O_PATCH] * P[P_COMP_US], sd, rng)
+        elif mode == PATCH_WHOLE_STEP:
+            extra_patch = _dur(meta[_rk.S_] * P[P_COMP_US], sd, rng)
+        else:
+            extra_patch = np.int64(0)
         res[R_PATCH_SHARDS] += out[_rk.O_PATCH]
         return 0, extra_rc, extra_patch
     if P[P_STRATEGY] == STRAT_CKPT:
         return 1, np.int64(0), np.int64(0)
-    r = P[P_R]
     wiped = 0
     for i in range(n_pend):
-        g = GB[GB_PEND, i]
-        for p in range(G[_rk.GPTR, g], G[_rk.GPTR, g + 1]):
-            tt = E[_rk.GSTK, p] // r
-            G[_rk.NLIVE, tt] -= 1
-            if G[_rk.NLIVE, tt] == 0:
-                wiped = 1
+        b = gset[GB[GB_PEND, i]]
+        slive[b] -= 1
+        if slive[b] == 0:
+            wiped = 1
     if wiped:
         return 1, np.int64(0), np.int64(0)
-    return 0, _dur(P[P_SHRINK_US], sd, rng), np.int64(0)
+    extra_rc = _dur(P[P_SHRINK_US], sd, rng)
+    if P[P_REP_COST] == REP_RESYNC:
+        extra_rc += _dur(P[P_RESYNC_US], sd, rng)
+    extra_rc += _dur(P[P_MASKED_DETECT_US], sd, rng)
+    extra_patch = np.int64(0)
+    if P[P_REP_COST] == REP_REDO_STEP:  # the step in progress is recomputed
+        extra_patch = _dur(J[J_C_NOM], sd, rng)
+    return 0, extra_rc, extra_patch
 
 
 @_step
@@ -569,8 +718,10 @@ def _global_restart(t_c, c_step, s0, P, PF, J, W, rng, res):
     t_end = t_c + r_s
     J[J_T] = t_end
     J[J_CKPT_DUE] = t_end + P[P_PERIOD_US]
+    J[J_CKPT_DUE_STEP] = J[J_STEPS_DONE] + P[P_CKPT_EVERY]
     if P[P_STRATEGY] == STRAT_SPARE:
         J[J_S] = s0
+        J[J_C_NOM] = s0 * P[P_COMP_US]
     return t_end
 
 
@@ -585,7 +736,7 @@ def _finish_step(t_c, c_step, extra_rc, extra_patch, P, PF, J, W, meta, rng, res
     J[J_STEPS_DONE] += 1
     res[R_STEPS_RUN] += 1
     res[R_SUM_S] += S
-    useful = c_step // S
+    useful = _useful_share(c_step, P, J)
     W[W_USEFUL] += useful
     W[W_REDUNDANT] += c_step - useful
     W[W_PATCH] += extra_patch
@@ -593,41 +744,61 @@ def _finish_step(t_c, c_step, extra_rc, extra_patch, P, PF, J, W, meta, rng, res
     W[W_RECTLR] += extra_rc
     if P[P_STRATEGY] == STRAT_SPARE:
         J[J_S] = meta[_rk.S_]
+        J[J_C_NOM] = J[J_S] * P[P_COMP_US]
         res[R_S_MAX] = max(res[R_S_MAX], J[J_S])
 
 
 @_step
-def _checkpoint_if_due(P, PF, J, W, rng, res):
-    """After a step or a stretch: if a checkpoint is due and steps remain, write one. It always completes: the
-    pending work is kept and the progress saved."""
-    if J[J_T] < J[J_CKPT_DUE] or J[J_STEPS_DONE] >= P[P_N_STEPS]:
-        return
+def _checkpoint_if_due(P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgroups, rng, res):
+    """After a step or a stretch: if a checkpoint is due (``T_c`` of wall time or ``P_CKPT_EVERY`` steps since the
+    last checkpoint or restart) and steps remain, write one. It completes -- the pending work is kept and the
+    progress saved -- unless ``P_CKPT_LOST`` and a failure arrives during the save: then its time is spent but the
+    rollback point stays. The next one is due after it either way. Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
+    if J[J_STEPS_DONE] >= P[P_N_STEPS] or (J[J_T] < J[J_CKPT_DUE] and J[J_STEPS_DONE] < J[J_CKPT_DUE_STEP]):
+        return STATUS_OK
     k_s = _dur(P[P_SAVE_US], PF[PF_JITTER_SD], rng)
     res[R_CKPT] += k_s
     res[R_CHECKPOINTS] += 1
-    _keep(W, res)
+    t0 = J[J_T]
     J[J_T] += k_s
-    J[J_CKPT_STEPS] = J[J_STEPS_DONE]
+    status = STATUS_OK
+    killed = np.int64(0)
+    if P[P_CKPT_LOST] != 0 and k_s > 0:
+        status, killed = _src_kills_within(t0, J[J_T], P, Q, GB, next_t, gaps, victims, dptr, dgroups, res)
+    if killed > 0:
+        res[R_CKPTS_LOST] += 1
+    else:
+        _keep(W, res)
+        J[J_CKPT_STEPS] = J[J_STEPS_DONE]
     J[J_CKPT_DUE] = J[J_T] + P[P_PERIOD_US]
+    J[J_CKPT_DUE_STEP] = J[J_STEPS_DONE] + P[P_CKPT_EVERY]
+    return status
 
 
 # -------------------------------------------------------------------------------------------------- the kernel
 @njit(cache=True)
-def timeline(P, PF, holders, gaps, victims, uscale, dptr, dgroups, life, rng, res):
+def timeline(P, PF, holders, gset, ssize, gaps, victims, uscale, dptr, dgroups, life, rng, res):
     """Simulate one training job; results in ``res`` (``R_*`` slots, times in microseconds). Returns 0, or -1 if
-    ReCtlr found no assignment although no type was wiped out (a bug). Allocates the state, then runs :func:`_job`."""
+    ReCtlr found no assignment although no type was wiped out (a bug). Allocates the state, then runs :func:`_job`.
+
+    ``holders`` is SPARe's holder table (``N x r``; only its shape is read otherwise); ``gset`` (``N``) and
+    ``ssize`` are Rep's replica sets: the set of each group and the members of each set (empty otherwise).
+    """
     res[:] = 0
     n, r = P[P_N_GROUPS], P[P_R]
-    # the redundancy state of a fully live system, and a copy to return to at restarts
-    E, G, D, H, meta, ulog, pplan, out = _rk.alloc(n, r)
-    meta[_rk.MAXDEG_] = _rk.build_stacks(holders, E, G)
-    if _rk.initial_assignment(n, r, E, G, D, H, meta, ulog, out) < 0:
-        return -1
+    # the redundancy state of a fully live system, and a copy to return to at restarts (SPARe's ReCtlr)
+    E, G, D, H, meta, ulog, pplan, out = _rk.alloc(n, holders.shape[1])
+    if P[P_STRATEGY] == STRAT_SPARE:
+        meta[_rk.MAXDEG_] = _rk.build_stacks(holders, E, G)
+        if _rk.initial_assignment(n, r, E, G, D, H, meta, ulog, out) < 0:
+            return -1
     gstk0 = E[_rk.GSTK].copy()
     epos0 = E[_rk.EPOS].copy()
     own0 = G[_rk.OWN, :n].copy()
     load0 = G[_rk.LOAD, :n].copy()
     s0 = meta[_rk.S_]
+    # Rep: the live members of each replica set
+    slive = ssize.copy()
     # the failure source and the job
     Q = np.zeros(N_Q, np.int64)
     GB = np.zeros((N_GB, n + 1), np.int64)
@@ -635,15 +806,17 @@ def timeline(P, PF, holders, gaps, victims, uscale, dptr, dgroups, life, rng, re
     J = np.zeros(N_J, np.int64)
     W = np.zeros(N_W, np.int64)
     J[J_S] = s0 if P[P_STRATEGY] == STRAT_SPARE else (r if P[P_STRATEGY] == STRAT_REP else 1)
+    J[J_C_NOM] = P[P_REP_COMP_US] if P[P_STRATEGY] == STRAT_REP else J[J_S] * P[P_COMP_US]
     J[J_CKPT_DUE] = P[P_PERIOD_US]
+    J[J_CKPT_DUE_STEP] = P[P_CKPT_EVERY]
     res[R_S_MAX] = J[J_S]
     return _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, res, E, G, D, H, meta, ulog, pplan, out,
-                gstk0, epos0, own0, load0, s0, Q, GB, next_t, J, W)
+                gstk0, epos0, own0, load0, s0, gset, ssize, slive, Q, GB, next_t, J, W)
 
 
 @_kernel
 def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, res, E, G, D, H, meta, ulog, pplan, out, gstk0, epos0,
-         own0, load0, s0, Q, GB, next_t, J, W):
+         own0, load0, s0, gset, ssize, slive, Q, GB, next_t, J, W):
     """The job, step after step until ``n_steps`` are done (the steps are inlined here). Returns 0, or -1 if ReCtlr
     found no assignment (a bug)."""
     J[J_STATUS] = _src_init(P, Q, GB, next_t, gaps, uscale, life)
@@ -656,6 +829,8 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, res, E, G, D, H
         if t_f == TRACE_OUT:
             J[J_STATUS] = STATUS_TRACE
             break
+        if Q[Q_N_PEND] > 0:  # deaths not detected yet (a restart under stay_dead, a lost checkpoint): the next step
+            t_f = J[J_T]     # detects them, no stretch
         # the steps before the next failure at once, else one explicit step
         if _quiet_stretch(t_f, P, PF, J, W, rng, res) == 0:
             c_step = _step_compute(P, PF, J, rng)
@@ -664,17 +839,24 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, res, E, G, D, H
             if _src_take_until(t_c, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res) != STATUS_OK:
                 J[J_STATUS] = STATUS_TRACE
                 break
-            wiped, extra_rc, extra_patch = _detect(P, PF, Q, GB, E, G, D, H, meta, ulog, pplan, out, rng, res)
+            wiped, extra_rc, extra_patch = _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset, slive,
+                                                   rng, res)
             if wiped < 0:
                 return -1
             if wiped:
-                # back to the last checkpoint; the failures during the restart are absorbed; every group is back
+                # back to the last checkpoint; the failures during the restart are absorbed (or, under stay_dead,
+                # kill groups that stay dead); every other group is back
                 t_end = _global_restart(t_c, c_step, s0, P, PF, J, W, rng, res)
-                J[J_STATUS] = _src_restart(t_c, t_end, P, Q, GB, next_t, gaps, uscale, life, res)
-                _reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, P[P_R])
+                J[J_STATUS] = _src_restart(t_c, t_end, P, Q, GB, next_t, gaps, victims, uscale, life, dptr, dgroups,
+                                           res)
+                if P[P_STRATEGY] == STRAT_SPARE:
+                    _reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, P[P_R])
+                else:
+                    for b in range(ssize.shape[0]):
+                        slive[b] = ssize[b]
                 continue
             _finish_step(t_c, c_step, extra_rc, extra_patch, P, PF, J, W, meta, rng, res)
-        _checkpoint_if_due(P, PF, J, W, rng, res)
+        J[J_STATUS] = _checkpoint_if_due(P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgroups, rng, res)
     # the failures after the last detection but before the end still count (they hit the running job)
     if J[J_STATUS] != STATUS_TRACE and _src_tail(J[J_T], P, Q, GB, next_t, gaps, dptr, dgroups, res) != STATUS_OK:
         J[J_STATUS] = STATUS_TRACE

@@ -380,6 +380,7 @@ def run_ttt(args) -> dict:
     res = simulate_ttt(cfg, args.reps, rng=args.seed)
     out = {"seed": args.seed, **res.summary(), "config": cfg.to_dict()}
     out["ckpt_period_rule"] = ("given" if args.ckpt_period_s is not None else
+                               f"every {cfg.ckpt_every_steps} steps" if cfg.ckpt_every_steps else
                                f"{cfg.ckpt_period_factor:g} x the theory optimum T_c*")
     out["theory"] = theory_ttt(cfg).to_dict()
     out["availability_definition"] = ("uptime / wall clock; uptime = kept step time (useful + redundant + patch "

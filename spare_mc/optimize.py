@@ -1,6 +1,6 @@
 """Best redundancy and checkpoint period per strategy, by simulation and by theory, and the paper's main table.
 
-Simulation: a grid over ``r`` (CKPT-only: 1; Rep: divisors of ``N`` in ``r_range``; SPARe: ``r_range``) and over
+Simulation: a grid over ``r`` (CKPT-only: 1; Rep and SPARe: ``r_range``; Rep on replica sets) and over
 checkpoint periods ``T_c = f x T_c*(theory)`` for ``f`` in ``period_factors`` (the config field
 ``ckpt_period_factor``); every grid point runs replications ``0 .. reps - 1`` of one root seed, i.e. the same failure
 traces (common random numbers), and the point with the least mean ``TTT/T0`` among those with no capped run is
@@ -9,9 +9,9 @@ selected. It is then **re-run on fresh traces** -- replications ``reps .. reps +
 optimistic). The confirmation runs of two strategies at one ``N`` share their traces, so their comparison is paired.
 
 Theory (no simulation): ``J(r) = S / A*(T_f)`` with ``A* = 2 T_s T_f / T_c*^2`` and ``T_f = E[T] m``; ``S`` is 1
-(CKPT-only), ``r`` (Rep) or the exact per-epoch lower bound ``E[sum c(k)] / E[T]`` (SPARe unit stride; the
-random-holders value for Sidon). The paper's own ``J(r)`` (its ``mu`` and ``S``-bound approximations) and
-``r* = floor(log2 N + 0.833)`` are reported next to it.
+(CKPT-only), ``N / floor(N / r)`` (Rep; ``r`` when ``r`` divides ``N``) or the exact per-epoch lower bound
+``E[sum c(k)] / E[T]`` (SPARe unit stride; the random-holders value for Sidon). The paper's own ``J(r)`` (its
+``mu`` and ``S``-bound approximations) and ``r* = floor(log2 N + 0.833)`` are reported next to it.
 """
 
 from __future__ import annotations
@@ -49,7 +49,8 @@ class TheoryTTT:
     availability : float
         ``A* = 2 T_s T_f / T_c*^2``.
     S : float
-        Mean compute layers per step (1, ``r`` or the exact ``c(k)`` bound).
+        Mean compute layers per step (1, ``N / n_sets`` for Rep -- ``r`` when ``r`` divides ``N`` -- or the exact
+        ``c(k)`` bound).
     ttt_over_t0 : float
         ``S / A*``.
     paper_J : float or None
@@ -81,7 +82,7 @@ def theory_ttt(cfg: TimelineConfig) -> TheoryTTT:
     if cfg.strategy == "ckpt":
         s = 1.0
     elif cfg.strategy == "rep":
-        s = float(cfg.r)
+        s = cfg.replica_sets().compute_factor  # N / n_sets (r when r divides N)
     else:
         s = exact_stack_bound_sum("cyclic" if cfg.layout == "cyclic" else "random", cfg.n_groups, cfg.r).c_mean
     paper_j = (normalized_ttt(cfg.n_groups, cfg.r, cfg.mtbf_s, cfg.save_s, cfg.restart_s)
@@ -140,9 +141,7 @@ def _r_values(strategy, n, r_range):
     if strategy == "ckpt":
         return [1]
     lo, hi = r_range
-    rs = [r for r in range(max(2, lo), min(hi, n) + 1)]
-    if strategy == "rep":
-        rs = [r for r in rs if n % r == 0]
+    rs = [r for r in range(max(2, lo), min(hi, n) + 1)]  # Rep: every r (replica sets when r does not divide N)
     if not rs:
         raise UsageValueError(f"no admissible r for strategy {strategy!r} with N={n} in r_range={r_range}")
     return rs

@@ -329,30 +329,52 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
 
     Written from the model's text, not from the kernel: a failure process and a trainer process on a SimPy clock in
     integer microseconds, stepping through every step (no skipping), Rep wipe-outs decided by
-    :meth:`Layout.is_wiped` on the dead set, SPARe by the :class:`spare_mc.ReCtlr` controller, unit clocks derived by
-    :func:`timeline_unit_clocks`; gaps and lifetimes are clamped at the model's horizon of ``2^61`` (Python integers:
-    nothing overflows). ``trace = (gaps, victims)`` or ``(life,)`` as in :func:`spare_mc.timeline.make_trace`;
-    ``jitter_rng`` draws the duration jitter (needed when ``cfg.jitter_sd > 0``); ``layout`` is the job's holder table
-    when it is drawn per job (``cfg.layout == "random"``). Returns the microsecond totals:
-    ``ttt, useful, redundant, patch, allreduce, rectlr_shrink, checkpoint, restart, lost, failures, absorbed,
-    wipeouts, checkpoints, detections, steps_run, steps_done, status``.
+    :meth:`ReplicaSets.is_wiped` on the dead set, SPARe by the :class:`spare_mc.ReCtlr` controller, unit clocks derived
+    by :func:`timeline_unit_clocks`; gaps and lifetimes are clamped at the model's horizon of ``2^61`` (Python
+    integers: nothing overflows). ``trace = (gaps, victims)`` or ``(life,)`` as in
+    :func:`spare_mc.timeline.make_trace`; ``jitter_rng`` draws the duration jitter (needed when ``cfg.jitter_sd > 0``);
+    ``layout`` is the job's holder table when it is drawn per job (``cfg.layout == "random"``). Returns the
+    microsecond totals: ``ttt, useful, redundant, patch, allreduce, rectlr_shrink, checkpoint, restart, lost,
+    failures, absorbed, wipeouts, checkpoints, checkpoints_lost, detections, steps_run, steps_done, status``.
+
+    Notes
+    -----
+    The options, as their text states them:
+
+    - ``rep_masked_cost``: a masked Rep detection costs the shrink; plus ``rep_resync_s`` ("resync"); or plus a
+      fresh step compute in the patch time ("redo_step"). ``masked_detect_s`` is added at every masked detection of
+      Rep and SPARe. ``patch_cost``: SPARe's patch is ``patch x T_comp``, nothing, or ``S* x T_comp``.
+    - ``restart_failures="stay_dead"``: the restart brings back the groups dead when it begins; failures during it
+      kill live groups as at any other time, and those stay dead (and undetected) when the job resumes. Unit clocks:
+      units that had fired before the restart are idle through it and get new lifetimes at its end; units that fire
+      (or whose group dies) during it stay idle until the next restart; the others are renewed at the end ("renew")
+      or keep their clocks ("keep").
+    - ``ckpt_every_steps = k``: a checkpoint when ``k`` steps were done since the last checkpoint or restart.
+    - ``ckpt_failure="lost"``: a checkpoint during whose save ``[start, end)`` a group was killed is not usable.
+    - Rep runs on :func:`spare_mc.layouts.replica_sets`: a step computes ``round(N T_comp / n_sets)``, one layer's
+      worth ``c T_comp / that`` (rounded down) is useful, and the per-replica all-reduce is ``N / n_sets`` times
+      ``T_a``.
     """
     import simpy
 
     from ._timeline_kernels import HORIZON_US
+    from .layouts import replica_sets
     from .reorder import ReCtlr
 
     us = 1_000_000
     horizon = int(HORIZON_US)  # a longer gap or lifetime is clamped to it: it never ends within a job
     n = cfg.n_groups
-    if layout is None:
+    sets = replica_sets(n, cfg.r) if cfg.strategy == "rep" else None
+    if layout is None and cfg.strategy != "rep":
         layout = cfg.layout_object()
     sd = float(cfg.jitter_sd)
+    stay_dead = cfg.restart_failures == "stay_dead"
     # from the options' text: the restart time grows as (N / N_ref)^0, ^1 or ^2; Rep all-reduces once per replica
-    # (r times a step) when asked
+    # (N / n_sets times a step) when asked
     power = {"constant": 0, "linear": 1, "quadratic": 2}[cfg.restart_growth]
     restart_seconds = cfg.restart_s * (n / cfg.restart_ref_groups) ** power
-    allreduce_seconds = cfg.allreduce * (cfg.r if cfg.strategy == "rep" and cfg.rep_allreduce == "per_replica" else 1)
+    per_replica = cfg.strategy == "rep" and cfg.rep_allreduce == "per_replica"
+    allreduce_seconds = cfg.allreduce * (n / sets.n_sets if per_replica else 1)
 
     def dur(base):
         base = int(base)
@@ -363,13 +385,18 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
     env = simpy.Environment()
     fleet = _Fleet(list(range(n)))
     tot = dict.fromkeys(("useful", "redundant", "patch", "allreduce", "rectlr_shrink", "checkpoint", "restart",
-                         "lost", "failures", "absorbed", "wipeouts", "checkpoints", "detections", "steps_run"), 0)
+                         "lost", "failures", "absorbed", "wipeouts", "checkpoints", "checkpoints_lost", "detections",
+                         "steps_run"), 0)
 
     def kill(g):
         fleet.up.remove(g)
         fleet.dead.add(g)
         fleet.pending.append(g)
         fleet.kill_times.append(env.now)
+
+    def absorbing():
+        """Failures now are absorbed: a restart is running and the restart takes them (the default)."""
+        return fleet.restarting and not stay_dead
 
     if cfg.failures is None:
         clock = _Renewal([min(int(x), horizon) for x in trace[0]], [int(x) for x in trace[1]])
@@ -381,7 +408,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
                 if clock.a is None:
                     fleet.trace_out = True
                     return
-                rate = n if fleet.restarting else (len(fleet.up) if cfg.live_scaling else n)
+                rate = n if absorbing() else (len(fleet.up) if cfg.live_scaling else n)
                 try:
                     if rate == 0:
                         yield env.event()  # never fires: woken only by an interrupt
@@ -392,9 +419,9 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
                     clock.t_ref = env.now
                     continue
                 clock.o_ref, clock.t_ref = clock.a, env.now
-                if fleet.restarting:
+                if absorbing():
                     tot["absorbed"] += 1
-                else:
+                elif fleet.up:  # with no live group (live scaling off) the failure hits nothing
                     kill(fleet.up[(clock.victims[clock.i] * len(fleet.up)) >> 32])
                 clock.i += 1
                 clock.a = clock.a + clock.gaps[clock.i] if clock.i < len(clock.gaps) else None
@@ -402,10 +429,10 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
         units = _Units(*timeline_unit_clocks(cfg), [float(x) for x in trace[0]])
         units.next = [None] * len(units.scales)
 
-        def redraw(t_from, only_replaced):
-            """New lifetimes from ``t_from``: for every unit, or only for the replaced (inactive) ones."""
+        def redraw(t_from, which):
+            """New lifetimes from ``t_from`` for the units ``which(u)`` selects, in unit order."""
             for u in range(len(units.scales)):
-                if only_replaced and units.next[u] is not None:
+                if not which(u):
                     continue
                 if units.il >= len(units.life):
                     fleet.trace_out = True
@@ -414,7 +441,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
                 units.next[u] = t_from + (horizon if not life < horizon else max(1, int(np.rint(life))))
                 units.il += 1
 
-        redraw(0, False)
+        redraw(0, lambda u: True)
 
         def failure_process():
             while True:
@@ -428,7 +455,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
                     continue
                 _, u = min(active)
                 units.next[u] = None
-                if fleet.restarting:
+                if absorbing():
                     tot["absorbed"] += 1
                     continue
                 if u < units.n_group_units:
@@ -444,20 +471,34 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
 
     fail_proc = env.process(failure_process())
     comp, ar = round(cfg.compute_s * us), round(allreduce_seconds * us)
+    # a Rep step computes N / n_sets layers (each member of a set computes the set's shard)
+    rep_step = round(Fraction(n * comp, sets.n_sets)) if sets is not None else None
     period, cap = round(cfg.ckpt_period * us), round(cfg.max_wall_factor * cfg.t0_s * us)
+    every = cfg.ckpt_every_steps
     result = {"status": "ok"}
+
+    def killed_within(t0, t1):
+        """Whether a group was killed at a time in ``[t0, t1)``."""
+        for t in reversed(fleet.kill_times):
+            if t < t0:
+                return False
+            if t < t1:
+                return True
+        return False
 
     def trainer():
         ctl = ReCtlr(layout) if cfg.strategy == "spare" else None
         S = ctl.stack_number if ctl else (cfg.r if cfg.strategy == "rep" else 1)
         done = saved = 0
-        last_ck = 0
+        last_ck = 0      # wall time of the end of the last checkpoint or restart
+        mark = 0         # steps done at the last checkpoint or restart
         since_ck = dict.fromkeys(("useful", "redundant", "patch", "allreduce", "rectlr_shrink"), 0)
         while done < cfg.n_steps:
             if env.now > cap:
                 result["status"] = "capped"
                 break
-            c = dur(S * comp)
+            nominal = rep_step if sets is not None else S * comp
+            c = dur(nominal)
             yield env.timeout(c)
             yield env.timeout(0)  # let failures arriving exactly now land first
             if fleet.trace_out:
@@ -471,15 +512,22 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
                 if cfg.strategy == "ckpt":
                     wiped = True
                 elif cfg.strategy == "rep":
-                    wiped = layout.is_wiped(fleet.dead)
+                    wiped = sets.is_wiped(fleet.dead)
                     if not wiped:
                         extra_rc = dur(round(cfg.shrink_s * us))
+                        if cfg.rep_masked_cost == "resync":
+                            extra_rc += dur(round(cfg.rep_resync_s * us))
+                        extra_rc += dur(round(cfg.masked_detect_s * us))
+                        if cfg.rep_masked_cost == "redo_step":
+                            extra_patch = dur(rep_step)
                 else:
                     step = ctl.fail(newly)
                     wiped = step.wiped
                     if not wiped:
-                        extra_rc = dur(round(cfg.rectlr_s * us)) + dur(round(cfg.shrink_s * us))
-                        extra_patch = dur(step.patch * comp)
+                        extra_rc = (dur(round(cfg.rectlr_s * us)) + dur(round(cfg.shrink_s * us))
+                                    + dur(round(cfg.masked_detect_s * us)))
+                        extra_patch = {"per_shard": lambda: dur(step.patch * comp), "none": lambda: 0,
+                                       "whole_step": lambda: dur(step.s_star * comp)}[cfg.patch_cost]()
             tot["steps_run"] += 1
             if wiped:
                 tot["wipeouts"] += 1
@@ -487,14 +535,27 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
                 since_ck = dict.fromkeys(since_ck, 0)
                 done = saved
                 fleet.restarting = True
+                if stay_dead:  # the groups dead now come back; the ones that die during the restart stay dead
+                    replaced = set() if units is None else {u for u, t in enumerate(units.next) if t is None}
+                    fleet.up, fleet.dead, fleet.pending = list(range(n)), set(), []
                 fail_proc.interrupt()
                 r_s = dur(round(restart_seconds * us))
                 yield env.timeout(r_s)
                 tot["restart"] += r_s
-                fleet.up, fleet.dead, fleet.pending = list(range(n)), set(), []
-                fleet.restarting = False  # same rate (all groups up), the system process needs no wake-up
+                if not stay_dead:
+                    fleet.up, fleet.dead, fleet.pending = list(range(n)), set(), []
+                fleet.restarting = False  # same rate as during the restart: the system process needs no wake-up
                 if units is not None:  # replaced hardware gets new lifetimes from the end of the restart
-                    redraw(env.now, units.keep)
+                    if not stay_dead:
+                        redraw(env.now, lambda u: not units.keep or units.next[u] is None)
+                    else:
+                        def renewed(u):
+                            if u < units.n_group_units and u in fleet.dead:
+                                return False  # its group died during the restart: idle until the next one
+                            if u in replaced:
+                                return True  # it fired before the restart: new hardware
+                            return units.next[u] is not None and not units.keep
+                        redraw(env.now, renewed)
                     fail_proc.interrupt()
                     if fleet.trace_out:
                         result["status"] = "trace"
@@ -502,14 +563,14 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
                 ctl = ReCtlr(layout) if cfg.strategy == "spare" else None
                 if ctl:
                     S = ctl.stack_number
-                last_ck = env.now
+                last_ck, mark = env.now, done
                 continue
             a = dur(ar)
             yield env.timeout(extra_rc + extra_patch + a)
             if fleet.trace_out:
                 result["status"] = "trace"
                 return
-            useful = c // S
+            useful = c * comp // nominal if sets is not None else c // S
             since_ck["useful"] += useful
             since_ck["redundant"] += c - useful
             since_ck["patch"] += extra_patch
@@ -518,16 +579,21 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
             done += 1
             if ctl:
                 S = ctl.stack_number
-            if env.now - last_ck >= period and done < cfg.n_steps:
+            due = done - mark >= every if every else env.now - last_ck >= period
+            if due and done < cfg.n_steps:
+                start = env.now
                 k = dur(round(cfg.save_s * us))
                 yield env.timeout(k)
                 tot["checkpoint"] += k
                 tot["checkpoints"] += 1
-                for key, v in since_ck.items():
-                    tot[key] += v
-                since_ck = dict.fromkeys(since_ck, 0)
-                saved = done
-                last_ck = env.now
+                if cfg.ckpt_failure == "lost" and killed_within(start, start + k):
+                    tot["checkpoints_lost"] += 1  # unusable: the rollback point and the unsaved work stay
+                else:
+                    for key, v in since_ck.items():
+                        tot[key] += v
+                    since_ck = dict.fromkeys(since_ck, 0)
+                    saved = done
+                last_ck, mark = env.now, done
         for key, v in since_ck.items():  # progress kept when the job ends (or stops at the cap)
             tot[key] += v
         result["done"] = done

@@ -2,8 +2,9 @@
 
 The model (docs/model.md, sections 6-8; every choice the paper leaves open is a named field of :class:`TimelineConfig`)
 -----------------------------------------------------------------------------------------------------------------------
-- The job is ``n_steps`` synchronous steps. A step computes ``S`` stack layers (``S x T_comp``; ``r x T_comp`` for
-  Rep, ``T_comp`` for CKPT-only), then the all-reduce ``T_a``. ``T0 = n_steps (T_comp + T_a)``.
+- The job is ``n_steps`` synchronous steps. A step computes ``S`` stack layers (``S x T_comp``; ``N / n_sets x
+  T_comp`` for Rep on its ``n_sets = floor(N / r)`` replica sets, ``r x T_comp`` when ``r`` divides ``N``;
+  ``T_comp`` for CKPT-only), then the all-reduce ``T_a``. ``T0 = n_steps (T_comp + T_a)``.
 - **Failures** (default, the paper's setting): a system-level Weibull renewal process (shape ``k``, mean ``m`` for
   the full system) whose rate is proportional to the live GPUs (``live_scaling``): inter-arrivals are drawn in
   *operational time*, which runs at the live fraction of the system. Each failure kills a uniformly random live
@@ -19,16 +20,23 @@ The model (docs/model.md, sections 6-8; every choice the paper leaves open is a 
 - **SPARe**: at a detection the real ReCtlr (:mod:`spare_mc.reorder`) runs on the newly dead groups: it costs
   ``T_rectlr``, then the patch compute (``patch x T_comp``, the largest number of shards one survivor recomputes),
   then the communicator shrink ``T_shrink``, then the all-reduce; the step completes and ``S*`` holds from the next
-  step on. **Rep**: a failure is masked until a replica set is wiped; a masked detection costs ``T_shrink`` (no
-  ReCtlr, no patch). **CKPT-only**: every detection is a wipe-out.
+  step on (``patch_cost``: the patch is per shard, none, or the whole step ``S* x T_comp``). **Rep**: a failure is
+  masked until a whole replica set is dead; a masked detection costs ``T_shrink`` (no ReCtlr, no patch;
+  ``rep_masked_cost``: plus a resynchronisation ``rep_resync_s``, or plus a recomputation of the step, booked as
+  patch). Both may add a fixed cost ``masked_detect_s`` per masked detection. **CKPT-only**: every detection is a
+  wipe-out.
 - **Wipe-out** (detected at the all-reduce): the step is lost, a global restart takes ``T_r``, progress rolls back
   to the last checkpoint (all work since is lost), every group is back, ``S`` and the stacks reset. Failures that
   arrive during a restart are absorbed by it (the failure clock keeps running at full rate; the restart brings
-  every group back anyway); an arrival at the exact end of the restart hits the restarted system.
+  every group back anyway); an arrival at the exact end of the restart hits the restarted system. With
+  ``restart_failures="stay_dead"`` they kill live groups instead, which stay dead when the job resumes and are
+  detected at its first all-reduce.
 - **Checkpoints**: after a step completes, if at least ``T_c`` of wall time has passed since the end of the last
-  checkpoint (or restart), a checkpoint of cost ``T_s`` is written. It always completes: the model state is
-  replicated across data-parallel groups, so a failure during the save does not corrupt it; such a failure is
-  detected at the next all-reduce and, if it wipes out, rolls back to this checkpoint.
+  checkpoint (or restart) -- or, with ``ckpt_every_steps = k``, after every ``k``-th step since then -- a checkpoint
+  of cost ``T_s`` is written. It completes (default): the model state is replicated across data-parallel groups, so
+  a failure during the save does not corrupt it; such a failure is detected at the next all-reduce and, if it wipes
+  out, rolls back to this checkpoint. With ``ckpt_failure="lost"`` a failure arriving during the save makes the
+  checkpoint unusable (its time is spent, the rollback point stays the previous one).
 - **Jitter** (``jitter_sd > 0``): every duration is multiplied by an independent ``Normal(1, jitter_sd^2)``
   (clipped at 0). Times are integer microseconds.
 - **Cost**: stretches of failure-free steps are skipped in O(1), so the cost grows with the number of failures
@@ -54,6 +62,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import MISSING, dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -62,9 +71,9 @@ from ._resources import check_memory
 from ._seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, trace_seed_sequence
 from ._validation import UsageTypeError, UsageValueError, as_bool, as_choice, as_float, as_int
 from .closed_forms import ckpt_period_optimal
-from .exact import block_mean_closed_form, exact_wipeout
+from .exact import exact_wipeout
 from .failures import DomainFailures, PerGPU, failure_model_from_dict, weibull_scale
-from .layouts import Layout, block, cyclic, random_holders, sidon
+from .layouts import Layout, ReplicaSets, block, cyclic, random_holders, replica_sets, sidon
 from .paper import paper_setting
 from .stats import MCEstimate, estimate_mean
 from .topology import Topology
@@ -77,6 +86,11 @@ STRATEGIES = ("ckpt", "rep", "spare")
 SPARE_LAYOUTS = ("cyclic", "sidon", "random")
 #: ``restart_growth`` -> the exponent of ``N / restart_ref_groups``.
 RESTART_GROWTH = {"constant": 0, "linear": 1, "quadratic": 2}
+#: The kernel options' values (the first is the default) and their codes.
+REP_MASKED_COSTS = {"shrink": _tk.REP_SHRINK, "redo_step": _tk.REP_REDO_STEP, "resync": _tk.REP_RESYNC}
+PATCH_COSTS = {"per_shard": _tk.PATCH_PER_SHARD, "none": _tk.PATCH_NONE, "whole_step": _tk.PATCH_WHOLE_STEP}
+RESTART_FAILURES = ("absorbed", "stay_dead")
+CKPT_FAILURES = ("completes", "lost")
 _STRAT_CODE = {"ckpt": _tk.STRAT_CKPT, "rep": _tk.STRAT_REP, "spare": _tk.STRAT_SPARE}
 _US = 1_000_000
 
@@ -125,9 +139,10 @@ class TimelineConfig:
     strategy : {"ckpt", "rep", "spare"}
     n_groups : int
     r : int
-        Redundancy (1 for CKPT-only; Rep needs ``N % r == 0``).
-    layout : {"cyclic", "sidon"}
-        SPARe stacking layout (unit stride or Sidon offsets).
+        Redundancy (1 for CKPT-only; Rep runs on :class:`spare_mc.layouts.ReplicaSets`, ``floor(N / r)`` sets of
+        ``r`` or more groups, any ``r <= N``).
+    layout : {"cyclic", "sidon", "random"}
+        SPARe stacking layout (unit stride, Sidon offsets or random holders drawn per job).
     n_steps : int
     compute_s : float
         ``T_comp``, compute time of one stack layer (64 s).
@@ -156,13 +171,31 @@ class TimelineConfig:
         Unit-clock failure model instead of the system-level process.
     topology : Topology, optional
         GPUs and failure domains for ``failures`` (default ``Topology(600_000, n_groups)``).
+    restart_growth, restart_ref_groups, rep_allreduce : str, int, str
+        The restart time's growth with ``N`` and Rep's all-reduce once per step or per replica.
+    rep_masked_cost : {"shrink", "resync", "redo_step"}
+        What a masked failure costs Rep at the detecting all-reduce: ``T_shrink``; ``T_shrink + rep_resync_s``;
+        ``T_shrink`` and a recomputation of the step (its nominal compute, jittered, booked as ``patch``).
+    rep_resync_s : float
+        The resynchronisation time of ``rep_masked_cost="resync"`` (s; must be 0 otherwise).
+    masked_detect_s : float
+        A detection cost (s) charged at every masked detection of Rep and SPARe, booked as ``rectlr_shrink``.
+    patch_cost : {"per_shard", "none", "whole_step"}
+        SPARe's patch compute: ``patch x T_comp``, nothing, or ``S* x T_comp`` at every masked detection.
+    restart_failures : {"absorbed", "stay_dead"}
+        Failures during a restart are absorbed, or kill live groups that stay dead when the job resumes.
+    ckpt_every_steps : int
+        ``k > 0``: a checkpoint after every ``k``-th step since the last checkpoint or restart, instead of by wall
+        time (then ``ckpt_period_s`` must be None and ``ckpt_period_factor`` 1).
+    ckpt_failure : {"completes", "lost"}
+        A failure arriving during a save leaves the checkpoint usable, or makes it unusable (``lost``).
     """
 
     strategy: str = _option(MISSING, "redundancy strategy: ckpt (checkpointing only), rep (replication + checkpoints) "
                                   "or spare (stacking with adaptive reordering + checkpoints)", cli=False)
     n_groups: int = _option(MISSING, "number of data-parallel groups N", cli=False)
-    r: int = _option(1, "redundancy r: holder groups per shard type (1 for ckpt; Rep needs N divisible by r)",
-                     cli=False)
+    r: int = _option(1, "redundancy r: holder groups per shard type (1 for ckpt; Rep: floor(N/r) replica sets of r "
+                        "or more groups)", cli=False)
     layout: str = _option("cyclic", "SPARe stacking layout: cyclic (unit stride: group i holds types i..i+r-1), "
                                     "sidon (Sidon offsets: two shard types share at most one holder) or random "
                                     "(independent random holders, one layout per job drawn from its seed)")
@@ -196,7 +229,32 @@ class TimelineConfig:
     restart_ref_groups: int = _option(600, "the N at which a growing restart time equals restart_s (the paper's "
                                            "setting, N = 600)")
     rep_allreduce: str = _option("per_step", "Rep+CKPT's gradient all-reduce: once per step (per_step) or once per "
-                                             "replica, r times per step (per_replica)")
+                                             "replica, N / n_sets times per step (per_replica; r times when r "
+                                             "divides N)")
+    rep_masked_cost: str = _option("shrink", "what a failure masked by replication costs Rep+CKPT at the detecting "
+                                             "all-reduce: shrink (the communicator shrink T_shrink), resync (T_shrink "
+                                             "+ rep_resync_s, re-synchronising a replica) or redo_step (T_shrink, "
+                                             "then the step in progress is recomputed: one more step compute, booked "
+                                             "as patch)")
+    rep_resync_s: float = _option(0.0, "time to re-synchronise a replica after a masked failure, with "
+                                       "rep_masked_cost='resync' only (s)")
+    masked_detect_s: float = _option(0.0, "fixed detection cost (e.g. a timeout) of every detection that Rep or "
+                                          "SPARe masks, booked with ReCtlr/shrink (s; CKPT-only detections are "
+                                          "wipe-outs)")
+    patch_cost: str = _option("per_shard", "SPARe's patch compute at a masked detection: per_shard (the largest "
+                                           "number of extra shards one survivor recomputes x T_comp), none, or "
+                                           "whole_step (the survivors recompute the whole step: S* x T_comp with S* "
+                                           "the stack number ReCtlr just set)")
+    restart_failures: str = _option("absorbed", "failures during a global restart: absorbed (they kill nothing) or "
+                                                "stay_dead (they kill live groups, which stay dead when the job "
+                                                "resumes and are detected at the first all-reduce after the "
+                                                "restart)")
+    ckpt_every_steps: int = _option(0, "checkpoint after every k-th step since the last checkpoint or restart (k "
+                                       "steps; needs no ckpt_period_s and ckpt_period_factor 1); 0 = by wall time, "
+                                       "every T_c")
+    ckpt_failure: str = _option("completes", "a failure arriving during a checkpoint's save: completes (the "
+                                             "checkpoint is usable) or lost (it is unusable: its time is spent, the "
+                                             "rollback point and the unsaved work stay as before it)")
     failures: PerGPU | DomainFailures | None = _option(None, "unit-clock failure model (per-GPU lifetimes or "
                                                              "failure domains) instead of the system-level process",
                                                        cli=False, sweep=False)
@@ -234,11 +292,22 @@ class TimelineConfig:
 
     @property
     def step_allreduce(self) -> float:
-        """The all-reduce time of one step in seconds: ``T_a``, or ``r T_a`` for Rep with ``rep_allreduce =
-        "per_replica"``."""
+        """The all-reduce time of one step in seconds: ``T_a``, or ``N / n_sets x T_a`` for Rep with
+        ``rep_allreduce = "per_replica"`` (``r T_a`` when ``r`` divides ``N``)."""
         if self.strategy == "rep" and self.rep_allreduce == "per_replica":
-            return self.r * self.allreduce
+            return self.n_groups / self.replica_sets().n_sets * self.allreduce
         return self.allreduce
+
+    def replica_sets(self) -> ReplicaSets:
+        """Rep's replica sets (:class:`spare_mc.layouts.ReplicaSets`; the blocks of ``r`` groups when ``r`` divides
+        ``N``)."""
+        return _replica_sets(self.n_groups, self.r)
+
+    @property
+    def rep_step_compute_us(self) -> int:
+        """A Rep step's nominal compute in integer microseconds: ``round(N x T_comp / n_sets)`` (``r T_comp`` when
+        ``r`` divides ``N``), rounded exactly (half to even)."""
+        return round(Fraction(self.n_groups * round(self.compute_s * _US), self.replica_sets().n_sets))
 
     @property
     def restart(self) -> float:
@@ -263,13 +332,15 @@ class TimelineConfig:
         """The wall-clock cap ``max_wall_factor x T0`` in seconds."""
         return self.max_wall_factor * self.t0_s
 
-    def layout_object(self, rng=None) -> Layout:
+    def layout_object(self, rng=None) -> Layout | ReplicaSets:
         """The holder table the timeline runs on (``layout="random"``: drawn with ``rng``, which is then required;
-        a job draws it from its replication seed, see :func:`run_timeline`)."""
+        a job draws it from its replication seed, see :func:`run_timeline`). Rep: ``block(N, r)`` when ``r``
+        divides ``N``, else its :meth:`replica_sets` (which have no holder table; the kernel runs Rep on the sets
+        either way)."""
         if self.strategy == "ckpt":
             return cyclic(self.n_groups, 1)
         if self.strategy == "rep":
-            return block(self.n_groups, self.r)
+            return block(self.n_groups, self.r) if self.n_groups % self.r == 0 else self.replica_sets()
         if self.layout == "random":
             if rng is None:
                 raise UsageValueError("`layout`='random' draws one layout per job: pass `rng`")
@@ -302,7 +373,7 @@ class TimelineConfig:
 
 
 _CLOCK_WHY = "seconds; about 32 years, beyond which a duration is a unit mistake"
-_DURATIONS = ("compute_s", "restart_s", "save_s", "shrink_s", "rectlr_s")
+_DURATIONS = ("compute_s", "restart_s", "save_s", "shrink_s", "rectlr_s", "rep_resync_s", "masked_detect_s")
 
 
 def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
@@ -313,12 +384,15 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
     out["r"] = r = as_int(cfg.r, "r", min_value=1, max_value=n)
     if s == "ckpt" and r != 1:
         raise UsageValueError(f"`r` must be 1 for strategy 'ckpt' (no redundancy), got r={r}")
-    if s == "rep" and n % r:
-        raise UsageValueError(f"strategy 'rep' needs N divisible by r, got N={n}, r={r}")
     out["layout"] = as_choice(cfg.layout, "layout", SPARE_LAYOUTS)
     out["restart_growth"] = as_choice(cfg.restart_growth, "restart_growth", tuple(RESTART_GROWTH))
     out["restart_ref_groups"] = as_int(cfg.restart_ref_groups, "restart_ref_groups", min_value=1)
     out["rep_allreduce"] = as_choice(cfg.rep_allreduce, "rep_allreduce", ("per_step", "per_replica"))
+    out["rep_masked_cost"] = as_choice(cfg.rep_masked_cost, "rep_masked_cost", REP_MASKED_COSTS)
+    out["patch_cost"] = as_choice(cfg.patch_cost, "patch_cost", PATCH_COSTS)
+    out["restart_failures"] = as_choice(cfg.restart_failures, "restart_failures", RESTART_FAILURES)
+    out["ckpt_failure"] = as_choice(cfg.ckpt_failure, "ckpt_failure", CKPT_FAILURES)
+    out["ckpt_every_steps"] = k = as_int(cfg.ckpt_every_steps, "ckpt_every_steps", min_value=0, max_value=10**12)
     out["n_steps"] = as_int(cfg.n_steps, "n_steps", min_value=1, max_value=10**12)
     for name in _DURATIONS:
         out[name] = as_float(getattr(cfg, name), name, positive=name in ("compute_s", "restart_s", "save_s"),
@@ -340,6 +414,13 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
     if out["ckpt_period_s"] is not None and f != 1.0:
         raise UsageValueError(f"give `ckpt_period_s` or `ckpt_period_factor`, not both (got ckpt_period_s="
                               f"{out['ckpt_period_s']}, ckpt_period_factor={f})")
+    if k > 0 and (out["ckpt_period_s"] is not None or f != 1.0):
+        raise UsageValueError(f"`ckpt_every_steps`={k} checkpoints by steps: give no `ckpt_period_s` and leave "
+                              f"`ckpt_period_factor` at 1 (got ckpt_period_s={out['ckpt_period_s']}, "
+                              f"ckpt_period_factor={f})")
+    if out["rep_resync_s"] > 0 and out["rep_masked_cost"] != "resync":
+        raise UsageValueError(f"`rep_resync_s` > 0 needs rep_masked_cost='resync', got rep_resync_s="
+                              f"{out['rep_resync_s']}, rep_masked_cost={out['rep_masked_cost']!r}")
     out["jitter_sd"] = as_float(cfg.jitter_sd, "jitter_sd", nonnegative=True, max_value=MAX_JITTER_SD,
                                 max_inclusive=False, why="a duration Normal(1, sd^2) clipped at 0: at sd < 0.2 the "
                                 "clipping has probability < 3e-7, which the grouped quiet stretches neglect")
@@ -375,8 +456,9 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
 
 
 def mean_wipeout_index(cfg: TimelineConfig) -> float:
-    """``E[T]``, failures until a wipe-out in uniform order: 1 (CKPT-only), the exact block mean (Rep), the exact
-    cyclic mean (SPARe unit stride) or the exact random-holders mean (SPARe Sidon, which it matches closely)."""
+    """``E[T]``, failures until a wipe-out in uniform order: 1 (CKPT-only), the exact mean of the replica sets (Rep,
+    ``exact_wipeout("block", N, r)``, any ``r``), the exact cyclic mean (SPARe unit stride) or the exact
+    random-holders mean (SPARe Sidon and random, which it matches closely)."""
     return _mean_wipeout_index(cfg.strategy, cfg.n_groups, cfg.r, cfg.layout)
 
 
@@ -385,8 +467,21 @@ def _mean_wipeout_index(strategy, n_groups, r, layout):
     if strategy == "ckpt":
         return 1.0
     if strategy == "rep":
-        return block_mean_closed_form(n_groups, r)
+        return exact_wipeout("block", n_groups, r).mean  # the replica sets' law, for every r
     return exact_wipeout("cyclic" if layout == "cyclic" else "random", n_groups, r).mean
+
+
+@functools.lru_cache(maxsize=64)
+def _replica_sets(n_groups, r):
+    return replica_sets(n_groups, r)
+
+
+@functools.lru_cache(maxsize=64)
+def _rep_kernel_sets(n_groups, r):
+    """Rep's replica sets for the kernel: the set of each group and each set's size (int64, read only)."""
+    sets = _replica_sets(n_groups, r)
+    return (_read_only(np.ascontiguousarray(sets.set_of_group, dtype=np.int64)),
+            _read_only(np.ascontiguousarray(sets.sizes, dtype=np.int64)))
 
 
 def theory_ckpt_period_s(cfg: TimelineConfig) -> float:
@@ -440,14 +535,20 @@ class TimelineRun:
     breakdown_s : dict
         ``useful, redundant, patch, allreduce, rectlr_shrink, checkpoint, restart, lost`` (sum = ``ttt_s``).
     failures, absorbed, wipeouts, checkpoints, detections : int
-        Failures that killed a group, failures absorbed by restarts, global restarts, checkpoints written,
-        all-reduces that detected failures.
+        Failures that killed a group, failures absorbed by restarts, global restarts, checkpoints written
+        (including lost ones), all-reduces that detected failures.
     steps_run : int
         Steps executed including lost ones; ``steps_done`` the progress reached (``n_steps`` unless capped).
     mean_s : float
         Mean compute layers per executed step.
     loops : int
         Kernel loop iterations (the simulation cost: failures + checkpoints, not steps, without jitter).
+    patch_shards : int
+        Extra shards ReCtlr's patch plans assigned (SPARe; counted whatever ``patch_cost`` charges for them).
+    arrivals_used : int
+        System-level arrivals consumed.
+    checkpoints_lost : int
+        Checkpoints made unusable by a failure during their save (``ckpt_failure="lost"``; 0 otherwise).
     """
 
     ttt_s: float
@@ -464,6 +565,7 @@ class TimelineRun:
     patch_shards: int
     loops: int
     arrivals_used: int
+    checkpoints_lost: int = 0
     raw_us: tuple = field(repr=False, default=())
 
     @property
@@ -484,20 +586,53 @@ _EMPTY_I = np.zeros(0, dtype=np.int64)
 _EMPTY_F = np.zeros(0, dtype=np.float64)
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """``a`` as a read-only array (a view if it is writable). The kernel's table arguments (holders, replica sets)
+    are always read-only, so that numba compiles one signature of it."""
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
+
+
+_NO_SETS = _read_only(np.zeros(0, dtype=np.int64))
+
+
 def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None) -> np.ndarray:
-    """One kernel run on ``trace`` (see :func:`make_trace`); ``units`` = ``cfg.unit_clocks()``."""
+    """One kernel run on ``trace`` (see :func:`make_trace`); ``units`` = ``cfg.unit_clocks()``. ``holders`` is
+    SPARe's holder table; the other strategies ignore it (``None``: CKPT-only's one-column table)."""
     res = np.zeros(_tk.N_RES, dtype=np.int64)
     P = np.zeros(_tk.N_P, dtype=np.int64)
     P[_tk.P_STRATEGY] = _STRAT_CODE[cfg.strategy]
-    P[_tk.P_N_GROUPS], P[_tk.P_R] = holders.shape
+    P[_tk.P_N_GROUPS], P[_tk.P_R] = cfg.n_groups, cfg.r
+    if holders is None:
+        holders = _one_column(cfg.n_groups)
+    elif cfg.strategy == "spare" and holders.shape != (cfg.n_groups, cfg.r):
+        raise UsageValueError(f"`holders` must have shape (N, r) = {(cfg.n_groups, cfg.r)}, got {holders.shape}")
+    holders = _read_only(holders)  # as a Layout's: one compiled signature of the kernel
     P[_tk.P_N_STEPS] = cfg.n_steps
+    every = cfg.ckpt_every_steps
     for slot, seconds in ((_tk.P_COMP_US, cfg.compute_s), (_tk.P_AR_US, cfg.step_allreduce),
                           (_tk.P_RESTART_US, cfg.restart), (_tk.P_SAVE_US, cfg.save_s),
-                          (_tk.P_PERIOD_US, cfg.ckpt_period), (_tk.P_SHRINK_US, cfg.shrink_s),
-                          (_tk.P_RECTLR_US, cfg.rectlr_s), (_tk.P_CAP_US, cfg.max_wall_factor * cfg.t0_s)):
+                          (_tk.P_PERIOD_US, math.inf if every else cfg.ckpt_period), (_tk.P_SHRINK_US, cfg.shrink_s),
+                          (_tk.P_RECTLR_US, cfg.rectlr_s), (_tk.P_CAP_US, cfg.max_wall_factor * cfg.t0_s),
+                          (_tk.P_RESYNC_US, cfg.rep_resync_s), (_tk.P_MASKED_DETECT_US, cfg.masked_detect_s)):
         # every field is validated to fit; a derived period (the theory optimum for an astronomical MTBF) may not:
-        # beyond the horizon it means "never" (the wall clock stays below 2^59 microseconds)
+        # beyond the horizon it means "never" (the wall clock stays below 2^59 microseconds), as does the period
+        # when checkpoints are counted in steps
         P[slot] = round(seconds * _US) if seconds * _US < _HORIZON_F else int(_tk.HORIZON_US)
+    if cfg.strategy == "rep":
+        gset, ssize = _rep_kernel_sets(cfg.n_groups, cfg.r)
+        P[_tk.P_REP_COMP_US] = c_rep = cfg.rep_step_compute_us
+        # a whole number of layers per step (r divides N): the kernel's useful share is one division
+        P[_tk.P_REP_LAYERS] = c_rep // P[_tk.P_COMP_US] if P[_tk.P_COMP_US] and c_rep % P[_tk.P_COMP_US] == 0 else 0
+    else:
+        gset, ssize = _NO_SETS, _NO_SETS
+    P[_tk.P_REP_COST] = REP_MASKED_COSTS[cfg.rep_masked_cost]
+    P[_tk.P_PATCH_COST] = PATCH_COSTS[cfg.patch_cost]
+    P[_tk.P_STAY_DEAD] = cfg.restart_failures == "stay_dead"
+    P[_tk.P_CKPT_EVERY] = every if every else int(_tk.HORIZON_US)
+    P[_tk.P_CKPT_LOST] = cfg.ckpt_failure == "lost"
     P[_tk.P_LIVE_SCALING] = cfg.live_scaling
     PF = np.array([float(cfg.jitter_sd)])  # PF_JITTER_SD
     if cfg.failures is None:
@@ -510,28 +645,38 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None) -> np.
         uscale, P[_tk.P_N_GROUP_UNITS], ptr, groups, keep, _ = units if units is not None else cfg.unit_clocks()
         P[_tk.P_KEEP_AGES] = keep
         life = np.ascontiguousarray(trace[0], dtype=np.float64)
-    rc = _tk.timeline(P, PF, holders, gaps, vic, uscale, ptr, groups, life, jitter_rng, res)
+    rc = _tk.timeline(P, PF, holders, gset, ssize, gaps, vic, uscale, ptr, groups, life, jitter_rng, res)
     if rc < 0:  # pragma: no cover - an internal error
         raise RuntimeError("ReCtlr found no assignment inside the timeline although no type was wiped out")
     return res
 
 
-def _to_run(res) -> TimelineRun:
+def _to_run(res, cfg: TimelineConfig) -> TimelineRun:
     b = {name: res[i] / _US for name, i in zip(_BREAKDOWN, range(_tk.R_USEFUL, _tk.R_LOST + 1))}
+    # every Rep step computes N / n_sets layers (r when r divides N)
+    mean_s = (cfg.replica_sets().compute_factor if cfg.strategy == "rep"
+              else res[_tk.R_SUM_S] / max(res[_tk.R_STEPS_RUN], 1))
     return TimelineRun(res[_tk.R_TTT] / _US, "ok" if res[_tk.R_STATUS] == _tk.STATUS_OK else "capped", b,
                        int(res[_tk.R_FAILURES]), int(res[_tk.R_ABSORBED]), int(res[_tk.R_WIPEOUTS]),
                        int(res[_tk.R_CHECKPOINTS]), int(res[_tk.R_DETECTIONS]), int(res[_tk.R_STEPS_RUN]),
-                       int(res[_tk.R_STEPS_DONE]), res[_tk.R_SUM_S] / max(res[_tk.R_STEPS_RUN], 1),
-                       int(res[_tk.R_PATCH_SHARDS]), int(res[_tk.R_LOOPS]), int(res[_tk.R_ARRIVALS]),
-                       tuple(int(x) for x in res))
+                       int(res[_tk.R_STEPS_DONE]), mean_s, int(res[_tk.R_PATCH_SHARDS]), int(res[_tk.R_LOOPS]),
+                       int(res[_tk.R_ARRIVALS]), int(res[_tk.R_CKPTS_LOST]), tuple(int(x) for x in res))
+
+
+@functools.lru_cache(maxsize=64)
+def _one_column(n_groups):
+    """CKPT-only's holder table (group ``j`` holds type ``j``), the placeholder of the strategies without ReCtlr."""
+    return _read_only(np.arange(n_groups, dtype=np.int64).reshape(n_groups, 1))
 
 
 @functools.lru_cache(maxsize=64)
 def _prepared(cfg: TimelineConfig):
     """The holder table and unit clocks of a config, built once per config rather than once per replication
     (failure-domain clocks take ~20 ms to build at 600k GPUs, several times a job's simulation). The kernel only
-    reads them. A random SPARe layout is drawn per job instead (``None`` here)."""
-    return (None if cfg.random_layout else cfg.layout_object().holders), cfg.unit_clocks()
+    reads them. A random SPARe layout is drawn per job instead (``None`` here); CKPT-only and Rep run without one
+    (Rep on its replica sets)."""
+    return (cfg.layout_object().holders if cfg.strategy == "spare" and not cfg.random_layout else
+            _one_column(cfg.n_groups) if cfg.strategy != "spare" else None), cfg.unit_clocks()
 
 
 def job_seed(seed_seq: np.random.SeedSequence, stream: int) -> np.random.SeedSequence:
@@ -565,7 +710,7 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
     if not isinstance(seed_seq, np.random.SeedSequence):
         raise UsageTypeError(f"`seed_seq` must be a numpy SeedSequence, got {type(seed_seq).__name__}")
     holders, units = _prepared(cfg)
-    if holders is None:
+    if holders is None:  # a random SPARe layout
         holders = cfg.layout_object(rng=job_seed(seed_seq, 2)).holders
     trace_ss, jitter_ss = job_seed(seed_seq, 0), job_seed(seed_seq, 1)
     if trace is not None:
@@ -573,7 +718,7 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
         res = _run_us(cfg, holders, *trace, jitter_rng=np.random.default_rng(jitter_ss), units=units)
         if res[_tk.R_STATUS] == _tk.STATUS_TRACE:
             raise UsageValueError(f"`trace` ran out after {trace[0].size} draws; give a longer one")
-        return _to_run(res)
+        return _to_run(res, cfg)
     trace_rng = np.random.default_rng(trace_ss)
     # first guess: the failures of 3 T0 of wall time (extended by doubling when a run needs more)
     length = int(min(3.0 * cfg.t0_s / cfg.mtbf_s, 2.0 * cfg.cap_s / cfg.mtbf_s)) + 4096
@@ -582,7 +727,7 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
     while True:
         res = _run_us(cfg, holders, *trace, jitter_rng=np.random.default_rng(jitter_ss), units=units)
         if res[_tk.R_STATUS] != _tk.STATUS_TRACE:
-            return _to_run(res)
+            return _to_run(res, cfg)
         _trace_memory_check(cfg, 2 * trace[0].size)
         more = make_trace(cfg, trace_rng, trace[0].size)  # same generator: the trace is extended
         trace = tuple(np.concatenate([a, b]) for a, b in zip(trace, more))
@@ -667,8 +812,9 @@ class TTTResult:
     def summary(self) -> dict:
         cfg = self.config
         d = {"strategy": cfg.strategy, "n_groups": cfg.n_groups, "r": cfg.r, "layout": cfg.layout,
-             "reps": self.reps, "ckpt_period_s": cfg.ckpt_period, "allreduce_s": cfg.allreduce, "t0_s": cfg.t0_s,
-             "capped_fraction": self.capped_fraction, "rng_root": self.root_entropy}
+             "reps": self.reps, "ckpt_period_s": None if cfg.ckpt_every_steps else cfg.ckpt_period,
+             "allreduce_s": cfg.allreduce, "t0_s": cfg.t0_s, "capped_fraction": self.capped_fraction,
+             "rng_root": self.root_entropy}
         for name in ("ttt_over_t0", "availability", "useful_fraction"):
             est = self.estimate(name)
             d[name] = est.mean

@@ -254,7 +254,7 @@ def test_paper_allreduce_model():
 @pytest.mark.parametrize("kwargs, exc, match", [
     (dict(strategy="raid", n_groups=10), ValueError, r"`strategy` must be one of"),
     (dict(strategy="ckpt", n_groups=10, r=2), ValueError, r"`r` must be 1 for strategy 'ckpt'"),
-    (dict(strategy="rep", n_groups=10, r=3), ValueError, r"N divisible by r"),
+    (dict(strategy="rep", n_groups=10, r=11), ValueError, r"`r` must be <= 10"),  # any r <= N (replica sets)
     (dict(strategy="spare", n_groups=10, r=11), ValueError, r"`r` must be <= 10"),
     (dict(strategy="spare", n_groups=1, r=1), ValueError, r"`n_groups` must be >= 2"),
     (dict(strategy="spare", n_groups=10, r=2, mtbf_s=0.0), ValueError, r"`mtbf_s` must be > 0"),
@@ -320,8 +320,11 @@ def test_optimize_strategy_selects_the_grid_minimum_and_confirms_on_fresh_seeds(
     assert s["paper_r_star"] == sm.r_star(60) and s["best_r"] in (2, 3, 4)
     with pytest.raises(ValueError, match=r"`base` must not set 'r'"):
         optimize_strategy("spare", 60, base={"r": 3})
-    with pytest.raises(ValueError, match=r"no admissible r for strategy 'rep'"):
-        optimize_strategy("rep", 61, r_range=(2, 5))
+    # Rep runs on replica sets for every r, not only the divisors of N (61 is prime)
+    rep = optimize_strategy("rep", 61, reps=2, confirm_reps=2, r_range=(2, 5), period_factors=(1.0,), base=base,
+                            rng=3)
+    assert sorted(g["r"] for g in rep.grid) == [2, 3, 4, 5] and rep.best_r in (2, 3, 4, 5)
+    assert [t.S for t in rep.theory] == [61 / 30, 61 / 20, 61 / 15, 61 / 12]
 
 
 def test_cli_ttt_and_reproduce_json(capsys):
@@ -347,7 +350,7 @@ def test_cli_ttt_and_reproduce_json(capsys):
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["ttt", "--strategy", "rep", "--n-groups", "10", "--r", "3"], r"N divisible by r"),
+    (["ttt", "--strategy", "rep", "--n-groups", "10", "--r", "11"], r"`r` must be <= 10"),
     (["ttt", "--strategy", "spare", "--n-groups", "600", "--reps", "1"], r"`--reps` must be >= 2"),
     (["ttt", "--strategy", "spare", "--n-groups", "600", "--mtbf-s", "-3"], r"`mtbf_s` must be > 0"),
     (["ttt", "--strategy", "spare", "--n-groups", "600", "--ckpt-period-s", "10", "--ckpt-period", "optimal"],

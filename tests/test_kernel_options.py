@@ -1,0 +1,516 @@
+"""The timeline's kernel options (the modelling choices the paper leaves open): every value pinned on a hand-built
+trace with exact expected microseconds, the kernel equal to the SimPy twin (which implements each option from its
+text) on random traces under random combinations of all of them, Rep on replica sets when r does not divide N, bad
+values rejected naming the option, and every option a sweep parameter and a command-line flag.
+
+Hand-built traces use the system process without live scaling, so the failure clock always runs at N groups: a
+failure at wall time t after the previous one at t' is the gap ``(t - t') x N`` group-microseconds. Times in the
+comments are seconds; ``T_comp = 10, T_a = 1, T_r = 100, T_s = 5, T_shrink = 0.5, T_rectlr = 0.25`` unless said.
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import spare_mc as sm
+from spare_mc import _timeline_kernels as TK
+from spare_mc.reference import timeline_simpy
+from spare_mc.timeline import TimelineConfig, _run_us, make_trace, run_timeline, simulate_ttt
+
+US = 1_000_000
+NEVER = 1 << 60
+KEYS = {"ttt": TK.R_TTT, "useful": TK.R_USEFUL, "redundant": TK.R_REDUNDANT, "patch": TK.R_PATCH,
+        "allreduce": TK.R_ALLREDUCE, "rectlr_shrink": TK.R_RECTLR, "checkpoint": TK.R_CKPT, "restart": TK.R_RESTART,
+        "lost": TK.R_LOST, "failures": TK.R_FAILURES, "absorbed": TK.R_ABSORBED, "wipeouts": TK.R_WIPEOUTS,
+        "checkpoints": TK.R_CHECKPOINTS, "checkpoints_lost": TK.R_CKPTS_LOST, "detections": TK.R_DETECTIONS,
+        "steps_run": TK.R_STEPS_RUN, "steps_done": TK.R_STEPS_DONE}
+TIMES = ("ttt", "useful", "redundant", "patch", "allreduce", "rectlr_shrink", "checkpoint", "restart", "lost")
+STATUS = ["ok", "capped", "trace"]
+BASE = dict(compute_s=10.0, allreduce_s=1.0, restart_s=100.0, save_s=5.0, shrink_s=0.5, rectlr_s=0.25,
+            jitter_sd=0.0, live_scaling=False, ckpt_period_s=1e6, n_steps=10)
+
+
+def _trace(times_s, n, ranks=None, n_live=None):
+    """System trace (no live scaling: the clock runs at N): failures at wall times ``times_s``, then none. The
+    ``i``-th kills the live group of rank ``ranks[i]`` among ``n_live[i]`` (default: the lowest live group)."""
+    t = [round(x * US) for x in times_s]
+    gaps = [(b - a) * n for a, b in zip([0] + t[:-1], t)] + [NEVER]
+    ranks = ranks or [0] * len(t)
+    n_live = n_live or [n] * len(t)
+    vic = [-(-(k << 32) // m) for k, m in zip(ranks, n_live)] + [0]  # (v * n_live) >> 32 == rank
+    return np.array(gaps, dtype=np.int64), np.array(vic, dtype=np.int64)
+
+
+def _run(cfg, trace, holders=None, jitter_seed=0):
+    if holders is None and cfg.strategy == "spare":
+        holders = cfg.layout_object().holders
+    return _run_us(cfg, holders, *trace, jitter_rng=np.random.default_rng(jitter_seed))
+
+
+def _agree(cfg, trace, holders=None):
+    """Kernel and twin on one trace, jitter off: identical to the microsecond. Returns the kernel's totals."""
+    res = _run(cfg, trace, holders)
+    twin = timeline_simpy(cfg, trace, layout=None if holders is None else sm.Layout(holders, kind="random"))
+    assert STATUS[res[TK.R_STATUS]] == twin["status"] != "trace"
+    mine = {k: int(res[i]) for k, i in KEYS.items()}
+    assert mine == {k: twin[k] for k in KEYS}
+    assert sum(mine[k] for k in TIMES[1:]) == mine["ttt"]  # every microsecond in one bucket
+    return mine
+
+
+def _expect(got, **want_s):
+    """``got`` (microseconds and counts) has the expected values (times given in seconds)."""
+    for k, v in want_s.items():
+        assert got[k] == (round(v * US) if k in TIMES else v), (k, got[k], v)
+
+
+# ---------------------------------------------------------------------------------------- 1. rep_masked_cost
+@pytest.mark.parametrize("cost, extra, ttt, rectlr, patch", [
+    ("shrink", {}, 310.5, 0.5, 0.0),                         # 10 steps of 3 x 10 + 1 = 310, + T_shrink
+    ("resync", {"rep_resync_s": 2.0}, 312.5, 2.5, 0.0),      # + T_shrink + rep_resync_s
+    ("redo_step", {}, 340.5, 0.5, 30.0),                     # + T_shrink + a fresh step compute 3 x 10 (patch)
+])
+def test_rep_masked_cost(cost, extra, ttt, rectlr, patch):
+    """Rep N = 12, r = 3 (4 sets of 3); one failure at 40 s (step 2 computes 31-61) kills group 0: masked at the
+    all-reduce at 61 s."""
+    cfg = TimelineConfig("rep", 12, r=3, rep_masked_cost=cost, **extra, **BASE)
+    got = _agree(cfg, _trace([40], 12))
+    _expect(got, ttt=ttt, useful=100, redundant=200, allreduce=10, rectlr_shrink=rectlr, patch=patch, lost=0,
+            failures=1, detections=1, wipeouts=0)
+
+
+def test_rep_redo_step_failure_during_the_recompute_is_detected_at_the_next_all_reduce():
+    """redo_step: step 2 = compute 31-61, shrink 61-61.5, recompute 61.5-91.5, all-reduce -92.5. A failure at 71.5 s
+    (during the recompute) kills group 3 (rank 2 of the 11 live): detected at step 3's all-reduce (92.5 + 30 =
+    122.5), masked again: TTT = 310 + 2 x (0.5 + 30) = 371."""
+    cfg = TimelineConfig("rep", 12, r=3, rep_masked_cost="redo_step", **BASE)
+    got = _agree(cfg, _trace([40, 71.5], 12, ranks=[0, 2], n_live=[12, 11]))
+    _expect(got, ttt=371, patch=60, rectlr_shrink=1.0, failures=2, detections=2, wipeouts=0)
+
+
+# ---------------------------------------------------------------------------- 2. masked_detect_s and 3. patch
+@pytest.mark.parametrize("patch_cost, detect, ttt, patch, rectlr", [
+    ("per_shard", 0.0, 200.75, 10.0, 0.75),   # one shard of one survivor: 1 x T_comp
+    ("none", 0.0, 190.75, 0.0, 0.75),
+    ("whole_step", 0.0, 210.75, 20.0, 0.75),  # S* x T_comp = 2 x 10
+    ("per_shard", 3.0, 203.75, 10.0, 3.75),   # + the detection cost, booked with ReCtlr and the shrink
+])
+def test_spare_patch_cost_and_masked_detection_cost(patch_cost, detect, ttt, patch, rectlr):
+    """SPARe cyclic N = 12, r = 2: S = 1 (the top layer is a perfect assignment), a step is 10 + 1. A failure at
+    15 s kills group 0 (types 0 and 1): at the all-reduce at 21 s ReCtlr raises S to c(1) = ceil(12 / 11) = 2, and
+    type 0 (on top of group 0 only) is patched by group 11, one shard. Steps 3-10 run with S = 2 (21 s):
+    TTT = 11 + 11 + 8 x 21 + 0.25 + 0.5 + patch + detect = 190.75 + patch + detect."""
+    step = sm.ReCtlr(sm.cyclic(12, 2)).fail([0])
+    assert (step.s_star, step.patch) == (2, 1)
+    cfg = TimelineConfig("spare", 12, r=2, patch_cost=patch_cost, masked_detect_s=detect, **BASE)
+    got = _agree(cfg, _trace([15], 12))
+    _expect(got, ttt=ttt, patch=patch, rectlr_shrink=rectlr, useful=100, redundant=80, allreduce=10, detections=1)
+
+
+def test_masked_detection_cost_does_not_apply_to_wipe_outs():
+    """CKPT-only: the failure at 15 s wipes out at 21 s (steps 1 and 2's compute lost), restart to 121 s, then 10
+    steps: 231 s whatever masked_detect_s; Rep pays it at masked detections only (a set wiped: none)."""
+    got = _agree(TimelineConfig("ckpt", 12, masked_detect_s=3.0, **BASE), _trace([15], 12))
+    _expect(got, ttt=231, lost=21, restart=100, rectlr_shrink=0)
+    # Rep r = 3: groups 0, 1, 2 die during step 1's compute (0-30): the all-reduce at 30 s sees set 0 wiped
+    got = _agree(TimelineConfig("rep", 12, r=3, masked_detect_s=3.0, **BASE), _trace([1, 2, 3], 12))
+    _expect(got, ttt=30 + 100 + 310, lost=30, rectlr_shrink=0, wipeouts=1, detections=1)
+
+
+# ------------------------------------------------------------------------------------ 4. restart_failures
+def test_stay_dead_ckpt_only_second_restart():
+    """CKPT-only; failure 1 at 15 s wipes out at 21 s, the restart runs 21-121; failure 2 at 50 s.
+    absorbed: it is absorbed, TTT = 121 + 10 x 11 = 231.
+    stay_dead: it kills a group that stays dead; the first step after the restart (compute 121-131) detects it: a
+    second wipe-out (its compute lost), restart 131-231, TTT = 231 + 110 = 341."""
+    trace = _trace([15, 50], 12)
+    got = _agree(TimelineConfig("ckpt", 12, **BASE), trace)
+    _expect(got, ttt=231, lost=21, restart=100, failures=1, absorbed=1, wipeouts=1, steps_run=12)
+    got = _agree(TimelineConfig("ckpt", 12, restart_failures="stay_dead", **BASE), trace)
+    _expect(got, ttt=341, lost=21 + 10, restart=200, failures=2, absorbed=0, wipeouts=2, detections=2, steps_run=13)
+
+
+def test_stay_dead_rep_masks_the_death_after_the_restart():
+    """Rep N = 12, r = 3, n_steps = 5, with live scaling. Failures at 5, 10, 20 s kill groups 0, 1, 2 (set 0):
+    wipe-out at 30 s, restart 30-130. Failure 4 at 70 s (gap: 9 live groups x 10 s from 20 to 30, then 12 x 40 s)
+    and failure 5 (gap 11 x 10 s: at 80 s with 11 live under stay_dead) kill groups 0 and 1 under stay_dead; the
+    all-reduce of the first step after the restart (130-160) detects them: set 0 keeps group 2, masked (T_shrink).
+    TTT = 130 + 5 x 31 + 0.5 under stay_dead, 130 + 155 with both absorbed."""
+    gaps = np.array([g * US for g in (5 * 12, 5 * 11, 10 * 10, 9 * 10 + 12 * 40, 11 * 10)] + [NEVER], dtype=np.int64)
+    trace = (gaps, np.zeros(6, dtype=np.int64))
+    base = {**BASE, "live_scaling": True, "n_steps": 5}
+    got = _agree(TimelineConfig("rep", 12, r=3, **base), trace)
+    _expect(got, ttt=285, lost=30, failures=3, absorbed=2, wipeouts=1, detections=1)
+    got = _agree(TimelineConfig("rep", 12, r=3, restart_failures="stay_dead", **base), trace)
+    _expect(got, ttt=285.5, lost=30, rectlr_shrink=0.5, failures=5, absorbed=0, wipeouts=1, detections=2)
+
+
+@pytest.mark.parametrize("policy, restart_failures, redraw5, ttt, wipeouts, failures, absorbed", [
+    # unit 1 (50 s) is absorbed; every unit renewed at 121: TTT = 121 + 110
+    ("renew", "absorbed", 1e7, 231, 1, 1, 1),
+    # unit 1 kills group 1 during the restart: wipe-out at 131, restart to 231, then 110
+    ("renew", "stay_dead", 1e7, 341, 2, 2, 0),
+    # the same, and the 6th lifetime drawn (unit 2's at 121: units 0, 2, 3 in order, unit 1 stays idle) is 30 s:
+    # unit 2 fires at 151, during the second restart: a third wipe-out at 241, restart to 341, then 110
+    ("renew", "stay_dead", 30.0, 451, 3, 3, 0),
+    # unit 2 keeps its clock (200 s): it fires during step 8 after the restart (compute 198-208): wipe-out at 208
+    # (7 steps and a compute lost), restart 208-308, then 110
+    ("keep", "absorbed", 1e7, 418, 2, 2, 1),
+    # unit 1 kills group 1 during restart 1 (wipe-out at 131), unit 2 (kept, 200 s) kills group 2 during restart 2
+    # (131-231): wipe-out at 241, restart 241-341, then 110
+    ("keep", "stay_dead", 1e7, 451, 3, 3, 0),
+])
+def test_stay_dead_unit_clocks(policy, restart_failures, redraw5, ttt, wipeouts, failures, absorbed):
+    """CKPT-only N = 4 with per-GPU clocks (one unit per group): first lifetimes 15, 50, 200 s and never; unit 0
+    wipes out at 21 s, the restart runs 21-121. Under stay_dead, a unit that fired before a restart is idle through
+    it and redrawn at its end, one that fires during it stays idle until the next restart."""
+    topo = sm.Topology(32, 4, gpus_per_node=8)
+    cfg = TimelineConfig("ckpt", 4, failures=sm.PerGPU(1000.0, 1.0, policy), topology=topo,
+                         restart_failures=restart_failures, **BASE)
+    scale = cfg.unit_clocks()[0][0]
+    lifetimes = [15, 50, 200, 1e7, 1e7, redraw5] + [1e7] * 40
+    got = _agree(cfg, (np.array([t * US / scale for t in lifetimes]),))
+    _expect(got, ttt=ttt, wipeouts=wipeouts, failures=failures, absorbed=absorbed, restart=100 * wipeouts)
+
+
+def test_an_arrival_with_no_live_group_hits_nothing():
+    """Without live scaling the clock runs at N even when every group is dead: CKPT-only N = 2, three failures
+    during step 1's compute (0-10 s) kill groups 0 and 1, the third hits nothing; wipe-out at 10 s, restart to 110,
+    then 10 steps: 220. (Before, the third drew a victim from an empty set.)"""
+    got = _agree(TimelineConfig("ckpt", 2, **BASE), _trace([1, 2, 3], 2))
+    _expect(got, ttt=220, failures=2, absorbed=0, wipeouts=1, lost=10)
+    # the same under stay_dead, with the third failure during the restart: it kills a group (all are back)
+    got = _agree(TimelineConfig("ckpt", 2, restart_failures="stay_dead", **BASE), _trace([1, 2, 50], 2))
+    _expect(got, ttt=330, failures=3, wipeouts=2, lost=20)
+
+
+# ------------------------------------------------------------------------------------- 5. ckpt_every_steps
+def test_checkpoints_every_k_steps():
+    """k = 3, no period: checkpoints after steps 3, 6 and 9 (none after the last): TTT = 10 x 11 + 3 x 5 = 125.
+    A failure at 80 s (step 7 computes 76-86; checkpoint 2 was 71-76) wipes out at 86 s: rollback to step 6,
+    restart to 186; the next checkpoint is 3 steps after the restart (after step 9, at 219): TTT = 235."""
+    base = {k: v for k, v in BASE.items() if k != "ckpt_period_s"}
+    cfg = TimelineConfig("ckpt", 12, ckpt_every_steps=3, **base)
+    _expect(_agree(cfg, _trace([], 12)), ttt=125, checkpoint=15, checkpoints=3)
+    _expect(_agree(cfg, _trace([80], 12)), ttt=235, checkpoint=15, checkpoints=3, lost=10, restart=100)
+
+
+@pytest.mark.parametrize("jitter_sd", [0.0, 0.05])
+def test_checkpoints_every_k_steps_are_exact_when_stretches_are_skipped(jitter_sd):
+    """1000 failure-free steps, k = 7: exactly floor(999 / 7) = 142 checkpoints with and without jitter, although
+    the kernel jumps over the steps between them (a few loop iterations per checkpoint)."""
+    cfg = TimelineConfig("spare", 24, r=3, n_steps=1000, ckpt_every_steps=7, jitter_sd=jitter_sd, compute_s=8.0,
+                         allreduce_s=1.0, save_s=5.0)
+    for seed in range(5):
+        res = _run(cfg, _trace([], 24), jitter_seed=seed)
+        assert res[TK.R_CHECKPOINTS] == 142 and res[TK.R_STEPS_DONE] == 1000
+        assert res[TK.R_LOOPS] <= (2 if jitter_sd == 0 else 6) * 143
+        if jitter_sd == 0:
+            assert res[TK.R_TTT] == 1000 * 9 * US + 142 * 5 * US
+    assert timeline_simpy(cfg, _trace([], 24), jitter_rng=np.random.default_rng(0))["checkpoints"] == 142
+
+
+# --------------------------------------------------------------------------------------- 6. ckpt_failure
+@pytest.mark.parametrize("t_fail, mode, ttt, lost, checkpoints, n_lost", [
+    # completes: rollback to the checkpoint after step 3 (33-38); lost = step 4's compute; restart 48-148; 7 steps
+    # with checkpoints after steps 6 (181-186) and 9 (219-224): 235
+    (35, "completes", 235, 10, 3, 0),
+    # lost: the checkpoint is unusable, the wipe-out rolls back past it to step 0: lost = 3 x 11 + 10 = 43;
+    # restart 48-148; 10 steps with checkpoints after steps 3, 6, 9: 148 + 110 + 15 = 273
+    (35, "lost", 273, 43, 4, 1),
+    (33, "lost", 273, 43, 4, 1),      # an arrival at the save's start is during it
+    (38, "lost", 235, 10, 3, 0),      # one at its end is not
+])
+def test_checkpoint_lost_to_a_failure_during_its_save(t_fail, mode, ttt, lost, checkpoints, n_lost):
+    """CKPT-only, T_c = 30 s: the first checkpoint is written 33-38 s; the failure is detected at step 4's all-reduce
+    (compute 38-48) and wipes out."""
+    cfg = TimelineConfig("ckpt", 12, ckpt_failure=mode, **{**BASE, "ckpt_period_s": 30.0})
+    got = _agree(cfg, _trace([t_fail], 12))
+    _expect(got, ttt=ttt, lost=lost, checkpoints=checkpoints, checkpoints_lost=n_lost, wipeouts=1,
+            checkpoint=5 * checkpoints)
+
+
+@pytest.mark.parametrize("mode, ttt, lost, checkpoints", [
+    # the checkpoint after step 2 (62-67) holds: the wipe-out at 128.5 loses step 3 (31.5 with the shrink) and
+    # step 4's compute (30): 61.5; restart 128.5-228.5, steps 3-6 with one checkpoint (after step 4): 357.5
+    ("completes", 357.5, 61.5, 2),
+    # it is lost (a failure at 64 s): the masked failure does not stop the job, the next checkpoint is due T_c
+    # after its end (127 s) but the wipe-out comes first and rolls back to step 0: lost = 31 + 31 + 31.5 + 30;
+    # restart 128.5-228.5, 6 steps with checkpoints after steps 2 and 4: 424.5
+    ("lost", 424.5, 123.5, 3),
+])
+def test_lost_checkpoint_keeps_the_unsaved_work_pending(mode, ttt, lost, checkpoints):
+    """Rep N = 12, r = 3, T_c = 60 s, 6 steps of 31 s: failures at 64 s (group 0, during the first save), 100 and
+    101 s (groups 1 and 2, step 4's compute 98.5-128.5: set 0 wiped)."""
+    cfg = TimelineConfig("rep", 12, r=3, ckpt_failure=mode, **{**BASE, "ckpt_period_s": 60.0, "n_steps": 6})
+    got = _agree(cfg, _trace([64, 100, 101], 12))
+    _expect(got, ttt=ttt, lost=lost, checkpoints=checkpoints, checkpoints_lost=checkpoints - 2, restart=100,
+            useful=60, redundant=120, allreduce=6, rectlr_shrink=0, wipeouts=1, detections=2, failures=3)
+
+
+def test_lost_checkpoint_schedule_continues_from_its_end():
+    """Rep, T_c = 60 s, one masked failure at 64 s during the first save (62-67): the next checkpoint is still due
+    at 67 + 60 = 127 (after step 4, 129.5-134.5, the shrink having added 0.5), then 196.5 and 263.5: the same 4
+    checkpoints as when it completes, TTT = 10 x 31 + 4 x 5 + 0.5."""
+    for mode, n_lost in (("completes", 0), ("lost", 1)):
+        cfg = TimelineConfig("rep", 12, r=3, ckpt_failure=mode, **{**BASE, "ckpt_period_s": 60.0})
+        _expect(_agree(cfg, _trace([64], 12)), ttt=330.5, checkpoints=4, checkpoints_lost=n_lost)
+    run = run_timeline(cfg, np.random.SeedSequence(0), trace=_trace([64], 12))
+    assert run.checkpoints_lost == 1 and run.checkpoints == 4
+
+
+# ------------------------------------------------------------------------------- 7. Rep with r not dividing N
+def test_uneven_rep_step_time():
+    """N = 200, r = 3: 66 replica sets (two of 4, 64 of 3); a step computes round(200 x 64 s / 66) and one layer
+    of it is useful."""
+    cfg = TimelineConfig("rep", 200, r=3, n_steps=100, jitter_sd=0.0, ckpt_period_s=1e6)
+    c = round(200 * 64 * US / 66)
+    assert c == 193_939_394 and cfg.rep_step_compute_us == c
+    got = _agree(cfg, _trace([], 200))
+    _expect(got, failures=0, checkpoints=0)
+    assert got["ttt"] == 100 * (c + 2 * US)
+    assert got["useful"] == 100 * 64 * US and got["redundant"] == 100 * (c - 64 * US)
+    run = simulate_ttt(TimelineConfig("rep", 200, r=3, n_steps=100, jitter_sd=0.0, mtbf_s=1e12), 1, rng=0).runs[0]
+    assert run.raw_us[TK.R_TTT] == 100 * (c + 2 * US) + run.checkpoints * 60 * US
+    assert run.mean_s == 200 / 66
+    # the per-replica all-reduce: N / n_sets times T_a
+    per_rep = TimelineConfig("rep", 200, r=3, rep_allreduce="per_replica", allreduce_s=2.0)
+    assert per_rep.step_allreduce == 200 / 66 * 2.0
+    assert TimelineConfig("rep", 201, r=3, rep_allreduce="per_replica", allreduce_s=2.0).step_allreduce == 6.0
+    # the theory: the replica sets' law and S = N / n_sets
+    assert sm.timeline.mean_wipeout_index(cfg) == sm.exact_wipeout("block", 200, 3).mean
+    assert sm.theory_ttt(cfg).S == 200 / 66
+
+
+def test_uneven_rep_wipes_out_only_when_a_whole_set_is_dead():
+    """N = 200, r = 3, shrink free: set 0 = groups 0-3 survives the deaths of 0, 1, 2 (three masked detections,
+    one per step) and is wiped out by the death of 3 at step 4; a set of 3 (8, 9, 10) by its third death."""
+    c = round(200 * 64 * US / 66)
+    d = c + 2 * US
+    base = dict(n_steps=10, jitter_sd=0.0, ckpt_period_s=1e6, shrink_s=0.0, live_scaling=False)
+    cfg = TimelineConfig("rep", 200, r=3, **base)
+    times = [(k * d + US) / US for k in range(4)]  # 1 s into steps 1-4
+    got = _agree(cfg, _trace(times, 200))
+    _expect(got, detections=4, wipeouts=1, failures=4)
+    assert got["lost"] == 3 * d + c and got["ttt"] == 3 * d + c + 3600 * US + 10 * d
+    got = _agree(cfg, _trace(times[:3], 200, ranks=[8, 8, 8], n_live=[200, 199, 198]))
+    _expect(got, detections=3, wipeouts=1, failures=3)
+    assert got["lost"] == 2 * d + c
+    # the replica sets decide: the same deaths as a dead set in the twin's terms
+    assert replica_sets_wiped(200, 3, [0, 1, 2]) is False and replica_sets_wiped(200, 3, [0, 1, 2, 3]) is True
+
+
+def replica_sets_wiped(n, r, dead):
+    return sm.replica_sets(n, r).is_wiped(dead)
+
+
+def test_even_rep_runs_on_the_blocks_bit_for_bit():
+    """r dividing N: the sets are the blocks, a step is r T_comp, and the run equals the one on block()'s holder
+    table through the public API (the same numbers as before replica sets, pinned by the existing tests)."""
+    cfg = TimelineConfig("rep", 60, r=3, n_steps=300, jitter_sd=0.05, mtbf_s=60.0)
+    assert cfg.rep_step_compute_us == 3 * 64 * US and cfg.layout_object().kind == "block"
+    trace = make_trace(cfg, np.random.default_rng(4), 20_000)
+    a = _run_us(cfg, cfg.layout_object().holders, *trace, jitter_rng=np.random.default_rng(1))
+    b = _run_us(cfg, None, *trace, jitter_rng=np.random.default_rng(1))
+    assert np.array_equal(a, b) and a[TK.R_WIPEOUTS] > 0 and a[TK.R_DETECTIONS] > a[TK.R_WIPEOUTS]
+
+
+def test_mul_div_is_exact_beyond_int64_products():
+    """The useful share of a Rep step, floor(c T_comp / C), must not overflow for long stretches or huge T_comp."""
+    rng = np.random.default_rng(3)
+    for _ in range(2000):
+        d = int(rng.integers(1, 1 << 52))
+        a = int(rng.integers(0, d))
+        b = int(rng.integers(0, 1 << 62))
+        assert TK._mul_div(np.int64(a), np.int64(b), np.int64(d)) == a * b // d
+
+
+def test_one_compiled_signature_for_every_strategy():
+    """CKPT-only, Rep (even and uneven) and SPARe (fixed and random layouts, a writable holder table) share one
+    compiled kernel: the table arguments are always passed read-only, as a Layout's."""
+    for cfg in (TimelineConfig("ckpt", 24, n_steps=50), TimelineConfig("rep", 24, r=3, n_steps=50),
+                TimelineConfig("rep", 25, r=3, n_steps=50), TimelineConfig("spare", 24, r=3, n_steps=50),
+                TimelineConfig("spare", 24, r=3, n_steps=50, layout="random")):
+        simulate_ttt(cfg, 1, rng=1)
+    cfg = TimelineConfig("spare", 24, r=3, n_steps=50)
+    _run_us(cfg, cfg.layout_object().holders.copy(), *_trace([], 24), jitter_rng=np.random.default_rng(0))
+    assert len(TK.timeline.signatures) == 1
+
+
+# ---------------------------------------------------------------------------------------- twin, randomly
+def _random_units(rng, n, kind):
+    topo = sm.Topology(n * 32, n, gpus_per_node=8, nodes_per_rack=2, racks_per_power=2,
+                       placement=str(rng.choice(["contiguous", "strided"])))
+    mtbf, k = float(rng.uniform(20, 400)), float(rng.uniform(0.6, 1.5))
+    bg = sm.PerGPU.from_system_mtbf(mtbf, topo.n_gpus, k, str(rng.choice(["renew", "keep"])))
+    if kind == "per_gpu":
+        return dict(failures=bg, topology=topo)
+    fail = sm.DomainFailures(str(rng.choice(["node", "rack", "power"])), mtbf * 20, k,
+                             background=bg if rng.random() < 0.7 else None)
+    return dict(failures=fail, topology=topo)
+
+
+def _random_config(rng, strategy, source):
+    """A random setting with a random value of every kernel option (those of another strategy are ignored)."""
+    if strategy == "rep":
+        n = int(rng.choice([12, 13, 25, 26, 60]))
+        r = int(rng.choice([2, 3, 4, 5]))
+    else:
+        n = int(rng.choice([12, 24, 60]))
+        r = 1 if strategy == "ckpt" else int(rng.choice([2, 3, 4]))
+    cost = str(rng.choice(["shrink", "redo_step", "resync"]))
+    kw = dict(r=r, n_steps=int(rng.integers(50, 300)), mtbf_s=float(rng.uniform(20, 400)),
+              shape=float(rng.uniform(0.6, 1.5)), restart_s=float(rng.uniform(10, 500)),
+              save_s=float(rng.uniform(1, 30)), jitter_sd=0.0, live_scaling=bool(rng.random() < 0.7),
+              compute_s=float(rng.uniform(1, 20)), max_wall_factor=float(rng.choice([5.0, 100.0])),
+              layout=str(rng.choice(["cyclic", "sidon"])) if n >= 24 else "cyclic",
+              rep_allreduce=str(rng.choice(["per_step", "per_replica"])),
+              rep_masked_cost=cost, rep_resync_s=float(rng.uniform(0, 20)) if cost == "resync" else 0.0,
+              masked_detect_s=float(rng.choice([0.0, rng.uniform(0, 10)])),
+              patch_cost=str(rng.choice(["per_shard", "none", "whole_step"])),
+              restart_failures=str(rng.choice(["absorbed", "stay_dead"])),
+              ckpt_failure=str(rng.choice(["completes", "lost"])))
+    if rng.random() < 0.4:
+        kw["ckpt_every_steps"] = int(rng.integers(1, 25))
+    else:
+        kw["ckpt_period_s"] = float(rng.uniform(50, 1000))
+    if source != "system":
+        kw.update(_random_units(rng, n, source))
+    return TimelineConfig(strategy, n, **kw)
+
+
+@pytest.mark.parametrize("source", ["system", "per_gpu", "domain"])
+@pytest.mark.parametrize("strategy", ["ckpt", "rep", "spare"])
+def test_kernel_equals_twin_under_random_options(strategy, source):
+    """Random combinations of every option, jitter off: identical TTT, breakdown and counts to the microsecond
+    (capped runs included; Rep with r dividing N or not; system process, per-GPU and domain clocks, renew and keep)."""
+    rng = np.random.default_rng({"ckpt": 100, "rep": 200, "spare": 300}[strategy]
+                                + {"system": 0, "per_gpu": 1, "domain": 2}[source])
+    seen = set()
+    for _ in range(25):
+        cfg = _random_config(rng, strategy, source)
+        length = 50_000
+        while True:
+            trace = make_trace(cfg, np.random.default_rng(rng.integers(2**32)), length)
+            if STATUS[_run(cfg, trace)[TK.R_STATUS]] != "trace":
+                break
+            length *= 4
+        got = _agree(cfg, trace)
+        seen.add(("capped", got["ttt"] > cfg.cap_s * US))
+        seen.add(("stay_dead wipe-out", cfg.restart_failures == "stay_dead" and got["wipeouts"] > 0))
+        seen.add(("lost checkpoint", got["checkpoints_lost"] > 0))
+        seen.add(("uneven", strategy == "rep" and cfg.n_groups % cfg.r != 0))
+    assert ("stay_dead wipe-out", True) in seen and ("lost checkpoint", True) in seen
+    if strategy == "rep":
+        assert ("uneven", True) in seen
+
+
+def test_random_spare_layout_with_every_option():
+    """The random SPARe layout (drawn per job) under random options: the kernel equals the twin on that layout."""
+    rng = np.random.default_rng(77)
+    for _ in range(4):
+        cfg = dataclasses.replace(_random_config(rng, "spare", "system"), layout="random")
+        holders = cfg.layout_object(rng=rng).holders
+        _agree(cfg, make_trace(cfg, np.random.default_rng(rng.integers(2**32)), 200_000), holders)
+
+
+@pytest.mark.parametrize("strategy, n, r, kw", [
+    ("spare", 24, 3, dict(restart_failures="stay_dead", ckpt_failure="lost", ckpt_every_steps=6,
+                          patch_cost="whole_step", masked_detect_s=2.0)),
+    ("rep", 25, 3, dict(restart_failures="stay_dead", ckpt_failure="lost", rep_masked_cost="redo_step",
+                        ckpt_period_s=300.0)),
+])
+def test_jitter_equal_in_distribution_under_options(strategy, n, r, kw):
+    """Jitter on (the kernel skips quiet stretches with normal sums, the twin steps through every step): the same
+    law of the time to train and of the lost work on one trace (two-sample KS and Welch)."""
+    from scipy import stats
+
+    from conftest import ALPHA
+    cfg = TimelineConfig(strategy, n, r=r, n_steps=400, mtbf_s=150.0, restart_s=120.0, save_s=5.0, compute_s=8.0,
+                         allreduce_s=1.0, jitter_sd=0.05, **kw)
+    trace = make_trace(cfg, np.random.default_rng(12), 20_000)
+    runs = [_run(cfg, trace, jitter_seed=s) for s in range(250)]
+    twins = [timeline_simpy(cfg, trace, jitter_rng=np.random.default_rng(10_000 + s)) for s in range(250)]
+    for key in ("ttt", "lost", "checkpoints_lost"):
+        k = np.array([x[KEYS[key]] for x in runs], dtype=float)
+        t = np.array([w[key] for w in twins], dtype=float)
+        assert stats.ks_2samp(k, t).pvalue > ALPHA, key
+        assert stats.ttest_ind(k, t, equal_var=False).pvalue > ALPHA, key
+    assert np.mean([x[TK.R_CKPTS_LOST] for x in runs]) > 0 and np.mean([x[TK.R_WIPEOUTS] for x in runs]) > 0
+
+
+# ------------------------------------------------------------------------------------------------ bad values
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(rep_masked_cost="free"), sm.UsageValueError,
+     r"`rep_masked_cost` must be one of \['redo_step', 'resync', 'shrink'\]"),
+    (dict(rep_resync_s=-1.0, rep_masked_cost="resync"), sm.UsageValueError, r"`rep_resync_s` must be >= 0"),
+    (dict(rep_resync_s=5.0), sm.UsageValueError, r"`rep_resync_s` > 0 needs rep_masked_cost='resync'"),
+    (dict(rep_resync_s=5.0, rep_masked_cost="redo_step"), sm.UsageValueError,
+     r"`rep_resync_s` > 0 needs rep_masked_cost='resync'"),
+    (dict(masked_detect_s=-0.1), sm.UsageValueError, r"`masked_detect_s` must be >= 0"),
+    (dict(masked_detect_s=2e9), sm.UsageValueError, r"`masked_detect_s` must be <= 1e\+09"),
+    (dict(patch_cost="half"), sm.UsageValueError, r"`patch_cost` must be one of \['none', 'per_shard', 'whole_step'\]"),
+    (dict(restart_failures="revived"), sm.UsageValueError,
+     r"`restart_failures` must be one of \['absorbed', 'stay_dead'\]"),
+    (dict(ckpt_every_steps=-1), sm.UsageValueError, r"`ckpt_every_steps` must be >= 0"),
+    (dict(ckpt_every_steps=2.5), sm.UsageTypeError, r"`ckpt_every_steps` must be an integer"),
+    (dict(ckpt_every_steps=5, ckpt_period_s=100.0), sm.UsageValueError,
+     r"`ckpt_every_steps`=5 checkpoints by steps: give no `ckpt_period_s`"),
+    (dict(ckpt_every_steps=5, ckpt_period_factor=2.0), sm.UsageValueError,
+     r"`ckpt_every_steps`=5 .* leave `ckpt_period_factor` at 1"),
+    (dict(ckpt_failure="maybe"), sm.UsageValueError, r"`ckpt_failure` must be one of \['completes', 'lost'\]"),
+])
+def test_bad_values_name_the_option(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        TimelineConfig("rep", 12, r=3, **kw)
+
+
+def test_options_are_sweep_parameters_and_cli_flags(capsys):
+    import json
+
+    from spare_mc.cli import _build_parser, main
+    from spare_mc.sweep import PARAMETERS
+    defaults = {"rep_masked_cost": "shrink", "rep_resync_s": 0.0, "masked_detect_s": 0.0, "patch_cost": "per_shard",
+                "restart_failures": "absorbed", "ckpt_every_steps": 0, "ckpt_failure": "completes"}
+    for name, value in defaults.items():
+        assert PARAMETERS["ttt"][name] == value
+        assert getattr(TimelineConfig("ckpt", 12), name) == value
+    text = _build_parser()._subparsers._group_actions[0].choices["ttt"].format_help()
+    for flag in ("--rep-masked-cost", "--rep-resync-s", "--masked-detect-s", "--patch-cost", "--restart-failures",
+                 "--ckpt-every-steps", "--ckpt-failure"):
+        assert flag in text
+    assert main(["ttt", "--strategy", "rep", "--n-groups", "25", "--r", "3", "--n-steps", "100", "--reps", "2",
+                 "--rep-masked-cost", "redo_step", "--masked-detect-s", "2", "--restart-failures", "stay_dead",
+                 "--ckpt-every-steps", "5", "--ckpt-failure", "lost", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["config"]["ckpt_every_steps"] == 5 and out["config"]["restart_failures"] == "stay_dead"
+    assert out["ckpt_period_rule"] == "every 5 steps" and out["ckpt_period_s"] is None
+    assert out["config"]["rep_masked_cost"] == "redo_step" and out["config"]["masked_detect_s"] == 2.0
+
+
+def test_options_in_a_sweep(tmp_path):
+    from spare_mc.sweep import SweepSpec, run_sweep
+    text = """
+[sweep]
+name = "kopt"
+quantity = "ttt"
+reps = 2
+seed = 1
+[grid]
+restart_failures = ["absorbed", "stay_dead"]
+ckpt_failure = ["completes", "lost"]
+[fixed]
+strategy = "rep"
+n_groups = 25
+r = 3
+n_steps = 150
+ckpt_every_steps = 4
+patch_cost = "whole_step"
+"""
+    ds = run_sweep(SweepSpec.from_toml(text), tmp_path / "k.nc", workers=0, progress=False)
+    assert ds.sizes["restart_failures"] == 2 and ds.sizes["ckpt_failure"] == 2
+    cfg = TimelineConfig("rep", 25, r=3, n_steps=150, ckpt_every_steps=4, patch_cost="whole_step",
+                         restart_failures="stay_dead", ckpt_failure="lost")
+    np.testing.assert_array_equal(ds["ttt_over_t0"].sel(restart_failures="stay_dead", ckpt_failure="lost").values,
+                                  simulate_ttt(cfg, 2, rng=1).values("ttt_over_t0"))
