@@ -54,12 +54,15 @@ def page_options() -> str:
     out = ["## Time-to-train settings (`TimelineConfig`)\n",
            "Each field is a keyword of `spare_mc.TimelineConfig`, a parameter of a `ttt` sweep and (where a flag is "
            "shown) a flag of `spare-mc ttt` and `spare-mc reproduce`. Defaults are the paper's stated values "
-           "(`spare_mc/data/paper.json`).\n",
-           "| field | flag | default | meaning |", "|---|---|---|---|"]
+           "(`spare_mc/data/paper.json`) and, for the modelling choices the paper leaves open, the plainest reading. "
+           "An option that only concerns some strategies (column 'for') must stay at its default for the others "
+           "(an error otherwise; a sweep over strategies ignores it where it does not apply).\n",
+           "| field | flag | default | for | meaning |", "|---|---|---|---|---|"]
     for f in fields(sm.TimelineConfig):
         default = "required" if f.default is MISSING else f"`{f.default!r}`"
         flag = f"`--{f.name.replace('_', '-')}`" if f.metadata.get("cli") else ""
-        out.append(f"| `{f.name}` | {flag} | {default} | {f.metadata['help']} |")
+        who = ", ".join(f.metadata.get("strategies") or ()) or "all"
+        out.append(f"| `{f.name}` | {flag} | {default} | {who} | {f.metadata['help']} |")
     out += ["", "## Failure models (sweeps and the command line)\n",
             f"`failure_model` is one of {', '.join(f'`{k}`' for k in FAILURE_KINDS)} (command line: `--failures`, "
             "with `per-gpu` for `per_gpu`). The other parameters and their defaults "
@@ -68,7 +71,8 @@ def page_options() -> str:
             "| `mtbf_s`, `shape` | `300.0`, `0.78` | every clocked model (per-GPU lifetimes: the first failure of a "
             "fresh system has mean `mtbf_s`) |"]
     applies = {"age_policy": "per_gpu, node, rack, power", "domain_mtbf_s": "node, rack, power (required)",
-               "n_gpus": "per_gpu, node, rack, power", "placement": "per_gpu, node, rack, power"}
+               "n_gpus": "per_gpu, node, rack, power", "placement": "node, rack, power",
+               "calibration": "per_gpu, node, rack, power (how per-GPU lifetimes match `mtbf_s`)"}
     out += [f"| `{k}` | `{v!r}` | {applies[k]} |" for k, v in FAILURE_SPEC_DEFAULTS.items()]
     out += ["", "## Global options (`spare_mc.set_options`)\n", "| option | default | meaning |", "|---|---|---|",
             f"| `max_memory` | `{OPTIONS_DEFAULTS['max_memory']!r}` (half of the available memory) | bytes one call "

@@ -820,6 +820,7 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, res, E, G, D, H
     """The job, step after step until ``n_steps`` are done (the steps are inlined here). Returns 0, or -1 if ReCtlr
     found no assignment (a bug)."""
     J[J_STATUS] = _src_init(P, Q, GB, next_t, gaps, uscale, life)
+    stopped_in_restart = False
     while J[J_STEPS_DONE] < P[P_N_STEPS] and J[J_STATUS] == STATUS_OK:
         res[R_LOOPS] += 1
         if J[J_T] > P[P_CAP_US]:
@@ -847,6 +848,12 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, res, E, G, D, H
                 # back to the last checkpoint; the failures during the restart are absorbed (or, under stay_dead,
                 # kill groups that stay dead); every other group is back
                 t_end = _global_restart(t_c, c_step, s0, P, PF, J, W, rng, res)
+                if t_end > P[P_CAP_US]:
+                    # a restart that ends past the cap ends the run there: nothing during it can change the outcome,
+                    # so its failures are not drawn (with a tiny MTBF and a long restart they could be billions)
+                    J[J_STATUS] = STATUS_CAPPED
+                    stopped_in_restart = True
+                    break
                 J[J_STATUS] = _src_restart(t_c, t_end, P, Q, GB, next_t, gaps, victims, uscale, life, dptr, dgroups,
                                            res)
                 if P[P_STRATEGY] == STRAT_SPARE:
@@ -857,8 +864,10 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, res, E, G, D, H
                 continue
             _finish_step(t_c, c_step, extra_rc, extra_patch, P, PF, J, W, meta, rng, res)
         J[J_STATUS] = _checkpoint_if_due(P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgroups, rng, res)
-    # the failures after the last detection but before the end still count (they hit the running job)
-    if J[J_STATUS] != STATUS_TRACE and _src_tail(J[J_T], P, Q, GB, next_t, gaps, dptr, dgroups, res) != STATUS_OK:
+    # the failures after the last detection but before the end still count (they hit the running job); a run that
+    # stopped inside a restart detected every failure up to it
+    if J[J_STATUS] != STATUS_TRACE and not stopped_in_restart and \
+            _src_tail(J[J_T], P, Q, GB, next_t, gaps, dptr, dgroups, res) != STATUS_OK:
         J[J_STATUS] = STATUS_TRACE
     _keep(W, res)
     res[R_TTT] = J[J_T]

@@ -25,7 +25,7 @@ from .closed_forms import normalized_ttt, optimal_availability, r_star
 from .paper import paper_row, paper_setting
 from .reorder import exact_stack_bound_sum
 from .stats import MCEstimate, ratio_estimate
-from .timeline import STRATEGIES, TimelineConfig, mean_wipeout_index, simulate_ttt, theory_ckpt_period_s
+from .timeline import STRATEGIES, TimelineConfig, applicable, mean_wipeout_index, simulate_ttt, theory_ckpt_period_s
 
 __all__ = ["theory_ttt", "TheoryTTT", "optimize_strategy", "OptimumResult", "main_table", "MainTable",
            "MainTableRow", "PERIOD_FACTORS"]
@@ -164,6 +164,7 @@ def optimize_strategy(strategy: str, n_groups: int, *, reps: int = 20, confirm_r
     for key in ("strategy", "n_groups", "r", "ckpt_period_s", "ckpt_period_factor"):
         if key in base:
             raise UsageValueError(f"`base` must not set {key!r}: it is what the optimiser varies")
+    base = applicable(base, strategy)  # a table's shared settings: each strategy takes the options it has
     root = root_seed_sequence(rng)
     grid, theory = [], []
     best = None
@@ -262,9 +263,10 @@ def main_table(n_values=(200, 600, 1000), *, reps: int = 20, confirm_reps: int =
                 progress(f"N={n} {s}")
             opt[s] = optimize_strategy(s, n, reps=reps, confirm_reps=confirm_reps, rng=root, base=base)
         rows.append(MainTableRow(int(n), opt, _reduction(opt["spare"], opt["rep"])))
-    cfg = TimelineConfig("spare", n_values[0], r=2, **(base or {}))
+    cfg = TimelineConfig("spare", n_values[0], r=2, **applicable(base or {}, "spare"))
     settings = {k: v for k, v in cfg.to_dict().items()
                 if k not in ("strategy", "n_groups", "r", "ckpt_period_s", "ckpt_period_factor")}
+    settings.update(base or {})  # every shared setting, including those only some strategies use
     settings.update(reps=reps, confirm_reps=confirm_reps, rng_root=root_text(root),
                     period_factors=list(PERIOD_FACTORS),
                     allreduce_model="2 + 8 (N - 200) / 800 s unless allreduce_s is set",

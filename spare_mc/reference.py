@@ -540,6 +540,10 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
                     fleet.up, fleet.dead, fleet.pending = list(range(n)), set(), []
                 fail_proc.interrupt()
                 r_s = dur(round(restart_seconds * us))
+                if env.now + r_s > cap:  # a restart that ends past the cap ends the run there, unsimulated
+                    tot["restart"] += r_s
+                    result.update(status="capped", done=done, end=env.now + r_s, cut=env.now)
+                    return
                 yield env.timeout(r_s)
                 tot["restart"] += r_s
                 if not stay_dead:
@@ -600,8 +604,11 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
 
     proc = env.process(trainer())
     env.run(until=proc)
-    tot["ttt"] = env.now
-    tot["failures"] = sum(k < env.now for k in fleet.kill_times)  # failures that hit the running job
+    tot["ttt"] = result.get("end", env.now)
+    if "cut" in result:  # stopped inside a restart: every failure up to its start was detected
+        tot["failures"] = sum(k <= result["cut"] for k in fleet.kill_times)
+    else:
+        tot["failures"] = sum(k < env.now for k in fleet.kill_times)  # failures that hit the running job
     tot["steps_done"] = result.get("done", 0)
     tot["status"] = result["status"]
     return tot

@@ -120,7 +120,7 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
         Called with a line of text at each stage.
     """
     from .optimize import main_table
-    from .timeline import TimelineConfig
+    from .timeline import TimelineConfig, applicable
 
     settings = main_table_settings(studies)
     if n_values is not None:
@@ -134,7 +134,8 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
     rng = settings["seed"] if rng is None else rng
     base = dict(base or {})
     for n in n_values:  # validate every setting before any work starts
-        TimelineConfig("spare", n, r=2, **base)
+        for strategy in ("ckpt", "rep", "spare"):
+            TimelineConfig(strategy, n, r=1 if strategy == "ckpt" else 2, **applicable(base, strategy))
     log = progress or (lambda msg: None)
     t0 = time.perf_counter()
     if table == "main":

@@ -71,7 +71,7 @@ from .storage import (
     summarize,
     write_dataset,
 )
-from .timeline import TimelineConfig
+from .timeline import TimelineConfig, applicable
 
 __all__ = ["SweepSpec", "run_sweep", "open_sweep_dataset", "compare_dataset", "DatasetComparison", "PointComparison",
            "QUANTITIES", "PARAMETERS", "OUTPUTS", "FAILURE_CHOICES"]
@@ -299,9 +299,15 @@ class SweepSpec:
                 out.append((key, idx, params, a, b))
         return out
 
+    def varies(self, name) -> bool:
+        """Whether the parameter ``name`` changes from one point to another (swept, or set by a variant)."""
+        return name in self.grid or any(name in v for v in self.variants.values())
+
     @property
-    def varies_failure_model(self) -> bool:
-        return "failure_model" in self.grid or any("failure_model" in v for v in self.variants.values())
+    def lenient(self) -> tuple:
+        """The varying parameters that make others inapplicable at some points (the failure model, the strategy):
+        there an option that does not apply is validated but ignored instead of refused."""
+        return tuple(name for name in ("failure_model", "strategy") if self.varies(name))
 
     def check_resources(self) -> None:
         """Refuse, before any work, a sweep with more tasks than ``max_tasks`` or a dataset beyond the memory
@@ -322,7 +328,7 @@ class SweepSpec:
         """Build every grid point's model once so that invalid values fail before any work starts."""
         for idx, params in self.points():
             try:
-                _model(self.quantity, params, strict=not self.varies_failure_model)
+                _model(self.quantity, params, self.lenient)
             except UsageError as exc:
                 where = ", ".join(f"{k}={self.dim_values(k)[i]!r}" for k, i in zip(self.dims, idx))
                 raise type(exc)(f"grid point ({where}): {exc}") from None
@@ -349,8 +355,9 @@ def _failure_objects(params, n_groups, *, clocked, strict=True):
                              **extra)
 
 
-def _model(quantity, params, strict=True):
-    """The objects a task runs (validates the parameters)."""
+def _model(quantity, params, lenient=()):
+    """The objects a task runs (validates the parameters; ``lenient``: see :attr:`SweepSpec.lenient`)."""
+    strict = "failure_model" not in lenient
     if quantity in ("wipeout", "overhead"):
         from .layouts import make_layout
 
@@ -358,6 +365,8 @@ def _model(quantity, params, strict=True):
         failures, topo = _failure_objects(params, params["n_groups"], clocked=False, strict=strict)
         return lay, failures, topo
     kw = {k: v for k, v in params.items() if k in _TC_DEFAULTS}
+    if "strategy" in lenient:  # an option of another strategy is ignored at this point
+        kw = applicable(kw, params["strategy"])
     failures, topo = _failure_objects(params, params["n_groups"], clocked=True, strict=strict)
     cfg = TimelineConfig(failures=failures, topology=topo, **kw)
     cfg.layout_object()  # an impossible layout (e.g. Sidon offsets that do not exist) fails here, before any work
@@ -365,13 +374,13 @@ def _model(quantity, params, strict=True):
 
 
 def run_task(quantity: str, seed: int, idx: tuple, params: dict, rep_start: int, rep_stop: int,
-             strict: bool = True) -> dict:
+             lenient: tuple = ()) -> dict:
     """Replications ``rep_start .. rep_stop - 1`` of one grid point: ``{output: float array}``.
 
     Replication ``i`` draws from ``SeedSequence(seed, spawn_key=(n_groups, i))`` (``idx``, the point's position in
     the grid, does not enter the seed).
     """
-    model = _model(quantity, params, strict)
+    model = _model(quantity, params, lenient)
     root = np.random.SeedSequence(seed)
     n = rep_stop - rep_start
     outs = {name: np.empty(n) for name in OUTPUTS[quantity]}
@@ -581,7 +590,7 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
     if existing is not None:
         say.line(f"{out} is up to date (same spec, seed and version); nothing to compute")
         return existing
-    strict = not spec.varies_failure_model
+    lenient = spec.lenient
     tasks = spec.tasks()
     with PartsStore(out, spec.digest(), OUTPUTS[spec.quantity], warn=say.warn) as store:
         existing = _check_output(out, spec, force)  # again, under the lock: another sweep may have just finished
@@ -598,19 +607,19 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
         say.update(len(results), len(tasks))
         if todo and workers == 0 and scheduler is None:
             for key, idx, params, a, b in todo:
-                res = run_task(spec.quantity, spec.seed, idx, params, a, b, strict)
+                res = run_task(spec.quantity, spec.seed, idx, params, a, b, lenient)
                 store.save(key, (a, b), res)
                 results[key] = res
                 say.update(len(results), len(tasks))
         elif todo:
-            _run_on_dask(spec, todo, store, results, scheduler, workers, strict,
+            _run_on_dask(spec, todo, store, results, scheduler, workers, lenient,
                          lambda: say.update(len(results), len(tasks)))
         say.done()
         ds = write_dataset(_assemble(spec, results), out)
     return ds
 
 
-def _run_on_dask(spec, todo, store, results, scheduler, workers, strict, report):
+def _run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report):
     from distributed import Client, LocalCluster, as_completed
 
     cluster = None
@@ -637,7 +646,7 @@ def _run_on_dask(spec, todo, store, results, scheduler, workers, strict, report)
     else:
         client = Client(scheduler, timeout="10s")
     try:
-        futures = [client.submit(run_task, spec.quantity, spec.seed, idx, params, a, b, strict,
+        futures = [client.submit(run_task, spec.quantity, spec.seed, idx, params, a, b, lenient,
                                  key=f"{spec.digest()}-{key}", pure=False, retries=3)
                    for key, idx, params, a, b in todo]
         by_key = {f.key: t for f, t in zip(futures, todo)}

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import MISSING, dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from fractions import Fraction
 
 import numpy as np
@@ -119,10 +119,12 @@ OPERATIONAL_LIMIT = 1 << 60
 _PAPER = paper_setting()
 
 
-def _option(default, help_text, *, cli=True, sweep=True):
+def _option(default, help_text, *, cli=True, sweep=True, strategies=None):
     """A config field with its meaning and unit (``help``), from which the CLI flag and the sweep parameter derive
-    (``default=MISSING``: a required field)."""
-    return field(default=default, metadata={"help": help_text, "cli": cli, "sweep": sweep})
+    (``default=MISSING``: a required field). ``strategies``: the strategies it affects (others must leave it at its
+    default: see :func:`applicable`)."""
+    return field(default=default, metadata={"help": help_text, "cli": cli, "sweep": sweep,
+                                            "strategies": strategies})
 
 
 @dataclass(frozen=True)
@@ -198,7 +200,8 @@ class TimelineConfig:
                         "or more groups)", cli=False)
     layout: str = _option("cyclic", "SPARe stacking layout: cyclic (unit stride: group i holds types i..i+r-1), "
                                     "sidon (Sidon offsets: two shard types share at most one holder) or random "
-                                    "(independent random holders, one layout per job drawn from its seed)")
+                                    "(independent random holders, one layout per job drawn from its seed)",
+                          strategies=("spare",))
     n_steps: int = _option(_PAPER["n_steps"], "training steps of the job")
     compute_s: float = _option(_PAPER["compute_s"], "compute time of one stack layer per step, T_comp (s)")
     allreduce_s: float | None = _option(None, "all-reduce time per step, T_a (s); default 2 + 8 (N - 200)/800 s, "
@@ -217,8 +220,10 @@ class TimelineConfig:
                                                 "default: ckpt_period_factor x the theory optimum T_c*", cli=False)
     ckpt_period_factor: float = _option(1.0, "multiplies the theory-optimal period T_c* when no checkpoint period "
                                              "is given")
-    shrink_s: float = _option(_PAPER["shrink_s"], "communicator shrink after a masked failure (s)")
-    rectlr_s: float = _option(_PAPER["rectlr_s"], "ReCtlr (adaptive reordering) decision time per detection (s)")
+    shrink_s: float = _option(_PAPER["shrink_s"], "communicator shrink after a masked failure (s)",
+                              strategies=("rep", "spare"))
+    rectlr_s: float = _option(_PAPER["rectlr_s"], "ReCtlr (adaptive reordering) decision time per detection (s)",
+                              strategies=("spare",))
     jitter_sd: float = _option(_PAPER["jitter_sd"], "standard deviation of the multiplicative Normal(1, sd^2) "
                                                     "jitter of every duration (0 = off)")
     max_wall_factor: float = _option(100.0, "a run stops as 'capped' when its wall clock passes this multiple of "
@@ -230,21 +235,21 @@ class TimelineConfig:
                                            "setting, N = 600)")
     rep_allreduce: str = _option("per_step", "Rep+CKPT's gradient all-reduce: once per step (per_step) or once per "
                                              "replica, N / n_sets times per step (per_replica; r times when r "
-                                             "divides N)")
+                                             "divides N)", strategies=("rep",))
     rep_masked_cost: str = _option("shrink", "what a failure masked by replication costs Rep+CKPT at the detecting "
                                              "all-reduce: shrink (the communicator shrink T_shrink), resync (T_shrink "
                                              "+ rep_resync_s, re-synchronising a replica) or redo_step (T_shrink, "
                                              "then the step in progress is recomputed: one more step compute, booked "
-                                             "as patch)")
+                                             "as patch)", strategies=("rep",))
     rep_resync_s: float = _option(0.0, "time to re-synchronise a replica after a masked failure, with "
-                                       "rep_masked_cost='resync' only (s)")
+                                       "rep_masked_cost='resync' only (s)", strategies=("rep",))
     masked_detect_s: float = _option(0.0, "fixed detection cost (e.g. a timeout) of every detection that Rep or "
                                           "SPARe masks, booked with ReCtlr/shrink (s; CKPT-only detections are "
-                                          "wipe-outs)")
+                                          "wipe-outs)", strategies=("rep", "spare"))
     patch_cost: str = _option("per_shard", "SPARe's patch compute at a masked detection: per_shard (the largest "
                                            "number of extra shards one survivor recomputes x T_comp), none, or "
                                            "whole_step (the survivors recompute the whole step: S* x T_comp with S* "
-                                           "the stack number ReCtlr just set)")
+                                           "the stack number ReCtlr just set)", strategies=("spare",))
     restart_failures: str = _option("absorbed", "failures during a global restart: absorbed (they kill nothing) or "
                                                 "stay_dead (they kill live groups, which stay dead when the job "
                                                 "resumes and are detected at the first all-reduce after the "
@@ -376,6 +381,38 @@ _CLOCK_WHY = "seconds; about 32 years, beyond which a duration is a unit mistake
 _DURATIONS = ("compute_s", "restart_s", "save_s", "shrink_s", "rectlr_s", "rep_resync_s", "masked_detect_s")
 
 
+def applicable(overrides: dict, strategy: str) -> dict:
+    """The entries of ``overrides`` (TimelineConfig fields) that affect ``strategy``: a setting shared by several
+    strategies (a sweep over strategies, the optimiser's ``base``) drops an option where it has no effect."""
+    fs = {f.name: f for f in fields(TimelineConfig)}
+    return {k: v for k, v in overrides.items()
+            if k not in fs or not fs[k].metadata.get("strategies") or strategy in fs[k].metadata["strategies"]}
+
+
+def _no_effect_iv(cfg, out) -> None:
+    """A value given where it has no effect is an error, never silently ignored: a strategy-specific option away
+    from its default for another strategy, ``live_scaling=False`` or another ``shape`` with a unit-clock model, a
+    ``topology`` without one."""
+    s = out["strategy"]
+    for f in fields(TimelineConfig):
+        strategies = f.metadata.get("strategies")
+        if strategies and s not in strategies and out.get(f.name, getattr(cfg, f.name)) != f.default:
+            raise UsageValueError(f"`{f.name}` has no effect with strategy={s!r} (it applies to "
+                                  f"{' and '.join(strategies)}); leave it at its default {f.default!r}")
+    if out["failures"] is None:
+        if cfg.topology is not None:
+            raise UsageValueError("`topology` has no effect without a unit-clock failure model (`failures`)")
+        return
+    if not out["live_scaling"]:
+        raise UsageValueError("`live_scaling`=False has no effect with a unit-clock failure model: per-GPU lifetimes "
+                              "and failure domains only hit live groups, by construction")
+    if out["shape"] != out["failures"].shape:
+        if out["shape"] != _PAPER["shape"]:
+            raise UsageValueError(f"`shape`={out['shape']} is the system-level process's; the unit-clock model has "
+                                  f"its own shape k={out['failures'].shape}: leave `shape` at its default")
+        out["shape"] = out["failures"].shape  # the shape the job runs under
+
+
 def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
     """Validate a :class:`TimelineConfig` and return its cleaned field values (plain Python numbers)."""
     out = {}
@@ -438,6 +475,7 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
             raise UsageValueError(f"`topology` has N={cfg.topology.n_groups} groups, the config N={n}")
     elif cfg.failures is not None:
         out["topology"] = Topology(_PAPER["n_gpus"], n)
+    _no_effect_iv(cfg, out)
     growth = (n / out["restart_ref_groups"]) ** RESTART_GROWTH[out["restart_growth"]]
     if out["restart_s"] * growth > MAX_DURATION_S:
         raise UsageValueError(f"the restart time restart_s x (N / restart_ref_groups)^p = "

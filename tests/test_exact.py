@@ -119,7 +119,7 @@ def test_expect_and_pmf():
 
 @pytest.mark.parametrize("kwargs, exc, match", [
     (dict(layout="sidon", n_groups=10, r=2), ValueError, r"`layout` must be one of \['block', 'cyclic', 'random'\]"),
-    (dict(layout="block", n_groups=10, r=3), ValueError, r"N divisible by r"),
+    (dict(layout="block", n_groups=10, r=11), ValueError, r"`r` must satisfy 1 <= r <= N"),
     (dict(layout="cyclic", n_groups=10, r=11), ValueError, r"1 <= r <= N"),
     (dict(layout="cyclic", n_groups=10, r=2, arithmetic="double"), ValueError, r"`arithmetic` must be one of"),
     (dict(layout="cyclic", n_groups="10", r=2), TypeError, r"`n_groups` must be an integer"),

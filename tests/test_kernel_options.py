@@ -16,7 +16,16 @@ import pytest
 import spare_mc as sm
 from spare_mc import _timeline_kernels as TK
 from spare_mc.reference import timeline_simpy
-from spare_mc.timeline import TimelineConfig, _run_us, make_trace, run_timeline, simulate_ttt
+from spare_mc.timeline import TimelineConfig as _Config
+from spare_mc.timeline import _run_us, applicable, make_trace, run_timeline, simulate_ttt
+
+
+def TimelineConfig(strategy, n_groups, **kw):
+    """These tests share one setting (BASE, random options) across strategies and failure models: each takes the
+    options it has (live scaling is the system process's; unit clocks only hit live groups anyway)."""
+    if kw.get("failures") is not None:
+        kw.pop("live_scaling", None)
+    return _Config(strategy, n_groups, **applicable(kw, strategy))
 
 US = 1_000_000
 NEVER = 1 << 60
@@ -344,11 +353,12 @@ def _random_units(rng, n, kind):
                        placement=str(rng.choice(["contiguous", "strided"])))
     mtbf, k = float(rng.uniform(20, 400)), float(rng.uniform(0.6, 1.5))
     bg = sm.PerGPU.from_system_mtbf(mtbf, topo.n_gpus, k, str(rng.choice(["renew", "keep"])))
+    own = dict(shape=k, live_scaling=True)  # a unit-clock model runs under its own shape, on live groups only
     if kind == "per_gpu":
-        return dict(failures=bg, topology=topo)
+        return dict(failures=bg, topology=topo, **own)
     fail = sm.DomainFailures(str(rng.choice(["node", "rack", "power"])), mtbf * 20, k,
                              background=bg if rng.random() < 0.7 else None)
-    return dict(failures=fail, topology=topo)
+    return dict(failures=fail, topology=topo, **own)
 
 
 def _random_config(rng, strategy, source):
@@ -462,8 +472,9 @@ def test_jitter_equal_in_distribution_under_options(strategy, n, r, kw):
     (dict(ckpt_failure="maybe"), sm.UsageValueError, r"`ckpt_failure` must be one of \['completes', 'lost'\]"),
 ])
 def test_bad_values_name_the_option(kw, exc, match):
+    strategy = "spare" if "patch_cost" in kw else "rep"  # a strategy the option applies to
     with pytest.raises(exc, match=match):
-        TimelineConfig("rep", 12, r=3, **kw)
+        _Config(strategy, 12, r=3, **kw)
 
 
 def test_options_are_sweep_parameters_and_cli_flags(capsys):
@@ -506,11 +517,10 @@ n_groups = 25
 r = 3
 n_steps = 150
 ckpt_every_steps = 4
-patch_cost = "whole_step"
 """
     ds = run_sweep(SweepSpec.from_toml(text), tmp_path / "k.nc", workers=0, progress=False)
     assert ds.sizes["restart_failures"] == 2 and ds.sizes["ckpt_failure"] == 2
-    cfg = TimelineConfig("rep", 25, r=3, n_steps=150, ckpt_every_steps=4, patch_cost="whole_step",
-                         restart_failures="stay_dead", ckpt_failure="lost")
+    cfg = TimelineConfig("rep", 25, r=3, n_steps=150, ckpt_every_steps=4, restart_failures="stay_dead",
+                         ckpt_failure="lost")
     np.testing.assert_array_equal(ds["ttt_over_t0"].sel(restart_failures="stay_dead", ckpt_failure="lost").values,
                                   simulate_ttt(cfg, 2, rng=1).values("ttt_over_t0"))

@@ -65,10 +65,10 @@ def test_rep_all_reduce_once_per_replica():
     res = _agree(per_rep, trace)
     assert res[TK.R_TTT] == 50 * 3 * (64 + 5) * US and res[TK.R_ALLREDUCE] == 50 * 3 * 5 * US
     assert per_rep.t0_s == per_step.t0_s == 50 * 69.0
-    # it only concerns Rep
-    spare = TimelineConfig("spare", 60, r=3, rep_allreduce="per_replica", **{k: v for k, v in base.items()
-                                                                            if k != "r"})
-    assert spare.step_allreduce == 5.0
+    # it only concerns Rep: set for SPARe, it is an error (it would have no effect)
+    with pytest.raises(sm.UsageValueError, match=r"`rep_allreduce` has no effect with strategy='spare'"):
+        TimelineConfig("spare", 60, rep_allreduce="per_replica", **base)
+    assert TimelineConfig("spare", 60, **base).step_allreduce == 5.0
 
 
 # ------------------------------------------------------------------------------------- random SPARe layout
@@ -100,8 +100,10 @@ def test_random_traces_agree_with_the_twin_under_every_wrapper_option():
                              ckpt_period_s=float(rng.uniform(50, 800)), compute_s=float(rng.uniform(1, 20)),
                              jitter_sd=0.0, restart_growth=str(rng.choice(["constant", "linear", "quadratic"])),
                              restart_ref_groups=int(rng.integers(10, 60)),
-                             rep_allreduce=str(rng.choice(["per_step", "per_replica"])),
-                             layout=str(rng.choice(["cyclic", "random"])), max_wall_factor=20.0)
+                             rep_allreduce=str(rng.choice(["per_step", "per_replica"])) if strategy == "rep"
+                             else "per_step",
+                             layout=str(rng.choice(["cyclic", "random"])) if strategy == "spare" else "cyclic",
+                             max_wall_factor=20.0)
         holders = cfg.layout_object(rng=rng).holders
         trace = make_trace(cfg, np.random.default_rng(rng.integers(2**32)), 200_000)
         _agree(cfg, trace, holders)
@@ -160,3 +162,76 @@ def test_options_are_sweep_parameters_and_cli_flags(tmp_path):
         assert flag in text
     run = run_timeline(TimelineConfig("spare", 60, r=3, layout="random", n_steps=100), np.random.SeedSequence(1))
     assert run.status == "ok"
+
+
+# ------------------------------------------------------------------------------ a restart that ends past the cap
+def test_a_restart_past_the_cap_ends_the_run_without_drawing_its_failures():
+    """CKPT-only, one failure during the first step; the restart (1e6 s) ends far past the cap (5 x T0): the run
+    stops at the restart's end, status capped, and the failures the restart would absorb are never drawn (the
+    job that used to take 10 GB and 30 s with MTBF 1 ms takes milliseconds)."""
+    cfg = TimelineConfig("ckpt", 12, jitter_sd=0.0, ckpt_period_s=1e6, n_steps=20, restart_s=1e6, allreduce_s=6.0,
+                         max_wall_factor=5.0, mtbf_s=1.0)
+    # one failure at 10 s (during the first step), then arrivals from about 100 s on: inside the restart
+    gaps = np.array([10 * US * 12, 90 * US * 12] + [US * 12] * 10 + [NEVER], dtype=np.int64)
+    res = _agree(cfg, (gaps, np.zeros(gaps.size, dtype=np.int64)))
+    assert res[TK.R_STATUS] == TK.STATUS_CAPPED and res[TK.R_TTT] == 64 * US + 10**6 * US
+    assert res[TK.R_RESTART] == 10**6 * US and res[TK.R_ABSORBED] == 0 and res[TK.R_FAILURES] == 1
+    assert res[TK.R_ARRIVALS] == 1  # the restart's arrivals were not drawn
+    import time
+    t = time.perf_counter()
+    run = simulate_ttt(TimelineConfig("spare", 100, r=3, n_steps=200, mtbf_s=0.001, restart_s=1e9,
+                                      max_wall_factor=1e-3), 3, rng=1)
+    assert all(r.status == "capped" for r in run.runs) and time.perf_counter() - t < 30
+
+
+# --------------------------------------------------------------------------------- options where they do nothing
+@pytest.mark.parametrize("strategy, kw, match", [
+    ("rep", dict(layout="sidon"), r"`layout` has no effect with strategy='rep' \(it applies to spare\)"),
+    ("ckpt", dict(rectlr_s=5.0), r"`rectlr_s` has no effect with strategy='ckpt'"),
+    ("ckpt", dict(shrink_s=1.0), r"`shrink_s` has no effect with strategy='ckpt' \(it applies to rep and spare\)"),
+    ("spare", dict(rep_allreduce="per_replica"), r"`rep_allreduce` has no effect with strategy='spare'"),
+    ("rep", dict(patch_cost="none"), r"`patch_cost` has no effect with strategy='rep'"),
+    ("spare", dict(live_scaling=False, failures=sm.PerGPU(1e9, 0.78)), r"`live_scaling`=False has no effect"),
+    ("spare", dict(shape=2.0, failures=sm.PerGPU(1e9, 0.78)), r"`shape`=2.0 is the system-level process's"),
+    ("spare", dict(topology=sm.Topology(6000, 60)), r"`topology` has no effect without a unit-clock failure model"),
+])
+def test_an_option_given_where_it_has_no_effect_is_an_error(strategy, kw, match):
+    with pytest.raises(sm.UsageValueError, match=match):
+        TimelineConfig(strategy, 60, r=1 if strategy == "ckpt" else 3, **kw)
+
+
+def test_shared_settings_apply_where_they_can():
+    """A unit-clock model's own shape is the job's; the optimiser's base and a sweep over strategies give each
+    strategy the options it has."""
+    cfg = TimelineConfig("spare", 60, r=3, failures=sm.PerGPU(1e9, 1.0))
+    assert cfg.shape == 1.0
+    opt = sm.optimize_strategy("rep", 24, reps=2, confirm_reps=2, r_range=(2, 3), period_factors=(1.0,),
+                               base={"n_steps": 50, "patch_cost": "none", "layout": "sidon"}, rng=1)
+    assert opt.best.config.layout == "cyclic"
+    from spare_mc.sweep import SweepSpec, run_sweep
+    text = """
+[sweep]
+name = "s"
+quantity = "ttt"
+reps = 2
+seed = 1
+[grid]
+strategy = ["rep", "spare"]
+[fixed]
+n_groups = 24
+r = 3
+n_steps = 60
+layout = "sidon"
+patch_cost = "none"
+"""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        ds = run_sweep(SweepSpec.from_toml(text), f"{d}/s.nc", workers=0, progress=False)
+    for s in ("rep", "spare"):
+        cfg = TimelineConfig(s, 24, r=3, n_steps=60, **({"layout": "sidon", "patch_cost": "none"} if s == "spare"
+                                                         else {}))
+        np.testing.assert_array_equal(ds["ttt_over_t0"].sel(strategy=s).values,
+                                      simulate_ttt(cfg, 2, rng=1).values("ttt_over_t0"))
+    with pytest.raises(sm.UsageValueError, match=r"`layout` has no effect with strategy='rep'"):
+        SweepSpec.from_toml(text.replace('strategy = ["rep", "spare"]', 'r = [3]').replace(
+            'n_groups = 24', 'n_groups = 24\nstrategy = "rep"').replace("r = 3\n", "")).check_points()

@@ -90,7 +90,7 @@ def test_cli_table_output(capsys):
 @pytest.mark.parametrize("argv, match", [
     (["mu", "--n-groups", "6", "--r", "8"], r"`r` must satisfy 1 <= r <= N, got r=8 with N=6"),
     (["mu", "--n-groups", "x", "--r", "8"], r"argument --n-groups: invalid int value: 'x'"),
-    (["mu", "--n-groups", "10", "--r", "3", "--layout", "block"], r"N divisible by r"),
+    (["mu", "--n-groups", "10", "--r", "4", "--layout", "sidon"], r"Sidon offsets are impossible"),
     (["mu", "--n-groups", "10", "--r", "3", "--layout", "ring"], r"argument --layout: invalid choice"),
     (["mu", "--n-groups", "10", "--r", "3", "--reps", "1"], r"`--reps` must be >= 2"),
     (["mu", "--n-groups", "10", "--r", "3", "--seed", "-1"], r"`--seed` must be >= 0"),

@@ -9,7 +9,7 @@ from scipy import stats
 import spare_mc as sm
 from spare_mc import _timeline_kernels as TK
 from spare_mc.reference import timeline_simpy
-from spare_mc.timeline import TimelineConfig, make_trace, run_timeline, simulate_ttt, _run_us
+from spare_mc.timeline import TimelineConfig, applicable, make_trace, run_timeline, simulate_ttt, _run_us
 from conftest import ALPHA
 
 KEYS = {"ttt": TK.R_TTT, "useful": TK.R_USEFUL, "redundant": TK.R_REDUNDANT, "patch": TK.R_PATCH,
@@ -35,7 +35,7 @@ def _random_config(rng, strategy, **kw):
                 layout=str(rng.choice(["cyclic", "sidon"])) if n >= 24 else "cyclic",
                 max_wall_factor=float(rng.choice([5.0, 100.0])))
     base.update(kw)
-    return TimelineConfig(strategy, n, **base)
+    return TimelineConfig(strategy, n, **applicable(base, strategy))  # each strategy takes the options it has
 
 
 def _random_units(rng, n, kind):
@@ -44,11 +44,12 @@ def _random_units(rng, n, kind):
                        placement=str(rng.choice(["contiguous", "strided"])))
     mtbf, k = float(rng.uniform(20, 400)), float(rng.uniform(0.6, 1.5))
     bg = sm.PerGPU.from_system_mtbf(mtbf, topo.n_gpus, k, str(rng.choice(["renew", "keep"])))
+    own = dict(shape=k, live_scaling=True)  # a unit-clock model runs under its own shape, on live groups only
     if kind == "per_gpu":
-        return dict(failures=bg, topology=topo)
+        return dict(failures=bg, topology=topo, **own)
     fail = sm.DomainFailures(str(rng.choice(["node", "rack", "power"])), mtbf * 20, k,
                              background=bg if rng.random() < 0.7 else None)
-    return dict(failures=fail, topology=topo)
+    return dict(failures=fail, topology=topo, **own)
 
 
 @pytest.mark.parametrize("failures", ["system", "per_gpu", "domain"])
