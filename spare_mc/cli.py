@@ -181,7 +181,9 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_config_options(tt)
     tt.add_argument("--json", action="store_true", help="print one JSON object")
     sw = sub.add_parser("sweep", parents=[common], help="run or resume a parameter sweep (TOML spec) on dask")
-    sw.add_argument("spec", help="path of the TOML sweep spec")
+    sw.add_argument("spec", help="path of a TOML sweep spec, or the name of a shipped study (masked, overhead, "
+                                 "ttt_spare, ttt_rep, ttt_ckpt)")
+    sw.add_argument("--quick", action="store_true", help="the spec's quick size (its quick_reps replications)")
     sw.add_argument("--scheduler", default=None, help="address of an existing dask scheduler (tcp://host:port)")
     sw.add_argument("--out", default=None, help="dataset path (default data/<name>.nc)")
     sw.add_argument("--workers", type=int, default=None,
@@ -393,7 +395,18 @@ def run_sweep_cmd(args) -> dict:
     from .options import set_options
     from .sweep import SweepSpec, run_sweep
 
-    spec = SweepSpec.from_file(args.spec)
+    path = args.spec
+    if not os.path.exists(path) and os.sep not in path and not path.endswith(".toml"):
+        from .reproduce import studies_dir  # a shipped study by name: `spare-mc sweep masked`
+
+        shipped = studies_dir() / f"{path}.toml"
+        if not shipped.exists():
+            names = sorted(p.stem for p in studies_dir().glob("*.toml") if p.stem != "main_table")
+            raise UsageValueError(f"sweep spec file not found: {path} (shipped studies: {', '.join(names)})")
+        path = str(shipped)
+    spec = SweepSpec.from_file(path)
+    if args.quick:
+        spec = spec.quick()
     with set_options(**({} if args.max_tasks is None else {"max_tasks": args.max_tasks})):
         ds = run_sweep(spec, args.out, scheduler=args.scheduler, workers=args.workers, force=args.force)
     out = args.out or os.path.join("data", f"{spec.name}.nc")
