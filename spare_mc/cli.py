@@ -93,9 +93,10 @@ def _add_seed(p):
 _CHOICES = {"layout": ("cyclic", "sidon")}
 
 
-def _add_config_options(p, topology=True) -> None:
+def _add_config_options(p, topology=True, failures=True) -> None:
     """One flag per :class:`TimelineConfig` field marked for the command line, with its meaning, unit and default
-    taken from the field (so every default lives in one place)."""
+    taken from the field (so every default lives in one place); ``failures=False``: the system-level failure
+    process only (no failure-model flags)."""
     from .timeline import TimelineConfig
 
     for f in fields(TimelineConfig):
@@ -110,6 +111,10 @@ def _add_config_options(p, topology=True) -> None:
     p.add_argument("--no-live-scaling", action="store_true",
                    help="the system-level failure rate does not fall as groups die (default: proportional to the "
                         "live GPUs)")
+    if not failures:
+        p.set_defaults(failures="system", calibration=None, age_policy=None, domain_mtbf_s=None, n_gpus=None,
+                       placement=None)
+        return
     p.add_argument("--failures", choices=("system", "per-gpu", "node", "rack", "power"), default="system",
                    help="failure model: system-level renewal (default); per-GPU Weibull lifetimes; or failure domains "
                         "(node, rack, power) on top of per-GPU lifetimes, calibrated to --mtbf-s as --calibration "
@@ -223,6 +228,33 @@ def _build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--seed", type=int, default=None, help="root seed of the main table (default 0)")
     _add_config_options(rp, topology=False)
     rp.add_argument("--json", action="store_true", help="print one JSON object")
+    se = sub.add_parser("sensitivity", parents=[common],
+                        help="paired sensitivity of SPARe's reduction over Rep to every open modelling choice and "
+                             "stated input")
+    se.add_argument("--n-groups", default="600",
+                    help="comma-separated N values (default 600; the full study: 200,600,1000)")
+    se.add_argument("--variants", default=None,
+                    help="comma-separated names of the variants to run (default: all; see --list-variants)")
+    se.add_argument("--list-variants", action="store_true", help="print the variants and exit")
+    se.add_argument("--rep-r", default="2-6", help="range of r searched for Rep, LO-HI (default 2-6)")
+    se.add_argument("--spare-r", default="2-14", help="range of r searched for SPARe, LO-HI (default 2-14)")
+    se.add_argument("--reps", type=int, default=10, help="replications per point of the screen (default 10)")
+    se.add_argument("--pilot-reps", type=int, default=40,
+                    help="confirmation replications of the pilot stage (default 40)")
+    se.add_argument("--target-pp", type=float, default=1.0,
+                    help="95%% half-width of every change, in percentage points (default 1)")
+    se.add_argument("--max-confirm-reps", type=int, default=400,
+                    help="most confirmation replications per point (default 400)")
+    _add_seed(se)
+    se.add_argument("--out-dir", default=None, help="folder of the datasets and the figure (default data/sensitivity)")
+    se.add_argument("--figure", default=None,
+                    help="tornado figure path (default <out-dir>/sensitivity.png; 'none' to skip it)")
+    se.add_argument("--workers", type=int, default=None,
+                    help="local worker processes (default: the number of CPUs; 0 = in this process)")
+    se.add_argument("--scheduler", default=None, help="address of an existing dask scheduler")
+    se.add_argument("--force", action="store_true", help="replace output files spare-mc did not write")
+    _add_config_options(se, topology=False, failures=False)
+    se.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
 
@@ -468,6 +500,62 @@ def run_reproduce(args) -> dict:
     return out
 
 
+def run_sensitivity(args) -> dict:
+    """The ``sensitivity`` command: the study of :mod:`spare_mc.sensitivity` (its expected time first, on stderr)."""
+    from .plots import save_sensitivity_figure
+    from .sensitivity import default_variants, estimate_cost, sensitivity
+
+    try:
+        n_values = [int(x) for x in args.n_groups.split(",")]
+    except ValueError:
+        raise UsageValueError(f"`--n-groups` must be comma-separated integers, got {args.n_groups!r}") from None
+    base = _config_overrides(args)
+    variants = default_variants(base)
+    if args.list_variants:
+        return {"variants": [v.to_dict() for v in variants]}
+    if args.variants is not None:
+        names = [x.strip() for x in args.variants.split(",") if x.strip()]
+        known = {v.name: v for v in variants}
+        unknown = [x for x in names if x not in known]
+        if unknown or not names:
+            raise UsageValueError(f"`--variants` must name variants among {sorted(known)}, got {unknown or names}")
+        variants = tuple(known[x] for x in names)
+    if args.seed < 0:
+        raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
+    out_dir = args.out_dir or os.path.join("data", "sensitivity")
+    figure = None if (args.figure or "").lower() == "none" else args.figure or os.path.join(out_dir,
+                                                                                         "sensitivity.png")
+    if figure is not None:  # refuse a foreign file before any work
+        from .plots import _check_figure_target
+
+        _check_figure_target(figure, args.force)
+    r_ranges = {}
+    for s, text in (("rep", args.rep_r), ("spare", args.spare_r)):
+        try:
+            lo, hi = (int(x) for x in text.split("-"))
+        except ValueError:
+            raise UsageValueError(f"`--{s}-r` must be LO-HI (e.g. 2-6), got {text!r}") from None
+        r_ranges[s] = (lo, hi)
+    kw = dict(variants=variants, reps=args.reps, pilot_reps=args.pilot_reps, base=base, r_ranges=r_ranges)
+    cost = estimate_cost(n_values, workers=args.workers if args.workers else None, **kw)
+    _say(f"spare-mc sensitivity: {len(variants)} variants at N = {', '.join(map(str, n_values))}; expected time "
+         f"about {cost['expected_s'] / 60:.1f} min on {cost['workers']} worker(s) (a rough estimate from timed jobs)")
+    log = (lambda msg: _say(f"... {msg}")) if not args.json else None
+    res = sensitivity(n_values, target_pp=args.target_pp, max_confirm_reps=args.max_confirm_reps, rng=args.seed,
+                      out_dir=out_dir, scheduler=args.scheduler, workers=args.workers, force=args.force,
+                      progress=log, **kw)
+    d = res.to_dict()
+    d["expected_s"] = cost["expected_s"]
+    if figure is not None:
+        d["figure"] = save_sensitivity_figure(res, figure, force=args.force)
+    from .storage import write_json
+
+    d["result"] = os.path.join(out_dir, "sensitivity.json")
+    write_json(_json_safe(d), d["result"])
+    d["_table"] = res.table()
+    return d
+
+
 def run_plot(args) -> dict:
     """The ``plot`` command."""
     from .plots import save_figures
@@ -531,7 +619,7 @@ def _os_message(exc: OSError) -> str:
 
 
 _COMMANDS = {"mu": run_mu, "overhead": run_overhead, "ttt": run_ttt, "reproduce": run_reproduce,
-             "sweep": run_sweep_cmd, "compare": run_compare, "plot": run_plot}
+             "sweep": run_sweep_cmd, "compare": run_compare, "plot": run_plot, "sensitivity": run_sensitivity}
 
 
 def main(argv=None) -> int:
@@ -552,7 +640,7 @@ def main(argv=None) -> int:
         _say(f"spare-mc: error: {_os_message(exc)}")
         return 1
     except KeyboardInterrupt:
-        sweeping = args is not None and args.command in ("sweep", "reproduce")
+        sweeping = args is not None and args.command in ("sweep", "reproduce", "sensitivity")
         _say("spare-mc: interrupted" + (" (a sweep keeps its finished tasks and resumes where it stopped)"
                                         if sweeping else ""))
         return 130
@@ -576,8 +664,20 @@ def main(argv=None) -> int:
 
 
 def _emit(args, out) -> None:
+    table = out.pop("_table", None) if isinstance(out, dict) else None
     if args.json:
         print(json.dumps(_json_safe(out), default=json_default, allow_nan=False))
+    elif args.command == "sensitivity" and table is None:  # --list-variants
+        for v in out["variants"]:
+            print(f"{v['name']:<28} {v['kind']:<12} {v['why']}")
+    elif args.command == "sensitivity":
+        print(table)
+        print(f"datasets: {', '.join(out['datasets'].values())}")
+        print(f"result: {out['result']}" + (f"; figure: {out['figure']}" if "figure" in out else ""))
+        s = out["settings"]
+        print(f"{s['confirm_reps']} confirmation replications per point; largest 95% half-width "
+              f"{s['max_half_width_pp']:.2f} pp (target {s['target_pp']:g} pp"
+              f"{'' if s['target_met'] else ', NOT met: raise --max-confirm-reps'}); {out['elapsed_s']:.0f} s")
     elif args.command == "reproduce":
         if "datasets" in out:
             print("datasets: " + ", ".join(out["datasets"].values()))

@@ -185,7 +185,8 @@ class SweepSpec:
         both = set(self.grid) & set(self.fixed)
         if both:
             raise UsageValueError(f"parameters both swept and fixed: {sorted(both)}")
-        missing = [k for k in _REQUIRED[q] if k not in self.grid and k not in self.fixed]
+        missing = [k for k in _REQUIRED[q] if k not in self.grid and k not in self.fixed
+                   and not (self.variants and all(k in v for v in self.variants.values()))]
         if missing:
             raise UsageValueError(f"quantity {q!r} needs {missing} in `grid` or `fixed`")
 
@@ -369,7 +370,9 @@ def _model(quantity, params, lenient=()):
         kw = applicable(kw, params["strategy"])
     failures, topo = _failure_objects(params, params["n_groups"], clocked=True, strict=strict)
     cfg = TimelineConfig(failures=failures, topology=topo, **kw)
-    cfg.layout_object()  # an impossible layout (e.g. Sidon offsets that do not exist) fails here, before any work
+    # an impossible layout (e.g. Sidon offsets that do not exist) fails here, before any work (random holders are
+    # drawn per job from its seed; one draw checks the parameters)
+    cfg.layout_object(rng=0 if cfg.layout == "random" else None)
     return cfg
 
 

@@ -1,0 +1,229 @@
+"""The paired sensitivity study: its statistics, its common random numbers, its selection and its interfaces."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import spare_mc as sm
+from spare_mc.cli import main
+from spare_mc.optimize import optimize_strategy
+from spare_mc.sensitivity import (Variant, default_variants, holm, paired_delta_reduction, sensitivity)
+from spare_mc.timeline import TimelineConfig, simulate_ttt
+
+BASE = {"n_steps": 150}
+RR = {"rep": (2, 3), "spare": (2, 4)}
+PF = (0.71, 1.41)
+
+
+# ------------------------------------------------------------------------------------------- statistics
+def test_holm_by_hand():
+    np.testing.assert_allclose(holm([0.01, 0.04, 0.03, 0.005]), [0.03, 0.06, 0.06, 0.02])
+    np.testing.assert_allclose(holm([0.5, 0.9]), [1.0, 1.0])
+    assert holm([]).size == 0
+
+
+def test_paired_delta_is_the_difference_of_ratios_and_zero_for_the_baseline():
+    rng = np.random.default_rng(1)
+    s_b, r_b = 2 + rng.random(30), 3 + rng.random(30)
+    d0 = paired_delta_reduction(s_b, r_b, s_b, r_b)
+    assert d0.mean == 0 and d0.se == 0 and d0.ci == (0.0, 0.0)
+    s_v, r_v = s_b * 1.1, r_b * 0.9 + rng.random(30) * 0.1
+    d = paired_delta_reduction(s_b, r_b, s_v, r_v)
+    expected = 100 * ((1 - s_v.mean() / r_v.mean()) - (1 - s_b.mean() / r_b.mean()))
+    assert d.mean == pytest.approx(expected, rel=1e-12) and d.n == 30
+    # the delta-method variance by finite differences of the function of the four means
+    x = np.vstack([s_b, r_b, s_v, r_v])
+    m = x.mean(axis=1)
+    f = lambda mm: 100 * (mm[0] / mm[1] - mm[2] / mm[3])  # noqa: E731
+    g = np.array([(f(m + h) - f(m - h)) / 2e-7 for h in np.eye(4) * 1e-7])
+    assert d.se == pytest.approx(math.sqrt(g @ np.cov(x) @ g / 30), rel=1e-5)
+
+
+def test_paired_delta_interval_covers_at_its_level():
+    """Coverage of the paired interval on correlated lognormal data with a known true change (4,000 studies of
+    60 replications: 95% +- 4.5 binomial sd)."""
+    rng = np.random.default_rng(7)
+    n, studies = 60, 4000
+    z = rng.standard_normal((studies, 4, n))
+    mix = np.array([[1, 0, 0, 0], [0.3, 1, 0, 0], [0.8, 0.2, 0.6, 0], [0.2, 0.8, 0.1, 0.5]])
+    x = np.exp(0.25 * np.einsum("ij,sjn->sin", mix, z)) * np.array([2.0, 3.0, 2.2, 2.9])[None, :, None]
+    mu = np.exp(0.25 ** 2 * (mix ** 2).sum(axis=1) / 2) * np.array([2.0, 3.0, 2.2, 2.9])
+    true = 100 * (mu[0] / mu[1] - mu[2] / mu[3])
+    hits = 0
+    for s in range(studies):
+        lo, hi = paired_delta_reduction(*x[s]).ci
+        hits += lo <= true <= hi
+    sd = math.sqrt(0.95 * 0.05 * studies)
+    assert abs(hits - 0.95 * studies) < 4.5 * sd, hits / studies
+
+
+def test_paired_delta_bad_input():
+    with pytest.raises(sm.UsageValueError, match="paired vectors"):
+        paired_delta_reduction([1, 2], [1, 2], [1], [1])
+    with pytest.raises(sm.UsageValueError, match="positive"):
+        paired_delta_reduction([1, 2], [0, 0], [1, 2], [1, 2])
+
+
+# ------------------------------------------------------------------------------------------- the study
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sens")
+    variants = [Variant("sidon", "option", "layout", "sidon", {"layout": "sidon"}),
+                Variant("same_at_ref", "option", "restart_growth", "linear",
+                        {"restart_growth": "linear", "restart_ref_groups": 24}),
+                Variant("stay_dead", "option", "restart_failures", "stay_dead", {"restart_failures": "stay_dead"}),
+                Variant("redo", "option", "rep_masked_cost", "redo_step", {"rep_masked_cost": "redo_step"})]
+    res = sensitivity((24, 30), variants=variants, reps=3, pilot_reps=6, target_pp=2.0, max_confirm_reps=30,
+                      rng=5, base=BASE, r_ranges=RR, period_factors=PF, out_dir=out, workers=0)
+    return res, out
+
+
+def test_baseline_screen_is_the_optimisers_grid_on_the_same_traces(small):
+    """The screen's baseline points are the main table's optimiser runs (same seeds): common random numbers."""
+    res, out = small
+    from spare_mc.storage import open_dataset
+
+    for s in ("rep", "spare"):
+        ds = open_dataset(out / f"sensitivity-screen-{s}.nc")
+        opt = optimize_strategy(s, 24, reps=3, confirm_reps=6, rng=5, r_range=RR[s], period_factors=PF, base=BASE)
+        for row in opt.grid:
+            got = ds["ttt_over_t0"].sel(variant="baseline", n_groups=24, r=row["r"],
+                                        ckpt_period_factor=row["ckpt_period_factor"]).values.mean()
+            assert got == pytest.approx(row["ttt_over_t0"], rel=1e-12)
+        assert res.baseline[24].__getattribute__(s).r == opt.best_r
+
+
+def test_confirmation_runs_are_direct_runs_of_the_selected_point(small):
+    res, _ = small
+    n_conf = res.settings["confirm_reps"]
+    for name in ("baseline", "stay_dead"):
+        row = res.row(name, 30)
+        for s in ("rep", "spare"):
+            p = getattr(row, s)
+            over = {"baseline": {}, "stay_dead": {"restart_failures": "stay_dead"}}[name]
+            cfg = TimelineConfig(s, 30, r=p.r, ckpt_period_factor=p.ckpt_period_factor, **BASE, **over)
+            direct = simulate_ttt(cfg, n_conf, rng=5, first_rep=3)
+            np.testing.assert_array_equal(p.values, direct.values("ttt_over_t0"))
+            assert p.ckpt_period_s == pytest.approx(cfg.ckpt_period)
+
+
+def test_a_variant_of_the_other_strategy_reuses_the_baseline_exactly(small):
+    res, _ = small
+    for n in (24, 30):
+        b = res.baseline[n]
+        sidon, redo = res.row("sidon", n), res.row("redo", n)
+        np.testing.assert_array_equal(sidon.rep.values, b.rep.values)  # layout is SPARe's option
+        np.testing.assert_array_equal(redo.spare.values, b.spare.values)  # rep_masked_cost is Rep's
+    same = res.row("same_at_ref", 24)  # linear growth with its reference at N: the baseline for both
+    assert same.delta.mean == 0 and same.delta.se == 0 and same.p_value == 1 and same.p_holm == 1
+    assert res.row("same_at_ref", 30).delta.se > 0  # at N = 30 the restart is longer: a real change
+
+
+def test_rows_deltas_holm_and_json(small):
+    res, _ = small
+    ps = []
+    for var, rows in res.variants:
+        for n, row in rows.items():
+            b = res.baseline[n]
+            d = paired_delta_reduction(b.spare.values, b.rep.values, row.spare.values, row.rep.values)
+            assert row.delta.mean == d.mean and row.delta.ci == d.ci
+            assert 100 * (row.reduction.mean - b.reduction.mean) == pytest.approx(d.mean, abs=1e-9)
+            ps.append(row.p_value)
+    np.testing.assert_allclose([row.p_holm for _, rows in res.variants for row in rows.values()], holm(ps))
+    d = json.loads(json.dumps(res.to_dict(), default=str))
+    assert d["n_groups"] == [24, 30] and set(d["baseline"]) == {"24", "30"}
+    row = d["variants"][0]["rows"]["24"]
+    assert {"name", "option", "value", "rows"} <= set(d["variants"][0])
+    for key in ("rep", "spare", "reduction", "reduction_ci95", "delta_reduction_pp", "delta_reduction_pp_ci95"):
+        assert key in row
+    for key in ("r", "ttt_over_t0", "ttt_over_t0_ci95", "availability"):
+        assert key in row["rep"] and key in row["spare"]
+    assert res.settings["target_met"] == (res.settings["max_half_width_pp"] <= 2.0)
+
+
+def test_rerun_reuses_every_dataset(small, tmp_path):
+    res, out = small
+    variants = [v for v, _ in res.variants]
+    again = sensitivity((24, 30), variants=variants, reps=3, pilot_reps=6, target_pp=2.0, max_confirm_reps=30,
+                        rng=5, base=BASE, r_ranges=RR, period_factors=PF, out_dir=out, workers=0)
+    assert again.elapsed_s < res.elapsed_s
+    for (v, rows), (_, rows2) in zip(res.variants, again.variants):
+        for n in rows:
+            assert rows[n].delta.mean == rows2[n].delta.mean
+
+
+def test_figure(small, tmp_path):
+    from PIL import Image
+
+    from spare_mc.plots import save_sensitivity_figure
+
+    res, _ = small
+    path = save_sensitivity_figure(res, tmp_path / "t.png")
+    with Image.open(path) as im:
+        assert str(im.info["Software"]).startswith("spare-mc")
+    (tmp_path / "mine.png").write_text("not a figure")
+    with pytest.raises(sm.UsageValueError, match="not a figure written by spare-mc"):
+        save_sensitivity_figure(res, tmp_path / "mine.png")
+
+
+def test_default_variants_are_valid_and_named_once():
+    vs = default_variants()
+    names = [v.name for v in vs]
+    assert len(names) == len(set(names)) and len(vs) >= 20
+    kinds = {v.kind for v in vs}
+    assert kinds == {"option", "combination", "input"}
+    for v in vs:
+        for s in ("rep", "spare"):
+            TimelineConfig(s, 600, r=3, **sm.timeline.applicable(v.overrides, s))
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"n_values": ()}, "at least one N"),
+    ({"n_values": (24, 24)}, "each once"),
+    ({"reps": 1}, "`reps` must be >= 2"),
+    ({"target_pp": 0}, "`target_pp` must be in"),
+    ({"target_pp": "x"}, "`target_pp` must be a number"),
+    ({"r_ranges": {"rep": (4, 2)}}, "lo <= hi"),
+    ({"r_ranges": {"ckpt": (1, 2)}}, "maps 'rep'/'spare'"),
+    ({"base": {"r": 3}}, "must not set 'r'"),
+    ({"period_factors": (0,)}, "positive"),
+    ({"variants": [Variant("x", "option", "save_s", -1, {"save_s": -1.0})]}, "variant 'x' at N=24"),
+])
+def test_bad_input_is_refused_before_any_work(kw, match, tmp_path):
+    args = {"n_values": (24,), "out_dir": tmp_path / "o", "workers": 0, **kw}
+    with pytest.raises((sm.UsageValueError, sm.UsageTypeError), match=match):
+        sensitivity(**args)
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+def test_variant_rules():
+    with pytest.raises(sm.UsageValueError, match="other than 'baseline'"):
+        Variant("baseline", "option", "x", 1, {"save_s": 1.0})
+    with pytest.raises(sm.UsageValueError, match="must not set 'r'"):
+        Variant("v", "option", "r", 1, {"r": 1})
+    with pytest.raises(sm.UsageValueError, match="non-empty dict"):
+        Variant("v", "option", "x", 1, {})
+
+
+# ------------------------------------------------------------------------------------------- the command
+def test_cli_runs_writes_and_refuses(tmp_path, capsys):
+    out = tmp_path / "cli"
+    argv = ["sensitivity", "--n-groups", "24", "--variants", "stay_dead_x", "--out-dir", str(out)]
+    assert main(argv) == 2
+    assert "`--variants` must name variants" in capsys.readouterr().err
+    assert main(["sensitivity", "--n-groups", "24,x"]) == 2
+    assert main(["sensitivity", "--n-groups", "24", "--rep-r", "2to3"]) == 2
+    assert main(["sensitivity", "--n-groups", "24", "--target-pp", "-1", "--out-dir", str(out)]) == 2
+    capsys.readouterr()
+    argv = ["sensitivity", "--n-groups", "24", "--variants", "restart_stay_dead,layout_sidon", "--rep-r", "2-3",
+            "--spare-r", "2-3", "--reps", "2", "--pilot-reps", "4", "--max-confirm-reps", "8", "--target-pp", "5",
+            "--n-steps", "120", "--workers", "0", "--out-dir", str(out), "--json"]
+    assert main(argv) == 0
+    cap = capsys.readouterr()
+    d = json.loads(cap.out)
+    assert "expected time about" in cap.err
+    assert [v["name"] for v in d["variants"]] == ["restart_stay_dead", "layout_sidon"]
+    assert (out / "sensitivity.png").exists() and json.loads((out / "sensitivity.json").read_text())["n_groups"] == [24]
+    assert d["settings"]["base"] == {"n_steps": 120}
