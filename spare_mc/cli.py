@@ -226,6 +226,9 @@ def _build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--confirm-reps", type=int, default=None,
                     help="replications of each selected optimum on fresh traces (default 50; quick 12)")
     rp.add_argument("--seed", type=int, default=None, help="root seed of the main table (default 0)")
+    rp.add_argument("--preset", default=None,
+                    help="run under a preset's option values (a shipped name, e.g. paper-n600, or a JSON file); "
+                         "presets are fitted, never the default")
     _add_config_options(rp, topology=False)
     rp.add_argument("--json", action="store_true", help="print one JSON object")
     se = sub.add_parser("sensitivity", parents=[common],
@@ -255,6 +258,40 @@ def _build_parser() -> argparse.ArgumentParser:
     se.add_argument("--force", action="store_true", help="replace output files spare-mc did not write")
     _add_config_options(se, topology=False, failures=False)
     se.add_argument("--json", action="store_true", help="print one JSON object")
+    ca = sub.add_parser("calibrate", parents=[common],
+                        help="search the option combinations a published table does not reject (successive halving)")
+    ca.add_argument("--target", required=True,
+                    help="the table: 'paper' (the published N = 600 row) or a JSON file (see docs/calibration.md)")
+    ca.add_argument("--options", default=None,
+                    help="comma-separated options to fit (default: all of rep_masked_cost, restart_failures, layout, "
+                         "patch_cost, ckpt_failure, masked_detect_s)")
+    ca.add_argument("--schedule", default=None,
+                    help="rounds as SCREEN:CONFIRM replications, comma-separated (default 3:6,8:16,20:50)")
+    ca.add_argument("--fit-n", default=None, help="comma-separated rows of the table to fit (default: all)")
+    ca.add_argument("--predict-n", default=None,
+                    help="comma-separated N to predict with the equivalence set (default 200,1000; '' for none)")
+    ca.add_argument("--rep-r", default="2-6", help="range of r searched for Rep, LO-HI (default 2-6)")
+    ca.add_argument("--spare-r", default="2-14", help="range of r searched for SPARe, LO-HI (default 2-14)")
+    ca.add_argument("--period-factors", default=None,
+                    help="comma-separated T_c / T_c* factors searched (default 0.5,0.71,1,1.41,2)")
+    ca.add_argument("--tol-ttt", type=float, default=0.05, help="relative TTT/T0 tolerance (default 0.05)")
+    ca.add_argument("--tol-availability", type=float, default=0.02,
+                    help="absolute availability tolerance (default 0.02)")
+    ca.add_argument("--alpha", type=float, default=0.05,
+                    help="family-wise level of the rejection test per combination (default 0.05)")
+    ca.add_argument("--eta", type=int, default=3, help="keep the best 1/eta per round (default 3)")
+    ca.add_argument("--min-keep", type=int, default=1,
+                    help="keep at least this many per cell of the shared options per round (default 1)")
+    _add_seed(ca)
+    ca.add_argument("--out-dir", default=None, help="folder of the round datasets (default data/calibrate)")
+    ca.add_argument("--preset-out", default=None,
+                    help="write the best-fitting combination as a preset file here (labelled as fitted)")
+    ca.add_argument("--workers", type=int, default=None,
+                    help="local worker processes (default: the number of CPUs; 0 = in this process)")
+    ca.add_argument("--scheduler", default=None, help="address of an existing dask scheduler")
+    ca.add_argument("--force", action="store_true", help="replace output files spare-mc did not write")
+    _add_config_options(ca, topology=False, failures=False)
+    ca.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
 
@@ -494,7 +531,8 @@ def run_reproduce(args) -> dict:
     log = (lambda msg: _say(f"... {msg}")) if not args.json else None
     res = reproduce(quick=args.quick, table=args.table, studies=args.studies, out_dir=args.out_dir,
                     n_values=n_values, reps=args.reps, confirm_reps=args.confirm_reps, rng=args.seed, base=base,
-                    scheduler=args.scheduler, workers=args.workers, force=args.force, progress=log)
+                    scheduler=args.scheduler, workers=args.workers, force=args.force, progress=log,
+                    preset=args.preset)
     out = res.to_dict()
     out["table"] = args.table
     return out
@@ -529,13 +567,7 @@ def run_sensitivity(args) -> dict:
         from .plots import _check_figure_target
 
         _check_figure_target(figure, args.force)
-    r_ranges = {}
-    for s, text in (("rep", args.rep_r), ("spare", args.spare_r)):
-        try:
-            lo, hi = (int(x) for x in text.split("-"))
-        except ValueError:
-            raise UsageValueError(f"`--{s}-r` must be LO-HI (e.g. 2-6), got {text!r}") from None
-        r_ranges[s] = (lo, hi)
+    r_ranges = _r_ranges(args)
     kw = dict(variants=variants, reps=args.reps, pilot_reps=args.pilot_reps, base=base, r_ranges=r_ranges)
     cost = estimate_cost(n_values, workers=args.workers if args.workers else None, **kw)
     _say(f"spare-mc sensitivity: {len(variants)} variants at N = {', '.join(map(str, n_values))}; expected time "
@@ -551,6 +583,76 @@ def run_sensitivity(args) -> dict:
     from .storage import write_json
 
     d["result"] = os.path.join(out_dir, "sensitivity.json")
+    write_json(_json_safe(d), d["result"])
+    d["_table"] = res.table()
+    return d
+
+
+def _ints(text, flag):
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise UsageValueError(f"`{flag}` must be comma-separated integers, got {text!r}") from None
+
+
+def _r_ranges(args):
+    out = {}
+    for s, text in (("rep", args.rep_r), ("spare", args.spare_r)):
+        try:
+            lo, hi = (int(x) for x in text.split("-"))
+        except ValueError:
+            raise UsageValueError(f"`--{s}-r` must be LO-HI (e.g. 2-6), got {text!r}") from None
+        out[s] = (lo, hi)
+    return out
+
+
+def run_calibrate(args) -> dict:
+    """The ``calibrate`` command (:func:`spare_mc.calibrate.calibrate`)."""
+    from .calibrate import DEFAULT_SCHEDULE, SEARCH_SPACE, calibrate, write_preset
+    from .optimize import PERIOD_FACTORS
+
+    space = SEARCH_SPACE
+    if args.options is not None:
+        names = [x.strip() for x in args.options.split(",") if x.strip()]
+        unknown = [x for x in names if x not in SEARCH_SPACE]
+        if unknown or not names:
+            raise UsageValueError(f"`--options` must name options among {list(SEARCH_SPACE)}, got "
+                                  f"{unknown or names}")
+        space = {k: SEARCH_SPACE[k] for k in names}
+    schedule = DEFAULT_SCHEDULE
+    if args.schedule is not None:
+        try:
+            schedule = tuple(tuple(int(y) for y in x.split(":")) for x in args.schedule.split(","))
+        except ValueError:
+            raise UsageValueError(f"`--schedule` must be SCREEN:CONFIRM pairs, comma-separated (e.g. 3:6,8:16), "
+                                  f"got {args.schedule!r}") from None
+    pf = PERIOD_FACTORS
+    if args.period_factors is not None:
+        try:
+            pf = tuple(float(x) for x in args.period_factors.split(","))
+        except ValueError:
+            raise UsageValueError(f"`--period-factors` must be comma-separated numbers, got "
+                                  f"{args.period_factors!r}") from None
+    if args.seed < 0:
+        raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
+    if args.preset_out is not None:
+        from .storage import check_regular_target
+
+        check_regular_target(args.preset_out, "preset")
+    log = (lambda msg: _say(f"... {msg}")) if not args.json else None
+    res = calibrate(args.target, fit_n=None if args.fit_n is None else _ints(args.fit_n, "--fit-n"),
+                    predict_n=None if args.predict_n is None else _ints(args.predict_n, "--predict-n"),
+                    space=space, base=_config_overrides(args), schedule=schedule, eta=args.eta,
+                    min_keep=args.min_keep, tol_ttt=args.tol_ttt, tol_availability=args.tol_availability,
+                    alpha=args.alpha, rng=args.seed, r_ranges=_r_ranges(args), period_factors=pf,
+                    out_dir=args.out_dir, scheduler=args.scheduler, workers=args.workers, force=args.force,
+                    progress=log)
+    d = res.to_dict()
+    if args.preset_out is not None:
+        d["preset"] = write_preset(res, args.preset_out, name=os.path.splitext(os.path.basename(args.preset_out))[0])
+    from .storage import write_json
+
+    d["result"] = os.path.join(args.out_dir or os.path.join("data", "calibrate"), "calibration.json")
     write_json(_json_safe(d), d["result"])
     d["_table"] = res.table()
     return d
@@ -619,7 +721,8 @@ def _os_message(exc: OSError) -> str:
 
 
 _COMMANDS = {"mu": run_mu, "overhead": run_overhead, "ttt": run_ttt, "reproduce": run_reproduce,
-             "sweep": run_sweep_cmd, "compare": run_compare, "plot": run_plot, "sensitivity": run_sensitivity}
+             "sweep": run_sweep_cmd, "compare": run_compare, "plot": run_plot, "sensitivity": run_sensitivity,
+             "calibrate": run_calibrate}
 
 
 def main(argv=None) -> int:
@@ -640,7 +743,7 @@ def main(argv=None) -> int:
         _say(f"spare-mc: error: {_os_message(exc)}")
         return 1
     except KeyboardInterrupt:
-        sweeping = args is not None and args.command in ("sweep", "reproduce", "sensitivity")
+        sweeping = args is not None and args.command in ("sweep", "reproduce", "sensitivity", "calibrate")
         _say("spare-mc: interrupted" + (" (a sweep keeps its finished tasks and resumes where it stopped)"
                                         if sweeping else ""))
         return 130
@@ -667,6 +770,11 @@ def _emit(args, out) -> None:
     table = out.pop("_table", None) if isinstance(out, dict) else None
     if args.json:
         print(json.dumps(_json_safe(out), default=json_default, allow_nan=False))
+    elif args.command == "calibrate":
+        print(table)
+        if "preset" in out:
+            print(f"preset: {out['preset']}")
+        print(f"{out['elapsed_s']:.0f} s")
     elif args.command == "sensitivity" and table is None:  # --list-variants
         for v in out["variants"]:
             print(f"{v['name']:<28} {v['kind']:<12} {v['why']}")

@@ -27,7 +27,7 @@ from .reorder import exact_stack_bound_sum
 from .stats import MCEstimate, ratio_estimate
 from .timeline import STRATEGIES, TimelineConfig, applicable, mean_wipeout_index, simulate_ttt, theory_ckpt_period_s
 
-__all__ = ["theory_ttt", "TheoryTTT", "optimize_strategy", "OptimumResult", "main_table", "MainTable",
+__all__ = ["theory_ttt", "TheoryTTT", "optimize_strategy", "admissible_r", "OptimumResult", "main_table", "MainTable",
            "MainTableRow", "PERIOD_FACTORS"]
 
 PERIOD_FACTORS = (0.5, 0.71, 1.0, 1.41, 2.0)
@@ -108,6 +108,8 @@ class OptimumResult:
     theory : list of TheoryTTT
         One per ``r``.
     theory_best_r : int
+    skipped_r : tuple of int
+        The ``r`` of the range not searched: no holder table of the layout (see :func:`admissible_r`).
     """
 
     strategy: str
@@ -118,6 +120,7 @@ class OptimumResult:
     grid: list = field(repr=False)
     theory: list = field(repr=False)
     theory_best_r: int = 0
+    skipped_r: tuple = ()
 
     def estimate(self, name: str, level: float = 0.95) -> MCEstimate:
         """An estimate of the confirmation run (:meth:`TTTResult.estimate`)."""
@@ -134,6 +137,8 @@ class OptimumResult:
              "theory_ttt_over_t0": min(t.ttt_over_t0 for t in self.theory)}
         if self.strategy == "spare":
             d["paper_r_star"] = r_star(self.n_groups)
+        if self.skipped_r:
+            d["skipped_r"] = list(self.skipped_r)  # no holder table exists (or none was found) for these r
         return d
 
 
@@ -145,6 +150,26 @@ def _r_values(strategy, n, r_range):
     if not rs:
         raise UsageValueError(f"no admissible r for strategy {strategy!r} with N={n} in r_range={r_range}")
     return rs
+
+
+def admissible_r(strategy: str, n_groups: int, r_range=(2, 14), overrides: dict | None = None) -> tuple:
+    """``(r values searched, r values skipped)`` of a strategy at ``N`` in ``r_range``: an ``r`` whose holder table
+    cannot be built under ``overrides`` (Sidon offsets that do not exist, or that the greedy search does not find,
+    e.g. N = 200 with r = 13, 14) is skipped, and said so, rather than failing the search."""
+    ok, skipped = [], []
+    over = applicable(dict(overrides or {}), strategy)
+    for r in _r_values(strategy, n_groups, r_range):
+        cfg = TimelineConfig(strategy, n_groups, r=r, **over)
+        try:
+            cfg.layout_object(rng=0 if cfg.layout == "random" else None)
+        except ValueError:
+            skipped.append(r)
+        else:
+            ok.append(r)
+    if not ok:
+        raise UsageValueError(f"no r in {r_range} admits a {over.get('layout', 'cyclic')} layout for {strategy} at "
+                              f"N={n_groups}")
+    return ok, skipped
 
 
 def optimize_strategy(strategy: str, n_groups: int, *, reps: int = 20, confirm_reps: int = 50, rng=None,
@@ -168,7 +193,8 @@ def optimize_strategy(strategy: str, n_groups: int, *, reps: int = 20, confirm_r
     root = root_seed_sequence(rng)
     grid, theory = [], []
     best = None
-    for r in _r_values(strategy, n_groups, r_range):
+    r_ok, r_skipped = admissible_r(strategy, n_groups, r_range, base)
+    for r in r_ok:
         cfg = TimelineConfig(strategy, n_groups, r=r, **base)
         theory.append(theory_ttt(cfg))
         for f in period_factors:
@@ -186,7 +212,8 @@ def optimize_strategy(strategy: str, n_groups: int, *, reps: int = 20, confirm_r
     cfg = TimelineConfig(strategy, n_groups, r=best["r"], ckpt_period_s=best["ckpt_period_s"], **base)
     confirm = simulate_ttt(cfg, confirm_reps, rng=root, first_rep=reps)
     t_best = min(theory, key=lambda t: t.ttt_over_t0).r
-    return OptimumResult(strategy, n_groups, best["r"], best["ckpt_period_s"], confirm, grid, theory, t_best)
+    return OptimumResult(strategy, n_groups, best["r"], best["ckpt_period_s"], confirm, grid, theory, t_best,
+                         tuple(r_skipped))
 
 
 @dataclass(frozen=True, eq=False)

@@ -94,7 +94,7 @@ class ReproduceResult:
 
 def reproduce(*, quick: bool = False, table: str | None = None, studies=None, out_dir=None, n_values=None,
               reps=None, confirm_reps=None, rng=None, base=None, scheduler=None, workers=None, force=False,
-              progress=None) -> ReproduceResult:
+              progress=None, preset=None) -> ReproduceResult:
     """Run every study of ``studies`` (default: the shipped ones), the main table and the figures.
 
     Parameters
@@ -118,6 +118,10 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
         version or seed, is always replaced).
     progress : callable, optional
         Called with a line of text at each stage.
+    preset : str or path, optional
+        Run the main table under a preset's option values (:func:`spare_mc.calibrate.load_preset`; e.g. the fitted
+        ``paper-n600``); ``base`` may not set a field the preset sets to another value. Only with
+        ``table="main"``: the studies' specs state their own settings.
     """
     from .optimize import main_table
     from .timeline import TimelineConfig, applicable
@@ -133,6 +137,22 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
                           else confirm_reps, "confirm_reps", min_value=2)
     rng = settings["seed"] if rng is None else rng
     base = dict(base or {})
+    preset_info = None
+    if preset is not None:
+        from .calibrate import load_preset
+
+        if table != "main":
+            raise UsageValueError("`preset` applies to the main table only (table='main' / --table main); the "
+                                  "studies' specs state their own settings")
+        p = load_preset(preset)
+        clash = {k: (v, p["overrides"][k]) for k, v in base.items() if k in p["overrides"] and
+                 p["overrides"][k] != v}
+        if clash:
+            raise UsageValueError(f"the preset {p['name']!r} sets {sorted(clash)} to other values than given "
+                                  f"({clash}); drop the flag or the preset")
+        base = {**p["overrides"], **base}
+        preset_info = {"name": p["name"], "fitted": bool(p.get("fitted")), "overrides": p["overrides"],
+                       "description": p.get("description", "")}
     for n in n_values:  # validate every setting before any work starts
         for strategy in ("ckpt", "rep", "spare"):
             TimelineConfig(strategy, n, r=1 if strategy == "ckpt" else 2, **applicable(base, strategy))
@@ -140,6 +160,8 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
     t0 = time.perf_counter()
     if table == "main":
         mt = main_table(n_values, reps=reps, confirm_reps=confirm_reps, rng=rng, base=base, progress=log)
+        if preset_info is not None:
+            mt.settings["preset"] = preset_info
         return ReproduceResult(quick, mt, elapsed_s=time.perf_counter() - t0)
     if table is not None:
         raise UsageValueError(f"`table` must be 'main' or None, got {table!r}")

@@ -385,14 +385,60 @@ def _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_r
     return n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges, period_factors
 
 
-def _screen_spec(strategy, n_values, variants, reps, rng, base, r_ranges, period_factors):
+def _screen(prefix, strategy, named, n_values, reps, rng, base, r_ranges, period_factors, out_dir, scheduler,
+            workers, force, show, log=None):
+    """Screen every named override set of ``strategy`` at every ``N`` over ``r x ckpt_period_factor``.
+
+    One sweep per ``N`` and set of admissible ``r`` (:func:`spare_mc.optimize.admissible_r`: an ``r`` whose layout
+    does not exist is skipped for the variants with that layout only), named ``<prefix>-<strategy>-N<N>[-k]``.
+    Returns ``({(name, N): screen dict}, [dataset paths], {(name, N): skipped r})``; a screen dict has ``r``,
+    ``f`` (arrays), ``mean``, ``se`` and ``done`` (``r x f`` arrays; ``done``: no capped run).
+    """
+    from .optimize import admissible_r
     from .sweep import SweepSpec
 
-    return SweepSpec(f"sensitivity-screen-{strategy}", "ttt",
-                     {"n_groups": list(n_values), "r": _r_values(strategy, n_values, r_ranges),
-                      "ckpt_period_factor": list(period_factors)},
-                     reps, reps, rng, {"strategy": strategy, **applicable(base, strategy)},
-                     variants=_strategy_overrides(variants, strategy))
+    base_s = applicable(base, strategy)
+    out, paths, skipped = {}, [], {}
+    for n in n_values:
+        groups = {}
+        for name, over in named.items():
+            ok, skip = admissible_r(strategy, n, r_ranges[strategy], {**base_s, **over})
+            groups.setdefault(tuple(ok), {})[name] = over
+            if skip:
+                skipped[(name, n)] = skip
+        for k, (rs, variants) in enumerate(groups.items()):
+            spec_name = f"{prefix}-{strategy}-N{n}" + (f"-{k}" if len(groups) > 1 else "")
+            spec = SweepSpec(spec_name, "ttt", {"r": list(rs), "ckpt_period_factor": list(period_factors)}, reps,
+                             reps, rng, {"strategy": strategy, "n_groups": n, **base_s}, variants=variants)
+            if log:
+                log(f"{spec_name}: {spec.n_points} points x {reps} replications")
+            ds, path = _run(spec, out_dir, scheduler, workers, force, show)
+            paths.append(path)
+            for name in variants:
+                sub = ds.sel(variant=name)
+                vals = sub["ttt_over_t0"].transpose("r", "ckpt_period_factor", "rep").values
+                fin = sub["finished"].transpose("r", "ckpt_period_factor", "rep").values
+                out[(name, n)] = {"r": np.asarray(rs), "f": np.asarray(period_factors, dtype=float),
+                                  "mean": vals.mean(axis=-1),
+                                  "se": vals.std(axis=-1, ddof=1) / math.sqrt(vals.shape[-1]),
+                                  "done": (fin == 1).all(axis=-1)}
+    return out, paths, skipped
+
+
+def _pick(sc):
+    """``(r, ckpt_period_factor, screen mean, near-optimal r)`` of one screen: the least mean TTT/T0 among the points
+    with no capped run (all points if every one has one); near-optimal: the ``r`` whose best point's 95% interval
+    reaches the chosen point's."""
+    mean, se = sc["mean"], sc["se"]
+    cand = np.where(sc["done"], mean, np.inf) if sc["done"].any() else mean
+    i, j = np.unravel_index(int(np.argmin(cand)), cand.shape)
+    hi_best = mean[i, j] + 1.96 * se[i, j]
+    near = []
+    for k, r in enumerate(sc["r"]):
+        jj = int(np.argmin(cand[k]))
+        if np.isfinite(cand[k, jj]) and mean[k, jj] - 1.96 * se[k, jj] <= hi_best:
+            near.append(int(r))
+    return int(sc["r"][i]), float(sc["f"][j]), float(mean[i, j]), near
 
 
 def _confirm_spec(name, strategy, chosen, first_rep, reps, rng, base, block):
@@ -416,21 +462,6 @@ def _run(spec, out_dir, scheduler, workers, force, progress):
     ds = run_sweep(spec, path, scheduler=scheduler, workers=workers, force=force or replace_own,
                    progress=progress)
     return ds, path
-
-
-def _select(ds, vname, n):
-    """``(r, ckpt_period_factor, screen mean)`` of the least mean TTT/T0 with no capped run (else the least)."""
-    sub = ds.sel(variant=vname, n_groups=n)
-    mean = sub["ttt_over_t0"].mean("rep")
-    done = (sub["finished"] == 1).all("rep")
-    cand = mean.where(done)
-    if not bool(done.any()):
-        cand = mean
-    flat = int(np.nanargmin(cand.values))
-    i, j = np.unravel_index(flat, cand.shape)
-    dims = cand.dims
-    pick = {dims[0]: cand[dims[0]].values[i], dims[1]: cand[dims[1]].values[j]}
-    return int(pick["r"]), float(pick["ckpt_period_factor"]), float(cand.values[i, j])
 
 
 def estimate_cost(n_values=(600,), *, variants=None, reps=10, pilot_reps=40, base=None, r_ranges=None,
@@ -519,17 +550,17 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
     show = progress is not None
     datasets = {}
     # 1. screen
-    screens = {}
-    for s in STRATEGIES:
-        spec = _screen_spec(s, n_values, variants, reps, rng, base, r_ranges, period_factors)
-        log(f"screen {s}: {spec.n_points} points x {reps} replications")
-        screens[s], datasets[spec.name] = _run(spec, out_dir, scheduler, workers, force, show)
     chosen = {s: {} for s in STRATEGIES}
-    picks = {}
+    picks, skipped_r = {}, {}
     for s in STRATEGIES:
-        for vname, over in _strategy_overrides(variants, s).items():
+        named = _strategy_overrides(variants, s)
+        screens, paths, skipped = _screen("sensitivity-screen", s, named, n_values, reps, rng, base, r_ranges,
+                                          period_factors, out_dir, scheduler, workers, force, show, log)
+        datasets.update({os.path.splitext(os.path.basename(p))[0]: p for p in paths})
+        skipped_r.update({f"{s}:{name}@{n}": r for (name, n), r in skipped.items()})
+        for vname, over in named.items():
             for n in n_values:
-                r, f, m = _select(screens[s], vname, n)
+                r, f, m, _ = _pick(screens[(vname, n)])
                 picks[(s, vname, n)] = (r, f, m)
                 chosen[s][f"{vname}@{n}"] = {"n_groups": n, "r": r, "ckpt_period_factor": f, **over}
     # 2. pilot confirmation, 3. extension to the replications the target needs
@@ -609,7 +640,8 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
                 "seeding": "replication i at N: SeedSequence(root, spawn_key=(N, i)); screen i < reps, "
                            "confirmation reps <= i < reps + confirm_reps (both strategies, every variant)",
                 "selection": "least mean TTT/T0 over r x period factor among points with no capped run",
-                "multiple_testing": "Holm over every (variant, N)"}
+                "multiple_testing": "Holm over every (variant, N)",
+                "skipped_r": skipped_r}
     return SensitivityResult(n_values, baseline, tuple(out), settings, datasets, time.perf_counter() - t_start)
 
 

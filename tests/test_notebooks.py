@@ -36,3 +36,46 @@ def test_analysis_notebook_runs_on_small_data(tmp_path):
     images = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code"
                  for o in c.get("outputs", []))
     assert images >= 3
+
+
+HEADLINE = NOTEBOOK.parent / "headline.ipynb"
+
+
+def test_headline_notebook_runs_on_small_data(tmp_path):
+    """The four files of notebooks/headline.ipynb, from small runs of the commands that write them."""
+    import json
+
+    from spare_mc.calibrate import calibrate, write_preset
+    from spare_mc.reproduce import reproduce
+    from spare_mc.sensitivity import Variant, sensitivity
+    from spare_mc.storage import write_json
+
+    rr, pf, base = {"rep": (2, 3), "spare": (2, 4)}, (0.71, 1.41), {"n_steps": 120}
+    variants = [Variant("stay_dead", "option", "restart_failures", "stay_dead", {"restart_failures": "stay_dead"}),
+                Variant("redo", "option", "rep_masked_cost", "redo_step", {"rep_masked_cost": "redo_step"})]
+    sens = sensitivity((24, 30), variants=variants, reps=3, pilot_reps=6, max_confirm_reps=6, base=base, r_ranges=rr,
+                       period_factors=pf, out_dir=tmp_path / "s", workers=0)
+    write_json(json.loads(json.dumps(sens.to_dict(), default=str)), tmp_path / "sensitivity.json")
+    table = {"name": "small", "rows": [{"n_groups": 24, "rep": {"r": 2, "ttt_over_t0": 3.0, "availability": 0.7},
+                                        "spare": {"r": 3, "ttt_over_t0": 2.5, "availability": 0.9}}]}
+    space = {"restart_failures": [("absorbed", {}), ("stay_dead", {"restart_failures": "stay_dead"})]}
+    cal = calibrate(table, space=space, base=base, schedule=((2, 4),), r_ranges=rr, period_factors=pf,
+                    predict_n=(30,), out_dir=tmp_path / "c", workers=0)
+    write_json(json.loads(json.dumps(cal.to_dict(), default=str)), tmp_path / "calibration.json")
+    preset = write_preset(cal, tmp_path / "p.json")
+    for name, kw in (("main_table.json", {}), ("main_table_paper-n600.json", {"preset": preset})):
+        mt = reproduce(table="main", n_values=(24, 30), reps=2, confirm_reps=3, base={"n_steps": 100}, **kw)
+        write_json(json.loads(json.dumps(mt.to_dict(), default=str)), tmp_path / name)
+    nb = nbformat.read(HEADLINE, as_version=4)
+    os.environ["SPARE_MC_HEADLINE"] = str(tmp_path)
+    try:
+        nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                                resources={"metadata": {"path": str(HEADLINE.parent)}}).execute()
+    finally:
+        del os.environ["SPARE_MC_HEADLINE"]
+    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert "baseline reduction" in text and "equivalence set" in text and "preset paper-n600" in text
+    assert "prediction at N = 30" in text
+    images = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code"
+                 for o in c.get("outputs", []))
+    assert images >= 1

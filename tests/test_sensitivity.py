@@ -86,10 +86,10 @@ def test_baseline_screen_is_the_optimisers_grid_on_the_same_traces(small):
     from spare_mc.storage import open_dataset
 
     for s in ("rep", "spare"):
-        ds = open_dataset(out / f"sensitivity-screen-{s}.nc")
+        ds = open_dataset(out / f"sensitivity-screen-{s}-N24.nc")
         opt = optimize_strategy(s, 24, reps=3, confirm_reps=6, rng=5, r_range=RR[s], period_factors=PF, base=BASE)
         for row in opt.grid:
-            got = ds["ttt_over_t0"].sel(variant="baseline", n_groups=24, r=row["r"],
+            got = ds["ttt_over_t0"].sel(variant="baseline", r=row["r"],
                                         ckpt_period_factor=row["ckpt_period_factor"]).values.mean()
             assert got == pytest.approx(row["ttt_over_t0"], rel=1e-12)
         assert res.baseline[24].__getattribute__(s).r == opt.best_r

@@ -1,0 +1,562 @@
+"""Which assumption sets are consistent with a published table? A calibration search, and presets.
+
+A *target table* gives, for some ``N``, each strategy's best ``r``, its ``TTT/T0`` and its availability (format
+below; ``"paper"`` is the one published row of the SPARe paper, read from :mod:`spare_mc.paper`). The search runs
+every combination of the open modelling choices in :data:`SEARCH_SPACE` through the optimiser's procedure (each
+strategy at its best ``(r, T_c)`` over the grid, confirmed on fresh traces) and keeps the combinations the table
+does not reject.
+
+Separability
+------------
+An option acts on one strategy or on both (:func:`spare_mc.timeline.applicable`), and the table gives each
+strategy's numbers separately, so each strategy is searched over the *sub-combinations* of the options it has
+(SPARe: layout, patch cost, the shared ones; Rep: masked cost, the shared ones); a full combination is a pair of
+sub-combinations that agree on the shared options (restart failures, checkpoint failures, masked detection). On
+common random numbers a sub-combination's runs are exactly those of every full combination containing it, so
+this is the full factorial search at a fraction of its cost.
+
+Successive halving (Jamieson & Talwalkar 2016, AISTATS)
+------------------------------------------------------
+Round ``k`` evaluates the surviving sub-combinations with ``schedule[k] = (reps, confirm_reps)`` (screen
+replications ``0 .. reps - 1``, confirmation ``reps .. reps + confirm_reps - 1``: more replications each round, the
+same traces). After a round the sub-combinations the table rejects are dropped, and of the others only the best
+``1 / eta`` by distance (at least ``min_keep``) go on, within each cell of the shared options (so that Rep and
+SPARe survivors always join); the ones dropped by rank are listed as such (not rejected, only not pursued). Options that act only through ``N`` (restart growth, Rep's all-reduce scaling) are not fitted:
+they stay at the values the caller gives (default: the stated assumptions).
+
+Rejection (per strategy and fitted ``N``) and distance
+------------------------------------------------------
+A strategy's result is *rejected* when its ``TTT/T0`` differs from the table's by more than ``tol_ttt x
+target + z se``, its availability by more than ``tol_availability + z se``, or the table's ``r`` is not among the
+near-optimal ``r`` of the screen (those whose best grid mean's 95% interval reaches the best one's). ``z`` is the
+Bonferroni normal quantile at family-wise ``alpha`` over the numbers tested per full combination. The *distance*
+of a full combination is the root mean square of the relative errors of the four numbers (``TTT/T0`` on the log
+scale), over the fitted rows; the *equivalence set* is every full combination whose two sub-combinations survive
+the last round unrejected.
+
+Target table format (JSON)
+--------------------------
+``{"name": str, "source": str, "setting": {TimelineConfig field: value}, "rows": [{"n_groups": int, "rep": {"r":
+int, "ttt_over_t0": float, "availability": float}, "spare": {...}}]}``; ``setting`` (optional) gives the table's
+stated inputs, ``source`` (optional) its citation. Extra keys of a row (e.g. ``reduction``) are ignored.
+
+Presets
+-------
+A preset is a JSON file of :class:`~spare_mc.TimelineConfig` overrides with its provenance (``{"name",
+"description", "fitted", "overrides", ...}``); shipped ones live in ``spare_mc/presets`` (package data) and are
+named by their stem (``paper-n600``). A preset is never a default: it is applied on request
+(``spare-mc reproduce --table main --preset paper-n600``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from ._provenance import SCHEMA_VERSION, software_versions
+from ._validation import UsageError, UsageTypeError, UsageValueError, as_int
+from .optimize import PERIOD_FACTORS
+from .sensitivity import R_RANGES, STRATEGIES, _check_base, _pick, _run, _screen
+from .stats import estimate_mean
+from .timeline import TimelineConfig, applicable
+
+__all__ = ["SEARCH_SPACE", "NOT_FITTED", "calibrate", "CalibrationResult", "load_target", "load_preset",
+           "preset_names", "presets_dir", "write_preset", "DEFAULT_SCHEDULE"]
+
+#: The fitted options: each a list of ``(label, overrides)`` (the first is the stated assumption).
+SEARCH_SPACE = {
+    "rep_masked_cost": [("shrink", {}), ("redo_step", {"rep_masked_cost": "redo_step"}),
+                        ("resync_60s", {"rep_masked_cost": "resync", "rep_resync_s": 60.0})],
+    "restart_failures": [("absorbed", {}), ("stay_dead", {"restart_failures": "stay_dead"})],
+    "layout": [("cyclic", {}), ("sidon", {"layout": "sidon"}), ("random", {"layout": "random"})],
+    "patch_cost": [("per_shard", {}), ("none", {"patch_cost": "none"}), ("whole_step", {"patch_cost": "whole_step"})],
+    "ckpt_failure": [("completes", {}), ("lost", {"ckpt_failure": "lost"})],
+    "masked_detect_s": [("0", {}), ("30", {"masked_detect_s": 30.0})],
+}
+#: Options that act only through N: fixed in advance, never fitted to one row.
+NOT_FITTED = ("restart_growth", "restart_ref_groups", "rep_allreduce")
+#: ``(screen reps, confirmation reps)`` per round.
+DEFAULT_SCHEDULE = ((3, 6), (8, 16), (20, 50))
+
+
+# ------------------------------------------------------------------------------------------------ targets
+def _check_row(row, where):
+    if not isinstance(row, dict) or "n_groups" not in row:
+        raise UsageValueError(f"{where}: a row must be an object with n_groups, rep and spare")
+    n = as_int(row["n_groups"], f"{where}.n_groups", min_value=4)
+    out = {"n_groups": n}
+    for s in STRATEGIES:
+        x = row.get(s)
+        if not isinstance(x, dict):
+            raise UsageValueError(f"{where}.{s} must be an object with r, ttt_over_t0 and availability")
+        r = as_int(x.get("r"), f"{where}.{s}.r", min_value=2, max_value=n)
+        vals = {}
+        for key in ("ttt_over_t0", "availability"):
+            v = x.get(key)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise UsageValueError(f"{where}.{s}.{key} must be a number, got {v!r}")
+            vals[key] = float(v)
+        if vals["ttt_over_t0"] < 1:
+            raise UsageValueError(f"{where}.{s}.ttt_over_t0 must be >= 1 (TTT cannot beat T0), got "
+                                  f"{vals['ttt_over_t0']}")
+        if not (0 < vals["availability"] <= 1):
+            raise UsageValueError(f"{where}.{s}.availability must be in (0, 1], got {vals['availability']}")
+        out[s] = {"r": r, **vals}
+    return out
+
+
+def load_target(target) -> dict:
+    """A target table: ``"paper"`` (the published row), a path of a JSON file, or a dict (validated; see the
+    module docstring for the format)."""
+    if isinstance(target, str) and target == "paper":
+        from .paper import PAPER_CITATION, paper_results
+
+        d = {"name": "paper", "source": PAPER_CITATION, "setting": {}, "rows": paper_results()["rows"]}
+    elif isinstance(target, dict):
+        d = target
+    elif isinstance(target, (str, os.PathLike)):
+        path = os.fspath(target)
+        if not os.path.isfile(path):
+            raise UsageValueError(f"`target` must be 'paper' or a JSON file, got {path!r} (no such file)")
+        try:
+            with open(path, encoding="utf-8") as fh:
+                d = json.load(fh)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise UsageValueError(f"the target table {path} is not valid JSON: {exc}") from None
+        d.setdefault("name", Path(path).stem) if isinstance(d, dict) else None
+    else:
+        raise UsageTypeError(f"`target` must be 'paper', a path or a dict, got {type(target).__name__}")
+    if not isinstance(d, dict) or not isinstance(d.get("rows"), list) or not d["rows"]:
+        raise UsageValueError("a target table must be an object with a non-empty list `rows`")
+    unknown = set(d) - {"name", "source", "setting", "rows", "description"}
+    if unknown:
+        raise UsageValueError(f"unknown keys in the target table: {sorted(unknown)} (expected name, source, "
+                              f"setting, rows)")
+    rows = [_check_row(r, f"rows[{i}]") for i, r in enumerate(d["rows"])]
+    ns = [r["n_groups"] for r in rows]
+    if len(set(ns)) != len(ns):
+        raise UsageValueError(f"the target table repeats an N: {ns}")
+    setting = dict(d.get("setting") or {})
+    for key in list(setting):
+        if key not in {f for f in TimelineConfig.__dataclass_fields__}:
+            raise UsageValueError(f"unknown setting {key!r} in the target table (TimelineConfig fields only)")
+    return {"name": str(d.get("name", "target")), "source": str(d.get("source", "")), "setting": setting,
+            "rows": rows}
+
+
+# ------------------------------------------------------------------------------------------------ presets
+def presets_dir() -> Path:
+    """The folder of the shipped presets (package data)."""
+    return Path(str(resources.files("spare_mc").joinpath("presets")))
+
+
+def preset_names() -> list:
+    """Names of the shipped presets."""
+    d = presets_dir()
+    return sorted(p.stem for p in d.glob("*.json")) if d.is_dir() else []
+
+
+def load_preset(preset) -> dict:
+    """A preset by shipped name (``paper-n600``) or JSON path: ``{"name", "overrides", ...}`` with its overrides
+    checked as :class:`~spare_mc.TimelineConfig` fields."""
+    if not isinstance(preset, (str, os.PathLike)):
+        raise UsageTypeError(f"`preset` must be a name or a path, got {type(preset).__name__}")
+    path = Path(preset)
+    if not path.is_file():
+        path = presets_dir() / f"{preset}.json"
+        if not path.is_file():
+            raise UsageValueError(f"`preset` must be a preset name among {preset_names()} or a JSON file, got "
+                                  f"{os.fspath(preset)!r}")
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageValueError(f"the preset {path} is not valid JSON: {exc}") from None
+    if not isinstance(d, dict) or not isinstance(d.get("overrides"), dict):
+        raise UsageValueError(f"the preset {path} must be an object with an `overrides` table")
+    over = _check_base(d["overrides"])
+    for s in ("rep", "spare", "ckpt"):
+        TimelineConfig(s, 600, r=1 if s == "ckpt" else 3, **applicable(over, s))
+    return {**d, "name": d.get("name", path.stem), "overrides": over}
+
+
+def write_preset(result: "CalibrationResult", path, *, name: str = "paper-n600") -> str:
+    """Write the best-fitting member of a calibration as a preset file (labelled as fitted)."""
+    from .storage import write_json
+
+    best = result.best
+    d = {"name": name, "fitted": True,
+         "description": f"FITTED, not stated: the option values of the best-fitting combination of `spare-mc "
+                        f"calibrate --target {result.target['name']}` (fitted on N = "
+                        f"{', '.join(map(str, result.fit_n))} only; every other N is a prediction). Never a default.",
+         "target": result.target["name"], "fit_n": list(result.fit_n), "overrides": best["overrides"],
+         "labels": best["labels"], "distance": best["distance"], "rejected": best["rejected"],
+         "equivalence_set_size": len(result.equivalence_set), "settings": result.settings,
+         "created": datetime.date.today().isoformat(), "software": software_versions()}
+    write_json(d, path)
+    return os.fspath(path)
+
+
+# ---------------------------------------------------------------------------------------------- the search
+def _space(space):
+    space = SEARCH_SPACE if space is None else space
+    if not isinstance(space, dict) or not space:
+        raise UsageValueError("`space` must be a non-empty dict of option -> list of (label, overrides)")
+    out = {}
+    for opt, values in space.items():
+        if opt in NOT_FITTED:
+            raise UsageValueError(f"`{opt}` acts only through N: fix it in `base`, it cannot be fitted to a table")
+        if not isinstance(values, (list, tuple)) or not values:
+            raise UsageValueError(f"`space[{opt!r}]` must be a non-empty list of (label, overrides)")
+        vals = []
+        for v in values:
+            if not (isinstance(v, (list, tuple)) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], dict)):
+                raise UsageValueError(f"`space[{opt!r}]` entries must be (label, overrides dict), got {v!r}")
+            vals.append((v[0], dict(v[1])))
+        out[opt] = vals
+    return out
+
+
+def _option_strategies(opt, values):
+    """The strategies an option acts on (its overrides' fields)."""
+    found = set()
+    for _, over in values:
+        for s in STRATEGIES:
+            if applicable(over, s):
+                found.add(s)
+    return found or set(STRATEGIES)
+
+
+def _subcombos(space, strategy):
+    """``{name: (labels, overrides)}`` of the sub-combinations of the options acting on ``strategy``."""
+    opts = [o for o in space if strategy in _option_strategies(o, space[o])]
+    out = {}
+    for choice in itertools.product(*(space[o] for o in opts)):
+        labels = {o: lab for o, (lab, _) in zip(opts, choice)}
+        over = {}
+        for _, o in choice:
+            over.update(o)
+        name = ",".join(f"{o}={lab}" for o, lab in labels.items()) or "stated"
+        out[name] = (labels, over)
+    return out
+
+
+def _z(alpha, k):
+    from scipy import stats
+
+    return float(stats.norm.isf(alpha / (2 * k)))
+
+
+def _evaluate(strategy, subs, fit_n, reps, confirm, rng, base, r_ranges, period_factors, out_dir, rnd, scheduler,
+              workers, force, show):
+    """Screen + confirm every sub-combination at every fitted N; per (name, N) a dict of results."""
+    from .sweep import SweepSpec
+
+    variants = {name: applicable(over, strategy) for name, (_, over) in subs.items()}
+    screens, paths, skipped = _screen(f"calibrate-r{rnd}-screen", strategy, variants, fit_n, reps, rng, base,
+                                      r_ranges, period_factors, out_dir, scheduler, workers, force, show)
+    chosen, near = {}, {}
+    for name in variants:
+        for n in fit_n:
+            r, f, _, near[(name, n)] = _pick(screens[(name, n)])
+            chosen[f"{name}@{n}"] = {"n_groups": n, "r": r, "ckpt_period_factor": f, **variants[name]}
+    spec = SweepSpec(f"calibrate-r{rnd}-confirm-{strategy}", "ttt", {}, confirm, min(confirm, 10), rng,
+                     {"strategy": strategy, **applicable(base, strategy)}, variants=chosen, first_rep=reps)
+    conf, p2 = _run(spec, out_dir, scheduler, workers, force, show)
+    out = {}
+    for key, point in chosen.items():
+        name, _, n = key.rpartition("@")
+        n = int(n)
+        c = conf.sel(variant=key)
+        capped = int((c["finished"].values == 0).sum())
+        out[(name, n)] = {"r": point["r"], "ckpt_period_factor": point["ckpt_period_factor"],
+                          "near_r": near[(name, n)], "skipped_r": skipped.get((name, n), []),
+                          "ttt": estimate_mean(c["ttt_over_t0"].values, "ttt_over_t0", support="nonnegative",
+                                               censored=capped),
+                          "availability": estimate_mean(c["availability"].values, "availability", support="unit"),
+                          "values": c["ttt_over_t0"].values}
+    return out, paths + [p2]
+
+
+def _judge(res, row, tol_ttt, tol_a, z):
+    """``(rejected reasons, squared relative errors)`` of one strategy's result against one target row."""
+    reasons = []
+    t, a = res["ttt"], res["availability"]
+    if abs(t.mean - row["ttt_over_t0"]) > tol_ttt * row["ttt_over_t0"] + z * t.se:
+        reasons.append(f"TTT/T0 {t.mean:.3f} vs {row['ttt_over_t0']}")
+    if abs(a.mean - row["availability"]) > tol_a + z * a.se:
+        reasons.append(f"availability {a.mean:.4f} vs {row['availability']}")
+    if row["r"] not in res["near_r"]:
+        reasons.append(f"best r {res['r']} (near-optimal {res['near_r']}) vs {row['r']}")
+    sq = [math.log(t.mean / row["ttt_over_t0"]) ** 2, ((a.mean - row["availability"]) / row["availability"]) ** 2]
+    return reasons, sq
+
+
+@dataclass(frozen=True, eq=False)
+class CalibrationResult:
+    """Outcome of :func:`calibrate` (see :meth:`to_dict` for the fields)."""
+
+    target: dict
+    fit_n: tuple
+    combinations: list  # every full combination evaluated to the end: dicts, by distance
+    equivalence_set: list  # the unrejected ones
+    best: dict
+    rounds: list
+    predictions: dict = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
+    datasets: list = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+    def to_dict(self) -> dict:
+        """What ``spare-mc calibrate --json`` prints."""
+        return {"schema_version": SCHEMA_VERSION, "software": software_versions(), "target": self.target,
+                "fit_n": list(self.fit_n), "equivalence_set": self.equivalence_set, "best": self.best,
+                "combinations": self.combinations, "rounds": self.rounds, "predictions": self.predictions,
+                "settings": self.settings, "datasets": self.datasets, "elapsed_s": self.elapsed_s}
+
+    def table(self) -> str:
+        t = self.target
+        lines = [f"target {t['name']}: " + "; ".join(
+            f"N={r['n_groups']} Rep r={r['rep']['r']} {r['rep']['ttt_over_t0']} / {r['rep']['availability']:.4f}, "
+            f"SPARe r={r['spare']['r']} {r['spare']['ttt_over_t0']} / {r['spare']['availability']:.4f}"
+            for r in t["rows"] if r["n_groups"] in self.fit_n)]
+        for rd in self.rounds:
+            lines.append(f"round {rd['round']} ({rd['reps']} + {rd['confirm_reps']} replications): "
+                         + "; ".join(f"{s}: {rd[s]['evaluated']} evaluated, {rd[s]['rejected']} rejected, "
+                                     f"{rd[s]['kept']} kept" for s in STRATEGIES))
+        lines.append(f"equivalence set: {len(self.equivalence_set)} combination(s) not rejected")
+        lines.append(f"  {'distance':>8}  {'Rep r':>5} {'TTT/T0':>7} {'avail':>7}  {'SPARe r':>7} {'TTT/T0':>7} "
+                     f"{'avail':>7}  {'reduction':>9}  combination")
+        shown = self.equivalence_set or self.combinations[:5]
+        if not self.equivalence_set:
+            lines.append("  (none: the closest combinations, all rejected)")
+        for c in shown[:20]:
+            for n in self.fit_n:
+                x = c["rows"][str(n)]
+                lines.append(f"  {c['distance']:>8.3f}  {x['rep']['r']:>5} {x['rep']['ttt_over_t0']:>7.3f} "
+                             f"{x['rep']['availability']:>7.4f}  {x['spare']['r']:>7} {x['spare']['ttt_over_t0']:>7.3f} "
+                             f"{x['spare']['availability']:>7.4f}  {100 * x['reduction']:>8.1f}%  "
+                             f"{c['name']}" + (f"  [rejected: {'; '.join(c['rejected'])}]" if c["rejected"] else ""))
+        for n, p in self.predictions.items():
+            lines.append(f"prediction at N={n} over {p['members']} member(s): reduction "
+                         f"{100 * p['reduction_min']:.1f}% .. {100 * p['reduction_max']:.1f}%, Rep r "
+                         f"{p['rep_r']}, SPARe r {p['spare_r']}; best-fitting member: reduction "
+                         f"{100 * p['best']['reduction']:.1f}% (Rep r={p['best']['rep']['r']} "
+                         f"{p['best']['rep']['ttt_over_t0']:.3f}, SPARe r={p['best']['spare']['r']} "
+                         f"{p['best']['spare']['ttt_over_t0']:.3f})")
+        return "\n".join(lines)
+
+
+def _row_dict(rep, spare):
+    from .stats import ratio_estimate
+
+    red = ratio_estimate(spare["values"], rep["values"])
+    lo, hi = red.ci
+    d = {}
+    for s, x in (("rep", rep), ("spare", spare)):
+        d[s] = {"r": x["r"], "near_r": x["near_r"], "skipped_r": x["skipped_r"],
+                "ckpt_period_factor": x["ckpt_period_factor"],
+                "ttt_over_t0": x["ttt"].mean, "ttt_over_t0_ci95": list(x["ttt"].ci),
+                "availability": x["availability"].mean, "availability_ci95": list(x["availability"].ci),
+                "capped": x["ttt"].censored}
+    d.update(reduction=1 - red.mean, reduction_ci95=[1 - hi, 1 - lo])
+    return d
+
+
+def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=None, schedule=DEFAULT_SCHEDULE,
+              eta: int = 3, min_keep: int = 1, tol_ttt: float = 0.05, tol_availability: float = 0.02,
+              alpha: float = 0.05, rng=0, r_ranges=None, period_factors=PERIOD_FACTORS, max_members: int = 8,
+              out_dir=None, scheduler=None, workers=None, force=False, progress=None) -> CalibrationResult:
+    """Search :data:`SEARCH_SPACE` for the option combinations a target table does not reject (module docstring).
+
+    Parameters
+    ----------
+    target : "paper", path or dict
+        The table (:func:`load_target`).
+    fit_n : sequence of int, optional
+        The rows fitted (default: every row of the table; the paper has one, N = 600).
+    predict_n : sequence of int, optional
+        ``N`` at which the equivalence set's members (at most ``max_members``, by distance) are run as predictions
+        (default: the table setting's other N, or (200, 1000)).
+    space : dict, optional
+        ``{option: [(label, overrides), ...]}`` (default :data:`SEARCH_SPACE`).
+    base : dict, optional
+        Fixed :class:`~spare_mc.TimelineConfig` overrides (the stated inputs, the N-only options); the table's own
+        ``setting`` is applied first.
+    schedule : sequence of (int, int)
+        ``(screen reps, confirmation reps)`` per round.
+    eta, min_keep : int
+        Per round, keep the best ``1/eta`` (at least ``min_keep``) of the unrejected sub-combinations of each cell
+        of the shared options (so that every cell, e.g. restart failures absorbed / stay dead, reaches the end
+        and Rep and SPARe survivors can be joined); a cell whose members are all rejected keeps its closest
+        ``min_keep``, flagged as rejected.
+    tol_ttt, tol_availability : float
+        The stated tolerance: relative for ``TTT/T0``, absolute for availability.
+    alpha : float
+        Family-wise level of the rejection test per full combination.
+    out_dir : path, optional
+        Where the round datasets go (default ``data/calibrate``); a rerun reuses them.
+    """
+    t_start = time.perf_counter()
+    tgt = load_target(target)
+    base = {**tgt["setting"], **_check_base(base)}
+    space = _space(space)
+    for opt, values in space.items():
+        for _, over in values:
+            clash = set(over) & set(base)
+            if clash:
+                raise UsageValueError(f"`base` fixes {sorted(clash)}, which `space[{opt!r}]` fits")
+    rows = {r["n_groups"]: r for r in tgt["rows"]}
+    fit_n = tuple(sorted(rows)) if fit_n is None else tuple(as_int(n, "fit_n", min_value=4) for n in fit_n)
+    missing = [n for n in fit_n if n not in rows]
+    if missing or not fit_n:
+        raise UsageValueError(f"`fit_n` must be rows of the target table {sorted(rows)}, got {list(fit_n)}")
+    if predict_n is None:
+        predict_n = tuple(n for n in (200, 1000) if n not in fit_n)
+    predict_n = tuple(as_int(n, "predict_n", min_value=4) for n in predict_n)
+    sched = []
+    for k, pair in enumerate(schedule):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            raise UsageValueError(f"`schedule[{k}]` must be (screen reps, confirmation reps), got {pair!r}")
+        sched.append((as_int(pair[0], f"schedule[{k}] reps", min_value=2),
+                      as_int(pair[1], f"schedule[{k}] confirm_reps", min_value=2)))
+    if not sched:
+        raise UsageValueError("`schedule` must have at least one round")
+    eta = as_int(eta, "eta", min_value=2)
+    min_keep = as_int(min_keep, "min_keep", min_value=1)
+    max_members = as_int(max_members, "max_members", min_value=1)
+    for name, v, lo, hi in (("tol_ttt", tol_ttt, 0, 1), ("tol_availability", tol_availability, 0, 1),
+                            ("alpha", alpha, 0, 1)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (lo <= v < hi) or (name == "alpha" and
+                                                                                          v == 0):
+            raise UsageValueError(f"`{name}` must be a number in [{lo}, {hi}), got {v!r}")
+    rng = as_int(rng, "rng", min_value=0)
+    r_ranges = {**R_RANGES, **dict(r_ranges or {})}
+    for n in fit_n:
+        for s in STRATEGIES:
+            lo, hi = r_ranges[s]
+            if not lo <= rows[n][s]["r"] <= hi:
+                raise UsageValueError(f"the table's {s} r = {rows[n][s]['r']} at N = {n} is outside the searched "
+                                      f"range {r_ranges[s]}")
+    subs = {s: _subcombos(space, s) for s in STRATEGIES}
+    for s in STRATEGIES:  # every combination valid before any work
+        for name, (_, over) in subs[s].items():
+            for n in fit_n + predict_n:
+                try:
+                    TimelineConfig(s, n, r=2, **applicable(base, s), **applicable(over, s))
+                except UsageError as exc:
+                    raise type(exc)(f"combination {name!r} at N={n}, {s}: {exc}") from None
+    out_dir = os.fspath(os.path.join("data", "calibrate") if out_dir is None else out_dir)
+    os.makedirs(out_dir, exist_ok=True)
+    log = progress or (lambda msg: None)
+    show = progress is not None
+    n_tests = 3 * 2 * len(fit_n)
+    z = _z(alpha, n_tests)
+    alive = {s: list(subs[s]) for s in STRATEGIES}
+    shared = [o for o in space if _option_strategies(o, space[o]) == set(STRATEGIES)]
+    rounds, datasets = [], []
+    results, verdict = {}, {}
+    for k, (reps, confirm) in enumerate(sched):
+        info = {"round": k, "reps": reps, "confirm_reps": confirm}
+        for s in STRATEGIES:
+            log(f"round {k}: {s}, {len(alive[s])} sub-combinations x {reps} + {confirm} replications")
+            res, paths = _evaluate(s, {n: subs[s][n] for n in alive[s]}, fit_n, reps, confirm, rng, base, r_ranges,
+                                   period_factors, out_dir, k, scheduler, workers, force, show)
+            datasets += paths
+            score = {}
+            for name in alive[s]:
+                reasons, sq = [], []
+                for n in fit_n:
+                    rs, q = _judge(res[(name, n)], rows[n][s], tol_ttt, tol_availability, z)
+                    reasons += [f"N={n} {s} {x}" for x in rs]
+                    sq += q
+                results[(s, name)] = res
+                verdict[(s, name)] = reasons
+                score[name] = math.sqrt(sum(sq) / len(sq))
+            last = k == len(sched) - 1
+            kept, n_ok, dropped = [], 0, []
+            cells = {}
+            for name in alive[s]:
+                cells.setdefault(tuple(subs[s][name][0].get(o) for o in shared), []).append(name)
+            for members in cells.values():  # halving within each cell of the shared options: joins always exist
+                ok = sorted((m for m in members if not verdict[(s, m)]), key=score.get)
+                n_ok += len(ok)
+                pool = ok or sorted(members, key=score.get)  # a cell with every member rejected keeps its closest
+                if last:
+                    keep = ok or pool[:min_keep]
+                else:
+                    keep = pool[:max(min_keep, math.ceil(len(members) / eta))]
+                kept += keep
+                dropped += [m for m in ok if m not in keep]
+            info[s] = {"evaluated": len(alive[s]), "rejected": len(alive[s]) - n_ok, "kept": len(kept),
+                       "dropped_by_rank": dropped}
+            alive[s] = kept
+        rounds.append(info)
+    # full combinations from the last round's survivors
+    combos = []
+    for rn in alive["rep"]:
+        for sn in alive["spare"]:
+            lr, ls = subs["rep"][rn][0], subs["spare"][sn][0]
+            if any(lr.get(o) != ls.get(o) for o in shared):
+                continue
+            labels = {**lr, **ls}
+            over = {**subs["rep"][rn][1], **subs["spare"][sn][1]}
+            rrows, sq = {}, []
+            for n in fit_n:
+                rp, sp = results[("rep", rn)][(rn, n)], results[("spare", sn)][(sn, n)]
+                rrows[str(n)] = _row_dict(rp, sp)
+                for s, x in (("rep", rp), ("spare", sp)):
+                    sq += _judge(x, rows[n][s], tol_ttt, tol_availability, z)[1]
+            name = ",".join(f"{o}={labels[o]}" for o in space if o in labels)
+            combos.append({"name": name, "labels": labels, "overrides": over, "rows": rrows,
+                           "distance": math.sqrt(sum(sq) / len(sq)),
+                           "rejected": verdict[("rep", rn)] + verdict[("spare", sn)], "_subs": (rn, sn)})
+    combos.sort(key=lambda c: c["distance"])
+    eq = [c for c in combos if not c["rejected"]]
+    if not combos:
+        raise UsageValueError("no full combination survived: the Rep and SPARe survivors disagree on every shared "
+                              "option; this cannot happen with halving per cell")
+    best = (eq or combos)[0]
+    # predictions at the other N
+    predictions = {}
+    members = (eq or combos[:1])[:max_members]
+    if predict_n:
+        reps, confirm = sched[-1]
+        need = {s: sorted({m["_subs"][0 if s == "rep" else 1] for m in members}) for s in STRATEGIES}
+        pres = {}
+        for s in STRATEGIES:
+            log(f"predictions: {s}, {len(need[s])} sub-combinations at N = {', '.join(map(str, predict_n))}")
+            res, paths = _evaluate(s, {n: subs[s][n] for n in need[s]}, predict_n, reps, confirm, rng, base,
+                                   r_ranges, period_factors, out_dir, "p", scheduler, workers, force, show)
+            datasets += paths
+            pres[s] = res
+        for n in predict_n:
+            per = [(m, _row_dict(pres["rep"][(m["_subs"][0], n)], pres["spare"][(m["_subs"][1], n)]))
+                   for m in members]
+            reds = [row["reduction"] for _, row in per]
+            predictions[str(n)] = {"members": len(per), "reduction_min": min(reds), "reduction_max": max(reds),
+                                   "rep_r": sorted({row["rep"]["r"] for _, row in per}),
+                                   "spare_r": sorted({row["spare"]["r"] for _, row in per}),
+                                   "best": per[0][1], "rows": {m["name"]: row for m, row in per}}
+    for c in combos:
+        c.pop("_subs")
+    settings = {"schedule": [list(p) for p in sched], "eta": eta, "min_keep": min_keep, "tol_ttt": tol_ttt,
+                "tol_availability": tol_availability, "alpha": alpha, "z": z, "rng_root": str(rng), "base": base,
+                "space": {o: [lab for lab, _ in v] for o, v in space.items()}, "not_fitted": list(NOT_FITTED),
+                "r_ranges": {s: list(r_ranges[s]) for s in STRATEGIES}, "period_factors": list(period_factors),
+                "predict_n": list(predict_n), "max_members": max_members,
+                "distance": "RMS over the fitted rows of ln(TTT/TTT_target) and (A - A_target)/A_target, both "
+                            "strategies",
+                "rejection": "|TTT - target| > tol_ttt target + z se, |A - target| > tol_availability + z se, or the "
+                             "target r outside the near-optimal r of the screen (z: Bonferroni at alpha over the "
+                             "numbers tested per combination)"}
+    return CalibrationResult(tgt, fit_n, combos, eq, best, rounds, predictions, settings, datasets,
+                             time.perf_counter() - t_start)
