@@ -8,8 +8,12 @@ Pages
 ``overhead``    docs/results/overhead.md  measured ReCtlr overhead per layout (experiments/overhead_layouts.py)
 ``main``        docs/results/main_table.md the paper's main table (spare-mc reproduce --table main)
 ``benchmarks``  docs/results/benchmarks.md every script of benchmarks/, ratios measured in one run
+``sensitivity`` docs/results/sensitivity.md the paired sensitivity study at N = 200, 600, 1000 (data/sensitivity)
+``calibration`` docs/results/calibration.md the calibration against the paper's row, and the main table under the
+                                          fitted preset (data/calibrate)
 
-Usage: ``python docs/generate.py [PAGE ...]`` (default: all; about 6 minutes on 2 cores).
+Usage: ``python docs/generate.py [PAGE ...]`` (default: all; about 6 minutes on 2 cores, plus about 40 minutes
+for ``sensitivity`` and ``calibration`` the first time: their sweeps are kept under ``data/`` and reused).
 """
 
 from __future__ import annotations
@@ -180,6 +184,123 @@ def page_main() -> str:
     return _header("The paper's main table", "python docs/generate.py main", time.perf_counter() - t0) + body
 
 
+def _cli_json(*argv):
+    """Run ``spare-mc ARGV --json`` in the repository and return its JSON (the sweeps resume from their data)."""
+    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", *argv, "--json"], capture_output=True, text=True,
+                          cwd=REPO)
+    if proc.returncode != 0:
+        raise SystemExit(f"spare-mc {' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout)
+
+
+def _pp(x, ci):
+    return f"{x:+.1f} [{ci[0]:+.1f}, {ci[1]:+.1f}]"
+
+
+def page_sensitivity() -> str:
+    t0 = time.perf_counter()
+    cmd = ["sensitivity", "--n-groups", "200,600,1000", "--out-dir", "data/sensitivity"]
+    d = _cli_json(*cmd)
+    ns = [str(n) for n in d["n_groups"]]
+    st = d["settings"]
+    out = [f"`spare-mc {' '.join(cmd)}`: the baseline (the stated assumptions) and {len(d['variants'])} variants, "
+           f"each strategy at its best `r` (Rep {st['r_ranges']['rep']}, SPARe {st['r_ranges']['spare']}) and "
+           f"checkpoint period, screened with {st['reps']} replications per grid point and confirmed on "
+           f"{st['confirm_reps']} fresh paired replications (pilot {st['pilot_reps']}; the widest 95% half-width "
+           f"of a change is {st['max_half_width_pp']:.2f} percentage points, target {st['target_pp']:g}). "
+           "Method: [sensitivity.md](../sensitivity.md). Figure: `data/sensitivity/sensitivity.png`.\n",
+           "## Baseline\n", "| N | Rep+CKPT: r, TTT/T0, availability | SPARe+CKPT: r, TTT/T0, availability | "
+           "reduction |", "|---|---|---|---|"]
+    for n in ns:
+        b = d["baseline"][n]
+        out.append(f"| {n} | {b['rep']['r']}, {_ci(b['rep']['ttt_over_t0'], b['rep']['ttt_over_t0_ci95'])}, "
+                   f"{b['rep']['availability']:.1%} | {b['spare']['r']}, "
+                   f"{_ci(b['spare']['ttt_over_t0'], b['spare']['ttt_over_t0_ci95'])}, "
+                   f"{b['spare']['availability']:.1%} | {b['reduction']:.1%} [{b['reduction_ci95'][0]:.1%}, "
+                   f"{b['reduction_ci95'][1]:.1%}] |")
+    out += ["", "## Change of the reduction per variant\n",
+            "Percentage points with the paired 95% interval; in brackets each strategy's best r (Rep/SPARe); "
+            "**bold**: Holm-adjusted p < 0.05 over all variants and N. Sorted by the size of the change at N = "
+            f"{ns[len(ns) // 2]}.\n",
+            "| variant | kind | " + " | ".join(f"N = {n}" for n in ns) + " |", "|---|---|" + "---|" * len(ns)]
+    mid = ns[len(ns) // 2]
+    for v in sorted(d["variants"], key=lambda v: -abs(v["rows"][mid]["delta_reduction_pp"])):
+        cells = []
+        for n in ns:
+            r = v["rows"][n]
+            txt = f"{_pp(r['delta_reduction_pp'], r['delta_reduction_pp_ci95'])} ({r['rep']['r']}/{r['spare']['r']})"
+            cells.append(f"**{txt}**" if r["p_holm"] < 0.05 else txt)
+        out.append(f"| `{v['name']}` | {v['kind']} | " + " | ".join(cells) + " |")
+    out += ["", "What each variant changes:\n"] + [f"- `{v['name']}`: {v['why']}" for v in d["variants"]]
+    if st.get("skipped_r"):
+        out += ["", "Not searched (no holder table found for these r): "
+                + "; ".join(f"{k}: {v}" for k, v in st["skipped_r"].items()) + "."]
+    return _header("Sensitivity of the headline", "python docs/generate.py sensitivity",
+                   time.perf_counter() - t0) + "\n".join(out) + "\n"
+
+
+def page_calibration() -> str:
+    t0 = time.perf_counter()
+    cmd = ["calibrate", "--target", "paper", "--out-dir", "data/calibrate"]
+    d = _cli_json(*cmd)
+    pre = _cli_json("reproduce", "--table", "main", "--preset", "paper-n600")
+    st = d["settings"]
+    n0 = str(d["fit_n"][0])
+    t = next(r for r in d["target"]["rows"] if str(r["n_groups"]) == n0)
+    out = [f"`spare-mc {' '.join(cmd)}`: every combination of {', '.join(f'`{k}`' for k in st['space'])} "
+           f"({' x '.join(str(len(v)) for v in st['space'].values())} values) against the paper's N = {n0} row "
+           f"(Rep r = {t['rep']['r']}, {t['rep']['ttt_over_t0']} / {t['rep']['availability']:.2%}; SPARe r = "
+           f"{t['spare']['r']}, {t['spare']['ttt_over_t0']} / {t['spare']['availability']:.2%}); tolerance "
+           f"{st['tol_ttt']:.0%} on TTT/T0 and {st['tol_availability']} on availability plus z = {st['z']:.2f} "
+           f"standard errors; rounds (screen + confirmation replications) {st['schedule']}. Not fitted: "
+           f"{', '.join(st['not_fitted'])}. Method: [calibration.md](../calibration.md).\n", "## Rounds\n",
+           "| round | replications | Rep: evaluated / rejected / kept | SPARe: evaluated / rejected / kept |",
+           "|---|---|---|---|"]
+    for rd in d["rounds"]:
+        out.append(f"| {rd['round']} | {rd['reps']} + {rd['confirm_reps']} | " + " | ".join(
+            f"{rd[s]['evaluated']} / {rd[s]['rejected']} / {rd[s]['kept']}" for s in ("rep", "spare")) + " |")
+    eq = d["equivalence_set"]
+    out += ["", f"## Equivalence set: {len(eq)} combination(s) not rejected\n"]
+    shown = eq or d["combinations"][:6]
+    if not eq:
+        out.append("No combination is consistent with the row within the tolerance; the closest ones, all "
+                   "rejected, with the reasons:\n")
+    out += ["| distance | Rep: r, TTT/T0, availability | SPARe: r, TTT/T0, availability | reduction | combination |",
+            "|---|---|---|---|---|"]
+    for c in shown[:20]:
+        x = c["rows"][n0]
+        rej = f" (rejected: {'; '.join(c['rejected'])})" if c["rejected"] else ""
+        out.append(f"| {c['distance']:.3f} | {x['rep']['r']}, {x['rep']['ttt_over_t0']:.3f}, "
+                   f"{x['rep']['availability']:.1%} | {x['spare']['r']}, {x['spare']['ttt_over_t0']:.3f}, "
+                   f"{x['spare']['availability']:.1%} | {x['reduction']:.1%} | `{c['name']}`{rej} |")
+    out += ["", "## Predictions at the N the paper does not publish\n",
+            "| N | members | reduction (min .. max) | Rep best r | SPARe best r | best-fitting member |",
+            "|---|---|---|---|---|---|"]
+    for n, p in d["predictions"].items():
+        b = p["best"]
+        out.append(f"| {n} | {p['members']} | {p['reduction_min']:.1%} .. {p['reduction_max']:.1%} | "
+                   f"{p['rep_r']} | {p['spare_r']} | {b['reduction']:.1%} (Rep r = {b['rep']['r']}, SPARe r = "
+                   f"{b['spare']['r']}) |")
+    out += ["", "## The main table under the fitted preset `paper-n600`\n",
+            f"`spare-mc reproduce --table main --preset paper-n600` (options: "
+            f"{', '.join(f'`{k}={v}`' for k, v in pre['settings']['preset']['overrides'].items()) or 'none'}; "
+            "FITTED on N = 600 only, the other rows are predictions):\n",
+            "| N | Rep+CKPT: r, TTT/T0, availability | SPARe+CKPT: r, TTT/T0, availability | reduction |",
+            "|---|---|---|---|"]
+    for row in pre["rows"]:
+        rp, sp = row["rep"], row["spare"]
+        out.append(f"| {row['n_groups']} | {rp['best_r']}, {_ci(rp['ttt_over_t0'], rp['ttt_over_t0_ci95'])}, "
+                   f"{rp['availability']:.1%} | {sp['best_r']}, {_ci(sp['ttt_over_t0'], sp['ttt_over_t0_ci95'])}, "
+                   f"{sp['availability']:.1%} | {row['ttt_reduction']:.1%} [{row['ttt_reduction_ci95'][0]:.1%}, "
+                   f"{row['ttt_reduction_ci95'][1]:.1%}] |")
+    p = pre["paper_N600"]
+    out.append(f"\nThe paper (N = 600): Rep+CKPT {p['rep']['ttt_over_t0']} / {p['rep']['availability']:.2%} "
+               f"(r = {p['rep']['best_r']}), SPARe+CKPT {p['spare']['ttt_over_t0']} / "
+               f"{p['spare']['availability']:.2%} (r = {p['spare']['best_r']}), reduction {p['ttt_reduction']:.1%}.")
+    return _header("Calibration against the paper's row", "python docs/generate.py calibration",
+                   time.perf_counter() - t0) + "\n".join(out) + "\n"
+
+
 def _bench(script, *args):
     proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), "--json", *args], capture_output=True,
                           text=True, check=True, cwd=REPO)
@@ -233,7 +354,9 @@ def page_benchmarks() -> str:
 
 PAGES = {"options": ("options.md", page_options), "masked": ("results/masked.md", page_masked),
          "overhead": ("results/overhead.md", page_overhead), "main": ("results/main_table.md", page_main),
-         "benchmarks": ("results/benchmarks.md", page_benchmarks)}
+         "benchmarks": ("results/benchmarks.md", page_benchmarks),
+         "sensitivity": ("results/sensitivity.md", page_sensitivity),
+         "calibration": ("results/calibration.md", page_calibration)}
 
 
 def main(argv=None) -> int:
