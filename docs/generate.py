@@ -251,8 +251,9 @@ def page_calibration() -> str:
            f"({' x '.join(str(len(v)) for v in st['space'].values())} values) against the paper's N = {n0} row "
            f"(Rep r = {t['rep']['r']}, {t['rep']['ttt_over_t0']} / {t['rep']['availability']:.2%}; SPARe r = "
            f"{t['spare']['r']}, {t['spare']['ttt_over_t0']} / {t['spare']['availability']:.2%}); tolerance "
-           f"{st['tol_ttt']:.0%} on TTT/T0 and {st['tol_availability']} on availability plus z = {st['z']:.2f} "
-           f"standard errors; rounds (screen + confirmation replications) {st['schedule']}. Not fitted: "
+           f"{st['tol_ttt']:.0%} on TTT/T0 and {st['tol_availability']} on availability plus a Student-t multiple "
+           f"of the standard error (each test at {st['alpha_per_test']:.2g}: family-wise {st['alpha']} per "
+           f"combination); rounds (screen + confirmation replications) {st['schedule']}; {st['set']}. Not fitted: "
            f"{', '.join(st['not_fitted'])}. Method: [calibration.md](../calibration.md).\n", "## Rounds\n",
            "| round | replications | Rep: evaluated / rejected / kept | SPARe: evaluated / rejected / kept |",
            "|---|---|---|---|"]

@@ -15,24 +15,29 @@ sub-combinations that agree on the shared options (restart failures, checkpoint 
 common random numbers a sub-combination's runs are exactly those of every full combination containing it, so
 this is the full factorial search at a fraction of its cost.
 
-Successive halving (Jamieson & Talwalkar 2016, AISTATS)
-------------------------------------------------------
+Rounds (successive halving's schedule; racing by default)
+--------------------------------------------------------
 Round ``k`` evaluates the surviving sub-combinations with ``schedule[k] = (reps, confirm_reps)`` (screen
 replications ``0 .. reps - 1``, confirmation ``reps .. reps + confirm_reps - 1``: more replications each round, the
-same traces). After a round the sub-combinations the table rejects are dropped, and of the others only the best
-``1 / eta`` by distance (at least ``min_keep``) go on, within each cell of the shared options (so that Rep and
-SPARe survivors always join); the ones dropped by rank are listed as such (not rejected, only not pursued). Options that act only through ``N`` (restart growth, Rep's all-reduce scaling) are not fitted:
-they stay at the values the caller gives (default: the stated assumptions).
+same traces). After a round the sub-combinations the table rejects leave (racing: Maron & Moore 1997); with ``eta``
+set, only the best ``1 / eta`` of the unrejected ones of each cell of the shared options go on as well (successive
+halving by rank: Jamieson & Talwalkar, AISTATS 2016), and those dropped by rank are listed per round (not
+rejected, only not pursued). A cell whose members are all rejected keeps its closest ``min_keep``, flagged, so the
+closest combinations are reported at the final precision. Options that act only through ``N`` (restart growth,
+Rep's all-reduce scaling) are not fitted: they stay at the values the caller gives (default: the stated
+assumptions).
 
 Rejection (per strategy and fitted ``N``) and distance
 ------------------------------------------------------
-A strategy's result is *rejected* when its ``TTT/T0`` differs from the table's by more than ``tol_ttt x
-target + z se``, its availability by more than ``tol_availability + z se``, or the table's ``r`` is not among the
-near-optimal ``r`` of the screen (those whose best grid mean's 95% interval reaches the best one's). ``z`` is the
-Bonferroni normal quantile at family-wise ``alpha`` over the numbers tested per full combination. The *distance*
-of a full combination is the root mean square of the relative errors of the four numbers (``TTT/T0`` on the log
-scale), over the fitted rows; the *equivalence set* is every full combination whose two sub-combinations survive
-the last round unrejected.
+A strategy's result is *rejected* when its ``TTT/T0`` differs from the table's by more than ``tol_ttt x target +
+t se``, or its availability by more than ``tol_availability + t se``, where ``t`` is the Student-t quantile with
+the confirmation's ``n - 1`` degrees of freedom at ``alpha / (rounds x 2 strategies x 2 numbers x fitted rows)``
+(Bonferroni: a combination that truly sits within the tolerance is falsely rejected in any round with probability
+at most ``alpha``); or when the table's ``r`` is not among the near-optimal ``r`` of the screen (those whose best
+point's 95% t-interval overlaps the chosen one's; a stated rule, not part of ``alpha``). The *distance* of a full
+combination is the root mean square of the relative errors of the four numbers (``TTT/T0`` on the log scale), over
+the fitted rows; the *equivalence set* is every full combination whose two sub-combinations are not rejected at the
+end (with ``eta``: the unrejected survivors).
 
 Target table format (JSON)
 --------------------------
@@ -65,7 +70,8 @@ import numpy as np
 from ._provenance import SCHEMA_VERSION, software_versions
 from ._validation import UsageError, UsageTypeError, UsageValueError, as_int
 from .optimize import PERIOD_FACTORS
-from .sensitivity import R_RANGES, STRATEGIES, _check_base, _pick, _run, _screen
+from .sensitivity import (STRATEGIES, _check_base, _check_fields, _check_ns, _check_period_factors, _check_r_ranges,
+                          _pick, _run, _screen)
 from .stats import estimate_mean
 from .timeline import TimelineConfig, applicable
 
@@ -145,10 +151,16 @@ def load_target(target) -> dict:
     ns = [r["n_groups"] for r in rows]
     if len(set(ns)) != len(ns):
         raise UsageValueError(f"the target table repeats an N: {ns}")
-    setting = dict(d.get("setting") or {})
-    for key in list(setting):
-        if key not in {f for f in TimelineConfig.__dataclass_fields__}:
-            raise UsageValueError(f"unknown setting {key!r} in the target table (TimelineConfig fields only)")
+    setting = d.get("setting") or {}
+    if not isinstance(setting, dict):
+        raise UsageValueError(f"the target table's `setting` must be an object of TimelineConfig fields, got "
+                              f"{setting!r}")
+    setting = _check_base(setting, "the target table's `setting`")  # TimelineConfig fields only
+    for s in STRATEGIES:
+        try:
+            TimelineConfig(s, rows[0]["n_groups"], r=2, **applicable(setting, s))
+        except UsageError as exc:
+            raise type(exc)(f"the target table's `setting`: {exc}") from None
     return {"name": str(d.get("name", "target")), "source": str(d.get("source", "")), "setting": setting,
             "rows": rows}
 
@@ -193,12 +205,14 @@ def write_preset(result: "CalibrationResult", path, *, name: str = "paper-n600")
     from .storage import write_json
 
     best = result.best
-    d = {"name": name, "fitted": True,
+    fixed = dict(result.settings.get("base", {}))
+    d = {"schema_version": SCHEMA_VERSION, "name": name, "fitted": True,
          "description": f"FITTED, not stated: the option values of the best-fitting combination of `spare-mc "
                         f"calibrate --target {result.target['name']}` (fitted on N = "
                         f"{', '.join(map(str, result.fit_n))} only; every other N is a prediction). Never a default.",
-         "target": result.target["name"], "fit_n": list(result.fit_n), "overrides": best["overrides"],
-         "labels": best["labels"], "distance": best["distance"], "rejected": best["rejected"],
+         "target": result.target["name"], "fit_n": list(result.fit_n),
+         "overrides": {**fixed, **best["overrides"]}, "fitted_options": best["labels"], "fixed": fixed,
+         "distance": best["distance"], "rejected": best["rejected"],
          "equivalence_set_size": len(result.equivalence_set), "settings": result.settings,
          "created": datetime.date.today().isoformat(), "software": software_versions()}
     write_json(d, path)
@@ -220,7 +234,11 @@ def _space(space):
         for v in values:
             if not (isinstance(v, (list, tuple)) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], dict)):
                 raise UsageValueError(f"`space[{opt!r}]` entries must be (label, overrides dict), got {v!r}")
+            _check_fields(v[1], f"`space[{opt!r}]` value {v[0]!r}")
             vals.append((v[0], dict(v[1])))
+        labels = [lab for lab, _ in vals]
+        if len(set(labels)) != len(labels):
+            raise UsageValueError(f"`space[{opt!r}]` repeats a label: {labels}")
         out[opt] = vals
     return out
 
@@ -249,10 +267,11 @@ def _subcombos(space, strategy):
     return out
 
 
-def _z(alpha, k):
+def _t_quantile(alpha, k, n):
+    """The two-sided Bonferroni Student-t quantile: level ``alpha`` over ``k`` tests, ``n - 1`` degrees of freedom."""
     from scipy import stats
 
-    return float(stats.norm.isf(alpha / (2 * k)))
+    return float(stats.t.isf(alpha / (2 * k), max(n - 1, 1)))
 
 
 def _evaluate(strategy, subs, fit_n, reps, confirm, rng, base, r_ranges, period_factors, out_dir, rnd, scheduler,
@@ -286,13 +305,18 @@ def _evaluate(strategy, subs, fit_n, reps, confirm, rng, base, r_ranges, period_
     return out, paths + [p2]
 
 
-def _judge(res, row, tol_ttt, tol_a, z):
-    """``(rejected reasons, squared relative errors)`` of one strategy's result against one target row."""
+def _judge(res, row, tol_ttt, tol_a, alpha_each):
+    """``(rejected reasons, squared relative errors)`` of one strategy's result against one target row.
+
+    ``alpha_each``: the level of each of the two numeric tests (a Student-t quantile with the confirmation's
+    ``n - 1`` degrees of freedom); the ``r`` test is a stated rule (near-optimal set of the screen).
+    """
     reasons = []
     t, a = res["ttt"], res["availability"]
-    if abs(t.mean - row["ttt_over_t0"]) > tol_ttt * row["ttt_over_t0"] + z * t.se:
+    q = _t_quantile(alpha_each, 1, t.n)
+    if abs(t.mean - row["ttt_over_t0"]) > tol_ttt * row["ttt_over_t0"] + q * t.se:
         reasons.append(f"TTT/T0 {t.mean:.3f} vs {row['ttt_over_t0']}")
-    if abs(a.mean - row["availability"]) > tol_a + z * a.se:
+    if abs(a.mean - row["availability"]) > tol_a + q * a.se:
         reasons.append(f"availability {a.mean:.4f} vs {row['availability']}")
     if row["r"] not in res["near_r"]:
         reasons.append(f"best r {res['r']} (near-optimal {res['near_r']}) vs {row['r']}")
@@ -371,8 +395,29 @@ def _row_dict(rep, spare):
     return d
 
 
+def _seq_pairs(schedule):
+    if isinstance(schedule, (str, bytes)) or not hasattr(schedule, "__iter__"):
+        raise UsageTypeError(f"`schedule` must be a sequence of (screen reps, confirmation reps), got {schedule!r}")
+    out = []
+    for k, pair in enumerate(schedule):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            raise UsageValueError(f"`schedule[{k}]` must be (screen reps, confirmation reps), got {pair!r}")
+        out.append((as_int(pair[0], f"schedule[{k}] reps", min_value=2),
+                    as_int(pair[1], f"schedule[{k}] confirm_reps", min_value=3)))
+    if not out:
+        raise UsageValueError("`schedule` must have at least one round")
+    return out
+
+
+def _number(v, name, lo, hi, lo_open=False):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not (
+            (lo < v if lo_open else lo <= v) and v < hi):
+        raise UsageValueError(f"`{name}` must be a number in {'(' if lo_open else '['}{lo}, {hi}), got {v!r}")
+    return float(v)
+
+
 def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=None, schedule=DEFAULT_SCHEDULE,
-              eta: int = 3, min_keep: int = 1, tol_ttt: float = 0.05, tol_availability: float = 0.02,
+              eta: int | None = None, min_keep: int = 1, tol_ttt: float = 0.05, tol_availability: float = 0.02,
               alpha: float = 0.05, rng=0, r_ranges=None, period_factors=PERIOD_FACTORS, max_members: int = 8,
               out_dir=None, scheduler=None, workers=None, force=False, progress=None) -> CalibrationResult:
     """Search :data:`SEARCH_SPACE` for the option combinations a target table does not reject (module docstring).
@@ -381,27 +426,31 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
     ----------
     target : "paper", path or dict
         The table (:func:`load_target`).
-    fit_n : sequence of int, optional
+    fit_n : int or sequence of int, optional
         The rows fitted (default: every row of the table; the paper has one, N = 600).
-    predict_n : sequence of int, optional
+    predict_n : int or sequence of int, optional
         ``N`` at which the equivalence set's members (at most ``max_members``, by distance) are run as predictions
-        (default: the table setting's other N, or (200, 1000)).
+        (default: 200 and 1000, minus the fitted ``N``; ``()`` for none).
     space : dict, optional
         ``{option: [(label, overrides), ...]}`` (default :data:`SEARCH_SPACE`).
     base : dict, optional
         Fixed :class:`~spare_mc.TimelineConfig` overrides (the stated inputs, the N-only options); the table's own
-        ``setting`` is applied first.
+        ``setting`` is applied first. Stored in the preset with the fitted options.
     schedule : sequence of (int, int)
         ``(screen reps, confirmation reps)`` per round.
-    eta, min_keep : int
-        Per round, keep the best ``1/eta`` (at least ``min_keep``) of the unrejected sub-combinations of each cell
-        of the shared options (so that every cell, e.g. restart failures absorbed / stay dead, reaches the end
-        and Rep and SPARe survivors can be joined); a cell whose members are all rejected keeps its closest
-        ``min_keep``, flagged as rejected.
+    eta : int or None
+        None (default): a sub-combination leaves only when rejected (racing), so the equivalence set is every
+        combination the table does not reject. An int: also keep only the best ``1/eta`` of the unrejected ones
+        of each cell of the shared options per round (successive halving by rank, cheaper for large spaces); the
+        set is then the unrejected *survivors*, and the ones dropped by rank are listed per round.
+    min_keep : int
+        A cell of the shared options whose members are all rejected keeps its closest ``min_keep`` to the end,
+        flagged as rejected (so the closest combinations are reported at the final precision).
     tol_ttt, tol_availability : float
         The stated tolerance: relative for ``TTT/T0``, absolute for availability.
     alpha : float
-        Family-wise level of the rejection test per full combination.
+        Family-wise level of the numeric rejection tests of one full combination over all rounds (Bonferroni over
+        the rounds and the four numbers per fitted row; Student-t quantiles).
     out_dir : path, optional
         Where the round datasets go (default ``data/calibrate``); a rerun reuses them.
     """
@@ -415,31 +464,23 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
             if clash:
                 raise UsageValueError(f"`base` fixes {sorted(clash)}, which `space[{opt!r}]` fits")
     rows = {r["n_groups"]: r for r in tgt["rows"]}
-    fit_n = tuple(sorted(rows)) if fit_n is None else tuple(as_int(n, "fit_n", min_value=4) for n in fit_n)
+    fit_n = tuple(sorted(rows)) if fit_n is None else _check_ns(fit_n, "fit_n")
     missing = [n for n in fit_n if n not in rows]
     if missing or not fit_n:
         raise UsageValueError(f"`fit_n` must be rows of the target table {sorted(rows)}, got {list(fit_n)}")
-    if predict_n is None:
-        predict_n = tuple(n for n in (200, 1000) if n not in fit_n)
-    predict_n = tuple(as_int(n, "predict_n", min_value=4) for n in predict_n)
-    sched = []
-    for k, pair in enumerate(schedule):
-        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
-            raise UsageValueError(f"`schedule[{k}]` must be (screen reps, confirmation reps), got {pair!r}")
-        sched.append((as_int(pair[0], f"schedule[{k}] reps", min_value=2),
-                      as_int(pair[1], f"schedule[{k}] confirm_reps", min_value=2)))
-    if not sched:
-        raise UsageValueError("`schedule` must have at least one round")
-    eta = as_int(eta, "eta", min_value=2)
+    predict_n = tuple(n for n in (200, 1000) if n not in fit_n) if predict_n is None else \
+        tuple(n for n in _check_ns(predict_n, "predict_n") if n not in fit_n)
+    sched = _seq_pairs(schedule)
+    if eta is not None:
+        eta = as_int(eta, "eta", min_value=2)
     min_keep = as_int(min_keep, "min_keep", min_value=1)
     max_members = as_int(max_members, "max_members", min_value=1)
-    for name, v, lo, hi in (("tol_ttt", tol_ttt, 0, 1), ("tol_availability", tol_availability, 0, 1),
-                            ("alpha", alpha, 0, 1)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (lo <= v < hi) or (name == "alpha" and
-                                                                                          v == 0):
-            raise UsageValueError(f"`{name}` must be a number in [{lo}, {hi}), got {v!r}")
+    tol_ttt = _number(tol_ttt, "tol_ttt", 0, 1)
+    tol_availability = _number(tol_availability, "tol_availability", 0, 1)
+    alpha = _number(alpha, "alpha", 0, 1, lo_open=True)
     rng = as_int(rng, "rng", min_value=0)
-    r_ranges = {**R_RANGES, **dict(r_ranges or {})}
+    r_ranges = _check_r_ranges(r_ranges)
+    period_factors = _check_period_factors(period_factors)
     for n in fit_n:
         for s in STRATEGIES:
             lo, hi = r_ranges[s]
@@ -451,79 +492,79 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
         for name, (_, over) in subs[s].items():
             for n in fit_n + predict_n:
                 try:
-                    TimelineConfig(s, n, r=2, **applicable(base, s), **applicable(over, s))
+                    TimelineConfig(s, n, r=2, **{**applicable(base, s), **applicable(over, s)})
                 except UsageError as exc:
                     raise type(exc)(f"combination {name!r} at N={n}, {s}: {exc}") from None
     out_dir = os.fspath(os.path.join("data", "calibrate") if out_dir is None else out_dir)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageValueError(f"`out_dir` {out_dir} exists and is not a folder")
     os.makedirs(out_dir, exist_ok=True)
     log = progress or (lambda msg: None)
     show = progress is not None
-    n_tests = 3 * 2 * len(fit_n)
-    z = _z(alpha, n_tests)
-    alive = {s: list(subs[s]) for s in STRATEGIES}
+    alpha_each = alpha / (len(sched) * 2 * 2 * len(fit_n))  # per numeric test: rounds x strategies x numbers x rows
     shared = [o for o in space if _option_strategies(o, space[o]) == set(STRATEGIES)]
+    alive = {s: list(subs[s]) for s in STRATEGIES}
     rounds, datasets = [], []
-    results, verdict = {}, {}
+    results, verdict, score = {}, {}, {}
     for k, (reps, confirm) in enumerate(sched):
         info = {"round": k, "reps": reps, "confirm_reps": confirm}
+        last = k == len(sched) - 1
         for s in STRATEGIES:
             log(f"round {k}: {s}, {len(alive[s])} sub-combinations x {reps} + {confirm} replications")
             res, paths = _evaluate(s, {n: subs[s][n] for n in alive[s]}, fit_n, reps, confirm, rng, base, r_ranges,
                                    period_factors, out_dir, k, scheduler, workers, force, show)
             datasets += paths
-            score = {}
             for name in alive[s]:
                 reasons, sq = [], []
                 for n in fit_n:
-                    rs, q = _judge(res[(name, n)], rows[n][s], tol_ttt, tol_availability, z)
+                    rs, q = _judge(res[(name, n)], rows[n][s], tol_ttt, tol_availability, alpha_each)
                     reasons += [f"N={n} {s} {x}" for x in rs]
                     sq += q
                 results[(s, name)] = res
                 verdict[(s, name)] = reasons
-                score[name] = math.sqrt(sum(sq) / len(sq))
-            last = k == len(sched) - 1
+                score[(s, name)] = math.sqrt(sum(sq) / len(sq))
             kept, n_ok, dropped = [], 0, []
             cells = {}
             for name in alive[s]:
                 cells.setdefault(tuple(subs[s][name][0].get(o) for o in shared), []).append(name)
-            for members in cells.values():  # halving within each cell of the shared options: joins always exist
-                ok = sorted((m for m in members if not verdict[(s, m)]), key=score.get)
+            for members in cells.values():  # per cell of the shared options: Rep and SPARe survivors always join
+                ok = sorted((m for m in members if not verdict[(s, m)]), key=lambda m: score[(s, m)])
                 n_ok += len(ok)
-                pool = ok or sorted(members, key=score.get)  # a cell with every member rejected keeps its closest
-                if last:
-                    keep = ok or pool[:min_keep]
+                if not ok:  # every member rejected: the closest go on, flagged, to be reported at full precision
+                    keep = sorted(members, key=lambda m: score[(s, m)])[:min_keep]
+                elif eta is None or last:
+                    keep = ok
                 else:
-                    keep = pool[:max(min_keep, math.ceil(len(members) / eta))]
+                    keep = ok[:max(min_keep, math.ceil(len(members) / eta))]
                 kept += keep
                 dropped += [m for m in ok if m not in keep]
             info[s] = {"evaluated": len(alive[s]), "rejected": len(alive[s]) - n_ok, "kept": len(kept),
                        "dropped_by_rank": dropped}
             alive[s] = kept
         rounds.append(info)
-    # full combinations from the last round's survivors
+    # full combinations from the last round's survivors (joined on the shared options)
     combos = []
     for rn in alive["rep"]:
         for sn in alive["spare"]:
             lr, ls = subs["rep"][rn][0], subs["spare"][sn][0]
             if any(lr.get(o) != ls.get(o) for o in shared):
                 continue
-            labels = {**lr, **ls}
+            labels = {o: (lr[o] if o in lr else ls[o]) for o in space if o in lr or o in ls}
             over = {**subs["rep"][rn][1], **subs["spare"][sn][1]}
             rrows, sq = {}, []
             for n in fit_n:
                 rp, sp = results[("rep", rn)][(rn, n)], results[("spare", sn)][(sn, n)]
                 rrows[str(n)] = _row_dict(rp, sp)
                 for s, x in (("rep", rp), ("spare", sp)):
-                    sq += _judge(x, rows[n][s], tol_ttt, tol_availability, z)[1]
-            name = ",".join(f"{o}={labels[o]}" for o in space if o in labels)
+                    sq += _judge(x, rows[n][s], tol_ttt, tol_availability, alpha_each)[1]
+            name = ",".join(f"{o}={labels[o]}" for o in labels)
             combos.append({"name": name, "labels": labels, "overrides": over, "rows": rrows,
                            "distance": math.sqrt(sum(sq) / len(sq)),
                            "rejected": verdict[("rep", rn)] + verdict[("spare", sn)], "_subs": (rn, sn)})
+    if not combos:  # cannot happen: every cell of the shared options keeps at least one member per strategy
+        raise RuntimeError("no Rep and SPARe survivors agree on the shared options")
     combos.sort(key=lambda c: c["distance"])
     eq = [c for c in combos if not c["rejected"]]
-    if not combos:
-        raise UsageValueError("no full combination survived: the Rep and SPARe survivors disagree on every shared "
-                              "option; this cannot happen with halving per cell")
     best = (eq or combos)[0]
     # predictions at the other N
     predictions = {}
@@ -542,21 +583,26 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
             per = [(m, _row_dict(pres["rep"][(m["_subs"][0], n)], pres["spare"][(m["_subs"][1], n)]))
                    for m in members]
             reds = [row["reduction"] for _, row in per]
-            predictions[str(n)] = {"members": len(per), "reduction_min": min(reds), "reduction_max": max(reds),
+            predictions[str(n)] = {"members": len(per), "from_rejected": not eq,
+                                   "reduction_min": min(reds), "reduction_max": max(reds),
                                    "rep_r": sorted({row["rep"]["r"] for _, row in per}),
                                    "spare_r": sorted({row["spare"]["r"] for _, row in per}),
                                    "best": per[0][1], "rows": {m["name"]: row for m, row in per}}
     for c in combos:
-        c.pop("_subs")
+        c["sub_combinations"] = dict(zip(STRATEGIES, c.pop("_subs")))
     settings = {"schedule": [list(p) for p in sched], "eta": eta, "min_keep": min_keep, "tol_ttt": tol_ttt,
-                "tol_availability": tol_availability, "alpha": alpha, "z": z, "rng_root": str(rng), "base": base,
+                "tol_availability": tol_availability, "alpha": alpha, "alpha_per_test": alpha_each,
+                "rng_root": str(rng), "base": base,
                 "space": {o: [lab for lab, _ in v] for o, v in space.items()}, "not_fitted": list(NOT_FITTED),
                 "r_ranges": {s: list(r_ranges[s]) for s in STRATEGIES}, "period_factors": list(period_factors),
                 "predict_n": list(predict_n), "max_members": max_members,
+                "set": "every combination not rejected" if eta is None else
+                       f"the unrejected survivors of halving by rank (eta = {eta})",
                 "distance": "RMS over the fitted rows of ln(TTT/TTT_target) and (A - A_target)/A_target, both "
                             "strategies",
-                "rejection": "|TTT - target| > tol_ttt target + z se, |A - target| > tol_availability + z se, or the "
-                             "target r outside the near-optimal r of the screen (z: Bonferroni at alpha over the "
-                             "numbers tested per combination)"}
+                "rejection": "|TTT - target| > tol_ttt target + t se or |A - target| > tol_availability + t se "
+                             "(t: Student-t, n - 1 degrees of freedom, two-sided at alpha_per_test = alpha / "
+                             "(rounds x 2 strategies x 2 numbers x fitted rows)), or the target r outside the "
+                             "near-optimal r of the screen (a stated rule, not part of alpha)"}
     return CalibrationResult(tgt, fit_n, combos, eq, best, rounds, predictions, settings, datasets,
                              time.perf_counter() - t_start)

@@ -279,9 +279,12 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="absolute availability tolerance (default 0.02)")
     ca.add_argument("--alpha", type=float, default=0.05,
                     help="family-wise level of the rejection test per combination (default 0.05)")
-    ca.add_argument("--eta", type=int, default=3, help="keep the best 1/eta per round (default 3)")
+    ca.add_argument("--eta", type=int, default=None,
+                    help="also drop all but the best 1/eta unrejected per round (successive halving by rank; "
+                         "default: drop only the rejected, so the set is every combination not rejected)")
     ca.add_argument("--min-keep", type=int, default=1,
-                    help="keep at least this many per cell of the shared options per round (default 1)")
+                    help="a cell of the shared options whose members are all rejected keeps its closest this many "
+                         "(default 1)")
     _add_seed(ca)
     ca.add_argument("--out-dir", default=None, help="folder of the round datasets (default data/calibrate)")
     ca.add_argument("--preset-out", default=None,
@@ -538,10 +541,29 @@ def run_reproduce(args) -> dict:
     return out
 
 
+def _check_result_target(path, force, keys, what) -> None:
+    """Refuse to replace a file that is not a result spare-mc wrote (a JSON object with ``schema_version`` and
+    ``keys``) unless ``force``; anything not a regular file is refused."""
+    from .storage import check_regular_target
+
+    check_regular_target(path, what)
+    if force or not os.path.exists(path):
+        return
+    try:
+        with open(path, encoding="utf-8") as fh:
+            d = json.load(fh)
+        ours = isinstance(d, dict) and "schema_version" in d and all(k in d for k in keys)
+    except (OSError, ValueError, UnicodeDecodeError):
+        ours = False
+    if not ours:
+        raise UsageValueError(f"{path} exists and is not a {what} written by spare-mc; refusing to replace it (pass "
+                              f"--force, or choose another folder)")
+
+
 def run_sensitivity(args) -> dict:
     """The ``sensitivity`` command: the study of :mod:`spare_mc.sensitivity` (its expected time first, on stderr)."""
     from .plots import save_sensitivity_figure
-    from .sensitivity import default_variants, estimate_cost, sensitivity
+    from .sensitivity import check_sensitivity_inputs, default_variants, estimate_cost, sensitivity
 
     try:
         n_values = [int(x) for x in args.n_groups.split(",")]
@@ -569,7 +591,11 @@ def run_sensitivity(args) -> dict:
         _check_figure_target(figure, args.force)
     r_ranges = _r_ranges(args)
     kw = dict(variants=variants, reps=args.reps, pilot_reps=args.pilot_reps, base=base, r_ranges=r_ranges)
-    cost = estimate_cost(n_values, workers=args.workers if args.workers else None, **kw)
+    check_sensitivity_inputs(n_values, target_pp=args.target_pp, max_confirm_reps=args.max_confirm_reps,
+                             rng=args.seed, **kw)  # every rule before the timed jobs of the estimate
+    result = os.path.join(out_dir, "sensitivity.json")
+    _check_result_target(result, args.force, ("variants", "baseline"), "sensitivity result")
+    cost = estimate_cost(n_values, workers=args.workers, **kw)
     _say(f"spare-mc sensitivity: {len(variants)} variants at N = {', '.join(map(str, n_values))}; expected time "
          f"about {cost['expected_s'] / 60:.1f} min on {cost['workers']} worker(s) (a rough estimate from timed jobs)")
     log = (lambda msg: _say(f"... {msg}")) if not args.json else None
@@ -582,7 +608,7 @@ def run_sensitivity(args) -> dict:
         d["figure"] = save_sensitivity_figure(res, figure, force=args.force)
     from .storage import write_json
 
-    d["result"] = os.path.join(out_dir, "sensitivity.json")
+    d["result"] = result
     write_json(_json_safe(d), d["result"])
     d["_table"] = res.table()
     return d
@@ -635,10 +661,10 @@ def run_calibrate(args) -> dict:
                                   f"{args.period_factors!r}") from None
     if args.seed < 0:
         raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
+    result = os.path.join(args.out_dir or os.path.join("data", "calibrate"), "calibration.json")
+    _check_result_target(result, args.force, ("equivalence_set", "target"), "calibration result")
     if args.preset_out is not None:
-        from .storage import check_regular_target
-
-        check_regular_target(args.preset_out, "preset")
+        _check_result_target(args.preset_out, args.force, ("overrides", "fitted"), "preset")
     log = (lambda msg: _say(f"... {msg}")) if not args.json else None
     res = calibrate(args.target, fit_n=None if args.fit_n is None else _ints(args.fit_n, "--fit-n"),
                     predict_n=None if args.predict_n is None else _ints(args.predict_n, "--predict-n"),
@@ -652,7 +678,7 @@ def run_calibrate(args) -> dict:
         d["preset"] = write_preset(res, args.preset_out, name=os.path.splitext(os.path.basename(args.preset_out))[0])
     from .storage import write_json
 
-    d["result"] = os.path.join(args.out_dir or os.path.join("data", "calibrate"), "calibration.json")
+    d["result"] = result
     write_json(_json_safe(d), d["result"])
     d["_table"] = res.table()
     return d

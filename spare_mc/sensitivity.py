@@ -49,7 +49,7 @@ from .stats import MCEstimate, estimate_mean, ratio_estimate
 from .timeline import TimelineConfig, applicable
 
 __all__ = ["Variant", "default_variants", "sensitivity", "SensitivityResult", "SensitivityRow", "SelectedPoint",
-           "paired_delta_reduction", "holm", "estimate_cost", "R_RANGES", "STRATEGIES"]
+           "paired_delta_reduction", "holm", "estimate_cost", "check_sensitivity_inputs", "R_RANGES", "STRATEGIES"]
 
 #: The strategies the reduction compares.
 STRATEGIES = ("rep", "spare")
@@ -93,9 +93,7 @@ class Variant:
         if not isinstance(self.overrides, dict) or not self.overrides:
             raise UsageValueError(f"variant {self.name!r}: `overrides` must be a non-empty dict of TimelineConfig "
                                   f"fields")
-        for key in ("strategy", "n_groups", "r", "ckpt_period_s", "ckpt_period_factor"):
-            if key in self.overrides:
-                raise UsageValueError(f"variant {self.name!r} must not set {key!r}: the study optimises it")
+        _check_fields(self.overrides, f"variant {self.name!r}")
 
     def to_dict(self) -> dict:
         return {"name": self.name, "kind": self.kind, "option": self.option, "value": self.value,
@@ -162,15 +160,29 @@ def default_variants(base: dict | None = None) -> tuple:
     return tuple(v)
 
 
-def _check_base(base) -> dict:
+def _check_base(base, what: str = "`base`") -> dict:
     if base is None:
         return {}
     if not isinstance(base, dict):
-        raise UsageTypeError(f"`base` must be a dict of TimelineConfig fields, got {type(base).__name__}")
-    for key in ("strategy", "n_groups", "r", "ckpt_period_s", "ckpt_period_factor"):
-        if key in base:
-            raise UsageValueError(f"`base` must not set {key!r}: the study optimises it")
+        raise UsageTypeError(f"{what} must be a dict of TimelineConfig fields, got {type(base).__name__}")
+    _check_fields(base, what)
     return dict(base)
+
+
+#: What the study optimises (never set by ``base``, a variant or a preset).
+_OPTIMISED = ("strategy", "n_groups", "r", "ckpt_period_s", "ckpt_period_factor")
+
+
+def _check_fields(over: dict, what: str) -> None:
+    """``over`` holds only TimelineConfig fields, none of those the study optimises (a clear error otherwise)."""
+    known = set(TimelineConfig.__dataclass_fields__) - {"failures", "topology"}
+    unknown = sorted(set(over) - known)
+    if unknown:
+        raise UsageValueError(f"{what} sets {unknown}, which are not TimelineConfig fields (system-level failures "
+                              f"only); expected some of {sorted(known - set(_OPTIMISED))}")
+    for key in _OPTIMISED:
+        if key in over:
+            raise UsageValueError(f"{what} must not set {key!r}: the study optimises it")
 
 
 # ----------------------------------------------------------------------------------------------- statistics
@@ -339,13 +351,48 @@ def _strategy_overrides(variants, strategy):
     return out
 
 
+def _check_ns(values, name) -> tuple:
+    """A tuple of distinct group counts N >= 4 (one int is one N)."""
+    if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
+        values = (values,)
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise UsageTypeError(f"`{name}` must be a sequence of group counts N, got {values!r}")
+    values = tuple(as_int(n, name, min_value=4) for n in values)
+    if len(set(values)) != len(values):
+        raise UsageValueError(f"`{name}` must name each N once, got {list(values)}")
+    return values
+
+
+def _check_r_ranges(r_ranges) -> dict:
+    if r_ranges is not None and not isinstance(r_ranges, dict):
+        raise UsageTypeError(f"`r_ranges` must be a dict {{'rep': (lo, hi), 'spare': (lo, hi)}}, got {r_ranges!r}")
+    out = dict(R_RANGES)
+    for s, rr in (r_ranges or {}).items():
+        if s not in STRATEGIES or not (isinstance(rr, (tuple, list)) and len(rr) == 2):
+            raise UsageValueError(f"`r_ranges` maps 'rep'/'spare' to (lo, hi), got {s!r}: {rr!r}")
+        lo, hi = (as_int(x, f"r_ranges[{s!r}]", min_value=2) for x in rr)
+        if lo > hi:
+            raise UsageValueError(f"`r_ranges[{s!r}]` must have lo <= hi, got {rr}")
+        out[s] = (lo, hi)
+    return out
+
+
+def _check_period_factors(period_factors) -> tuple:
+    try:
+        out = tuple(float(f) for f in period_factors)
+    except (TypeError, ValueError):
+        raise UsageTypeError(f"`period_factors` must be a sequence of positive numbers, got {period_factors!r}") \
+            from None
+    if not out or any(not (f > 0 and math.isfinite(f)) for f in out) or len(set(out)) != len(out):
+        raise UsageValueError(f"`period_factors` must be distinct positive numbers, got {list(out)}")
+    return out
+
+
 def _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges,
                   period_factors):
-    if isinstance(n_values, (int, np.integer)):
-        n_values = (n_values,)
-    n_values = tuple(as_int(n, "n_values", min_value=4) for n in n_values)
-    if not n_values or len(set(n_values)) != len(n_values):
-        raise UsageValueError(f"`n_values` must name at least one N, each once, got {list(n_values)}")
+    n_values = _check_ns(n_values, "n_values")
+    if not n_values:
+        raise UsageValueError("`n_values` must name at least one N, each once, got []")
     base = _check_base(base)
     variants = default_variants(base) if variants is None else tuple(variants)
     for v in variants:
@@ -365,21 +412,13 @@ def _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_r
     if not (0 < target_pp < 100):
         raise UsageValueError(f"`target_pp` must be in (0, 100) percentage points, got {target_pp}")
     rng = as_int(0 if rng is None else rng, "rng", min_value=0)
-    r_ranges = {**R_RANGES, **dict(r_ranges or {})}
-    for s, rr in r_ranges.items():
-        if s not in STRATEGIES or not (isinstance(rr, (tuple, list)) and len(rr) == 2):
-            raise UsageValueError(f"`r_ranges` maps 'rep'/'spare' to (lo, hi), got {s!r}: {rr!r}")
-        lo, hi = (as_int(x, f"r_ranges[{s!r}]", min_value=2) for x in rr)
-        if lo > hi:
-            raise UsageValueError(f"`r_ranges[{s!r}]` must have lo <= hi, got {rr}")
-    period_factors = tuple(float(f) for f in period_factors)
-    if not period_factors or any(not (f > 0 and math.isfinite(f)) for f in period_factors):
-        raise UsageValueError(f"`period_factors` must be positive numbers, got {list(period_factors)}")
+    r_ranges = _check_r_ranges(r_ranges)
+    period_factors = _check_period_factors(period_factors)
     for s in STRATEGIES:  # every variant valid at every N before any work
         for n in n_values:
             for name, over in _strategy_overrides(variants, s).items():
                 try:
-                    TimelineConfig(s, n, r=2, **applicable(base, s), **over)
+                    TimelineConfig(s, n, r=2, **{**applicable(base, s), **over})
                 except UsageError as exc:
                     raise type(exc)(f"variant {name!r} at N={n}, {s}: {exc}") from None
     return n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges, period_factors
@@ -421,22 +460,29 @@ def _screen(prefix, strategy, named, n_values, reps, rng, base, r_ranges, period
                 out[(name, n)] = {"r": np.asarray(rs), "f": np.asarray(period_factors, dtype=float),
                                   "mean": vals.mean(axis=-1),
                                   "se": vals.std(axis=-1, ddof=1) / math.sqrt(vals.shape[-1]),
-                                  "done": (fin == 1).all(axis=-1)}
+                                  "done": (fin == 1).all(axis=-1), "reps": vals.shape[-1]}
     return out, paths, skipped
 
 
 def _pick(sc):
-    """``(r, ckpt_period_factor, screen mean, near-optimal r)`` of one screen: the least mean TTT/T0 among the points
-    with no capped run (all points if every one has one); near-optimal: the ``r`` whose best point's 95% interval
-    reaches the chosen point's."""
+    """``(r, ckpt_period_factor, screen mean, near-optimal r)`` of one screen.
+
+    The chosen point is the least mean TTT/T0 among the points with no capped run (if every point has one, the least
+    restricted mean -- the optimiser confirms the theory optimum instead; a study flags such rows by their
+    ``capped`` count). Near-optimal: the ``r`` whose best point's 95% Student-t interval (``reps - 1`` degrees of
+    freedom) overlaps the chosen point's -- an unpaired, conservative rule (the points share their failure traces,
+    so paired differences would be sharper)."""
+    from scipy import stats
+
     mean, se = sc["mean"], sc["se"]
+    tq = float(stats.t.ppf(0.975, max(int(sc.get("reps", 2)) - 1, 1)))
     cand = np.where(sc["done"], mean, np.inf) if sc["done"].any() else mean
     i, j = np.unravel_index(int(np.argmin(cand)), cand.shape)
-    hi_best = mean[i, j] + 1.96 * se[i, j]
+    hi_best = mean[i, j] + tq * se[i, j]
     near = []
     for k, r in enumerate(sc["r"]):
         jj = int(np.argmin(cand[k]))
-        if np.isfinite(cand[k, jj]) and mean[k, jj] - 1.96 * se[k, jj] <= hi_best:
+        if np.isfinite(cand[k, jj]) and mean[k, jj] - tq * se[k, jj] <= hi_best:
             near.append(int(r))
     return int(sc["r"][i]), float(sc["f"][j]), float(mean[i, j]), near
 
@@ -473,20 +519,21 @@ def estimate_cost(n_values=(600,), *, variants=None, reps=10, pilot_reps=40, bas
     confirmation replications, default ``2 x pilot_reps``), divided by the workers (90% efficiency). A variant
     costs what the baseline costs (a shorter MTBF costs more: the estimate is rough, within a factor of about 1.5).
     """
-    from .timeline import run_timeline
     from ._seeding import trace_seed_sequence
+    from .optimize import admissible_r
+    from .timeline import run_timeline
 
     (n_values, variants, reps, pilot_reps, _, _, _, base, r_ranges,
      period_factors) = _check_inputs(n_values, variants, reps, pilot_reps, 1.0, max(pilot_reps, 4), 0, base,
                                      r_ranges, period_factors)
     confirm_reps = 2 * pilot_reps if confirm_reps is None else confirm_reps
-    workers = os.cpu_count() or 1 if workers is None else max(1, workers)
+    workers = (os.cpu_count() or 1) if workers is None else max(1, int(workers))
     root = np.random.SeedSequence(12345)
     screen = confirm = 0.0
     for s in STRATEGIES:
-        rs = _r_values(s, n_values, r_ranges)
         n_var = len(_strategy_overrides(variants, s))
         for n in n_values:
+            rs, _ = admissible_r(s, n, r_ranges[s], base)
             times = []
             for r in (rs[0], rs[-1]):
                 cfg = TimelineConfig(s, n, r=r, **applicable(base, s))
@@ -497,8 +544,15 @@ def estimate_cost(n_values=(600,), *, variants=None, reps=10, pilot_reps=40, bas
             per_r = np.interp(rs, [rs[0], rs[-1]], times) if len(rs) > 1 else np.array(times[:1])
             screen += n_var * reps * len(period_factors) * float(per_r.sum())
             confirm += n_var * confirm_reps * float(per_r.mean())
-    total = (screen + confirm) / (0.9 * workers) if workers > 1 else screen + confirm
+    total = (screen + confirm) / (0.9 * workers) if workers > 1 else screen + confirm  # workers=0: this process
     return {"expected_s": total, "screen_cpu_s": screen, "confirm_cpu_s": confirm, "workers": workers}
+
+
+def check_sensitivity_inputs(n_values=(600,), *, variants=None, reps=10, pilot_reps=40, target_pp=1.0,
+                             max_confirm_reps=400, rng=0, base=None, r_ranges=None, period_factors=PERIOD_FACTORS):
+    """Validate the arguments of :func:`sensitivity` (every variant at every ``N``) without running anything."""
+    _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges,
+                  period_factors)
 
 
 def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: int = 40, target_pp: float = 1.0,
@@ -604,7 +658,7 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
         over = dict(chosen[s][k])
         for x in ("n_groups", "r", "ckpt_period_factor"):
             over.pop(x)
-        period = TimelineConfig(s, n, r=r, ckpt_period_factor=f, **applicable(base, s), **over).ckpt_period
+        period = TimelineConfig(s, n, r=r, ckpt_period_factor=f, **{**applicable(base, s), **over}).ckpt_period
         return SelectedPoint(s, r, f, period, estimate_mean(ttt, "ttt_over_t0", support="nonnegative",
                                                             censored=capped),
                              estimate_mean(c["availability"][k], "availability", support="unit"), ttt, m)

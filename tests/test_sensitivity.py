@@ -98,6 +98,7 @@ def test_baseline_screen_is_the_optimisers_grid_on_the_same_traces(small):
 def test_confirmation_runs_are_direct_runs_of_the_selected_point(small):
     res, _ = small
     n_conf = res.settings["confirm_reps"]
+    assert n_conf > 6  # the extension stage ran: pilot (6) and extension joined in replication order
     for name in ("baseline", "stay_dead"):
         row = res.row(name, 30)
         for s in ("rep", "spare"):
@@ -143,15 +144,51 @@ def test_rows_deltas_holm_and_json(small):
     assert res.settings["target_met"] == (res.settings["max_half_width_pp"] <= 2.0)
 
 
+def test_needed_reps_by_hand():
+    from scipy import stats
+
+    from spare_mc.sensitivity import _needed_reps
+
+    rng = np.random.default_rng(3)
+    x = {s: {"baseline@24": 3 + rng.random(8), "v@24": 3.5 + rng.random(8)} for s in ("rep", "spare")}
+    v = [Variant("v", "option", "save_s", 1.0, {"save_s": 1.0})]
+    d = paired_delta_reduction(x["spare"]["baseline@24"], x["rep"]["baseline@24"], x["spare"]["v@24"],
+                               x["rep"]["v@24"])
+    hw = stats.t.ppf(0.975, 7) * d.se
+    target = hw / 2
+    assert _needed_reps(x, v, (24,), target, 8) == math.ceil(1.1 * 8 * 4)
+    assert _needed_reps(x, v, (24,), 2 * hw, 8) == 8
+
+
 def test_rerun_reuses_every_dataset(small, tmp_path):
     res, out = small
+    before = {p.name: p.stat().st_mtime_ns for p in out.glob("*.nc")}
     variants = [v for v, _ in res.variants]
     again = sensitivity((24, 30), variants=variants, reps=3, pilot_reps=6, target_pp=2.0, max_confirm_reps=30,
                         rng=5, base=BASE, r_ranges=RR, period_factors=PF, out_dir=out, workers=0)
-    assert again.elapsed_s < res.elapsed_s
+    assert {p.name: p.stat().st_mtime_ns for p in out.glob("*.nc")} == before  # nothing recomputed or rewritten
     for (v, rows), (_, rows2) in zip(res.variants, again.variants):
         for n in rows:
             assert rows[n].delta.mean == rows2[n].delta.mean
+
+
+def test_baseline_flags_that_a_variant_also_sets(tmp_path, capsys):
+    """A baseline of ``save_s = 30`` with the save-time variants (which set ``save_s`` too): the variant wins."""
+    base = {**BASE, "save_s": 30.0}
+    vs = [v for v in default_variants(base) if v.name in ("save_s_x2", "layout_sidon")]
+    assert vs[1].name == "save_s_x2" and vs[1].overrides == {"save_s": 60.0}
+    res = sensitivity((24,), variants=vs, reps=2, pilot_reps=4, max_confirm_reps=4, base=base, r_ranges=RR,
+                      period_factors=PF, out_dir=tmp_path / "b", workers=0)
+    assert res.row("save_s_x2", 24).delta.se > 0
+    argv = ["sensitivity", "--n-groups", "24", "--variants", "save_s_x0.5", "--save-s", "30", "--n-steps", "120",
+            "--rep-r", "2-3", "--spare-r", "2-3", "--reps", "2", "--pilot-reps", "4", "--max-confirm-reps", "4",
+            "--workers", "0", "--out-dir", str(tmp_path / "c"), "--json"]
+    assert main(argv) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["variants"][0]["overrides"] == {"save_s": 15.0} and d["settings"]["base"]["save_s"] == 30.0
+    (tmp_path / "c" / "sensitivity.json").write_text("mine")
+    assert main(argv) == 2
+    assert "is not a sensitivity result written by spare-mc" in capsys.readouterr().err
 
 
 def test_figure(small, tmp_path):
@@ -181,7 +218,7 @@ def test_default_variants_are_valid_and_named_once():
 
 @pytest.mark.parametrize("kw, match", [
     ({"n_values": ()}, "at least one N"),
-    ({"n_values": (24, 24)}, "each once"),
+    ({"n_values": (24, 24)}, "each N once"),
     ({"reps": 1}, "`reps` must be >= 2"),
     ({"target_pp": 0}, "`target_pp` must be in"),
     ({"target_pp": "x"}, "`target_pp` must be a number"),
@@ -190,6 +227,9 @@ def test_default_variants_are_valid_and_named_once():
     ({"base": {"r": 3}}, "must not set 'r'"),
     ({"period_factors": (0,)}, "positive"),
     ({"variants": [Variant("x", "option", "save_s", -1, {"save_s": -1.0})]}, "variant 'x' at N=24"),
+    ({"base": {"colour": 1}}, "not TimelineConfig fields"),
+    ({"r_ranges": [1, 2]}, "must be a dict"),
+    ({"n_values": "600"}, "sequence of group counts"),
 ])
 def test_bad_input_is_refused_before_any_work(kw, match, tmp_path):
     args = {"n_values": (24,), "out_dir": tmp_path / "o", "workers": 0, **kw}
@@ -205,6 +245,8 @@ def test_variant_rules():
         Variant("v", "option", "r", 1, {"r": 1})
     with pytest.raises(sm.UsageValueError, match="non-empty dict"):
         Variant("v", "option", "x", 1, {})
+    with pytest.raises(sm.UsageValueError, match="not TimelineConfig fields"):
+        Variant("v", "option", "x", 1, {"colour": 1})
 
 
 # ------------------------------------------------------------------------------------------- the command
