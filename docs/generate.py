@@ -235,6 +235,12 @@ def page_sensitivity() -> str:
     if st.get("skipped_r"):
         out += ["", "Not searched (no holder table found for these r): "
                 + "; ".join(f"{k}: {v}" for k, v in st["skipped_r"].items()) + "."]
+    import shutil
+
+    fig = d.get("figure")
+    if fig and os.path.isfile(REPO / fig):
+        shutil.copyfile(REPO / fig, DOCS / "results" / "sensitivity.png")
+        out[1:1] = ["![tornado figure: change of the reduction per variant, one panel per N](sensitivity.png)\n"]
     return _header("Sensitivity of the headline", "python docs/generate.py sensitivity",
                    time.perf_counter() - t0) + "\n".join(out) + "\n"
 
