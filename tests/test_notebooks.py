@@ -63,8 +63,8 @@ def test_headline_notebook_runs_on_small_data(tmp_path):
                     predict_n=(30,), out_dir=tmp_path / "c", workers=0)
     write_json(json.loads(json.dumps(cal.to_dict(), default=str)), tmp_path / "calibration.json")
     preset = write_preset(cal, tmp_path / "p.json")
-    for name, kw in (("main_table.json", {}), ("main_table_paper-n600.json", {"preset": preset})):
-        mt = reproduce(table="main", n_values=(24, 30), reps=2, confirm_reps=3, base={"n_steps": 100}, **kw)
+    for name, kw in (("main_table.json", {"base": base}), ("main_table_paper-n600.json", {"preset": preset})):
+        mt = reproduce(table="main", n_values=(24, 30), reps=2, confirm_reps=3, **kw)  # the preset carries n_steps
         write_json(json.loads(json.dumps(mt.to_dict(), default=str)), tmp_path / name)
     nb = nbformat.read(HEADLINE, as_version=4)
     os.environ["SPARE_MC_HEADLINE"] = str(tmp_path)
