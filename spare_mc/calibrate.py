@@ -131,6 +131,8 @@ def load_target(target) -> dict:
         d = target
     elif isinstance(target, (str, os.PathLike)):
         path = os.fspath(target)
+        if os.path.isdir(path):
+            raise UsageValueError(f"`target` must be 'paper' or a JSON file, got {path!r} (a directory)")
         if not os.path.isfile(path):
             raise UsageValueError(f"`target` must be 'paper' or a JSON file, got {path!r} (no such file)")
         try:
@@ -151,7 +153,9 @@ def load_target(target) -> dict:
     ns = [r["n_groups"] for r in rows]
     if len(set(ns)) != len(ns):
         raise UsageValueError(f"the target table repeats an N: {ns}")
-    setting = d.get("setting") or {}
+    setting = d.get("setting", {})
+    if setting is None:
+        setting = {}
     if not isinstance(setting, dict):
         raise UsageValueError(f"the target table's `setting` must be an object of TimelineConfig fields, got "
                               f"{setting!r}")
@@ -182,22 +186,38 @@ def load_preset(preset) -> dict:
     checked as :class:`~spare_mc.TimelineConfig` fields."""
     if not isinstance(preset, (str, os.PathLike)):
         raise UsageTypeError(f"`preset` must be a name or a path, got {type(preset).__name__}")
-    path = Path(preset)
-    if not path.is_file():
-        path = presets_dir() / f"{preset}.json"
-        if not path.is_file():
+    text = os.fspath(preset)
+    shipped = presets_dir() / f"{text}.json"
+    if isinstance(preset, str) and text in preset_names():  # a shipped name wins over a local file of that name
+        path = shipped
+    else:
+        path = Path(preset)
+        try:
+            ok = path.is_file()
+        except OSError:
+            ok = False
+        if not ok:
             raise UsageValueError(f"`preset` must be a preset name among {preset_names()} or a JSON file, got "
-                                  f"{os.fspath(preset)!r}")
+                                  f"{text[:200]!r}")
     try:
         d = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageValueError(f"the preset {path} is not valid JSON: {exc}") from None
     if not isinstance(d, dict) or not isinstance(d.get("overrides"), dict):
         raise UsageValueError(f"the preset {path} must be an object with an `overrides` table")
-    over = _check_base(d["overrides"])
+    unknown = sorted(set(d) - _PRESET_KEYS)
+    if unknown:
+        raise UsageValueError(f"the preset {path} has unknown keys {unknown}; expected some of "
+                              f"{sorted(_PRESET_KEYS)}")
+    over = _check_base(d["overrides"], f"the preset {path}")
     for s in ("rep", "spare", "ckpt"):
         TimelineConfig(s, 600, r=1 if s == "ckpt" else 3, **applicable(over, s))
     return {**d, "name": d.get("name", path.stem), "overrides": over}
+
+
+#: The keys a preset file may have (``overrides`` is required).
+_PRESET_KEYS = {"schema_version", "name", "fitted", "description", "target", "fit_n", "overrides", "fitted_options",
+                "fixed", "distance", "rejected", "equivalence_set_size", "settings", "created", "software"}
 
 
 def write_preset(result: "CalibrationResult", path, *, name: str = "paper-n600") -> str:
@@ -206,12 +226,13 @@ def write_preset(result: "CalibrationResult", path, *, name: str = "paper-n600")
 
     best = result.best
     fixed = dict(result.settings.get("base", {}))
+    explicit = dict(result.settings.get("fitted_fields", {}).get(best["name"], best["overrides"]))
     d = {"schema_version": SCHEMA_VERSION, "name": name, "fitted": True,
          "description": f"FITTED, not stated: the option values of the best-fitting combination of `spare-mc "
                         f"calibrate --target {result.target['name']}` (fitted on N = "
                         f"{', '.join(map(str, result.fit_n))} only; every other N is a prediction). Never a default.",
          "target": result.target["name"], "fit_n": list(result.fit_n),
-         "overrides": {**fixed, **best["overrides"]}, "fitted_options": best["labels"], "fixed": fixed,
+         "overrides": {**fixed, **explicit}, "fitted_options": best["labels"], "fixed": fixed,
          "distance": best["distance"], "rejected": best["rejected"],
          "equivalence_set_size": len(result.equivalence_set), "settings": result.settings,
          "created": datetime.date.today().isoformat(), "software": software_versions()}
@@ -370,7 +391,8 @@ class CalibrationResult:
                              f"{x['spare']['availability']:>7.4f}  {100 * x['reduction']:>8.1f}%  "
                              f"{c['name']}" + (f"  [rejected: {'; '.join(c['rejected'])}]" if c["rejected"] else ""))
         for n, p in self.predictions.items():
-            lines.append(f"prediction at N={n} over {p['members']} member(s): reduction "
+            src = " (from the closest REJECTED combination)" if p.get("from_rejected") else ""
+            lines.append(f"prediction at N={n} over {p['members']} member(s){src}: reduction "
                          f"{100 * p['reduction_min']:.1f}% .. {100 * p['reduction_max']:.1f}%, Rep r "
                          f"{p['rep_r']}, SPARe r {p['spare_r']}; best-fitting member: reduction "
                          f"{100 * p['best']['reduction']:.1f}% (Rep r={p['best']['rep']['r']} "
@@ -406,6 +428,9 @@ def _seq_pairs(schedule):
                     as_int(pair[1], f"schedule[{k}] confirm_reps", min_value=3)))
     if not out:
         raise UsageValueError("`schedule` must have at least one round")
+    if any(b[0] < a[0] or b[1] < a[1] for a, b in zip(out, out[1:])):
+        raise UsageValueError(f"`schedule` must not decrease from one round to the next (the rounds refine), got "
+                              f"{out}")
     return out
 
 
@@ -456,7 +481,12 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
     """
     t_start = time.perf_counter()
     tgt = load_target(target)
-    base = {**tgt["setting"], **_check_base(base)}
+    given = _check_base(base)
+    clash = {k: (v, tgt["setting"][k]) for k, v in given.items() if k in tgt["setting"] and tgt["setting"][k] != v}
+    if clash:
+        raise UsageValueError(f"`base` sets {sorted(clash)} to other values than the target table states "
+                              f"({clash}): a table is fitted under its own stated inputs")
+    base = {**tgt["setting"], **given}
     space = _space(space)
     for opt, values in space.items():
         for _, over in values:
@@ -499,6 +529,8 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise UsageValueError(f"`out_dir` {out_dir} exists and is not a folder")
     os.makedirs(out_dir, exist_ok=True)
+    if progress is not None and not callable(progress):
+        raise UsageTypeError(f"`progress` must be a callable taking a line of text, got {progress!r}")
     log = progress or (lambda msg: None)
     show = progress is not None
     alpha_each = alpha / (len(sched) * 2 * 2 * len(fit_n))  # per numeric test: rounds x strategies x numbers x rows
@@ -588,14 +620,22 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
                                    "rep_r": sorted({row["rep"]["r"] for _, row in per}),
                                    "spare_r": sorted({row["spare"]["r"] for _, row in per}),
                                    "best": per[0][1], "rows": {m["name"]: row for m, row in per}}
+    defaults = {f: TimelineConfig.__dataclass_fields__[f].default for f in TimelineConfig.__dataclass_fields__}
+    fitted_fields = {}
     for c in combos:
         c["sub_combinations"] = dict(zip(STRATEGIES, c.pop("_subs")))
+        explicit = {}
+        for o, lab in c["labels"].items():  # every field of every fitted option, defaults included
+            fields_o = sorted({f for _, over in space[o] for f in over})
+            chosen = dict(space[o])[lab]
+            explicit.update({f: chosen.get(f, defaults[f]) for f in fields_o})
+        fitted_fields[c["name"]] = explicit
     settings = {"schedule": [list(p) for p in sched], "eta": eta, "min_keep": min_keep, "tol_ttt": tol_ttt,
                 "tol_availability": tol_availability, "alpha": alpha, "alpha_per_test": alpha_each,
                 "rng_root": str(rng), "base": base,
                 "space": {o: [lab for lab, _ in v] for o, v in space.items()}, "not_fitted": list(NOT_FITTED),
                 "r_ranges": {s: list(r_ranges[s]) for s in STRATEGIES}, "period_factors": list(period_factors),
-                "predict_n": list(predict_n), "max_members": max_members,
+                "predict_n": list(predict_n), "max_members": max_members, "fitted_fields": fitted_fields,
                 "set": "every combination not rejected" if eta is None else
                        f"the unrejected survivors of halving by rank (eta = {eta})",
                 "distance": "RMS over the fitted rows of ln(TTT/TTT_target) and (A - A_target)/A_target, both "

@@ -90,7 +90,7 @@ def _add_seed(p):
     p.add_argument("--seed", type=int, default=0, help="root seed, a non-negative integer (default 0)")
 
 
-_CHOICES = {"layout": ("cyclic", "sidon")}
+_CHOICES = {"layout": ("cyclic", "sidon", "random")}
 
 
 def _add_config_options(p, topology=True, failures=True) -> None:
@@ -538,6 +538,10 @@ def run_reproduce(args) -> dict:
                     preset=args.preset)
     out = res.to_dict()
     out["table"] = args.table
+    pre = out.get("settings", {}).get("preset")
+    if pre and pre.get("rejected"):
+        _say(f"spare-mc: warning: the preset {pre['name']!r} is the closest combination of its calibration, which "
+             f"the table REJECTED ({'; '.join(pre['rejected'])})")
     return out
 
 
@@ -585,9 +589,15 @@ def run_sensitivity(args) -> dict:
     out_dir = args.out_dir or os.path.join("data", "sensitivity")
     figure = None if (args.figure or "").lower() == "none" else args.figure or os.path.join(out_dir,
                                                                                          "sensitivity.png")
-    if figure is not None:  # refuse a foreign file before any work
+    if args.workers is not None and args.workers < 0:
+        raise UsageValueError(f"`--workers` must be >= 0, got {args.workers}")
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageValueError(f"`--out-dir` {out_dir} exists and is not a folder")
+    if figure is not None:  # refuse a foreign file, or one of this run's other outputs, before any work
         from .plots import _check_figure_target
 
+        if not figure.lower().endswith(".png"):
+            raise UsageValueError(f"`--figure` must end in .png (the figure is a PNG), got {figure!r}")
         _check_figure_target(figure, args.force)
     r_ranges = _r_ranges(args)
     kw = dict(variants=variants, reps=args.reps, pilot_reps=args.pilot_reps, base=base, r_ranges=r_ranges)
@@ -595,6 +605,8 @@ def run_sensitivity(args) -> dict:
                              rng=args.seed, **kw)  # every rule before the timed jobs of the estimate
     result = os.path.join(out_dir, "sensitivity.json")
     _check_result_target(result, args.force, ("variants", "baseline"), "sensitivity result")
+    if figure is not None and os.path.abspath(figure) == os.path.abspath(result):
+        raise UsageValueError(f"`--figure` {figure} is this run's result file; choose another path")
     cost = estimate_cost(n_values, workers=args.workers, **kw)
     _say(f"spare-mc sensitivity: {len(variants)} variants at N = {', '.join(map(str, n_values))}; expected time "
          f"about {cost['expected_s'] / 60:.1f} min on {cost['workers']} worker(s) (a rough estimate from timed jobs)")
@@ -641,6 +653,8 @@ def run_calibrate(args) -> dict:
     if args.options is not None:
         names = [x.strip() for x in args.options.split(",") if x.strip()]
         unknown = [x for x in names if x not in SEARCH_SPACE]
+        if len(set(names)) != len(names):
+            raise UsageValueError(f"`--options` must name each option once, got {names}")
         if unknown or not names:
             raise UsageValueError(f"`--options` must name options among {list(SEARCH_SPACE)}, got "
                                   f"{unknown or names}")
@@ -661,10 +675,26 @@ def run_calibrate(args) -> dict:
                                   f"{args.period_factors!r}") from None
     if args.seed < 0:
         raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
-    result = os.path.join(args.out_dir or os.path.join("data", "calibrate"), "calibration.json")
+    out_dir = args.out_dir or os.path.join("data", "calibrate")
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageValueError(f"`--out-dir` {out_dir} exists and is not a folder")
+    if args.workers is not None and args.workers < 0:
+        raise UsageValueError(f"`--workers` must be >= 0, got {args.workers}")
+    result = os.path.join(out_dir, "calibration.json")
     _check_result_target(result, args.force, ("equivalence_set", "target"), "calibration result")
     if args.preset_out is not None:
-        _check_result_target(args.preset_out, args.force, ("overrides", "fitted"), "preset")
+        po = args.preset_out
+        if not po.lower().endswith(".json"):
+            raise UsageValueError(f"`--preset-out` must end in .json, got {po!r}")
+        if os.path.abspath(po) == os.path.abspath(result) or (
+                os.path.dirname(os.path.abspath(po)) == os.path.abspath(out_dir)
+                and os.path.basename(po).startswith("calibrate-")):
+            raise UsageValueError(f"`--preset-out` {po} is one of this run's own outputs in {out_dir}; choose "
+                                  f"another path")
+        parent = os.path.dirname(os.path.abspath(po))
+        if not os.path.isdir(parent):
+            raise UsageValueError(f"`--preset-out`: the folder {parent} does not exist")
+        _check_result_target(po, args.force, ("overrides", "fitted"), "preset")
     log = (lambda msg: _say(f"... {msg}")) if not args.json else None
     res = calibrate(args.target, fit_n=None if args.fit_n is None else _ints(args.fit_n, "--fit-n"),
                     predict_n=None if args.predict_n is None else _ints(args.predict_n, "--predict-n"),
@@ -674,12 +704,12 @@ def run_calibrate(args) -> dict:
                     out_dir=args.out_dir, scheduler=args.scheduler, workers=args.workers, force=args.force,
                     progress=log)
     d = res.to_dict()
-    if args.preset_out is not None:
-        d["preset"] = write_preset(res, args.preset_out, name=os.path.splitext(os.path.basename(args.preset_out))[0])
     from .storage import write_json
 
     d["result"] = result
-    write_json(_json_safe(d), d["result"])
+    write_json(_json_safe(d), d["result"])  # the result first: a preset path problem cannot lose it
+    if args.preset_out is not None:
+        d["preset"] = write_preset(res, args.preset_out, name=os.path.splitext(os.path.basename(args.preset_out))[0])
     d["_table"] = res.table()
     return d
 
@@ -713,6 +743,10 @@ def _print_main_table(d: dict) -> None:
         lo, hi = row["ttt_reduction_ci95"]
         print(f"{row['n_groups']:>6} SPARe+CKPT vs Rep+CKPT: TTT reduction {row['ttt_reduction']:.3f} "
               f"[{lo:.3f}, {hi:.3f}]")
+    pre = d.get("settings", {}).get("preset")
+    if pre:
+        print(f"preset {pre['name']} ({'FITTED' if pre['fitted'] else 'stated'}): "
+              + ", ".join(f"{k}={v}" for k, v in pre["overrides"].items()))
     p = d["paper_N600"]
     print(f"paper, N=600: Rep+CKPT {p['rep']['ttt_over_t0']} / {p['rep']['availability']:.2%} (r={p['rep']['best_r']}),"
           f" SPARe+CKPT {p['spare']['ttt_over_t0']} / {p['spare']['availability']:.2%} (r={p['spare']['best_r']}),"

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from ._provenance import SCHEMA_VERSION
+from ._resources import ResourceLimitError
 from ._seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, warn_old_access
 from ._validation import UsageValueError, as_choice, as_int
 from .closed_forms import normalized_ttt, optimal_availability, r_star
@@ -162,7 +163,9 @@ def admissible_r(strategy: str, n_groups: int, r_range=(2, 14), overrides: dict 
         cfg = TimelineConfig(strategy, n_groups, r=r, **over)
         try:
             cfg.layout_object(rng=0 if cfg.layout == "random" else None)
-        except ValueError:
+        except ResourceLimitError:
+            raise
+        except ValueError:  # no such layout (Sidon offsets impossible or not found)
             skipped.append(r)
         else:
             ok.append(r)

@@ -1082,19 +1082,23 @@ def figure_sensitivity(result):
                     hatch=None if sig else "//", edgecolor=colors[v.kind])
             ax.errorbar(row.delta.mean, yi, xerr=[[row.delta.mean - lo], [hi - row.delta.mean]], fmt="none",
                         ecolor="k", capsize=2, lw=0.8)
-        ax.set_yticks(y, [f"{v.name} ({row.rep.r}/{row.spare.r})" for v, row in rows], fontsize=7)
+        ax.set_yticks(y, [f"{v.name} ({row.rep.r}/{row.spare.r})"
+                          + (" *capped" if row.rep.ttt.censored + row.spare.ttt.censored else "")
+                          for v, row in rows], fontsize=7)
         ax.axvline(0, color="k", lw=0.8)
         ax.set_xlabel("change of SPARe's TTT reduction over Rep (percentage points)")
         ax.set_title(f"N = {n}: baseline {100 * b.reduction.mean:.1f}% "
                      f"[{100 * b.reduction.ci[0]:.1f}, {100 * b.reduction.ci[1]:.1f}]\n"
                      f"(Rep r = {b.rep.r} / SPARe r = {b.spare.r}; labels: each variant's optima)", fontsize=9)
         ax.grid(axis="x", alpha=0.3)
-    handles = [matplotlib.patches.Patch(color=c, label=k) for k, c in colors.items()]
+    kinds = {v.kind for v, _ in result.variants}
+    handles = [matplotlib.patches.Patch(color=c, label=k) for k, c in colors.items() if k in kinds]
     handles.append(matplotlib.patches.Patch(facecolor="white", edgecolor="grey", hatch="//",
                                             label="not significant (Holm, 5%)"))
-    axes[0][-1].legend(handles=handles, fontsize=7, loc="lower right")
-    fig.suptitle("Sensitivity of the headline: paired 95% CIs on common random numbers", fontsize=10)
-    fig.tight_layout()
+    fig.legend(handles=handles, fontsize=7, loc="lower center", ncol=len(handles), frameon=False)
+    fig.suptitle("Sensitivity of the headline: paired 95% CIs on common random numbers (*capped: runs hit the "
+                 "wall-clock cap, restricted means)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig
 
 
@@ -1109,6 +1113,8 @@ def save_sensitivity_figure(result, path, *, force: bool = False) -> str:
     from .storage import _atomic_write
 
     path = os.fspath(path)
+    if not path.lower().endswith(".png"):
+        raise UsageValueError(f"the figure path must end in .png (the figure is a PNG), got {path!r}")
     _check_figure_target(path, force)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     fig = figure_sensitivity(result)

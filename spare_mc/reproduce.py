@@ -152,7 +152,7 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
                                   f"({clash}); drop the flag or the preset")
         base = {**p["overrides"], **base}
         preset_info = {"name": p["name"], "fitted": bool(p.get("fitted")), "overrides": p["overrides"],
-                       "description": p.get("description", "")}
+                       "description": p.get("description", ""), "rejected": list(p.get("rejected") or [])}
     for n in n_values:  # validate every setting before any work starts
         for strategy in ("ckpt", "rep", "spare"):
             TimelineConfig(strategy, n, r=1 if strategy == "ckpt" else 2, **applicable(base, strategy))

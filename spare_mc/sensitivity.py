@@ -148,6 +148,9 @@ def default_variants(base: dict | None = None) -> tuple:
                 {"layout": "sidon", "restart_failures": "stay_dead", "rep_masked_cost": "redo_step"},
                 "the above, and a masked failure costs Rep its step in progress"),
     ]
+    if cfg_rep_resync(base):  # a resync baseline: a variant that switches Rep's masked cost away resets its time
+        v = [replace(x, overrides={**x.overrides, "rep_resync_s": 0.0})
+             if x.overrides.get("rep_masked_cost") not in (None, "resync") else x for x in v]
     for fld, label in (("mtbf_s", "system MTBF"), ("restart_s", "restart time T_r"), ("save_s", "save time T_s"),
                        ("compute_s", "step compute T_comp")):
         for f in (0.5, 2.0):
@@ -158,6 +161,11 @@ def default_variants(base: dict | None = None) -> tuple:
             v.append(Variant(f"shape_{k:g}", "input", "shape", k, {"shape": k},
                              f"Weibull shape k = {k:g} (1: exponential)"))
     return tuple(v)
+
+
+def cfg_rep_resync(base) -> bool:
+    """Whether ``base`` sets a positive re-synchronisation time for Rep."""
+    return bool(base) and float(base.get("rep_resync_s", 0.0) or 0.0) > 0
 
 
 def _check_base(base, what: str = "`base`") -> dict:
@@ -312,17 +320,21 @@ class SensitivityResult:
         lines = []
         for n in self.n_values:
             b = self.baseline[n]
+            capped = b.rep.ttt.censored + b.spare.ttt.censored
             lines.append(f"N = {n}: baseline reduction {100 * b.reduction.mean:.1f}% "
                          f"[{100 * b.reduction.ci[0]:.1f}, {100 * b.reduction.ci[1]:.1f}] "
-                         f"(Rep r={b.rep.r} {b.rep.ttt.mean:.3f}, SPARe r={b.spare.r} {b.spare.ttt.mean:.3f})")
+                         f"(Rep r={b.rep.r} {b.rep.ttt.mean:.3f}, SPARe r={b.spare.r} {b.spare.ttt.mean:.3f})"
+                         + (f" ({capped} capped runs: restricted means)" if capped else ""))
             lines.append(f"  {'variant':<28} {'Rep r':>5} {'TTT/T0':>7} {'SPARe r':>7} {'TTT/T0':>7} "
                          f"{'reduction':>9} {'delta pp':>9} {'95% CI':>16} {'p_holm':>8}")
             rows = sorted(((var, rows[n]) for var, rows in self.variants), key=lambda vr: -abs(vr[1].delta.mean))
             for var, row in rows:
                 ci = f"[{row.delta.ci[0]:+.1f}, {row.delta.ci[1]:+.1f}]"
+                capped = row.rep.ttt.censored + row.spare.ttt.censored
                 lines.append(f"  {var.name:<28} {row.rep.r:>5} {row.rep.ttt.mean:>7.3f} {row.spare.r:>7} "
                              f"{row.spare.ttt.mean:>7.3f} {100 * row.reduction.mean:>8.1f}% "
-                             f"{row.delta.mean:>+9.1f} {ci:>16} {row.p_holm:>8.2g}")
+                             f"{row.delta.mean:>+9.1f} {ci:>16} {row.p_holm:>8.2g}"
+                             + (f"  ({capped} capped runs: restricted means)" if capped else ""))
         return "\n".join(lines)
 
     def figure(self):
@@ -349,6 +361,18 @@ def _strategy_overrides(variants, strategy):
         if over:
             out[v.name] = over
     return out
+
+
+def _check_out_dir(out_dir, default) -> str:
+    """The output folder as text; an existing non-folder or a non-path is a usage error."""
+    if out_dir is None:
+        out_dir = default
+    if not isinstance(out_dir, (str, os.PathLike)) or isinstance(out_dir, bytes) or not os.fspath(out_dir):
+        raise UsageTypeError(f"`out_dir` must be a folder path, got {out_dir!r}")
+    out_dir = os.fspath(out_dir)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageValueError(f"`out_dir` {out_dir} exists and is not a folder")
+    return out_dir
 
 
 def _check_ns(values, name) -> tuple:
@@ -378,6 +402,8 @@ def _check_r_ranges(r_ranges) -> dict:
 
 
 def _check_period_factors(period_factors) -> tuple:
+    if isinstance(period_factors, (str, bytes)):
+        raise UsageTypeError(f"`period_factors` must be a sequence of positive numbers, got {period_factors!r}")
     try:
         out = tuple(float(f) for f in period_factors)
     except (TypeError, ValueError):
@@ -405,10 +431,9 @@ def _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_r
     reps = as_int(reps, "reps", min_value=2)
     pilot_reps = as_int(pilot_reps, "pilot_reps", min_value=4)
     max_confirm_reps = as_int(max_confirm_reps, "max_confirm_reps", min_value=pilot_reps)
-    try:
-        target_pp = float(target_pp)
-    except (TypeError, ValueError):
-        raise UsageTypeError(f"`target_pp` must be a number of percentage points, got {target_pp!r}") from None
+    if isinstance(target_pp, bool) or not isinstance(target_pp, (int, float, np.integer, np.floating)):
+        raise UsageTypeError(f"`target_pp` must be a number of percentage points, got {target_pp!r}")
+    target_pp = float(target_pp)
     if not (0 < target_pp < 100):
         raise UsageValueError(f"`target_pp` must be in (0, 100) percentage points, got {target_pp}")
     rng = as_int(0 if rng is None else rng, "rng", min_value=0)
@@ -545,6 +570,9 @@ def estimate_cost(n_values=(600,), *, variants=None, reps=10, pilot_reps=40, bas
             screen += n_var * reps * len(period_factors) * float(per_r.sum())
             confirm += n_var * confirm_reps * float(per_r.mean())
     total = (screen + confirm) / (0.9 * workers) if workers > 1 else screen + confirm  # workers=0: this process
+    if workers > 0:  # every stage's sweep starts a local dask cluster (about 4 s each on 2 cores)
+        n_sweeps = 2 * len(n_values) + 4
+        total += 4.0 * n_sweeps
     return {"expected_s": total, "screen_cpu_s": screen, "confirm_cpu_s": confirm, "workers": workers}
 
 
@@ -596,9 +624,9 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
     (n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges,
      period_factors) = _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base,
                                      r_ranges, period_factors)
-    out_dir = os.fspath(os.path.join("data", "sensitivity") if out_dir is None else out_dir)
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise UsageValueError(f"`out_dir` {out_dir} exists and is not a folder")
+    out_dir = _check_out_dir(out_dir, os.path.join("data", "sensitivity"))
+    if progress is not None and not callable(progress):
+        raise UsageTypeError(f"`progress` must be a callable taking a line of text, got {progress!r}")
     os.makedirs(out_dir, exist_ok=True)
     log = progress or (lambda msg: None)
     show = progress is not None

@@ -462,6 +462,9 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
                                 max_inclusive=False, why="a duration Normal(1, sd^2) clipped at 0: at sd < 0.2 the "
                                 "clipping has probability < 3e-7, which the grouped quiet stretches neglect")
     out["max_wall_factor"] = as_float(cfg.max_wall_factor, "max_wall_factor", positive=True)
+    if out["max_wall_factor"] <= 1:
+        raise UsageValueError(f"`max_wall_factor` must be > 1 (the cap is a multiple of T0, the failure-free time, "
+                              f"which no run can beat), got {out['max_wall_factor']}")
     out["live_scaling"] = as_bool(cfg.live_scaling, "live_scaling")
     if cfg.failures is not None and not isinstance(cfg.failures, (PerGPU, DomainFailures)):
         raise UsageTypeError(f"`failures` must be PerGPU, DomainFailures or None (the system-level process), got "

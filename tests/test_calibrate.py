@@ -229,3 +229,44 @@ def test_cli_calibrate_smoke(tmp_path, capsys):
     assert main(["calibrate", "--target", str(tmp_path / "missing.json")]) == 2
     assert main(["calibrate", "--target", "paper", "--options", "colour"]) == 2
     assert main(["calibrate", "--target", "paper", "--schedule", "2-4"]) == 2
+
+
+def test_a_preset_pins_every_fitted_option_even_at_its_default(capsys):
+    """paper-n600 fitted patch_cost = per_shard (the default): a flag that changes it contradicts the preset."""
+    p = load_preset("paper-n600")
+    assert p["overrides"]["patch_cost"] == "per_shard" and p["overrides"]["rep_masked_cost"] == "resync"
+    assert set(SEARCH_SPACE) <= set(p["overrides"]) | {"rep_masked_cost"}
+    argv = ["reproduce", "--table", "main", "--preset", "paper-n600", "--patch-cost", "whole_step"]
+    assert main(argv) == 2
+    assert "sets ['patch_cost'] to other values" in capsys.readouterr().err
+
+
+def test_preset_files_with_unknown_keys_and_the_shipped_name_wins(tmp_path, monkeypatch):
+    bad = tmp_path / "p.json"
+    bad.write_text(json.dumps({"overrides": {}, "colour": "blue"}))
+    with pytest.raises(sm.UsageValueError, match=r"unknown keys \['colour'\]"):
+        load_preset(bad)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "paper-n600").write_text(json.dumps({"overrides": {"layout": "cyclic"}}))
+    assert load_preset("paper-n600")["fitted"] is True  # the shipped preset, not the local file
+
+
+def test_flags_that_contradict_the_tables_setting(tmp_path):
+    t = {**_table_of({}, 24), "setting": {"mtbf_s": 300.0}}
+    with pytest.raises(sm.UsageValueError, match="other values than the target table states"):
+        calibrate(t, base={"mtbf_s": 600.0}, out_dir=tmp_path)
+    with pytest.raises(sm.UsageValueError, match="must not decrease"):
+        calibrate(t, schedule=((4, 6), (2, 3)), out_dir=tmp_path)
+
+
+def test_cli_output_paths_are_checked_before_any_work(tmp_path, capsys):
+    base = ["calibrate", "--target", "paper", "--options", "layout", "--schedule", "2:3", "--predict-n", "",
+            "--spare-r", "7-9", "--rep-r", "2-3", "--period-factors", "1", "--workers", "0",
+            "--out-dir", str(tmp_path / "o")]
+    for extra, msg in ((["--preset-out", str(tmp_path / "no" / "dir" / "p.json")], "does not exist"),
+                       (["--preset-out", str(tmp_path / "o" / "calibration.json")], "this run's own outputs"),
+                       (["--preset-out", str(tmp_path / "p.txt")], "must end in .json"),
+                       (["--options", "layout,layout"], "each option once")):
+        assert main(base + extra) == 2
+        assert msg in capsys.readouterr().err
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())

@@ -269,3 +269,34 @@ def test_cli_runs_writes_and_refuses(tmp_path, capsys):
     assert [v["name"] for v in d["variants"]] == ["restart_stay_dead", "layout_sidon"]
     assert (out / "sensitivity.png").exists() and json.loads((out / "sensitivity.json").read_text())["n_groups"] == [24]
     assert d["settings"]["base"] == {"n_steps": 120}
+
+
+def test_cli_figure_and_out_dir_rules(tmp_path, capsys):
+    base = ["sensitivity", "--n-groups", "24", "--variants", "no_jitter", "--rep-r", "2-3", "--spare-r", "2-3",
+            "--reps", "2", "--pilot-reps", "4", "--max-confirm-reps", "4", "--n-steps", "100", "--workers", "0"]
+    (tmp_path / "file").write_text("x")
+    for extra, msg in ((["--figure", str(tmp_path / "f.pdf")], "must end in .png"),
+                       (["--out-dir", str(tmp_path / "file")], "exists and is not a folder"),
+                       (["--workers", "-1"], "must be >= 0"),
+                       (["--max-wall-factor", "0.5"], "`max_wall_factor` must be > 1")):
+        assert main(base + ["--out-dir", str(tmp_path / "o")] + extra) == 2
+        assert msg in capsys.readouterr().err
+
+
+def test_a_resync_baseline_takes_every_default_variant():
+    base = {"rep_masked_cost": "resync", "rep_resync_s": 30.0}
+    vs = {v.name: v for v in default_variants(base)}
+    assert vs["rep_redo_step"].overrides == {"rep_masked_cost": "redo_step", "rep_resync_s": 0.0}
+    for v in vs.values():
+        for s in ("rep", "spare"):
+            TimelineConfig(s, 600, r=3, **{**sm.timeline.applicable(base, s), **sm.timeline.applicable(v.overrides,
+                                                                                                         s)})
+
+
+def test_capped_rows_are_marked(tmp_path):
+    v = [Variant("short", "input", "mtbf_s", 0.5, {"mtbf_s": 0.5})]
+    res = sensitivity((24,), variants=v, reps=2, pilot_reps=4, max_confirm_reps=4,
+                      base={**BASE, "max_wall_factor": 2.0}, r_ranges=RR, period_factors=PF, out_dir=tmp_path,
+                      workers=0)
+    assert res.row("short", 24).rep.ttt.censored > 0
+    assert "capped runs: restricted means" in res.table()
