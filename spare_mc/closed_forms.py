@@ -23,7 +23,8 @@ Checkpointing (docs/model.md, section 5)
 Young (1974) ``sqrt(2 T_s M)``; Daly (2006) ``sqrt(2 d M) [1 + sqrt(d/(2M))/3 + d/(18 M)] - d`` for ``d < 2M``
 (else ``M``); the availability model ``A(T_c) = T_f (1 - T_s/T_c) / (T_f + T_r + T_c/2)``, maximised at
 ``T_c* = T_s + sqrt(T_s^2 + 2 T_s (T_f + T_r))`` with ``A* = 2 T_s T_f / T_c*^2``; the normalised time to train
-``J(r) = S(N, r) / A*(T_f = mu(N, r) m)`` and the paper's ``r* = floor(log2 N + 0.833)``.
+``J(r) = S(N, r) / A*(T_f = mu(N, r) m)`` and the paper's ``r* = floor(log2 N + 0.833)``;
+:func:`daly_expected_wall_time`, the exact expected wall time of the classical model (Daly 2006).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from ._validation import UsageTypeError, UsageValueError, as_float, as_int, chec
 
 __all__ = ["mu_paper", "mu_expansion", "mu_rep_paper", "stack_lower_bound", "overhead_lower_bound",
            "ckpt_period_young", "ckpt_period_daly", "availability", "ckpt_period_optimal", "optimal_availability",
-           "normalized_ttt", "r_star"]
+           "normalized_ttt", "r_star", "daly_expected_wall_time"]
 
 #: Euler's constant over ln 2, the paper's 0.833.
 R_STAR_OFFSET = np.euler_gamma / math.log(2)
@@ -117,6 +118,70 @@ def ckpt_period_daly(save_s: float, mtbf_s: float) -> float:
         return m
     x = d / (2 * m)
     return math.sqrt(2 * d * m) * (1 + math.sqrt(x) / 3 + x / 9) - d
+
+
+def daly_expected_wall_time(solve_s: float, interval_s: float, save_s: float, restart_s: float,
+                            mtbf_s: float) -> float:
+    """Exact expected wall time of the classical checkpoint/restart model (Daly, FGCS 22(3), 2006, eq. 9).
+
+    The model: a solve time ``T_s`` is cut into segments of ``tau`` compute, each followed by a checkpoint of
+    ``delta`` (the last one included); failures are exponential with mean ``M`` at all times (compute, checkpoint
+    and restart) and detected at once; a failure during a segment or its checkpoint loses the segment; each failure
+    is followed by a restart of ``R``, and a failure during a restart starts the restart again; no restart at the
+    start. One segment of length ``L = tau + delta`` then takes ``M e^(R/M) (e^(L/M) - 1)`` in expectation
+    (first-step analysis: ``e^(L/M) - 1`` failures on average, each costing the expected time lost before it plus
+    the restart, ``M (e^(R/M) - 1)`` with restarts of restarts), so for ``T_s / tau`` an integer ``n``
+
+        ``E[T_w] = M e^(R/M) (e^((tau + delta)/M) - 1) T_s / tau``;
+
+    otherwise the ``floor(T_s / tau)`` full segments contribute as above and the last one, of ``tau_last = T_s -
+    n tau`` compute, ``M e^(R/M) (e^((tau_last + delta)/M) - 1)``. Returns ``inf`` when the value exceeds the
+    largest float (e.g. ``tau + delta`` hundreds of times ``M``).
+
+    Parameters
+    ----------
+    solve_s : float
+        ``T_s``, the failure-free compute time (> 0), s.
+    interval_s : float
+        ``tau``, compute per segment (> 0), s.
+    save_s : float
+        ``delta``, the checkpoint time (>= 0), s.
+    restart_s : float
+        ``R`` (>= 0), s.
+    mtbf_s : float
+        ``M`` (> 0), s.
+
+    Examples
+    --------
+    >>> round(daly_expected_wall_time(3600.0, 600.0, 0.0, 0.0, 1e12), 3)  # (almost) no failures: the solve time
+    3600.0
+    """
+    ts = as_float(solve_s, "solve_s", positive=True)
+    tau = as_float(interval_s, "interval_s", positive=True)
+    d = as_float(save_s, "save_s", nonnegative=True)
+    r = as_float(restart_s, "restart_s", nonnegative=True)
+    m = as_float(mtbf_s, "mtbf_s", positive=True)
+    ratio = ts / tau
+    n = round(ratio)
+    if abs(ratio - n) > 1e-9 * max(1.0, ratio):
+        n = math.floor(ratio)
+    last = ts - n * tau
+    segments = [(tau, n)] + ([(last, 1)] if last > 1e-12 * ts else [])
+
+    def seg(length):  # M e^(R/M) (e^(L/M) - 1) in log space: log M + R/M + log(expm1(L/M))
+        x = length / m
+        log_em1 = math.log(math.expm1(x)) if x < 700 else x + math.log1p(-math.exp(-x))
+        return math.log(m) + r / m + log_em1
+
+    total = 0.0
+    for length, count in segments:
+        if count == 0:
+            continue
+        lv = seg(length + d) + math.log(count)
+        if lv > 709.0:
+            return math.inf
+        total += math.exp(lv)
+    return total
 
 
 def _avail_iv(save_s, mean_uptime_s, restart_s):

@@ -6,6 +6,7 @@ from scipy import optimize
 
 import spare_mc as sm
 from spare_mc import closed_forms as cf
+from conftest import ALPHA
 
 
 def test_mu_paper_values_and_limits():
@@ -94,3 +95,81 @@ def test_normalized_ttt_and_r_star():
 def test_closed_form_errors(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# ------------------------------------------------------------------------ Daly's exact expected wall time
+def _classical_mc(solve_s, tau, delta, restart, mtbf, reps, seed):
+    """The classical model simulated directly (an independent twin of the closed form): segments of ``tau``
+    compute + ``delta`` checkpoint, exponential failures everywhere, a failed restart starts again."""
+    rng = np.random.default_rng(seed)
+    n = int(solve_s // tau + 1e-9)
+    last = solve_s - n * tau
+    lengths = [tau + delta] * n + ([last + delta] if last > 1e-9 else [])
+    out = np.empty(reps)
+    for i in range(reps):
+        t = 0.0
+        for length in lengths:
+            while True:
+                x = rng.exponential(mtbf)
+                if x >= length:
+                    t += length
+                    break
+                t += x
+                while True:  # restart until one completes
+                    y = rng.exponential(mtbf)
+                    if y >= restart:
+                        t += restart
+                        break
+                    t += y
+        out[i] = t
+    return out
+
+
+@pytest.mark.parametrize("solve, tau, delta, restart, mtbf", [
+    (3000.0, 300.0, 30.0, 100.0, 1000.0),    # solve / tau an integer
+    (3100.0, 300.0, 30.0, 100.0, 1000.0),    # a shorter last segment
+    (2000.0, 250.0, 20.0, 1500.0, 1000.0),   # R >= M: restarts fail often
+    (600.0, 600.0, 60.0, 0.0, 400.0),        # one segment longer than M, no restart time
+])
+def test_daly_expected_wall_time_matches_a_direct_simulation(solve, tau, delta, restart, mtbf):
+    from spare_mc.closed_forms import daly_expected_wall_time
+
+    exact = daly_expected_wall_time(solve, tau, delta, restart, mtbf)
+    sim = _classical_mc(solve, tau, delta, restart, mtbf, 6000, seed=11)
+    res = sm.compare(sm.estimate_mean(sim, "wall"), exact, alpha=ALPHA)
+    assert res.consistent, (exact, sim.mean(), res)
+
+
+def test_daly_expected_wall_time_limits_and_optimum():
+    from scipy.optimize import minimize_scalar
+
+    from spare_mc.closed_forms import ckpt_period_daly, ckpt_period_young, daly_expected_wall_time
+
+    # no failures: the solve time plus one checkpoint per segment
+    assert daly_expected_wall_time(3600.0, 600.0, 10.0, 50.0, 1e13) == pytest.approx(3660.0, rel=1e-9)
+    # one segment: M e^(R/M) (e^((T+d)/M) - 1) by hand
+    assert daly_expected_wall_time(100.0, 100.0, 5.0, 20.0, 50.0) == pytest.approx(
+        50 * math.exp(20 / 50) * math.expm1(105 / 50), rel=1e-12)
+    assert daly_expected_wall_time(1e6, 1e6, 0.0, 0.0, 1.0) == math.inf
+    # the objective is flat near its optimum: compare values, not arguments (continuous T_s / tau)
+    solve, d, r, m = 1e6, 60.0, 600.0, 3600.0
+    f = lambda tau: m * math.exp(r / m) * math.expm1((tau + d) / m) * solve / tau  # noqa: E731
+    best = minimize_scalar(f, bounds=(1.0, 20 * m), method="bounded", options={"xatol": 1e-6}).fun
+    young, daly = f(ckpt_period_young(d, m)), f(ckpt_period_daly(d, m))
+    assert best <= daly <= young
+    assert daly / best - 1 < 1e-3 and young / best - 1 < 1e-2
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(solve_s=0.0), "`solve_s` must be > 0"),
+    (dict(interval_s=-1.0), "`interval_s` must be > 0"),
+    (dict(save_s=-1.0), "`save_s` must be >= 0"),
+    (dict(restart_s=math.nan), "`restart_s` must be finite"),
+    (dict(mtbf_s="1"), "`mtbf_s` must be a real number"),
+])
+def test_daly_expected_wall_time_bad_input(kw, match):
+    from spare_mc.closed_forms import daly_expected_wall_time
+
+    args = {**dict(solve_s=100.0, interval_s=10.0, save_s=1.0, restart_s=1.0, mtbf_s=100.0), **kw}
+    with pytest.raises((sm.UsageValueError, sm.UsageTypeError), match=match):
+        daly_expected_wall_time(**args)
