@@ -65,7 +65,6 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-import numpy as np
 
 from ._provenance import SCHEMA_VERSION, software_versions
 from ._validation import UsageError, UsageTypeError, UsageValueError, as_int

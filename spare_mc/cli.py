@@ -137,6 +137,16 @@ def _add_config_options(p, topology=True, failures=True) -> None:
                    help="how groups map onto nodes and racks for domain failures (default contiguous)")
 
 
+def _add_study_flags(p) -> None:
+    """Where a study runs, whether it may replace foreign files, and its baseline (the ``ttt`` flags of
+    system-level failures): shared by ``sensitivity`` and ``calibrate``."""
+    p.add_argument("--workers", type=int, default=None,
+                   help="local worker processes (default: the number of CPUs; 0 = in this process)")
+    p.add_argument("--scheduler", default=None, help="address of an existing dask scheduler")
+    p.add_argument("--force", action="store_true", help="replace output files spare-mc did not write")
+    _add_config_options(p, topology=False, failures=False)
+
+
 def _build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--max-memory", metavar="SIZE", default=None,
@@ -252,11 +262,7 @@ def _build_parser() -> argparse.ArgumentParser:
     se.add_argument("--out-dir", default=None, help="folder of the datasets and the figure (default data/sensitivity)")
     se.add_argument("--figure", default=None,
                     help="tornado figure path (default <out-dir>/sensitivity.png; 'none' to skip it)")
-    se.add_argument("--workers", type=int, default=None,
-                    help="local worker processes (default: the number of CPUs; 0 = in this process)")
-    se.add_argument("--scheduler", default=None, help="address of an existing dask scheduler")
-    se.add_argument("--force", action="store_true", help="replace output files spare-mc did not write")
-    _add_config_options(se, topology=False, failures=False)
+    _add_study_flags(se)
     se.add_argument("--json", action="store_true", help="print one JSON object")
     ca = sub.add_parser("calibrate", parents=[common],
                         help="search the option combinations a published table does not reject (successive halving)")
@@ -289,11 +295,7 @@ def _build_parser() -> argparse.ArgumentParser:
     ca.add_argument("--out-dir", default=None, help="folder of the round datasets (default data/calibrate)")
     ca.add_argument("--preset-out", default=None,
                     help="write the best-fitting combination as a preset file here (labelled as fitted)")
-    ca.add_argument("--workers", type=int, default=None,
-                    help="local worker processes (default: the number of CPUs; 0 = in this process)")
-    ca.add_argument("--scheduler", default=None, help="address of an existing dask scheduler")
-    ca.add_argument("--force", action="store_true", help="replace output files spare-mc did not write")
-    _add_config_options(ca, topology=False, failures=False)
+    _add_study_flags(ca)
     ca.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 

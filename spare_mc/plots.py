@@ -990,7 +990,6 @@ def save_figures(datasets: dict, outdir, *, force: bool = False) -> list:
     import matplotlib
 
     matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
 
     if not isinstance(datasets, dict) or not datasets:
         raise UsageValueError(f"`datasets` must be a non-empty dict of name -> sweep dataset, got {datasets!r}")
@@ -1012,19 +1011,26 @@ def save_figures(datasets: dict, outdir, *, force: bool = False) -> list:
     for path in targets:  # before drawing anything
         _check_figure_target(path, force)
     os.makedirs(outdir, exist_ok=True)
-    from ._version import __version__
-    from .storage import _atomic_write
 
     paths = []
     for (fname, group), path in zip(jobs, targets):
-        fig = figure_sweep(group)
-        try:
-            _atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png",
-                                                        metadata={"Software": f"{FIGURE_MARK} {__version__}"}))
-        finally:
-            plt.close(fig)
+        _save_png(figure_sweep(group), path)
         paths.append(path)
     return paths
+
+
+def _save_png(fig, path) -> None:
+    """Write ``fig`` as a PNG atomically, marked as spare-mc's (PNG text "Software"), and close it."""
+    import matplotlib.pyplot as plt
+
+    from ._version import __version__
+    from .storage import _atomic_write
+
+    try:
+        _atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png",
+                                                    metadata={"Software": f"{FIGURE_MARK} {__version__}"}))
+    finally:
+        plt.close(fig)
 
 
 #: The PNG "Software" text of every figure spare-mc writes: what it may overwrite without ``force``.
@@ -1107,20 +1113,10 @@ def save_sensitivity_figure(result, path, *, force: bool = False) -> str:
     unless ``force``)."""
     import os
 
-    import matplotlib.pyplot as plt
-
-    from ._version import __version__
-    from .storage import _atomic_write
-
     path = os.fspath(path)
     if not path.lower().endswith(".png"):
         raise UsageValueError(f"the figure path must end in .png (the figure is a PNG), got {path!r}")
     _check_figure_target(path, force)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fig = figure_sensitivity(result)
-    try:
-        _atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png",
-                                                    metadata={"Software": f"{FIGURE_MARK} {__version__}"}))
-    finally:
-        plt.close(fig)
+    _save_png(figure_sensitivity(result), path)
     return path

@@ -5,7 +5,6 @@ import pytest
 from scipy import optimize
 
 import spare_mc as sm
-from spare_mc import closed_forms as cf
 from conftest import ALPHA
 
 
