@@ -48,52 +48,14 @@ def cyclic_survival(n, r, out):
 
 
 @njit(cache=True)
-def block_survival(n, r, out):
-    """``out[m] = P(T > m)`` for block replication (``n / r`` sets of ``r``), m = 0..n.
-
-    ``g_s(d)`` = probability that a uniform ``d``-subset of the ``s r`` groups of ``s`` sets contains no whole set.
-    Adding a set: ``g_{s+1}(d) = sum_{i<r} h_i g_s(d - i)``, ``h_i`` the hypergeometric probability that ``i`` of
-    the ``d`` chosen groups fall in the new set.
-    """
-    b = n // r
-    g = np.zeros(n + 1)
-    for d in range(r):
-        g[d] = 1.0  # one set: a d-subset of it is whole only if d = r
-    for s in range(1, b):
-        big = s * r  # groups already placed
-        tot = big + r
-        for d in range(min(tot, n), -1, -1):
-            lo = max(0, d - big)
-            hi = min(r - 1, d)
-            acc = 0.0
-            if lo <= hi:
-                # h_lo by a product of positive ratios (no cancellation):
-                # d <= big: h_0 = C(big, d) / C(tot, d) = prod_{t<r} (tot - d - t) / (tot - t)
-                # d >  big: h_lo = C(r, lo) / C(tot, d) = prod_{t<r-lo} (r - t) / (tot - t)
-                h = 1.0
-                if lo == 0:
-                    for t in range(r):
-                        h = h * (tot - d - t) / (tot - t)
-                else:
-                    for t in range(r - lo):
-                        h = h * (r - t) / (tot - t)
-                for i in range(lo, hi + 1):
-                    acc += h * g[d - i]
-                    h = h * (r - i) * (d - i) / ((i + 1) * (big - d + i + 1))
-            g[d] = acc
-    for m in range(n + 1):
-        out[m] = g[m]
-    return out
-
-
-@njit(cache=True)
 def sets_survival(sizes, out):
     """``out[m] = P(T > m)`` for replica sets of the given sizes (``sum(sizes) = n`` groups), m = 0..n.
 
-    The recursion of :func:`block_survival` with a set of its own size at each step: ``g_j(d)`` is the probability
-    that a uniform ``d``-subset of the groups of the first ``j`` sets contains no whole set; adding a set of size
-    ``s`` to ``big`` placed groups, ``g_{j+1}(d) = sum_{i<s} h_i g_j(d - i)`` with ``h_i = C(s, i) C(big, d - i) /
-    C(big + s, d)`` (hypergeometric weights: no cancellation). Equal sizes ``r`` give :func:`block_survival`.
+    ``g_j(d)`` is the probability that a uniform ``d``-subset of the groups of the first ``j`` sets contains no
+    whole set; adding a set of size ``s`` to ``big`` placed groups, ``g_{j+1}(d) = sum_{i<s} h_i g_j(d - i)`` with
+    ``h_i = C(s, i) C(big, d - i) / C(big + s, d)``, the hypergeometric probability that ``i`` of the ``d`` chosen
+    groups fall in the new set, each ``h`` from the previous by a product of positive ratios (no cancellation).
+    Block replication is the case of ``n / r`` sets of ``r``.
     """
     n = 0
     for s in sizes:

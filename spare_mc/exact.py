@@ -144,12 +144,10 @@ def exact_wipeout(layout: str, n_groups: int, r: int, *, arithmetic: str = "floa
     surv = np.empty(n_groups + 1)
     if layout == "cyclic":
         _k.cyclic_survival(n_groups, r, surv)
-    elif layout == "block" and n_groups % r == 0:
-        _k.block_survival(n_groups, r, surv)
-    elif layout == "block":
-        from .layouts import replica_sets
+    elif layout == "block":  # n / r sets of r, or replica sets one member larger where r does not divide n
+        from .layouts import set_sizes
 
-        _k.sets_survival(replica_sets(n_groups, r).sizes.copy(), surv)
+        _k.sets_survival(np.asarray(set_sizes(n_groups, r), dtype=np.int64), surv)
     else:
         surv[:] = _random_float(n_groups, r)
     # the true law is <= 1 and non-increasing; rounding (within the error bound above) can break both by ~1e-15
