@@ -245,6 +245,14 @@ def page_sensitivity() -> str:
                    time.perf_counter() - t0) + "\n".join(out) + "\n"
 
 
+def _combination_row(c, n0) -> str:
+    """A table row of a calibration combination at the fitted N, open after its name."""
+    x = c["rows"][n0]
+    return (f"| {c['distance']:.3f} | {x['rep']['r']}, {x['rep']['ttt_over_t0']:.3f}, {x['rep']['availability']:.1%}"
+            f" | {x['spare']['r']}, {x['spare']['ttt_over_t0']:.3f}, {x['spare']['availability']:.1%} | "
+            f"{x['reduction']:.1%} | `{c['name']}`")
+
+
 def page_calibration() -> str:
     t0 = time.perf_counter()
     cmd = ["calibrate", "--target", "paper", "--out-dir", "data/calibrate"]
@@ -275,22 +283,15 @@ def page_calibration() -> str:
     out += ["| distance | Rep: r, TTT/T0, availability | SPARe: r, TTT/T0, availability | reduction | combination |",
             "|---|---|---|---|---|"]
     for c in shown[:20]:
-        x = c["rows"][n0]
         rej = f" (rejected: {'; '.join(c['rejected'])})" if c["rejected"] else ""
-        out.append(f"| {c['distance']:.3f} | {x['rep']['r']}, {x['rep']['ttt_over_t0']:.3f}, "
-                   f"{x['rep']['availability']:.1%} | {x['spare']['r']}, {x['spare']['ttt_over_t0']:.3f}, "
-                   f"{x['spare']['availability']:.1%} | {x['reduction']:.1%} | `{c['name']}`{rej} |")
+        out.append(_combination_row(c, n0) + f"{rej} |")
     closest = [c for c in d["combinations"] if c["rejected"]][:6]
     if eq and closest:
         out += ["", "The closest rejected combinations, with the reasons:\n",
                 "| distance | Rep: r, TTT/T0, availability | SPARe: r, TTT/T0, availability | reduction | combination "
                 "| rejected because |", "|---|---|---|---|---|---|"]
         for c in closest:
-            x = c["rows"][n0]
-            out.append(f"| {c['distance']:.3f} | {x['rep']['r']}, {x['rep']['ttt_over_t0']:.3f}, "
-                       f"{x['rep']['availability']:.1%} | {x['spare']['r']}, {x['spare']['ttt_over_t0']:.3f}, "
-                       f"{x['spare']['availability']:.1%} | {x['reduction']:.1%} | `{c['name']}` | "
-                       f"{'; '.join(c['rejected'])} |")
+            out.append(_combination_row(c, n0) + f" | {'; '.join(c['rejected'])} |")
     out += ["", "## Predictions at the N the paper does not publish\n",
             "| N | members | reduction (min .. max) | Rep best r | SPARe best r | best-fitting member |",
             "|---|---|---|---|---|---|"]

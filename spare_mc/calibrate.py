@@ -70,7 +70,7 @@ from ._provenance import SCHEMA_VERSION, software_versions
 from ._validation import UsageError, UsageTypeError, UsageValueError, as_int
 from .optimize import PERIOD_FACTORS
 from .sensitivity import (STRATEGIES, _check_base, _check_fields, _check_ns, _check_period_factors, _check_r_ranges,
-                          _pick, _run, _screen)
+                          _confirm_spec, _pick, _run, _screen)
 from .stats import estimate_mean
 from .timeline import TimelineConfig, applicable
 
@@ -297,8 +297,6 @@ def _t_quantile(alpha, k, n):
 def _evaluate(strategy, subs, fit_n, reps, confirm, rng, base, r_ranges, period_factors, out_dir, rnd, scheduler,
               workers, force, show):
     """Screen + confirm every sub-combination at every fitted N; per (name, N) a dict of results."""
-    from .sweep import SweepSpec
-
     variants = {name: applicable(over, strategy) for name, (_, over) in subs.items()}
     screens, paths, skipped = _screen(f"calibrate-r{rnd}-screen", strategy, variants, fit_n, reps, rng, base,
                                       r_ranges, period_factors, out_dir, scheduler, workers, force, show)
@@ -307,8 +305,8 @@ def _evaluate(strategy, subs, fit_n, reps, confirm, rng, base, r_ranges, period_
         for n in fit_n:
             r, f, _, near[(name, n)] = _pick(screens[(name, n)])
             chosen[f"{name}@{n}"] = {"n_groups": n, "r": r, "ckpt_period_factor": f, **variants[name]}
-    spec = SweepSpec(f"calibrate-r{rnd}-confirm-{strategy}", "ttt", {}, confirm, min(confirm, 10), rng,
-                     {"strategy": strategy, **applicable(base, strategy)}, variants=chosen, first_rep=reps)
+    spec = _confirm_spec(f"calibrate-r{rnd}-confirm-{strategy}", strategy, chosen, reps, confirm, rng, base,
+                         min(confirm, 10))
     conf, p2 = _run(spec, out_dir, scheduler, workers, force, show)
     out = {}
     for key, point in chosen.items():

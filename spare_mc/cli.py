@@ -47,7 +47,7 @@ from .closed_forms import mu_expansion, mu_paper
 from .exact import EXACT_LAYOUTS, exact_wipeout
 from .layouts import LAYOUT_KINDS
 from .stats import MCEstimate, compare
-from .storage import json_default
+from .storage import check_own_json, json_default
 
 #: Replications per chunk of ``spare-mc mu`` (one chunk's per-replication arrays live at once).
 MU_CHUNK = 1_000_000
@@ -547,25 +547,6 @@ def run_reproduce(args) -> dict:
     return out
 
 
-def _check_result_target(path, force, keys, what) -> None:
-    """Refuse to replace a file that is not a result spare-mc wrote (a JSON object with ``schema_version`` and
-    ``keys``) unless ``force``; anything not a regular file is refused."""
-    from .storage import check_regular_target
-
-    check_regular_target(path, what)
-    if force or not os.path.exists(path):
-        return
-    try:
-        with open(path, encoding="utf-8") as fh:
-            d = json.load(fh)
-        ours = isinstance(d, dict) and "schema_version" in d and all(k in d for k in keys)
-    except (OSError, ValueError, UnicodeDecodeError):
-        ours = False
-    if not ours:
-        raise UsageValueError(f"{path} exists and is not a {what} written by spare-mc; refusing to replace it (pass "
-                              f"--force, or choose another folder)")
-
-
 def run_sensitivity(args) -> dict:
     """The ``sensitivity`` command: the study of :mod:`spare_mc.sensitivity` (its expected time first, on stderr)."""
     from .plots import save_sensitivity_figure
@@ -606,7 +587,7 @@ def run_sensitivity(args) -> dict:
     check_sensitivity_inputs(n_values, target_pp=args.target_pp, max_confirm_reps=args.max_confirm_reps,
                              rng=args.seed, **kw)  # every rule before the timed jobs of the estimate
     result = os.path.join(out_dir, "sensitivity.json")
-    _check_result_target(result, args.force, ("variants", "baseline"), "sensitivity result")
+    check_own_json(result, args.force, ("variants", "baseline"), "sensitivity result")
     if figure is not None and os.path.abspath(figure) == os.path.abspath(result):
         raise UsageValueError(f"`--figure` {figure} is this run's result file; choose another path")
     cost = estimate_cost(n_values, workers=args.workers, **kw)
@@ -683,7 +664,7 @@ def run_calibrate(args) -> dict:
     if args.workers is not None and args.workers < 0:
         raise UsageValueError(f"`--workers` must be >= 0, got {args.workers}")
     result = os.path.join(out_dir, "calibration.json")
-    _check_result_target(result, args.force, ("equivalence_set", "target"), "calibration result")
+    check_own_json(result, args.force, ("equivalence_set", "target"), "calibration result")
     if args.preset_out is not None:
         po = args.preset_out
         if not po.lower().endswith(".json"):
@@ -696,7 +677,7 @@ def run_calibrate(args) -> dict:
         parent = os.path.dirname(os.path.abspath(po))
         if not os.path.isdir(parent):
             raise UsageValueError(f"`--preset-out`: the folder {parent} does not exist")
-        _check_result_target(po, args.force, ("overrides", "fitted"), "preset")
+        check_own_json(po, args.force, ("overrides", "fitted"), "preset")
     log = (lambda msg: _say(f"... {msg}")) if not args.json else None
     res = calibrate(args.target, fit_n=None if args.fit_n is None else _ints(args.fit_n, "--fit-n"),
                     predict_n=None if args.predict_n is None else _ints(args.predict_n, "--predict-n"),

@@ -16,7 +16,7 @@ from pathlib import Path
 import tomllib
 
 from ._provenance import SCHEMA_VERSION, software_versions
-from ._validation import UsageError, UsageValueError, as_int
+from ._validation import UsageValueError, as_int
 
 __all__ = ["reproduce", "ReproduceResult", "studies_dir", "main_table_settings", "MAIN_TABLE_DEFAULTS"]
 
@@ -55,22 +55,10 @@ def main_table_settings(studies=None) -> dict:
 
 def _check_main_table_target(path, force):
     """Refuse to replace a file that is not a main table spare-mc wrote (unless ``force``)."""
-    import json
+    from .storage import check_own_json
 
-    from .storage import check_regular_target
-
-    check_regular_target(path, "main table")
-    if force or not os.path.exists(path):
-        return
-    try:
-        with open(path, encoding="utf-8") as fh:
-            d = json.load(fh)
-        ours = isinstance(d, dict) and "schema_version" in d and "rows" in d and "paper_N600" in d
-    except (OSError, ValueError, UnicodeDecodeError):
-        ours = False
-    if not ours:
-        raise UsageValueError(f"{path} exists and is not a main table written by spare-mc; refusing to replace it "
-                              f"(pass force=True / --force, or choose another out_dir)")
+    check_own_json(path, force, ("rows", "paper_N600"), "main table",
+                   "pass force=True / --force, or choose another out_dir")
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,8 +154,8 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
     if table is not None:
         raise UsageValueError(f"`table` must be 'main' or None, got {table!r}")
     from .plots import save_figures
-    from .storage import open_dataset, write_json
-    from .sweep import SweepSpec, run_sweep
+    from .storage import write_json
+    from .sweep import SweepSpec, run_study_sweep
 
     folder = _studies(studies)
     specs = [SweepSpec.from_file(p) for p in sorted(folder.glob("*.toml")) if p.name != "main_table.toml"]
@@ -191,13 +179,7 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
     for sp in specs:
         log(f"sweep {sp.name} ({sp.quantity}, {sp.reps} replications per point)")
         path = os.path.join(root, f"{sp.name}.nc")
-        replace_own = False
-        if os.path.isfile(path):  # this study's own earlier output (another version or seed) is replaced
-            try:
-                replace_own = open_dataset(path).attrs.get("name") == sp.name
-            except UsageError:
-                replace_own = False
-        datasets[sp.name] = run_sweep(sp, path, scheduler=scheduler, workers=workers, force=force or replace_own)
+        datasets[sp.name] = run_study_sweep(sp, path, scheduler=scheduler, workers=workers, force=force)
         paths[sp.name] = path
     log("main table")
     mt = main_table(n_values, reps=reps, confirm_reps=confirm_reps, rng=rng, base=base)

@@ -520,19 +520,10 @@ def _confirm_spec(name, strategy, chosen, first_rep, reps, rng, base, block):
 
 
 def _run(spec, out_dir, scheduler, workers, force, progress):
-    from .storage import open_dataset
-    from .sweep import run_sweep
+    from .sweep import run_study_sweep
 
     path = os.path.join(out_dir, f"{spec.name}.nc")
-    replace_own = False
-    if os.path.isfile(path):  # this study's own earlier output (other settings) is replaced
-        try:
-            replace_own = open_dataset(path).attrs.get("name") == spec.name
-        except UsageError:
-            replace_own = False
-    ds = run_sweep(spec, path, scheduler=scheduler, workers=workers, force=force or replace_own,
-                   progress=progress)
-    return ds, path
+    return run_study_sweep(spec, path, scheduler=scheduler, workers=workers, force=force, progress=progress), path
 
 
 def estimate_cost(n_values=(600,), *, variants=None, reps=10, pilot_reps=40, base=None, r_ranges=None,
@@ -663,18 +654,12 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
             log(f"extension {s}: {len(chosen[s])} points x {extra} more replications (target half-width "
                 f"{target_pp:g} pp)")
             ext, datasets[spec.name] = _run(spec, out_dir, scheduler, workers, force, show)
-            confirm[s] = {"ttt_over_t0": {k: np.concatenate([confirm[s]["ttt_over_t0"].sel(variant=k).values,
-                                                            ext["ttt_over_t0"].sel(variant=k).values])
-                                          for k in chosen[s]},
-                          "availability": {k: np.concatenate([confirm[s]["availability"].sel(variant=k).values,
-                                                             ext["availability"].sel(variant=k).values])
-                                           for k in chosen[s]},
-                          "finished": {k: np.concatenate([confirm[s]["finished"].sel(variant=k).values,
-                                                         ext["finished"].sel(variant=k).values])
-                                       for k in chosen[s]}}
+            confirm[s] = [confirm[s], ext]
     else:
-        confirm = {s: {q: {k: confirm[s][q].sel(variant=k).values for k in chosen[s]}
-                       for q in ("ttt_over_t0", "availability", "finished")} for s in STRATEGIES}
+        confirm = {s: [confirm[s]] for s in STRATEGIES}
+    # each point's replications reps .. reps + n_final - 1, in order: the pilot, then the extension
+    confirm = {s: {q: {k: np.concatenate([ds[q].sel(variant=k).values for ds in confirm[s]]) for k in chosen[s]}
+                   for q in ("ttt_over_t0", "availability", "finished")} for s in STRATEGIES}
     # rows
     def point(s, vname, n):
         key = vname if f"{vname}@{n}" in chosen[s] else "baseline"

@@ -200,6 +200,23 @@ def write_json(obj, path) -> None:
     _atomic_write(os.fspath(path), write)
 
 
+def check_own_json(path, force: bool, keys, what: str, hint: str = "pass --force, or choose another folder") -> None:
+    """Refuse to replace a file that is not a ``what`` spare-mc wrote -- a JSON object with ``schema_version`` and
+    every key of ``keys`` -- unless ``force``; anything that is not a regular file is refused always."""
+    check_regular_target(path, what)
+    if force or not os.path.exists(path):
+        return
+    try:
+        with open(path, encoding="utf-8") as fh:
+            d = json.load(fh)
+        ours = isinstance(d, dict) and "schema_version" in d and all(k in d for k in keys)
+    except (OSError, ValueError, UnicodeDecodeError):
+        ours = False
+    if not ours:
+        raise UsageValueError(f"{path} exists and is not a {what} written by spare-mc; refusing to replace it "
+                              f"({hint})")
+
+
 class CorruptDataset(UsageValueError):
     """A dataset whose content no longer matches the checksum written with it."""
 

@@ -622,6 +622,20 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
     return ds
 
 
+def run_study_sweep(spec: SweepSpec, out, *, scheduler: str | None = None, workers: int | None = None,
+                    progress: bool = True, force: bool = False):
+    """:func:`run_sweep` for a study that owns its output file: the study's own earlier dataset (same sweep name,
+    other settings, seed or version) is replaced; any other file only with ``force``."""
+    out = os.fspath(out)
+    own = False
+    if os.path.isfile(out):
+        try:
+            own = open_dataset(out).attrs.get("name") == spec.name
+        except UsageError:
+            own = False
+    return run_sweep(spec, out, scheduler=scheduler, workers=workers, progress=progress, force=force or own)
+
+
 def _run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report):
     from distributed import Client, LocalCluster, as_completed
 

@@ -24,18 +24,22 @@ def test_analysis_notebook_runs_on_small_data(tmp_path):
     }
     for name, text in specs.items():
         run_sweep(SweepSpec.from_toml(text), tmp_path / f"{name}.nc", workers=0, progress=False)
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    os.environ["SPARE_MC_DATA"] = str(tmp_path)
+    text, images = _execute(NOTEBOOK, "SPARE_MC_DATA", tmp_path)
+    assert "grid points consistent with the exact value" in text
+    assert images >= 3
+
+
+def _execute(notebook, env_var, data):
+    """Run ``notebook`` headless with ``env_var`` pointing at ``data``: (the text it printed, images drawn)."""
+    nb = nbformat.read(notebook, as_version=4)
+    os.environ[env_var] = str(data)
     try:
         nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
-                                resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+                                resources={"metadata": {"path": str(notebook.parent)}}).execute()
     finally:
-        del os.environ["SPARE_MC_DATA"]
-    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
-    assert "grid points consistent with the exact value" in text
-    images = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code"
-                 for o in c.get("outputs", []))
-    assert images >= 3
+        del os.environ[env_var]
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    return "".join(o.get("text", "") for o in outputs), sum("image/png" in o.get("data", {}) for o in outputs)
 
 
 HEADLINE = NOTEBOOK.parent / "headline.ipynb"
@@ -66,16 +70,7 @@ def test_headline_notebook_runs_on_small_data(tmp_path):
     for name, kw in (("main_table.json", {"base": base}), ("main_table_paper-n600.json", {"preset": preset})):
         mt = reproduce(table="main", n_values=(24, 30), reps=2, confirm_reps=3, **kw)  # the preset carries n_steps
         write_json(json.loads(json.dumps(mt.to_dict(), default=str)), tmp_path / name)
-    nb = nbformat.read(HEADLINE, as_version=4)
-    os.environ["SPARE_MC_HEADLINE"] = str(tmp_path)
-    try:
-        nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
-                                resources={"metadata": {"path": str(HEADLINE.parent)}}).execute()
-    finally:
-        del os.environ["SPARE_MC_HEADLINE"]
-    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    text, images = _execute(HEADLINE, "SPARE_MC_HEADLINE", tmp_path)
     assert "baseline reduction" in text and "equivalence set" in text and "preset paper-n600" in text
     assert "prediction at N = 30" in text
-    images = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code"
-                 for o in c.get("outputs", []))
     assert images >= 1
