@@ -17,7 +17,8 @@ group, the size of each set; empty otherwise). It builds the state, then :func:`
 3. :func:`_src_take_until` -- the failures that arrive up to its all-reduce kill their groups;
 4. :func:`_detect` -- the all-reduce detects them: SPARe runs ReCtlr, Rep counts live set members, CKPT-only wipes
    out;
-5. on a wipe-out :func:`_global_restart` (then :func:`_src_restart` and the stacks' reset), else
+5. on a wipe-out :func:`_wipeout`: :func:`_global_restart`, then :func:`_src_restart` (or
+   :func:`_src_restart_again`) and the stacks' reset; else
    :func:`_finish_step` (ReCtlr and shrink, patch, all-reduce);
 6. :func:`_checkpoint_if_due`, after a step or a stretch (with ``P_CKPT_LOST``, :func:`_src_kills_within` says
    whether a failure arrived during the save);
@@ -43,7 +44,9 @@ Blocks (int64 arrays unless said; the slots are constants of this module)
   (``PATCH_PER_SHARD``, ``PATCH_NONE``, ``PATCH_WHOLE_STEP``), ``P_STAY_DEAD`` (0/1: failures during a restart kill
   groups that stay dead), ``P_CKPT_EVERY`` (``k``: a checkpoint every ``k`` steps; ``HORIZON_US`` = never, and then
   ``P_PERIOD_US`` is the time rule; by steps the caller sets ``P_PERIOD_US = HORIZON_US``), ``P_CKPT_LOST`` (0/1: a
-  failure during a save makes it unusable).
+  failure during a save makes it unusable), ``P_DETECT_IMMEDIATE`` (0/1, CKPT-only: a failure stops the step or save
+  in progress when it arrives and wipes out), ``P_RESTART_AGAIN`` (0/1: a failure during a restart starts it again),
+  ``P_FINAL_CKPT`` (0/1: a checkpoint after the last step too). The last three are the classical model's rules.
 
 ``PF``, the float parameters (``N_PF``): ``PF_JITTER_SD``, the standard deviation of the multiplicative jitter.
 
@@ -125,7 +128,11 @@ Options and extending
 An option is a ``P_*`` slot read where it acts: the cost of a masked failure (``P_REP_COST``, ``P_RESYNC_US``,
 ``P_MASKED_DETECT_US``) and the patch mode (``P_PATCH_COST``) in :func:`_detect`; groups that stay dead through a
 restart (``P_STAY_DEAD``) in :func:`_src_restart`; checkpoints every ``k`` steps (``P_CKPT_EVERY``, also honoured by
-the stretches through ``J_CKPT_DUE_STEP``) or lost to a failure (``P_CKPT_LOST``) in :func:`_checkpoint_if_due`.
+the stretches through ``J_CKPT_DUE_STEP``) or lost to a failure (``P_CKPT_LOST``) in :func:`_checkpoint_if_due`;
+immediate detection (``P_DETECT_IMMEDIATE``) in the explicit step of :func:`_job`, in :func:`_checkpoint_if_due`
+(an interrupted save) and in :func:`_stretch_exact` (whole steps before the failure); restarts started again
+(``P_RESTART_AGAIN``) in :func:`_src_restart_again`, called by :func:`_wipeout`; the final checkpoint
+(``P_FINAL_CKPT``) in :func:`_checkpoint_if_due` and the loop's condition.
 Each is 0 by default and then costs one predictable branch. Deaths taken but not detected at the top of the loop
 (after a ``P_STAY_DEAD`` restart or a ``P_CKPT_LOST`` save) force an explicit step. Next: dynamic periods where
 ``J_CKPT_DUE`` is set (:func:`_checkpoint_if_due`, :func:`_global_restart`); restart times growing with ``N`` are
@@ -167,8 +174,9 @@ STATUS_OK, STATUS_CAPPED, STATUS_TRACE = 0, 1, 2
 # the parameters
 (P_STRATEGY, P_N_GROUPS, P_R, P_N_STEPS, P_COMP_US, P_AR_US, P_RESTART_US, P_SAVE_US, P_PERIOD_US, P_SHRINK_US,
  P_RECTLR_US, P_CAP_US, P_SOURCE, P_LIVE_SCALING, P_KEEP_AGES, P_N_GROUP_UNITS, P_REP_COMP_US, P_REP_COST,
- P_RESYNC_US, P_MASKED_DETECT_US, P_PATCH_COST, P_STAY_DEAD, P_CKPT_EVERY, P_CKPT_LOST, P_REP_LAYERS) = range(25)
-N_P = 25
+ P_RESYNC_US, P_MASKED_DETECT_US, P_PATCH_COST, P_STAY_DEAD, P_CKPT_EVERY, P_CKPT_LOST, P_REP_LAYERS,
+ P_DETECT_IMMEDIATE, P_RESTART_AGAIN, P_FINAL_CKPT) = range(28)
+N_P = 28
 #: ``P[P_REP_COST]``: what a masked failure costs Rep (besides ``P_MASKED_DETECT_US``)
 REP_SHRINK, REP_REDO_STEP, REP_RESYNC = 0, 1, 2
 #: ``P[P_PATCH_COST]``: SPARe's patch compute at a masked detection
@@ -530,6 +538,55 @@ def _src_restart_stay_dead(t_from, t_end, P, Q, GB, next_t, gaps, victims, uscal
 
 
 @_kernel
+def _src_restart_again(t_from, t_end, P, PF, Q, GB, next_t, gaps, uscale, life, rng, res):
+    """A global restart from ``t_from`` under ``P_RESTART_AGAIN``, first due to end at ``t_end``: every failure
+    before the current end starts the restart again from its arrival (a new restart time, jittered; counted as
+    absorbed). The system clock runs at the full rate ``N`` throughout; a unit that fires is inactive until the end,
+    when lifetimes are redrawn as after any restart. Every group is back at the end. Returns ``(status, the end)``:
+    ``STATUS_CAPPED`` (and the end) as soon as an attempt would end past the cap, unsimulated beyond its start."""
+    n = P[P_N_GROUPS]
+    sd = PF[PF_JITTER_SD]
+    if P[P_SOURCE] == SRC_UNITS:
+        while True:
+            t_f, u = _units_min(next_t)
+            if t_f >= t_end:
+                break
+            res[R_ABSORBED] += 1
+            next_t[u] = _NEVER
+            r_s = _dur(P[P_RESTART_US], sd, rng)
+            res[R_RESTART] += t_f + r_s - t_end
+            t_end = t_f + r_s
+            if t_end > P[P_CAP_US]:
+                return STATUS_CAPPED, t_end
+        if _units_redraw(t_end, t_end, P, Q, next_t, uscale, life) != STATUS_OK:
+            return STATUS_TRACE, t_end
+        for g in range(n):
+            GB[GB_UP, g] = 1
+    else:
+        if Q[Q_IA] >= gaps.shape[0]:
+            return STATUS_TRACE, t_end
+        Q[Q_REM] -= _sys_rate(P, Q) * (t_from - Q[Q_T_REF])  # bank the old rate, as in _src_restart
+        Q[Q_T_REF] = t_from
+        while True:
+            if Q[Q_IA] >= gaps.shape[0]:
+                return STATUS_TRACE, t_end
+            t_f = _sys_arrival(Q, n)
+            if t_f >= t_end:
+                break
+            res[R_ABSORBED] += 1
+            _sys_consume(t_f, Q, gaps)
+            r_s = _dur(P[P_RESTART_US], sd, rng)
+            res[R_RESTART] += t_f + r_s - t_end
+            t_end = t_f + r_s
+            if t_end > P[P_CAP_US]:
+                return STATUS_CAPPED, t_end
+        _fenwick_fill(GB[GB_TREE], n)
+    Q[Q_N_UP] = n
+    Q[Q_N_PEND] = 0
+    return STATUS_OK, t_end
+
+
+@_kernel
 def _src_kills_within(t0, t1, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res):
     """The failures before ``t1`` are taken now (they become pending, as the next step would make them); returns
     ``(status, groups killed by those that arrive in [t0, t1))``."""
@@ -572,7 +629,9 @@ def _stretch_exact(t_f, P, J):
     t = J[J_T]
     c_step = J[J_C_NOM]
     d_step = c_step + P[P_AR_US]
-    if t + c_step >= t_f:
+    if P[P_DETECT_IMMEDIATE] != 0:  # steps that end at or before the failure (it interrupts the next one)
+        q = (t_f - t) // d_step if d_step > 0 else 0
+    elif t + c_step >= t_f:
         q = 0
     else:
         q = (t_f - t - c_step - 1) // d_step + 1
@@ -703,14 +762,15 @@ def _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset, slive, rn
 
 
 @_step
-def _global_restart(t_c, c_step, s0, P, PF, J, W, rng, res):
-    """A wipe-out detected at ``t_c``, the end of a compute phase of ``c_step``: the step and all the work since the
-    last checkpoint are lost, progress rolls back to it, a global restart takes ``T_r`` and ``S`` is back to
-    ``s0`` (SPARe). Returns the restart's end (the caller restarts the failure source and resets the stacks)."""
+def _global_restart(t_c, c_step, in_step, s0, P, PF, J, W, rng, res):
+    """A wipe-out detected at ``t_c``, after ``c_step`` of the step in progress (``in_step`` 1; 0: the wipe-out
+    interrupted a checkpoint): that time and all the work since the last checkpoint are lost, progress rolls back
+    to it, a global restart takes ``T_r`` and ``S`` is back to ``s0`` (SPARe). Returns the restart's end (the caller
+    restarts the failure source and resets the stacks)."""
     res[R_WIPEOUTS] += 1
     res[R_LOST] += W.sum() + c_step
-    res[R_STEPS_RUN] += 1
-    res[R_SUM_S] += J[J_S]
+    res[R_STEPS_RUN] += in_step
+    res[R_SUM_S] += in_step * J[J_S]
     W[:] = 0
     J[J_STEPS_DONE] = J[J_CKPT_STEPS]
     r_s = _dur(P[P_RESTART_US], PF[PF_JITTER_SD], rng)
@@ -726,12 +786,11 @@ def _global_restart(t_c, c_step, s0, P, PF, J, W, rng, res):
 
 
 @_step
-def _finish_step(t_c, c_step, extra_rc, extra_patch, P, PF, J, W, meta, rng, res):
+def _finish_step(t_c, c_step, extra_rc, extra_patch, a_s, P, J, W, meta, res):
     """A step whose failures (if any) were masked completes: after its compute (ending at ``t_c``), ReCtlr and the
-    shrink, the patch compute, then the all-reduce; its work is pending until the next checkpoint. SPARe's new
-    ``S`` holds from the next step on."""
+    shrink, the patch compute, then the all-reduce of ``a_s``; its work is pending until the next checkpoint.
+    SPARe's new ``S`` holds from the next step on."""
     S = J[J_S]
-    a_s = _dur(P[P_AR_US], PF[PF_JITTER_SD], rng)
     J[J_T] = t_c + extra_rc + extra_patch + a_s
     J[J_STEPS_DONE] += 1
     res[R_STEPS_RUN] += 1
@@ -749,17 +808,30 @@ def _finish_step(t_c, c_step, extra_rc, extra_patch, P, PF, J, W, meta, rng, res
 
 
 @_step
-def _checkpoint_if_due(P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgroups, rng, res):
+def _checkpoint_if_due(t_f, P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgroups, rng, res):
     """After a step or a stretch: if a checkpoint is due (``T_c`` of wall time or ``P_CKPT_EVERY`` steps since the
-    last checkpoint or restart) and steps remain, write one. It completes -- the pending work is kept and the
-    progress saved -- unless ``P_CKPT_LOST`` and a failure arrives during the save: then its time is spent but the
-    rollback point stays. The next one is due after it either way. Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
-    if J[J_STEPS_DONE] >= P[P_N_STEPS] or (J[J_T] < J[J_CKPT_DUE] and J[J_STEPS_DONE] < J[J_CKPT_DUE_STEP]):
-        return STATUS_OK
+    last checkpoint or restart) and steps remain -- or, with ``P_FINAL_CKPT``, the last step is done -- write one.
+    It completes -- the pending work is kept and the progress saved -- unless ``P_CKPT_LOST`` and a failure arrives
+    during the save: then its time is spent but the rollback point stays. The next one is due after it either way.
+    With ``P_DETECT_IMMEDIATE`` the next failure, at ``t_f``, interrupts the save if it arrives before the save ends
+    (at its very start included): the time until ``t_f`` is spent, the checkpoint is unusable, and the caller wipes
+    out at ``t_f``. Returns ``(STATUS_OK or STATUS_TRACE, the wipe-out time or -1)``."""
+    done = J[J_STEPS_DONE]
+    if done >= P[P_N_STEPS]:
+        if P[P_FINAL_CKPT] == 0 or J[J_CKPT_STEPS] >= P[P_N_STEPS]:
+            return STATUS_OK, np.int64(-1)
+    elif J[J_T] < J[J_CKPT_DUE] and done < J[J_CKPT_DUE_STEP]:
+        return STATUS_OK, np.int64(-1)
     k_s = _dur(P[P_SAVE_US], PF[PF_JITTER_SD], rng)
-    res[R_CKPT] += k_s
     res[R_CHECKPOINTS] += 1
     t0 = J[J_T]
+    if P[P_DETECT_IMMEDIATE] != 0 and (Q[Q_N_PEND] > 0 or t_f < t0 + k_s or t_f <= t0):
+        t_w = max(t_f, t0)
+        res[R_CKPT] += t_w - t0
+        res[R_CKPTS_LOST] += 1
+        J[J_T] = t_w
+        return STATUS_OK, t_w
+    res[R_CKPT] += k_s
     J[J_T] += k_s
     status = STATUS_OK
     killed = np.int64(0)
@@ -772,7 +844,38 @@ def _checkpoint_if_due(P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgroups,
         J[J_CKPT_STEPS] = J[J_STEPS_DONE]
     J[J_CKPT_DUE] = J[J_T] + P[P_PERIOD_US]
     J[J_CKPT_DUE_STEP] = J[J_STEPS_DONE] + P[P_CKPT_EVERY]
-    return status
+    return status, np.int64(-1)
+
+
+@_step
+def _wipeout(t_c, c_step, in_step, s0, P, PF, J, W, Q, GB, next_t, gaps, victims, uscale, life, dptr, dgroups, E,
+             G, meta, gstk0, epos0, own0, load0, ssize, slive, rng, res):
+    """A wipe-out detected at ``t_c`` (see :func:`_global_restart`): back to the last checkpoint through a global
+    restart; the failures during it are absorbed (or, under ``P_STAY_DEAD``, kill groups that stay dead; under
+    ``P_RESTART_AGAIN``, each starts the restart again from its arrival); every other group is back, and the stacks
+    reset. Returns 1 if the run stopped inside the restart (it ends past the cap: nothing during it can change the
+    outcome, so its failures are not drawn -- with a tiny MTBF and a long restart they could be billions), else 0;
+    sets ``J[J_STATUS]``."""
+    t_end = _global_restart(t_c, c_step, in_step, s0, P, PF, J, W, rng, res)
+    if t_end > P[P_CAP_US]:
+        J[J_STATUS] = STATUS_CAPPED
+        return 1
+    if P[P_RESTART_AGAIN] != 0:
+        status, t_end = _src_restart_again(t_c, t_end, P, PF, Q, GB, next_t, gaps, uscale, life, rng, res)
+        J[J_T] = t_end
+        J[J_CKPT_DUE] = t_end + P[P_PERIOD_US]
+        if status == STATUS_CAPPED:
+            J[J_STATUS] = STATUS_CAPPED
+            return 1
+    else:
+        status = _src_restart(t_c, t_end, P, Q, GB, next_t, gaps, victims, uscale, life, dptr, dgroups, res)
+    J[J_STATUS] = status
+    if P[P_STRATEGY] == STRAT_SPARE:
+        _reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, P[P_R])
+    else:
+        for b in range(ssize.shape[0]):
+            slive[b] = ssize[b]
+    return 0
 
 
 # -------------------------------------------------------------------------------------------------- the kernel
@@ -821,7 +924,9 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, res, E, G, D, H
     found no assignment (a bug)."""
     J[J_STATUS] = _src_init(P, Q, GB, next_t, gaps, uscale, life)
     stopped_in_restart = False
-    while J[J_STEPS_DONE] < P[P_N_STEPS] and J[J_STATUS] == STATUS_OK:
+    immediate = P[P_DETECT_IMMEDIATE] != 0
+    while (J[J_STEPS_DONE] < P[P_N_STEPS] or (P[P_FINAL_CKPT] != 0 and J[J_CKPT_STEPS] < P[P_N_STEPS])) and \
+            J[J_STATUS] == STATUS_OK:
         res[R_LOOPS] += 1
         if J[J_T] > P[P_CAP_US]:
             J[J_STATUS] = STATUS_CAPPED
@@ -832,38 +937,59 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, res, E, G, D, H
             break
         if Q[Q_N_PEND] > 0:  # deaths not detected yet (a restart under stay_dead, a lost checkpoint): the next step
             t_f = J[J_T]     # detects them, no stretch
-        # the steps before the next failure at once, else one explicit step
-        if _quiet_stretch(t_f, P, PF, J, W, rng, res) == 0:
-            c_step = _step_compute(P, PF, J, rng)
-            t_c = J[J_T] + c_step
-            # the failures up to the end of its compute phase are detected together at its all-reduce
-            if _src_take_until(t_c, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res) != STATUS_OK:
+        if J[J_STEPS_DONE] >= P[P_N_STEPS]:
+            m = 0  # every step is done: only the final checkpoint is left
+        else:
+            # the steps before the next failure at once, else one explicit step
+            m = _quiet_stretch(t_f, P, PF, J, W, rng, res)
+            if m == 0:
+                c_step = _step_compute(P, PF, J, rng)
+                if immediate:
+                    # the next failure interrupts the step if it arrives before the step ends (at its start
+                    # included): detected at once, a wipe-out (CKPT-only)
+                    a_s = _dur(P[P_AR_US], PF[PF_JITTER_SD], rng)
+                    if Q[Q_N_PEND] > 0 or t_f < J[J_T] + c_step + a_s or t_f <= J[J_T]:
+                        t_w = max(t_f, J[J_T])
+                        if _src_take_until(t_w, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res) != STATUS_OK:
+                            J[J_STATUS] = STATUS_TRACE
+                            break
+                        _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset, slive, rng, res)
+                        if _wipeout(t_w, t_w - J[J_T], 1, s0, P, PF, J, W, Q, GB, next_t, gaps, victims, uscale,
+                                    life, dptr, dgroups, E, G, meta, gstk0, epos0, own0, load0, ssize, slive, rng,
+                                    res):
+                            stopped_in_restart = True
+                            break
+                        continue
+                    _finish_step(J[J_T] + c_step, c_step, np.int64(0), np.int64(0), a_s, P, J, W, meta, res)
+                else:
+                    t_c = J[J_T] + c_step
+                    # the failures up to the end of its compute phase are detected together at its all-reduce
+                    if _src_take_until(t_c, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res) != STATUS_OK:
+                        J[J_STATUS] = STATUS_TRACE
+                        break
+                    wiped, extra_rc, extra_patch = _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset,
+                                                           slive, rng, res)
+                    if wiped < 0:
+                        return -1
+                    if wiped:
+                        if _wipeout(t_c, c_step, 1, s0, P, PF, J, W, Q, GB, next_t, gaps, victims, uscale, life,
+                                    dptr, dgroups, E, G, meta, gstk0, epos0, own0, load0, ssize, slive, rng, res):
+                            stopped_in_restart = True
+                            break
+                        continue
+                    a_s = _dur(P[P_AR_US], PF[PF_JITTER_SD], rng)
+                    _finish_step(t_c, c_step, extra_rc, extra_patch, a_s, P, J, W, meta, res)
+        status, t_w = _checkpoint_if_due(t_f, P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgroups, rng, res)
+        J[J_STATUS] = status
+        if t_w >= 0:  # a failure interrupted the save (immediate detection): a wipe-out at t_w
+            if _src_take_until(t_w, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res) != STATUS_OK:
                 J[J_STATUS] = STATUS_TRACE
                 break
-            wiped, extra_rc, extra_patch = _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset, slive,
-                                                   rng, res)
-            if wiped < 0:
-                return -1
-            if wiped:
-                # back to the last checkpoint; the failures during the restart are absorbed (or, under stay_dead,
-                # kill groups that stay dead); every other group is back
-                t_end = _global_restart(t_c, c_step, s0, P, PF, J, W, rng, res)
-                if t_end > P[P_CAP_US]:
-                    # a restart that ends past the cap ends the run there: nothing during it can change the outcome,
-                    # so its failures are not drawn (with a tiny MTBF and a long restart they could be billions)
-                    J[J_STATUS] = STATUS_CAPPED
-                    stopped_in_restart = True
-                    break
-                J[J_STATUS] = _src_restart(t_c, t_end, P, Q, GB, next_t, gaps, victims, uscale, life, dptr, dgroups,
-                                           res)
-                if P[P_STRATEGY] == STRAT_SPARE:
-                    _reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, P[P_R])
-                else:
-                    for b in range(ssize.shape[0]):
-                        slive[b] = ssize[b]
-                continue
-            _finish_step(t_c, c_step, extra_rc, extra_patch, P, PF, J, W, meta, rng, res)
-        J[J_STATUS] = _checkpoint_if_due(P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgroups, rng, res)
+            _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset, slive, rng, res)
+            if _wipeout(t_w, np.int64(0), 0, s0, P, PF, J, W, Q, GB, next_t, gaps, victims, uscale, life, dptr,
+                        dgroups, E, G, meta, gstk0, epos0, own0, load0, ssize, slive, rng, res):
+                stopped_in_restart = True
+                break
     # the failures after the last detection but before the end still count (they hit the running job); a run that
     # stopped inside a restart detected every failure up to it
     if J[J_STATUS] != STATUS_TRACE and not stopped_in_restart and \

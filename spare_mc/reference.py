@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import types
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -293,6 +294,9 @@ class _Fleet:
     pending: list = field(default_factory=list)   # died since the last all-reduce
     kill_times: list = field(default_factory=list)
     restarting: bool = False
+    restart_end: int = 0                          # the end of the restart in progress
+    restart_hit: object = None                    # restart_again: the event a failure during the restart fires
+    kill_event: object = None                     # immediate detection: the event a kill fires
     trace_out: bool = False
 
 
@@ -351,6 +355,13 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
       or keep their clocks ("keep").
     - ``ckpt_every_steps = k``: a checkpoint when ``k`` steps were done since the last checkpoint or restart.
     - ``ckpt_failure="lost"``: a checkpoint during whose save ``[start, end)`` a group was killed is not usable.
+    - ``restart_failures="restart_again"``: a failure during a restart (absorbed: it kills nothing) starts it again
+      from its arrival, with a fresh restart time; the restart ends when one runs without a failure.
+    - ``detection="immediate"`` (CKPT-only): a phase (a step's compute and all-reduce, or a save) during which a
+      group is killed, or at whose start one is dead, stops at that kill and the job wipes out then: the time the
+      step ran is lost, the time the save ran is checkpoint time and the checkpoint counts as lost. A kill at the
+      exact end of a phase hits the next one, at its start.
+    - ``final_checkpoint``: a checkpoint after the last step too; the job ends when it completes.
     - Rep runs on :func:`spare_mc.layouts.replica_sets`: a step computes ``round(N T_comp / n_sets)``, one layer's
       worth ``c T_comp / that`` (rounded down) is useful, and the per-replica all-reduce is ``N / n_sets`` times
       ``T_a``.
@@ -369,6 +380,8 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
         layout = cfg.layout_object()
     sd = float(cfg.jitter_sd)
     stay_dead = cfg.restart_failures == "stay_dead"
+    again = cfg.restart_failures == "restart_again"
+    immediate = cfg.detection == "immediate"
     # from the options' text: the restart time grows as (N / N_ref)^0, ^1 or ^2; Rep all-reduces once per replica
     # (N / n_sets times a step) when asked
     power = {"constant": 0, "linear": 1, "quadratic": 2}[cfg.restart_growth]
@@ -393,10 +406,22 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
         fleet.dead.add(g)
         fleet.pending.append(g)
         fleet.kill_times.append(env.now)
+        if fleet.kill_event is not None and not fleet.kill_event.triggered:
+            fleet.kill_event.succeed()
 
     def absorbing():
         """Failures now are absorbed: a restart is running and the restart takes them (the default)."""
         return fleet.restarting and not stay_dead
+
+    def absorb():
+        """A failure during a restart: counted; under restart_again it starts the restart again."""
+        tot["absorbed"] += 1
+        if again and not fleet.restart_hit.triggered:
+            fleet.restart_hit.succeed()
+
+    def restart_ends_now():
+        """A failure at the very end of a restart hits the restarted system: let the restart end first."""
+        return fleet.restarting and env.now == fleet.restart_end
 
     if cfg.failures is None:
         clock = _Renewal([min(int(x), horizon) for x in trace[0]], [int(x) for x in trace[1]])
@@ -418,9 +443,11 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
                     clock.o_ref += rate * (env.now - clock.t_ref)
                     clock.t_ref = env.now
                     continue
+                while restart_ends_now():  # the restart ends first (the trainer resumes after two hops)
+                    yield env.timeout(0)
                 clock.o_ref, clock.t_ref = clock.a, env.now
                 if absorbing():
-                    tot["absorbed"] += 1
+                    absorb()
                 elif fleet.up:  # with no live group (live scaling off) the failure hits nothing
                     kill(fleet.up[(clock.victims[clock.i] * len(fleet.up)) >> 32])
                 clock.i += 1
@@ -451,12 +478,15 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
                         yield env.event()
                     else:
                         yield env.timeout(min(active)[0] - env.now)
+                    if restart_ends_now():  # the restart ends first: it redraws the lifetimes and wakes us
+                        yield env.timeout(0)
+                        continue
                 except simpy.Interrupt:  # a restart ended: lifetimes were redrawn
                     continue
                 _, u = min(active)
                 units.next[u] = None
                 if absorbing():
-                    tot["absorbed"] += 1
+                    absorb()
                     continue
                 if u < units.n_group_units:
                     targets = [u]
@@ -487,120 +517,179 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
         return False
 
     def trainer():
-        ctl = ReCtlr(layout) if cfg.strategy == "spare" else None
-        S = ctl.stack_number if ctl else (cfg.r if cfg.strategy == "rep" else 1)
-        done = saved = 0
-        last_ck = 0      # wall time of the end of the last checkpoint or restart
-        mark = 0         # steps done at the last checkpoint or restart
-        since_ck = dict.fromkeys(("useful", "redundant", "patch", "allreduce", "rectlr_shrink"), 0)
-        while done < cfg.n_steps:
+        st = types.SimpleNamespace(ctl=ReCtlr(layout) if cfg.strategy == "spare" else None, done=0, saved=0,
+                                   last_ck=0,  # wall time of the end of the last checkpoint or restart
+                                   mark=0,     # steps done at the last checkpoint or restart
+                                   since_ck=dict.fromkeys(("useful", "redundant", "patch", "allreduce",
+                                                           "rectlr_shrink"), 0))
+        st.S = st.ctl.stack_number if st.ctl else (cfg.r if cfg.strategy == "rep" else 1)
+
+        def wipe_out(lost_now):
+            """A wipe-out now, ``lost_now`` of the phase in progress lost: the global restart. Returns True if the
+            run stopped inside it (the cap)."""
+            tot["wipeouts"] += 1
+            tot["lost"] += sum(st.since_ck.values()) + lost_now
+            st.since_ck = dict.fromkeys(st.since_ck, 0)
+            st.done = st.saved
+            fleet.restarting = True
+            if stay_dead:  # the groups dead now come back; the ones that die during the restart stay dead
+                replaced = set() if units is None else {u for u, t in enumerate(units.next) if t is None}
+                fleet.up, fleet.dead, fleet.pending = list(range(n)), set(), []
+            fail_proc.interrupt()
+            start = env.now
+            r_s = dur(round(restart_seconds * us))
+            while True:
+                if env.now + r_s > cap:  # a restart that ends past the cap ends the run there, unsimulated
+                    tot["restart"] += env.now + r_s - start
+                    result.update(status="capped", done=st.done, end=env.now + r_s, cut=start)
+                    return True
+                fleet.restart_end = env.now + r_s
+                fleet.restart_hit = env.event()
+                yield env.timeout(r_s) | fleet.restart_hit
+                if again and fleet.restart_hit.triggered and env.now < fleet.restart_end:
+                    r_s = dur(round(restart_seconds * us))  # a failure: the restart starts again from it
+                    continue
+                break
+            tot["restart"] += env.now - start
+            if not stay_dead:
+                fleet.up, fleet.dead, fleet.pending = list(range(n)), set(), []
+            fleet.restarting = False  # same rate as during the restart: the system process needs no wake-up
+            if units is not None:  # replaced hardware gets new lifetimes from the end of the restart
+                if not stay_dead:
+                    redraw(env.now, lambda u: not units.keep or units.next[u] is None)
+                else:
+                    def renewed(u):
+                        if u < units.n_group_units and u in fleet.dead:
+                            return False  # its group died during the restart: idle until the next one
+                        if u in replaced:
+                            return True  # it fired before the restart: new hardware
+                        return units.next[u] is not None and not units.keep
+                    redraw(env.now, renewed)
+                fail_proc.interrupt()
+                if fleet.trace_out:
+                    result["status"] = "trace"
+                    return True
+            st.ctl = ReCtlr(layout) if cfg.strategy == "spare" else None
+            if st.ctl:
+                st.S = st.ctl.stack_number
+            st.last_ck, st.mark = env.now, st.done
+            return False
+
+        def interruptible(length):
+            """Immediate detection: run a phase of ``length`` unless a kill stops it. Returns whether one did (a
+            group dead at its start, or killed before its end)."""
+            yield env.timeout(0)  # let failures arriving exactly now land first
+            start = env.now
+            if not fleet.pending:
+                fleet.kill_event = env.event()
+                yield env.timeout(length) | fleet.kill_event
+                fleet.kill_event = None
+            return bool(fleet.pending) and (env.now < start + length or env.now == start)
+
+        while st.done < cfg.n_steps or (cfg.final_checkpoint and st.saved < cfg.n_steps):
             if env.now > cap:
                 result["status"] = "capped"
                 break
-            nominal = rep_step if sets is not None else S * comp
+            nominal = rep_step if sets is not None else st.S * comp
             c = dur(nominal)
-            yield env.timeout(c)
-            yield env.timeout(0)  # let failures arriving exactly now land first
-            if fleet.trace_out:
-                result["status"] = "trace"
-                return
-            newly, fleet.pending = fleet.pending, []
-            wiped = False
-            extra_rc = extra_patch = 0
-            if newly:
-                tot["detections"] += 1
-                if cfg.strategy == "ckpt":
-                    wiped = True
-                elif cfg.strategy == "rep":
-                    wiped = sets.is_wiped(fleet.dead)
-                    if not wiped:
-                        extra_rc = dur(round(cfg.shrink_s * us))
-                        if cfg.rep_masked_cost == "resync":
-                            extra_rc += dur(round(cfg.rep_resync_s * us))
-                        extra_rc += dur(round(cfg.masked_detect_s * us))
-                        if cfg.rep_masked_cost == "redo_step":
-                            extra_patch = dur(rep_step)
-                else:
-                    step = ctl.fail(newly)
-                    wiped = step.wiped
-                    if not wiped:
-                        extra_rc = (dur(round(cfg.rectlr_s * us)) + dur(round(cfg.shrink_s * us))
-                                    + dur(round(cfg.masked_detect_s * us)))
-                        extra_patch = {"per_shard": lambda: dur(step.patch * comp), "none": lambda: 0,
-                                       "whole_step": lambda: dur(step.s_star * comp)}[cfg.patch_cost]()
-            tot["steps_run"] += 1
-            if wiped:
-                tot["wipeouts"] += 1
-                tot["lost"] += sum(since_ck.values()) + c
-                since_ck = dict.fromkeys(since_ck, 0)
-                done = saved
-                fleet.restarting = True
-                if stay_dead:  # the groups dead now come back; the ones that die during the restart stay dead
-                    replaced = set() if units is None else {u for u, t in enumerate(units.next) if t is None}
-                    fleet.up, fleet.dead, fleet.pending = list(range(n)), set(), []
-                fail_proc.interrupt()
-                r_s = dur(round(restart_seconds * us))
-                if env.now + r_s > cap:  # a restart that ends past the cap ends the run there, unsimulated
-                    tot["restart"] += r_s
-                    result.update(status="capped", done=done, end=env.now + r_s, cut=env.now)
+            if immediate:  # CKPT-only
+                a = dur(ar)
+                start = env.now
+                stopped = yield from interruptible(c + a)
+                if fleet.trace_out:
+                    result["status"] = "trace"
                     return
-                yield env.timeout(r_s)
-                tot["restart"] += r_s
-                if not stay_dead:
-                    fleet.up, fleet.dead, fleet.pending = list(range(n)), set(), []
-                fleet.restarting = False  # same rate as during the restart: the system process needs no wake-up
-                if units is not None:  # replaced hardware gets new lifetimes from the end of the restart
-                    if not stay_dead:
-                        redraw(env.now, lambda u: not units.keep or units.next[u] is None)
+                if stopped:
+                    tot["detections"] += 1
+                    tot["steps_run"] += 1
+                    fleet.pending = []
+                    if (yield from wipe_out(env.now - start)):
+                        return
+                    continue
+                extra_rc = extra_patch = 0
+                tot["steps_run"] += 1
+            else:
+                yield env.timeout(c)
+                yield env.timeout(0)  # let failures arriving exactly now land first
+                if fleet.trace_out:
+                    result["status"] = "trace"
+                    return
+                newly, fleet.pending = fleet.pending, []
+                wiped = False
+                extra_rc = extra_patch = 0
+                if newly:
+                    tot["detections"] += 1
+                    if cfg.strategy == "ckpt":
+                        wiped = True
+                    elif cfg.strategy == "rep":
+                        wiped = sets.is_wiped(fleet.dead)
+                        if not wiped:
+                            extra_rc = dur(round(cfg.shrink_s * us))
+                            if cfg.rep_masked_cost == "resync":
+                                extra_rc += dur(round(cfg.rep_resync_s * us))
+                            extra_rc += dur(round(cfg.masked_detect_s * us))
+                            if cfg.rep_masked_cost == "redo_step":
+                                extra_patch = dur(rep_step)
                     else:
-                        def renewed(u):
-                            if u < units.n_group_units and u in fleet.dead:
-                                return False  # its group died during the restart: idle until the next one
-                            if u in replaced:
-                                return True  # it fired before the restart: new hardware
-                            return units.next[u] is not None and not units.keep
-                        redraw(env.now, renewed)
-                    fail_proc.interrupt()
+                        step = st.ctl.fail(newly)
+                        wiped = step.wiped
+                        if not wiped:
+                            extra_rc = (dur(round(cfg.rectlr_s * us)) + dur(round(cfg.shrink_s * us))
+                                        + dur(round(cfg.masked_detect_s * us)))
+                            extra_patch = {"per_shard": lambda: dur(step.patch * comp), "none": lambda: 0,
+                                           "whole_step": lambda: dur(step.s_star * comp)}[cfg.patch_cost]()
+                tot["steps_run"] += 1
+                if wiped:
+                    if (yield from wipe_out(c)):
+                        return
+                    continue
+                a = dur(ar)
+                yield env.timeout(extra_rc + extra_patch + a)
+                if fleet.trace_out:
+                    result["status"] = "trace"
+                    return
+            useful = c * comp // nominal if sets is not None else c // st.S
+            st.since_ck["useful"] += useful
+            st.since_ck["redundant"] += c - useful
+            st.since_ck["patch"] += extra_patch
+            st.since_ck["rectlr_shrink"] += extra_rc
+            st.since_ck["allreduce"] += a
+            st.done += 1
+            if st.ctl:
+                st.S = st.ctl.stack_number
+            due = st.done - st.mark >= every if every else env.now - st.last_ck >= period
+            if (due and st.done < cfg.n_steps) or (cfg.final_checkpoint and st.done == cfg.n_steps):
+                start = env.now
+                k = dur(round(cfg.save_s * us))
+                if immediate:
+                    stopped = yield from interruptible(k)
                     if fleet.trace_out:
                         result["status"] = "trace"
                         return
-                ctl = ReCtlr(layout) if cfg.strategy == "spare" else None
-                if ctl:
-                    S = ctl.stack_number
-                last_ck, mark = env.now, done
-                continue
-            a = dur(ar)
-            yield env.timeout(extra_rc + extra_patch + a)
-            if fleet.trace_out:
-                result["status"] = "trace"
-                return
-            useful = c * comp // nominal if sets is not None else c // S
-            since_ck["useful"] += useful
-            since_ck["redundant"] += c - useful
-            since_ck["patch"] += extra_patch
-            since_ck["rectlr_shrink"] += extra_rc
-            since_ck["allreduce"] += a
-            done += 1
-            if ctl:
-                S = ctl.stack_number
-            due = done - mark >= every if every else env.now - last_ck >= period
-            if due and done < cfg.n_steps:
-                start = env.now
-                k = dur(round(cfg.save_s * us))
-                yield env.timeout(k)
+                    if stopped:  # the save is interrupted: unusable, and the job wipes out now
+                        tot["checkpoint"] += env.now - start
+                        tot["checkpoints"] += 1
+                        tot["checkpoints_lost"] += 1
+                        tot["detections"] += 1
+                        fleet.pending = []
+                        if (yield from wipe_out(0)):
+                            return
+                        continue
+                else:
+                    yield env.timeout(k)
                 tot["checkpoint"] += k
                 tot["checkpoints"] += 1
                 if cfg.ckpt_failure == "lost" and killed_within(start, start + k):
                     tot["checkpoints_lost"] += 1  # unusable: the rollback point and the unsaved work stay
                 else:
-                    for key, v in since_ck.items():
+                    for key, v in st.since_ck.items():
                         tot[key] += v
-                    since_ck = dict.fromkeys(since_ck, 0)
-                    saved = done
-                last_ck, mark = env.now, done
-        for key, v in since_ck.items():  # progress kept when the job ends (or stops at the cap)
+                    st.since_ck = dict.fromkeys(st.since_ck, 0)
+                    st.saved = st.done
+                st.last_ck, st.mark = env.now, st.done
+        for key, v in st.since_ck.items():  # progress kept when the job ends (or stops at the cap)
             tot[key] += v
-        result["done"] = done
+        result["done"] = st.done
 
     proc = env.process(trainer())
     env.run(until=proc)

@@ -450,6 +450,117 @@ def test_jitter_equal_in_distribution_under_options(strategy, n, r, kw):
     assert np.mean([x[TK.R_CKPTS_LOST] for x in runs]) > 0 and np.mean([x[TK.R_WIPEOUTS] for x in runs]) > 0
 
 
+# --------------------------------------------------- 7. the classical rules: restart_again, immediate, final
+def test_restart_again_starts_the_restart_over():
+    """CKPT-only: failure 1 at 15 s wipes out at 21 s, the restart runs 21-121. A failure at 50 s starts it again:
+    50-150, TTT = 150 + 110 = 260. With another at 140 s: again 140-240, TTT 350. Absorbed (the default): 231."""
+    got = _agree(TimelineConfig("ckpt", 12, restart_failures="restart_again", **BASE), _trace([15, 50], 12))
+    _expect(got, ttt=260, lost=21, restart=129, failures=1, absorbed=1, wipeouts=1, steps_run=12)
+    got = _agree(TimelineConfig("ckpt", 12, restart_failures="restart_again", **BASE), _trace([15, 50, 140], 12))
+    _expect(got, ttt=350, lost=21, restart=219, failures=1, absorbed=2, wipeouts=1)
+    # a failure at the very end of the restart (150 s) hits the restarted system: step 1 (150-161) detects it
+    got = _agree(TimelineConfig("ckpt", 12, restart_failures="restart_again", **BASE), _trace([15, 50, 150], 12))
+    _expect(got, ttt=150 + 10 + 100 + 110, lost=21 + 10, restart=229, failures=2, absorbed=1, wipeouts=2)
+
+
+def test_restart_again_past_the_cap_stops_the_run_there():
+    """Cap 2 x T0 = 220 s: the restart 21-121 starts again at 120.5 s and would end at 220.5 s > 220: the run stops
+    there, capped, with the failures inside that last attempt not drawn."""
+    got = _agree(TimelineConfig("ckpt", 12, restart_failures="restart_again", **{**BASE, "max_wall_factor": 2.0}),
+                 _trace([15, 120.5, 130], 12))
+    _expect(got, ttt=220.5, restart=199.5, absorbed=1, wipeouts=1, lost=21)
+
+
+def test_restart_again_on_unit_clocks():
+    """CKPT-only N = 4 with per-GPU clocks: lifetimes 15, 50, 200 s, never. Unit 0 wipes out at 21 s; unit 1 fires at
+    50 s during the restart (21-121): again 50-150. Renew: every unit redrawn at 150 (all never): TTT 150 + 110.
+    Keep: unit 2 keeps its 200 s and fires during step 5 (compute 194-204): wipe-out at 204 (4 steps and a compute
+    lost), restart 204-304, TTT 304 + 110."""
+    topo = sm.Topology(32, 4, gpus_per_node=8)
+    for policy, ttt, wipeouts in (("renew", 260, 1), ("keep", 414, 2)):
+        cfg = TimelineConfig("ckpt", 4, failures=sm.PerGPU(1000.0, 1.0, policy), topology=topo,
+                             restart_failures="restart_again", **BASE)
+        scale = cfg.unit_clocks()[0][0]
+        got = _agree(cfg, (np.array([t * US / scale for t in [15, 50, 200] + [1e7] * 40]),))
+        _expect(got, ttt=ttt, wipeouts=wipeouts, absorbed=1, restart=129 + 100 * (wipeouts - 1))
+
+
+def test_immediate_detection_interrupts_the_step():
+    """CKPT-only, detection at arrival: a failure at 15 s stops step 2 (11-22) at once: 11 + 4 s lost, restart
+    15-115, TTT 225 (231 when detected at the all-reduce). A failure at 22 s, the very end of step 2, stops step 3
+    at its start: 22 s lost, TTT 232."""
+    cfg = TimelineConfig("ckpt", 12, detection="immediate", **BASE)
+    _expect(_agree(cfg, _trace([15], 12)), ttt=225, lost=15, restart=100, wipeouts=1, detections=1, steps_run=12)
+    _expect(_agree(cfg, _trace([22], 12)), ttt=232, lost=22, restart=100, wipeouts=1, steps_run=13)
+
+
+def test_immediate_detection_interrupts_the_save():
+    """Checkpoints every 2 steps: steps 1-2 (0-22), save 22-27, steps 3-4 (27-49), save 49-54. A failure at 51 s
+    stops the second save: 2 s of checkpoint time, a lost checkpoint, steps 3-4 lost; restart 51-151, then 8 steps
+    and 3 saves: TTT 151 + 88 + 15 = 254."""
+    base = {**BASE, "ckpt_period_s": None}
+    cfg = TimelineConfig("ckpt", 12, detection="immediate", ckpt_every_steps=2, **base)
+    got = _agree(cfg, _trace([51], 12))
+    _expect(got, ttt=254, checkpoint=22, checkpoints=5, checkpoints_lost=1, lost=22, restart=100, useful=100,
+            allreduce=10, wipeouts=1)
+
+
+def test_final_checkpoint():
+    """A checkpoint after the last step: 110 + 5 = 115. Under immediate detection a failure at 112 s stops it: the
+    whole job is lost (no earlier checkpoint), restart 112-212, then 10 steps and the final save: 327."""
+    got = _agree(TimelineConfig("ckpt", 12, final_checkpoint=True, **BASE), _trace([], 12))
+    _expect(got, ttt=115, checkpoint=5, checkpoints=1)
+    got = _agree(TimelineConfig("ckpt", 12, final_checkpoint=True, detection="immediate", **BASE), _trace([112], 12))
+    _expect(got, ttt=327, checkpoint=7, checkpoints=2, checkpoints_lost=1, lost=110, restart=100)
+    # detected at the all-reduce, a failure during the final save changes nothing (the save completes): 115
+    got = _agree(TimelineConfig("ckpt", 12, final_checkpoint=True, **BASE), _trace([112], 12))
+    _expect(got, ttt=115, failures=1, wipeouts=0)
+
+
+@pytest.mark.parametrize("strategy, kw, match", [
+    ("rep", dict(detection="immediate"), r"`detection` has no effect with strategy='rep'"),
+    ("ckpt", dict(detection="at_once"), r"`detection` must be one of \['allreduce', 'immediate'\]"),
+    ("ckpt", dict(detection="immediate", ckpt_failure="lost"), r"`ckpt_failure` has no effect with detection="),
+    ("ckpt", dict(final_checkpoint=True, ckpt_failure="lost"), r"`final_checkpoint`=True with ckpt_failure='lost'"),
+    ("ckpt", dict(final_checkpoint="yes"), r"`final_checkpoint` must be"),
+])
+def test_classical_rules_bad_values(strategy, kw, match):
+    with pytest.raises((sm.UsageValueError, sm.UsageTypeError), match=match):
+        _Config(strategy, 12, **kw)
+
+
+@pytest.mark.parametrize("source", ["system", "per_gpu", "domain"])
+@pytest.mark.parametrize("strategy", ["ckpt", "rep", "spare"])
+def test_kernel_equals_twin_under_the_classical_rules(strategy, source):
+    """The random settings of the test above, with restart_again, a final checkpoint and (CKPT-only) immediate
+    detection drawn on top: identical to the microsecond."""
+    rng = np.random.default_rng({"ckpt": 400, "rep": 500, "spare": 600}[strategy]
+                                + {"system": 0, "per_gpu": 1, "domain": 2}[source])
+    seen = set()
+    for _ in range(15):
+        cfg = _random_config(rng, strategy, source)
+        extra = dict(restart_failures=str(rng.choice(["restart_again", "restart_again", cfg.restart_failures])),
+                     final_checkpoint=bool(rng.random() < 0.5))
+        if strategy == "ckpt" and rng.random() < 0.7:
+            extra.update(detection="immediate", ckpt_failure="completes")
+        if extra["final_checkpoint"] and extra.get("detection", "allreduce") == "allreduce":
+            extra["ckpt_failure"] = "completes"
+        cfg = dataclasses.replace(cfg, **extra)
+        length = 50_000
+        while True:
+            trace = make_trace(cfg, np.random.default_rng(rng.integers(2**32)), length)
+            if STATUS[_run(cfg, trace)[TK.R_STATUS]] != "trace":
+                break
+            length *= 4
+        got = _agree(cfg, trace)
+        seen.add(("restart again", cfg.restart_failures == "restart_again" and got["absorbed"] > 0))
+        seen.add(("immediate wipe-out", cfg.detection == "immediate" and got["wipeouts"] > 0))
+        seen.add(("final", cfg.final_checkpoint and got["ttt"] <= cfg.cap_s * US))
+    assert ("restart again", True) in seen and ("final", True) in seen
+    if strategy == "ckpt":
+        assert ("immediate wipe-out", True) in seen
+
+
 # ------------------------------------------------------------------------------------------------ bad values
 @pytest.mark.parametrize("kw, exc, match", [
     (dict(rep_masked_cost="free"), sm.UsageValueError,
@@ -462,7 +573,7 @@ def test_jitter_equal_in_distribution_under_options(strategy, n, r, kw):
     (dict(masked_detect_s=2e9), sm.UsageValueError, r"`masked_detect_s` must be <= 1e\+09"),
     (dict(patch_cost="half"), sm.UsageValueError, r"`patch_cost` must be one of \['none', 'per_shard', 'whole_step'\]"),
     (dict(restart_failures="revived"), sm.UsageValueError,
-     r"`restart_failures` must be one of \['absorbed', 'stay_dead'\]"),
+     r"`restart_failures` must be one of \['absorbed', 'restart_again', 'stay_dead'\]"),
     (dict(ckpt_every_steps=-1), sm.UsageValueError, r"`ckpt_every_steps` must be >= 0"),
     (dict(ckpt_every_steps=2.5), sm.UsageTypeError, r"`ckpt_every_steps` must be an integer"),
     (dict(ckpt_every_steps=5, ckpt_period_s=100.0), sm.UsageValueError,
