@@ -102,6 +102,10 @@ def _add_config_options(p, topology=True, failures=True) -> None:
     for f in fields(TimelineConfig):
         if not f.metadata.get("cli"):
             continue
+        if f.type == "bool":  # a switch that turns the option on (its default is off)
+            p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, action="store_const", const=True,
+                           default=None, help=f.metadata["help"] + " (default off)")
+            continue
         kind = {"int": int, "str": str}.get(f.type, float)
         default = None if f.default is MISSING else f.default
         shown = "" if default is None else f" (default {default:g})" if isinstance(default, float) else \
@@ -179,10 +183,17 @@ def _build_parser() -> argparse.ArgumentParser:
     ov.add_argument("--json", action="store_true", help="print one JSON object")
     tt = sub.add_parser("ttt", parents=[common],
                         help="time to train of one strategy (event-driven timeline with ReCtlr)")
-    tt.add_argument("--strategy", choices=("ckpt", "rep", "spare"), required=True,
+    tt.add_argument("--model", choices=("step", "classical"), default="step",
+                    help="step: the step model of the paper (default); classical: Daly's checkpoint/restart model "
+                         "(CKPT-only, solve time --compute-s x --n-steps, interval --ckpt-period-s, immediate "
+                         "detection, a failure restarts the restart, a checkpoint after the last segment, "
+                         "exponential failures, no all-reduce, no jitter), with its exact expected time")
+    tt.add_argument("--strategy", choices=("ckpt", "rep", "spare"), default=None,
                     help="ckpt (checkpointing only), rep (replication + checkpoints), spare (stacking with adaptive "
-                         "reordering + checkpoints)")
-    tt.add_argument("--n-groups", type=int, required=True, help="number of data-parallel groups N")
+                         "reordering + checkpoints); required with --model step, ckpt with --model classical")
+    tt.add_argument("--n-groups", type=int, default=None,
+                    help="number of data-parallel groups N (required with --model step; with --model classical it "
+                         "does not matter, default 2)")
     tt.add_argument("--r", type=int, default=None,
                     help="redundancy r (default: 1 for ckpt, 3 for rep, 8 for spare: the paper's optima)")
     period = tt.add_mutually_exclusive_group()
@@ -450,6 +461,11 @@ def run_ttt(args) -> dict:
     if args.ckpt_period == "optimal" and args.ckpt_period_factor not in (None, 1.0):
         raise UsageValueError("`--ckpt-period optimal` means the theory optimum T_c* itself: drop "
                               "`--ckpt-period-factor`, or drop `--ckpt-period optimal` to scale it")
+    if args.model == "classical":
+        return _run_ttt_classical(args)
+    for flag, value in (("--strategy", args.strategy), ("--n-groups", args.n_groups)):
+        if value is None:
+            raise UsageValueError(f"`{flag}` is required with --model step")
     r = args.r if args.r is not None else {"ckpt": 1, "rep": 3, "spare": 8}[args.strategy]
     cfg = TimelineConfig(args.strategy, args.n_groups, r=r, ckpt_period_s=args.ckpt_period_s,
                          **_config_overrides(args, args.n_groups))
@@ -461,6 +477,58 @@ def run_ttt(args) -> dict:
     out["theory"] = theory_ttt(cfg).to_dict()
     out["availability_definition"] = ("uptime / wall clock; uptime = kept step time (useful + redundant + patch "
                                       "compute + all-reduce + ReCtlr/shrink); not checkpoints, restarts, lost work")
+    return _stamp(out)
+
+
+def _run_ttt_classical(args) -> dict:
+    """``ttt --model classical``: the timeline under the classical rules, its mean time against Daly's exact one."""
+    from scipy import stats
+
+    from .closed_forms import ckpt_period_daly, ckpt_period_young, daly_expected_wall_time, daly_optimal_interval
+    from .timeline import classical_config, classical_expected_ttt_s, classical_segment_s, simulate_ttt
+
+    if args.failures != "system":
+        raise UsageValueError("`--failures` must be 'system' with --model classical (exponential failures of the "
+                              "whole system at rate 1/M)")
+    if args.ckpt_period == "optimal":
+        raise UsageValueError("`--ckpt-period optimal` is the step model's T_c*; with --model classical leave the "
+                              "period out for the exact optimum of Daly's expected time, or give --ckpt-period-s")
+    kw = _config_overrides(args)
+    if args.no_live_scaling:
+        raise UsageValueError("`--no-live-scaling` has no effect with --model classical (every failure wipes out "
+                              "at once): drop it")
+    for name, value in (("strategy", args.strategy), ("r", args.r)):
+        if value is not None:
+            kw[name] = value
+    if args.n_groups is not None:
+        kw["n_groups"] = args.n_groups
+    cfg = classical_config(ckpt_period_s=args.ckpt_period_s, **kw)
+    res = simulate_ttt(cfg, args.reps, rng=args.seed)
+    v = np.array([run.ttt_s for run in res.runs])
+    est = res.estimate("ttt_over_t0")
+    exact = classical_expected_ttt_s(cfg)
+    mean, se = float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size))
+    z = (mean - exact) / se if se > 0 else math.nan
+    solve = cfg.n_steps * cfg.compute_s
+    tau_opt, e_opt = daly_optimal_interval(solve, cfg.save_s, cfg.restart_s, cfg.mtbf_s)
+    at = {"exact_optimum": tau_opt, "young": ckpt_period_young(cfg.save_s, cfg.mtbf_s),
+          "daly_higher_order": ckpt_period_daly(cfg.save_s, cfg.mtbf_s)}
+    out = {"seed": args.seed, "model": "classical", **res.summary(), "config": cfg.to_dict(),
+           "solve_s": solve, "ckpt_period_s": cfg.ckpt_period,
+           "ckpt_period_rule": "given" if args.ckpt_period_s is not None else "the whole number of steps with the least exact E[T_w]",
+           "segment_s": classical_segment_s(cfg),
+           "ttt_s_mean": mean, "ttt_s_ci95": [t * cfg.t0_s for t in est.ci], "exact_ttt_s": exact,
+           "relative_error": (mean - exact) / exact, "z": z,
+           "p_value": float(2 * stats.norm.sf(abs(z))) if math.isfinite(z) else math.nan,
+           "comparable": res.n_capped == 0,
+           "optimum": {name: {"interval_s": tau, "exact_ttt_s": daly_expected_wall_time(solve, tau, cfg.save_s,
+                                                                                     cfg.restart_s, cfg.mtbf_s)}
+                       for name, tau in at.items()}}
+    out["optimum"]["exact_optimum"]["exact_ttt_s"] = e_opt
+    if res.n_capped:
+        out["comparable"] = False
+        out["warning"] = (f"{res.n_capped} runs hit the wall-clock cap: the mean is a lower bound and cannot be "
+                          f"compared with the exact value; raise --max-wall-factor")
     return _stamp(out)
 
 

@@ -59,6 +59,7 @@ restarting or redoing lost work (the quantity the paper's ``A(T_c)`` models). Th
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import MISSING, dataclass, field, fields
@@ -70,7 +71,7 @@ from . import _timeline_kernels as _tk
 from ._resources import check_memory
 from ._seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, trace_seed_sequence
 from ._validation import UsageTypeError, UsageValueError, as_bool, as_choice, as_float, as_int
-from .closed_forms import ckpt_period_optimal
+from .closed_forms import ckpt_period_optimal, daly_expected_wall_time, daly_optimal_interval
 from .exact import exact_wipeout
 from .failures import DomainFailures, PerGPU, failure_model_from_dict, weibull_scale
 from .layouts import Layout, ReplicaSets, block, cyclic, random_holders, replica_sets, sidon
@@ -79,7 +80,8 @@ from .stats import MCEstimate, estimate_mean
 from .topology import Topology
 
 __all__ = ["TimelineConfig", "TimelineRun", "TTTResult", "simulate_ttt", "run_timeline", "paper_allreduce_s",
-           "theory_ckpt_period_s", "make_trace", "STRATEGIES"]
+           "theory_ckpt_period_s", "make_trace", "STRATEGIES", "CLASSICAL_RULES", "classical_config",
+           "classical_expected_ttt_s", "classical_segment_s", "is_classical"]
 
 STRATEGIES = ("ckpt", "rep", "spare")
 #: SPARe stacking layouts of the timeline.
@@ -89,7 +91,8 @@ RESTART_GROWTH = {"constant": 0, "linear": 1, "quadratic": 2}
 #: The kernel options' values (the first is the default) and their codes.
 REP_MASKED_COSTS = {"shrink": _tk.REP_SHRINK, "redo_step": _tk.REP_REDO_STEP, "resync": _tk.REP_RESYNC}
 PATCH_COSTS = {"per_shard": _tk.PATCH_PER_SHARD, "none": _tk.PATCH_NONE, "whole_step": _tk.PATCH_WHOLE_STEP}
-RESTART_FAILURES = ("absorbed", "stay_dead")
+RESTART_FAILURES = ("absorbed", "stay_dead", "restart_again")
+DETECTIONS = ("allreduce", "immediate")
 CKPT_FAILURES = ("completes", "lost")
 _STRAT_CODE = {"ckpt": _tk.STRAT_CKPT, "rep": _tk.STRAT_REP, "spare": _tk.STRAT_SPARE}
 _US = 1_000_000
@@ -184,13 +187,20 @@ class TimelineConfig:
         A detection cost (s) charged at every masked detection of Rep and SPARe, booked as ``rectlr_shrink``.
     patch_cost : {"per_shard", "none", "whole_step"}
         SPARe's patch compute: ``patch x T_comp``, nothing, or ``S* x T_comp`` at every masked detection.
-    restart_failures : {"absorbed", "stay_dead"}
-        Failures during a restart are absorbed, or kill live groups that stay dead when the job resumes.
+    restart_failures : {"absorbed", "stay_dead", "restart_again"}
+        Failures during a restart are absorbed, kill live groups that stay dead when the job resumes, or start the
+        restart again from their arrival (the classical model's rule).
     ckpt_every_steps : int
         ``k > 0``: a checkpoint after every ``k``-th step since the last checkpoint or restart, instead of by wall
         time (then ``ckpt_period_s`` must be None and ``ckpt_period_factor`` 1).
     ckpt_failure : {"completes", "lost"}
         A failure arriving during a save leaves the checkpoint usable, or makes it unusable (``lost``).
+    detection : {"allreduce", "immediate"}
+        CKPT-only: failures are detected at the all-reduce (default), or the moment they arrive, interrupting the
+        step or the save in progress (partial step time is lost, a partial save is booked as checkpoint time and
+        counts as a lost checkpoint). ``ckpt_failure`` has no effect then (leave it at its default).
+    final_checkpoint : bool
+        A checkpoint after the last step too (not with ``ckpt_failure="lost"``).
     """
 
     strategy: str = _option(MISSING, "redundancy strategy: ckpt (checkpointing only), rep (replication + checkpoints) "
@@ -260,6 +270,12 @@ class TimelineConfig:
     ckpt_failure: str = _option("completes", "a failure arriving during a checkpoint's save: completes (the "
                                              "checkpoint is usable) or lost (it is unusable: its time is spent, the "
                                              "rollback point and the unsaved work stay as before it)")
+    detection: str = _option("allreduce", "when a failure is detected: allreduce (at the all-reduce that ends the "
+                                          "compute phase in which it arrived, or the next one) or immediate (when it "
+                                          "arrives: the step or checkpoint in progress is interrupted and the job "
+                                          "wipes out at once; CKPT-only)", strategies=("ckpt",))
+    final_checkpoint: bool = _option(False, "write a checkpoint after the last step too (the job ends when it "
+                                            "completes)")
     failures: PerGPU | DomainFailures | None = _option(None, "unit-clock failure model (per-GPU lifetimes or "
                                                              "failure domains) instead of the system-level process",
                                                        cli=False, sweep=False)
@@ -429,6 +445,15 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
     out["patch_cost"] = as_choice(cfg.patch_cost, "patch_cost", PATCH_COSTS)
     out["restart_failures"] = as_choice(cfg.restart_failures, "restart_failures", RESTART_FAILURES)
     out["ckpt_failure"] = as_choice(cfg.ckpt_failure, "ckpt_failure", CKPT_FAILURES)
+    out["detection"] = as_choice(cfg.detection, "detection", DETECTIONS)
+    out["final_checkpoint"] = as_bool(cfg.final_checkpoint, "final_checkpoint")
+    if out["detection"] == "immediate" and out["ckpt_failure"] != "completes":
+        raise UsageValueError("`ckpt_failure` has no effect with detection='immediate' (a failure during a save "
+                              "interrupts it at once): leave it at its default 'completes'")
+    if out["final_checkpoint"] and out["ckpt_failure"] == "lost" and out["detection"] == "allreduce":
+        raise UsageValueError("`final_checkpoint`=True with ckpt_failure='lost' is not modelled (no all-reduce "
+                              "follows the last save to detect its loss): use ckpt_failure='completes' or "
+                              "detection='immediate'")
     out["ckpt_every_steps"] = k = as_int(cfg.ckpt_every_steps, "ckpt_every_steps", min_value=0, max_value=10**12)
     out["n_steps"] = as_int(cfg.n_steps, "n_steps", min_value=1, max_value=10**12)
     for name in _DURATIONS:
@@ -494,6 +519,91 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
             f"({what} must stay below {limit * (n if what != 'cap' else 1):.3g} microseconds): lower "
             f"`max_wall_factor`, `n_steps` or the step time")
     return out
+
+
+#: The classical checkpoint/restart model (Daly, FGCS 2006) as one value of each of the timeline's rules: no
+#: redundancy, no all-reduce (a step is ``T_comp`` of compute; the solve time is ``n_steps x T_comp``), exponential
+#: failures at rate ``1/M`` at all times, detected when they arrive, a restart that a failure starts again, a
+#: checkpoint after every segment including the last, no jitter. See :func:`classical_config`.
+CLASSICAL_RULES = {"strategy": "ckpt", "r": 1, "allreduce_s": 0.0, "shape": 1.0, "jitter_sd": 0.0,
+                   "live_scaling": True, "detection": "immediate", "restart_failures": "restart_again",
+                   "final_checkpoint": True, "restart_growth": "constant", "ckpt_failure": "completes",
+                   "ckpt_every_steps": 0, "failures": None}
+
+
+def classical_config(**kw) -> TimelineConfig:
+    """The timeline under :data:`CLASSICAL_RULES`, the setting of Daly's exact expected wall time.
+
+    ``kw`` are :class:`TimelineConfig` fields: the solve time is ``n_steps x compute_s``, the interval ``tau`` is
+    ``ckpt_period_s`` (a checkpoint at the first step boundary ``tau`` or more after the last checkpoint or restart,
+    so a segment is ``ceil(tau / T_comp)`` steps: see :func:`classical_segment_s`; default: the exact optimum of
+    :func:`spare_mc.closed_forms.daly_optimal_interval`, rounded to the best whole number of steps), ``save_s`` is ``delta``, ``restart_s`` is ``R`` and
+    ``mtbf_s`` is ``M``. ``n_groups`` does not matter (default 2, which leaves the most room for the wall-clock
+    cap on the integer clock): every failure wipes out at once. A rule given
+    with another value than the classical one is an error naming it.
+
+    Examples
+    --------
+    >>> cfg = classical_config(n_steps=100, compute_s=60.0, ckpt_period_s=600.0, save_s=30.0, restart_s=300.0,
+    ...                        mtbf_s=3600.0)
+    >>> classical_segment_s(cfg), round(classical_expected_ttt_s(cfg), 1)
+    (600.0, 7483.2)
+    """
+    for name, value in CLASSICAL_RULES.items():
+        if name in kw and kw[name] != value:
+            raise UsageValueError(f"`{name}`={kw[name]!r} contradicts the classical model, whose rule is "
+                                  f"{name}={value!r}: drop it")
+    kw = {**CLASSICAL_RULES, "n_groups": 2, **kw}
+    if kw.get("ckpt_period_s") is None and kw.get("ckpt_period_factor", 1.0) == 1.0:
+        probe = TimelineConfig(**{**kw, "ckpt_period_s": 1.0})  # validates the durations first
+        kw["ckpt_period_s"] = _best_classical_period(probe)
+    return TimelineConfig(**kw)
+
+
+def _best_classical_period(cfg: TimelineConfig) -> float:
+    """The interval of whole steps ``k T_comp`` with the least exact expected time: ``k`` walks from the step count
+    nearest the exact optimum of :func:`spare_mc.closed_forms.daly_optimal_interval` while the value improves."""
+    c = cfg.compute_s
+    tau = daly_optimal_interval(cfg.n_steps * c, cfg.save_s, cfg.restart_s, cfg.mtbf_s)[0]
+
+    def value(k):
+        return classical_expected_ttt_s(dataclasses.replace(cfg, ckpt_period_s=k * c))
+
+    k0 = min(max(1, round(tau / c)), cfg.n_steps)
+    best_k, best = k0, value(k0)
+    for step in (-1, 1):
+        k = k0 + step
+        while 1 <= k <= cfg.n_steps:
+            v = value(k)
+            if not v < best:
+                break
+            best_k, best = k, v
+            k += step
+    return best_k * c
+
+
+def is_classical(cfg: TimelineConfig) -> bool:
+    """Whether ``cfg`` follows every rule of :data:`CLASSICAL_RULES`."""
+    return all(getattr(cfg, name) == value for name, value in CLASSICAL_RULES.items())
+
+
+def classical_segment_s(cfg: TimelineConfig) -> float:
+    """The compute of one segment between checkpoints of a classical run: ``k T_comp`` with ``k = ceil(tau /
+    T_comp)`` steps (at least 1; ``tau = T_c``), computed on the integer-microsecond clock the kernel uses."""
+    c_us = round(cfg.compute_s * _US)
+    tau_us = round(cfg.ckpt_period * _US) if cfg.ckpt_period * _US < _HORIZON_F else int(_tk.HORIZON_US)
+    k = max(1, -(-tau_us // c_us))
+    return min(k, cfg.n_steps) * c_us / _US
+
+
+def classical_expected_ttt_s(cfg: TimelineConfig) -> float:
+    """Daly's exact expected wall time (:func:`spare_mc.closed_forms.daly_expected_wall_time`) for a classical
+    config: solve time ``n_steps x T_comp``, interval :func:`classical_segment_s`, ``delta = T_s``, ``R = T_r``,
+    ``M`` the MTBF."""
+    if not is_classical(cfg):
+        raise UsageValueError("`cfg` does not follow the classical rules: build it with classical_config")
+    return daly_expected_wall_time(cfg.n_steps * round(cfg.compute_s * _US) / _US, classical_segment_s(cfg),
+                                   round(cfg.save_s * _US) / _US, round(cfg.restart * _US) / _US, cfg.mtbf_s)
 
 
 def mean_wipeout_index(cfg: TimelineConfig) -> float:
@@ -672,6 +782,9 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None) -> np.
     P[_tk.P_REP_COST] = REP_MASKED_COSTS[cfg.rep_masked_cost]
     P[_tk.P_PATCH_COST] = PATCH_COSTS[cfg.patch_cost]
     P[_tk.P_STAY_DEAD] = cfg.restart_failures == "stay_dead"
+    P[_tk.P_RESTART_AGAIN] = cfg.restart_failures == "restart_again"
+    P[_tk.P_DETECT_IMMEDIATE] = cfg.detection == "immediate"
+    P[_tk.P_FINAL_CKPT] = cfg.final_checkpoint
     P[_tk.P_CKPT_EVERY] = every if every else int(_tk.HORIZON_US)
     P[_tk.P_CKPT_LOST] = cfg.ckpt_failure == "lost"
     P[_tk.P_LIVE_SCALING] = cfg.live_scaling
