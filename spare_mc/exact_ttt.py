@@ -276,4 +276,4 @@ def exact_step_ttt(cfg) -> ExactTTT:
             raise UsageValueError("exact_step_ttt: a wipe-out before the next checkpoint is certain, so the job never "
                                   "finishes (check mtbf_s against the step and checkpoint times)")
         f[q] = rhs / (1.0 - self_w)
-    return ExactTTT(f[0], f[0] / cfg.t0_s, k, len(cache))
+    return ExactTTT(float(f[0]), float(f[0]) / cfg.t0_s, k, len(cache))
