@@ -175,26 +175,31 @@ STATUS_OK, STATUS_CAPPED, STATUS_TRACE = 0, 1, 2
 (P_STRATEGY, P_N_GROUPS, P_R, P_N_STEPS, P_COMP_US, P_AR_US, P_RESTART_US, P_SAVE_US, P_PERIOD_US, P_SHRINK_US,
  P_RECTLR_US, P_CAP_US, P_SOURCE, P_LIVE_SCALING, P_KEEP_AGES, P_N_GROUP_UNITS, P_REP_COMP_US, P_REP_COST,
  P_RESYNC_US, P_MASKED_DETECT_US, P_PATCH_COST, P_STAY_DEAD, P_CKPT_EVERY, P_CKPT_LOST, P_REP_LAYERS,
- P_DETECT_IMMEDIATE, P_RESTART_AGAIN, P_FINAL_CKPT) = range(28)
-N_P = 28
+ P_DETECT_IMMEDIATE, P_RESTART_AGAIN, P_FINAL_CKPT, P_CKPT_POLICY) = range(29)
+N_P = 29
+#: ``P[P_CKPT_POLICY]``: when a checkpoint is due
+POLICY_PERIODIC, POLICY_HAZARD, POLICY_YOUNG_HAZARD = 0, 1, 2
 #: ``P[P_REP_COST]``: what a masked failure costs Rep (besides ``P_MASKED_DETECT_US``)
 REP_SHRINK, REP_REDO_STEP, REP_RESYNC = 0, 1, 2
 #: ``P[P_PATCH_COST]``: SPARe's patch compute at a masked detection
 PATCH_PER_SHARD, PATCH_NONE, PATCH_WHOLE_STEP = 0, 1, 2
-PF_JITTER_SD = 0
-N_PF = 1
+#: the jitter; the dynamic policies' constants: the system process's Weibull scale in wall seconds for the full
+#: system (``lambda = m / Gamma(1 + 1/k)``), its shape, the period factor, ``T_s`` and ``T_r`` in seconds
+PF_JITTER_SD, PF_LAM_S, PF_SHAPE, PF_FACTOR, PF_SAVE_S, PF_RESTART_S = range(6)
+N_PF = 6
 # the job
-J_T, J_STEPS_DONE, J_CKPT_STEPS, J_CKPT_DUE, J_S, J_STATUS, J_CKPT_DUE_STEP, J_C_NOM = range(8)
-N_J = 8
+J_T, J_STEPS_DONE, J_CKPT_STEPS, J_CKPT_DUE, J_S, J_STATUS, J_CKPT_DUE_STEP, J_C_NOM, J_LAST_CK, J_N_KNOWN, \
+    J_N_CRIT = range(11)
+N_J = 11
 # the work since the last checkpoint, aligned with res[R_USEFUL .. R_RECTLR]
 W_USEFUL, W_REDUNDANT, W_PATCH, W_ALLREDUCE, W_RECTLR = range(5)
 N_W = 5
 assert (R_USEFUL, R_REDUNDANT, R_PATCH, R_ALLREDUCE, R_RECTLR) == tuple(R_USEFUL + w for w in range(N_W))
 # the failure source: its scalars and the rows of its group block
-Q_N_UP, Q_N_PEND, Q_IA, Q_REM, Q_T_REF, Q_IL = range(6)
-N_Q = 6
-GB_TREE, GB_UP, GB_PEND = range(3)
-N_GB = 3
+Q_N_UP, Q_N_PEND, Q_IA, Q_REM, Q_T_REF, Q_IL, Q_T_LAST = range(7)
+N_Q = 7
+GB_TREE, GB_UP, GB_PEND, GB_CRIT, GB_TCRIT = range(5)
+N_GB = 5
 
 #: the longest gap (group-microseconds) or lifetime (microseconds): beyond it, a failure never happens (see above)
 HORIZON_US = np.int64(1) << 61
@@ -279,6 +284,77 @@ def _max_steps_within(room, d, v):
     return m
 
 
+@_kernel
+def _dynamic_threshold_us(t, t_last, P, PF, J):
+    """The dynamic policy's period at wall time ``t`` (microseconds, rounded, as a float; ``inf`` = not due):
+    ``f x (T_s + sqrt(T_s^2 + 2 T_s (T_f + T_r)))`` (``POLICY_HAZARD``) or ``f sqrt(2 T_s T_f)``
+    (``POLICY_YOUNG_HAZARD``) with ``T_f`` the inverse of the instantaneous wipe-out hazard: the system's Weibull
+    hazard at the wall time since the last failure (at ``t_last``; the job start counts as one), scaled to the known
+    live groups (live scaling), times the share of known live groups whose failure would wipe out
+    (``J_N_CRIT / J_N_KNOWN``): ``T_f = lambda x (N or n_known) / (n_crit x k x (age / lambda)^(k - 1))``."""
+    n_crit = J[J_N_CRIT]
+    if n_crit <= 0:
+        return np.inf
+    lam = PF[PF_LAM_S]
+    k = PF[PF_SHAPE]
+    base = k * ((t - t_last) / 1e6 / lam) ** (k - 1.0)
+    if not base > 0.0:
+        return np.inf
+    n_scale = P[P_N_GROUPS] if P[P_LIVE_SCALING] != 0 else J[J_N_KNOWN]
+    tf = lam * n_scale / (n_crit * base)
+    ts = PF[PF_SAVE_S]
+    if P[P_CKPT_POLICY] == POLICY_HAZARD:
+        x = ts + np.sqrt(ts * ts + 2.0 * ts * (tf + PF[PF_RESTART_S]))
+    else:
+        x = np.sqrt(2.0 * ts * tf)
+    return np.rint(PF[PF_FACTOR] * x * 1e6)
+
+
+@_kernel
+def _crit_reset(P, E, G, GB, ssize, J):
+    """A fully live system (the start, a restart): every group known live; the live groups whose failure would
+    wipe out (``J_N_CRIT``): all for CKPT-only, the members of replica sets of one for Rep, the sole holders of a
+    type for SPARe (with ``GB_CRIT`` counting each group's types it is the last live holder of, ``GB_TCRIT`` marking
+    those types)."""
+    n = P[P_N_GROUPS]
+    J[J_N_KNOWN] = n
+    if P[P_STRATEGY] == STRAT_CKPT:
+        J[J_N_CRIT] = n
+        return
+    if P[P_STRATEGY] == STRAT_REP:
+        c = 0
+        for b in range(ssize.shape[0]):
+            if ssize[b] == 1:
+                c += 1
+        J[J_N_CRIT] = c
+        return
+    for g in range(n):
+        GB[GB_CRIT, g] = 0
+        GB[GB_TCRIT, g] = 0
+    J[J_N_CRIT] = 0
+    _crit_mark(np.int64(-1), P, E, G, GB, J)
+
+
+@_kernel
+def _crit_mark(g, P, E, G, GB, J):
+    """SPARe: after ReCtlr took group ``g``'s death (``g = -1``: every type), each of its types left with one live
+    holder makes that holder critical."""
+    n, r = P[P_N_GROUPS], P[P_R]
+    lo, hi = (0, n) if g < 0 else (G[_rk.GPTR, g], G[_rk.GPTR, g + 1])
+    for i in range(lo, hi):
+        t = i if g < 0 else E[_rk.GSTK, i] // r
+        if G[_rk.NLIVE, t] != 1 or GB[GB_TCRIT, t] != 0:
+            continue
+        GB[GB_TCRIT, t] = 1
+        for l in range(r):
+            h = E[_rk.EG, t * r + l]
+            if G[_rk.ALIVE, h] != 0:
+                GB[GB_CRIT, h] += 1
+                if GB[GB_CRIT, h] == 1:
+                    J[J_N_CRIT] += 1
+                break
+
+
 # ------------------------------------------------------------------------------ failure source: system process
 @_kernel
 def _fenwick_fill(tree, n):
@@ -328,6 +404,7 @@ def _sys_consume(t_f, Q, gaps):
     """The next arrival happens at wall time ``t_f``: it becomes the reference point of the operational clock, and
     the following gap is queued (clamped at the horizon)."""
     Q[Q_T_REF] = t_f
+    Q[Q_T_LAST] = t_f
     Q[Q_IA] += 1
     if Q[Q_IA] < gaps.shape[0]:
         Q[Q_REM] = min(gaps[Q[Q_IA]], HORIZON_US)
@@ -622,7 +699,7 @@ def _src_tail(t, P, Q, GB, next_t, gaps, dptr, dgroups, res):
 
 # ------------------------------------------------------------------------------------------------ the job steps
 @_step
-def _stretch_exact(t_f, P, J):
+def _stretch_exact(t_f, P, PF, J, Q):
     """Without jitter: the ``m`` identical steps whose compute ends before the failure at ``t_f``, none after a due
     checkpoint (by wall time or by steps), none starting past the cap. Returns ``(m, their compute, their
     all-reduce)``."""
@@ -635,11 +712,22 @@ def _stretch_exact(t_f, P, J):
         q = 0
     else:
         q = (t_f - t - c_step - 1) // d_step + 1
-    need = J[J_CKPT_DUE] - t
-    j_ck = 1 if need <= d_step else (need + d_step - 1) // d_step
-    j_ck = min(j_ck, J[J_CKPT_DUE_STEP] - J[J_STEPS_DONE])
     m_cap = (P[P_CAP_US] - t) // d_step + 1
-    m = min(min(q, j_ck), min(P[P_N_STEPS] - J[J_STEPS_DONE], m_cap))
+    m = min(q, min(P[P_N_STEPS] - J[J_STEPS_DONE], m_cap))
+    if P[P_CKPT_POLICY] == POLICY_PERIODIC:
+        need = J[J_CKPT_DUE] - t
+        j_ck = 1 if need <= d_step else (need + d_step - 1) // d_step
+        j_ck = min(j_ck, J[J_CKPT_DUE_STEP] - J[J_STEPS_DONE])
+        m = min(m, j_ck)
+    else:
+        # steps that end at or before the next failure (every failure before a boundary is known there), up to the
+        # first boundary at which the dynamic period has passed
+        m = min(m, (t_f - t) // d_step if d_step > 0 else 0)
+        for j in range(1, m + 1):
+            t_j = t + j * d_step
+            if float(t_j - J[J_LAST_CK]) >= _dynamic_threshold_us(t_j, Q[Q_T_LAST], P, PF, J):
+                m = j
+                break
     return m, m * c_step, m * P[P_AR_US]
 
 
@@ -649,6 +737,8 @@ def _stretch_jittered(t_f, P, PF, J, rng):
     no checkpoint due (by wall time or by steps) and no step starting past the cap before the last of them; their
     total compute and all-reduce times are exact normal sums of ``m`` independent jitters (rounded once per
     stretch). Returns ``(m, compute, all-reduce)``, ``m = 0`` if fewer than 2 steps fit."""
+    if P[P_CKPT_POLICY] != POLICY_PERIODIC:  # the dynamic period is checked at every step boundary
+        return 0, np.int64(0), np.int64(0)
     t = J[J_T]
     sd = PF[PF_JITTER_SD]
     c_nom = J[J_C_NOM]
@@ -682,11 +772,11 @@ def _useful_share(c, P, J):
 
 
 @_step
-def _quiet_stretch(t_f, P, PF, J, W, rng, res):
+def _quiet_stretch(t_f, P, PF, J, Q, W, rng, res):
     """Run the failure-free steps before the next failure at ``t_f`` in O(1): an exact jump without jitter, normal
     sums with jitter. Returns the number of steps run (0: the next step is simulated explicitly)."""
     if PF[PF_JITTER_SD] == 0.0:
-        m, sum_c, sum_a = _stretch_exact(t_f, P, J)
+        m, sum_c, sum_a = _stretch_exact(t_f, P, PF, J, Q)
     else:
         m, sum_c, sum_a = _stretch_jittered(t_f, P, PF, J, rng)
     if m <= 0:
@@ -730,6 +820,15 @@ def _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset, slive, rn
         rc = _rectlr_step(GB[GB_PEND], n_pend, False, P[P_N_GROUPS], P[P_R], E, G, D, H, meta, ulog, pplan, out)
         if rc != 0:
             return rc, np.int64(0), np.int64(0)
+        if P[P_CKPT_POLICY] != POLICY_PERIODIC:  # what the dynamic policy knows: the dead and the critical groups
+            J[J_N_KNOWN] -= n_pend
+            for i in range(n_pend):
+                g = GB[GB_PEND, i]
+                if GB[GB_CRIT, g] > 0:
+                    GB[GB_CRIT, g] = 0
+                    J[J_N_CRIT] -= 1
+            for i in range(n_pend):
+                _crit_mark(GB[GB_PEND, i], P, E, G, GB, J)
         extra_rc = (_dur(P[P_RECTLR_US], sd, rng) + _dur(P[P_SHRINK_US], sd, rng)
                     + _dur(P[P_MASKED_DETECT_US], sd, rng))
         mode = P[P_PATCH_COST]
@@ -747,8 +846,12 @@ def _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset, slive, rn
     for i in range(n_pend):
         b = gset[GB[GB_PEND, i]]
         slive[b] -= 1
-        if slive[b] == 0:
+        if slive[b] == 1:
+            J[J_N_CRIT] += 1
+        elif slive[b] == 0:
+            J[J_N_CRIT] -= 1
             wiped = 1
+    J[J_N_KNOWN] -= n_pend
     if wiped:
         return 1, np.int64(0), np.int64(0)
     extra_rc = _dur(P[P_SHRINK_US], sd, rng)
@@ -778,6 +881,7 @@ def _global_restart(t_c, c_step, in_step, s0, P, PF, J, W, rng, res):
     t_end = t_c + r_s
     J[J_T] = t_end
     J[J_CKPT_DUE] = t_end + P[P_PERIOD_US]
+    J[J_LAST_CK] = t_end
     J[J_CKPT_DUE_STEP] = J[J_STEPS_DONE] + P[P_CKPT_EVERY]
     if P[P_STRATEGY] == STRAT_SPARE:
         J[J_S] = s0
@@ -820,8 +924,16 @@ def _checkpoint_if_due(t_f, P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgr
     if done >= P[P_N_STEPS]:
         if P[P_FINAL_CKPT] == 0 or J[J_CKPT_STEPS] >= P[P_N_STEPS]:
             return STATUS_OK, np.int64(-1)
-    elif J[J_T] < J[J_CKPT_DUE] and done < J[J_CKPT_DUE_STEP]:
-        return STATUS_OK, np.int64(-1)
+    elif P[P_CKPT_POLICY] == POLICY_PERIODIC:
+        if J[J_T] < J[J_CKPT_DUE] and done < J[J_CKPT_DUE_STEP]:
+            return STATUS_OK, np.int64(-1)
+    else:
+        # the dynamic policy reads the failures before now: those since the last detection are taken (they become
+        # pending, as the next step would make them)
+        if _src_take_until(J[J_T] - 1, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res) != STATUS_OK:
+            return STATUS_TRACE, np.int64(-1)
+        if float(J[J_T] - J[J_LAST_CK]) < _dynamic_threshold_us(J[J_T], Q[Q_T_LAST], P, PF, J):
+            return STATUS_OK, np.int64(-1)
     k_s = _dur(P[P_SAVE_US], PF[PF_JITTER_SD], rng)
     res[R_CHECKPOINTS] += 1
     t0 = J[J_T]
@@ -843,6 +955,7 @@ def _checkpoint_if_due(t_f, P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgr
         _keep(W, res)
         J[J_CKPT_STEPS] = J[J_STEPS_DONE]
     J[J_CKPT_DUE] = J[J_T] + P[P_PERIOD_US]
+    J[J_LAST_CK] = J[J_T]
     J[J_CKPT_DUE_STEP] = J[J_STEPS_DONE] + P[P_CKPT_EVERY]
     return status, np.int64(-1)
 
@@ -864,6 +977,7 @@ def _wipeout(t_c, c_step, in_step, s0, P, PF, J, W, Q, GB, next_t, gaps, victims
         status, t_end = _src_restart_again(t_c, t_end, P, PF, Q, GB, next_t, gaps, uscale, life, rng, res)
         J[J_T] = t_end
         J[J_CKPT_DUE] = t_end + P[P_PERIOD_US]
+        J[J_LAST_CK] = t_end
         if status == STATUS_CAPPED:
             J[J_STATUS] = STATUS_CAPPED
             return 1
@@ -875,6 +989,8 @@ def _wipeout(t_c, c_step, in_step, s0, P, PF, J, W, Q, GB, next_t, gaps, victims
     else:
         for b in range(ssize.shape[0]):
             slive[b] = ssize[b]
+    if P[P_CKPT_POLICY] != POLICY_PERIODIC:
+        _crit_reset(P, E, G, GB, ssize, J)
     return 0
 
 
@@ -913,6 +1029,8 @@ def timeline(P, PF, holders, gset, ssize, gaps, victims, uscale, dptr, dgroups, 
     J[J_CKPT_DUE] = P[P_PERIOD_US]
     J[J_CKPT_DUE_STEP] = P[P_CKPT_EVERY]
     res[R_S_MAX] = J[J_S]
+    if P[P_CKPT_POLICY] != POLICY_PERIODIC:
+        _crit_reset(P, E, G, GB, ssize, J)
     return _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, res, E, G, D, H, meta, ulog, pplan, out,
                 gstk0, epos0, own0, load0, s0, gset, ssize, slive, Q, GB, next_t, J, W)
 
@@ -941,7 +1059,7 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, res, E, G, D, H
             m = 0  # every step is done: only the final checkpoint is left
         else:
             # the steps before the next failure at once, else one explicit step
-            m = _quiet_stretch(t_f, P, PF, J, W, rng, res)
+            m = _quiet_stretch(t_f, P, PF, J, Q, W, rng, res)
             if m == 0:
                 c_step = _step_compute(P, PF, J, rng)
                 if immediate:

@@ -297,6 +297,7 @@ class _Fleet:
     restart_end: int = 0                          # the end of the restart in progress
     restart_hit: object = None                    # restart_again: the event a failure during the restart fires
     kill_event: object = None                     # immediate detection: the event a kill fires
+    arrivals: list = field(default_factory=list)  # wall times of every system-level arrival (the renewal clock)
     trace_out: bool = False
 
 
@@ -362,6 +363,11 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
       step ran is lost, the time the save ran is checkpoint time and the checkpoint counts as lost. A kill at the
       exact end of a phase hits the next one, at its start.
     - ``final_checkpoint``: a checkpoint after the last step too; the job ends when it completes.
+    - ``ckpt_policy`` "hazard" / "young_hazard": at every step boundary, from scratch: the known dead groups (those
+      detected since the last restart), the known live groups whose failure would wipe out given them (all for
+      CKPT-only; ``ReplicaSets.is_wiped`` for Rep; a type whose every other holder is known dead for SPARe), the
+      wall time since the last system-level arrival strictly before now (or since 0), the Weibull hazard there,
+      and the period's formula; due when the time since the last checkpoint or restart reaches it.
     - Rep runs on :func:`spare_mc.layouts.replica_sets`: a step computes ``round(N T_comp / n_sets)``, one layer's
       worth ``c T_comp / that`` (rounded down) is useful, and the per-replica all-reduce is ``N / n_sets`` times
       ``T_a``.
@@ -445,6 +451,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
                     continue
                 while restart_ends_now():  # the restart ends first (the trainer resumes after two hops)
                     yield env.timeout(0)
+                fleet.arrivals.append(env.now)
                 clock.o_ref, clock.t_ref = clock.a, env.now
                 if absorbing():
                     absorb()
@@ -516,8 +523,41 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
                 return True
         return False
 
+    policy = cfg.ckpt_policy
+
+    def dynamic_due(since_ck, known_dead):
+        """The dynamic policy's rule at this step boundary (see the notes)."""
+        live = [g for g in range(n) if g not in known_dead]
+        if cfg.strategy == "ckpt":
+            n_crit = len(live)
+        elif cfg.strategy == "rep":
+            n_crit = sum(sets.is_wiped(known_dead | {g}) for g in live)
+        else:
+            dead_types = [t for t in range(n) if all(int(h) in known_dead for h in layout.holders[t])]
+            assert not dead_types  # a known wipe-out would have restarted
+            n_crit = sum(any(all(int(h) in known_dead or int(h) == g for h in layout.holders[t]) for t in range(n))
+                         for g in live)
+        if n_crit == 0:
+            return False
+        k = cfg.shape
+        lam = cfg.mtbf_s / math.gamma(1.0 + 1.0 / k)
+        last = max([t for t in fleet.arrivals if t < env.now], default=0)
+        age = (env.now - last) / 1e6 / lam
+        if age == 0.0 and k < 1.0:
+            base = math.inf
+        else:
+            base = k * age ** (k - 1.0)
+        if not base > 0.0:
+            return False
+        tf = lam * (n if cfg.live_scaling else len(live)) / (n_crit * base)
+        ts, tr = cfg.save_s, restart_seconds
+        x = ts + math.sqrt(ts * ts + 2.0 * ts * (tf + tr)) if policy == "hazard" else math.sqrt(2.0 * ts * tf)
+        thr = cfg.ckpt_period_factor * x * 1e6
+        return math.isfinite(thr) and since_ck >= round(thr)
+
     def trainer():
         st = types.SimpleNamespace(ctl=ReCtlr(layout) if cfg.strategy == "spare" else None, done=0, saved=0,
+                                   known_dead=set(),
                                    last_ck=0,  # wall time of the end of the last checkpoint or restart
                                    mark=0,     # steps done at the last checkpoint or restart
                                    since_ck=dict.fromkeys(("useful", "redundant", "patch", "allreduce",
@@ -573,6 +613,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
             if st.ctl:
                 st.S = st.ctl.stack_number
             st.last_ck, st.mark = env.now, st.done
+            st.known_dead = set()
             return False
 
         def interruptible(length):
@@ -643,6 +684,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
                     if (yield from wipe_out(c)):
                         return
                     continue
+                st.known_dead |= set(newly)
                 a = dur(ar)
                 yield env.timeout(extra_rc + extra_patch + a)
                 if fleet.trace_out:
@@ -657,7 +699,10 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
             st.done += 1
             if st.ctl:
                 st.S = st.ctl.stack_number
-            due = st.done - st.mark >= every if every else env.now - st.last_ck >= period
+            if policy != "periodic":
+                due = dynamic_due(env.now - st.last_ck, st.known_dead)
+            else:
+                due = st.done - st.mark >= every if every else env.now - st.last_ck >= period
             if (due and st.done < cfg.n_steps) or (cfg.final_checkpoint and st.done == cfg.n_steps):
                 start = env.now
                 k = dur(round(cfg.save_s * us))

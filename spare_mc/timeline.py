@@ -93,6 +93,8 @@ REP_MASKED_COSTS = {"shrink": _tk.REP_SHRINK, "redo_step": _tk.REP_REDO_STEP, "r
 PATCH_COSTS = {"per_shard": _tk.PATCH_PER_SHARD, "none": _tk.PATCH_NONE, "whole_step": _tk.PATCH_WHOLE_STEP}
 RESTART_FAILURES = ("absorbed", "stay_dead", "restart_again")
 DETECTIONS = ("allreduce", "immediate")
+CKPT_POLICIES = {"periodic": _tk.POLICY_PERIODIC, "hazard": _tk.POLICY_HAZARD,
+                 "young_hazard": _tk.POLICY_YOUNG_HAZARD}
 CKPT_FAILURES = ("completes", "lost")
 _STRAT_CODE = {"ckpt": _tk.STRAT_CKPT, "rep": _tk.STRAT_REP, "spare": _tk.STRAT_SPARE}
 _US = 1_000_000
@@ -201,6 +203,17 @@ class TimelineConfig:
         counts as a lost checkpoint). ``ckpt_failure`` has no effect then (leave it at its default).
     final_checkpoint : bool
         A checkpoint after the last step too (not with ``ckpt_failure="lost"``).
+    ckpt_policy : {"periodic", "hazard", "young_hazard"}
+        ``periodic``: the period ``T_c``. The dynamic policies re-evaluate the period at every step boundary from
+        the state the failure risk depends on: ``T_f``, the inverse of the instantaneous wipe-out hazard -- the
+        system's Weibull hazard at the time since the last failure (the renewal clock: a restart does not reset
+        it), scaled to the known live groups, times the share of known live groups whose failure would wipe out
+        (all for CKPT-only; the last member of a replica set for Rep; the last live holder of a type for SPARe).
+        ``hazard``: ``T_s + sqrt(T_s^2 + 2 T_s (T_f + T_r))`` (the theory optimum with ``T_f`` made
+        instantaneous: for CKPT-only under exponential failures it is the periodic ``T_c*`` exactly);
+        ``young_hazard``: ``sqrt(2 T_s T_f)``, the variational optimum of Ling, Mi and Lin (IEEE TC 2001). Both are
+        multiplied by ``ckpt_period_factor``, which is what the optimiser tunes. System-level failures only, no
+        ``ckpt_period_s`` and no ``ckpt_every_steps``.
     """
 
     strategy: str = _option(MISSING, "redundancy strategy: ckpt (checkpointing only), rep (replication + checkpoints) "
@@ -276,6 +289,12 @@ class TimelineConfig:
                                           "wipes out at once; CKPT-only)", strategies=("ckpt",))
     final_checkpoint: bool = _option(False, "write a checkpoint after the last step too (the job ends when it "
                                             "completes)")
+    ckpt_policy: str = _option("periodic", "when a checkpoint is due: periodic (T_c after the last checkpoint or "
+                                           "restart), hazard (the period T_s + sqrt(T_s^2 + 2 T_s (T_f + T_r)) with "
+                                           "T_f = 1 / the instantaneous wipe-out hazard, re-evaluated at every step "
+                                           "boundary from the time since the last failure and the known dead groups) "
+                                           "or young_hazard (sqrt(2 T_s T_f), Ling, Mi and Lin 2001); both times "
+                                           "ckpt_period_factor; system-level failures only")
     failures: PerGPU | DomainFailures | None = _option(None, "unit-clock failure model (per-GPU lifetimes or "
                                                              "failure domains) instead of the system-level process",
                                                        cli=False, sweep=False)
@@ -447,6 +466,14 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
     out["ckpt_failure"] = as_choice(cfg.ckpt_failure, "ckpt_failure", CKPT_FAILURES)
     out["detection"] = as_choice(cfg.detection, "detection", DETECTIONS)
     out["final_checkpoint"] = as_bool(cfg.final_checkpoint, "final_checkpoint")
+    out["ckpt_policy"] = as_choice(cfg.ckpt_policy, "ckpt_policy", CKPT_POLICIES)
+    if out["ckpt_policy"] != "periodic":
+        for name, bad, rule in (("ckpt_period_s", cfg.ckpt_period_s is not None, "None"),
+                                ("ckpt_every_steps", cfg.ckpt_every_steps not in (0, None), "0"),
+                                ("failures", cfg.failures is not None, "None (the system-level process)")):
+            if bad:
+                raise UsageValueError(f"ckpt_policy={out['ckpt_policy']!r} derives the period from the hazard: "
+                                      f"`{name}` must be {rule}, got {name}={getattr(cfg, name)!r}")
     if out["detection"] == "immediate" and out["ckpt_failure"] != "completes":
         raise UsageValueError("`ckpt_failure` has no effect with detection='immediate' (a failure during a save "
                               "interrupts it at once): leave it at its default 'completes'")
@@ -765,7 +792,7 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None) -> np.
     every = cfg.ckpt_every_steps
     for slot, seconds in ((_tk.P_COMP_US, cfg.compute_s), (_tk.P_AR_US, cfg.step_allreduce),
                           (_tk.P_RESTART_US, cfg.restart), (_tk.P_SAVE_US, cfg.save_s),
-                          (_tk.P_PERIOD_US, math.inf if every else cfg.ckpt_period), (_tk.P_SHRINK_US, cfg.shrink_s),
+                          (_tk.P_PERIOD_US, math.inf if every or cfg.ckpt_policy != "periodic" else cfg.ckpt_period), (_tk.P_SHRINK_US, cfg.shrink_s),
                           (_tk.P_RECTLR_US, cfg.rectlr_s), (_tk.P_CAP_US, cfg.max_wall_factor * cfg.t0_s),
                           (_tk.P_RESYNC_US, cfg.rep_resync_s), (_tk.P_MASKED_DETECT_US, cfg.masked_detect_s)):
         # every field is validated to fit; a derived period (the theory optimum for an astronomical MTBF) may not:
@@ -785,10 +812,18 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None) -> np.
     P[_tk.P_RESTART_AGAIN] = cfg.restart_failures == "restart_again"
     P[_tk.P_DETECT_IMMEDIATE] = cfg.detection == "immediate"
     P[_tk.P_FINAL_CKPT] = cfg.final_checkpoint
+    P[_tk.P_CKPT_POLICY] = CKPT_POLICIES[cfg.ckpt_policy]
     P[_tk.P_CKPT_EVERY] = every if every else int(_tk.HORIZON_US)
     P[_tk.P_CKPT_LOST] = cfg.ckpt_failure == "lost"
     P[_tk.P_LIVE_SCALING] = cfg.live_scaling
-    PF = np.array([float(cfg.jitter_sd)])  # PF_JITTER_SD
+    PF = np.zeros(_tk.N_PF)
+    PF[_tk.PF_JITTER_SD] = cfg.jitter_sd
+    if cfg.ckpt_policy != "periodic":
+        PF[_tk.PF_LAM_S] = cfg.mtbf_s / math.gamma(1.0 + 1.0 / cfg.shape)
+        PF[_tk.PF_SHAPE] = cfg.shape
+        PF[_tk.PF_FACTOR] = cfg.ckpt_period_factor
+        PF[_tk.PF_SAVE_S] = cfg.save_s
+        PF[_tk.PF_RESTART_S] = cfg.restart
     if cfg.failures is None:
         P[_tk.P_SOURCE] = _tk.SRC_SYSTEM
         gaps, vic = trace
@@ -966,7 +1001,8 @@ class TTTResult:
     def summary(self) -> dict:
         cfg = self.config
         d = {"strategy": cfg.strategy, "n_groups": cfg.n_groups, "r": cfg.r, "layout": cfg.layout,
-             "reps": self.reps, "ckpt_period_s": None if cfg.ckpt_every_steps else cfg.ckpt_period,
+             "reps": self.reps,
+             "ckpt_period_s": None if cfg.ckpt_every_steps or cfg.ckpt_policy != "periodic" else cfg.ckpt_period,
              "allreduce_s": cfg.allreduce, "t0_s": cfg.t0_s, "capped_fraction": self.capped_fraction,
              "rng_root": self.root_entropy}
         for name in ("ttt_over_t0", "availability", "useful_fraction"):

@@ -561,6 +561,63 @@ def test_kernel_equals_twin_under_the_classical_rules(strategy, source):
         assert ("immediate wipe-out", True) in seen
 
 
+# ------------------------------------------------------------------------------------ 8. dynamic checkpointing
+@pytest.mark.parametrize("strategy", ["ckpt", "rep", "spare"])
+def test_kernel_equals_twin_under_dynamic_policies(strategy):
+    """The hazard policies on random settings (system-level failures, every other option random, period factor
+    random): identical to the microsecond, with the policy's checkpoints seen at several dead-group counts."""
+    rng = np.random.default_rng({"ckpt": 700, "rep": 800, "spare": 900}[strategy])
+    seen = set()
+    for _ in range(12):
+        cfg = _random_config(rng, strategy, "system")
+        kw = dict(ckpt_policy=str(rng.choice(["hazard", "young_hazard"])), ckpt_period_s=None, ckpt_every_steps=0,
+                  ckpt_period_factor=float(rng.choice([0.5, 1.0, 2.0])))
+        if rng.random() < 0.3:
+            kw["restart_failures"] = "restart_again"
+        cfg = dataclasses.replace(cfg, **kw)
+        length = 50_000
+        while True:
+            trace = make_trace(cfg, np.random.default_rng(rng.integers(2**32)), length)
+            if STATUS[_run(cfg, trace)[TK.R_STATUS]] != "trace":
+                break
+            length *= 4
+        got = _agree(cfg, trace)
+        seen.add(("checkpoints", got["checkpoints"] > 0))
+        seen.add(("masked", strategy != "ckpt" and got["detections"] > got["wipeouts"]))
+    assert ("checkpoints", True) in seen
+    if strategy != "ckpt":
+        assert ("masked", True) in seen
+
+
+@pytest.mark.parametrize("n, mtbf, restart, save, factor", [
+    (600, 300.0, 3600.0, 60.0, 1.0), (100, 2000.0, 600.0, 30.0, 0.5), (12, 150.0, 100.0, 5.0, 2.0)])
+def test_hazard_policy_is_the_periodic_optimum_for_ckpt_under_exponential_failures(n, mtbf, restart, save, factor):
+    """CKPT-only, shape 1: the wipe-out hazard is 1/M whatever the time since the last failure, so the hazard policy
+    is the periodic T_c* (times the same factor): the same runs, to the microsecond, on the same traces."""
+    kw = dict(n_steps=300, compute_s=20.0, allreduce_s=2.0, mtbf_s=mtbf, shape=1.0, restart_s=restart, save_s=save,
+              jitter_sd=0.0, ckpt_period_factor=factor)
+    periodic = TimelineConfig("ckpt", n, **kw)
+    hazard = TimelineConfig("ckpt", n, ckpt_policy="hazard", **kw)
+    wipeouts = 0
+    for seed in range(5):
+        trace = make_trace(periodic, np.random.default_rng(seed), 20_000)
+        a, b = _run(periodic, trace), _run(hazard, trace)
+        wipeouts += a[TK.R_WIPEOUTS]
+        assert np.array_equal(a[:TK.R_LOOPS], b[:TK.R_LOOPS])  # every result but the loop count
+    assert wipeouts >= 3
+
+
+def test_dynamic_policy_bad_values():
+    with pytest.raises(sm.UsageValueError, match=r"`ckpt_policy` must be one of"):
+        _Config("ckpt", 12, ckpt_policy="adaptive")
+    with pytest.raises(sm.UsageValueError, match=r"`ckpt_period_s` must be None"):
+        _Config("ckpt", 12, ckpt_policy="hazard", ckpt_period_s=100.0)
+    with pytest.raises(sm.UsageValueError, match=r"`ckpt_every_steps` must be 0"):
+        _Config("ckpt", 12, ckpt_policy="hazard", ckpt_every_steps=3)
+    with pytest.raises(sm.UsageValueError, match=r"`failures` must be None"):
+        _Config("ckpt", 12, ckpt_policy="young_hazard", failures=sm.PerGPU(1e6, 0.8))
+
+
 # ------------------------------------------------------------------------------------------------ bad values
 @pytest.mark.parametrize("kw, exc, match", [
     (dict(rep_masked_cost="free"), sm.UsageValueError,
