@@ -308,6 +308,24 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="write the best-fitting combination as a preset file here (labelled as fitted)")
     _add_study_flags(ca)
     ca.add_argument("--json", action="store_true", help="print one JSON object")
+    dy = sub.add_parser("dynamic", parents=[common],
+                        help="dynamic checkpointing (the hazard policies) against the periodic period, paired, for "
+                             "every strategy, r, N and Weibull shape")
+    dy.add_argument("--n-groups", default="200,600,1000", help="comma-separated N (default 200,600,1000)")
+    dy.add_argument("--shapes", default="0.5,0.78,1", help="comma-separated Weibull shapes k (default 0.5,0.78,1)")
+    dy.add_argument("--policies", default="hazard,young_hazard",
+                    help="comma-separated dynamic policies (default hazard,young_hazard)")
+    dy.add_argument("--screen-reps", type=int, default=20, help="replications per screened point (default 20)")
+    dy.add_argument("--confirm-reps", type=int, default=100,
+                    help="fresh replications per chosen point (default 100)")
+    dy.add_argument("--quick", action="store_true",
+                    help="a small flavour: N = 200, k = 0.5 and 1, 2,000 steps, 6 + 20 replications")
+    _add_seed(dy)
+    dy.add_argument("--out-dir", default=None, help="folder of the datasets, the result and the figure "
+                                                    "(default data/dynamic)")
+    dy.add_argument("--figure", default=None, help="figure path (default <out-dir>/dynamic.png; 'none' to skip it)")
+    _add_study_flags(dy)
+    dy.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
 
@@ -677,6 +695,53 @@ def run_sensitivity(args) -> dict:
     return d
 
 
+def run_dynamic(args) -> dict:
+    """The ``dynamic`` command: :func:`spare_mc.dynamic.dynamic_study`."""
+    from .dynamic import dynamic_study
+    from .plots import _check_figure_target, save_dynamic_figure
+    from .storage import write_json
+
+    def floats(text, flag):
+        try:
+            return tuple(float(x) for x in text.split(",") if x.strip())
+        except ValueError:
+            raise UsageValueError(f"`{flag}` must be comma-separated numbers, got {text!r}") from None
+
+    n_values = tuple(int(x) for x in floats(args.n_groups, "--n-groups"))
+    shapes = floats(args.shapes, "--shapes")
+    policies = tuple(x.strip() for x in args.policies.split(",") if x.strip())
+    base = _config_overrides(args)
+    kw = dict(screen_reps=args.screen_reps, confirm_reps=args.confirm_reps)
+    if args.quick:
+        n_values, shapes = (200,), (0.5, 1.0)
+        kw = dict(screen_reps=6, confirm_reps=20)
+        base = {"n_steps": 2000, **base}
+    if args.seed < 0:
+        raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
+    if args.workers is not None and args.workers < 0:
+        raise UsageValueError(f"`--workers` must be >= 0, got {args.workers}")
+    out_dir = args.out_dir or os.path.join("data", "dynamic")
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageValueError(f"`--out-dir` {out_dir} exists and is not a folder")
+    figure = None if (args.figure or "").lower() == "none" else args.figure or os.path.join(out_dir, "dynamic.png")
+    if figure is not None:
+        if not figure.lower().endswith(".png"):
+            raise UsageValueError(f"`--figure` must end in .png (the figure is a PNG), got {figure!r}")
+        _check_figure_target(figure, args.force)
+    result = os.path.join(out_dir, "dynamic.json")
+    check_own_json(result, args.force, ("rows", "settings"), "dynamic-checkpointing result")
+    log = (lambda msg: _say(f"... {msg}")) if not args.json else None
+    res = dynamic_study(n_values, shapes=shapes, policies=policies, rng=args.seed, base=base, out_dir=out_dir,
+                        scheduler=args.scheduler, workers=args.workers, force=args.force, progress=log, **kw)
+    d = res.to_dict()
+    if figure is not None:
+        d["figure"] = save_dynamic_figure(res, figure, force=args.force)
+    d["result"] = result
+    write_json(_json_safe(d), result)
+    d["_table"] = res.table()
+    return d
+
+
 def _ints(text, flag):
     try:
         return tuple(int(x) for x in text.split(",") if x.strip())
@@ -833,7 +898,7 @@ def _os_message(exc: OSError) -> str:
 
 _COMMANDS = {"mu": run_mu, "overhead": run_overhead, "ttt": run_ttt, "reproduce": run_reproduce,
              "sweep": run_sweep_cmd, "compare": run_compare, "plot": run_plot, "sensitivity": run_sensitivity,
-             "calibrate": run_calibrate}
+             "calibrate": run_calibrate, "dynamic": run_dynamic}
 
 
 def main(argv=None) -> int:
@@ -854,7 +919,7 @@ def main(argv=None) -> int:
         _say(f"spare-mc: error: {_os_message(exc)}")
         return 1
     except KeyboardInterrupt:
-        sweeping = args is not None and args.command in ("sweep", "reproduce", "sensitivity", "calibrate")
+        sweeping = args is not None and args.command in ("sweep", "reproduce", "sensitivity", "calibrate", "dynamic")
         _say("spare-mc: interrupted" + (" (a sweep keeps its finished tasks and resumes where it stopped)"
                                         if sweeping else ""))
         return 130
@@ -886,6 +951,9 @@ def _emit(args, out) -> None:
         if "preset" in out:
             print(f"preset: {out['preset']}")
         print(f"{out['elapsed_s']:.0f} s")
+    elif args.command == "dynamic":
+        print(table)
+        print(f"result: {out['result']}" + (f"; figure: {out['figure']}" if "figure" in out else ""))
     elif args.command == "sensitivity" and table is None:  # --list-variants
         for v in out["variants"]:
             print(f"{v['name']:<28} {v['kind']:<12} {v['why']}")

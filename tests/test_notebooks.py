@@ -74,3 +74,24 @@ def test_headline_notebook_runs_on_small_data(tmp_path):
     assert "baseline reduction" in text and "equivalence set" in text and "preset paper-n600" in text
     assert "prediction at N = 30" in text
     assert images >= 1
+
+
+BEYOND = NOTEBOOK.parent / "beyond.ipynb"
+
+
+def test_beyond_notebook_runs_on_small_data(tmp_path):
+    """notebooks/beyond.ipynb: its own small exact checks, and a tiny dynamic-checkpointing study."""
+    from spare_mc.dynamic import dynamic_study
+    from spare_mc.storage import write_json
+
+    res = dynamic_study((24,), shapes=(1.0,), r_values={"ckpt": (1,), "rep": (3,), "spare": (3,)},
+                        factors=(0.5, 1.0), screen_reps=2, confirm_reps=4, base={"n_steps": 200, "mtbf_s": 200.0},
+                        out_dir=str(tmp_path), workers=0)
+    write_json(res.to_dict(), tmp_path / "dynamic.json")
+    os.environ["SPARE_MC_NB_REPS"] = "40"
+    try:
+        text, images = _execute(BEYOND, "SPARE_MC_DYNAMIC", tmp_path)
+    finally:
+        del os.environ["SPARE_MC_NB_REPS"]
+    assert "exact optimum" in text and "rollback points" in text and "SPARe's reduction over Rep" in text
+    assert images >= 1

@@ -1,0 +1,76 @@
+"""The dynamic-checkpointing study: the paired statistics, CKPT-only at k = 1 (no change, exactly), bad input, the
+command and the figure."""
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import spare_mc as sm
+from spare_mc.cli import main
+from spare_mc.dynamic import _paired, dynamic_study
+
+TINY = dict(shapes=(0.5, 1.0), r_values={"ckpt": (1,), "rep": (3,), "spare": (3,)}, factors=(0.5, 1.0),
+            screen_reps=3, confirm_reps=8, base={"n_steps": 300, "mtbf_s": 200.0}, workers=0)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return dynamic_study((24,), out_dir=str(tmp_path_factory.mktemp("dyn")), **TINY)
+
+
+def test_ckpt_only_under_exponential_failures_changes_nothing(tiny):
+    """k = 1, CKPT-only: the hazard policy is the periodic optimum; every replication identical, change 0."""
+    (row,) = [x for x in tiny.rows if x.strategy == "ckpt" and x.shape == 1.0 and x.policy == "hazard"]
+    assert row.identical and row.factor == row.periodic_factor
+    assert row.delta == 0.0 and row.delta_ci == (0.0, 0.0) and row.rel == 0.0 and row.p == 1.0
+
+
+def test_every_cell_is_reported(tiny):
+    cells = {(x.strategy, x.shape, x.policy) for x in tiny.rows}
+    assert len(cells) == len(tiny.rows) == 3 * 2 * 2
+    for x in tiny.rows:
+        lo, hi = x.delta_ci
+        assert lo <= x.delta <= hi and 0 <= x.p <= x.p_holm <= 1 and x.reps == 8
+        assert x.ttt == pytest.approx(x.periodic_ttt + x.delta)
+    assert "identical runs" in tiny.table()
+    d = tiny.to_dict()
+    assert "schema_version" in d and len(d["rows"]) == len(tiny.rows)
+
+
+def test_paired_statistics():
+    rng = np.random.default_rng(1)
+    p = rng.gamma(4.0, 1.0, 200)
+    d = p * 0.97 + rng.normal(0, 0.05, 200)
+    mean, ci, rel, rci, pval = _paired(d, p)
+    assert mean == pytest.approx(np.mean(d - p)) and ci[0] < mean < ci[1]
+    assert pval == pytest.approx(stats.ttest_rel(d, p).pvalue)
+    assert rel == pytest.approx(d.mean() / p.mean() - 1) and rci[0] < rel < rci[1]
+    assert _paired(p, p)[1:] == ((0.0, 0.0), 0.0, (0.0, 0.0), 1.0)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(policies=("periodic",)), "`policies` must be dynamic policies"),
+    (dict(base={"ckpt_policy": "hazard"}), "`base` must not set 'ckpt_policy'"),
+    (dict(shapes=(0.0,)), "`shapes` must lie in"),
+    (dict(factors=(0.0,)), "`factors` must be positive"),
+    (dict(screen_reps=1), "`screen_reps` must be >= 2"),
+])
+def test_bad_input(kw, match, tmp_path):
+    with pytest.raises(sm.UsageValueError, match=match):
+        dynamic_study((24,), out_dir=str(tmp_path), **{**TINY, **kw})
+
+
+def test_command_and_figure(tmp_path, capsys):
+    out = tmp_path / "dyn"
+    argv = ["dynamic", "--n-groups", "24", "--shapes", "1", "--policies", "hazard", "--screen-reps", "2",
+            "--confirm-reps", "4", "--n-steps", "200", "--mtbf-s", "200", "--workers", "0", "--out-dir", str(out)]
+    assert main(argv + ["--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert {x["strategy"] for x in d["rows"]} == {"ckpt", "rep", "spare"}
+    assert (out / "dynamic.png").stat().st_size > 10_000 and (out / "dynamic.json").exists()
+    assert main(argv) == 0  # the second run reuses every dataset and replaces its own result
+    assert "result:" in capsys.readouterr().out
+    assert main(argv[:-2] + ["--out-dir", str(out), "--shape", "0.7"]) == 2
+    assert "`base` must not set 'shape'" in capsys.readouterr().err
