@@ -5,7 +5,7 @@ gives exactly the same clock as stepping through them one by one -- the property
 
 Entry point and steps
 ---------------------
-``timeline(P, PF, holders, gset, ssize, gaps, victims, uscale, dptr, dgroups, life, rng, res)`` simulates one job
+``timeline(P, PF, holders, gset, ssize, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res)`` simulates one job
 into ``res`` and returns 0, or -1 if ReCtlr found no assignment where one must exist (a bug). ``holders`` is
 SPARe's holder table (the others read only its shape), ``gset`` / ``ssize`` Rep's replica sets (the set of each
 group, the size of each set; empty otherwise). It builds the state, then :func:`_job` runs the model's loop:
@@ -47,6 +47,10 @@ Blocks (int64 arrays unless said; the slots are constants of this module)
   failure during a save makes it unusable), ``P_DETECT_IMMEDIATE`` (0/1, CKPT-only: a failure stops the step or save
   in progress when it arrives and wipes out), ``P_RESTART_AGAIN`` (0/1: a failure during a restart starts it again),
   ``P_FINAL_CKPT`` (0/1: a checkpoint after the last step too). The last three are the classical model's rules.
+  ``P_CKPT_POLICY`` (``POLICY_*``: periodic, or a dynamic period from the wipe-out hazard, with the constants
+  ``PF_LAM_S .. PF_RESTART_S``); ``P_REPAIR`` (``REPAIR_*``), ``P_REPAIR_US``, ``P_REJOIN_CKPT``, ``P_REJOIN_US``
+  (repair of failed groups without a global restart; lognormal with ``PF_REPAIR_MU``, ``PF_REPAIR_SIGMA``, drawn
+  from the kernel's second generator ``rrng``).
 
 ``PF``, the float parameters (``N_PF``): ``PF_JITTER_SD``, the standard deviation of the multiplicative jitter.
 
@@ -129,6 +133,10 @@ An option is a ``P_*`` slot read where it acts: the cost of a masked failure (``
 ``P_MASKED_DETECT_US``) and the patch mode (``P_PATCH_COST``) in :func:`_detect`; groups that stay dead through a
 restart (``P_STAY_DEAD``) in :func:`_src_restart`; checkpoints every ``k`` steps (``P_CKPT_EVERY``, also honoured by
 the stretches through ``J_CKPT_DUE_STEP``) or lost to a failure (``P_CKPT_LOST``) in :func:`_checkpoint_if_due`;
+the dynamic period in :func:`_dynamic_threshold_us` (read by :func:`_checkpoint_if_due` and
+:func:`_stretch_exact`; the critical groups it needs are kept by :func:`_detect`, :func:`_crit_reset` and
+:func:`_crit_mark`); repair in :func:`_repair_schedule` (at a masked detection) and :func:`_rejoin` (at a step
+boundary, or after a save), the stretches stopping at the first boundary a repair is done by (``J_NEXT_READY``);
 immediate detection (``P_DETECT_IMMEDIATE``) in the explicit step of :func:`_job`, in :func:`_checkpoint_if_due`
 (an interrupted save) and in :func:`_stretch_exact` (whole steps before the failure); restarts started again
 (``P_RESTART_AGAIN``) in :func:`_src_restart_again`, called by :func:`_wipeout`; the final checkpoint
@@ -166,8 +174,8 @@ SRC_SYSTEM, SRC_UNITS = 0, 1
 
 (R_TTT, R_USEFUL, R_REDUNDANT, R_PATCH, R_ALLREDUCE, R_RECTLR, R_CKPT, R_RESTART, R_LOST, R_FAILURES, R_ABSORBED,
  R_WIPEOUTS, R_CHECKPOINTS, R_DETECTIONS, R_STEPS_RUN, R_SUM_S, R_STATUS, R_STEPS_DONE, R_LOOPS, R_ARRIVALS,
- R_PATCH_SHARDS, R_S_MAX, R_CKPTS_LOST) = range(23)
-N_RES = 23
+ R_PATCH_SHARDS, R_S_MAX, R_CKPTS_LOST, R_REJOINS) = range(24)
+N_RES = 24
 #: ``res[R_STATUS]``: finished, stopped at the wall-clock cap, ran out of failure trace (extend it and rerun)
 STATUS_OK, STATUS_CAPPED, STATUS_TRACE = 0, 1, 2
 
@@ -175,8 +183,12 @@ STATUS_OK, STATUS_CAPPED, STATUS_TRACE = 0, 1, 2
 (P_STRATEGY, P_N_GROUPS, P_R, P_N_STEPS, P_COMP_US, P_AR_US, P_RESTART_US, P_SAVE_US, P_PERIOD_US, P_SHRINK_US,
  P_RECTLR_US, P_CAP_US, P_SOURCE, P_LIVE_SCALING, P_KEEP_AGES, P_N_GROUP_UNITS, P_REP_COMP_US, P_REP_COST,
  P_RESYNC_US, P_MASKED_DETECT_US, P_PATCH_COST, P_STAY_DEAD, P_CKPT_EVERY, P_CKPT_LOST, P_REP_LAYERS,
- P_DETECT_IMMEDIATE, P_RESTART_AGAIN, P_FINAL_CKPT, P_CKPT_POLICY) = range(29)
-N_P = 29
+ P_DETECT_IMMEDIATE, P_RESTART_AGAIN, P_FINAL_CKPT, P_CKPT_POLICY, P_REPAIR, P_REPAIR_US, P_REJOIN_CKPT,
+ P_REJOIN_US) = range(33)
+N_P = 33
+#: ``P[P_REPAIR]``: failed groups are not repaired (they come back at the next global restart), or repaired after a
+#: fixed or a lognormal time and brought back without a restart
+REPAIR_NONE, REPAIR_FIXED, REPAIR_LOGNORMAL = 0, 1, 2
 #: ``P[P_CKPT_POLICY]``: when a checkpoint is due
 POLICY_PERIODIC, POLICY_HAZARD, POLICY_YOUNG_HAZARD = 0, 1, 2
 #: ``P[P_REP_COST]``: what a masked failure costs Rep (besides ``P_MASKED_DETECT_US``)
@@ -185,12 +197,12 @@ REP_SHRINK, REP_REDO_STEP, REP_RESYNC = 0, 1, 2
 PATCH_PER_SHARD, PATCH_NONE, PATCH_WHOLE_STEP = 0, 1, 2
 #: the jitter; the dynamic policies' constants: the system process's Weibull scale in wall seconds for the full
 #: system (``lambda = m / Gamma(1 + 1/k)``), its shape, the period factor, ``T_s`` and ``T_r`` in seconds
-PF_JITTER_SD, PF_LAM_S, PF_SHAPE, PF_FACTOR, PF_SAVE_S, PF_RESTART_S = range(6)
-N_PF = 6
+PF_JITTER_SD, PF_LAM_S, PF_SHAPE, PF_FACTOR, PF_SAVE_S, PF_RESTART_S, PF_REPAIR_MU, PF_REPAIR_SIGMA = range(8)
+N_PF = 8
 # the job
 J_T, J_STEPS_DONE, J_CKPT_STEPS, J_CKPT_DUE, J_S, J_STATUS, J_CKPT_DUE_STEP, J_C_NOM, J_LAST_CK, J_N_KNOWN, \
-    J_N_CRIT = range(11)
-N_J = 11
+    J_N_CRIT, J_NEXT_READY = range(12)
+N_J = 12
 # the work since the last checkpoint, aligned with res[R_USEFUL .. R_RECTLR]
 W_USEFUL, W_REDUNDANT, W_PATCH, W_ALLREDUCE, W_RECTLR = range(5)
 N_W = 5
@@ -198,8 +210,8 @@ assert (R_USEFUL, R_REDUNDANT, R_PATCH, R_ALLREDUCE, R_RECTLR) == tuple(R_USEFUL
 # the failure source: its scalars and the rows of its group block
 Q_N_UP, Q_N_PEND, Q_IA, Q_REM, Q_T_REF, Q_IL, Q_T_LAST = range(7)
 N_Q = 7
-GB_TREE, GB_UP, GB_PEND, GB_CRIT, GB_TCRIT = range(5)
-N_GB = 5
+GB_TREE, GB_UP, GB_PEND, GB_CRIT, GB_TCRIT, GB_READY, GB_LIST = range(7)
+N_GB = 7
 
 #: the longest gap (group-microseconds) or lifetime (microseconds): beyond it, a failure never happens (see above)
 HORIZON_US = np.int64(1) << 61
@@ -361,6 +373,15 @@ def _fenwick_fill(tree, n):
     """Fenwick tree of n ones (1-based ``tree[1..n]``)."""
     for i in range(1, n + 1):
         tree[i] = i & (-i)
+
+
+@_kernel
+def _fenwick_add(tree, n, g):
+    """Group ``g`` is live again."""
+    i = g + 1
+    while i <= n:
+        tree[i] += 1
+        i += i & (-i)
 
 
 @_kernel
@@ -714,6 +735,9 @@ def _stretch_exact(t_f, P, PF, J, Q):
         q = (t_f - t - c_step - 1) // d_step + 1
     m_cap = (P[P_CAP_US] - t) // d_step + 1
     m = min(q, min(P[P_N_STEPS] - J[J_STEPS_DONE], m_cap))
+    if P[P_REPAIR] != REPAIR_NONE and P[P_REJOIN_CKPT] == 0:  # stop at the first boundary a repair is done by
+        need_r = J[J_NEXT_READY] - t
+        m = min(m, 1 if need_r <= d_step else (need_r + d_step - 1) // d_step)
     if P[P_CKPT_POLICY] == POLICY_PERIODIC:
         need = J[J_CKPT_DUE] - t
         j_ck = 1 if need <= d_step else (need + d_step - 1) // d_step
@@ -746,7 +770,10 @@ def _stretch_jittered(t_f, P, PF, J, rng):
     d_nom = c_nom + ar
     v = sd * sd * (float(c_nom) * c_nom + float(ar) * ar)
     m1 = _max_steps_within(float(t_f - t), float(d_nom), v)
-    m2 = _max_steps_within(float(min(J[J_CKPT_DUE], P[P_CAP_US] + 1) - t), float(d_nom), v) + 1
+    stop = min(J[J_CKPT_DUE], P[P_CAP_US] + 1)
+    if P[P_REPAIR] != REPAIR_NONE and P[P_REJOIN_CKPT] == 0:
+        stop = min(stop, J[J_NEXT_READY])
+    m2 = _max_steps_within(float(stop - t), float(d_nom), v) + 1
     m = min(min(m1, m2), min(P[P_N_STEPS] - J[J_STEPS_DONE], J[J_CKPT_DUE_STEP] - J[J_STEPS_DONE]))
     if m < 2:
         return 0, np.int64(0), np.int64(0)
@@ -991,12 +1018,95 @@ def _wipeout(t_c, c_step, in_step, s0, P, PF, J, W, Q, GB, next_t, gaps, victims
             slive[b] = ssize[b]
     if P[P_CKPT_POLICY] != POLICY_PERIODIC:
         _crit_reset(P, E, G, GB, ssize, J)
+    if P[P_REPAIR] != REPAIR_NONE:  # every group is back: repairs in progress are moot
+        J[J_NEXT_READY] = _NEVER
+        for g in range(P[P_N_GROUPS]):
+            GB[GB_READY, g] = _NEVER
     return 0
+
+
+@_kernel
+def _repair_schedule(t_det, n_pend, P, PF, J, GB, rrng):
+    """A masked detection at ``t_det``: each group it found dead (``GB_PEND[:n_pend]``) is repaired after a repair
+    time -- fixed, or ``exp(mu + sigma Z)`` seconds drawn from ``rrng`` in the order the groups died -- and is ready
+    to rejoin then (``GB_READY``; ``J_NEXT_READY`` the earliest)."""
+    for i in range(n_pend):
+        g = GB[GB_PEND, i]
+        if P[P_REPAIR] == REPAIR_FIXED:
+            d = P[P_REPAIR_US]
+        else:
+            x = np.exp(PF[PF_REPAIR_MU] + PF[PF_REPAIR_SIGMA] * rrng.standard_normal()) * 1e6
+            d = HORIZON_US if not x < _HORIZON_F else max(np.int64(1), np.int64(np.rint(x)))
+        GB[GB_READY, g] = t_det + d
+        if t_det + d < J[J_NEXT_READY]:
+            J[J_NEXT_READY] = t_det + d
+
+
+@_step
+def _rejoin(P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgroups, E, G, D, H, meta, ulog, pplan, out, gstk0,
+            epos0, own0, load0, s0, gset, ssize, slive, rng, res):
+    """At the wall time ``J_T`` (a step boundary, or the end of a save): every group whose repair is done rejoins
+    the job, without a global restart. The failures before now are taken first (they become pending), the system
+    clock's operational time is banked at the old rate, the groups are live again (Rep: their sets count them;
+    SPARe: ReCtlr is rebuilt from the fully live state on the groups still known dead -- the stacks re-balance, and
+    ``S`` may fall from the next step on), and the job pauses ``P_REJOIN_US`` (booked with ReCtlr/shrink). Returns
+    ``STATUS_OK``, ``STATUS_TRACE``, or -1 if ReCtlr found no assignment (a bug)."""
+    t = J[J_T]
+    if J[J_NEXT_READY] > t:
+        return STATUS_OK
+    if _src_take_until(t - 1, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res) != STATUS_OK:
+        return STATUS_TRACE
+    if Q[Q_IA] >= gaps.shape[0]:
+        return STATUS_TRACE
+    # bank at the old rate: an arrival at exactly t (still queued) then happens at t under the new rate, with a
+    # remainder <= 0 that _sys_arrival turns into t itself
+    Q[Q_REM] -= _sys_rate(P, Q) * (t - Q[Q_T_REF])
+    Q[Q_T_REF] = t
+    n = P[P_N_GROUPS]
+    nxt = _NEVER
+    n_dead = 0
+    back = 0
+    for g in range(n):
+        rt = GB[GB_READY, g]
+        if rt == _NEVER:
+            continue
+        if rt <= t:
+            GB[GB_READY, g] = _NEVER
+            GB[GB_UP, g] = 1
+            _fenwick_add(GB[GB_TREE], n, g)
+            Q[Q_N_UP] += 1
+            back += 1
+            if P[P_STRATEGY] == STRAT_REP:
+                b = gset[g]
+                slive[b] += 1
+                if slive[b] == 2:
+                    J[J_N_CRIT] -= 1
+        else:
+            nxt = min(nxt, rt)
+            GB[GB_LIST, n_dead] = g
+            n_dead += 1
+    J[J_NEXT_READY] = nxt
+    res[R_REJOINS] += back
+    if P[P_STRATEGY] == STRAT_SPARE:
+        _reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, P[P_R])
+        if n_dead > 0:
+            if _rectlr_step(GB[GB_LIST], n_dead, False, n, P[P_R], E, G, D, H, meta, ulog, pplan, out) != 0:
+                return -1
+        J[J_S] = meta[_rk.S_]
+        J[J_C_NOM] = J[J_S] * P[P_COMP_US]
+        res[R_S_MAX] = max(res[R_S_MAX], J[J_S])
+        if P[P_CKPT_POLICY] != POLICY_PERIODIC:
+            _crit_reset(P, E, G, GB, ssize, J)
+    J[J_N_KNOWN] = n - n_dead
+    cost = _dur(P[P_REJOIN_US], PF[PF_JITTER_SD], rng)
+    J[J_T] += cost
+    W[W_RECTLR] += cost
+    return STATUS_OK
 
 
 # -------------------------------------------------------------------------------------------------- the kernel
 @njit(cache=True)
-def timeline(P, PF, holders, gset, ssize, gaps, victims, uscale, dptr, dgroups, life, rng, res):
+def timeline(P, PF, holders, gset, ssize, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res):
     """Simulate one training job; results in ``res`` (``R_*`` slots, times in microseconds). Returns 0, or -1 if
     ReCtlr found no assignment although no type was wiped out (a bug). Allocates the state, then runs :func:`_job`.
 
@@ -1031,13 +1141,16 @@ def timeline(P, PF, holders, gset, ssize, gaps, victims, uscale, dptr, dgroups, 
     res[R_S_MAX] = J[J_S]
     if P[P_CKPT_POLICY] != POLICY_PERIODIC:
         _crit_reset(P, E, G, GB, ssize, J)
-    return _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, res, E, G, D, H, meta, ulog, pplan, out,
-                gstk0, epos0, own0, load0, s0, gset, ssize, slive, Q, GB, next_t, J, W)
+    J[J_NEXT_READY] = _NEVER
+    for g in range(n):
+        GB[GB_READY, g] = _NEVER
+    return _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G, D, H, meta, ulog, pplan,
+                out, gstk0, epos0, own0, load0, s0, gset, ssize, slive, Q, GB, next_t, J, W)
 
 
 @_kernel
-def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, res, E, G, D, H, meta, ulog, pplan, out, gstk0, epos0,
-         own0, load0, s0, gset, ssize, slive, Q, GB, next_t, J, W):
+def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G, D, H, meta, ulog, pplan, out, gstk0,
+         epos0, own0, load0, s0, gset, ssize, slive, Q, GB, next_t, J, W):
     """The job, step after step until ``n_steps`` are done (the steps are inlined here). Returns 0, or -1 if ReCtlr
     found no assignment (a bug)."""
     J[J_STATUS] = _src_init(P, Q, GB, next_t, gaps, uscale, life)
@@ -1085,10 +1198,13 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, res, E, G, D, H
                     if _src_take_until(t_c, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res) != STATUS_OK:
                         J[J_STATUS] = STATUS_TRACE
                         break
+                    n_pend = Q[Q_N_PEND]
                     wiped, extra_rc, extra_patch = _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset,
                                                            slive, rng, res)
                     if wiped < 0:
                         return -1
+                    if P[P_REPAIR] != REPAIR_NONE and not wiped and n_pend > 0:
+                        _repair_schedule(t_c, n_pend, P, PF, J, GB, rrng)
                     if wiped:
                         if _wipeout(t_c, c_step, 1, s0, P, PF, J, W, Q, GB, next_t, gaps, victims, uscale, life,
                                     dptr, dgroups, E, G, meta, gstk0, epos0, own0, load0, ssize, slive, rng, res):
@@ -1097,8 +1213,24 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, res, E, G, D, H
                         continue
                     a_s = _dur(P[P_AR_US], PF[PF_JITTER_SD], rng)
                     _finish_step(t_c, c_step, extra_rc, extra_patch, a_s, P, J, W, meta, res)
+        if P[P_REPAIR] != REPAIR_NONE and P[P_REJOIN_CKPT] == 0 and J[J_STEPS_DONE] < P[P_N_STEPS]:
+            status = _rejoin(P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgroups, E, G, D, H, meta, ulog, pplan,
+                             out, gstk0, epos0, own0, load0, s0, gset, ssize, slive, rng, res)
+            if status < 0:
+                return -1
+            if status != STATUS_OK:
+                J[J_STATUS] = status
+                break
+        n_ck = res[R_CHECKPOINTS]
         status, t_w = _checkpoint_if_due(t_f, P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgroups, rng, res)
         J[J_STATUS] = status
+        if P[P_REPAIR] != REPAIR_NONE and P[P_REJOIN_CKPT] != 0 and t_w < 0 and res[R_CHECKPOINTS] > n_ck and \
+                status == STATUS_OK and J[J_STEPS_DONE] < P[P_N_STEPS]:
+            status = _rejoin(P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgroups, E, G, D, H, meta, ulog, pplan,
+                             out, gstk0, epos0, own0, load0, s0, gset, ssize, slive, rng, res)
+            if status < 0:
+                return -1
+            J[J_STATUS] = status
         if t_w >= 0:  # a failure interrupted the save (immediate detection): a wipe-out at t_w
             if _src_take_until(t_w, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res) != STATUS_OK:
                 J[J_STATUS] = STATUS_TRACE

@@ -8,6 +8,7 @@ matching routines (and networkx's min-cost flow).
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import types
@@ -298,6 +299,7 @@ class _Fleet:
     restart_hit: object = None                    # restart_again: the event a failure during the restart fires
     kill_event: object = None                     # immediate detection: the event a kill fires
     arrivals: list = field(default_factory=list)  # wall times of every system-level arrival (the renewal clock)
+    rejoin_at: int | None = None                  # repaired groups rejoin at this wall time (announced ahead)
     trace_out: bool = False
 
 
@@ -329,7 +331,7 @@ class _Units:
     il: int = 0
 
 
-def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
+def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None) -> dict:
     """Independent SimPy implementation of the time-to-train model of :mod:`spare_mc.timeline`.
 
     Written from the model's text, not from the kernel: a failure process and a trainer process on a SimPy clock in
@@ -368,6 +370,12 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
       CKPT-only; ``ReplicaSets.is_wiped`` for Rep; a type whose every other holder is known dead for SPARe), the
       wall time since the last system-level arrival strictly before now (or since 0), the Weibull hazard there,
       and the period's formula; due when the time since the last checkpoint or restart reaches it.
+    - ``repair``: a group found dead at a masked detection is ready ``repair_s`` later (or
+      ``exp(mu + sigma Z)`` seconds, ``Z`` from ``repair_rng``, in the order the groups died); at the first step
+      boundary (or end of a save, ``rejoin="checkpoint"``) at or after that, while steps remain, every ready group is
+      live again, SPARe's controller is rebuilt from scratch on the groups still dead, and the job pauses
+      ``rejoin_s``. A failure at that very instant hits the system after the rejoin. A global restart cancels the
+      repairs in progress.
     - Rep runs on :func:`spare_mc.layouts.replica_sets`: a step computes ``round(N T_comp / n_sets)``, one layer's
       worth ``c T_comp / that`` (rounded down) is useful, and the per-replica all-reduce is ``N / n_sets`` times
       ``T_a``.
@@ -405,7 +413,16 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
     fleet = _Fleet(list(range(n)))
     tot = dict.fromkeys(("useful", "redundant", "patch", "allreduce", "rectlr_shrink", "checkpoint", "restart",
                          "lost", "failures", "absorbed", "wipeouts", "checkpoints", "checkpoints_lost", "detections",
-                         "steps_run"), 0)
+                         "steps_run", "rejoins"), 0)
+    repairing = cfg.repair != "none"
+    ready = {}  # group -> wall time its repair is done
+
+    def repair_time():
+        if cfg.repair == "fixed":
+            return round(cfg.repair_s * us)
+        sigma = cfg.repair_sd
+        x = math.exp(math.log(cfg.repair_s) - sigma ** 2 / 2 + sigma * repair_rng.standard_normal()) * 1e6
+        return horizon if not x < horizon else max(1, int(np.rint(x)))
 
     def kill(g):
         fleet.up.remove(g)
@@ -445,12 +462,14 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
                         yield env.event()  # never fires: woken only by an interrupt
                     else:
                         yield env.timeout(clock.t_ref + -(-(clock.a - clock.o_ref) // rate) - env.now)
-                except simpy.Interrupt:  # the rate changes (a restart starts): bank the operational time
+                    # a restart ending now, or repaired groups rejoining now, come first (the trainer resumes after
+                    # two hops)
+                    while restart_ends_now() or fleet.rejoin_at == env.now:
+                        yield env.timeout(0)
+                except simpy.Interrupt:  # the rate changes (a restart starts, groups rejoin): bank the clock
                     clock.o_ref += rate * (env.now - clock.t_ref)
                     clock.t_ref = env.now
                     continue
-                while restart_ends_now():  # the restart ends first (the trainer resumes after two hops)
-                    yield env.timeout(0)
                 fleet.arrivals.append(env.now)
                 clock.o_ref, clock.t_ref = clock.a, env.now
                 if absorbing():
@@ -569,6 +588,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
             run stopped inside it (the cap)."""
             tot["wipeouts"] += 1
             tot["lost"] += sum(st.since_ck.values()) + lost_now
+            ready.clear()  # every group comes back with the restart
             st.since_ck = dict.fromkeys(st.since_ck, 0)
             st.done = st.saved
             fleet.restarting = True
@@ -626,6 +646,34 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
                 yield env.timeout(length) | fleet.kill_event
                 fleet.kill_event = None
             return bool(fleet.pending) and (env.now < start + length or env.now == start)
+
+        def announce(end):
+            """Repaired groups will rejoin at ``end``: failures at that instant wait for them."""
+            if repairing and st.done < cfg.n_steps and ready and min(ready.values()) <= end:
+                fleet.rejoin_at = end
+
+        def rejoin():
+            """Every group whose repair is done is live again; the job pauses ``rejoin_s``."""
+            if fleet.rejoin_at != env.now:
+                return
+            back = sorted(g for g, t in ready.items() if t <= env.now)
+            for g in back:
+                del ready[g]
+                bisect.insort(fleet.up, g)
+                fleet.dead.discard(g)
+                st.known_dead.discard(g)
+            tot["rejoins"] += len(back)
+            if cfg.strategy == "spare":
+                st.ctl = ReCtlr(layout)
+                if ready:
+                    st.ctl.fail(sorted(ready))
+                st.S = st.ctl.stack_number
+            fleet.rejoin_at = None
+            if fail_proc.is_alive:
+                fail_proc.interrupt()  # the failure rate follows the live groups
+            cost = dur(round(cfg.rejoin_s * us))
+            yield env.timeout(cost)
+            st.since_ck["rectlr_shrink"] += cost
 
         while st.done < cfg.n_steps or (cfg.final_checkpoint and st.saved < cfg.n_steps):
             if env.now > cap:
@@ -685,7 +733,14 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
                         return
                     continue
                 st.known_dead |= set(newly)
+                if repairing:
+                    for g in newly:
+                        ready[g] = env.now + repair_time()
                 a = dur(ar)
+                if cfg.rejoin == "step":
+                    st.done += 1  # (the step in progress is the one that would complete)
+                    announce(env.now + extra_rc + extra_patch + a)
+                    st.done -= 1
                 yield env.timeout(extra_rc + extra_patch + a)
                 if fleet.trace_out:
                     result["status"] = "trace"
@@ -699,6 +754,8 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
             st.done += 1
             if st.ctl:
                 st.S = st.ctl.stack_number
+            if repairing and cfg.rejoin == "step":
+                yield from rejoin()
             if policy != "periodic":
                 due = dynamic_due(env.now - st.last_ck, st.known_dead)
             else:
@@ -721,6 +778,8 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
                             return
                         continue
                 else:
+                    if repairing and cfg.rejoin == "checkpoint":
+                        announce(start + k)
                     yield env.timeout(k)
                 tot["checkpoint"] += k
                 tot["checkpoints"] += 1
@@ -732,6 +791,8 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None) -> dict:
                     st.since_ck = dict.fromkeys(st.since_ck, 0)
                     st.saved = st.done
                 st.last_ck, st.mark = env.now, st.done
+                if repairing and cfg.rejoin == "checkpoint":
+                    yield from rejoin()
         for key, v in st.since_ck.items():  # progress kept when the job ends (or stops at the cap)
             tot[key] += v
         result["done"] = st.done

@@ -95,6 +95,8 @@ RESTART_FAILURES = ("absorbed", "stay_dead", "restart_again")
 DETECTIONS = ("allreduce", "immediate")
 CKPT_POLICIES = {"periodic": _tk.POLICY_PERIODIC, "hazard": _tk.POLICY_HAZARD,
                  "young_hazard": _tk.POLICY_YOUNG_HAZARD}
+REPAIRS = {"none": _tk.REPAIR_NONE, "fixed": _tk.REPAIR_FIXED, "lognormal": _tk.REPAIR_LOGNORMAL}
+REJOINS = ("step", "checkpoint")
 CKPT_FAILURES = ("completes", "lost")
 _STRAT_CODE = {"ckpt": _tk.STRAT_CKPT, "rep": _tk.STRAT_REP, "spare": _tk.STRAT_SPARE}
 _US = 1_000_000
@@ -203,6 +205,14 @@ class TimelineConfig:
         counts as a lost checkpoint). ``ckpt_failure`` has no effect then (leave it at its default).
     final_checkpoint : bool
         A checkpoint after the last step too (not with ``ckpt_failure="lost"``).
+    repair : {"none", "fixed", "lognormal"}
+        Rep and SPARe: a group found dead (at a masked detection) is repaired after ``repair_s`` (fixed) or a
+        lognormal time of mean ``repair_s`` and log-sd ``repair_sd``, and rejoins the running job at the next step
+        boundary (``rejoin="step"``) or at the end of the next save (``"checkpoint"``), which pauses ``rejoin_s``:
+        Rep's set counts it again; SPARe rebuilds ReCtlr on the groups still dead (``S`` may fall). A global
+        restart brings every group back and cancels the repairs in progress. System-level failures only.
+    repair_s, repair_sd, rejoin, rejoin_s : float, float, str, float
+        See ``repair`` (each must stay at its default without repair).
     ckpt_policy : {"periodic", "hazard", "young_hazard"}
         ``periodic``: the period ``T_c``. The dynamic policies re-evaluate the period at every step boundary from
         the state the failure risk depends on: ``T_f``, the inverse of the instantaneous wipe-out hazard -- the
@@ -295,6 +305,19 @@ class TimelineConfig:
                                            "boundary from the time since the last failure and the known dead groups) "
                                            "or young_hazard (sqrt(2 T_s T_f), Ling, Mi and Lin 2001); both times "
                                            "ckpt_period_factor; system-level failures only")
+    repair: str = _option("none", "repair of failed groups without a global restart: none (a dead group comes back at "
+                                  "the next global restart), fixed (after repair_s) or lognormal (mean repair_s, "
+                                  "log-sd repair_sd); the repair starts when the failure is detected",
+                          strategies=("rep", "spare"))
+    repair_s: float = _option(3600.0, "mean repair time of a failed group (s), with repair != none",
+                              strategies=("rep", "spare"))
+    repair_sd: float = _option(0.5, "standard deviation of the log of a lognormal repair time, with "
+                                    "repair='lognormal'", strategies=("rep", "spare"))
+    rejoin: str = _option("step", "when a repaired group rejoins: at the next step boundary (step) or at the end of "
+                                  "the next checkpoint (checkpoint)", strategies=("rep", "spare"))
+    rejoin_s: float = _option(10.0, "pause of the job when repaired groups rejoin (state transfer to them and the "
+                                    "communicator rebuild; SPARe also re-runs ReCtlr), booked with ReCtlr/shrink (s)",
+                              strategies=("rep", "spare"))
     failures: PerGPU | DomainFailures | None = _option(None, "unit-clock failure model (per-GPU lifetimes or "
                                                              "failure domains) instead of the system-level process",
                                                        cli=False, sweep=False)
@@ -474,6 +497,26 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
             if bad:
                 raise UsageValueError(f"ckpt_policy={out['ckpt_policy']!r} derives the period from the hazard: "
                                       f"`{name}` must be {rule}, got {name}={getattr(cfg, name)!r}")
+    out["repair"] = as_choice(cfg.repair, "repair", REPAIRS)
+    out["rejoin"] = as_choice(cfg.rejoin, "rejoin", REJOINS)
+    out["repair_s"] = as_float(cfg.repair_s, "repair_s", positive=True, max_value=MAX_DURATION_S, why=_CLOCK_WHY)
+    out["repair_sd"] = as_float(cfg.repair_sd, "repair_sd", positive=True, max_value=5.0,
+                                why="the log-sd of a lognormal repair time; beyond 5 the mean is dominated by "
+                                    "draws no job lives to see")
+    out["rejoin_s"] = as_float(cfg.rejoin_s, "rejoin_s", nonnegative=True, max_value=MAX_DURATION_S, why=_CLOCK_WHY)
+    if out["repair_s"] < 1e-6 or 0 < out["rejoin_s"] < 1e-6:
+        raise UsageValueError("`repair_s` must be at least 1 microsecond and `rejoin_s` 0 or at least 1 microsecond")
+    if out["repair"] == "none":
+        for name in ("repair_s", "repair_sd", "rejoin", "rejoin_s"):
+            if out[name] != TimelineConfig.__dataclass_fields__[name].default:
+                raise UsageValueError(f"`{name}` has no effect without repair: set `repair` to 'fixed' or "
+                                      f"'lognormal', or leave {name} at its default")
+    else:
+        if out["repair"] == "fixed" and out["repair_sd"] != TimelineConfig.__dataclass_fields__["repair_sd"].default:
+            raise UsageValueError("`repair_sd` has no effect with repair='fixed': leave it at its default")
+        if cfg.failures is not None:
+            raise UsageValueError("`repair` needs the system-level failure process (`failures`=None): repaired "
+                                  "hardware under per-GPU or domain clocks is not modelled")
     if out["detection"] == "immediate" and out["ckpt_failure"] != "completes":
         raise UsageValueError("`ckpt_failure` has no effect with detection='immediate' (a failure during a save "
                               "interrupts it at once): leave it at its default 'completes'")
@@ -727,6 +770,8 @@ class TimelineRun:
         System-level arrivals consumed.
     checkpoints_lost : int
         Checkpoints made unusable by a failure during their save (``ckpt_failure="lost"``; 0 otherwise).
+    rejoins : int
+        Repaired groups that rejoined the running job (``repair``; 0 otherwise).
     """
 
     ttt_s: float
@@ -744,6 +789,7 @@ class TimelineRun:
     loops: int
     arrivals_used: int
     checkpoints_lost: int = 0
+    rejoins: int = 0
     raw_us: tuple = field(repr=False, default=())
 
     @property
@@ -776,9 +822,10 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 _NO_SETS = _read_only(np.zeros(0, dtype=np.int64))
 
 
-def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None) -> np.ndarray:
+def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair_rng=None) -> np.ndarray:
     """One kernel run on ``trace`` (see :func:`make_trace`); ``units`` = ``cfg.unit_clocks()``. ``holders`` is
-    SPARe's holder table; the other strategies ignore it (``None``: CKPT-only's one-column table)."""
+    SPARe's holder table; the other strategies ignore it (``None``: CKPT-only's one-column table). ``repair_rng``
+    draws lognormal repair times (default: a generator seeded 0)."""
     res = np.zeros(_tk.N_RES, dtype=np.int64)
     P = np.zeros(_tk.N_P, dtype=np.int64)
     P[_tk.P_STRATEGY] = _STRAT_CODE[cfg.strategy]
@@ -813,6 +860,11 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None) -> np.
     P[_tk.P_DETECT_IMMEDIATE] = cfg.detection == "immediate"
     P[_tk.P_FINAL_CKPT] = cfg.final_checkpoint
     P[_tk.P_CKPT_POLICY] = CKPT_POLICIES[cfg.ckpt_policy]
+    P[_tk.P_REPAIR] = REPAIRS[cfg.repair]
+    if cfg.repair != "none":
+        P[_tk.P_REPAIR_US] = round(cfg.repair_s * _US)
+        P[_tk.P_REJOIN_CKPT] = cfg.rejoin == "checkpoint"
+        P[_tk.P_REJOIN_US] = round(cfg.rejoin_s * _US)
     P[_tk.P_CKPT_EVERY] = every if every else int(_tk.HORIZON_US)
     P[_tk.P_CKPT_LOST] = cfg.ckpt_failure == "lost"
     P[_tk.P_LIVE_SCALING] = cfg.live_scaling
@@ -824,6 +876,9 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None) -> np.
         PF[_tk.PF_FACTOR] = cfg.ckpt_period_factor
         PF[_tk.PF_SAVE_S] = cfg.save_s
         PF[_tk.PF_RESTART_S] = cfg.restart
+    if cfg.repair == "lognormal":  # mean repair_s: mu = log(mean) - sigma^2 / 2, in log-seconds
+        PF[_tk.PF_REPAIR_SIGMA] = cfg.repair_sd
+        PF[_tk.PF_REPAIR_MU] = math.log(cfg.repair_s) - cfg.repair_sd ** 2 / 2
     if cfg.failures is None:
         P[_tk.P_SOURCE] = _tk.SRC_SYSTEM
         gaps, vic = trace
@@ -834,7 +889,9 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None) -> np.
         uscale, P[_tk.P_N_GROUP_UNITS], ptr, groups, keep, _ = units if units is not None else cfg.unit_clocks()
         P[_tk.P_KEEP_AGES] = keep
         life = np.ascontiguousarray(trace[0], dtype=np.float64)
-    rc = _tk.timeline(P, PF, holders, gset, ssize, gaps, vic, uscale, ptr, groups, life, jitter_rng, res)
+    if repair_rng is None:
+        repair_rng = np.random.default_rng(0)
+    rc = _tk.timeline(P, PF, holders, gset, ssize, gaps, vic, uscale, ptr, groups, life, jitter_rng, repair_rng, res)
     if rc < 0:  # pragma: no cover - an internal error
         raise RuntimeError("ReCtlr found no assignment inside the timeline although no type was wiped out")
     return res
@@ -849,7 +906,8 @@ def _to_run(res, cfg: TimelineConfig) -> TimelineRun:
                        int(res[_tk.R_FAILURES]), int(res[_tk.R_ABSORBED]), int(res[_tk.R_WIPEOUTS]),
                        int(res[_tk.R_CHECKPOINTS]), int(res[_tk.R_DETECTIONS]), int(res[_tk.R_STEPS_RUN]),
                        int(res[_tk.R_STEPS_DONE]), mean_s, int(res[_tk.R_PATCH_SHARDS]), int(res[_tk.R_LOOPS]),
-                       int(res[_tk.R_ARRIVALS]), int(res[_tk.R_CKPTS_LOST]), tuple(int(x) for x in res))
+                       int(res[_tk.R_ARRIVALS]), int(res[_tk.R_CKPTS_LOST]), int(res[_tk.R_REJOINS]),
+                       tuple(int(x) for x in res))
 
 
 @functools.lru_cache(maxsize=64)
@@ -869,7 +927,8 @@ def _prepared(cfg: TimelineConfig):
 
 
 def job_seed(seed_seq: np.random.SeedSequence, stream: int) -> np.random.SeedSequence:
-    """Child ``stream`` of a replication seed: 0 draws the failure trace, 1 the jitter, 2 a random layout.
+    """Child ``stream`` of a replication seed: 0 draws the failure trace, 1 the jitter, 2 a random layout, 3 the
+    repair times.
 
     Derived from the seed's entropy and spawn key, so it is the same however often the seed was used (unlike
     ``SeedSequence.spawn``, whose children depend on how many were spawned before); for a fresh seed it equals
@@ -904,7 +963,8 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
     trace_ss, jitter_ss = job_seed(seed_seq, 0), job_seed(seed_seq, 1)
     if trace is not None:
         trace = tuple(np.ascontiguousarray(a) for a in trace)
-        res = _run_us(cfg, holders, *trace, jitter_rng=np.random.default_rng(jitter_ss), units=units)
+        res = _run_us(cfg, holders, *trace, jitter_rng=np.random.default_rng(jitter_ss), units=units,
+                      repair_rng=np.random.default_rng(job_seed(seed_seq, 3)))
         if res[_tk.R_STATUS] == _tk.STATUS_TRACE:
             raise UsageValueError(f"`trace` ran out after {trace[0].size} draws; give a longer one")
         return _to_run(res, cfg)
@@ -914,7 +974,8 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
     _trace_memory_check(cfg, length)
     trace = make_trace(cfg, trace_rng, length)
     while True:
-        res = _run_us(cfg, holders, *trace, jitter_rng=np.random.default_rng(jitter_ss), units=units)
+        res = _run_us(cfg, holders, *trace, jitter_rng=np.random.default_rng(jitter_ss), units=units,
+                      repair_rng=np.random.default_rng(job_seed(seed_seq, 3)))
         if res[_tk.R_STATUS] != _tk.STATUS_TRACE:
             return _to_run(res, cfg)
         _trace_memory_check(cfg, 2 * trace[0].size)

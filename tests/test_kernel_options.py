@@ -33,7 +33,7 @@ KEYS = {"ttt": TK.R_TTT, "useful": TK.R_USEFUL, "redundant": TK.R_REDUNDANT, "pa
         "allreduce": TK.R_ALLREDUCE, "rectlr_shrink": TK.R_RECTLR, "checkpoint": TK.R_CKPT, "restart": TK.R_RESTART,
         "lost": TK.R_LOST, "failures": TK.R_FAILURES, "absorbed": TK.R_ABSORBED, "wipeouts": TK.R_WIPEOUTS,
         "checkpoints": TK.R_CHECKPOINTS, "checkpoints_lost": TK.R_CKPTS_LOST, "detections": TK.R_DETECTIONS,
-        "steps_run": TK.R_STEPS_RUN, "steps_done": TK.R_STEPS_DONE}
+        "steps_run": TK.R_STEPS_RUN, "steps_done": TK.R_STEPS_DONE, "rejoins": TK.R_REJOINS}
 TIMES = ("ttt", "useful", "redundant", "patch", "allreduce", "rectlr_shrink", "checkpoint", "restart", "lost")
 STATUS = ["ok", "capped", "trace"]
 BASE = dict(compute_s=10.0, allreduce_s=1.0, restart_s=100.0, save_s=5.0, shrink_s=0.5, rectlr_s=0.25,
@@ -54,13 +54,15 @@ def _trace(times_s, n, ranks=None, n_live=None):
 def _run(cfg, trace, holders=None, jitter_seed=0):
     if holders is None and cfg.strategy == "spare":
         holders = cfg.layout_object().holders
-    return _run_us(cfg, holders, *trace, jitter_rng=np.random.default_rng(jitter_seed))
+    return _run_us(cfg, holders, *trace, jitter_rng=np.random.default_rng(jitter_seed),
+                   repair_rng=np.random.default_rng(99))
 
 
 def _agree(cfg, trace, holders=None):
     """Kernel and twin on one trace, jitter off: identical to the microsecond. Returns the kernel's totals."""
     res = _run(cfg, trace, holders)
-    twin = timeline_simpy(cfg, trace, layout=None if holders is None else sm.Layout(holders, kind="random"))
+    twin = timeline_simpy(cfg, trace, layout=None if holders is None else sm.Layout(holders, kind="random"),
+                          repair_rng=np.random.default_rng(99))
     assert STATUS[res[TK.R_STATUS]] == twin["status"] != "trace"
     mine = {k: int(res[i]) for k, i in KEYS.items()}
     assert mine == {k: twin[k] for k in KEYS}
@@ -616,6 +618,87 @@ def test_dynamic_policy_bad_values():
         _Config("ckpt", 12, ckpt_policy="hazard", ckpt_every_steps=3)
     with pytest.raises(sm.UsageValueError, match=r"`failures` must be None"):
         _Config("ckpt", 12, ckpt_policy="young_hazard", failures=sm.PerGPU(1e6, 0.8))
+
+
+# ---------------------------------------------------------------------------------------------- 9. repair
+def test_repaired_group_rejoins_at_the_next_step_boundary():
+    """Rep N = 12, r = 3 (steps of 30 + 1 s). Group 0 dies at 5 s, masked at the all-reduce at 30 s (shrink 0.5):
+    repaired 50 s later (ready at 80 s), it rejoins at the first boundary after, 93.5 s, pausing 2 s. Groups 1 and
+    2 (ranks 1 of 12 and 1 of 11) die at 100 and 110 s: set 0 still has group 0, so step 4 (95.5-125.5) masks them;
+    ready at 175.5 s, they rejoin at 189 s. TTT = 310 + 2 x (0.5 + 2) = 315; without repair the set is wiped."""
+    trace = _trace([5, 100, 110], 12, ranks=[0, 1, 1], n_live=[12, 12, 11])
+    cfg = TimelineConfig("rep", 12, r=3, repair="fixed", repair_s=50.0, rejoin_s=2.0, **BASE)
+    _expect(_agree(cfg, trace), ttt=315, rectlr_shrink=5, rejoins=3, wipeouts=0, failures=3, detections=2)
+    got = _agree(TimelineConfig("rep", 12, r=3, **BASE), trace)
+    assert got["wipeouts"] == 1 and got["rejoins"] == 0
+
+
+def test_repaired_group_rejoins_after_the_next_checkpoint():
+    """The same first failure with checkpoints every 4 steps and rejoin='checkpoint': steps 1-4 end at 124.5 s,
+    the save runs to 129.5 s, group 0 rejoins then (ready since 80 s) and the job pauses 2 s: TTT = 310.5 + 2 x 5
+    (saves after steps 4 and 8) + 2 = 322.5."""
+    base = {**BASE, "ckpt_period_s": None}
+    cfg = TimelineConfig("rep", 12, r=3, repair="fixed", repair_s=50.0, rejoin_s=2.0, rejoin="checkpoint",
+                         ckpt_every_steps=4, **base)
+    _expect(_agree(cfg, _trace([5], 12)), ttt=322.5, rejoins=1, checkpoints=2, rectlr_shrink=2.5)
+
+
+def test_spare_rejoin_rebuilds_the_stacks():
+    """SPARe cyclic N = 12, r = 2 (the patch test above): group 0 dies at 15 s and is found at 21 s (ReCtlr 0.25,
+    shrink 0.5, patch 10, all-reduce 1: step 2 ends at 32.75 s), S rises to 2. Repaired 30 s later (51 s), it
+    rejoins at the end of step 3 (20 + 1 s: 53.75 s), pausing 1 s, and S falls back to 1: steps 4-10 take 11 s each.
+    TTT = 11 + 21.75 + 21 + 1 + 7 x 11 = 131.75 (200.75 without repair: S = 2 to the end)."""
+    cfg = TimelineConfig("spare", 12, r=2, repair="fixed", repair_s=30.0, rejoin_s=1.0, **BASE)
+    _expect(_agree(cfg, _trace([15], 12)), ttt=131.75, rejoins=1, redundant=10, patch=10)
+    _expect(_agree(TimelineConfig("spare", 12, r=2, **BASE), _trace([15], 12)), ttt=200.75, rejoins=0)
+
+
+@pytest.mark.parametrize("strategy", ["rep", "spare"])
+def test_repair_that_never_ends_is_todays_model(strategy):
+    """A repair time beyond every job (1e9 s): the same runs as without repair, on the same traces, jitter on."""
+    rng = np.random.default_rng(1000 + len(strategy))
+    for _ in range(8):
+        cfg = dataclasses.replace(_random_config(rng, strategy, "system"), jitter_sd=0.05)
+        trace = make_trace(cfg, np.random.default_rng(rng.integers(2**32)), 200_000)
+        for repair in ("fixed", "lognormal"):
+            never = dataclasses.replace(cfg, repair=repair, repair_s=1e9, repair_sd=0.5)
+            a, b = _run(cfg, trace), _run(never, trace)
+            assert np.array_equal(a[:TK.R_LOOPS], b[:TK.R_LOOPS]) and b[TK.R_REJOINS] == 0
+
+
+@pytest.mark.parametrize("strategy", ["rep", "spare"])
+def test_kernel_equals_twin_with_repair(strategy):
+    """Random settings with repair (fixed or lognormal, rejoin at a step or a checkpoint, sometimes a dynamic
+    checkpoint policy): identical to the microsecond."""
+    rng = np.random.default_rng({"rep": 1100, "spare": 1200}[strategy])
+    seen = set()
+    for _ in range(12):
+        cfg = _random_config(rng, strategy, "system")
+        kw = dict(repair=str(rng.choice(["fixed", "lognormal"])), repair_s=float(rng.uniform(20, 2000)),
+                  rejoin=str(rng.choice(["step", "checkpoint"])), rejoin_s=float(rng.choice([0.0, 5.0])))
+        if rng.random() < 0.3:
+            kw.update(ckpt_policy="hazard", ckpt_period_s=None, ckpt_every_steps=0)
+        cfg = dataclasses.replace(cfg, **kw)
+        trace = make_trace(cfg, np.random.default_rng(rng.integers(2**32)), 200_000)
+        got = _agree(cfg, trace)
+        seen.add(("rejoins", got["rejoins"] > 0))
+        seen.add(("checkpoint rejoin", cfg.rejoin == "checkpoint" and got["rejoins"] > 0))
+    assert ("rejoins", True) in seen and ("checkpoint rejoin", True) in seen
+
+
+@pytest.mark.parametrize("strategy, kw, match", [
+    ("rep", dict(repair_s=100.0), "`repair_s` has no effect without repair"),
+    ("rep", dict(rejoin="checkpoint"), "`rejoin` has no effect without repair"),
+    ("spare", dict(repair="fixed", repair_sd=1.0), "`repair_sd` has no effect with repair='fixed'"),
+    ("rep", dict(repair="weekly"), r"`repair` must be one of"),
+    ("ckpt", dict(repair="fixed"), "`repair` has no effect with strategy='ckpt'"),
+    ("rep", dict(repair="fixed", repair_s=0.0), "`repair_s` must be > 0"),
+    ("rep", dict(repair="lognormal", repair_sd=9.0), "`repair_sd` must be <= 5"),
+    ("rep", dict(repair="fixed", failures=sm.PerGPU(1e6, 0.8)), "`repair` needs the system-level failure process"),
+])
+def test_repair_bad_values(strategy, kw, match):
+    with pytest.raises(sm.UsageValueError, match=match):
+        _Config(strategy, 12, r=1 if strategy == "ckpt" else 3, **kw)
 
 
 # ------------------------------------------------------------------------------------------------ bad values
