@@ -326,6 +326,22 @@ def _build_parser() -> argparse.ArgumentParser:
     dy.add_argument("--figure", default=None, help="figure path (default <out-dir>/dynamic.png; 'none' to skip it)")
     _add_study_flags(dy)
     dy.add_argument("--json", action="store_true", help="print one JSON object")
+    rp = sub.add_parser("repair", parents=[common],
+                        help="repair without a global restart: TTT/T0, availability, wipe-outs and the best r of Rep "
+                             "and SPARe against the repair time")
+    rp.add_argument("--n-groups", default="200,600,1000", help="comma-separated N (default 200,600,1000)")
+    rp.add_argument("--repair-times", default=",".join(f"{t:g}" for t in (300, 900, 1800, 3600, 7200, 14400, 43200)),
+                    help="comma-separated mean repair times in seconds (default 300 ... 43200)")
+    rp.add_argument("--law", choices=("fixed", "lognormal"), default="fixed",
+                    help="repair-time law with that mean (default fixed; lognormal uses --repair-sd)")
+    _add_reps(rp, 20, "replications per point")
+    rp.add_argument("--quick", action="store_true", help="a small flavour: N = 200, three repair times, 2,000 steps")
+    _add_seed(rp)
+    rp.add_argument("--out-dir", default=None, help="folder of the datasets, the result and the figure "
+                                                    "(default data/repair)")
+    rp.add_argument("--figure", default=None, help="figure path (default <out-dir>/repair.png; 'none' to skip it)")
+    _add_study_flags(rp)
+    rp.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
 
@@ -742,6 +758,49 @@ def run_dynamic(args) -> dict:
     return d
 
 
+def run_repair(args) -> dict:
+    """The ``repair`` command: :func:`spare_mc.repair.repair_study`."""
+    from .plots import _check_figure_target, save_repair_figure
+    from .repair import repair_study
+    from .storage import write_json
+
+    try:
+        n_values = tuple(int(x) for x in args.n_groups.split(",") if x.strip())
+        times = tuple(float(x) for x in args.repair_times.split(",") if x.strip())
+    except ValueError:
+        raise UsageValueError("`--n-groups` and `--repair-times` must be comma-separated numbers") from None
+    base = _config_overrides(args)
+    reps = args.reps
+    if args.quick:
+        n_values, times, reps = (200,), (600.0, 3600.0, 14400.0), min(reps, 6)
+        base = {"n_steps": 2000, **base}
+    _check_reps_and_seed(reps, "--reps", args.seed)
+    if args.workers is not None and args.workers < 0:
+        raise UsageValueError(f"`--workers` must be >= 0, got {args.workers}")
+    out_dir = args.out_dir or os.path.join("data", "repair")
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageValueError(f"`--out-dir` {out_dir} exists and is not a folder")
+    figure = None if (args.figure or "").lower() == "none" else args.figure or os.path.join(out_dir, "repair.png")
+    if figure is not None:
+        if not figure.lower().endswith(".png"):
+            raise UsageValueError(f"`--figure` must end in .png (the figure is a PNG), got {figure!r}")
+        _check_figure_target(figure, args.force)
+    result = os.path.join(out_dir, "repair.json")
+    check_own_json(result, args.force, ("rows", "best", "settings"), "repair result")
+    log = (lambda msg: _say(f"... {msg}")) if not args.json else None
+    res = repair_study(n_values, repair_times=times, reps=reps, repair=args.law, rng=args.seed, base=base,
+                       out_dir=out_dir, scheduler=args.scheduler, workers=args.workers, force=args.force,
+                       progress=log)
+    d = res.to_dict()
+    d["best_r_changes"] = res.best_r_changes()
+    if figure is not None:
+        d["figure"] = save_repair_figure(res, figure, force=args.force)
+    d["result"] = result
+    write_json(_json_safe(d), result)
+    d["_table"] = res.table()
+    return d
+
+
 def _ints(text, flag):
     try:
         return tuple(int(x) for x in text.split(",") if x.strip())
@@ -898,7 +957,7 @@ def _os_message(exc: OSError) -> str:
 
 _COMMANDS = {"mu": run_mu, "overhead": run_overhead, "ttt": run_ttt, "reproduce": run_reproduce,
              "sweep": run_sweep_cmd, "compare": run_compare, "plot": run_plot, "sensitivity": run_sensitivity,
-             "calibrate": run_calibrate, "dynamic": run_dynamic}
+             "calibrate": run_calibrate, "dynamic": run_dynamic, "repair": run_repair}
 
 
 def main(argv=None) -> int:
@@ -919,7 +978,8 @@ def main(argv=None) -> int:
         _say(f"spare-mc: error: {_os_message(exc)}")
         return 1
     except KeyboardInterrupt:
-        sweeping = args is not None and args.command in ("sweep", "reproduce", "sensitivity", "calibrate", "dynamic")
+        sweeping = args is not None and args.command in ("sweep", "reproduce", "sensitivity", "calibrate", "dynamic",
+                                                                 "repair")
         _say("spare-mc: interrupted" + (" (a sweep keeps its finished tasks and resumes where it stopped)"
                                         if sweeping else ""))
         return 130
@@ -951,7 +1011,7 @@ def _emit(args, out) -> None:
         if "preset" in out:
             print(f"preset: {out['preset']}")
         print(f"{out['elapsed_s']:.0f} s")
-    elif args.command == "dynamic":
+    elif args.command in ("dynamic", "repair"):
         print(table)
         print(f"result: {out['result']}" + (f"; figure: {out['figure']}" if "figure" in out else ""))
     elif args.command == "sensitivity" and table is None:  # --list-variants

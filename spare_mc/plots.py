@@ -1186,3 +1186,65 @@ def save_dynamic_figure(result, path, *, force: bool = False) -> str:
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     _save_png(figure_dynamic(result), path)
     return path
+
+
+def figure_repair(result):
+    """Repair without a global restart: per ``N`` (columns), TTT/T0 at the best ``r`` with its 95% interval, the
+    best ``r``, availability and wipe-outs per job against the repair time (log scale), for Rep+CKPT and SPARe+CKPT;
+    today's model (no repair) as a dashed line."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    best = list(result.best)
+    if not best:
+        raise UsageValueError("the repair result has no rows to draw")
+    ns = sorted({b["n_groups"] for b in best})
+    fig, axes = plt.subplots(4, len(ns), figsize=(4.4 * len(ns), 9.0), squeeze=False, sharex=True)
+    names = {"rep": "Rep+CKPT", "spare": "SPARe+CKPT"}
+    for j, n in enumerate(ns):
+        for c, s in enumerate(("rep", "spare")):
+            seq = sorted((b for b in best if b["n_groups"] == n and b["strategy"] == s and b["repair_s"] is not None),
+                         key=lambda b: b["repair_s"])
+            none = [b for b in best if b["n_groups"] == n and b["strategy"] == s and b["repair_s"] is None]
+            if not seq:
+                continue
+            x = np.array([b["repair_s"] / 3600 for b in seq])
+            y = np.array([b["ttt_over_t0"] for b in seq])
+            lo = y - np.array([b["ttt_ci95"][0] for b in seq])
+            hi = np.array([b["ttt_ci95"][1] for b in seq]) - y
+            axes[0][j].errorbar(x, y, yerr=[lo, hi], marker="o", color=f"C{c}", capsize=2, label=names[s])
+            axes[1][j].step(x, [b["r"] for b in seq], where="mid", marker="o", color=f"C{c}", label=names[s])
+            axes[2][j].plot(x, [b["availability"] for b in seq], marker="o", color=f"C{c}", label=names[s])
+            axes[3][j].plot(x, [b["wipeouts"] for b in seq], marker="o", color=f"C{c}", label=names[s])
+            if none:
+                b = none[0]
+                for row, key in ((0, "ttt_over_t0"), (1, "r"), (2, "availability"), (3, "wipeouts")):
+                    axes[row][j].axhline(b[key], color=f"C{c}", ls="--", lw=0.8)
+        axes[0][j].set_title(f"N = {n} (dashed: no repair)", fontsize=9)
+        axes[3][j].set_xlabel("repair time (h)")
+        times = sorted({b["repair_s"] / 3600 for b in best if b["repair_s"] is not None})
+        for row in range(4):
+            axes[row][j].set_xscale("log")
+            axes[row][j].minorticks_off()
+            axes[row][j].set_xticks(times, [f"{t:g}" for t in times], fontsize=7)
+    for row, label in enumerate(("TTT/T0 at the best r", "best r", "availability", "wipe-outs per job")):
+        axes[row][0].set_ylabel(label)
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def save_repair_figure(result, path, *, force: bool = False) -> str:
+    """Write :func:`figure_repair` as a PNG to ``path`` (atomically; a file spare-mc did not write is kept unless
+    ``force``)."""
+    import os
+
+    path = os.fspath(path)
+    if not path.lower().endswith(".png"):
+        raise UsageValueError(f"the figure path must end in .png (the figure is a PNG), got {path!r}")
+    _check_figure_target(path, force)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    _save_png(figure_repair(result), path)
+    return path

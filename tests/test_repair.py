@@ -1,0 +1,68 @@
+"""The repair study: its table, the best-r changes, bad input, the command and the figure."""
+
+import json
+
+import pytest
+
+import spare_mc as sm
+from spare_mc.cli import main
+from spare_mc.repair import RepairResult, repair_study
+
+TINY = dict(repair_times=(60.0, 1e6), r_values={"rep": (2, 3), "spare": (2, 3)}, reps=3,
+            base={"n_steps": 200, "mtbf_s": 100.0}, workers=0)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return repair_study((24,), out_dir=str(tmp_path_factory.mktemp("rep")), **TINY)
+
+
+def test_every_point_and_best(tiny):
+    assert len(tiny.rows) == 2 * 3 * 2  # strategies x (none + 2 times) x r
+    assert len(tiny.best) == 2 * 3 and len(tiny.reductions) == 3
+    for b in tiny.best:
+        lo, hi = b["ttt_ci95"]
+        assert lo <= b["ttt_over_t0"] <= hi and b["r"] in b["near_optimal_r"]
+        cell = [x for x in tiny.rows if (x["strategy"], x["repair_s"]) == (b["strategy"], b["repair_s"])]
+        assert b["ttt_over_t0"] == min(x["ttt_over_t0"] for x in cell if x["capped"] == 0)
+    # a repair that never ends (1e6 s is beyond these jobs) is the model without repair: same traces, same numbers
+    for s in ("rep", "spare"):
+        for r in (2, 3):
+            none = [x for x in tiny.rows if (x["strategy"], x["r"], x["repair_s"]) == (s, r, None)][0]
+            never = [x for x in tiny.rows if (x["strategy"], x["r"], x["repair_s"]) == (s, r, 1e6)][0]
+            assert never["ttt_over_t0"] == none["ttt_over_t0"] and never["wipeouts"] == none["wipeouts"]
+    assert "SPARe's reduction over Rep" in tiny.table()
+
+
+def test_best_r_changes():
+    best = ({"strategy": "rep", "n_groups": 10, "repair_s": 100.0, "r": 2, "near_optimal_r": [2]},
+            {"strategy": "rep", "n_groups": 10, "repair_s": 1000.0, "r": 3, "near_optimal_r": [2, 3]},
+            {"strategy": "rep", "n_groups": 10, "repair_s": None, "r": 3, "near_optimal_r": [3]})
+    changes = RepairResult((), best, (), {}).best_r_changes()
+    assert changes == [{"strategy": "rep", "n_groups": 10, "from_repair_s": 100.0, "to_repair_s": 1000.0,
+                        "from_r": 2, "to_r": 3, "near_optimal_before": [2], "near_optimal_after": [2, 3]}]
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(repair_times=(0.0,)), "`repair_times` must be positive"),
+    (dict(base={"repair": "fixed"}), "`base` must not set 'repair'"),
+    (dict(repair="weekly"), "`repair` must be 'fixed' or 'lognormal'"),
+    (dict(reps=1), "`reps` must be >= 2"),
+])
+def test_bad_input(kw, match, tmp_path):
+    with pytest.raises(sm.UsageValueError, match=match):
+        repair_study((24,), out_dir=str(tmp_path), **{**TINY, **kw})
+
+
+def test_command_and_figure(tmp_path, capsys):
+    out = tmp_path / "rep"
+    argv = ["repair", "--n-groups", "24", "--repair-times", "60,600", "--reps", "2", "--n-steps", "150",
+            "--mtbf-s", "100", "--workers", "0", "--out-dir", str(out), "--law", "lognormal"]
+    assert main(argv + ["--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["settings"]["repair"] == "lognormal" and "best_r_changes" in d
+    assert (out / "repair.png").stat().st_size > 10_000 and (out / "repair.json").exists()
+    assert main(argv) == 0  # every dataset reused, its own result replaced
+    assert "best r changes" in capsys.readouterr().out
+    assert main(argv + ["--repair-s", "50"]) == 2
+    assert "`base` must not set 'repair_s'" in capsys.readouterr().err
