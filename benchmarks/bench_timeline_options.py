@@ -3,7 +3,8 @@
 On identical failure traces (paper setting, N = 600, jitter off): CKPT-only with and without the classical rules
 (immediate detection, restarts started again, a final checkpoint); CKPT-only, Rep+CKPT (r = 3) and SPARe+CKPT
 (r = 8) under the periodic checkpoint policy and the two dynamic ones (which check the period at every step
-boundary instead of jumping to the next due checkpoint). Also the cost of one exact step-model expectation
+boundary instead of jumping to the next due checkpoint); Rep+CKPT and SPARe+CKPT with repair (fixed 30 min,
+rejoining at the next step boundary) and without. Also the cost of one exact step-model expectation
 (:func:`spare_mc.exact_ttt.exact_step_ttt`). Ratios > 1 mean the option costs more.
 
 Usage: ``python benchmarks/bench_timeline_options.py [--json] [--reps 40] [--n-steps 10000]``
@@ -60,6 +61,15 @@ def main(argv=None) -> dict:
             row[f"{policy}_ratio"] = t / periodic
         out["dynamic_policies"][f"{strategy} r={r}"] = row
 
+    out["repair"] = {}
+    for strategy, r in (("rep", 3), ("spare", 8)):
+        cfg = TimelineConfig(strategy, 600, r=r, n_steps=args.n_steps, jitter_sd=0.0)
+        rng = np.random.default_rng(11)
+        traces = [make_trace(cfg, rng, 400_000) for _ in range(args.reps)]
+        a = _per_job(cfg, traces)
+        b = _per_job(dataclasses.replace(cfg, repair="fixed", repair_s=1800.0), traces)
+        out["repair"][f"{strategy} r={r}"] = {"without_ms": a * 1e3, "with_ms": b * 1e3, "ratio": b / a}
+
     exact = TimelineConfig("rep", 12, r=3, n_steps=200, compute_s=20.0, allreduce_s=5.0, mtbf_s=300.0, shape=1.0,
                            jitter_sd=0.0, restart_s=600.0, save_s=30.0, ckpt_period_s=900.0)
     t0 = time.perf_counter()
@@ -76,6 +86,9 @@ def main(argv=None) -> dict:
             print(f"{name:>10}: periodic {row['periodic_ms']:.2f} ms; hazard {row['hazard_ms']:.2f} ms "
                   f"(x{row['hazard_ratio']:.2f}); young_hazard {row['young_hazard_ms']:.2f} ms "
                   f"(x{row['young_hazard_ratio']:.2f})")
+        for name, row in out["repair"].items():
+            print(f"{name:>10}: repair off {row['without_ms']:.2f} ms; on (30 min) {row['with_ms']:.2f} ms "
+                  f"(x{row['ratio']:.2f})")
         e = out["exact_step_ttt"]
         print(f"exact_step_ttt ({e['setting']}): {e['seconds']:.2f} s, {e['configurations']} configurations, "
               f"{e['rollback_points']} rollback points")

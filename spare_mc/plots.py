@@ -1190,8 +1190,8 @@ def save_dynamic_figure(result, path, *, force: bool = False) -> str:
 
 def figure_repair(result):
     """Repair without a global restart: per ``N`` (columns), TTT/T0 at the best ``r`` with its 95% interval, the
-    best ``r``, availability and wipe-outs per job against the repair time (log scale), for Rep+CKPT and SPARe+CKPT;
-    today's model (no repair) as a dashed line."""
+    best ``r`` (dotted: the smallest near-optimal ``r``), availability and wipe-outs per job against the repair time
+    (log scale), for Rep+CKPT and SPARe+CKPT; today's model (no repair) as a dashed line."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -1216,6 +1216,7 @@ def figure_repair(result):
             hi = np.array([b["ttt_ci95"][1] for b in seq]) - y
             axes[0][j].errorbar(x, y, yerr=[lo, hi], marker="o", color=f"C{c}", capsize=2, label=names[s])
             axes[1][j].step(x, [b["r"] for b in seq], where="mid", marker="o", color=f"C{c}", label=names[s])
+            axes[1][j].plot(x, [min(b["near_optimal_r"]) for b in seq], ls=":", marker=".", color=f"C{c}")
             axes[2][j].plot(x, [b["availability"] for b in seq], marker="o", color=f"C{c}", label=names[s])
             axes[3][j].plot(x, [b["wipeouts"] for b in seq], marker="o", color=f"C{c}", label=names[s])
             if none:
@@ -1228,8 +1229,9 @@ def figure_repair(result):
         for row in range(4):
             axes[row][j].set_xscale("log")
             axes[row][j].minorticks_off()
-            axes[row][j].set_xticks(times, [f"{t:g}" for t in times], fontsize=7)
-    for row, label in enumerate(("TTT/T0 at the best r", "best r", "availability", "wipe-outs per job")):
+            axes[row][j].set_xticks(times, [f"{t:.2g}" for t in times], fontsize=7)
+    for row, label in enumerate(("TTT/T0 at the best r", "best r (dotted: smallest\nnear-optimal r)",
+                                 "availability", "wipe-outs per job")):
         axes[row][0].set_ylabel(label)
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()

@@ -26,7 +26,7 @@ __all__ = ["RepairResult", "repair_study", "DEFAULT_REPAIR_TIMES", "DEFAULT_R"]
 #: Repair times studied (s): 5 minutes to 12 hours.
 DEFAULT_REPAIR_TIMES = (300.0, 900.0, 1800.0, 3600.0, 7200.0, 14400.0, 43200.0)
 #: The redundancies studied per strategy.
-DEFAULT_R = {"rep": (2, 3, 4, 5), "spare": (2, 3, 4, 5, 6, 8, 10, 12, 16)}
+DEFAULT_R = {"rep": (2, 3, 4, 5), "spare": (2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32)}
 _FACTORS = (0.71, 1.0, 1.41)
 
 
