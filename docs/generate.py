@@ -340,6 +340,7 @@ def page_benchmarks() -> str:
     tl = _bench("bench_timeline.py")
     sw = _bench("bench_sweep.py")
     se = _bench("bench_sensitivity.py")
+    op = _bench("bench_timeline_options.py")
     out = ["## Wipe-out kernels (`python benchmarks/bench_wipeout.py`)\n",
            f"Cyclic unit stride, N = {w['n_groups']}, r = {w['r']}, {w['failures_per_trial']:.0f} failures per "
            "replication, against the raw bounded random draw the kernel consumes.\n",
@@ -386,7 +387,20 @@ def page_benchmarks() -> str:
            f"{se['wall_s_1_worker_2_variants']:.1f} s: speed-up {se['speedup_2_vs_1_worker']:.2f} on 2 workers "
            f"(parallel efficiency {se['parallel_efficiency']:.0%}). One timeline job costs "
            + ", ".join(f"{k.replace('_', ' ')} {v:.1f} ms" for k, v in se["job_cpu_ms"].items())
-           + " of CPU; the study is dominated by SPARe's large-r screen points.", ""]
+           + " of CPU; the study is dominated by SPARe's large-r screen points.", "",
+           "## The timeline's newer options (`python benchmarks/bench_timeline_options.py`)\n",
+           f"Cost per job on the same traces, N = 600, {op['n_steps']} steps, jitter off ({op['reps']} jobs each; the "
+           "runs differ between settings, so part of a ratio is a different job, not a different cost per event).\n",
+           "| setting | without | with | ratio |", "|---|---|---|---|",
+           f"| classical rules (CKPT-only) | {op['classical_rules']['without_ms']:.2f} ms | "
+           f"{op['classical_rules']['with_ms']:.2f} ms | {op['classical_rules']['ratio']:.2f} |",
+           *[f"| {pol} checkpoint policy, {k} | {row['periodic_ms']:.2f} ms | {row[pol + '_ms']:.2f} ms | "
+             f"{row[pol + '_ratio']:.2f} |" for k, row in op["dynamic_policies"].items()
+             for pol in ("hazard", "young_hazard")],
+           *[f"| repair (fixed 30 min), {k} | {row['without_ms']:.2f} ms | {row['with_ms']:.2f} ms | "
+             f"{row['ratio']:.2f} |" for k, row in op["repair"].items()],
+           "", f"One exact step-model expectation ({op['exact_step_ttt']['setting']}): "
+           f"{op['exact_step_ttt']['seconds']:.2f} s.", ""]
     return _header("Benchmarks", "python docs/generate.py benchmarks", time.perf_counter() - t0) + "\n".join(out)
 
 

@@ -5,7 +5,8 @@ The question: when failed groups come back after a repair time instead of waitin
 time does each one's best redundancy ``r`` change?
 
 The study: per strategy and ``N``, one sweep over ``r x ckpt_period_factor`` with one variant per repair time (and
-``none``, today's model), ``reps`` replications on common failure traces. For each variant the best ``(r, f)`` by
+``none``, today's model), ``reps`` replications on common failure traces (an ``r`` above ``N`` is skipped at that
+``N`` and listed in the settings). For each variant the best ``(r, f)`` by
 mean TTT/T0 among the points with no capped run, with the ``r`` whose best interval overlaps it (near-optimal);
 TTT/T0, availability and wipe-outs per job at every ``r``; and SPARe's reduction over Rep at their best ``r``.
 """
@@ -107,8 +108,11 @@ def _check(n_values, repair_times, r_values, reps, repair, base):
             raise UsageValueError(f"`base` must not set {name!r}: the study sets it")
     for s, rs in r_values.items():
         for n in n_values:
+            if rs and not any(r <= n for r in rs):
+                raise UsageValueError(f"`r_values` of {s} has no r <= N = {n}: {list(rs)}")
             for r in rs:
-                TimelineConfig(s, n, r=r, repair=repair, repair_s=repair_times[0], **applicable(base, s))
+                if r <= n:  # an r above N is skipped at that N (listed in the settings)
+                    TimelineConfig(s, n, r=r, repair=repair, repair_s=repair_times[0], **applicable(base, s))
     return n_values, repair_times, r_values, reps, base
 
 
@@ -127,12 +131,15 @@ def repair_study(n_values=(200, 600, 1000), *, repair_times=DEFAULT_REPAIR_TIMES
     n_values, repair_times, r_values, reps, base = _check(n_values, repair_times, r_values, reps, repair, base)
     variants = {"none": {}, **{f"t{t:g}": {"repair": repair, "repair_s": t} for t in repair_times}}
     tq = float(stats.t.ppf(0.975, reps - 1))
-    rows, best, paths = [], [], []
-    for s, rs in r_values.items():
-        if not rs:
+    rows, best, paths, skipped = [], [], [], {}
+    for s, rs_all in r_values.items():
+        if not rs_all:
             continue
         base_s = applicable(base, s)
         for n in n_values:
+            rs = tuple(r for r in rs_all if r <= n)
+            if len(rs) < len(rs_all):
+                skipped[f"{s}-N{n}"] = [r for r in rs_all if r > n]
             spec = SweepSpec(f"repair-{s}-N{n}", "ttt", {"r": list(rs), "ckpt_period_factor": list(_FACTORS)},
                              reps, reps, rng, {"strategy": s, "n_groups": n, **base_s},
                              variants={k: applicable(v, s) for k, v in variants.items()})
@@ -177,5 +184,5 @@ def repair_study(n_values=(200, 600, 1000), *, repair_times=DEFAULT_REPAIR_TIMES
                                    "reduction": 1 - pair["spare"]["ttt_over_t0"] / pair["rep"]["ttt_over_t0"]})
     settings = {"n_values": list(n_values), "repair_times": list(repair_times), "repair": repair,
                 "r_values": {s: list(r) for s, r in r_values.items()}, "factors": list(_FACTORS), "reps": reps,
-                "seed": rng, "base": base, "datasets": paths}
+                "seed": rng, "base": base, "datasets": paths, "skipped_r_above_n": skipped}
     return RepairResult(tuple(rows), tuple(best), tuple(reductions), settings)

@@ -46,6 +46,7 @@ def test_subcombinations_split_by_strategy():
     assert all("rep_masked_cost" not in labels for labels, _ in spare.values())
 
 
+@pytest.mark.slow  # the search behind it takes about a minute: run by .ci/run's slow tier
 def test_a_table_made_by_a_known_combination_is_recovered_exactly(recovered):
     res, table, over = recovered
     names = [c["overrides"] for c in res.equivalence_set]
@@ -63,6 +64,7 @@ def test_a_table_made_by_a_known_combination_is_recovered_exactly(recovered):
     assert p["members"] == len(res.equivalence_set[:8]) and p["reduction_min"] <= p["reduction_max"]
 
 
+@pytest.mark.slow
 def test_shared_options_agree_in_every_full_combination(recovered):
     res, _, _ = recovered
     assert res.combinations

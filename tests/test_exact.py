@@ -40,7 +40,8 @@ def test_subset_law_equals_order_enumeration(layout):
         assert by_orders.get(t, Fraction(0)) == surv[t - 1] - surv[t]
 
 
-FLOAT_CASES = [(layout, n, r) for layout in ("cyclic", "block", "random")
+FLOAT_CASES = [pytest.param(layout, n, r, marks=[pytest.mark.slow] if n * r >= 12_000 else [])
+               for layout in ("cyclic", "block", "random")
                for n, r in [(60, 2), (120, 3), (240, 6), (300, 5), (600, 20), (400, 8)]
                if layout != "block" or n % r == 0]
 

@@ -260,7 +260,7 @@ JUNK = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("mode", ["garbage", "silent"])
+@pytest.mark.parametrize("mode", [pytest.param("garbage", marks=pytest.mark.slow), "silent"])
 def test_a_port_that_is_not_a_dask_scheduler_fails_fast_in_one_line(tmp_path, mode):
     (tmp_path / "junk.py").write_text(JUNK)
     (tmp_path / "spec.toml").write_text(SPEC)

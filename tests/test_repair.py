@@ -61,6 +61,7 @@ def test_command_and_figure(tmp_path, capsys):
     assert main(argv + ["--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["settings"]["repair"] == "lognormal" and "best_r_changes" in d
+    assert d["settings"]["skipped_r_above_n"] == {"spare-N24": [32]}  # the default r range, at N = 24
     assert (out / "repair.png").stat().st_size > 10_000 and (out / "repair.json").exists()
     assert main(argv) == 0  # every dataset reused, its own result replaced
     assert "best r changes" in capsys.readouterr().out

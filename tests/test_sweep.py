@@ -142,6 +142,7 @@ def test_real_scheduler_gives_the_identical_dataset(tmp_path, serial, real_clust
     assert _data(open_dataset(tmp_path / "remote.nc")).identical(_data(ds0))
 
 
+@pytest.mark.slow  # a real cluster and a killed worker: about 25 s, in .ci/run's slow tier
 def test_killed_worker_is_survived(tmp_path, real_cluster):
     address, workers = real_cluster
     (tmp_path / "spec.toml").write_text(SLOW_SPEC)
@@ -160,7 +161,8 @@ def test_killed_worker_is_survived(tmp_path, real_cluster):
     assert _data(open_dataset(tmp_path / "remote.nc")).identical(_data(ref))
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "killed"])
+@pytest.mark.parametrize("sig", [pytest.param(signal.SIGINT, id="ctrl-c"),
+                                 pytest.param(signal.SIGKILL, id="killed", marks=pytest.mark.slow)])
 def test_interrupted_sweep_resumes_to_the_identical_dataset(tmp_path, sig):
     (tmp_path / "spec.toml").write_text(SLOW_SPEC)
     out = tmp_path / "resumed.nc"

@@ -87,3 +87,17 @@ n_gpus = 1920
     tested = [r for r in res.rows if r.reference is not None]
     assert len(tested) == 4 and all(r.consistent for r in tested)
     assert all("T counts events" in r.reason for r in res.rows if r.point["variant"] == "rack")
+
+
+def test_experiment_specs_are_valid():
+    """Every sweep spec under experiments/ parses and every one of its points is a valid setting."""
+    import pathlib
+
+    from spare_mc.sweep import SweepSpec
+
+    specs = sorted((pathlib.Path(__file__).resolve().parents[1] / "experiments").glob("*.toml"))
+    assert specs
+    for path in specs:
+        spec = SweepSpec.from_toml(path.read_text())
+        spec.check_points()
+        assert spec.n_points > 0, path
