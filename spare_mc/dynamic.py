@@ -44,7 +44,7 @@ __all__ = ["DynamicRow", "DynamicResult", "dynamic_study", "DEFAULT_R", "DEFAULT
 DEFAULT_R = {"ckpt": (1,), "rep": (2, 3, 4), "spare": (2, 3, 4, 6, 8, 10)}
 #: Period factors screened for every policy (wider below 1 than the optimiser's: CKPT-only's best periodic period
 #: is well below the availability optimum T_c* when the restart is long).
-DEFAULT_FACTORS = (0.25, 0.35, 0.5, 0.71, 1.0, 1.41, 2.0)
+DEFAULT_FACTORS = (0.125, 0.18, 0.25, 0.35, 0.5, 0.71, 1.0, 1.41, 2.0, 2.83)
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,8 @@ class DynamicRow:
 
     ``delta`` is ``mean(TTT/T0, dynamic) - mean(TTT/T0, periodic)`` with its 95% Student-t interval
     ``delta_ci``; ``rel``/``rel_ci`` the relative change ``mean(dyn)/mean(per) - 1`` (delta method); ``p`` and
-    ``p_holm`` (Holm over every cell of the policy); ``capped`` the confirmation runs of either that hit the cap.
+    ``p_holm`` (Holm over every cell of the policy); ``capped`` the confirmation runs of either that hit the cap;
+    ``at_edge`` whether either chosen factor is the smallest or largest screened (the optimum may lie beyond it).
     """
 
     strategy: str
@@ -74,6 +75,7 @@ class DynamicRow:
     reps: int
     capped: int
     identical: bool
+    at_edge: bool = False
 
     def to_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
@@ -124,7 +126,8 @@ class DynamicResult:
             lines.append(f"{x.strategy:<8} {x.n_groups:>5} {x.r:>3} {x.shape:>5g} {x.policy:<13} {x.factor:>5g} "
                          f"{x.periodic_factor:>5g} {x.periodic_ttt:>10.3f} {x.ttt:>8.3f} {100 * x.rel:>+7.2f}% "
                          f"[{100 * lo:+6.2f}, {100 * hi:+6.2f}]% {x.p_holm:>8.2g}"
-                         + ("  identical runs" if x.identical else "") + (f"  {x.capped} capped" if x.capped else ""))
+                         + ("  identical runs" if x.identical else "") + (f"  {x.capped} capped" if x.capped else "")
+                         + ("  factor at the edge of the grid" if x.at_edge else ""))
         lines += ["", "best r per strategy (TTT/T0) and SPARe's reduction over Rep:"]
         for d in self.best():
             parts = [f"{s} r={d[s]['r']} {d[s]['ttt_over_t0']:.3f}" for s in ("ckpt", "rep", "spare") if s in d]
@@ -263,7 +266,9 @@ def dynamic_study(n_values=(200, 600, 1000), *, shapes=(0.5, 0.78, 1.0), policie
                                          periodic_factor=chosen[f"periodic|r{r}|k{k:g}"]["ckpt_period_factor"],
                                          ttt=float(dv.mean()), periodic_ttt=float(pv.mean()), delta=mean,
                                          delta_ci=ci, rel=rel, rel_ci=rci, p=pval, reps=int(dv.size),
-                                         capped=capped, identical=bool(np.array_equal(dv, pv))))
+                                         capped=capped, identical=bool(np.array_equal(dv, pv)),
+                                         at_edge=any(chosen[f"{v}|r{r}|k{k:g}"]["ckpt_period_factor"]
+                                                     in (min(factors), max(factors)) for v in ("periodic", pol))))
     for pol in policies:  # Holm over every cell of one policy
         idx = [i for i, x in enumerate(rows) if x["policy"] == pol]
         for i, ph in zip(idx, holm([rows[i]["p"] for i in idx])):

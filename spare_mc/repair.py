@@ -27,8 +27,8 @@ __all__ = ["RepairResult", "repair_study", "DEFAULT_REPAIR_TIMES", "DEFAULT_R"]
 #: Repair times studied (s): 5 minutes to 12 hours.
 DEFAULT_REPAIR_TIMES = (300.0, 900.0, 1800.0, 3600.0, 7200.0, 14400.0, 43200.0)
 #: The redundancies studied per strategy.
-DEFAULT_R = {"rep": (2, 3, 4, 5), "spare": (2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32)}
-_FACTORS = (0.71, 1.0, 1.41)
+DEFAULT_R = {"rep": (2, 3, 4, 5), "spare": (2, 3, 4, 5, 6, 8, 10, 12, 16, 24)}
+_FACTORS = (0.5, 0.71, 1.0, 1.41, 2.0, 2.83, 4.0)
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,8 @@ class RepairResult:
             rt = "none" if b["repair_s"] is None else f"{b['repair_s']:g} s"
             lines.append(f"{b['strategy']:<8} {b['n_groups']:>5} {rt:>8} {b['r']:>6} {b['ttt_over_t0']:>8.3f} "
                          f"[{lo:.3f}, {hi:.3f}] {b['availability']:>7.3f} {b['wipeouts']:>8.2f} "
-                         f"{b['near_optimal_r']}")
+                         f"{b['near_optimal_r']}" + ("  (period factor at the edge of the grid)"
+                                                     if b["factor_at_edge"] else ""))
         if self.reductions:
             lines += ["", "SPARe's reduction over Rep at their best r:"]
             for x in self.reductions:
@@ -165,7 +166,8 @@ def repair_study(n_values=(200, 600, 1000), *, repair_times=DEFAULT_REPAIR_TIMES
                            "ttt_ci95": [float(mean[j] - tq * se), float(mean[j] + tq * se)],
                            "availability": float(pick["availability"].mean()),
                            "wipeouts": float(pick["wipeouts"].mean()),
-                           "capped": int((pick["finished"].values != 1).sum()), "se": se}
+                           "capped": int((pick["finished"].values != 1).sum()), "se": se,
+                           "factor_at_edge": j in (0, len(_FACTORS) - 1)}
                     cell.append(row)
                 rows.extend(cell)
                 ok = [c for c in cell if c["capped"] == 0] or cell

@@ -56,12 +56,12 @@ def test_bad_input(kw, match, tmp_path):
 
 def test_command_and_figure(tmp_path, capsys):
     out = tmp_path / "rep"
-    argv = ["repair", "--n-groups", "24", "--repair-times", "60,600", "--reps", "2", "--n-steps", "150",
+    argv = ["repair", "--n-groups", "20", "--repair-times", "60,600", "--reps", "2", "--n-steps", "150",
             "--mtbf-s", "100", "--workers", "0", "--out-dir", str(out), "--law", "lognormal"]
     assert main(argv + ["--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["settings"]["repair"] == "lognormal" and "best_r_changes" in d
-    assert d["settings"]["skipped_r_above_n"] == {"spare-N24": [32]}  # the default r range, at N = 24
+    assert d["settings"]["skipped_r_above_n"] == {"spare-N20": [24]}  # the default r range, at N = 20
     assert (out / "repair.png").stat().st_size > 10_000 and (out / "repair.json").exists()
     assert main(argv) == 0  # every dataset reused, its own result replaced
     assert "best r changes" in capsys.readouterr().out
