@@ -88,10 +88,17 @@ def test_beyond_notebook_runs_on_small_data(tmp_path):
                         factors=(0.5, 1.0), screen_reps=2, confirm_reps=4, base={"n_steps": 200, "mtbf_s": 200.0},
                         out_dir=str(tmp_path), workers=0)
     write_json(res.to_dict(), tmp_path / "dynamic.json")
+    from spare_mc.repair import repair_study
+
+    rep = repair_study((24,), repair_times=(60.0,), r_values={"rep": (2,), "spare": (2,)}, reps=2,
+                       base={"n_steps": 100, "mtbf_s": 100.0}, out_dir=str(tmp_path / "repair"), workers=0)
+    write_json(rep.to_dict(), tmp_path / "repair" / "repair.json")
     os.environ["SPARE_MC_NB_REPS"] = "40"
+    os.environ["SPARE_MC_REPAIR"] = str(tmp_path / "repair")
     try:
         text, images = _execute(BEYOND, "SPARE_MC_DYNAMIC", tmp_path)
     finally:
-        del os.environ["SPARE_MC_NB_REPS"]
+        del os.environ["SPARE_MC_NB_REPS"], os.environ["SPARE_MC_REPAIR"]
     assert "exact optimum" in text and "rollback points" in text and "SPARe's reduction over Rep" in text
-    assert images >= 1
+    assert "best r changes" in text
+    assert images >= 2
