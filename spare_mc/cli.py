@@ -671,27 +671,12 @@ def run_sensitivity(args) -> dict:
         variants = tuple(known[x] for x in names)
     if args.seed < 0:
         raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
-    out_dir = args.out_dir or os.path.join("data", "sensitivity")
-    figure = None if (args.figure or "").lower() == "none" else args.figure or os.path.join(out_dir,
-                                                                                         "sensitivity.png")
-    if args.workers is not None and args.workers < 0:
-        raise UsageValueError(f"`--workers` must be >= 0, got {args.workers}")
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise UsageValueError(f"`--out-dir` {out_dir} exists and is not a folder")
-    if figure is not None:  # refuse a foreign file, or one of this run's other outputs, before any work
-        from .plots import _check_figure_target
-
-        if not figure.lower().endswith(".png"):
-            raise UsageValueError(f"`--figure` must end in .png (the figure is a PNG), got {figure!r}")
-        _check_figure_target(figure, args.force)
+    # refuse a foreign file, or one of this run's other outputs, before any work
+    out_dir, figure, result = _study_targets(args, "sensitivity", ("variants", "baseline"), "sensitivity result")
     r_ranges = _r_ranges(args)
     kw = dict(variants=variants, reps=args.reps, pilot_reps=args.pilot_reps, base=base, r_ranges=r_ranges)
     check_sensitivity_inputs(n_values, target_pp=args.target_pp, max_confirm_reps=args.max_confirm_reps,
                              rng=args.seed, **kw)  # every rule before the timed jobs of the estimate
-    result = os.path.join(out_dir, "sensitivity.json")
-    check_own_json(result, args.force, ("variants", "baseline"), "sensitivity result")
-    if figure is not None and os.path.abspath(figure) == os.path.abspath(result):
-        raise UsageValueError(f"`--figure` {figure} is this run's result file; choose another path")
     cost = estimate_cost(n_values, workers=args.workers, **kw)
     _say(f"spare-mc sensitivity: {len(variants)} variants at N = {', '.join(map(str, n_values))}; expected time "
          f"about {cost['expected_s'] / 60:.1f} min on {cost['workers']} worker(s) (a rough estimate from timed jobs)")
@@ -711,10 +696,34 @@ def run_sensitivity(args) -> dict:
     return d
 
 
+def _study_targets(args, name, keys, what):
+    """A study's outputs, checked before any work: ``(out_dir, figure or None, result)`` -- the folder
+    (``--out-dir``, default ``data/<name>``; not a file), the PNG figure (``--figure``, default
+    ``<out-dir>/<name>.png``, ``none`` to skip; a file spare-mc did not write is refused without ``--force``) and
+    the JSON result ``<out-dir>/<name>.json`` (the same rule, its keys ``keys``); ``--workers`` must be >= 0."""
+    from .plots import _check_figure_target
+
+    if args.workers is not None and args.workers < 0:
+        raise UsageValueError(f"`--workers` must be >= 0, got {args.workers}")
+    out_dir = args.out_dir or os.path.join("data", name)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageValueError(f"`--out-dir` {out_dir} exists and is not a folder")
+    figure = None if (args.figure or "").lower() == "none" else args.figure or os.path.join(out_dir, f"{name}.png")
+    if figure is not None:
+        if not figure.lower().endswith(".png"):
+            raise UsageValueError(f"`--figure` must end in .png (the figure is a PNG), got {figure!r}")
+        _check_figure_target(figure, args.force)
+    result = os.path.join(out_dir, f"{name}.json")
+    check_own_json(result, args.force, keys, what)
+    if figure is not None and os.path.abspath(figure) == os.path.abspath(result):
+        raise UsageValueError(f"`--figure` {figure} is this run's result file; choose another path")
+    return out_dir, figure, result
+
+
 def run_dynamic(args) -> dict:
     """The ``dynamic`` command: :func:`spare_mc.dynamic.dynamic_study`."""
     from .dynamic import dynamic_study
-    from .plots import _check_figure_target, save_dynamic_figure
+    from .plots import save_dynamic_figure
     from .storage import write_json
 
     def floats(text, flag):
@@ -734,18 +743,7 @@ def run_dynamic(args) -> dict:
         base = {"n_steps": 2000, **base}
     if args.seed < 0:
         raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
-    if args.workers is not None and args.workers < 0:
-        raise UsageValueError(f"`--workers` must be >= 0, got {args.workers}")
-    out_dir = args.out_dir or os.path.join("data", "dynamic")
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise UsageValueError(f"`--out-dir` {out_dir} exists and is not a folder")
-    figure = None if (args.figure or "").lower() == "none" else args.figure or os.path.join(out_dir, "dynamic.png")
-    if figure is not None:
-        if not figure.lower().endswith(".png"):
-            raise UsageValueError(f"`--figure` must end in .png (the figure is a PNG), got {figure!r}")
-        _check_figure_target(figure, args.force)
-    result = os.path.join(out_dir, "dynamic.json")
-    check_own_json(result, args.force, ("rows", "settings"), "dynamic-checkpointing result")
+    out_dir, figure, result = _study_targets(args, "dynamic", ("rows", "settings"), "dynamic-checkpointing result")
     log = (lambda msg: _say(f"... {msg}")) if not args.json else None
     res = dynamic_study(n_values, shapes=shapes, policies=policies, rng=args.seed, base=base, out_dir=out_dir,
                         scheduler=args.scheduler, workers=args.workers, force=args.force, progress=log, **kw)
@@ -760,7 +758,7 @@ def run_dynamic(args) -> dict:
 
 def run_repair(args) -> dict:
     """The ``repair`` command: :func:`spare_mc.repair.repair_study`."""
-    from .plots import _check_figure_target, save_repair_figure
+    from .plots import save_repair_figure
     from .repair import repair_study
     from .storage import write_json
 
@@ -775,18 +773,7 @@ def run_repair(args) -> dict:
         n_values, times, reps = (200,), (600.0, 3600.0, 14400.0), min(reps, 6)
         base = {"n_steps": 2000, **base}
     _check_reps_and_seed(reps, "--reps", args.seed)
-    if args.workers is not None and args.workers < 0:
-        raise UsageValueError(f"`--workers` must be >= 0, got {args.workers}")
-    out_dir = args.out_dir or os.path.join("data", "repair")
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise UsageValueError(f"`--out-dir` {out_dir} exists and is not a folder")
-    figure = None if (args.figure or "").lower() == "none" else args.figure or os.path.join(out_dir, "repair.png")
-    if figure is not None:
-        if not figure.lower().endswith(".png"):
-            raise UsageValueError(f"`--figure` must end in .png (the figure is a PNG), got {figure!r}")
-        _check_figure_target(figure, args.force)
-    result = os.path.join(out_dir, "repair.json")
-    check_own_json(result, args.force, ("rows", "best", "settings"), "repair result")
+    out_dir, figure, result = _study_targets(args, "repair", ("rows", "best", "settings"), "repair result")
     log = (lambda msg: _say(f"... {msg}")) if not args.json else None
     res = repair_study(n_values, repair_times=times, reps=reps, repair=args.law, rng=args.seed, base=base,
                        out_dir=out_dir, scheduler=args.scheduler, workers=args.workers, force=args.force,

@@ -1108,9 +1108,9 @@ def figure_sensitivity(result):
     return fig
 
 
-def save_sensitivity_figure(result, path, *, force: bool = False) -> str:
-    """Write :func:`figure_sensitivity` as a PNG to ``path`` (atomically; a file spare-mc did not write is kept
-    unless ``force``)."""
+def _save_study_figure(draw, result, path, force: bool) -> str:
+    """Write ``draw(result)`` as a PNG to ``path`` (atomically; a file spare-mc did not write is kept unless
+    ``force``): the figure of a study (sensitivity, dynamic checkpointing, repair). Returns the path."""
     import os
 
     path = os.fspath(path)
@@ -1118,8 +1118,13 @@ def save_sensitivity_figure(result, path, *, force: bool = False) -> str:
         raise UsageValueError(f"the figure path must end in .png (the figure is a PNG), got {path!r}")
     _check_figure_target(path, force)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    _save_png(figure_sensitivity(result), path)
+    _save_png(draw(result), path)
     return path
+
+
+def save_sensitivity_figure(result, path, *, force: bool = False) -> str:
+    """Write :func:`figure_sensitivity` as a PNG to ``path`` (:func:`_save_study_figure`)."""
+    return _save_study_figure(figure_sensitivity, result, path, force)
 
 
 def figure_dynamic(result):
@@ -1175,17 +1180,8 @@ def figure_dynamic(result):
 
 
 def save_dynamic_figure(result, path, *, force: bool = False) -> str:
-    """Write :func:`figure_dynamic` as a PNG to ``path`` (atomically; a file spare-mc did not write is kept unless
-    ``force``)."""
-    import os
-
-    path = os.fspath(path)
-    if not path.lower().endswith(".png"):
-        raise UsageValueError(f"the figure path must end in .png (the figure is a PNG), got {path!r}")
-    _check_figure_target(path, force)
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    _save_png(figure_dynamic(result), path)
-    return path
+    """Write :func:`figure_dynamic` as a PNG to ``path`` (:func:`_save_study_figure`)."""
+    return _save_study_figure(figure_dynamic, result, path, force)
 
 
 def figure_repair(result):
@@ -1239,14 +1235,5 @@ def figure_repair(result):
 
 
 def save_repair_figure(result, path, *, force: bool = False) -> str:
-    """Write :func:`figure_repair` as a PNG to ``path`` (atomically; a file spare-mc did not write is kept unless
-    ``force``)."""
-    import os
-
-    path = os.fspath(path)
-    if not path.lower().endswith(".png"):
-        raise UsageValueError(f"the figure path must end in .png (the figure is a PNG), got {path!r}")
-    _check_figure_target(path, force)
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    _save_png(figure_repair(result), path)
-    return path
+    """Write :func:`figure_repair` as a PNG to ``path`` (:func:`_save_study_figure`)."""
+    return _save_study_figure(figure_repair, result, path, force)
