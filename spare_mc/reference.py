@@ -647,9 +647,10 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None)
                 fleet.kill_event = None
             return bool(fleet.pending) and (env.now < start + length or env.now == start)
 
-        def announce(end):
-            """Repaired groups will rejoin at ``end``: failures at that instant wait for them."""
-            if repairing and st.done < cfg.n_steps and ready and min(ready.values()) <= end:
+        def announce(end, done):
+            """Repaired groups will rejoin at ``end``, when ``done`` steps are done (none once every step is):
+            failures at that instant wait for them."""
+            if repairing and done < cfg.n_steps and ready and min(ready.values()) <= end:
                 fleet.rejoin_at = end
 
         def rejoin():
@@ -737,10 +738,8 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None)
                     for g in newly:
                         ready[g] = env.now + repair_time()
                 a = dur(ar)
-                if cfg.rejoin == "step":
-                    st.done += 1  # (the step in progress is the one that would complete)
-                    announce(env.now + extra_rc + extra_patch + a)
-                    st.done -= 1
+                if cfg.rejoin == "step":  # at the end of the step in progress
+                    announce(env.now + extra_rc + extra_patch + a, st.done + 1)
                 yield env.timeout(extra_rc + extra_patch + a)
                 if fleet.trace_out:
                     result["status"] = "trace"
@@ -779,7 +778,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None)
                         continue
                 else:
                     if repairing and cfg.rejoin == "checkpoint":
-                        announce(start + k)
+                        announce(start + k, st.done)
                     yield env.timeout(k)
                 tot["checkpoint"] += k
                 tot["checkpoints"] += 1

@@ -363,6 +363,17 @@ def _random_units(rng, n, kind):
     return dict(failures=fail, topology=topo, **own)
 
 
+def _long_enough_trace(cfg, rng):
+    """A failure trace the job does not run out of: 50,000 draws, then 4 times more until it suffices (each try
+    from a fresh seed drawn from ``rng``)."""
+    length = 50_000
+    while True:
+        trace = make_trace(cfg, np.random.default_rng(rng.integers(2**32)), length)
+        if STATUS[_run(cfg, trace)[TK.R_STATUS]] != "trace":
+            return trace
+        length *= 4
+
+
 def _random_config(rng, strategy, source):
     """A random setting with a random value of every kernel option (those of another strategy are ignored)."""
     if strategy == "rep":
@@ -402,13 +413,7 @@ def test_kernel_equals_twin_under_random_options(strategy, source):
     seen = set()
     for _ in range(25):
         cfg = _random_config(rng, strategy, source)
-        length = 50_000
-        while True:
-            trace = make_trace(cfg, np.random.default_rng(rng.integers(2**32)), length)
-            if STATUS[_run(cfg, trace)[TK.R_STATUS]] != "trace":
-                break
-            length *= 4
-        got = _agree(cfg, trace)
+        got = _agree(cfg, _long_enough_trace(cfg, rng))
         seen.add(("capped", got["ttt"] > cfg.cap_s * US))
         seen.add(("stay_dead wipe-out", cfg.restart_failures == "stay_dead" and got["wipeouts"] > 0))
         seen.add(("lost checkpoint", got["checkpoints_lost"] > 0))
@@ -548,13 +553,7 @@ def test_kernel_equals_twin_under_the_classical_rules(strategy, source):
         if extra["final_checkpoint"] and extra.get("detection", "allreduce") == "allreduce":
             extra["ckpt_failure"] = "completes"
         cfg = dataclasses.replace(cfg, **extra)
-        length = 50_000
-        while True:
-            trace = make_trace(cfg, np.random.default_rng(rng.integers(2**32)), length)
-            if STATUS[_run(cfg, trace)[TK.R_STATUS]] != "trace":
-                break
-            length *= 4
-        got = _agree(cfg, trace)
+        got = _agree(cfg, _long_enough_trace(cfg, rng))
         seen.add(("restart again", cfg.restart_failures == "restart_again" and got["absorbed"] > 0))
         seen.add(("immediate wipe-out", cfg.detection == "immediate" and got["wipeouts"] > 0))
         seen.add(("final", cfg.final_checkpoint and got["ttt"] <= cfg.cap_s * US))
@@ -577,13 +576,7 @@ def test_kernel_equals_twin_under_dynamic_policies(strategy):
         if rng.random() < 0.3:
             kw["restart_failures"] = "restart_again"
         cfg = dataclasses.replace(cfg, **kw)
-        length = 50_000
-        while True:
-            trace = make_trace(cfg, np.random.default_rng(rng.integers(2**32)), length)
-            if STATUS[_run(cfg, trace)[TK.R_STATUS]] != "trace":
-                break
-            length *= 4
-        got = _agree(cfg, trace)
+        got = _agree(cfg, _long_enough_trace(cfg, rng))
         seen.add(("checkpoints", got["checkpoints"] > 0))
         seen.add(("masked", strategy != "ckpt" and got["detections"] > got["wipeouts"]))
     assert ("checkpoints", True) in seen
