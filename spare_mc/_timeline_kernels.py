@@ -184,8 +184,8 @@ STATUS_OK, STATUS_CAPPED, STATUS_TRACE = 0, 1, 2
  P_RECTLR_US, P_CAP_US, P_SOURCE, P_LIVE_SCALING, P_KEEP_AGES, P_N_GROUP_UNITS, P_REP_COMP_US, P_REP_COST,
  P_RESYNC_US, P_MASKED_DETECT_US, P_PATCH_COST, P_STAY_DEAD, P_CKPT_EVERY, P_CKPT_LOST, P_REP_LAYERS,
  P_DETECT_IMMEDIATE, P_RESTART_AGAIN, P_FINAL_CKPT, P_CKPT_POLICY, P_REPAIR, P_REPAIR_US, P_REJOIN_CKPT,
- P_REJOIN_US) = range(33)
-N_P = 33
+ P_REJOIN_US, P_UNIT_RACE, P_N_UNITS) = range(35)
+N_P = 35
 #: ``P[P_REPAIR]``: failed groups are not repaired (they come back at the next global restart), or repaired after a
 #: fixed or a lognormal time and brought back without a restart
 REPAIR_NONE, REPAIR_FIXED, REPAIR_LOGNORMAL = 0, 1, 2
@@ -197,8 +197,11 @@ REP_SHRINK, REP_REDO_STEP, REP_RESYNC = 0, 1, 2
 PATCH_PER_SHARD, PATCH_NONE, PATCH_WHOLE_STEP = 0, 1, 2
 #: the jitter; the dynamic policies' constants: the system process's Weibull scale in wall seconds for the full
 #: system (``lambda = m / Gamma(1 + 1/k)``), its shape, the period factor, ``T_s`` and ``T_r`` in seconds
-PF_JITTER_SD, PF_LAM_S, PF_SHAPE, PF_FACTOR, PF_SAVE_S, PF_RESTART_S, PF_REPAIR_MU, PF_REPAIR_SIGMA = range(8)
-N_PF = 8
+#: the race of renewed unit clocks (``P_UNIT_RACE``): the hazard rate of a group unit and of a domain unit in the
+#: clock ``sigma = (t - t0)^k`` (``scale^-k``, microseconds^-k), and ``1 / k``
+(PF_JITTER_SD, PF_LAM_S, PF_SHAPE, PF_FACTOR, PF_SAVE_S, PF_RESTART_S, PF_REPAIR_MU, PF_REPAIR_SIGMA, PF_RATE_G,
+ PF_RATE_D, PF_INV_K) = range(11)
+N_PF = 11
 # the job
 J_T, J_STEPS_DONE, J_CKPT_STEPS, J_CKPT_DUE, J_S, J_STATUS, J_CKPT_DUE_STEP, J_C_NOM, J_LAST_CK, J_N_KNOWN, \
     J_N_CRIT, J_NEXT_READY = range(12)
@@ -208,10 +211,17 @@ W_USEFUL, W_REDUNDANT, W_PATCH, W_ALLREDUCE, W_RECTLR = range(5)
 N_W = 5
 assert (R_USEFUL, R_REDUNDANT, R_PATCH, R_ALLREDUCE, R_RECTLR) == tuple(R_USEFUL + w for w in range(N_W))
 # the failure source: its scalars and the rows of its group block
-Q_N_UP, Q_N_PEND, Q_IA, Q_REM, Q_T_REF, Q_IL, Q_T_LAST = range(7)
-N_Q = 7
+Q_N_UP, Q_N_PEND, Q_IA, Q_REM, Q_T_REF, Q_IL, Q_T_LAST, Q_T0, Q_M0, Q_M1, Q_T_NEXT = range(11)
+N_Q = 11
 GB_TREE, GB_UP, GB_PEND, GB_CRIT, GB_TCRIT, GB_READY, GB_LIST = range(7)
 N_GB = 7
+# the unit clocks' block (rows of ``N_UB x 2 S``, ``S`` the least power of two >= the number of units): the
+# tournament tree over ``next_t`` (1-based, leaves at ``S + u``), and the race's units by class (active first) with
+# each unit's position; the race's float state (the clock sigma at the last arrival, at the next one)
+UB_TOUR, UB_PERM, UB_POS, UB_TMP = range(4)
+N_UB = 4
+UF_SIGMA, UF_SIGMA_NEXT, UF_RATE_G, UF_RATE_D, UF_INV_K = range(5)
+N_UF = 5
 
 #: the longest gap (group-microseconds) or lifetime (microseconds): beyond it, a failure never happens (see above)
 HORIZON_US = np.int64(1) << 61
@@ -432,23 +442,56 @@ def _sys_consume(t_f, Q, gaps):
 
 
 # ---------------------------------------------------------------------------------- failure source: unit clocks
-@_kernel
-def _units_min(next_t):
-    """(earliest unit time, its unit): the lowest index wins a tie; ``(_NEVER, -1)`` if every unit is inactive."""
-    best = _NEVER
-    bu = -1
-    for u in range(next_t.shape[0]):
-        if next_t[u] < best:
-            best = next_t[u]
-            bu = u
-    return best, bu
+#: a victim draw in [0, 2^32) as a fraction of 1
+_INV_2_32 = 1.0 / 4294967296.0
 
 
 @_kernel
-def _units_redraw(t_from, t_end, P, Q, next_t, uscale, life):
+def _tour_val(next_t, u):
+    """The failure time a tournament node compares: a padding leaf (``-1``) never wins."""
+    return next_t[u] if u >= 0 else _I64_MAX
+
+
+@_kernel
+def _tour_build(next_t, UB):
+    """Every node of the tournament tree from the leaves: node ``i`` holds the unit with the earliest time below it,
+    the lower index on a tie (the left child's units have the lower indices). O(units)."""
+    tour = UB[UB_TOUR]
+    s = tour.shape[0] // 2
+    nu = next_t.shape[0]
+    for i in range(s):
+        tour[s + i] = i if i < nu else -1
+    for i in range(s - 1, 0, -1):
+        a, b = tour[2 * i], tour[2 * i + 1]
+        tour[i] = a if _tour_val(next_t, a) <= _tour_val(next_t, b) else b
+
+
+@_kernel
+def _tour_update(next_t, UB, u):
+    """Unit ``u``'s time changed: replay the matches on its path to the root. O(log units)."""
+    tour = UB[UB_TOUR]
+    i = (tour.shape[0] // 2 + u) >> 1
+    while i >= 1:
+        a, b = tour[2 * i], tour[2 * i + 1]
+        tour[i] = a if _tour_val(next_t, a) <= _tour_val(next_t, b) else b
+        i >>= 1
+
+
+@_kernel
+def _units_min(next_t, UB, UF):
+    """(earliest unit time, its unit) from the root of the tournament tree: the lowest index wins a tie;
+    ``(_NEVER, -1)`` if every unit is inactive. O(1)."""
+    w = UB[UB_TOUR, 1]
+    if w < 0 or next_t[w] >= _NEVER:
+        return _NEVER, np.int64(-1)
+    return next_t[w], w
+
+
+@_kernel
+def _units_redraw(t_from, t_end, P, Q, next_t, UB, UF, uscale, life):
     """New lifetimes from ``t_from`` (clamped at the horizon) for every unit, or with kept ages only for the
-    inactive ones and those due before ``t_end``. Returns ``STATUS_OK`` or ``STATUS_TRACE`` (the lifetime stream
-    ran out)."""
+    inactive ones and those due before ``t_end``; then the tournament tree. Returns ``STATUS_OK`` or
+    ``STATUS_TRACE`` (the lifetime stream ran out)."""
     keep = P[P_KEEP_AGES] != 0
     il = Q[Q_IL]
     status = STATUS_OK
@@ -458,17 +501,139 @@ def _units_redraw(t_from, t_end, P, Q, next_t, uscale, life):
         if il >= life.shape[0]:
             status = STATUS_TRACE
             break
-        x = uscale[u] * life[il]
-        next_t[u] = t_from + (HORIZON_US if not x < _HORIZON_F else max(np.int64(1), np.int64(np.rint(x))))
+        next_t[u] = t_from + _lifetime_us(uscale[u] * life[il])
         il += 1
     Q[Q_IL] = il
+    _tour_build(next_t, UB)
     return status
 
 
 @_kernel
-def _units_fire(u, P, Q, GB, next_t, dptr, dgroups):
-    """Unit ``u`` fails: it kills its group, or its domain's live groups; they become pending and their own units
-    inactive. Returns the number of groups killed."""
+def _lifetime_us(x):
+    """A lifetime of ``x`` microseconds as an integer: at least 1, clamped at the horizon (``nan`` too)."""
+    return HORIZON_US if not x < _HORIZON_F else max(np.int64(1), np.int64(np.rint(x)))
+
+
+@_kernel
+def _race_rate(UF, Q):
+    """The race's total hazard rate in the clock sigma: active group units and active domain units."""
+    return Q[Q_M0] * UF[UF_RATE_G] + Q[Q_M1] * UF[UF_RATE_D]
+
+
+@_kernel
+def _race_schedule(Q, UF, life):
+    """The race's next arrival from the clock value of the last one, ``UF[UF_SIGMA]``: ``sigma' = sigma + E /
+    rate`` with ``E`` the next standard exponential of ``life``, at wall time ``t0 + rint(sigma'^(1/k))`` (at
+    least 1 us after ``t0``, clamped at the horizon); ``_NEVER`` with no active unit. Returns ``STATUS_OK`` or
+    ``STATUS_TRACE``."""
+    rate = _race_rate(UF, Q)
+    if not rate > 0.0:
+        Q[Q_T_NEXT] = _NEVER
+        return STATUS_OK
+    il = Q[Q_IL]
+    if il >= life.shape[0]:
+        return STATUS_TRACE
+    Q[Q_IL] = il + 1
+    sig = UF[UF_SIGMA] + life[il] / rate
+    UF[UF_SIGMA_NEXT] = sig
+    Q[Q_T_NEXT] = Q[Q_T0] + _lifetime_us(sig ** UF[UF_INV_K])
+    return STATUS_OK
+
+
+@_kernel
+def _race_renew(t_end, P, Q, UB, UF, life):
+    """Every unit is new at ``t_end`` (a restart under "renew", or time 0): all active, the clock sigma at 0 from
+    ``t0 = t_end``, the next arrival drawn. Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
+    _race_reset(t_end, P, Q, UF)
+    return _race_schedule(Q, UF, life)
+
+
+@_kernel
+def _race_reset(t_end, P, Q, UF):
+    """Every unit active and new at ``t_end`` (no arrival drawn yet)."""
+    Q[Q_M0] = P[P_N_GROUP_UNITS]
+    Q[Q_M1] = P[P_N_UNITS] - P[P_N_GROUP_UNITS]
+    Q[Q_T0] = t_end
+    UF[UF_SIGMA] = 0.0
+
+
+@_kernel
+def _race_off(P, Q, UB, u):
+    """Unit ``u`` leaves the active units of its class: it swaps places with the class's last active unit."""
+    n_gu = P[P_N_GROUP_UNITS]
+    slot = Q_M0 if u < n_gu else Q_M1
+    start = 0 if u < n_gu else n_gu
+    p = UB[UB_POS, u]
+    last = start + Q[slot] - 1
+    if p > last:
+        return
+    v = UB[UB_PERM, last]
+    UB[UB_PERM, p] = v
+    UB[UB_POS, v] = p
+    UB[UB_PERM, last] = u
+    UB[UB_POS, u] = last
+    Q[slot] -= 1
+
+
+@_kernel
+def _race_pick(P, Q, UB, UF, victims):
+    """The unit of the race's arrival that is due: the victim draw ``x = v 2^-32 rate`` picks the group units'
+    class if ``x < m0 rate_g`` (else the domains'), then the active unit of rank ``floor(x' / rate_c)`` in it.
+    Returns ``(status, unit)``."""
+    ia = Q[Q_IA]
+    if ia >= victims.shape[0]:
+        return STATUS_TRACE, np.int64(-1)
+    Q[Q_IA] = ia + 1
+    m0, m1 = Q[Q_M0], Q[Q_M1]
+    w0 = m0 * UF[UF_RATE_G]
+    x = victims[ia] * _INV_2_32 * (w0 + m1 * UF[UF_RATE_D])
+    if x < w0 or m1 == 0:
+        return STATUS_OK, UB[UB_PERM, min(np.int64(x / UF[UF_RATE_G]), m0 - 1)]
+    return STATUS_OK, UB[UB_PERM, P[P_N_GROUP_UNITS] + min(np.int64((x - w0) / UF[UF_RATE_D]), m1 - 1)]
+
+
+@_kernel
+def _unit_off(u, P, Q, next_t, UB):
+    """Unit ``u`` is inactive until the next restart (its group died, or it fired)."""
+    if P[P_UNIT_RACE] != 0:
+        _race_off(P, Q, UB, u)
+    elif next_t[u] != _NEVER:
+        next_t[u] = _NEVER
+        _tour_update(next_t, UB, u)
+
+
+@_kernel
+def _units_next(P, Q, next_t, UB, UF):
+    """Time of the next unit failure (``_NEVER`` if none can come)."""
+    if P[P_UNIT_RACE] != 0:
+        return Q[Q_T_NEXT]
+    return _units_min(next_t, UB, UF)[0]
+
+
+@_kernel
+def _units_due(P, Q, next_t, UB, UF, victims):
+    """The unit of the next failure, now due. Returns ``(status, unit)``."""
+    if P[P_UNIT_RACE] != 0:
+        return _race_pick(P, Q, UB, UF, victims)
+    return STATUS_OK, _units_min(next_t, UB, UF)[1]
+
+
+@_kernel
+def _units_advance(P, Q, UF, life):
+    """After a failure and the units it made inactive: the race draws its next arrival (the others have theirs)."""
+    if P[P_UNIT_RACE] == 0:
+        return STATUS_OK
+    UF[UF_SIGMA] = UF[UF_SIGMA_NEXT]
+    return _race_schedule(Q, UF, life)
+
+
+@_kernel
+def _units_fire(P, Q, GB, next_t, UB, UF, victims, life, dptr, dgroups):
+    """The next unit failure, now due: the unit kills its group, or its domain's live groups; they become pending
+    and their own units inactive. Returns the number of groups killed, or -1 if the trace ran out."""
+    status, u = _units_due(P, Q, next_t, UB, UF, victims)
+    if status != STATUS_OK:
+        return np.int64(-1)
     n_gu = P[P_N_GROUP_UNITS]
     killed = 0
     if u < n_gu:
@@ -486,15 +651,28 @@ def _units_fire(u, P, Q, GB, next_t, dptr, dgroups):
                 Q[Q_N_PEND] += 1
                 killed += 1
                 if n_gu > 0:
-                    next_t[g] = _NEVER
-    next_t[u] = _NEVER
+                    _unit_off(g, P, Q, next_t, UB)
+    _unit_off(u, P, Q, next_t, UB)
     Q[Q_N_UP] -= killed
-    return killed
+    if _units_advance(P, Q, UF, life) != STATUS_OK:
+        return np.int64(-1)
+    return np.int64(killed)
+
+
+@_kernel
+def _units_absorb(P, Q, next_t, UB, UF, victims, life):
+    """The next unit failure, now due, happens during a restart: the unit is inactive until the restart's end, its
+    groups are unaffected. Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
+    status, u = _units_due(P, Q, next_t, UB, UF, victims)
+    if status != STATUS_OK:
+        return status
+    _unit_off(u, P, Q, next_t, UB)
+    return _units_advance(P, Q, UF, life)
 
 
 # ------------------------------------------------------------------------------- failure source: the interface
 @_kernel
-def _src_init(P, Q, GB, next_t, gaps, uscale, life):
+def _src_init(P, Q, GB, next_t, UB, UF, gaps, uscale, life):
     """A new system at time 0: every group live, nothing pending, the first arrival queued (system) or every
     unit's first lifetime drawn (unit clocks). Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
     n = P[P_N_GROUPS]
@@ -505,32 +683,38 @@ def _src_init(P, Q, GB, next_t, gaps, uscale, life):
     for g in range(n):
         GB[GB_UP, g] = 1
     if P[P_SOURCE] == SRC_UNITS:
+        if P[P_UNIT_RACE] != 0:
+            for u in range(P[P_N_UNITS]):
+                UB[UB_PERM, u] = u
+                UB[UB_POS, u] = u
+            return _race_renew(np.int64(0), P, Q, UB, UF, life)
         next_t[:] = _NEVER  # every unit inactive: all are drawn under either age policy
-        return _units_redraw(np.int64(0), np.int64(0), P, Q, next_t, uscale, life)
+        return _units_redraw(np.int64(0), np.int64(0), P, Q, next_t, UB, UF, uscale, life)
     Q[Q_REM] = min(gaps[0], HORIZON_US) if gaps.shape[0] > 0 else HORIZON_US
     return STATUS_OK
 
 
 @_step
-def _src_next_time(P, Q, next_t, gaps):
+def _src_next_time(P, Q, next_t, UB, UF, gaps):
     """Time of the next failure: ``_NEVER`` if none can come, ``TRACE_OUT`` if the system trace ran out."""
     if P[P_SOURCE] == SRC_UNITS:
-        return _units_min(next_t)[0]
+        return _units_next(P, Q, next_t, UB, UF)
     if Q[Q_IA] >= gaps.shape[0]:
         return TRACE_OUT
     return _sys_arrival(Q, _sys_rate(P, Q))
 
 
 @_step
-def _src_take_until(t, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res):
+def _src_take_until(t, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res):
     """Every failure at or before ``t`` kills its groups (a uniformly random live group per system arrival; a
     unit's group or domain), which become pending. Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
     if P[P_SOURCE] == SRC_UNITS:
-        while True:
-            t_f, u = _units_min(next_t)
-            if t_f > t:
-                return STATUS_OK
-            res[R_FAILURES] += _units_fire(u, P, Q, GB, next_t, dptr, dgroups)
+        while _units_next(P, Q, next_t, UB, UF) <= t:
+            killed = _units_fire(P, Q, GB, next_t, UB, UF, victims, life, dptr, dgroups)
+            if killed < 0:
+                return STATUS_TRACE
+            res[R_FAILURES] += killed
+        return STATUS_OK
     n = P[P_N_GROUPS]
     while True:
         if Q[Q_IA] >= gaps.shape[0]:
@@ -548,21 +732,29 @@ def _src_take_until(t, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res):
 
 
 @_kernel
-def _src_restart(t_from, t_end, P, Q, GB, next_t, gaps, victims, uscale, life, dptr, dgroups, res):
+def _src_restart(t_from, t_end, P, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, dptr, dgroups, res):
     """A global restart from ``t_from`` to ``t_end``: the failures before ``t_end`` are absorbed (the system clock
     runs at the full rate ``N`` meanwhile; unit clocks are redrawn from ``t_end`` under the age policy), and every
     group is back; with ``P_STAY_DEAD`` see :func:`_src_restart_stay_dead`. Returns ``STATUS_OK`` or
     ``STATUS_TRACE``."""
     if P[P_STAY_DEAD] != 0:
-        return _src_restart_stay_dead(t_from, t_end, P, Q, GB, next_t, gaps, victims, uscale, life, dptr, dgroups,
+        return _src_restart_stay_dead(t_from, t_end, P, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, dptr, dgroups,
                                       res)
     n = P[P_N_GROUPS]
     if P[P_SOURCE] == SRC_UNITS:
-        for u in range(next_t.shape[0]):
-            if next_t[u] < t_end:
+        if P[P_UNIT_RACE] != 0:  # the arrivals before the end are absorbed, then every unit is new
+            while Q[Q_T_NEXT] < t_end:
+                if _units_absorb(P, Q, next_t, UB, UF, victims, life) != STATUS_OK:
+                    return STATUS_TRACE
                 res[R_ABSORBED] += 1
-        if _units_redraw(t_end, t_end, P, Q, next_t, uscale, life) != STATUS_OK:
-            return STATUS_TRACE
+            if _race_renew(t_end, P, Q, UB, UF, life) != STATUS_OK:
+                return STATUS_TRACE
+        else:
+            for u in range(next_t.shape[0]):
+                if next_t[u] < t_end:
+                    res[R_ABSORBED] += 1
+            if _units_redraw(t_end, t_end, P, Q, next_t, UB, UF, uscale, life) != STATUS_OK:
+                return STATUS_TRACE
         for g in range(n):
             GB[GB_UP, g] = 1
     else:
@@ -587,7 +779,7 @@ def _src_restart(t_from, t_end, P, Q, GB, next_t, gaps, victims, uscale, life, d
 
 
 @_kernel
-def _units_redraw_after_stay(t_end, P, Q, next_t, uscale, life):
+def _units_redraw_after_stay(t_end, P, Q, next_t, UB, UF, uscale, life):
     """The end of a restart under ``P_STAY_DEAD``, in unit order: a unit that fired before it (``_PARKED``) gets a
     new lifetime from ``t_end``; one that fired during it, or whose group died during it (``_NEVER``), stays
     inactive until the next restart; the others are redrawn ("renew") or keep their clocks ("keep"). Returns
@@ -601,24 +793,49 @@ def _units_redraw_after_stay(t_end, P, Q, next_t, uscale, life):
         if il >= life.shape[0]:
             status = STATUS_TRACE
             break
-        x = uscale[u] * life[il]
-        next_t[u] = t_end + (HORIZON_US if not x < _HORIZON_F else max(np.int64(1), np.int64(np.rint(x))))
+        next_t[u] = t_end + _lifetime_us(uscale[u] * life[il])
         il += 1
     Q[Q_IL] = il
+    _tour_build(next_t, UB)
     return status
 
 
 @_kernel
-def _src_restart_stay_dead(t_from, t_end, P, Q, GB, next_t, gaps, victims, uscale, life, dptr, dgroups, res):
+def _race_after_stay(t_end, m0_from, m1_from, P, Q, GB, UB, UF, life):
+    """The end of a restart under ``P_STAY_DEAD`` for the race ("renew"): the units that fired during it, or whose
+    group died during it, stay inactive until the next restart (they are the class's units in positions
+    ``[m, m_from)``: the race's inactive units are kept most recent first), and so do the units of the groups that
+    died during it (a unit parked before it may belong to one); every other unit is new at ``t_end``. Returns
+    ``STATUS_OK`` or ``STATUS_TRACE``."""
+    n_gu = P[P_N_GROUP_UNITS]
+    n_off = 0
+    for start, m, m_from in ((0, Q[Q_M0], m0_from), (n_gu, Q[Q_M1], m1_from)):
+        for p in range(start + m, start + m_from):
+            UB[UB_TMP, n_off] = UB[UB_PERM, p]
+            n_off += 1
+    _race_reset(t_end, P, Q, UF)  # every unit active and new at t_end ...
+    for i in range(n_off):  # ... but those, in the order they went off,
+        _race_off(P, Q, UB, UB[UB_TMP, n_off - 1 - i])
+    if n_gu > 0:  # and the units of the groups that died during the restart, in the order they died
+        for i in range(Q[Q_N_PEND]):
+            _race_off(P, Q, UB, GB[GB_PEND, i])
+    return _race_schedule(Q, UF, life)
+
+
+@_kernel
+def _src_restart_stay_dead(t_from, t_end, P, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, dptr, dgroups, res):
     """A global restart from ``t_from`` to ``t_end`` under ``P_STAY_DEAD``: the groups dead at ``t_from`` are back;
     the failures before ``t_end`` kill live groups as outside restarts (system clock at its usual rate, live-scaled
     or ``N``; unit clocks: the units active at ``t_from`` keep running, those that fired before are parked), and
     their groups stay dead and pending when the job resumes. Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
     n = P[P_N_GROUPS]
+    m0_from, m1_from = Q[Q_M0], Q[Q_M1]
     if P[P_SOURCE] == SRC_UNITS:
-        for u in range(next_t.shape[0]):
-            if next_t[u] == _NEVER:
-                next_t[u] = _PARKED
+        if P[P_UNIT_RACE] == 0:
+            for u in range(next_t.shape[0]):
+                if next_t[u] == _NEVER:
+                    next_t[u] = _PARKED
+            _tour_build(next_t, UB)
         for g in range(n):
             GB[GB_UP, g] = 1
     else:
@@ -629,14 +846,16 @@ def _src_restart_stay_dead(t_from, t_end, P, Q, GB, next_t, gaps, victims, uscal
         _fenwick_fill(GB[GB_TREE], n)
     Q[Q_N_UP] = n
     Q[Q_N_PEND] = 0
-    status = _src_take_until(t_end - 1, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res)
+    status = _src_take_until(t_end - 1, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res)
     if status != STATUS_OK or P[P_SOURCE] != SRC_UNITS:
         return status
-    return _units_redraw_after_stay(t_end, P, Q, next_t, uscale, life)
+    if P[P_UNIT_RACE] != 0:
+        return _race_after_stay(t_end, m0_from, m1_from, P, Q, GB, UB, UF, life)
+    return _units_redraw_after_stay(t_end, P, Q, next_t, UB, UF, uscale, life)
 
 
 @_kernel
-def _src_restart_again(t_from, t_end, P, PF, Q, GB, next_t, gaps, uscale, life, rng, res):
+def _src_restart_again(t_from, t_end, P, PF, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, rng, res):
     """A global restart from ``t_from`` under ``P_RESTART_AGAIN``, first due to end at ``t_end``: every failure
     before the current end starts the restart again from its arrival (a new restart time, jittered; counted as
     absorbed). The system clock runs at the full rate ``N`` throughout; a unit that fires is inactive until the end,
@@ -646,17 +865,22 @@ def _src_restart_again(t_from, t_end, P, PF, Q, GB, next_t, gaps, uscale, life, 
     sd = PF[PF_JITTER_SD]
     if P[P_SOURCE] == SRC_UNITS:
         while True:
-            t_f, u = _units_min(next_t)
+            t_f = _units_next(P, Q, next_t, UB, UF)
             if t_f >= t_end:
                 break
             res[R_ABSORBED] += 1
-            next_t[u] = _NEVER
+            if _units_absorb(P, Q, next_t, UB, UF, victims, life) != STATUS_OK:
+                return STATUS_TRACE, t_end
             r_s = _dur(P[P_RESTART_US], sd, rng)
             res[R_RESTART] += t_f + r_s - t_end
             t_end = t_f + r_s
             if t_end > P[P_CAP_US]:
                 return STATUS_CAPPED, t_end
-        if _units_redraw(t_end, t_end, P, Q, next_t, uscale, life) != STATUS_OK:
+        if P[P_UNIT_RACE] != 0:
+            status = _race_renew(t_end, P, Q, UB, UF, life)
+        else:
+            status = _units_redraw(t_end, t_end, P, Q, next_t, UB, UF, uscale, life)
+        if status != STATUS_OK:
             return STATUS_TRACE, t_end
         for g in range(n):
             GB[GB_UP, g] = 1
@@ -685,27 +909,28 @@ def _src_restart_again(t_from, t_end, P, PF, Q, GB, next_t, gaps, uscale, life, 
 
 
 @_kernel
-def _src_kills_within(t0, t1, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res):
+def _src_kills_within(t0, t1, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res):
     """The failures before ``t1`` are taken now (they become pending, as the next step would make them); returns
     ``(status, groups killed by those that arrive in [t0, t1))``."""
-    status = _src_take_until(t0 - 1, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res)
+    status = _src_take_until(t0 - 1, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res)
     if status != STATUS_OK:
         return status, np.int64(0)
     f0 = res[R_FAILURES]
-    status = _src_take_until(t1 - 1, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res)
+    status = _src_take_until(t1 - 1, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res)
     return status, res[R_FAILURES] - f0
 
 
 @_kernel
-def _src_tail(t, P, Q, GB, next_t, gaps, dptr, dgroups, res):
+def _src_tail(t, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res):
     """The failures after the last detection and before the end ``t`` still hit the running job: count them.
     Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
     if P[P_SOURCE] == SRC_UNITS:
-        while True:
-            t_f, u = _units_min(next_t)
-            if t_f >= t:
-                return STATUS_OK
-            res[R_FAILURES] += _units_fire(u, P, Q, GB, next_t, dptr, dgroups)
+        while _units_next(P, Q, next_t, UB, UF) < t:
+            killed = _units_fire(P, Q, GB, next_t, UB, UF, victims, life, dptr, dgroups)
+            if killed < 0:
+                return STATUS_TRACE
+            res[R_FAILURES] += killed
+        return STATUS_OK
     while True:
         if Q[Q_IA] >= gaps.shape[0]:
             return STATUS_TRACE
@@ -939,7 +1164,7 @@ def _finish_step(t_c, c_step, extra_rc, extra_patch, a_s, P, J, W, meta, res):
 
 
 @_step
-def _checkpoint_if_due(t_f, P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgroups, rng, res):
+def _checkpoint_if_due(t_f, P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, rng, res):
     """After a step or a stretch: if a checkpoint is due (``T_c`` of wall time or ``P_CKPT_EVERY`` steps since the
     last checkpoint or restart) and steps remain -- or, with ``P_FINAL_CKPT``, the last step is done -- write one.
     It completes -- the pending work is kept and the progress saved -- unless ``P_CKPT_LOST`` and a failure arrives
@@ -957,7 +1182,7 @@ def _checkpoint_if_due(t_f, P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgr
     else:
         # the dynamic policy reads the failures before now: those since the last detection are taken (they become
         # pending, as the next step would make them)
-        if _src_take_until(J[J_T] - 1, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res) != STATUS_OK:
+        if _src_take_until(J[J_T] - 1, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res) != STATUS_OK:
             return STATUS_TRACE, np.int64(-1)
         if float(J[J_T] - J[J_LAST_CK]) < _dynamic_threshold_us(J[J_T], Q[Q_T_LAST], P, PF, J):
             return STATUS_OK, np.int64(-1)
@@ -975,7 +1200,7 @@ def _checkpoint_if_due(t_f, P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgr
     status = STATUS_OK
     killed = np.int64(0)
     if P[P_CKPT_LOST] != 0 and k_s > 0:
-        status, killed = _src_kills_within(t0, J[J_T], P, Q, GB, next_t, gaps, victims, dptr, dgroups, res)
+        status, killed = _src_kills_within(t0, J[J_T], P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res)
     if killed > 0:
         res[R_CKPTS_LOST] += 1
     else:
@@ -988,7 +1213,7 @@ def _checkpoint_if_due(t_f, P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgr
 
 
 @_step
-def _wipeout(t_c, c_step, in_step, s0, P, PF, J, W, Q, GB, next_t, gaps, victims, uscale, life, dptr, dgroups, E,
+def _wipeout(t_c, c_step, in_step, s0, P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, dptr, dgroups, E,
              G, meta, gstk0, epos0, own0, load0, ssize, slive, rng, res):
     """A wipe-out detected at ``t_c`` (see :func:`_global_restart`): back to the last checkpoint through a global
     restart; the failures during it are absorbed (or, under ``P_STAY_DEAD``, kill groups that stay dead; under
@@ -1001,7 +1226,7 @@ def _wipeout(t_c, c_step, in_step, s0, P, PF, J, W, Q, GB, next_t, gaps, victims
         J[J_STATUS] = STATUS_CAPPED
         return 1
     if P[P_RESTART_AGAIN] != 0:
-        status, t_end = _src_restart_again(t_c, t_end, P, PF, Q, GB, next_t, gaps, uscale, life, rng, res)
+        status, t_end = _src_restart_again(t_c, t_end, P, PF, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, rng, res)
         J[J_T] = t_end
         J[J_CKPT_DUE] = t_end + P[P_PERIOD_US]
         J[J_LAST_CK] = t_end
@@ -1009,7 +1234,7 @@ def _wipeout(t_c, c_step, in_step, s0, P, PF, J, W, Q, GB, next_t, gaps, victims
             J[J_STATUS] = STATUS_CAPPED
             return 1
     else:
-        status = _src_restart(t_c, t_end, P, Q, GB, next_t, gaps, victims, uscale, life, dptr, dgroups, res)
+        status = _src_restart(t_c, t_end, P, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, dptr, dgroups, res)
     J[J_STATUS] = status
     if P[P_STRATEGY] == STRAT_SPARE:
         _reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, P[P_R])
@@ -1042,8 +1267,8 @@ def _repair_schedule(t_det, n_pend, P, PF, J, GB, rrng):
             J[J_NEXT_READY] = t_det + d
 
 
-@_step
-def _rejoin(P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgroups, E, G, D, H, meta, ulog, pplan, out, gstk0,
+@_kernel  # not inlined: 32 arguments make CPython pass them as a tuple, which numba cannot inline
+def _rejoin(P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, E, G, D, H, meta, ulog, pplan, out, gstk0,
             epos0, own0, load0, s0, gset, ssize, slive, rng, res):
     """At the wall time ``J_T`` (a step boundary, or the end of a save): every group whose repair is done rejoins
     the job, without a global restart. The failures before now are taken first (they become pending), the system
@@ -1054,7 +1279,7 @@ def _rejoin(P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgroups, E, G, D, H
     t = J[J_T]
     if J[J_NEXT_READY] > t:
         return STATUS_OK
-    if _src_take_until(t - 1, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res) != STATUS_OK:
+    if _src_take_until(t - 1, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res) != STATUS_OK:
         return STATUS_TRACE
     if Q[Q_IA] >= gaps.shape[0]:
         return STATUS_TRACE
@@ -1132,6 +1357,14 @@ def timeline(P, PF, holders, gset, ssize, gaps, victims, uscale, dptr, dgroups, 
     Q = np.zeros(N_Q, np.int64)
     GB = np.zeros((N_GB, n + 1), np.int64)
     next_t = np.empty(uscale.shape[0], np.int64)
+    n_leaves = 1
+    while n_leaves < uscale.shape[0]:
+        n_leaves *= 2
+    UB = np.zeros((N_UB, 2 * n_leaves), np.int64)
+    UF = np.zeros(N_UF)
+    UF[UF_RATE_G] = PF[PF_RATE_G]
+    UF[UF_RATE_D] = PF[PF_RATE_D]
+    UF[UF_INV_K] = PF[PF_INV_K]
     J = np.zeros(N_J, np.int64)
     W = np.zeros(N_W, np.int64)
     J[J_S] = s0 if P[P_STRATEGY] == STRAT_SPARE else (r if P[P_STRATEGY] == STRAT_REP else 1)
@@ -1145,15 +1378,15 @@ def timeline(P, PF, holders, gset, ssize, gaps, victims, uscale, dptr, dgroups, 
     for g in range(n):
         GB[GB_READY, g] = _NEVER
     return _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G, D, H, meta, ulog, pplan,
-                out, gstk0, epos0, own0, load0, s0, gset, ssize, slive, Q, GB, next_t, J, W)
+                out, gstk0, epos0, own0, load0, s0, gset, ssize, slive, Q, GB, next_t, UB, UF, J, W)
 
 
 @_kernel
 def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G, D, H, meta, ulog, pplan, out, gstk0,
-         epos0, own0, load0, s0, gset, ssize, slive, Q, GB, next_t, J, W):
+         epos0, own0, load0, s0, gset, ssize, slive, Q, GB, next_t, UB, UF, J, W):
     """The job, step after step until ``n_steps`` are done (the steps are inlined here). Returns 0, or -1 if ReCtlr
     found no assignment (a bug)."""
-    J[J_STATUS] = _src_init(P, Q, GB, next_t, gaps, uscale, life)
+    J[J_STATUS] = _src_init(P, Q, GB, next_t, UB, UF, gaps, uscale, life)
     stopped_in_restart = False
     immediate = P[P_DETECT_IMMEDIATE] != 0
     while (J[J_STEPS_DONE] < P[P_N_STEPS] or (P[P_FINAL_CKPT] != 0 and J[J_CKPT_STEPS] < P[P_N_STEPS])) and \
@@ -1162,7 +1395,7 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G
         if J[J_T] > P[P_CAP_US]:
             J[J_STATUS] = STATUS_CAPPED
             break
-        t_f = _src_next_time(P, Q, next_t, gaps)
+        t_f = _src_next_time(P, Q, next_t, UB, UF, gaps)
         if t_f == TRACE_OUT:
             J[J_STATUS] = STATUS_TRACE
             break
@@ -1181,11 +1414,11 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G
                     a_s = _dur(P[P_AR_US], PF[PF_JITTER_SD], rng)
                     if Q[Q_N_PEND] > 0 or t_f < J[J_T] + c_step + a_s or t_f <= J[J_T]:
                         t_w = max(t_f, J[J_T])
-                        if _src_take_until(t_w, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res) != STATUS_OK:
+                        if _src_take_until(t_w, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res) != STATUS_OK:
                             J[J_STATUS] = STATUS_TRACE
                             break
                         _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset, slive, rng, res)
-                        if _wipeout(t_w, t_w - J[J_T], 1, s0, P, PF, J, W, Q, GB, next_t, gaps, victims, uscale,
+                        if _wipeout(t_w, t_w - J[J_T], 1, s0, P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, uscale,
                                     life, dptr, dgroups, E, G, meta, gstk0, epos0, own0, load0, ssize, slive, rng,
                                     res):
                             stopped_in_restart = True
@@ -1195,7 +1428,7 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G
                 else:
                     t_c = J[J_T] + c_step
                     # the failures up to the end of its compute phase are detected together at its all-reduce
-                    if _src_take_until(t_c, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res) != STATUS_OK:
+                    if _src_take_until(t_c, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res) != STATUS_OK:
                         J[J_STATUS] = STATUS_TRACE
                         break
                     n_pend = Q[Q_N_PEND]
@@ -1206,7 +1439,7 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G
                     if P[P_REPAIR] != REPAIR_NONE and not wiped and n_pend > 0:
                         _repair_schedule(t_c, n_pend, P, PF, J, GB, rrng)
                     if wiped:
-                        if _wipeout(t_c, c_step, 1, s0, P, PF, J, W, Q, GB, next_t, gaps, victims, uscale, life,
+                        if _wipeout(t_c, c_step, 1, s0, P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, uscale, life,
                                     dptr, dgroups, E, G, meta, gstk0, epos0, own0, load0, ssize, slive, rng, res):
                             stopped_in_restart = True
                             break
@@ -1214,7 +1447,7 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G
                     a_s = _dur(P[P_AR_US], PF[PF_JITTER_SD], rng)
                     _finish_step(t_c, c_step, extra_rc, extra_patch, a_s, P, J, W, meta, res)
         if P[P_REPAIR] != REPAIR_NONE and P[P_REJOIN_CKPT] == 0 and J[J_STEPS_DONE] < P[P_N_STEPS]:
-            status = _rejoin(P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgroups, E, G, D, H, meta, ulog, pplan,
+            status = _rejoin(P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, E, G, D, H, meta, ulog, pplan,
                              out, gstk0, epos0, own0, load0, s0, gset, ssize, slive, rng, res)
             if status < 0:
                 return -1
@@ -1222,28 +1455,28 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G
                 J[J_STATUS] = status
                 break
         n_ck = res[R_CHECKPOINTS]
-        status, t_w = _checkpoint_if_due(t_f, P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgroups, rng, res)
+        status, t_w = _checkpoint_if_due(t_f, P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, rng, res)
         J[J_STATUS] = status
         if P[P_REPAIR] != REPAIR_NONE and P[P_REJOIN_CKPT] != 0 and t_w < 0 and res[R_CHECKPOINTS] > n_ck and \
                 status == STATUS_OK and J[J_STEPS_DONE] < P[P_N_STEPS]:
-            status = _rejoin(P, PF, J, W, Q, GB, next_t, gaps, victims, dptr, dgroups, E, G, D, H, meta, ulog, pplan,
+            status = _rejoin(P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, E, G, D, H, meta, ulog, pplan,
                              out, gstk0, epos0, own0, load0, s0, gset, ssize, slive, rng, res)
             if status < 0:
                 return -1
             J[J_STATUS] = status
         if t_w >= 0:  # a failure interrupted the save (immediate detection): a wipe-out at t_w
-            if _src_take_until(t_w, P, Q, GB, next_t, gaps, victims, dptr, dgroups, res) != STATUS_OK:
+            if _src_take_until(t_w, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res) != STATUS_OK:
                 J[J_STATUS] = STATUS_TRACE
                 break
             _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset, slive, rng, res)
-            if _wipeout(t_w, np.int64(0), 0, s0, P, PF, J, W, Q, GB, next_t, gaps, victims, uscale, life, dptr,
+            if _wipeout(t_w, np.int64(0), 0, s0, P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, dptr,
                         dgroups, E, G, meta, gstk0, epos0, own0, load0, ssize, slive, rng, res):
                 stopped_in_restart = True
                 break
     # the failures after the last detection but before the end still count (they hit the running job); a run that
     # stopped inside a restart detected every failure up to it
     if J[J_STATUS] != STATUS_TRACE and not stopped_in_restart and \
-            _src_tail(J[J_T], P, Q, GB, next_t, gaps, dptr, dgroups, res) != STATUS_OK:
+            _src_tail(J[J_T], P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res) != STATUS_OK:
         J[J_STATUS] = STATUS_TRACE
     _keep(W, res)
     res[R_TTT] = J[J_T]

@@ -331,6 +331,95 @@ class _Units:
     il: int = 0
 
 
+class _Race:
+    """Renewed unit clocks sampled as a race (``unit_sampler`` "race"), written from the model: from the last
+    renewal ``t0`` every active unit has cumulative hazard ``rate_c (t - t0)^k`` (``rate_c = scale_c^-k`` for its
+    class: group units, domain units), so in the clock ``sigma = (t - t0)^k`` the next failure of the active units
+    comes after an exponential of rate ``sum rate_c m_c`` (``m_c`` active units of class ``c``) and is a uniformly
+    chosen active unit of a class chosen in proportion to ``rate_c m_c``.
+
+    Each class keeps its units in a list, the active ones first; a unit going inactive swaps places with the last
+    active one. Every arrival drawn takes one standard exponential of ``life``; every arrival that happens takes
+    one victim draw ``v`` in ``[0, 2^32)``: ``x = v 2^-32 rate``, the group class if ``x < m_0 rate_0`` (the active
+    unit of rank ``floor(x / rate_0)``), else the domain class (rank ``floor((x - m_0 rate_0) / rate_1)``).
+    """
+
+    def __init__(self, n_group_units, n_units, life, picks, rates, horizon):
+        self.lists = [list(range(n_group_units)), list(range(n_group_units, n_units))]
+        self.pos = list(range(n_group_units)) + list(range(n_units - n_group_units))
+        self.n_gu, self.m = n_group_units, [0, 0]
+        self.life, self.picks, self.il, self.ip = life, picks, 0, 0
+        self.rate_g, self.rate_d, self.inv_k = rates
+        self.horizon = horizon
+        self.t0, self.sigma, self.sigma_next, self.t_next = 0, 0.0, 0.0, None
+        self.trace_out = False
+
+    def off(self, u):
+        """Unit ``u`` is inactive until the next renewal."""
+        c = 0 if u < self.n_gu else 1
+        lst, p, last = self.lists[c], self.pos[u], self.m[c] - 1
+        if p > last:
+            return
+        v = lst[last]
+        lst[p], self.pos[v] = v, p
+        lst[last], self.pos[u] = u, last
+        self.m[c] -= 1
+
+    def schedule(self):
+        """The next arrival from the clock value of the last one (None with no active unit)."""
+        rate = self.m[0] * self.rate_g + self.m[1] * self.rate_d
+        if not rate > 0.0:
+            self.t_next = None
+            return
+        if self.il >= len(self.life):
+            self.trace_out = True
+            return
+        self.sigma_next = self.sigma + self.life[self.il] / rate
+        self.il += 1
+        x = self.sigma_next ** self.inv_k
+        self.t_next = self.t0 + (self.horizon if not x < self.horizon else max(1, int(np.rint(x))))
+
+    def advance(self):
+        """After an arrival and the units it made inactive: the next one."""
+        self.sigma = self.sigma_next
+        self.schedule()
+
+    def pick(self):
+        """The unit of the arrival now due (None if the victim draws ran out)."""
+        if self.ip >= len(self.picks):
+            self.trace_out = True
+            return None
+        m0, m1 = self.m
+        w0 = m0 * self.rate_g
+        x = self.picks[self.ip] * (1.0 / 4294967296.0) * (w0 + m1 * self.rate_d)
+        self.ip += 1
+        if x < w0 or m1 == 0:
+            return self.lists[0][min(int(x / self.rate_g), m0 - 1)]
+        return self.lists[1][min(int((x - w0) / self.rate_d), m1 - 1)]
+
+    def reset(self, t):
+        """Every unit active and new at ``t``."""
+        self.m = [len(self.lists[0]), len(self.lists[1])]
+        self.t0, self.sigma = t, 0.0
+
+    def renew(self, t):
+        self.reset(t)
+        self.schedule()
+
+    def renew_but(self, t, m_from, dead_groups):
+        """The end of a restart under stay_dead: the units that went inactive during it (since the counts were
+        ``m_from``) stay inactive, and so do the units of the groups ``dead_groups`` that died during it (in the
+        order they died); every other unit is new at ``t``."""
+        during = [u for c in (0, 1) for u in self.lists[c][self.m[c]:m_from[c]]]
+        self.reset(t)
+        for u in reversed(during):
+            self.off(u)
+        for g in dead_groups:
+            if g < self.n_gu:
+                self.off(g)
+        self.schedule()
+
+
 def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None) -> dict:
     """Independent SimPy implementation of the time-to-train model of :mod:`spare_mc.timeline`.
 
@@ -449,7 +538,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None)
     if cfg.failures is None:
         clock = _Renewal([min(int(x), horizon) for x in trace[0]], [int(x) for x in trace[1]])
         clock.a = clock.gaps[0] if clock.gaps else None
-        units = None
+        units = race = None
 
         def failure_process():
             while True:
@@ -481,6 +570,11 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None)
     else:
         units = _Units(*timeline_unit_clocks(cfg), [float(x) for x in trace[0]])
         units.next = [None] * len(units.scales)
+        race = None
+        if cfg.unit_race:
+            from .timeline import race_rates
+            race = _Race(units.n_group_units, len(units.scales), units.life, [int(x) for x in trace[1]],
+                         race_rates(units.scales, units.n_group_units, cfg.failures.shape), horizon)
 
         def redraw(t_from, which):
             """New lifetimes from ``t_from`` for the units ``which(u)`` selects, in unit order."""
@@ -494,9 +588,52 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None)
                 units.next[u] = t_from + (horizon if not life < horizon else max(1, int(np.rint(life))))
                 units.il += 1
 
-        redraw(0, lambda u: True)
+        if race is None:
+            redraw(0, lambda u: True)
+        else:
+            race.renew(0)
+
+        def race_process():
+            while True:
+                if race.trace_out:
+                    fleet.trace_out = True
+                    return
+                try:
+                    if race.t_next is None:
+                        yield env.event()
+                    else:
+                        yield env.timeout(race.t_next - env.now)
+                    if restart_ends_now():  # the restart ends first: it renews the units and wakes us
+                        yield env.timeout(0)
+                        continue
+                except simpy.Interrupt:  # a restart ended: the units were renewed
+                    continue
+                u = race.pick()
+                if u is None:
+                    fleet.trace_out = True
+                    return
+                if absorbing():
+                    race.off(u)
+                    race.advance()
+                    absorb()
+                    continue
+                if u < units.n_group_units:
+                    targets = [u]
+                else:
+                    d = u - units.n_group_units
+                    targets = [g for g in units.dom_groups[units.dom_ptr[d]:units.dom_ptr[d + 1]]
+                               if g not in fleet.dead]
+                for g in targets:
+                    kill(g)
+                    if g < units.n_group_units:
+                        race.off(g)  # a dead group's GPUs no longer fail
+                race.off(u)
+                race.advance()
 
         def failure_process():
+            if race is not None:
+                yield from race_process()
+                return
             while True:
                 active = [(t, u) for u, t in enumerate(units.next) if t is not None]
                 try:
@@ -594,6 +731,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None)
             fleet.restarting = True
             if stay_dead:  # the groups dead now come back; the ones that die during the restart stay dead
                 replaced = set() if units is None else {u for u, t in enumerate(units.next) if t is None}
+                m_from = None if units is None or race is None else list(race.m)
                 fleet.up, fleet.dead, fleet.pending = list(range(n)), set(), []
             fail_proc.interrupt()
             start = env.now
@@ -614,7 +752,16 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None)
             if not stay_dead:
                 fleet.up, fleet.dead, fleet.pending = list(range(n)), set(), []
             fleet.restarting = False  # same rate as during the restart: the system process needs no wake-up
-            if units is not None:  # replaced hardware gets new lifetimes from the end of the restart
+            if units is not None and race is not None:  # every unit is new, but under stay_dead those that
+                if stay_dead:                           # went off during the restart
+                    race.renew_but(env.now, m_from, fleet.pending)
+                else:
+                    race.renew(env.now)
+                fail_proc.interrupt()
+                if race.trace_out:
+                    result["status"] = "trace"
+                    return True
+            elif units is not None:  # replaced hardware gets new lifetimes from the end of the restart
                 if not stay_dead:
                     redraw(env.now, lambda u: not units.keep or units.next[u] is None)
                 else:

@@ -93,6 +93,10 @@ REP_MASKED_COSTS = {"shrink": _tk.REP_SHRINK, "redo_step": _tk.REP_REDO_STEP, "r
 PATCH_COSTS = {"per_shard": _tk.PATCH_PER_SHARD, "none": _tk.PATCH_NONE, "whole_step": _tk.PATCH_WHOLE_STEP}
 RESTART_FAILURES = ("absorbed", "stay_dead", "restart_again")
 DETECTIONS = ("allreduce", "immediate")
+#: How unit clocks are sampled: ``race`` (renewed units race as exponentials in the clock ``(t - t0)^k``: O(log
+#: units) per failure and O(1) per restart; "renew" only), ``per_unit`` (a lifetime per unit in a tournament tree:
+#: O(log units) per failure, O(units) per restart), ``auto`` (``race`` under "renew", ``per_unit`` under "keep").
+UNIT_SAMPLERS = ("auto", "race", "per_unit")
 CKPT_POLICIES = {"periodic": _tk.POLICY_PERIODIC, "hazard": _tk.POLICY_HAZARD,
                  "young_hazard": _tk.POLICY_YOUNG_HAZARD}
 REPAIRS = {"none": _tk.REPAIR_NONE, "fixed": _tk.REPAIR_FIXED, "lognormal": _tk.REPAIR_LOGNORMAL}
@@ -323,11 +327,23 @@ class TimelineConfig:
                                                        cli=False, sweep=False)
     topology: Topology | None = _option(None, "GPUs, nodes, racks and power domains for a unit-clock failure model",
                                         cli=False, sweep=False)
+    unit_sampler: str = _option("auto", "how a unit-clock failure model is sampled: race (renewed units race as "
+                                        "exponentials in the clock (t - t0)^k; age_policy='renew' only), per_unit "
+                                        "(one lifetime per unit, redrawn at restarts) or auto (race under 'renew', "
+                                        "per_unit under 'keep'); the same law, different random streams")
 
     def __post_init__(self):
         for name, value in _timeline_config_iv(self).items():
             object.__setattr__(self, name, value)
 
+
+    @property
+    def unit_race(self) -> bool:
+        """Whether the unit clocks are sampled as a race (``unit_sampler``; "auto" = race under "renew")."""
+        if self.failures is None or self.unit_sampler == "per_unit":
+            return False
+        per_gpu = self.failures if isinstance(self.failures, PerGPU) else self.failures.background
+        return per_gpu is None or per_gpu.age_policy == "renew"
 
     def unit_clocks(self):
         """Kernel parameters of a unit-clock model: ``(uscale_us, n_group_units, dom_ptr, dom_groups, keep,
@@ -457,9 +473,12 @@ def _no_effect_iv(cfg, out) -> None:
         if strategies and s not in strategies and out.get(f.name, getattr(cfg, f.name)) != f.default:
             raise UsageValueError(f"`{f.name}` has no effect with strategy={s!r} (it applies to "
                                   f"{' and '.join(strategies)}); leave it at its default {f.default!r}")
+    out["unit_sampler"] = as_choice(cfg.unit_sampler, "unit_sampler", UNIT_SAMPLERS)
     if out["failures"] is None:
         if cfg.topology is not None:
             raise UsageValueError("`topology` has no effect without a unit-clock failure model (`failures`)")
+        if out["unit_sampler"] != "auto":
+            raise UsageValueError("`unit_sampler` has no effect without a unit-clock failure model (`failures`)")
         return
     if not out["live_scaling"]:
         raise UsageValueError("`live_scaling`=False has no effect with a unit-clock failure model: per-GPU lifetimes "
@@ -469,6 +488,11 @@ def _no_effect_iv(cfg, out) -> None:
             raise UsageValueError(f"`shape`={out['shape']} is the system-level process's; the unit-clock model has "
                                   f"its own shape k={out['failures'].shape}: leave `shape` at its default")
         out["shape"] = out["failures"].shape  # the shape the job runs under
+    f = out["failures"]
+    per_gpu = f if isinstance(f, PerGPU) else f.background
+    if out["unit_sampler"] == "race" and per_gpu is not None and per_gpu.age_policy == "keep":
+        raise UsageValueError("`unit_sampler`='race' needs age_policy='renew' (units race from a common origin, "
+                              "the last restart); with age_policy='keep' use 'per_unit' or 'auto'")
 
 
 def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
@@ -723,11 +747,20 @@ def make_trace(cfg: TimelineConfig, rng, length: int):
     System-level process: ``(gaps, victims)``, operational-time gaps (group-microseconds, >= 1) and victim draws. A
     gap beyond the horizon ``2^61`` (an MTBF of ~1e11 s or more at N = 1000) is clipped to it before the conversion
     to integers, so that it saturates (the failure never happens within the job) instead of overflowing.
-    Unit clocks: ``(life,)``, standard Weibull variates (one per lifetime drawn; the kernel clamps the lifetimes).
+    Unit clocks: ``(life,)``, standard Weibull variates (one per lifetime drawn; the kernel clamps the lifetimes);
+    sampled as a race (:attr:`TimelineConfig.unit_race`): ``(life, victims)``, standard exponentials (one per
+    arrival drawn) and victim draws in ``[0, 2^32)`` (one per arrival that happens), as the system process's.
     """
     if cfg.failures is not None:
         k = cfg.failures.shape
-        return (np.concatenate([rng.weibull(k, 4096) for _ in range(-(-length // 4096))]),)
+        blocks = range(-(-length // 4096))
+        if not cfg.unit_race:
+            return (np.concatenate([rng.weibull(k, 4096) for _ in blocks]),)
+        life, vic = [], []
+        for _ in blocks:
+            life.append(rng.standard_exponential(4096))
+            vic.append(rng.integers(0, 1 << 32, 4096, dtype=np.int64))
+        return np.concatenate(life), np.concatenate(vic)
     k = cfg.shape
     scale = cfg.mtbf_s / math.gamma(1.0 + 1.0 / k)
     gaps, vic = [], []
@@ -822,6 +855,21 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 _NO_SETS = _read_only(np.zeros(0, dtype=np.int64))
 
 
+def race_rates(uscale, n_group_units: int, shape: float) -> tuple:
+    """The race's constants from the units' Weibull scales (microseconds): the hazard rate of a group unit and of a
+    domain unit in the clock ``sigma = (t - t0)^k`` (``scale^-k``; 0 for a class without units), and ``1 / k``.
+
+    A unit with Weibull(k, ``lam``) lifetime from ``t0`` has cumulative hazard ``((t - t0) / lam)^k = lam^-k
+    sigma``: in ``sigma`` every unit is an exponential clock of rate ``lam^-k``, so the first of the active units
+    fails after an exponential of rate ``sum lam_u^-k`` and is a given unit with probability proportional to its
+    rate (the units of a class share one scale).
+    """
+    n_units = len(uscale)
+    rate_g = float(uscale[0]) ** -shape if n_group_units > 0 else 0.0
+    rate_d = float(uscale[n_group_units]) ** -shape if n_units > n_group_units else 0.0
+    return rate_g, rate_d, 1.0 / shape
+
+
 def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair_rng=None) -> np.ndarray:
     """One kernel run on ``trace`` (see :func:`make_trace`); ``units`` = ``cfg.unit_clocks()``. ``holders`` is
     SPARe's holder table; the other strategies ignore it (``None``: CKPT-only's one-column table). ``repair_rng``
@@ -886,9 +934,14 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair
     else:
         P[_tk.P_SOURCE] = _tk.SRC_UNITS
         gaps, vic = _EMPTY_I, _EMPTY_I
-        uscale, P[_tk.P_N_GROUP_UNITS], ptr, groups, keep, _ = units if units is not None else cfg.unit_clocks()
+        uscale, n_gu, ptr, groups, keep, k = units if units is not None else cfg.unit_clocks()
+        P[_tk.P_N_GROUP_UNITS], P[_tk.P_N_UNITS] = n_gu, uscale.size
         P[_tk.P_KEEP_AGES] = keep
         life = np.ascontiguousarray(trace[0], dtype=np.float64)
+        if cfg.unit_race:
+            P[_tk.P_UNIT_RACE] = 1
+            vic = np.ascontiguousarray(trace[1], dtype=np.int64)
+            PF[_tk.PF_RATE_G], PF[_tk.PF_RATE_D], PF[_tk.PF_INV_K] = race_rates(uscale, n_gu, k)
     if repair_rng is None:
         repair_rng = np.random.default_rng(0)
     rc = _tk.timeline(P, PF, holders, gset, ssize, gaps, vic, uscale, ptr, groups, life, jitter_rng, repair_rng, res)
@@ -939,7 +992,7 @@ def job_seed(seed_seq: np.random.SeedSequence, stream: int) -> np.random.SeedSeq
 
 
 def _trace_memory_check(cfg: TimelineConfig, length: int) -> None:
-    per = 8 if cfg.failures is not None else 16
+    per = 8 if cfg.failures is not None and not cfg.unit_race else 16
     check_memory(length * per, f"the failure trace of one job ({length:,} draws: MTBF {cfg.mtbf_s:g} s against a "
                  f"wall-clock cap of {cfg.cap_s:.4g} s)",
                  "a larger `mtbf_s`, fewer `n_steps` or a smaller `max_wall_factor` needs less")
@@ -971,6 +1024,8 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
     trace_rng = np.random.default_rng(trace_ss)
     # first guess: the failures of 3 T0 of wall time (extended by doubling when a run needs more)
     length = int(min(3.0 * cfg.t0_s / cfg.mtbf_s, 2.0 * cfg.cap_s / cfg.mtbf_s)) + 4096
+    if units is not None and not cfg.unit_race:  # a lifetime per unit at the start
+        length += units[0].size
     _trace_memory_check(cfg, length)
     trace = make_trace(cfg, trace_rng, length)
     while True:

@@ -178,7 +178,7 @@ def test_stay_dead_unit_clocks(policy, restart_failures, redraw5, ttt, wipeouts,
     it and redrawn at its end, one that fires during it stays idle until the next restart."""
     topo = sm.Topology(32, 4, gpus_per_node=8)
     cfg = TimelineConfig("ckpt", 4, failures=sm.PerGPU(1000.0, 1.0, policy), topology=topo,
-                         restart_failures=restart_failures, **BASE)
+                         restart_failures=restart_failures, unit_sampler="per_unit", **BASE)
     scale = cfg.unit_clocks()[0][0]
     lifetimes = [15, 50, 200, 1e7, 1e7, redraw5] + [1e7] * 40
     got = _agree(cfg, (np.array([t * US / scale for t in lifetimes]),))
@@ -486,7 +486,7 @@ def test_restart_again_on_unit_clocks():
     topo = sm.Topology(32, 4, gpus_per_node=8)
     for policy, ttt, wipeouts in (("renew", 260, 1), ("keep", 414, 2)):
         cfg = TimelineConfig("ckpt", 4, failures=sm.PerGPU(1000.0, 1.0, policy), topology=topo,
-                             restart_failures="restart_again", **BASE)
+                             restart_failures="restart_again", unit_sampler="per_unit", **BASE)
         scale = cfg.unit_clocks()[0][0]
         got = _agree(cfg, (np.array([t * US / scale for t in [15, 50, 200] + [1e7] * 40]),))
         _expect(got, ttt=ttt, wipeouts=wipeouts, absorbed=1, restart=129 + 100 * (wipeouts - 1))
