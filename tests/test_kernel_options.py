@@ -492,6 +492,85 @@ def test_restart_again_on_unit_clocks():
         _expect(got, ttt=ttt, wipeouts=wipeouts, absorbed=1, restart=129 + 100 * (wipeouts - 1))
 
 
+def _race_trace(events, n_units, rate):
+    """A race trace (``unit_sampler="race"``, shape 1, so the clock sigma is the wall time since the last renewal):
+    ``events`` = [(sigma of the arrival in s, active units then, the rank of the unit it picks, or None for the
+    last draw)]; every exponential is the step in sigma times the total rate, every victim draw hits its rank."""
+    life, vic, prev = [], [], 0.0
+    for sigma_s, m, rank in events:
+        life.append((sigma_s - prev) * US * m * rate)
+        prev = sigma_s
+        if rank is not None:
+            vic.append(-(-(rank << 32) // m))  # (v / 2^32) m rate / rate = rank (and a hair)
+    return np.array(life + [1e9] * 4), np.array(vic + [0] * 4, dtype=np.int64)
+
+
+@pytest.mark.parametrize("restart_failures, ttt, wipeouts, failures, absorbed, restart", [
+    # unit 0 at 15 s wipes out at 21 s; the arrival at 50 s (3 units left) falls in the restart (21-121):
+    # absorbed; every unit renewed at 121, none fails again: TTT 121 + 110
+    ("absorbed", 231, 1, 1, 1, 100),
+    # it kills group 1 instead; its unit stays off after the restart: wipe-out at 131, restart to 231, then 110
+    ("stay_dead", 341, 2, 2, 0, 200),
+    # it restarts the restart: 50-150, then 110
+    ("restart_again", 260, 1, 1, 1, 129),
+])
+def test_race_of_renewed_units_on_a_hand_built_trace(restart_failures, ttt, wipeouts, failures, absorbed, restart):
+    """CKPT-only N = 4, per-GPU clocks sampled as a race (k = 1): arrivals at sigma 15 s (4 units active, unit 0)
+    and 50 s (3 active, rank 0 of [3, 1, 2] after unit 0 swapped with unit 3 is unit 3 -- pick rank 1: unit 1),
+    then an exponential of 1e9 (never)."""
+    topo = sm.Topology(32, 4, gpus_per_node=8)
+    cfg = TimelineConfig("ckpt", 4, failures=sm.PerGPU(1000.0, 1.0, "renew"), topology=topo,
+                         restart_failures=restart_failures, unit_sampler="race", **BASE)
+    assert cfg.unit_race
+    rate = 1.0 / cfg.unit_clocks()[0][0]
+    got = _agree(cfg, _race_trace([(15, 4, 0), (50, 3, 1)], 4, rate))
+    _expect(got, ttt=ttt, wipeouts=wipeouts, failures=failures, absorbed=absorbed, restart=restart)
+
+
+def test_race_domain_event_kills_its_groups_and_their_units():
+    """CKPT-only N = 4 on nodes of 16 GPUs (two groups each), node failures only (no background), race, k = 1:
+    the arrival at 15 s picks node 1 (groups 2 and 3): one failure event, two groups killed, wipe-out at 21 s,
+    restart to 121, then 110 (the arrival drawn after 121 is never)."""
+    topo = sm.Topology(32, 4, gpus_per_node=16)
+    cfg = TimelineConfig("ckpt", 4, failures=sm.DomainFailures("node", 1000.0, 1.0), topology=topo, **BASE)
+    assert cfg.unit_race and cfg.unit_clocks()[1] == 0
+    rate = 1.0 / cfg.unit_clocks()[0][0]
+    got = _agree(cfg, _race_trace([(15, 2, 1)], 2, rate))
+    _expect(got, ttt=231, wipeouts=1, failures=2, absorbed=0)
+
+
+def test_race_needs_renewed_units():
+    topo = sm.Topology(32, 4, gpus_per_node=8)
+    with pytest.raises(ValueError, match="`unit_sampler`='race' needs age_policy='renew'"):
+        TimelineConfig("ckpt", 4, failures=sm.PerGPU(1000.0, 0.8, "keep"), topology=topo, unit_sampler="race")
+    with pytest.raises(ValueError, match="`unit_sampler` has no effect without a unit-clock failure model"):
+        TimelineConfig("ckpt", 4, unit_sampler="per_unit")
+    with pytest.raises(ValueError, match="unit_sampler"):
+        TimelineConfig("ckpt", 4, failures=sm.PerGPU(1000.0, 0.8), topology=topo, unit_sampler="heap")
+
+
+@pytest.mark.parametrize("restart_failures", ["absorbed", "stay_dead", "restart_again"])
+def test_race_and_per_unit_lifetimes_are_the_same_law(restart_failures):
+    """Under age_policy='renew' the race and a lifetime per unit are two samplers of one law: Weibull k = 0.7
+    failure domains (racks) with a per-GPU background on 24 groups, strided so a rack kills several groups. TTT,
+    failures and absorbed failures agree in distribution (two-sample KS and Welch, alpha = 1e-4)."""
+    from scipy import stats
+    topo = sm.Topology(24 * 32, 24, gpus_per_node=8, nodes_per_rack=2, racks_per_power=2, placement="strided")
+    bg = sm.PerGPU.from_system_mtbf(200.0, topo.n_gpus, 0.7, "renew")
+    fail = sm.DomainFailures("rack", 40_000.0, 0.7, background=bg)  # 48 racks: one event per ~830 s
+    runs = {}
+    for sampler in ("race", "per_unit"):
+        cfg = TimelineConfig("spare", 24, r=3, n_steps=200, compute_s=8.0, allreduce_s=1.0, save_s=5.0,
+                             ckpt_period_s=300.0, restart_s=120.0, jitter_sd=0.0, failures=fail, topology=topo,
+                             restart_failures=restart_failures, unit_sampler=sampler)
+        runs[sampler] = simulate_ttt(cfg, 400, rng=7 if sampler == "race" else 8)
+    for name in ("ttt_over_t0", "failures", "wipeouts"):
+        a, b = runs["race"].values(name), runs["per_unit"].values(name)
+        assert a.std() > 0 and b.std() > 0
+        assert stats.ks_2samp(a, b).pvalue > 1e-4, name
+        assert stats.ttest_ind(a, b, equal_var=False).pvalue > 1e-4, name
+
+
 def test_immediate_detection_interrupts_the_step():
     """CKPT-only, detection at arrival: a failure at 15 s stops step 2 (11-22) at once: 11 + 4 s lost, restart
     15-115, TTT 225 (231 when detected at the all-reduce). A failure at 22 s, the very end of step 2, stops step 3
