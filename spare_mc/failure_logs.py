@@ -1309,7 +1309,7 @@ def sampled_failure_log(failures, topology: Topology, layout, reps: int, *, r: i
 #: The shipped example: topology, per-level Weibull laws, window and seed.
 EXAMPLE = {"topology": {"n_gpus": 256, "n_groups": 32, "gpus_per_node": 8, "nodes_per_rack": 4,
                         "racks_per_power": 2, "placement": "contiguous"},
-           "weibull": {"gpu": (0.78, 2.0e6), "node": (0.78, 1.0e7), "rack": (0.78, 4.0e7)},
+           "weibull": {"gpu": (0.78, 2.0e6), "node": (0.78, 1.0e7), "rack": (0.78, 5.0e6)},
            "duration_s": 2_592_000.0, "repair_s": 3600.0, "seed": 20261130}
 
 
