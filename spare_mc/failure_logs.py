@@ -271,12 +271,12 @@ def _check_rows(time_s, level_codes, level_text, unit, repair_s, topology, level
     known = level_codes >= 0
     limit = np.where(known, counts[np.clip(level_codes, 0, None)], 0)
     rules = [
-        (~finite, lambda i: f"`time_s` must be finite, got {time_s[i]!r}"),
-        (finite & (time_s < 0), lambda i: f"`time_s` must be >= 0 (seconds from the log start), got {time_s[i]!r}"),
+        (~finite, lambda i: f"`time_s` must be finite, got {float(time_s[i])!r}"),
+        (finite & (time_s < 0), lambda i: f"`time_s` must be >= 0 (seconds from the log start), got {float(time_s[i])!r}"),
         (finite & (time_s > MAX_TIME_S),
-         lambda i: f"`time_s` must be <= {MAX_TIME_S:.6g} s (the integer-microsecond clock), got {time_s[i]!r}"),
-        (time_s < prev, lambda i: f"`time_s` must be non-decreasing (sorted by time), got {time_s[i]!r} after "
-                                  f"{time_s[i - 1]!r}"),
+         lambda i: f"`time_s` must be <= {MAX_TIME_S:.6g} s (the integer-microsecond clock), got {float(time_s[i])!r}"),
+        (time_s < prev, lambda i: f"`time_s` must be non-decreasing (sorted by time), got {float(time_s[i])!r} after "
+                                  f"{float(time_s[i - 1])!r}"),
         (~known, lambda i: f"`level` must be one of {list(levels)}, got {level_text(i)!r}"),
         (known & ((unit < 0) | (unit >= limit)),
          lambda i: f"`unit` must satisfy 0 <= unit < {limit[i]} (the {levels[level_codes[i]]}s of the topology), got "
@@ -284,7 +284,7 @@ def _check_rows(time_s, level_codes, level_text, unit, repair_s, topology, level
     ]
     if repair_s is not None:
         rules.append((~np.isnan(repair_s) & (~np.isfinite(repair_s) | (repair_s < 0)),
-                      lambda i: f"`repair_s` must be finite and >= 0 (or empty), got {repair_s[i]!r}"))
+                      lambda i: f"`repair_s` must be finite and >= 0 (or empty), got {float(repair_s[i])!r}"))
     first = [(int(np.argmax(bad)), k) for k, (bad, _) in enumerate(rules) if bad.any()]
     if first:
         i, k = min(first)
@@ -959,7 +959,7 @@ def _level_data(log: FailureLog, code: int):
     if np.any(x <= 0):
         i = order[np.argmax(x <= 0)]
         raise UsageValueError(f"{log.source}: data row {i + 1}: {name} {log.unit[i]} fails at time_s="
-                              f"{log.time_s[i]!r} with a lifetime of 0 (at the log start, or twice at one time); "
+                              f"{float(log.time_s[i])!r} with a lifetime of 0 (at the log start, or twice at one time); "
                               f"the Weibull fit needs positive lifetimes")
     last = np.concatenate([u[1:] != u[:-1], [True]]) if u.size else np.zeros(0, bool)
     cens = log.duration_s - t[last]
