@@ -8,18 +8,39 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import ALPHA
 from scipy import stats as st
 
 import spare_mc
-from spare_mc import (DomainFailures, PerGPU, Topology, UsageTypeError, UsageValueError, cyclic, overhead_mc,
-                      replica_sets, sample_events, sidon, wipeout_mc)
+from spare_mc import (
+    DomainFailures,
+    PerGPU,
+    Topology,
+    UsageTypeError,
+    UsageValueError,
+    cyclic,
+    overhead_mc,
+    replica_sets,
+    sample_events,
+    sidon,
+    wipeout_mc,
+)
 from spare_mc.cli import main
-from spare_mc.failure_logs import (EXAMPLE, example_log_path, failure_log_from_arrays, fit_failure_log, log_levels,
-                                   read_failure_log, replay_log, sampled_failure_log, synthetic_log, weibull_mle,
-                                   write_example_log, write_failure_log)
+from spare_mc.failure_logs import (
+    EXAMPLE,
+    example_log_path,
+    failure_log_from_arrays,
+    fit_failure_log,
+    log_levels,
+    read_failure_log,
+    replay_log,
+    sampled_failure_log,
+    synthetic_log,
+    weibull_mle,
+    write_example_log,
+    write_failure_log,
+)
 from spare_mc.topology import DOMAIN_LEVELS
-
-from conftest import ALPHA
 
 EX_TOPO = Topology(**EXAMPLE["topology"])
 SMALL = Topology(64, 8)  # 8 GPUs per node: 8 nodes, 2 racks, 1 power domain
