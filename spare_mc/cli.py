@@ -387,8 +387,8 @@ def _add_log_parser(sub, common) -> None:
             q.add_argument("--shared-shape", action="store_true",
                            help="one Weibull shape for all fitted levels (needed for a domain model with per-GPU "
                                 "background)")
-            q.add_argument("--min-failures", type=int, default=2,
-                           help="fewest failures a level needs to be fitted (default 2)")
+            q.add_argument("--min-failures", type=int, default=10,
+                           help="fewest failures a level needs to be fitted (default 10; at least 2)")
         if name == "replay":
             q.add_argument("--layout", choices=("cyclic", "sidon", "block"), default="cyclic",
                            help="cyclic (unit stride), sidon, block (Rep); default cyclic")

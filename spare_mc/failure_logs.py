@@ -1053,7 +1053,7 @@ class LogFit:
                              "method for the mean"}
 
 
-def fit_failure_log(log: FailureLog, *, levels=None, shared_shape: bool = False, min_failures: int = 2,
+def fit_failure_log(log: FailureLog, *, levels=None, shared_shape: bool = False, min_failures: int = 10,
                     level: float = 0.95) -> LogFit:
     """Fit a Weibull lifetime law per level of a failure log by maximum likelihood, with confidence intervals.
 
@@ -1067,7 +1067,7 @@ def fit_failure_log(log: FailureLog, *, levels=None, shared_shape: bool = False,
         Fit one shape for all the levels jointly (each keeps its scale); :meth:`LogFit.failure_model` needs it for
         domain failures.
     min_failures : int
-        Fewest failures a level needs (>= 2).
+        Fewest failures a level needs (>= 2; default 10: with fewer the Wald intervals are not to be trusted).
     level : float
         Confidence level of the intervals.
 

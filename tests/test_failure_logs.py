@@ -375,7 +375,8 @@ def test_log_fit_recovers_parameters_with_plausible_coverage():
 def test_fit_builds_spare_mc_failure_models():
     log = read_failure_log(example_log_path(), EX_TOPO)
     fit = fit_failure_log(log)
-    assert set(fit.fits) == {"gpu", "node", "rack"} and "power" in fit.skipped
+    assert set(fit.fits) == {"gpu", "node"} and fit.skipped["rack"] == "2 failures (fewer than min_failures=10)"
+    assert set(fit_failure_log(log, min_failures=2).fits) == {"gpu", "node", "rack"}
     gpu = fit.fits["gpu"]
     model = fit.failure_model()
     assert isinstance(model, PerGPU) and model.gpu_mtbf_s == gpu.mean_s and model.shape == gpu.shape
@@ -407,7 +408,7 @@ def test_fit_validation_and_lifetime_zero():
         fit_failure_log(log, min_failures=1)
     twice = failure_log_from_arrays([1.0, 2.0, 2.0, 3.0], ["gpu"] * 4, [0, 1, 1, 2], SMALL)
     with pytest.raises(UsageValueError, match=r"data row 3: gpu 1 fails at time_s=2.0 with a lifetime of 0"):
-        fit_failure_log(twice)
+        fit_failure_log(twice, min_failures=2)
 
 
 def test_synthetic_log_validation():
