@@ -352,6 +352,12 @@ def _build_parser() -> argparse.ArgumentParser:
     return p
 
 
+_TOPOLOGY_HELP = {"n_gpus": "GPUs of the cluster the log was taken on, G (units are numbered from GPU 0)",
+                  "n_groups": "data-parallel groups N of the job (must divide --n-gpus)",
+                  "gpus_per_node": "GPUs per node (GPU x is in node x // gpus_per_node)",
+                  "nodes_per_rack": "nodes per rack", "racks_per_power": "racks per power/network domain"}
+
+
 def _add_log_parser(sub, common) -> None:
     """``spare-mc log check|fit|replay``: one flag per :class:`Topology` field, so new domain levels need no edit."""
     from dataclasses import MISSING as _MISSING
@@ -372,11 +378,11 @@ def _add_log_parser(sub, common) -> None:
             if f.name == "placement":
                 q.add_argument(flag, choices=PLACEMENTS, default=f.default,
                                help=f"how groups map onto GPUs (default {f.default})")
-            elif f.default is _MISSING:
-                q.add_argument(flag, type=int, required=True, help=f"topology: {f.name.replace('_', ' ')}")
             else:
-                q.add_argument(flag, type=int, default=f.default,
-                               help=f"topology: {f.name.replace('_', ' ')} (default {f.default})")
+                what = _TOPOLOGY_HELP.get(f.name, f"topology: {f.name.replace('_', ' ')}")
+                required = f.default is _MISSING
+                q.add_argument(flag, type=int, required=required, default=None if required else f.default,
+                               help=what + ("" if required else f" (default {f.default})"))
         q.add_argument("--duration-s", type=float, default=None,
                        help="end of the observation window, s (default: the log's duration_s metadata, else its "
                             "last event)")

@@ -673,6 +673,19 @@ class LogReplay:
         return d
 
 
+def _replay_iv(log, layout, r, overhead, from_scratch):
+    if not isinstance(log, FailureLog):
+        raise UsageTypeError(f"`log` must be a FailureLog, got {type(log).__name__}")
+    layout = _layout_iv(layout, None, r, log.topology)
+    for name, value in (("overhead", overhead), ("from_scratch", from_scratch)):
+        if not isinstance(value, bool):
+            raise UsageTypeError(f"`{name}` must be a bool, got {value!r}")
+    if overhead and not isinstance(layout, Layout):
+        raise UsageValueError("`overhead`=True runs ReCtlr, which needs an N x r holder table (Rep with replica sets "
+                              "of unequal size does not reorder)")
+    return layout
+
+
 def replay_log(log: FailureLog, layout, *, r: int | None = None, overhead: bool = False, log_reps: int = 0,
                from_scratch: bool = False) -> LogReplay:
     """Replay a failure log in the wipe-out Monte Carlo (and ReCtlr), one complete epoch per sample.
@@ -710,14 +723,7 @@ def replay_log(log: FailureLog, layout, *, r: int | None = None, overhead: bool 
     from .reorder import _LOG_COLS, _TRIAL_COLS, OverheadResult
     from .survivability import WipeoutResult
 
-    if not isinstance(log, FailureLog):
-        raise UsageTypeError(f"`log` must be a FailureLog, got {type(log).__name__}")
-    layout = _layout_iv(layout, None, r, log.topology)
-    if not isinstance(overhead, bool):
-        raise UsageTypeError(f"`overhead` must be a bool, got {overhead!r}")
-    if overhead and not isinstance(layout, Layout):
-        raise UsageValueError("`overhead`=True runs ReCtlr, which needs an N x r holder table (Rep with replica sets "
-                              "of unequal size does not reorder)")
+    layout = _replay_iv(log, layout, r, overhead, from_scratch)
     ptr, groups = log.touched_groups()
     out = _replay(ptr, groups, layout)
     epochs = out["epochs"]
@@ -729,8 +735,6 @@ def replay_log(log: FailureLog, layout, *, r: int | None = None, overhead: bool 
     ov = None
     if overhead:
         log_reps = as_int(log_reps, "log_reps", min_value=0, max_value=epochs)
-        if not isinstance(from_scratch, bool):
-            raise UsageTypeError(f"`from_scratch` must be a bool, got {from_scratch!r}")
         n, rr = layout.n_groups, layout.r
         stats = np.zeros((epochs, _rk.N_TRIAL_COLS), dtype=np.int64)
         gaps = np.zeros((epochs, rr + 1), dtype=np.int64)

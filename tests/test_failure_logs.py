@@ -303,6 +303,10 @@ def test_replay_validation():
         replay_log(log, replica_sets(32, 3), overhead=True)
     with pytest.raises(UsageTypeError, match=r"`log` must be a FailureLog"):
         replay_log("log.csv", "cyclic", r=2)
+    with pytest.raises(UsageTypeError, match=r"`overhead` must be a bool, got 'yes'"):
+        replay_log(log, "cyclic", r=2, overhead="yes")
+    with pytest.raises(UsageValueError, match=r"`log_reps` must be <= 64"):
+        replay_log(log, "cyclic", r=2, overhead=True, log_reps=65)
     one = failure_log_from_arrays([1.0, 2.0], ["gpu", "gpu"], [0, 8], EX_TOPO)  # groups 0, 1: one wipe-out at r=2
     rep = replay_log(one, "cyclic", r=2)
     assert rep.epochs == 1
@@ -442,6 +446,20 @@ def test_cli_log_check_fit_replay(capsys):
     assert main(["log", "fit", path, *TOPO_FLAGS]) == 0
     out = capsys.readouterr().out
     assert "power    not fitted" in out and "--failures per-gpu" in out
+
+
+def test_every_log_subcommand_option_says_what_it_means():
+    from spare_mc.cli import _build_parser
+
+    log = _build_parser()._subparsers._group_actions[0].choices["log"]
+    subs = log._subparsers._group_actions[0].choices
+    assert sorted(subs) == ["check", "fit", "replay"]
+    for name, parser in subs.items():
+        flags = {s for a in parser._actions for s in a.option_strings}
+        assert {"--n-gpus", "--n-groups", "--gpus-per-node", "--placement", "--json"} <= flags, name
+        for action in parser._actions:
+            if action.option_strings and action.dest != "help":
+                assert action.help and len(action.help) > 12, (name, action.option_strings)
 
 
 def test_cli_log_errors_are_one_line_usage_errors(tmp_path, capsys):
