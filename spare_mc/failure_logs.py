@@ -185,21 +185,10 @@ class FailureLog:
         stream ends when every group is dead or the log ends."""
         ptr, groups = self.touched_groups()
         n = self.topology.n_groups
-        dead = np.zeros(n, dtype=bool)
-        times, kill_ptr, kills = [], [0], []
-        for e in range(len(self)):
-            g = groups[ptr[e]:ptr[e + 1]]
-            g = g[~dead[g]]
-            if g.size == 0:
-                continue
-            dead[g] = True
-            times.append(self.time_s[e])
-            kills.append(g)
-            kill_ptr.append(kill_ptr[-1] + g.size)
-            if dead.all():
-                break
-        return FailureEvents(np.asarray(times, dtype=np.float64), np.asarray(kill_ptr, dtype=np.int64),
-                             np.concatenate(kills) if kills else np.zeros(0, dtype=np.int64))
+        # the replay kernel on a layout holding no type: it never wipes out, so it records the job events of one
+        # system; after every group is dead no row kills anything
+        out = _replay(ptr, groups, _NoTypes(n))
+        return FailureEvents(self.time_s[out["job_event"]], out["job_ptr"].copy(), out["job_groups"].copy())
 
     def summary(self) -> dict:
         """Counts per level, units that failed, the window: what ``spare-mc log check`` prints."""
@@ -372,7 +361,8 @@ def _read_csv(path, topology, duration_s):
     src = os.fspath(path)
     levels = log_levels(topology)
     index = {name: i for i, name in enumerate(levels)}
-    with open(path, newline="", encoding="utf-8") as f:
+    # utf-8-sig: a byte-order mark (spreadsheet exports) is not part of the first column's name
+    with open(path, newline="", encoding="utf-8-sig") as f:
         lines = f.read().splitlines()
     meta, comments, header, cols = {}, [], None, None
     t, codes, bad_level, units, rep, where_line = [], [], {}, [], [], []
@@ -581,7 +571,24 @@ def _layout_iv(layout, n_groups, r, topology):
     return layout
 
 
+@dataclass(frozen=True)
+class _NoTypes:
+    """A layout in which no group holds any type (never wiped out): the replay kernel then only filters kills."""
+
+    n_groups: int
+
+    @property
+    def group_ptr(self):
+        return np.zeros(self.n_groups + 1, dtype=np.int64)
+
+    @property
+    def group_types(self):
+        return np.zeros(0, dtype=np.int64)
+
+
 def _holders_per_type(layout):
+    if isinstance(layout, _NoTypes):
+        return np.zeros(0, dtype=np.int64)
     if isinstance(layout, ReplicaSets):
         return layout.sizes.astype(np.int64)
     return np.full(layout.n_groups, layout.r, dtype=np.int64)

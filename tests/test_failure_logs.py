@@ -129,6 +129,12 @@ def test_csv_round_trip_is_exact_and_duration_rules(tmp_path):
         read_failure_log(tmp_path / "b.csv", SMALL, duration_s=-1.0)
 
 
+def test_spreadsheet_exports_read_byte_order_mark_crlf_quotes_spaces(tmp_path):
+    (tmp_path / "x.csv").write_bytes(b'\xef\xbb\xbftime_s, level ,unit\r\n"1.5", gpu ,3\r\n2,"node",1\r\n')
+    log = read_failure_log(tmp_path / "x.csv", SMALL)
+    assert log.time_s.tolist() == [1.5, 2.0] and log.level_names().tolist() == ["gpu", "node"]
+
+
 def test_repair_column_may_be_partly_empty(tmp_path):
     (tmp_path / "r.csv").write_text("level,unit,time_s,repair_s\ngpu,0,1.5,\nnode,2,2.0,60\n")
     log = read_failure_log(tmp_path / "r.csv", SMALL)
