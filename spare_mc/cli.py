@@ -893,8 +893,8 @@ def run_log(args) -> dict:
         return _stamp({**d, "_table": "\n".join(lines)})
     rep = replay_log(log, args.layout, r=args.r, overhead=args.overhead)
     d = rep.summary()
-    lines = [f"{d['source']}: {d['epochs']} complete epochs (wipe-outs) of the {d['layout']} layout, N={d['n_groups']}, "
-             f"r={d['r']}; {d['tail_events']} job events after the last wipe-out ({d['tail_s']:.6g} s, not used); "
+    lines = [f"{d['source']}: {d['epochs']} complete epochs (wipe-outs) of the {d['layout']} layout, "
+             f"N={d['n_groups']}, r={d['r']}; {d['tail_events']} job events after the last wipe-out ({d['tail_s']:.6g} s, not used); "
              f"{d['ignored_rows']} rows killed no live group"]
     if d["epochs"] < 2:
         lines.append("fewer than 2 complete epochs: no estimates")

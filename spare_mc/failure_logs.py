@@ -261,7 +261,8 @@ def _check_rows(time_s, level_codes, level_text, unit, repair_s, topology, level
     limit = np.where(known, counts[np.clip(level_codes, 0, None)], 0)
     rules = [
         (~finite, lambda i: f"`time_s` must be finite, got {float(time_s[i])!r}"),
-        (finite & (time_s < 0), lambda i: f"`time_s` must be >= 0 (seconds from the log start), got {float(time_s[i])!r}"),
+        (finite & (time_s < 0),
+         lambda i: f"`time_s` must be >= 0 (seconds from the log start), got {float(time_s[i])!r}"),
         (finite & (time_s > MAX_TIME_S),
          lambda i: f"`time_s` must be <= {MAX_TIME_S:.6g} s (the integer-microsecond clock), got {float(time_s[i])!r}"),
         (time_s < prev, lambda i: f"`time_s` must be non-decreasing (sorted by time), got {float(time_s[i])!r} after "
@@ -464,8 +465,8 @@ def _read_parquet(path, topology, duration_s):
               "unit": pa.types.is_integer(typ),
               "level": pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_dictionary(typ)}[name]
         if not ok:
-            raise UsageValueError(f"{src}: column `{name}` has type {typ}, expected "
-                                  f"{'an integer' if name == 'unit' else 'a string' if name == 'level' else 'a number'}")
+            expected = {"unit": "an integer", "level": "a string"}.get(name, "a number")
+            raise UsageValueError(f"{src}: column `{name}` has type {typ}, expected {expected}")
         cols[name] = col.to_pylist()
     meta = table.schema.metadata or {}
     header_d = None
@@ -970,8 +971,8 @@ def _level_data(log: FailureLog, code: int):
     if np.any(x <= 0):
         i = order[np.argmax(x <= 0)]
         raise UsageValueError(f"{log.source}: data row {i + 1}: {name} {log.unit[i]} fails at time_s="
-                              f"{float(log.time_s[i])!r} with a lifetime of 0 (at the log start, or twice at one time); "
-                              f"the Weibull fit needs positive lifetimes")
+                              f"{float(log.time_s[i])!r} with a lifetime of 0 (at the log start, or twice at one "
+                              f"time); the Weibull fit needs positive lifetimes")
     last = np.concatenate([u[1:] != u[:-1], [True]]) if u.size else np.zeros(0, bool)
     cens = log.duration_s - t[last]
     cens = cens[cens > 0]
@@ -1332,7 +1333,9 @@ def example_log_path() -> str:
 def write_example_log(path) -> FailureLog:
     """Regenerate the shipped example log at ``path`` (deterministic: :data:`EXAMPLE` fixes everything).
 
-    Command: ``python -c "import spare_mc.failure_logs as f; f.write_example_log('spare_mc/data/example_failure_log.csv')"``
+    Command (from the repository root)::
+
+        python -c "import spare_mc.failure_logs as f; f.write_example_log('spare_mc/data/example_failure_log.csv')"
     """
     ex = EXAMPLE
     topo = Topology(**ex["topology"])
