@@ -395,6 +395,9 @@ def _add_log_parser(sub, common) -> None:
                                 "background)")
             q.add_argument("--min-failures", type=int, default=10,
                            help="fewest failures a level needs to be fitted (default 10; at least 2)")
+            q.add_argument("--ci", choices=("wald", "profile"), default="wald",
+                           help="confidence intervals: wald (observed information, log scale; default) or profile "
+                                "(profile likelihood: closer to 95%% with few failures)")
         if name == "replay":
             q.add_argument("--layout", choices=("cyclic", "sidon", "block"), default="cyclic",
                            help="cyclic (unit stride), sidon, block (Rep); default cyclic")
@@ -867,7 +870,7 @@ def run_log(args) -> dict:
         if args.min_failures < 2:
             raise UsageValueError(f"`--min-failures` must be >= 2, got {args.min_failures}")
         fit = fit_failure_log(log, levels=args.levels, shared_shape=args.shared_shape,
-                              min_failures=args.min_failures)
+                              min_failures=args.min_failures, ci=args.ci)
         d = fit.to_dict()
         lines = [f"{'level':<8} {'failures':>8} {'units':>8} {'shape k [95% CI]':>28} {'mean lifetime s [95% CI]':>40}"]
         for name, x in fit.fits.items():

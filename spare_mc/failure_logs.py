@@ -85,6 +85,8 @@ METADATA_KEYS = ("duration_s",)
 MAX_TIME_S = float(2**59) / 1e6
 _PARQUET_SUFFIXES = (".parquet", ".pq")
 _SHAPE_BOUNDS = (0.05, 50.0)
+#: Interval methods of the fits: Wald on the log scale from the observed information, or profile likelihood.
+CI_METHODS = ("wald", "profile")
 
 
 def log_levels(topology: Topology) -> tuple:
@@ -813,6 +815,71 @@ def _fit_shared(data):
     return k, b, cov, loglik
 
 
+def _loglik(k, b, lx, fail, w, d, sf):
+    return d * math.log(k) - d * k * b + (k - 1) * sf - float((w * np.exp(k * (lx - b))).sum())
+
+
+def _profile_loglik(k, data, fixed=None):
+    """Log-likelihood at shape ``k`` with every scale maximised out, except dataset ``fixed[0]`` whose log-scale is
+    ``fixed[2]`` (``fixed[1] == "scale"``) or whose log-mean is ``fixed[2]`` (``"mean"``)."""
+    total = 0.0
+    for L, (lx, fail, w, d, sf) in enumerate(data):
+        if fixed is not None and fixed[0] == L:
+            b = fixed[2] if fixed[1] == "scale" else fixed[2] - math.lgamma(1.0 + 1.0 / k)
+        else:
+            b = _log_scale(k, lx, w, d)
+        total += _loglik(k, b, lx, fail, w, d, sf)
+    return total
+
+
+def _max_over_shape(data, fixed):
+    lo, hi = (math.log(x) for x in _SHAPE_BOUNDS)
+    res = _opt.minimize_scalar(lambda a: -_profile_loglik(math.exp(a), data, fixed), bounds=(lo, hi),
+                               method="bounded", options={"xatol": 1e-9})
+    return -float(res.fun)
+
+
+def _profile_interval(fun, center, step, target, lo_limit=-math.inf, hi_limit=math.inf):
+    """The interval ``{x : fun(x) >= target}`` around ``center`` (``fun`` unimodal, maximal at ``center``), in a
+    log parameter: bracket outward by doubling ``step``, then Brent's method. A side that reaches its limit
+    stays open there."""
+    ends = []
+    for sign, limit in ((-1.0, lo_limit), (1.0, hi_limit)):
+        inner, h = center, step
+        while True:
+            outer = center + sign * h
+            if (sign < 0 and outer <= limit) or (sign > 0 and outer >= limit):
+                outer = limit
+                if fun(outer) >= target:
+                    ends.append(limit)
+                    break
+            if fun(outer) < target:
+                ends.append(_opt.brentq(lambda x: fun(x) - target, min(inner, outer), max(inner, outer),
+                                        xtol=1e-10))
+                break
+            inner, h = outer, 2.0 * h
+    return ends[0], ends[1]
+
+
+def _profile_cis(data, k, b, cov, level):
+    """Profile-likelihood intervals of the shape and of each dataset's scale and mean, on the log scale."""
+    q = float(_st.chi2.ppf(level, 1))
+    top = _profile_loglik(k, data)
+    target = top - q / 2
+    lo, hi = (math.log(x) for x in _SHAPE_BOUNDS)
+    a = math.log(k)
+    sk = _profile_interval(lambda x: _profile_loglik(math.exp(x), data), a, max(math.sqrt(cov[0, 0]), 1e-6),
+                           target, lo, hi)
+    out = []
+    for L in range(len(data)):
+        se = max(math.sqrt(cov[L + 1, L + 1]), 1e-6)
+        sc = _profile_interval(lambda x, L=L: _max_over_shape(data, (L, "scale", x)), b[L], se, target)
+        m = b[L] + math.lgamma(1.0 + 1.0 / k)
+        sm = _profile_interval(lambda x, L=L: _max_over_shape(data, (L, "mean", x)), m, se, target)
+        out.append(tuple(tuple(math.exp(v) for v in pair) for pair in (sk, sc, sm)))
+    return out
+
+
 def _data_iv(lifetimes, censored, weights):
     x = np.asarray(lifetimes, dtype=np.float64).ravel()
     c = np.zeros(x.size, bool) if censored is None else np.asarray(censored, dtype=bool).ravel()
@@ -859,6 +926,9 @@ class LevelFit:
     shared_shape : bool
         Whether the shape was fitted jointly with other levels.
     ci_level : float
+    ci_method : {"wald", "profile"}
+        How :attr:`shape_ci`, :attr:`scale_ci` and :attr:`mean_ci` were computed (the standard errors are always
+        the observed-information ones).
     """
 
     level: str
@@ -878,9 +948,11 @@ class LevelFit:
     loglik: float
     shared_shape: bool = False
     ci_level: float = 0.95
+    ci_method: str = "wald"
 
     def confidence_interval(self, param: str, level: float = 0.95) -> tuple:
-        """Wald interval of ``"shape"``, ``"scale_s"`` or ``"mean_s"`` at ``level`` on the log scale."""
+        """Wald interval of ``"shape"``, ``"scale_s"`` or ``"mean_s"`` at ``level`` on the log scale (whatever
+        :attr:`ci_method`: profile intervals exist only at :attr:`ci_level`)."""
         param = as_choice(param, "param", ("shape", "scale_s", "mean_s"))
         level = as_float(level, "level", positive=True, max_value=1.0, max_inclusive=False)
         z = float(_st.norm.ppf(0.5 + level / 2))
@@ -897,8 +969,9 @@ class LevelFit:
         return d
 
 
-def _make_fits(names, k, b, cov, extra, level):
+def _make_fits(names, k, b, cov, extra, level, ci="wald", data=None):
     z = float(_st.norm.ppf(0.5 + level / 2))
+    profile = _profile_cis(data, k, b, cov, level) if ci == "profile" else None
     dpsi = -float(_sp.digamma(1.0 + 1.0 / k)) / k  # d log Gamma(1 + 1/k) / d log k
     fits = {}
     for L, name in enumerate(names):
@@ -908,14 +981,18 @@ def _make_fits(names, k, b, cov, extra, level):
         g[0], g[L + 1] = dpsi, 1.0
         se_k, se_b = math.sqrt(cov[0, 0]), math.sqrt(cov[L + 1, L + 1])
         se_m = math.sqrt(float(g @ cov @ g))
-        fits[name] = LevelFit(name, k, lam, mean, (k * math.exp(-z * se_k), k * math.exp(z * se_k)),
-                              (lam * math.exp(-z * se_b), lam * math.exp(z * se_b)),
-                              (mean * math.exp(-z * se_m), mean * math.exp(z * se_m)), se_k, se_b, se_m,
-                              **extra[L], shared_shape=len(names) > 1, ci_level=level)
+        if profile is None:
+            cis = ((k * math.exp(-z * se_k), k * math.exp(z * se_k)),
+                   (lam * math.exp(-z * se_b), lam * math.exp(z * se_b)),
+                   (mean * math.exp(-z * se_m), mean * math.exp(z * se_m)))
+        else:
+            cis = profile[L]
+        fits[name] = LevelFit(name, k, lam, mean, *cis, se_k, se_b, se_m, **extra[L], shared_shape=len(names) > 1,
+                              ci_level=level, ci_method=ci)
     return fits
 
 
-def weibull_mle(lifetimes, censored=None, *, weights=None, level: float = 0.95) -> LevelFit:
+def weibull_mle(lifetimes, censored=None, *, weights=None, level: float = 0.95, ci: str = "wald") -> LevelFit:
     """Maximum-likelihood Weibull fit of right-censored lifetimes, with Wald intervals.
 
     Parameters
@@ -927,6 +1004,9 @@ def weibull_mle(lifetimes, censored=None, *, weights=None, level: float = 0.95) 
     weights : array_like of float, optional
         Multiplicity of each entry (e.g. many units never failing, all censored at the window end).
     level : float
+    ci : {"wald", "profile"}
+        Wald intervals on the log scale (default), or profile-likelihood intervals (better with few failures,
+        slower).
 
     Returns
     -------
@@ -941,7 +1021,10 @@ def weibull_mle(lifetimes, censored=None, *, weights=None, level: float = 0.95) 
     ``1/k + mean(log x_i) - sum x^k log x / sum x^k = 0``, which is decreasing in ``k`` (Brent's method on
     [0.05, 50]). Intervals: the inverse observed Fisher information of ``(log k, log lam)`` (analytic Hessian), Wald
     intervals on the log scale back-transformed, and the delta method for ``log mean = log lam + log Gamma(1 +
-    1/k)``. Lawless, *Statistical Models and Methods for Lifetime Data*, 2nd ed. (2003), sections 2.4 and 5.2.
+    1/k)``. With ``ci="profile"``: the set of values whose profile log-likelihood (the other parameters maximised
+    out) is within ``chi2_1(level) / 2`` of the maximum. Lawless, *Statistical Models and Methods for Lifetime
+    Data*, 2nd ed. (2003), sections 2.4 and 5.2; Meeker and Escobar, *Statistical Methods for Reliability Data*
+    (1998), section 8.3.
 
     Examples
     --------
@@ -951,11 +1034,13 @@ def weibull_mle(lifetimes, censored=None, *, weights=None, level: float = 0.95) 
     (True, True)
     """
     level = as_float(level, "level", positive=True, max_value=1.0, max_inclusive=False)
+    ci = as_choice(ci, "ci", CI_METHODS)
     lx, fail, w, d, sf = _data_iv(lifetimes, censored, weights)
-    k, b, cov, loglik = _fit_shared([(lx, fail, w, d, sf)])
+    data = [(lx, fail, w, d, sf)]
+    k, b, cov, loglik = _fit_shared(data)
     extra = {"units": round(w.sum()), "failures": round(d), "censored": round((w * ~fail).sum()),
              "exposure_s": float((w * np.exp(lx)).sum()), "loglik": loglik}
-    return _make_fits(["lifetimes"], k, b, cov, [extra], level)["lifetimes"]
+    return _make_fits(["lifetimes"], k, b, cov, [extra], level, ci, data)["lifetimes"]
 
 
 def _level_data(log: FailureLog, code: int):
@@ -1061,12 +1146,15 @@ class LogFit:
                 "topology": self.topology.to_dict(),
                 "assumptions": "units new at the log start, renewed at each failure (repair time not counted); "
                                "lifetimes from the last failure (or the start) to the window end right-censored",
-                "ci_method": "Wald on log k and log scale from the observed information (analytic Hessian); delta "
-                             "method for the mean"}
+                "ci_method": next(iter(self.fits.values())).ci_method if self.fits else "wald",
+                "ci_method_text": ("profile likelihood (other parameters maximised out, chi-square 1 d.f.)"
+                                   if self.fits and next(iter(self.fits.values())).ci_method == "profile" else
+                                   "Wald on log k and log scale from the observed information (analytic Hessian); "
+                                   "delta method for the mean")}
 
 
 def fit_failure_log(log: FailureLog, *, levels=None, shared_shape: bool = False, min_failures: int = 10,
-                    level: float = 0.95) -> LogFit:
+                    level: float = 0.95, ci: str = "wald") -> LogFit:
     """Fit a Weibull lifetime law per level of a failure log by maximum likelihood, with confidence intervals.
 
     Parameters
@@ -1082,6 +1170,9 @@ def fit_failure_log(log: FailureLog, *, levels=None, shared_shape: bool = False,
         Fewest failures a level needs (>= 2; default 10: with fewer the Wald intervals are not to be trusted).
     level : float
         Confidence level of the intervals.
+    ci : {"wald", "profile"}
+        Wald intervals from the observed information (default) or profile-likelihood intervals (see
+        :func:`weibull_mle`; closer to their level with few failures).
 
     Returns
     -------
@@ -1103,6 +1194,7 @@ def fit_failure_log(log: FailureLog, *, levels=None, shared_shape: bool = False,
         raise UsageTypeError(f"`shared_shape` must be a bool, got {shared_shape!r}")
     min_failures = as_int(min_failures, "min_failures", min_value=2)
     level = as_float(level, "level", positive=True, max_value=1.0, max_inclusive=False)
+    ci = as_choice(ci, "ci", CI_METHODS)
     explicit = levels is not None
     if levels is None:
         levels = log.levels
@@ -1138,11 +1230,11 @@ def fit_failure_log(log: FailureLog, *, levels=None, shared_shape: bool = False,
             lx, fail, w, d, sf = data[L]
             sz = _weibull_sums(k, lx, fail, w, b[L])[0]
             ex["loglik"] = d * math.log(k) - d * k * b[L] + (k - 1) * sf - sz
-        fits = _make_fits(fitted, k, b, cov, extra, level)
+        fits = _make_fits(fitted, k, b, cov, extra, level, ci, data)
     else:
         for L, name in enumerate(fitted):
             k, b, cov, loglik = _fit_shared([data[L]])
-            fits.update(_make_fits([name], k, b, cov, [{**extra[L], "loglik": loglik}], level))
+            fits.update(_make_fits([name], k, b, cov, [{**extra[L], "loglik": loglik}], level, ci, [data[L]]))
     return LogFit(fits, skipped, shared_shape, log.duration_s, log.topology, log.source)
 
 

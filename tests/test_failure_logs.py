@@ -359,6 +359,42 @@ def test_weibull_mle_twins_scipy_uncensored_and_censored():
         weibull_mle([1.0, 0.0, 2.0])
 
 
+def test_profile_intervals_solve_the_likelihood_ratio_equation_with_scipy():
+    """Twin: at each end of the profile interval of the shape, scipy's maximised log-likelihood with the shape fixed
+    (``weibull_min.fit(..., f0=k)``) is the maximum minus chi2_1(0.95) / 2; the Wald and profile intervals agree
+    for many lifetimes."""
+    x = 30.0 * np.random.default_rng(2).weibull(1.4, 40)
+    fit = weibull_mle(x, ci="profile")
+    assert fit.ci_method == "profile"
+    top = st.weibull_min.logpdf(x, fit.shape, scale=fit.scale_s).sum()
+    drop = st.chi2.ppf(0.95, 1) / 2
+    for k in fit.shape_ci:  # the same equation, solved by scipy's fit at fixed shape
+        _, _, lam = st.weibull_min.fit(x, f0=k, floc=0)
+        assert st.weibull_min.logpdf(x, k, scale=lam).sum() == pytest.approx(top - drop, abs=1e-5)
+    for param in ("shape_ci", "scale_ci", "mean_ci"):
+        lo, hi = getattr(fit, param)
+        assert lo < getattr(fit, param[:-3] if param == "shape_ci" else param[:-3] + "_s") < hi
+    many = 30.0 * np.random.default_rng(3).weibull(1.4, 20000)
+    for param in ("shape_ci", "scale_ci", "mean_ci"):
+        assert getattr(weibull_mle(many, ci="profile"), param) == pytest.approx(getattr(weibull_mle(many), param),
+                                                                                rel=2e-3)
+    with pytest.raises(UsageValueError, match=r"`ci` must be one of \['profile', 'wald'\]"):
+        weibull_mle(x, ci="bootstrap")
+
+
+def test_profile_intervals_cover_with_few_failures():
+    """30 logs whose node level has about 17 failures: the profile intervals of the node mean and the GPU shape
+    cover the truth in >= 80% (measured over 300 logs: 96% for the node mean, 93% with Wald)."""
+    topo = Topology(256, 32)
+    hits = {"node_mean": 0, "gpu_shape": 0}
+    for seed in range(30):
+        log = synthetic_log(topo, {"gpu": (0.8, 5e5), "node": (0.8, 2e6)}, 1e6, rng=500 + seed)
+        fit = fit_failure_log(log, levels=("gpu", "node"), min_failures=2, ci="profile")
+        hits["node_mean"] += fit.fits["node"].mean_ci[0] <= 2e6 <= fit.fits["node"].mean_ci[1]
+        hits["gpu_shape"] += fit.fits["gpu"].shape_ci[0] <= 0.8 <= fit.fits["gpu"].shape_ci[1]
+    assert all(h >= 24 for h in hits.values()), hits
+
+
 def test_log_fit_recovers_parameters_with_plausible_coverage():
     """30 synthetic logs: the true shape and mean lie in their 95% intervals in >= 80% of fits (binomial
     P(<= 23 of 30 | p = 0.95) is about 1e-3, so a correct interval fails this about once in a thousand seeds;
@@ -449,6 +485,9 @@ def test_cli_log_check_fit_replay(capsys):
     assert main(["log", "replay", path, *TOPO_FLAGS, "--r", "2", "--overhead", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["epochs"] == 64 and d["T"] == 327 / 64 and "s_star_mean_ci95" in d
+    assert main(["log", "fit", path, *TOPO_FLAGS, "--ci", "profile", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["ci_method"] == "profile" and d["fits"]["gpu"]["ci_method"] == "profile"
     assert main(["log", "fit", path, *TOPO_FLAGS]) == 0
     out = capsys.readouterr().out
     assert "power    not fitted" in out and "--failures per-gpu" in out
