@@ -738,7 +738,7 @@ def replay_log(log: FailureLog, layout, *, r: int | None = None, overhead: bool 
     out = _replay(ptr, groups, layout)
     epochs = out["epochs"]
     ends = log.time_s[out["end"]]
-    starts = np.concatenate([[0.0], ends[:-1]])
+    starts = np.concatenate([[0.0], ends])[:-1]  # epoch i starts at wipe-out i - 1 (the log start for i = 0)
     failures = {"model": "log", "source": log.source, "duration_s": log.duration_s}
     wipe = WipeoutResult(out["T"].copy(), out["dead"].copy(), ends - starts, layout.kind, layout.n_groups, layout.r,
                          False, failures)

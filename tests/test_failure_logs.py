@@ -313,6 +313,10 @@ def test_replay_validation():
         replay_log(log, "cyclic", r=2, overhead="yes")
     with pytest.raises(UsageValueError, match=r"`log_reps` must be <= 64"):
         replay_log(log, "cyclic", r=2, overhead=True, log_reps=65)
+    none = replay_log(failure_log_from_arrays([1.0], ["gpu"], [0], EX_TOPO, duration_s=5.0), "cyclic", r=2,
+                      overhead=True)
+    assert (none.epochs, none.epoch_start_s.size, none.tail_events, none.tail_s) == (0, 0, 1, 5.0)
+    assert none.overhead.reps == 0 and math.isnan(none.summary()["T"])
     one = failure_log_from_arrays([1.0, 2.0], ["gpu", "gpu"], [0, 8], EX_TOPO)  # groups 0, 1: one wipe-out at r=2
     rep = replay_log(one, "cyclic", r=2)
     assert rep.epochs == 1
