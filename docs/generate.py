@@ -92,6 +92,9 @@ def page_options() -> str:
     sub = _build_parser()._subparsers._group_actions[0].choices
     for name, parser in sub.items():
         out += [f"### `spare-mc {name}`\n", "```", parser.format_help().rstrip(), "```", ""]
+        nested = parser._subparsers._group_actions[0].choices if parser._subparsers else {}
+        for sub_name, sub_parser in nested.items():  # e.g. spare-mc log check|fit|replay
+            out += [f"### `spare-mc {name} {sub_name}`\n", "```", sub_parser.format_help().rstrip(), "```", ""]
     return _header("Every option", "python docs/generate.py options", time.perf_counter() - t0) + "\n".join(out) + "\n"
 
 

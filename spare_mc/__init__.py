@@ -4,7 +4,7 @@ The package follows the data flow of a study:
 
 ``topology`` (GPUs, groups, failure domains) -> ``failures`` (failure-event samplers) -> ``layouts`` (who holds
 which shard) -> ``survivability`` (wipe-out Monte Carlo) -> ``exact`` / ``closed_forms`` (theory) -> ``stats``
-(estimates, confidence intervals, comparison with theory) -> ``cli``. ``reorder`` runs ReCtlr (adaptive
+(estimates, confidence intervals, comparison with theory) -> ``cli``. ``failure_logs`` reads, replays and fits real failure logs; ``reorder`` runs ReCtlr (adaptive
 reordering) failure by failure and measures the compute overhead of stacking; ``timeline`` simulates a whole
 training job (CKPT-only, Rep+CKPT, SPARe+CKPT) and ``optimize`` finds each strategy's best redundancy and checkpoint
 period. ``reference`` holds the slow, obviously
@@ -17,6 +17,9 @@ from .closed_forms import (availability, ckpt_period_daly, ckpt_period_optimal, 
                            mu_paper, mu_rep_paper, normalized_ttt, optimal_availability, overhead_lower_bound, r_star,
                            stack_lower_bound)
 from .exact import EXACT_LAYOUTS, ExactDistribution, exact_wipeout
+from .failure_logs import (FailureLog, LevelFit, LogFit, LogReplay, TimelineEvents, failure_log_from_arrays,
+                           fit_failure_log, read_failure_log, replay_log, sampled_failure_log, synthetic_log,
+                           weibull_mle, write_failure_log)
 from .failures import (DomainFailures, FailureEvents, PerGPU, SystemRenewal, UniformOrder, failure_from_spec,
                        failure_model_from_dict, sample_events)
 from .layouts import (LAYOUT_KINDS, Layout, ReplicaSets, block, cyclic, cyclic_offsets, make_layout, random_holders,
@@ -33,6 +36,10 @@ __all__ = [
     # topology and failure models
     "Topology", "UniformOrder", "SystemRenewal", "PerGPU", "DomainFailures", "FailureEvents", "sample_events",
     "failure_model_from_dict", "failure_from_spec",
+    # failure logs: read, replay, fit, generate
+    "FailureLog", "TimelineEvents", "LogReplay", "LevelFit", "LogFit", "read_failure_log", "write_failure_log",
+    "failure_log_from_arrays", "replay_log", "fit_failure_log", "weibull_mle", "synthetic_log",
+    "sampled_failure_log",
     # layouts
     "LAYOUT_KINDS", "Layout", "block", "cyclic", "cyclic_offsets", "make_layout", "random_holders", "sidon",
     "ReplicaSets", "replica_sets",

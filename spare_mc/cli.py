@@ -20,6 +20,12 @@ Commands
     Every grid point of a stored sweep against its exact value where a valid one exists (Holm-corrected).
 ``plot DATASET``
     Figures of a stored sweep (PNG).
+``log check|fit|replay LOG``
+    A real failure log (CSV, or Parquet with the ``parquet`` extra) on a topology given by ``--n-gpus``,
+    ``--n-groups`` and the domain sizes: ``check`` validates it and prints a summary; ``fit`` prints the per-level
+    Weibull fits with confidence intervals and the ``spare-mc ttt`` flags of the fitted model; ``replay`` replays it
+    as successive epochs (each from a fully live system to its wipe-out) and prints the wipe-out and, with
+    ``--overhead``, the ReCtlr estimates.
 ``reproduce [--quick]``
     Every shipped study (sweeps on the local cluster or ``--scheduler``), the paper's main table and all figures,
     under ``data/`` (``data/quick/`` for the quick flavour). ``--table main`` runs only the main table.
@@ -326,6 +332,7 @@ def _build_parser() -> argparse.ArgumentParser:
     dy.add_argument("--figure", default=None, help="figure path (default <out-dir>/dynamic.png; 'none' to skip it)")
     _add_study_flags(dy)
     dy.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_log_parser(sub, common)
     rp = sub.add_parser("repair", parents=[common],
                         help="repair without a global restart: TTT/T0, availability, wipe-outs and the best r of Rep "
                              "and SPARe against the repair time")
@@ -343,6 +350,61 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_study_flags(rp)
     rp.add_argument("--json", action="store_true", help="print one JSON object")
     return p
+
+
+_TOPOLOGY_HELP = {"n_gpus": "GPUs of the cluster the log was taken on, G (units are numbered from GPU 0)",
+                  "n_groups": "data-parallel groups N of the job (must divide --n-gpus)",
+                  "gpus_per_node": "GPUs per node (GPU x is in node x // gpus_per_node)",
+                  "nodes_per_rack": "nodes per rack", "racks_per_power": "racks per power/network domain"}
+
+
+def _add_log_parser(sub, common) -> None:
+    """``spare-mc log check|fit|replay``: one flag per :class:`Topology` field, so new domain levels need no edit."""
+    from dataclasses import MISSING as _MISSING
+
+    from .topology import PLACEMENTS, Topology
+
+    lg = sub.add_parser("log", help="real failure logs: check, fit a failure model, replay in the wipe-out and "
+                                    "ReCtlr Monte Carlo")
+    lsub = lg.add_subparsers(dest="log_command", required=True, parser_class=_Parser)
+    helps = {"check": "validate a failure log and print a summary",
+             "fit": "per-level Weibull fits (censored maximum likelihood) with confidence intervals",
+             "replay": "replay a log as successive epochs: wipe-out and ReCtlr estimates"}
+    for name, text in helps.items():
+        q = lsub.add_parser(name, parents=[common], help=text)
+        q.add_argument("log", help="path of the log: CSV, or Parquet (.parquet/.pq; needs the parquet extra)")
+        for f in fields(Topology):
+            flag = "--" + f.name.replace("_", "-")
+            if f.name == "placement":
+                q.add_argument(flag, choices=PLACEMENTS, default=f.default,
+                               help=f"how groups map onto GPUs (default {f.default})")
+            else:
+                what = _TOPOLOGY_HELP.get(f.name, f"topology: {f.name.replace('_', ' ')}")
+                required = f.default is _MISSING
+                q.add_argument(flag, type=int, required=required, default=None if required else f.default,
+                               help=what + ("" if required else f" (default {f.default})"))
+        q.add_argument("--duration-s", type=float, default=None,
+                       help="end of the observation window, s (default: the log's duration_s metadata, else its "
+                            "last event)")
+        if name == "fit":
+            q.add_argument("--levels", default=None,
+                           help="comma-separated levels to fit (default: every level with at least --min-failures "
+                                "failures)")
+            q.add_argument("--shared-shape", action="store_true",
+                           help="one Weibull shape for all fitted levels (needed for a domain model with per-GPU "
+                                "background)")
+            q.add_argument("--min-failures", type=int, default=10,
+                           help="fewest failures a level needs to be fitted (default 10; at least 2)")
+            q.add_argument("--ci", choices=("wald", "profile"), default="wald",
+                           help="confidence intervals: wald (observed information, log scale; default) or profile "
+                                "(profile likelihood: closer to 95%% with few failures)")
+        if name == "replay":
+            q.add_argument("--layout", choices=("cyclic", "sidon", "block"), default="cyclic",
+                           help="cyclic (unit stride), sidon, block (Rep); default cyclic")
+            q.add_argument("--r", type=int, required=True, help="redundancy r: holder groups per shard type")
+            q.add_argument("--overhead", action="store_true",
+                           help="also run ReCtlr on every epoch (stack number, Phase-0 rate, moves, patch)")
+        q.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 # ------------------------------------------------------------------------------------------------- helpers
@@ -788,6 +850,64 @@ def run_repair(args) -> dict:
     return d
 
 
+def run_log(args) -> dict:
+    """The ``log check|fit|replay`` commands: :mod:`spare_mc.failure_logs`."""
+    from .failure_logs import fit_failure_log, read_failure_log, replay_log
+    from .topology import Topology
+
+    topo = Topology(**{f.name: getattr(args, f.name) for f in fields(Topology)})
+    log = read_failure_log(args.log, topo, duration_s=args.duration_s)
+    if args.log_command == "check":
+        d = log.summary()
+        lines = [f"{d['source']}: valid, {d['rows']} events in {d['duration_s']:.6g} s (first {d['first_event_s']:.6g} "
+                 f"s, last {d['last_event_s']:.6g} s){', with repair_s' if d['has_repair_s'] else ''}"]
+        for name, x in d["levels"].items():
+            lines.append(f"  {name:<8} {x['events']:>8} events, {x['units_failed']:>7} of {x['units']} units failed")
+        lines.append(f"on a fresh system (no restart): {d['fresh_system_job_events']} job events kill "
+                     f"{d['fresh_system_groups_killed']} of {topo.n_groups} groups")
+        return _stamp({**d, "_table": "\n".join(lines)})
+    if args.log_command == "fit":
+        if args.min_failures < 2:
+            raise UsageValueError(f"`--min-failures` must be >= 2, got {args.min_failures}")
+        fit = fit_failure_log(log, levels=args.levels, shared_shape=args.shared_shape,
+                              min_failures=args.min_failures, ci=args.ci)
+        d = fit.to_dict()
+        lines = [f"{'level':<8} {'failures':>8} {'units':>8} {'shape k [95% CI]':>28} {'mean lifetime s [95% CI]':>40}"]
+        for name, x in fit.fits.items():
+            lines.append(f"{name:<8} {x.failures:>8} {x.units:>8} {x.shape:>8.4f} [{x.shape_ci[0]:.4f}, "
+                         f"{x.shape_ci[1]:.4f}] {x.mean_s:>12.6g} [{x.mean_ci[0]:.6g}, {x.mean_ci[1]:.6g}]")
+        for name, why in fit.skipped.items():
+            lines.append(f"{name:<8} not fitted: {why}")
+        models = {}
+        if "gpu" in fit.fits:
+            models["per-gpu"] = fit.cli_flags()
+            if fit.shared_shape:
+                for name in fit.fits:
+                    if name != "gpu":
+                        models[name] = fit.cli_flags(name)
+        for name, flags in models.items():
+            extra = f" --domain-mtbf-s {flags['domain_mtbf_s']:.6g}" if "domain_mtbf_s" in flags else ""
+            lines.append(f"spare-mc ttt flags ({name}): --failures {flags['failures']} --mtbf-s {flags['mtbf_s']:.6g} "
+                         f"--shape {flags['shape']:.4g} --n-gpus {flags['n_gpus']} --calibration "
+                         f"{flags['calibration']}{extra}")
+        if "gpu" in fit.fits and not fit.shared_shape and len(fit.fits) > 1:
+            lines.append("(domain models need one shape for domains and GPUs: add --shared-shape)")
+        d["spare_mc_flags"] = models
+        return _stamp({**d, "_table": "\n".join(lines)})
+    rep = replay_log(log, args.layout, r=args.r, overhead=args.overhead)
+    d = rep.summary()
+    lines = [f"{d['source']}: {d['epochs']} complete epochs (wipe-outs) of the {d['layout']} layout, "
+             f"N={d['n_groups']}, r={d['r']}; {d['tail_events']} job events after the last wipe-out ({d['tail_s']:.6g} s, not used); "
+             f"{d['ignored_rows']} rows killed no live group"]
+    if d["epochs"] < 2:
+        lines.append("fewer than 2 complete epochs: no estimates")
+    else:
+        for name in [k for k in d if f"{k}_ci95" in d]:
+            lo, hi = d[f"{name}_ci95"]
+            lines.append(f"  {name:<14} {d[name]:>12.6g}  95% CI [{lo:.6g}, {hi:.6g}]")
+    return _stamp({**d, "_table": "\n".join(lines)})
+
+
 def _ints(text, flag):
     try:
         return tuple(int(x) for x in text.split(",") if x.strip())
@@ -944,7 +1064,7 @@ def _os_message(exc: OSError) -> str:
 
 _COMMANDS = {"mu": run_mu, "overhead": run_overhead, "ttt": run_ttt, "reproduce": run_reproduce,
              "sweep": run_sweep_cmd, "compare": run_compare, "plot": run_plot, "sensitivity": run_sensitivity,
-             "calibrate": run_calibrate, "dynamic": run_dynamic, "repair": run_repair}
+             "calibrate": run_calibrate, "dynamic": run_dynamic, "repair": run_repair, "log": run_log}
 
 
 def main(argv=None) -> int:
@@ -1020,6 +1140,8 @@ def _emit(args, out) -> None:
         _print_main_table(out)
     elif args.command == "compare":
         _print_compare(out)
+    elif args.command == "log":
+        print(table)
     else:
         _print_table(out)
     sys.stdout.flush()
