@@ -29,7 +29,8 @@ from .options import get_options, set_options
 from .reorder import OverheadResult, ReCtlr, ReCtlrStep, StackBoundSum, exact_stack_bound_sum, overhead_mc
 from .stats import Comparison, MCEstimate, compare, estimate_mean, ratio_estimate, wilson_interval
 from .survivability import WipeoutResult, wipeout_mc
-from .timeline import TimelineConfig, TimelineRun, TTTResult, paper_allreduce_s, simulate_ttt
+from .timeline import (LogTTTResult, TimelineConfig, TimelineRun, TTTResult, paper_allreduce_s, replay_log_ttt,
+                       simulate_ttt)
 from .topology import Topology
 
 __all__ = [
@@ -50,7 +51,8 @@ __all__ = [
     # adaptive reordering
     "ReCtlr", "ReCtlrStep", "OverheadResult", "overhead_mc", "exact_stack_bound_sum", "StackBoundSum",
     # time to train and the optimiser
-    "TimelineConfig", "TimelineRun", "TTTResult", "paper_allreduce_s", "simulate_ttt", "OptimumResult",
+    "TimelineConfig", "TimelineRun", "TTTResult", "paper_allreduce_s", "simulate_ttt", "replay_log_ttt",
+    "LogTTTResult", "OptimumResult",
     "main_table", "optimize_strategy", "theory_ttt", "TheoryTTT", "MainTable", "MainTableRow",
     # statistics
     "MCEstimate", "Comparison", "compare", "estimate_mean", "ratio_estimate", "wilson_interval",

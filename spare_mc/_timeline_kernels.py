@@ -170,7 +170,7 @@ from numba import njit
 from . import _rectlr_kernels as _rk
 
 STRAT_CKPT, STRAT_REP, STRAT_SPARE = 0, 1, 2
-SRC_SYSTEM, SRC_UNITS = 0, 1
+SRC_SYSTEM, SRC_UNITS, SRC_LOG = 0, 1, 2
 
 (R_TTT, R_USEFUL, R_REDUNDANT, R_PATCH, R_ALLREDUCE, R_RECTLR, R_CKPT, R_RESTART, R_LOST, R_FAILURES, R_ABSORBED,
  R_WIPEOUTS, R_CHECKPOINTS, R_DETECTIONS, R_STEPS_RUN, R_SUM_S, R_STATUS, R_STEPS_DONE, R_LOOPS, R_ARRIVALS,
@@ -670,6 +670,28 @@ def _units_absorb(P, Q, next_t, UB, UF, victims, life):
     return _units_advance(P, Q, UF, life)
 
 
+# ----------------------------------------------------------------------------------- failure source: a log
+@_kernel
+def _log_fire(e, P, Q, GB, dptr, dgroups):
+    """Log event ``e`` kills the live groups it touches; they become pending. Returns the number killed."""
+    killed = 0
+    for j in range(dptr[e], dptr[e + 1]):
+        g = dgroups[j]
+        if GB[GB_UP, g] != 0:
+            GB[GB_UP, g] = 0
+            GB[GB_PEND, Q[Q_N_PEND]] = g
+            Q[Q_N_PEND] += 1
+            killed += 1
+    Q[Q_N_UP] -= killed
+    return killed
+
+
+@_kernel
+def _log_next(Q, gaps):
+    """Time of the log's next event (``gaps`` holds the event times), ``_NEVER`` after the last one."""
+    return gaps[Q[Q_IA]] if Q[Q_IA] < gaps.shape[0] else _NEVER
+
+
 # ------------------------------------------------------------------------------- failure source: the interface
 @_kernel
 def _src_init(P, Q, GB, next_t, UB, UF, gaps, uscale, life):
@@ -690,6 +712,8 @@ def _src_init(P, Q, GB, next_t, UB, UF, gaps, uscale, life):
             return _race_renew(np.int64(0), P, Q, UB, UF, life)
         next_t[:] = _NEVER  # every unit inactive: all are drawn under either age policy
         return _units_redraw(np.int64(0), np.int64(0), P, Q, next_t, UB, UF, uscale, life)
+    if P[P_SOURCE] == SRC_LOG:
+        return STATUS_OK
     Q[Q_REM] = min(gaps[0], HORIZON_US) if gaps.shape[0] > 0 else HORIZON_US
     return STATUS_OK
 
@@ -699,6 +723,8 @@ def _src_next_time(P, Q, next_t, UB, UF, gaps):
     """Time of the next failure: ``_NEVER`` if none can come, ``TRACE_OUT`` if the system trace ran out."""
     if P[P_SOURCE] == SRC_UNITS:
         return _units_next(P, Q, next_t, UB, UF)
+    if P[P_SOURCE] == SRC_LOG:
+        return _log_next(Q, gaps)
     if Q[Q_IA] >= gaps.shape[0]:
         return TRACE_OUT
     return _sys_arrival(Q, _sys_rate(P, Q))
@@ -714,6 +740,11 @@ def _src_take_until(t, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgro
             if killed < 0:
                 return STATUS_TRACE
             res[R_FAILURES] += killed
+        return STATUS_OK
+    if P[P_SOURCE] == SRC_LOG:
+        while _log_next(Q, gaps) <= t:
+            res[R_FAILURES] += _log_fire(Q[Q_IA], P, Q, GB, dptr, dgroups)
+            Q[Q_IA] += 1
         return STATUS_OK
     n = P[P_N_GROUPS]
     while True:
@@ -755,6 +786,12 @@ def _src_restart(t_from, t_end, P, Q, GB, next_t, UB, UF, gaps, victims, uscale,
                     res[R_ABSORBED] += 1
             if _units_redraw(t_end, t_end, P, Q, next_t, UB, UF, uscale, life) != STATUS_OK:
                 return STATUS_TRACE
+        for g in range(n):
+            GB[GB_UP, g] = 1
+    elif P[P_SOURCE] == SRC_LOG:  # the events before the end are absorbed
+        while _log_next(Q, gaps) < t_end:
+            res[R_ABSORBED] += 1
+            Q[Q_IA] += 1
         for g in range(n):
             GB[GB_UP, g] = 1
     else:
@@ -838,6 +875,9 @@ def _src_restart_stay_dead(t_from, t_end, P, Q, GB, next_t, UB, UF, gaps, victim
             _tour_build(next_t, UB)
         for g in range(n):
             GB[GB_UP, g] = 1
+    elif P[P_SOURCE] == SRC_LOG:
+        for g in range(n):
+            GB[GB_UP, g] = 1
     else:
         if Q[Q_IA] >= gaps.shape[0]:
             return STATUS_TRACE
@@ -882,6 +922,20 @@ def _src_restart_again(t_from, t_end, P, PF, Q, GB, next_t, UB, UF, gaps, victim
             status = _units_redraw(t_end, t_end, P, Q, next_t, UB, UF, uscale, life)
         if status != STATUS_OK:
             return STATUS_TRACE, t_end
+        for g in range(n):
+            GB[GB_UP, g] = 1
+    elif P[P_SOURCE] == SRC_LOG:
+        while True:
+            t_f = _log_next(Q, gaps)
+            if t_f >= t_end:
+                break
+            res[R_ABSORBED] += 1
+            Q[Q_IA] += 1
+            r_s = _dur(P[P_RESTART_US], sd, rng)
+            res[R_RESTART] += t_f + r_s - t_end
+            t_end = t_f + r_s
+            if t_end > P[P_CAP_US]:
+                return STATUS_CAPPED, t_end
         for g in range(n):
             GB[GB_UP, g] = 1
     else:
@@ -930,6 +984,11 @@ def _src_tail(t, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, r
             if killed < 0:
                 return STATUS_TRACE
             res[R_FAILURES] += killed
+        return STATUS_OK
+    if P[P_SOURCE] == SRC_LOG:
+        while _log_next(Q, gaps) < t:
+            res[R_FAILURES] += _log_fire(Q[Q_IA], P, Q, GB, dptr, dgroups)
+            Q[Q_IA] += 1
         return STATUS_OK
     while True:
         if Q[Q_IA] >= gaps.shape[0]:

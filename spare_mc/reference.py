@@ -420,7 +420,7 @@ class _Race:
         self.schedule()
 
 
-def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None) -> dict:
+def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None, log=None, record=None) -> dict:
     """Independent SimPy implementation of the time-to-train model of :mod:`spare_mc.timeline`.
 
     Written from the model's text, not from the kernel: a failure process and a trainer process on a SimPy clock in
@@ -513,6 +513,11 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None)
         x = math.exp(math.log(cfg.repair_s) - sigma ** 2 / 2 + sigma * repair_rng.standard_normal()) * 1e6
         return horizon if not x < horizon else max(1, int(np.rint(x)))
 
+    def note(touched):
+        """``record``: every failure event, absorbed or not, as (time, the groups it touches)."""
+        if record is not None:
+            record.append((env.now, list(touched)))
+
     def kill(g):
         fleet.up.remove(g)
         fleet.dead.add(g)
@@ -535,7 +540,31 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None)
         """A failure at the very end of a restart hits the restarted system: let the restart end first."""
         return fleet.restarting and env.now == fleet.restart_end
 
-    if cfg.failures is None:
+    if log is not None:  # a failure log: event e at times[e] touches groups[ptr[e]:ptr[e + 1]]
+        times, ptr, groups = ([int(x) for x in a] for a in log)
+        units = race = None
+
+        def failure_process():
+            for e, t_e in enumerate(times):
+                while env.now < t_e:
+                    try:
+                        yield env.timeout(t_e - env.now)
+                    except simpy.Interrupt:  # restarts change nothing here: wait on for the same event
+                        pass
+                while restart_ends_now():  # a restart ending now comes first: the event hits the restarted job
+                    yield env.timeout(0)
+                if absorbing():
+                    absorb()
+                    continue
+                for g in groups[ptr[e]:ptr[e + 1]]:
+                    if g not in fleet.dead:
+                        kill(g)
+            while True:  # the log is over: no more failures
+                try:
+                    yield env.event()
+                except simpy.Interrupt:
+                    pass
+    elif cfg.failures is None:
         clock = _Renewal([min(int(x), horizon) for x in trace[0]], [int(x) for x in trace[1]])
         clock.a = clock.gaps[0] if clock.gaps else None
         units = race = None
@@ -562,9 +591,14 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None)
                 fleet.arrivals.append(env.now)
                 clock.o_ref, clock.t_ref = clock.a, env.now
                 if absorbing():
+                    note([0])
                     absorb()
                 elif fleet.up:  # with no live group (live scaling off) the failure hits nothing
-                    kill(fleet.up[(clock.victims[clock.i] * len(fleet.up)) >> 32])
+                    victim = fleet.up[(clock.victims[clock.i] * len(fleet.up)) >> 32]
+                    note([victim])
+                    kill(victim)
+                else:
+                    note([0])  # every group is dead
                 clock.i += 1
                 clock.a = clock.a + clock.gaps[clock.i] if clock.i < len(clock.gaps) else None
     else:
@@ -587,6 +621,13 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None)
                 life = units.scales[u] * units.life[units.il]
                 units.next[u] = t_from + (horizon if not life < horizon else max(1, int(np.rint(life))))
                 units.il += 1
+
+        def unit_groups(u):
+            """The groups unit ``u`` touches (dead or alive)."""
+            if u < units.n_group_units:
+                return [u]
+            d = u - units.n_group_units
+            return units.dom_groups[units.dom_ptr[d]:units.dom_ptr[d + 1]]
 
         if race is None:
             redraw(0, lambda u: True)
@@ -612,6 +653,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None)
                 if u is None:
                     fleet.trace_out = True
                     return
+                note(unit_groups(u))
                 if absorbing():
                     race.off(u)
                     race.advance()
@@ -648,6 +690,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None)
                     continue
                 _, u = min(active)
                 units.next[u] = None
+                note(unit_groups(u))
                 if absorbing():
                     absorb()
                     continue

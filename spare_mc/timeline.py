@@ -80,8 +80,8 @@ from .stats import MCEstimate, estimate_mean
 from .topology import Topology
 
 __all__ = ["TimelineConfig", "TimelineRun", "TTTResult", "simulate_ttt", "run_timeline", "paper_allreduce_s",
-           "theory_ckpt_period_s", "make_trace", "STRATEGIES", "CLASSICAL_RULES", "classical_config",
-           "classical_expected_ttt_s", "classical_segment_s", "is_classical"]
+           "theory_ckpt_period_s", "make_trace", "replay_log_ttt", "LogTTTResult", "STRATEGIES", "CLASSICAL_RULES",
+           "classical_config", "classical_expected_ttt_s", "classical_segment_s", "is_classical"]
 
 STRATEGIES = ("ckpt", "rep", "spare")
 #: SPARe stacking layouts of the timeline.
@@ -870,10 +870,12 @@ def race_rates(uscale, n_group_units: int, shape: float) -> tuple:
     return rate_g, rate_d, 1.0 / shape
 
 
-def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair_rng=None) -> np.ndarray:
+def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair_rng=None, log=None) -> np.ndarray:
     """One kernel run on ``trace`` (see :func:`make_trace`); ``units`` = ``cfg.unit_clocks()``. ``holders`` is
     SPARe's holder table; the other strategies ignore it (``None``: CKPT-only's one-column table). ``repair_rng``
-    draws lognormal repair times (default: a generator seeded 0)."""
+    draws lognormal repair times (default: a generator seeded 0). ``log = (times_us, ptr, groups)`` replays those
+    failure events instead (times from the job's start, non-decreasing; event ``e`` touches ``groups[ptr[e]:ptr[e +
+    1]]``, and kills those still live); ``trace`` is then ignored."""
     res = np.zeros(_tk.N_RES, dtype=np.int64)
     P = np.zeros(_tk.N_P, dtype=np.int64)
     P[_tk.P_STRATEGY] = _STRAT_CODE[cfg.strategy]
@@ -927,7 +929,11 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair
     if cfg.repair == "lognormal":  # mean repair_s: mu = log(mean) - sigma^2 / 2, in log-seconds
         PF[_tk.PF_REPAIR_SIGMA] = cfg.repair_sd
         PF[_tk.PF_REPAIR_MU] = math.log(cfg.repair_s) - cfg.repair_sd ** 2 / 2
-    if cfg.failures is None:
+    if log is not None:
+        P[_tk.P_SOURCE] = _tk.SRC_LOG
+        gaps, ptr, groups = (np.ascontiguousarray(a, dtype=np.int64) for a in log)
+        vic, uscale, life = _EMPTY_I, _EMPTY_F, _EMPTY_F
+    elif cfg.failures is None:
         P[_tk.P_SOURCE] = _tk.SRC_SYSTEM
         gaps, vic = trace
         uscale, ptr, groups, life = _EMPTY_F, np.zeros(1, dtype=np.int64), _EMPTY_I, _EMPTY_F
@@ -1181,3 +1187,91 @@ def simulate_ttt(cfg: TimelineConfig, reps: int, *, rng=None, first_rep: int = 0
     runs = tuple(run_timeline(cfg, trace_seed_sequence(root, cfg.n_groups, i))
                  for i in range(first_rep, first_rep + reps))
     return TTTResult(cfg, runs, root_text(root), first_rep)
+
+
+@dataclass(frozen=True, eq=False)
+class LogTTTResult:
+    """Jobs replayed on a failure log (:func:`replay_log_ttt`).
+
+    Attributes
+    ----------
+    result : TTTResult
+        One run per start time, in the order of ``starts_s`` (estimates and CIs as for sampled jobs: the runs of
+        one log are not independent when their windows overlap, so read the CI as a spread, not as sampling
+        error).
+    starts_s : ndarray
+        The log time at which each job starts.
+    within_window : ndarray of bool
+        Whether the job ended (or was capped) within the log's observation window; a job that runs past its end sees
+        no failures after it.
+    """
+
+    result: TTTResult
+    starts_s: np.ndarray
+    within_window: np.ndarray
+
+
+def replay_log_ttt(cfg: TimelineConfig, log, *, starts_s=None, rng=None) -> LogTTTResult:
+    """Time to train with the failures of a log (:class:`spare_mc.failure_logs.FailureLog`) instead of a sampler.
+
+    A job started at log time ``s`` sees every log event at ``time_s >= s``, at job time ``time_s - s``: the
+    event kills the groups it touches that are live (a GPU its group; a node, rack, ... every group with a GPU in
+    it, through the log's topology), and during a global restart it is absorbed (or starts the restart again, or
+    kills groups that stay dead, under ``restart_failures``). Log repair times are not used (dead groups come back
+    at the next global restart). The config's failure process is not used: ``cfg`` must have no unit-clock model,
+    and a periodic checkpoint policy without repair (the dynamic period and repair are defined on the sampled
+    process). Its ``mtbf_s`` still sets the default checkpoint period (give ``ckpt_period_s``, or the ``mtbf_s`` of
+    a fit of the log, :func:`spare_mc.failure_logs.fit_failure_log`).
+
+    Parameters
+    ----------
+    cfg : TimelineConfig
+    log : FailureLog
+        On a topology of ``cfg.n_groups`` groups.
+    starts_s : sequence of float, optional
+        Job start times in the log (default ``[0]``); each must lie in ``[0, duration_s)``.
+    rng : seed
+        Jitter of each job (job ``i`` uses the stream of replication ``i``).
+
+    Returns
+    -------
+    LogTTTResult
+    """
+    from .failure_logs import FailureLog
+    if not isinstance(cfg, TimelineConfig):
+        raise UsageTypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
+    if not isinstance(log, FailureLog):
+        raise UsageTypeError(f"`log` must be a FailureLog (spare_mc.read_failure_log), got {type(log).__name__}")
+    if cfg.failures is not None:
+        raise UsageValueError("`cfg.failures` must be None to replay a log: the log's events are the failures")
+    if cfg.ckpt_policy != "periodic" or cfg.repair != "none":
+        raise UsageValueError("replaying a log needs ckpt_policy='periodic' and repair='none' (the dynamic period and "
+                              f"repair are defined on the sampled process), got ckpt_policy={cfg.ckpt_policy!r}, "
+                              f"repair={cfg.repair!r}")
+    ev = log.timeline_events()
+    if ev.n_groups != cfg.n_groups:
+        raise UsageValueError(f"the log's topology has N={ev.n_groups} groups, the config N={cfg.n_groups}")
+    starts = np.atleast_1d(np.asarray([0.0] if starts_s is None else starts_s, dtype=float))
+    if starts.ndim != 1 or starts.size == 0:
+        raise UsageValueError("`starts_s` must be a non-empty sequence of start times (s)")
+    duration_s = ev.duration_us / _US
+    bad = np.nonzero(~np.isfinite(starts) | (starts < 0) | (starts >= duration_s))[0]
+    if bad.size:
+        raise UsageValueError(f"`starts_s` must lie in [0, duration_s) = [0, {duration_s:g}) s, got "
+                              f"starts_s[{bad[0]}] = {starts[bad[0]]!r}")
+    holders, _ = _prepared(cfg)
+    root = root_seed_sequence(rng)
+    runs, within = [], []
+    for i, start in enumerate(starts):
+        s_us = round(start * _US)
+        first = int(np.searchsorted(ev.times_us, s_us, side="left"))
+        times = ev.times_us[first:] - s_us
+        ptr = ev.ptr[first:] - ev.ptr[first]
+        groups = ev.groups[ev.ptr[first]:]
+        ss = trace_seed_sequence(root, cfg.n_groups, i)
+        h = holders if holders is not None else cfg.layout_object(rng=job_seed(ss, 2)).holders
+        res = _run_us(cfg, h, jitter_rng=np.random.default_rng(job_seed(ss, 1)), log=(times, ptr, groups))
+        run = _to_run(res, cfg)
+        runs.append(run)
+        within.append(s_us + res[_tk.R_TTT] <= ev.duration_us)
+    return LogTTTResult(TTTResult(cfg, tuple(runs), root_text(root), 0), starts, np.array(within, dtype=bool))

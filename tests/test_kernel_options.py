@@ -847,3 +847,99 @@ ckpt_every_steps = 4
                          ckpt_failure="lost")
     np.testing.assert_array_equal(ds["ttt_over_t0"].sel(restart_failures="stay_dead", ckpt_failure="lost").values,
                                   simulate_ttt(cfg, 2, rng=1).values("ttt_over_t0"))
+
+
+# ---------------------------------------------------------------------------------------- 10. failure-log replay
+def _log(events):
+    """Log arrays from [(time in s, [groups])]."""
+    times = np.array([round(t * US) for t, _ in events], dtype=np.int64)
+    ptr = np.cumsum([0] + [len(g) for _, g in events]).astype(np.int64)
+    groups = np.array([g for _, gs in events for g in gs], dtype=np.int64)
+    return times, ptr, groups
+
+
+def _agree_log(cfg, log):
+    """Kernel and twin replaying one log, jitter off: identical to the microsecond. Returns the kernel's totals."""
+    holders = cfg.layout_object().holders if cfg.strategy == "spare" else None
+    res = _run_us(cfg, holders, jitter_rng=np.random.default_rng(0), log=log, repair_rng=np.random.default_rng(99))
+    twin = timeline_simpy(cfg, None, log=log, repair_rng=np.random.default_rng(99))
+    mine = {k: int(res[i]) for k, i in KEYS.items()}
+    assert STATUS[res[TK.R_STATUS]] == twin["status"] == "ok" or STATUS[res[TK.R_STATUS]] == twin["status"]
+    assert mine == {k: twin[k] for k in KEYS}
+    return mine
+
+
+@pytest.mark.parametrize("restart_failures, ttt, wipeouts, failures, absorbed, restart", [
+    # the event at 15 s kills groups 2 and 3 (wipe-out at 21 s, restart to 121); the one at 50 s is absorbed; every
+    # group is back, and the one at 125 s kills group 2: wipe-out at 131, restart to 231, then 110 s
+    ("absorbed", 341, 2, 3, 1, 200),
+    # the event at 50 s kills group 0, which stays dead: wipe-out at 131 (the event at 125 s also kills group 2)
+    ("stay_dead", 341, 2, 4, 0, 200),
+    # the event at 50 s restarts the restart (50-150); the one at 125 s falls in it too (125-225): then 110 s
+    ("restart_again", 335, 1, 2, 2, 204),
+])
+def test_log_replay_on_a_hand_built_log(restart_failures, ttt, wipeouts, failures, absorbed, restart):
+    """CKPT-only N = 4 replaying a log: (15 s, groups 2 and 3), (50 s, group 0), (125 s, group 2)."""
+    cfg = TimelineConfig("ckpt", 4, restart_failures=restart_failures, **BASE)
+    got = _agree_log(cfg, _log([(15, [2, 3]), (50, [0]), (125, [2])]))
+    _expect(got, ttt=ttt, wipeouts=wipeouts, failures=failures, absorbed=absorbed, restart=restart)
+
+
+@pytest.mark.parametrize("strategy", ["ckpt", "rep", "spare"])
+def test_log_replay_equals_twin_under_random_options(strategy):
+    """Random logs (events touching 1-3 groups, some at equal times) under random options, including restarts
+    started again and immediate detection: the kernel and the twin agree to the microsecond."""
+    rng = np.random.default_rng({"ckpt": 31, "rep": 32, "spare": 33}[strategy])
+    for _ in range(20):
+        cfg = _random_config(rng, strategy, "system")
+        extra = {}
+        if rng.random() < 0.3:
+            extra["restart_failures"] = "restart_again"
+        if strategy == "ckpt" and rng.random() < 0.3:
+            extra.update(detection="immediate", ckpt_failure="completes")
+        cfg = dataclasses.replace(cfg, **extra)
+        n, e = cfg.n_groups, int(rng.integers(5, 300))
+        times = np.sort(rng.integers(0, int(cfg.t0_s * 3 * US), e)).astype(np.int64)
+        times[1::7] = times[0::7][:times[1::7].size]  # some events at one time
+        times.sort()
+        sizes = rng.integers(1, 4, e)
+        ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        groups = np.concatenate([np.sort(rng.choice(n, k, replace=False)) for k in sizes]).astype(np.int64)
+        _agree_log(cfg, (times, ptr, groups))
+
+
+@pytest.mark.parametrize("source", ["system", "per_gpu", "domain"])
+def test_sampled_failures_written_as_a_log_replay_to_the_same_job(source):
+    """Every failure event of a sampled job (absorbed ones too), written as a log with the groups it touches,
+    replays to the same job to the microsecond: the log source is the samplers' events and nothing else."""
+    rng = np.random.default_rng({"system": 41, "per_gpu": 42, "domain": 43}[source])
+    for _ in range(10):
+        strategy = str(rng.choice(["ckpt", "rep", "spare"]))
+        cfg = _random_config(rng, strategy, source)
+        trace = _long_enough_trace(cfg, rng)
+        record = []
+        twin = timeline_simpy(cfg, trace, repair_rng=np.random.default_rng(99), record=record)
+        log = _log([(t / US, g) for t, g in record])
+        # the same job without its failure model (the shape and live scaling of a sampler play no role in a replay)
+        replay_cfg = dataclasses.replace(cfg, failures=None, topology=None, unit_sampler="auto")
+        got = _agree_log(replay_cfg, log)
+        assert got == {k: twin[k] for k in KEYS}
+
+
+def test_replay_log_ttt_on_a_synthetic_log():
+    """The public entry point: a log on the paper's topology, jobs started every 50 h, each within the window,
+    and errors naming the rule."""
+    topo = sm.Topology(600_000, 600)
+    log = sm.synthetic_log(topo, {"gpu": (1.0, 300.0 * 600_000), "rack": (1.0, 2e8)}, 3600 * 200, rng=3)
+    cfg = _Config("spare", 600, r=8, n_steps=300, jitter_sd=0.0, ckpt_period_s=3600.0)
+    out = sm.replay_log_ttt(cfg, log, starts_s=[0.0, 50 * 3600.0, 100 * 3600.0])
+    assert out.within_window.all() and out.result.reps == 3
+    assert all(r.status == "ok" and r.failures > 0 for r in out.result.runs)
+    with pytest.raises(ValueError, match=r"`starts_s` must lie in \[0, duration_s\)"):
+        sm.replay_log_ttt(cfg, log, starts_s=[-1.0])
+    with pytest.raises(ValueError, match="the log's topology has N=600 groups, the config N=12"):
+        sm.replay_log_ttt(_Config("ckpt", 12), log)
+    with pytest.raises(ValueError, match="needs ckpt_policy='periodic' and repair='none'"):
+        sm.replay_log_ttt(dataclasses.replace(cfg, ckpt_policy="hazard", ckpt_period_s=None), log)
+    with pytest.raises(TypeError, match="`log` must be a FailureLog"):
+        sm.replay_log_ttt(cfg, log.timeline_events())
