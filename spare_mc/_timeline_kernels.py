@@ -211,8 +211,8 @@ W_USEFUL, W_REDUNDANT, W_PATCH, W_ALLREDUCE, W_RECTLR = range(5)
 N_W = 5
 assert (R_USEFUL, R_REDUNDANT, R_PATCH, R_ALLREDUCE, R_RECTLR) == tuple(R_USEFUL + w for w in range(N_W))
 # the failure source: its scalars and the rows of its group block
-Q_N_UP, Q_N_PEND, Q_IA, Q_REM, Q_T_REF, Q_IL, Q_T_LAST, Q_T0, Q_M0, Q_M1, Q_T_NEXT = range(11)
-N_Q = 11
+Q_N_UP, Q_N_PEND, Q_IA, Q_REM, Q_T_REF, Q_IL, Q_T_LAST, Q_T0, Q_M0, Q_M1, Q_T_NEXT, Q_N_OFF = range(12)
+N_Q = 12
 GB_TREE, GB_UP, GB_PEND, GB_CRIT, GB_TCRIT, GB_READY, GB_LIST = range(7)
 N_GB = 7
 # the unit clocks' block (rows of ``N_UB x 2 S``, ``S`` the least power of two >= the number of units): the
@@ -504,8 +504,56 @@ def _units_redraw(t_from, t_end, P, Q, next_t, UB, UF, uscale, life):
         next_t[u] = t_from + _lifetime_us(uscale[u] * life[il])
         il += 1
     Q[Q_IL] = il
+    Q[Q_N_OFF] = 0
     _tour_build(next_t, UB)
     return status
+
+
+@_kernel
+def _heapsort(a, k):
+    """Sort ``a[:k]`` in place, ascending (no allocation)."""
+    for start in range(k // 2 - 1, -1, -1):
+        _sift(a, start, k)
+    for end in range(k - 1, 0, -1):
+        a[0], a[end] = a[end], a[0]
+        _sift(a, 0, end)
+
+
+@_kernel
+def _sift(a, i, k):
+    while True:
+        c = 2 * i + 1
+        if c >= k:
+            return
+        if c + 1 < k and a[c + 1] > a[c]:
+            c += 1
+        if a[i] >= a[c]:
+            return
+        a[i], a[c] = a[c], a[i]
+        i = c
+
+
+@_kernel
+def _units_redraw_kept(t_from, P, Q, next_t, UB, UF, uscale, life):
+    """The end of a restart under "keep" in O(k log units): new lifetimes from ``t_from`` for exactly the ``k``
+    units that went inactive since the last redraw (fired, absorbed, or their group died; listed in ``UB_TMP``), in
+    unit order -- the same draws as :func:`_units_redraw`, without visiting the other units. Returns
+    ``STATUS_OK`` or ``STATUS_TRACE``."""
+    k = Q[Q_N_OFF]
+    lst = UB[UB_TMP]
+    _heapsort(lst, k)
+    il = Q[Q_IL]
+    for i in range(k):
+        if il >= life.shape[0]:
+            Q[Q_IL] = il
+            return STATUS_TRACE
+        u = lst[i]
+        next_t[u] = t_from + _lifetime_us(uscale[u] * life[il])
+        il += 1
+        _tour_update(next_t, UB, u)
+    Q[Q_IL] = il
+    Q[Q_N_OFF] = 0
+    return STATUS_OK
 
 
 @_kernel
@@ -600,6 +648,9 @@ def _unit_off(u, P, Q, next_t, UB):
     elif next_t[u] != _NEVER:
         next_t[u] = _NEVER
         _tour_update(next_t, UB, u)
+        if P[P_KEEP_AGES] != 0:  # "keep": the restart redraws exactly these (UB_TMP lists them)
+            UB[UB_TMP, Q[Q_N_OFF]] = u
+            Q[Q_N_OFF] += 1
 
 
 @_kernel
@@ -780,6 +831,12 @@ def _src_restart(t_from, t_end, P, Q, GB, next_t, UB, UF, gaps, victims, uscale,
                 res[R_ABSORBED] += 1
             if _race_renew(t_end, P, Q, UB, UF, life) != STATUS_OK:
                 return STATUS_TRACE
+        elif P[P_KEEP_AGES] != 0:  # the units due before the end are absorbed: O(log units) each
+            while _units_min(next_t, UB, UF)[0] < t_end:
+                _unit_off(_units_min(next_t, UB, UF)[1], P, Q, next_t, UB)
+                res[R_ABSORBED] += 1
+            if _units_redraw_kept(t_end, P, Q, next_t, UB, UF, uscale, life) != STATUS_OK:
+                return STATUS_TRACE
         else:
             for u in range(next_t.shape[0]):
                 if next_t[u] < t_end:
@@ -834,6 +891,12 @@ def _units_redraw_after_stay(t_end, P, Q, next_t, UB, UF, uscale, life):
         il += 1
     Q[Q_IL] = il
     _tour_build(next_t, UB)
+    Q[Q_N_OFF] = 0  # the units still inactive (they fired during the restart) are the next restart's to redraw
+    if keep:
+        for u in range(next_t.shape[0]):
+            if next_t[u] == _NEVER:
+                UB[UB_TMP, Q[Q_N_OFF]] = u
+                Q[Q_N_OFF] += 1
     return status
 
 
@@ -918,6 +981,8 @@ def _src_restart_again(t_from, t_end, P, PF, Q, GB, next_t, UB, UF, gaps, victim
                 return STATUS_CAPPED, t_end
         if P[P_UNIT_RACE] != 0:
             status = _race_renew(t_end, P, Q, UB, UF, life)
+        elif P[P_KEEP_AGES] != 0:  # every unit due before the end was absorbed (off) in the loop
+            status = _units_redraw_kept(t_end, P, Q, next_t, UB, UF, uscale, life)
         else:
             status = _units_redraw(t_end, t_end, P, Q, next_t, UB, UF, uscale, life)
         if status != STATUS_OK:
