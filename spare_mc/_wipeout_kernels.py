@@ -6,8 +6,9 @@ Conventions shared by every kernel:
 - per trial the kernels write ``out_T`` (1-based index of the wipe-out failure or event), ``out_dead`` (distinct
   dead groups just before it) and, where there is a clock, ``out_time``.
 - cost per trial is proportional to the failures drawn: the per-failure work is O(1) (cyclic unit stride), O(types
-  held by the failed group) (any layout), and the state touched in a trial is undone at its end instead of being
-  re-initialised in O(N).
+  held by the failed group) (any layout; the fixed-layout kernel pads every stack to the longest one, so the loop
+  has a constant trip count), and the state touched in a trial is undone at its end -- or, for the fixed-layout
+  kernel when the undo would touch more counters than there are, restored by one vectorised copy.
 - uniform order without replacement is a partial Fisher-Yates shuffle of a permutation array that is never reset
   (a partial shuffle of any fixed permutation gives a uniform sample), one bounded draw per failure.
 - bounded draws in the uniform-order kernels use Lemire's multiply-and-reject method on the upper 32 bits of the
@@ -109,9 +110,94 @@ def _one_trial_generic(next_u64, state, n, perm, group_ptr, group_types, live_co
 
 
 @njit(cache=True)
+def padded_types_into(group_ptr, group_types, n_types, table):
+    """Fill ``table`` (n x w, w >= the largest stack) with each group's types, padded with dummy types.
+
+    Row ``g`` lists the types group ``g`` holds (CSR order) and then, in slot ``l``, the dummy type
+    ``n_types + l``. Dummies get more holders than a trial can kill (see :func:`live_counts`), so they never wipe
+    out; a fixed row width gives the per-failure loop a constant trip count (no mispredicted loop exit, no CSR
+    pointer loads).
+    """
+    n, w = table.shape
+    for g in range(n):
+        lo = group_ptr[g]
+        d = group_ptr[g + 1] - lo
+        for l in range(w):
+            table[g, l] = group_types[lo + l] if l < d else n_types + l
+
+
+@njit(cache=True)
+def live_counts(holders_per_type, n, w):
+    """Live-holder counters for :func:`padded_types_into`'s table: the real types', then ``n + 1`` per dummy
+    (a dummy loses at most one holder per failure, at most ``n`` per trial)."""
+    nt = holders_per_type.shape[0]
+    live = np.empty(nt + w, np.int32)
+    for t in range(nt):
+        live[t] = holders_per_type[t]
+    for l in range(w):
+        live[nt + l] = n + 1
+    return live
+
+
+@njit(cache=True)
+def _trials_padded(next_u64, state, n, table, live0, trials, out_T, out_dead):
+    """Uniform order without replacement on a padded group -> types table (see :func:`padded_types_into`).
+
+    Per failure: one bounded draw, the partial Fisher-Yates swap and ``w`` decrements of live-holder counters
+    (int32, unsigned table entries: no negative-index fix-ups). The failed groups are ``perm[:i]``, so no kill
+    list is kept; the counters are restored by undoing those failures, or by copying ``live0`` when that is
+    cheaper (``i w`` read-modify-writes against a vectorised copy of ``n_types + w`` counters).
+    """
+    w = table.shape[1]
+    nc = live0.shape[0]
+    perm = np.arange(n)
+    live = live0.copy()
+    for t in range(trials):
+        i = 0
+        while True:
+            j = i + bounded(next_u64, state, n - i)
+            g = perm[j]
+            perm[j] = perm[i]
+            perm[i] = g
+            i += 1
+            wiped = False
+            row = table[g]
+            for l in range(w):
+                u = row[l]
+                v = live[u] - 1
+                live[u] = v
+                wiped |= v == 0
+            if wiped:
+                break
+        out_T[t] = i
+        out_dead[t] = i - 1
+        if 8 * i * w >= nc:
+            live[:] = live0
+        else:
+            for q in range(i):
+                row = table[perm[q]]
+                for l in range(w):
+                    live[row[l]] += 1
+
+
+@njit(cache=True)
 def wipeout_generic(next_u64, state, n, group_ptr, group_types, holders_per_type, trials, with_replacement, out_T,
                     out_dead):
-    """Uniform-order wipe-out trials on a fixed layout given by its CSR group -> types map."""
+    """Uniform-order wipe-out trials on a fixed layout given by its CSR group -> types map.
+
+    Without replacement (the common case) the trials run on a padded copy of the map (:func:`_trials_padded`)
+    unless the longest stack is far above the mean (a pathological custom layout), where the CSR loop is kept.
+    Both consume random numbers exactly as before: one bounded draw per failure.
+    """
+    nnz = group_types.shape[0]
+    w = 0
+    for g in range(n):
+        w = max(w, group_ptr[g + 1] - group_ptr[g])
+    if not with_replacement and n * w <= 4 * nnz + 64:
+        table = np.empty((n, w), np.uint32)
+        padded_types_into(group_ptr, group_types, holders_per_type.shape[0], table)
+        _trials_padded(next_u64, state, n, table, live_counts(holders_per_type, n, w), trials, out_T, out_dead)
+        return
     perm = np.arange(n)
     live_count = holders_per_type.copy()
     dead = np.zeros(n, np.bool_)
@@ -128,9 +214,11 @@ def wipeout_cyclic_unit(next_u64, state, n, r, trials, with_replacement, out_T, 
     A type is wiped iff ``r`` cyclically consecutive groups are dead. ``run[g]`` is nonzero iff ``g`` is dead and,
     at the two ends of a maximal dead run, equals the run's length; a new death merges the runs ending at its two
     neighbours. It consumes random numbers exactly like :func:`wipeout_generic`, so both give identical ``T``.
+    The run ends wrap around by a compare and subtract (an integer ``%`` by a run-time ``n`` is a 64-bit division,
+    the most expensive instruction of the loop).
     """
     perm = np.arange(n)
-    run = np.zeros(n, np.int64)
+    run = np.zeros(n, np.int32)
     killed = np.empty(n, np.int64)
     for t in range(trials):
         k = 0
@@ -146,8 +234,14 @@ def wipeout_cyclic_unit(next_u64, state, n, r, trials, with_replacement, out_T, 
             right = run[g + 1] if g < n - 1 else run[0]
             total = left + 1 + right
             run[g] = total
-            run[(g - left) % n] = total
-            run[(g + right) % n] = total
+            a = g - left
+            if a < 0:
+                a += n
+            b = g + right
+            if b >= n:
+                b -= n
+            run[a] = total
+            run[b] = total
             if total >= r:
                 break
         out_T[t] = k
