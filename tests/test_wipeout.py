@@ -227,15 +227,16 @@ def test_order_statistics_baseline_has_the_law_of_wipeout_mc(layout):
 
 @pytest.mark.parametrize("layout", [sm.random_holders(300, 9, rng=2), sm.block(300, 3), sm.replica_sets(301, 9),
                                     sm.Layout(np.vstack([np.arange(40), (np.arange(40) + 1) % 40]).T)])
-def test_generic_kernel_padded_and_csr_paths_equal_the_python_twin(layout):
-    """The padded fast path keeps the draw contract: identical T and masked failures, trial by trial."""
+def test_generic_kernel_split_table_equals_the_python_twin(layout):
+    """The split table (fixed width + overflow) keeps the draw contract: identical T and masked failures."""
     res = sm.wipeout_mc(layout, 200, rng=12)
     twin = _python_twin(layout, 200, 12)
     assert np.array_equal(res.T, twin[:, 0]) and np.array_equal(res.dead_before, twin[:, 1])
 
 
-def test_generic_kernel_csr_fallback_for_a_lopsided_layout():
-    """One group holds every type: the padded table would be N x N, so the CSR loop runs; same draws."""
+def test_generic_kernel_overflow_of_a_lopsided_layout():
+    """One group holds every type: the table is one column wide and that group's other types go to the overflow
+    list (a padded table would be N x N); same draws, same results."""
     n = 30
     holders = np.column_stack([np.zeros(n, np.int64), np.r_[1:n, 1]])
     holders[0, 1] = 2
