@@ -53,6 +53,7 @@ DIST, DSTAMP, FSTAMP, PHI, PHIL, FIN = range(6)                                 
 HK, HV = 0, 1                                                                         # H: 2 x (2 N r + 2 N + 2)
 
 _BIG = np.int64(1) << 40
+_NO_ROOM = -2  # _phases12: the undo log is too short (state restored; retry with a longer one)
 
 
 @njit(cache=True)
@@ -97,7 +98,7 @@ def build_stacks(holders, E, G):
 
 
 # ------------------------------------------------------------------------------------------ augmenting paths
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _flip(g_end, r, E, G, own_row, load_row, ulog, nlog):
     """Apply the augmenting path ending at group ``g_end`` (recorded in ``G[VIA]``) to rows ``own_row`` /
     ``load_row`` of ``G``.
@@ -127,17 +128,7 @@ def _flip(g_end, r, E, G, own_row, load_row, ulog, nlog):
     return nlog
 
 
-@njit(cache=True)
-def _room(ulog, nlog, n):
-    """``ulog``, grown if it cannot take one more augmenting path (rare: paths are short)."""
-    if nlog + 2 * n + 4 <= ulog.shape[0]:
-        return ulog
-    bigger = np.empty(2 * ulog.shape[0] + 2 * n + 4, np.int64)
-    bigger[:nlog] = ulog[:nlog]
-    return bigger
-
-
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _undo(ulog, nlog, G):
     for i in range(nlog - 2, -1, -2):
         u = ulog[i]
@@ -147,7 +138,7 @@ def _undo(ulog, nlog, G):
             G[OWN, u] = ulog[i + 1]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _augment_bfs(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog):
     """Give the unassigned type ``t0`` a group by a shortest augmenting path (assignment in rows ``own_row`` /
     ``load_row`` of ``G``).
@@ -185,7 +176,7 @@ def _augment_bfs(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog):
 
 
 # ------------------------------------------------------------------------------------------------ min-cost
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _heap_push(H, size, key, val):
     i = size
     H[HK, i] = key
@@ -200,7 +191,7 @@ def _heap_push(H, size, key, val):
     return size + 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _heap_pop(H, size):
     """Remove the minimum (left in ``H[:, size - 1]``); returns the new size."""
     size -= 1
@@ -221,7 +212,7 @@ def _heap_pop(H, size):
     return size
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
     """Shortest (fewest-moves) augmenting path from the unassigned type ``t0`` at capacity ``cap``.
 
@@ -301,7 +292,7 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
 
 
 # --------------------------------------------------------------------------------------------------- ReCtlr
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
     """(number of patch types, least possible max extra shards per survivor). Leaves ``G[POWN]``/``G[PLOAD]``
     clean.
@@ -346,7 +337,7 @@ def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
     return npatch, cap
 
 
-@njit(cache=True, _nrt=True)  # it may grow its undo log: keep the runtime even when called from _nrt=False code
+@njit(cache=True, _nrt=False)  # no reference counting per call; a longer undo log is _phases12_grown's job
 def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan, out):
     """Kill the groups ``newly[:n_new]`` and run ReCtlr; results in ``out`` (see the ``O_*`` slots).
 
@@ -410,7 +401,7 @@ def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan,
     return _resolve(n_orph, S, c, n, r, E, G, D, H, meta, ulog, out)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _resolve(n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
     """Phases 0-2 for the unassigned types ``G[ORPH, :n_orph]`` (every other type is validly assigned)."""
     k = meta[K_]
@@ -425,12 +416,40 @@ def _resolve(n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
         out[O_S] = S
         out[O_PHASE0] = 1
         return 0
+    rc = _phases12(first, n_orph, S, c, n, r, E, G, D, H, meta, ulog, out)
+    if rc == _NO_ROOM:  # rare: long augmenting paths or many orphans (a multi-group event, the initial state)
+        rc = _phases12_grown(first, n_orph, S, c, n, r, E, G, D, H, meta, ulog.shape[0], out)
+    return rc
+
+
+@njit(cache=True, _nrt=True)  # explicit: a callee compiles with its caller's flags unless it declares its own
+def _phases12_grown(first, n_orph, S, c, n, r, E, G, D, H, meta, size, out):
+    """:func:`_phases12` with undo logs of doubling length until one is long enough (the only allocation on the
+    ReCtlr path, kept out of the reference-count-free code)."""
+    while True:
+        size = 2 * size + 2 * n + 4
+        rc = _phases12(first, n_orph, S, c, n, r, E, G, D, H, meta, np.empty(size, np.int64), out)
+        if rc != _NO_ROOM:
+            return rc
+
+
+@njit(cache=True, _nrt=False)
+def _phases12(first, n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
+    """Phases 1 and 2 for the orphans ``G[ORPH, first:n_orph]`` that Phase 0 could not place.
+
+    Returns 0, -1 (no assignment where one must exist: a bug) or ``_NO_ROOM`` when ``ulog`` cannot take one more
+    augmenting path (``2 N + 4`` entries); the assignment is then restored as it was on entry (every change since
+    is in the log), so the caller can run it again with a longer log and get the same result.
+    """
+    room = ulog.shape[0] - 2 * n - 4
     # Phase 1: HK-Free -- the least capacity >= max(S, c(k)) with a perfect assignment, then undone
     cap = max(S, c)
     nlog = 0
     for i in range(first, n_orph):
         while True:
-            ulog = _room(ulog, nlog, n)
+            if nlog > room:
+                _undo(ulog, nlog, G)
+                return _NO_ROOM
             found, nlog = _augment_bfs(G[ORPH, i], cap, _BIG, r, E, G, meta, OWN, LOAD, ulog, nlog)
             if found:
                 break
@@ -443,7 +462,11 @@ def _resolve(n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
     n_phi = 0
     nlog = 0
     for i in range(first, n_orph):
-        ulog = _room(ulog, nlog, n)
+        if nlog > room:
+            _undo(ulog, nlog, G)
+            for q in range(n_phi):
+                D[PHI, D[PHIL, q]] = 0
+            return _NO_ROOM
         n_phi, nlog = _augment_min_cost(G[ORPH, i], s_star, n, r, E, G, D, H, meta, n_phi, ulog, nlog)
         if n_phi < 0:
             return -1
@@ -524,7 +547,7 @@ L_TRIAL, L_EVENT, L_K, L_C, L_S, L_PHASE0, L_MOVES, L_ORPHANS, L_PATCH_TYPES, L_
 N_LOG_COLS = 10
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _record(out, trial, event, stats, gap_hist, log, n_log, log_trials):
     """Account one masked failure event (epoch ``k`` starts with stack number ``out[O_S]``)."""
     stats[T_SUM_C] += out[O_C]
@@ -557,7 +580,7 @@ def _record(out, trial, event, stats, gap_hist, log, n_log, log_trials):
     return n_log
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _start_trial(stats, gap_hist, s0):
     for j in range(N_TRIAL_COLS):
         stats[j] = 0
