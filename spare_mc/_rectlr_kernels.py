@@ -2,7 +2,9 @@
 
 Data model (int64 arrays packed by rows)
 ---------------------------------------
-- An **edge** ``e = t * r + l`` is "type ``t`` held in layer ``l`` of the holder table"; ``E[EG, e]`` is its group.
+- An **edge** ``e = t * r + l`` is "type ``t`` held in layer ``l`` of the holder table"; ``E[EG, e]`` is its group
+  and ``E[ET, e] = e // r`` its type (a load instead of a 64-bit division: the divisions by the run-time ``r``
+  were most of the cost of a ReCtlr call).
 - ``G[GPTR]`` (N + 1): group ``g``'s stack occupies slots ``G[GPTR, g] .. G[GPTR, g + 1] - 1`` of ``E[GSTK]``.
 - ``E[GSTK, G[GPTR, g] + p]`` is the edge at **position** ``p`` of group ``g``'s current stack (0 = top) and
   ``E[EPOS, e]`` is the position of edge ``e``: the two are inverse permutations within each group.
@@ -12,7 +14,9 @@ Data model (int64 arrays packed by rows)
 
 The arrays are packed into a few 2-d blocks (``E``, ``G``, ``D``, ``H``, see :func:`alloc`) because every array
 argument of a non-inlined numba call costs a reference-count round trip (about 8 ns): with one argument per array
-the calls alone took ~300 ns per failure.
+the calls alone took ~300 ns per failure. The per-failure path (:func:`rectlr_step` and everything it calls but
+:func:`_phases12_grown`) is compiled without the runtime (``_nrt=False``), so it does no reference counting at all;
+the one allocation (a longer undo log, rarely needed) happens in :func:`_phases12_grown`, which declares the runtime.
 
 Invariant between calls: every type is served by a live group that holds it in its top ``S`` positions and no group
 serves more than ``S`` types.
@@ -47,7 +51,7 @@ S_, K_, STAMP_, MAXDEG_ = 0, 1, 2, 3
 O_K, O_C, O_S, O_PHASE0, O_MOVES, O_ORPHANS, O_PATCH_TYPES, O_PATCH, O_WIPED = range(9)
 N_OUT = 9
 # rows of the packed blocks
-EG, GSTK, EPOS = 0, 1, 2                                                              # E: 3 x (N r)
+EG, GSTK, EPOS, ET = 0, 1, 2, 3                                                      # E: 4 x (N r)
 GPTR, ALIVE, NLIVE, OWN, LOAD, POWN, PLOAD, MARKG, MARKT, VIA, QUEUE, ORPH = range(12)  # G: 12 x (N + 1)
 DIST, DSTAMP, FSTAMP, PHI, PHIL, FIN = range(6)                                      # D: 6 x (2N + 1)
 HK, HV = 0, 1                                                                         # H: 2 x (2 N r + 2 N + 2)
@@ -60,7 +64,9 @@ _NO_ROOM = -2  # _phases12: the undo log is too short (state restored; retry wit
 def alloc(n, r):
     """Fresh blocks ``(E, G, D, H, meta, ulog, pplan, out)`` for ``n`` groups and redundancy ``r``."""
     nr = n * r
-    E = np.zeros((3, nr), np.int64)
+    E = np.zeros((4, nr), np.int64)
+    for e in range(nr):
+        E[ET, e] = e // r
     G = np.zeros((12, n + 1), np.int64)
     G[POWN, :] = -1
     D = np.zeros((6, 2 * n + 1), np.int64)
@@ -110,7 +116,7 @@ def _flip(g_end, r, E, G, own_row, load_row, ulog, nlog):
     g = g_end
     while True:
         e = G[VIA, g]
-        u = e // r
+        u = E[ET, e]
         old = G[own_row, u]
         if nlog >= 0:
             ulog[nlog] = u
@@ -168,7 +174,7 @@ def _augment_bfs(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog):
             base = G[GPTR, g]
             for p in range(base, min(G[GPTR, g + 1], base + window)):
                 e2 = E[GSTK, p]
-                v = e2 // r
+                v = E[ET, e2]
                 if G[own_row, v] == e2:
                     G[QUEUE, tail] = v
                     tail += 1
@@ -269,7 +275,7 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
                     size = _heap_push(H, size, nd, sink)
             for p in range(G[GPTR, g], G[GPTR, g + 1]):
                 e2 = E[GSTK, p]
-                u = e2 // r
+                u = E[ET, e2]
                 if G[OWN, u] != e2 or D[FSTAMP, u] == stamp:
                     continue
                 c = 1 if E[EPOS, e2] >= cap else 0
@@ -308,7 +314,7 @@ def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
         base = G[GPTR, g]
         top = min(S, G[GPTR, g + 1] - base)
         for p in range(base, base + top):
-            t = E[GSTK, p] // r
+            t = E[ET, E[GSTK, p]]
             if G[MARKT, t] == stamp:
                 continue
             G[MARKT, t] = stamp
@@ -360,7 +366,7 @@ def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan,
         G[ALIVE, g] = 0
         meta[K_] += 1
         for p in range(G[GPTR, g], G[GPTR, g + 1]):
-            t = E[GSTK, p] // r
+            t = E[ET, E[GSTK, p]]
             G[NLIVE, t] -= 1
             if G[NLIVE, t] == 0:
                 wiped = True
@@ -383,7 +389,7 @@ def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan,
         g = newly[i]
         for p in range(G[GPTR, g], G[GPTR, g + 1]):
             e = E[GSTK, p]
-            t = e // r
+            t = E[ET, e]
             if G[OWN, t] == e:
                 G[OWN, t] = -1
                 G[ORPH, n_orph] = t
@@ -489,7 +495,7 @@ def _phases12(first, n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
         e2 = -1
         while q >= 0:
             e2 = E[GSTK, base + q]
-            if G[OWN, e2 // r] != e2:
+            if G[OWN, E[ET, e2]] != e2:
                 break
             q -= 1
         p_old = E[EPOS, e]
