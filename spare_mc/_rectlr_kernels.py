@@ -248,17 +248,18 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
             break
         D[FIN, nfin] = v
         nfin += 1
+        base = d + D[PHI, v]  # loop invariants, loaded once: the loops below store to G and D
         if v < n:  # a type: forward arcs to its other live holders
-            for l in range(r):
-                e = v * r + l
+            own = G[OWN, v]
+            for e in range(v * r, v * r + r):
                 g = E[EG, e]
-                if G[ALIVE, g] == 0 or G[OWN, v] == e:
+                if G[ALIVE, g] == 0 or own == e:
                     continue
                 w = n + g
                 if D[FSTAMP, w] == stamp:
                     continue
                 c = 1 if E[EPOS, e] >= cap else 0
-                nd = d + c + D[PHI, v] - D[PHI, w]
+                nd = base + c - D[PHI, w]
                 if D[DSTAMP, w] != stamp or nd < D[DIST, w]:
                     D[DSTAMP, w] = stamp
                     D[DIST, w] = nd
@@ -267,7 +268,7 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
         else:  # a group: to the sink if it has room, back along the types it serves
             g = v - n
             if G[LOAD, g] < cap:
-                nd = d + D[PHI, v] - D[PHI, sink]
+                nd = base - D[PHI, sink]
                 if D[DSTAMP, sink] != stamp or nd < D[DIST, sink]:
                     D[DSTAMP, sink] = stamp
                     D[DIST, sink] = nd
@@ -279,7 +280,7 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
                 if G[OWN, u] != e2 or D[FSTAMP, u] == stamp:
                     continue
                 c = 1 if E[EPOS, e2] >= cap else 0
-                nd = d - c + D[PHI, v] - D[PHI, u]
+                nd = base - c - D[PHI, u]
                 if D[DSTAMP, u] != stamp or nd < D[DIST, u]:
                     D[DSTAMP, u] = stamp
                     D[DIST, u] = nd
