@@ -182,8 +182,9 @@ def _trials_split(next_u64, state, n, table, over_ptr, over_types, live0, trials
     """
     w = table.shape[1]
     nc = live0.shape[0]
-    perm = np.arange(n)
+    perm = np.arange(n).astype(np.int32)  # int32 (n < 2^31): perm, table and counters fit the L1 cache together
     live = live0.copy()
+    has_over = over_types.shape[0] > 0    # regular layouts (every stack of the same length) have no overflow
     for t in range(trials):
         i = 0
         while True:
@@ -199,11 +200,12 @@ def _trials_split(next_u64, state, n, table, over_ptr, over_types, live0, trials
                 v = live[u] - 1
                 live[u] = v
                 wiped |= v == 0
-            for p in range(over_ptr[g], over_ptr[g + 1]):
-                u = over_types[p]
-                v = live[u] - 1
-                live[u] = v
-                wiped |= v == 0
+            if has_over:
+                for p in range(over_ptr[g], over_ptr[g + 1]):
+                    u = over_types[p]
+                    v = live[u] - 1
+                    live[u] = v
+                    wiped |= v == 0
             if wiped:
                 break
         out_T[t] = i
