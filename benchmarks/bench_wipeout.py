@@ -1,24 +1,42 @@
-"""Benchmark: wipe-out kernel vs the raw bounded-random-integer rate, measured in one run.
+"""Benchmark: the wipe-out kernels vs the numpy order-statistic baseline, per layout, measured in one run.
 
-Cyclic unit stride, N = 1000, r = 9, uniform order without replacement. The kernel draws one bounded integer
-(Lemire's method on the bit generator, see ``spare_mc._wipeout_kernels.bounded``) per simulated failure, so the
-raw loop of the same draws is its lower limit; the ratio (kernel time per failure) / (raw time per draw) says how
-much the wipe-out bookkeeping adds. The generic (any-layout) kernel on the same layout is reported too.
+N = 1000, r = 9, uniform order without replacement, a fixed layout per row: ``cyclic`` (the unit-stride kernel),
+``sidon``, ``random`` (one fixed random-holders layout), ``block`` (Rep: 111 replica sets of 9 or 10 groups, as
+``make_layout("block", 1000, 9)`` builds) and ``custom`` (the cyclic holder table with its groups relabelled by a
+fixed permutation: a user's table, same law as cyclic) -- the last four run the generic kernel.
 
-Usage: ``python benchmarks/bench_wipeout.py [--json] [--reps 200000]``
+The baseline is :func:`spare_mc.reference.wipeout_order_statistics`: numpy, vectorised over replications in batches
+of 500; per replication one uniform failure time per group, per type the max over its holders' times (the same
+holder table as the kernel), the min over types (the wipe-out time) and ``T`` = its rank among the failure times.
+It is a correct alternative method: the run checks that its mean ``T`` agrees with the kernel's (two-sample z,
+p-value printed). Reported per layout: ns per trial and per failure of both, and the ratio of their per-trial
+costs (target >= 5, PASS/FAIL). Times are medians of interleaved repeats. The raw limit is printed too: one bounded
+draw (Lemire's method on the bit generator) per simulated failure, which every kernel makes.
+
+``--compare-with FILE`` also times the kernels of another copy of ``spare_mc/_wipeout_kernels.py`` (e.g. the one
+of an older commit, extracted with ``git show``) on the same layouts, in the same run: the before/after ratio.
+
+Usage: ``python benchmarks/bench_wipeout.py [--json] [--reps 20000] [--baseline-reps 2000] [--compare-with F]``
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import sys
 import time
 
 import numpy as np
 from numba import njit
+from scipy import stats
 
 import spare_mc as sm
 from spare_mc import _wipeout_kernels as K
+from spare_mc.reference import holder_table, wipeout_order_statistics
+
+LAYOUT_NAMES = ("cyclic", "sidon", "random", "block", "custom")
+TARGET = 5.0
 
 
 @njit(cache=True)
@@ -34,82 +52,137 @@ def _raw_draws(next_u64, state, n, count):
     return acc
 
 
-_KEEP = []
+def _layouts(n, r):
+    cyc = sm.cyclic(n, r)
+    relabel = np.random.default_rng(12).permutation(n)
+    return {"cyclic": cyc, "sidon": sm.sidon(n, r), "random": sm.random_holders(n, r, rng=1),
+            "block": sm.make_layout("block", n, r), "custom": sm.Layout(relabel[cyc.holders], kind="custom")}
 
 
-def _src(seed):
-    rng = np.random.default_rng(seed)
-    _KEEP.append(rng)  # the kernels use the bit generator's state by address: keep it alive
-    return K.raw_source(rng)
+def _kernel_call(mod, layout, reps, rng):
+    """The kernel :func:`spare_mc.wipeout_mc` dispatches to, called directly from module ``mod``; returns T."""
+    n = layout.n_groups
+    out_T = np.empty(reps, np.int64)
+    out_d = np.empty(reps, np.int64)
+    src = mod.raw_source(rng)
+    if layout.kind == "cyclic":
+        mod.wipeout_cyclic_unit(*src, n, layout.r, reps, False, out_T, out_d)
+    else:
+        hp = layout.sizes.copy() if isinstance(layout, sm.ReplicaSets) else np.full(n, layout.r, np.int64)
+        mod.wipeout_generic(*src, n, layout.group_ptr, layout.group_types, hp, reps, False, out_T, out_d)
+    return out_T
 
 
-@njit(cache=True)
-def _generator_integers(rng, n, count):
-    """The same draws through numba's ``Generator.integers`` (the other possible raw limit)."""
-    acc = 0
-    i = 0
-    for _ in range(count):
-        acc += rng.integers(0, n - i)
-        i += 1
-        if i == n // 2:
-            i = 0
-    return acc
+def _load_kernels(path):
+    spec = importlib.util.spec_from_file_location("_wipeout_kernels_compared", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # numba's cache finds the module by name
+    spec.loader.exec_module(mod)
+    return mod
 
 
-def _best_of(fn, repeat=5):
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+def _timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
 
 
-def main(argv=None):
+def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", action="store_true")
-    p.add_argument("--reps", "--trials", dest="trials", type=int, default=200_000,
-                   help="wipe-out replications (--trials: the old name)")
+    p.add_argument("--reps", "--trials", dest="reps", type=int, default=20_000,
+                   help="kernel replications per layout and repeat (--trials: the old name)")
+    p.add_argument("--baseline-reps", type=int, default=2000, help="baseline replications per layout and repeat")
+    p.add_argument("--repeat", type=int, default=5, help="interleaved repeats (medians are reported)")
     p.add_argument("--n-groups", type=int, default=1000)
     p.add_argument("--r", type=int, default=9)
+    p.add_argument("--compare-with", default=None, help="another _wipeout_kernels.py to time on the same layouts")
     a = p.parse_args(argv)
-    n, r, trials = a.n_groups, a.r, a.trials
-    lay = sm.cyclic(n, r)
-    out_T = np.empty(trials, np.int64)
-    out_d = np.empty(trials, np.int64)
-    hp = np.full(n, r, np.int64)
-    # warm up (compile or load from cache)
-    K.wipeout_cyclic_unit(*_src(0), n, r, 10, False, out_T[:10], out_d[:10])
-    K.wipeout_generic(*_src(0), n, lay.group_ptr, lay.group_types, hp, 10, False, out_T[:10],
-                      out_d[:10])
-    _raw_draws(*_src(0), n, 10)
-    _generator_integers(np.random.default_rng(0), n, 10)
+    n, r = a.n_groups, a.r
+    layouts = _layouts(n, r)
+    tables = {name: holder_table(lay) for name, lay in layouts.items()}
+    kernels = {"ours": K}
+    if a.compare_with:
+        kernels["compared"] = _load_kernels(a.compare_with)
+    for name, lay in layouts.items():  # compile or load the caches outside the timings
+        for mod in kernels.values():
+            _kernel_call(mod, lay, 3, np.random.default_rng(0))
+    wipeout_order_statistics(tables["cyclic"], n, 10, np.random.default_rng(0))
+    _raw_draws(*K.raw_source(keep := np.random.default_rng(0)), n, 10)  # `keep`: the state is used by address
 
-    K.wipeout_cyclic_unit(*_src(1), n, r, trials, False, out_T, out_d)
-    failures = int(out_T.sum())  # every failure is one bounded draw
-    t_cyc = _best_of(lambda: K.wipeout_cyclic_unit(*_src(1), n, r, trials, False, out_T, out_d))
-    t_gen = _best_of(lambda: K.wipeout_generic(*_src(1), n, lay.group_ptr, lay.group_types, hp,
-                                               trials, False, out_T, out_d))
-    t_raw = _best_of(lambda: _raw_draws(*_src(1), n, failures))
-    t_gi = _best_of(lambda: _generator_integers(np.random.default_rng(1), n, failures), repeat=2)
-    res = {
-        "n_groups": n, "r": r, "trials": trials, "failures_simulated": failures,
-        "failures_per_trial": failures / trials,
-        "raw_draw_ns": 1e9 * t_raw / failures,
-        "generator_integers_draw_ns": 1e9 * t_gi / failures,
-        "cyclic_kernel_ns_per_failure": 1e9 * t_cyc / failures,
-        "generic_kernel_ns_per_failure": 1e9 * t_gen / failures,
-        "cyclic_ratio_to_raw": t_cyc / t_raw,
-        "generic_ratio_to_raw": t_gen / t_raw,
-        "cyclic_ratio_to_generator_integers": t_cyc / t_gi,
-        "cyclic_trials_per_s": trials / t_cyc,
-        "generic_trials_per_s": trials / t_gen,
-    }
+    times = {(name, who): [] for name in layouts for who in [*kernels, "baseline"]}
+    failures = {key: 0 for key in times}
+    trials = {key: 0 for key in times}
+    samples = {name: {"ours": [], "baseline": []} for name in layouts}
+    for rep in range(a.repeat):
+        for name, lay in layouts.items():
+            for who, mod in kernels.items():
+                dt, T = _timed(lambda: _kernel_call(mod, lay, a.reps, np.random.default_rng([rep, 1])))
+                times[name, who].append(dt / a.reps)
+                failures[name, who] += int(T.sum())
+                trials[name, who] += a.reps
+                if who == "ours":
+                    samples[name]["ours"].append(T)
+            dt, T = _timed(lambda: wipeout_order_statistics(tables[name], n, a.baseline_reps,
+                                                            np.random.default_rng([rep, 2])))
+            times[name, "baseline"].append(dt / a.baseline_reps)
+            failures[name, "baseline"] += int(T.sum())
+            trials[name, "baseline"] += a.baseline_reps
+            samples[name]["baseline"].append(T)
+    # the raw limit: the bounded draws of the cyclic layout's failures
+    cyc_failures = failures["cyclic", "ours"] // a.repeat
+    raw = []
+    for rep in range(a.repeat):
+        keep = np.random.default_rng(rep)
+        dt, _ = _timed(lambda: _raw_draws(*K.raw_source(keep), n, cyc_failures))
+        raw.append(dt / cyc_failures)
+    raw_ns = 1e9 * float(np.median(raw))
+
+    rows = []
+    for name in layouts:
+        row = {"layout": name}
+        for who in [*kernels, "baseline"]:
+            per_trial = float(np.median(times[name, who]))
+            row[f"{who}_ns_per_trial"] = 1e9 * per_trial
+            row[f"{who}_ns_per_failure"] = 1e9 * per_trial * trials[name, who] / failures[name, who]
+        row["ratio"] = row["baseline_ns_per_trial"] / row["ours_ns_per_trial"]
+        row["pass"] = bool(row["ratio"] >= TARGET)
+        row["ours_over_raw_draw"] = row["ours_ns_per_failure"] / raw_ns
+        if "compared" in kernels:
+            row["speedup_over_compared"] = row["compared_ns_per_trial"] / row["ours_ns_per_trial"]
+            row["compared_ratio"] = row["baseline_ns_per_trial"] / row["compared_ns_per_trial"]
+        ours = np.concatenate(samples[name]["ours"])
+        base = np.concatenate(samples[name]["baseline"])
+        z = (base.mean() - ours.mean()) / np.sqrt(base.var(ddof=1) / base.size + ours.var(ddof=1) / ours.size)
+        row.update(mean_T=float(ours.mean()), baseline_mean_T=float(base.mean()),
+                   same_law_pvalue=float(2 * stats.norm.sf(abs(z))))
+        rows.append(row)
+    out = {"benchmark": "wipeout", "n_groups": n, "r": r, "reps": a.reps, "baseline_reps": a.baseline_reps,
+           "repeat": a.repeat, "target_ratio": TARGET, "raw_draw_ns": raw_ns, "layouts": rows,
+           "meets_target": all(row["pass"] for row in rows),
+           "baseline_agrees": all(row["same_law_pvalue"] > 1e-4 for row in rows)}
     if a.json:
-        print(json.dumps(res))
-    else:
-        for k, v in res.items():
-            print(f"{k:<32} {v:.4g}" if isinstance(v, float) else f"{k:<32} {v}")
+        print(json.dumps(out))
+        return out
+    print(f"N={n} r={r}: kernel {a.reps} and baseline {a.baseline_reps} replications x {a.repeat} interleaved "
+          f"repeats (medians); raw bounded draw {raw_ns:.2f} ns")
+    head = f"{'layout':<8} {'mean T':>7} {'ours ns/trial':>13} {'ns/fail':>8} {'numpy ns/trial':>14} {'ns/fail':>8} "
+    head += f"{'ratio':>6} {'vs 5x':>5} {'law p':>6}"
+    if "compared" in kernels:
+        head += f" | {'before ns/trial':>15} {'ns/fail':>8} {'ratio':>6} {'speedup':>7}"
+    print(head)
+    for row in rows:
+        line = (f"{row['layout']:<8} {row['mean_T']:7.1f} {row['ours_ns_per_trial']:13.0f} "
+                f"{row['ours_ns_per_failure']:8.2f} {row['baseline_ns_per_trial']:14.0f} "
+                f"{row['baseline_ns_per_failure']:8.2f} {row['ratio']:6.2f} {'PASS' if row['pass'] else 'FAIL':>5} "
+                f"{row['same_law_pvalue']:6.3f}")
+        if "compared" in kernels:
+            line += (f" | {row['compared_ns_per_trial']:15.0f} {row['compared_ns_per_failure']:8.2f} "
+                     f"{row['compared_ratio']:6.2f} {row['speedup_over_compared']:7.2f}")
+        print(line)
+    print(f"every layout >= {TARGET:g}x the baseline: {out['meets_target']}; baseline has the kernel's law "
+          f"(p > 1e-4 everywhere): {out['baseline_agrees']}")
+    return out
 
 
 if __name__ == "__main__":

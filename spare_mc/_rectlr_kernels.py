@@ -2,7 +2,9 @@
 
 Data model (int64 arrays packed by rows)
 ---------------------------------------
-- An **edge** ``e = t * r + l`` is "type ``t`` held in layer ``l`` of the holder table"; ``E[EG, e]`` is its group.
+- An **edge** ``e = t * r + l`` is "type ``t`` held in layer ``l`` of the holder table"; ``E[EG, e]`` is its group
+  and ``E[ET, e] = e // r`` its type (a load instead of a 64-bit division: the divisions by the run-time ``r``
+  were most of the cost of a ReCtlr call).
 - ``G[GPTR]`` (N + 1): group ``g``'s stack occupies slots ``G[GPTR, g] .. G[GPTR, g + 1] - 1`` of ``E[GSTK]``.
 - ``E[GSTK, G[GPTR, g] + p]`` is the edge at **position** ``p`` of group ``g``'s current stack (0 = top) and
   ``E[EPOS, e]`` is the position of edge ``e``: the two are inverse permutations within each group.
@@ -12,7 +14,9 @@ Data model (int64 arrays packed by rows)
 
 The arrays are packed into a few 2-d blocks (``E``, ``G``, ``D``, ``H``, see :func:`alloc`) because every array
 argument of a non-inlined numba call costs a reference-count round trip (about 8 ns): with one argument per array
-the calls alone took ~300 ns per failure.
+the calls alone took ~300 ns per failure. The per-failure path (:func:`rectlr_step` and everything it calls but
+:func:`_phases12_grown`) is compiled without the runtime (``_nrt=False``), so it does no reference counting at all;
+the one allocation (a longer undo log, rarely needed) happens in :func:`_phases12_grown`, which declares the runtime.
 
 Invariant between calls: every type is served by a live group that holds it in its top ``S`` positions and no group
 serves more than ``S`` types.
@@ -47,19 +51,22 @@ S_, K_, STAMP_, MAXDEG_ = 0, 1, 2, 3
 O_K, O_C, O_S, O_PHASE0, O_MOVES, O_ORPHANS, O_PATCH_TYPES, O_PATCH, O_WIPED = range(9)
 N_OUT = 9
 # rows of the packed blocks
-EG, GSTK, EPOS = 0, 1, 2                                                              # E: 3 x (N r)
+EG, GSTK, EPOS, ET = 0, 1, 2, 3                                                      # E: 4 x (N r)
 GPTR, ALIVE, NLIVE, OWN, LOAD, POWN, PLOAD, MARKG, MARKT, VIA, QUEUE, ORPH = range(12)  # G: 12 x (N + 1)
 DIST, DSTAMP, FSTAMP, PHI, PHIL, FIN = range(6)                                      # D: 6 x (2N + 1)
 HK, HV = 0, 1                                                                         # H: 2 x (2 N r + 2 N + 2)
 
 _BIG = np.int64(1) << 40
+_NO_ROOM = -2  # _phases12: the undo log is too short (state restored; retry with a longer one)
 
 
 @njit(cache=True)
 def alloc(n, r):
     """Fresh blocks ``(E, G, D, H, meta, ulog, pplan, out)`` for ``n`` groups and redundancy ``r``."""
     nr = n * r
-    E = np.zeros((3, nr), np.int64)
+    E = np.zeros((4, nr), np.int64)
+    for e in range(nr):
+        E[ET, e] = e // r
     G = np.zeros((12, n + 1), np.int64)
     G[POWN, :] = -1
     D = np.zeros((6, 2 * n + 1), np.int64)
@@ -97,7 +104,7 @@ def build_stacks(holders, E, G):
 
 
 # ------------------------------------------------------------------------------------------ augmenting paths
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _flip(g_end, r, E, G, own_row, load_row, ulog, nlog):
     """Apply the augmenting path ending at group ``g_end`` (recorded in ``G[VIA]``) to rows ``own_row`` /
     ``load_row`` of ``G``.
@@ -109,7 +116,7 @@ def _flip(g_end, r, E, G, own_row, load_row, ulog, nlog):
     g = g_end
     while True:
         e = G[VIA, g]
-        u = e // r
+        u = E[ET, e]
         old = G[own_row, u]
         if nlog >= 0:
             ulog[nlog] = u
@@ -127,17 +134,7 @@ def _flip(g_end, r, E, G, own_row, load_row, ulog, nlog):
     return nlog
 
 
-@njit(cache=True)
-def _room(ulog, nlog, n):
-    """``ulog``, grown if it cannot take one more augmenting path (rare: paths are short)."""
-    if nlog + 2 * n + 4 <= ulog.shape[0]:
-        return ulog
-    bigger = np.empty(2 * ulog.shape[0] + 2 * n + 4, np.int64)
-    bigger[:nlog] = ulog[:nlog]
-    return bigger
-
-
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _undo(ulog, nlog, G):
     for i in range(nlog - 2, -1, -2):
         u = ulog[i]
@@ -147,7 +144,7 @@ def _undo(ulog, nlog, G):
             G[OWN, u] = ulog[i + 1]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _augment_bfs(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog):
     """Give the unassigned type ``t0`` a group by a shortest augmenting path (assignment in rows ``own_row`` /
     ``load_row`` of ``G``).
@@ -177,7 +174,7 @@ def _augment_bfs(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog):
             base = G[GPTR, g]
             for p in range(base, min(G[GPTR, g + 1], base + window)):
                 e2 = E[GSTK, p]
-                v = e2 // r
+                v = E[ET, e2]
                 if G[own_row, v] == e2:
                     G[QUEUE, tail] = v
                     tail += 1
@@ -185,7 +182,7 @@ def _augment_bfs(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog):
 
 
 # ------------------------------------------------------------------------------------------------ min-cost
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _heap_push(H, size, key, val):
     i = size
     H[HK, i] = key
@@ -200,7 +197,7 @@ def _heap_push(H, size, key, val):
     return size + 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _heap_pop(H, size):
     """Remove the minimum (left in ``H[:, size - 1]``); returns the new size."""
     size -= 1
@@ -221,7 +218,7 @@ def _heap_pop(H, size):
     return size
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
     """Shortest (fewest-moves) augmenting path from the unassigned type ``t0`` at capacity ``cap``.
 
@@ -251,17 +248,18 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
             break
         D[FIN, nfin] = v
         nfin += 1
+        base = d + D[PHI, v]  # loop invariants, loaded once: the loops below store to G and D
         if v < n:  # a type: forward arcs to its other live holders
-            for l in range(r):
-                e = v * r + l
+            own = G[OWN, v]
+            for e in range(v * r, v * r + r):
                 g = E[EG, e]
-                if G[ALIVE, g] == 0 or G[OWN, v] == e:
+                if G[ALIVE, g] == 0 or own == e:
                     continue
                 w = n + g
                 if D[FSTAMP, w] == stamp:
                     continue
                 c = 1 if E[EPOS, e] >= cap else 0
-                nd = d + c + D[PHI, v] - D[PHI, w]
+                nd = base + c - D[PHI, w]
                 if D[DSTAMP, w] != stamp or nd < D[DIST, w]:
                     D[DSTAMP, w] = stamp
                     D[DIST, w] = nd
@@ -270,7 +268,7 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
         else:  # a group: to the sink if it has room, back along the types it serves
             g = v - n
             if G[LOAD, g] < cap:
-                nd = d + D[PHI, v] - D[PHI, sink]
+                nd = base - D[PHI, sink]
                 if D[DSTAMP, sink] != stamp or nd < D[DIST, sink]:
                     D[DSTAMP, sink] = stamp
                     D[DIST, sink] = nd
@@ -278,11 +276,11 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
                     size = _heap_push(H, size, nd, sink)
             for p in range(G[GPTR, g], G[GPTR, g + 1]):
                 e2 = E[GSTK, p]
-                u = e2 // r
+                u = E[ET, e2]
                 if G[OWN, u] != e2 or D[FSTAMP, u] == stamp:
                     continue
                 c = 1 if E[EPOS, e2] >= cap else 0
-                nd = d - c + D[PHI, v] - D[PHI, u]
+                nd = base - c - D[PHI, u]
                 if D[DSTAMP, u] != stamp or nd < D[DIST, u]:
                     D[DSTAMP, u] = stamp
                     D[DIST, u] = nd
@@ -301,7 +299,7 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
 
 
 # --------------------------------------------------------------------------------------------------- ReCtlr
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
     """(number of patch types, least possible max extra shards per survivor). Leaves ``G[POWN]``/``G[PLOAD]``
     clean.
@@ -317,7 +315,7 @@ def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
         base = G[GPTR, g]
         top = min(S, G[GPTR, g + 1] - base)
         for p in range(base, base + top):
-            t = E[GSTK, p] // r
+            t = E[ET, E[GSTK, p]]
             if G[MARKT, t] == stamp:
                 continue
             G[MARKT, t] = stamp
@@ -346,7 +344,7 @@ def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
     return npatch, cap
 
 
-@njit(cache=True, _nrt=True)  # it may grow its undo log: keep the runtime even when called from _nrt=False code
+@njit(cache=True, _nrt=False)  # no reference counting per call; a longer undo log is _phases12_grown's job
 def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan, out):
     """Kill the groups ``newly[:n_new]`` and run ReCtlr; results in ``out`` (see the ``O_*`` slots).
 
@@ -369,7 +367,7 @@ def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan,
         G[ALIVE, g] = 0
         meta[K_] += 1
         for p in range(G[GPTR, g], G[GPTR, g + 1]):
-            t = E[GSTK, p] // r
+            t = E[ET, E[GSTK, p]]
             G[NLIVE, t] -= 1
             if G[NLIVE, t] == 0:
                 wiped = True
@@ -392,7 +390,7 @@ def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan,
         g = newly[i]
         for p in range(G[GPTR, g], G[GPTR, g + 1]):
             e = E[GSTK, p]
-            t = e // r
+            t = E[ET, e]
             if G[OWN, t] == e:
                 G[OWN, t] = -1
                 G[ORPH, n_orph] = t
@@ -410,7 +408,7 @@ def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan,
     return _resolve(n_orph, S, c, n, r, E, G, D, H, meta, ulog, out)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _resolve(n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
     """Phases 0-2 for the unassigned types ``G[ORPH, :n_orph]`` (every other type is validly assigned)."""
     k = meta[K_]
@@ -425,12 +423,40 @@ def _resolve(n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
         out[O_S] = S
         out[O_PHASE0] = 1
         return 0
+    rc = _phases12(first, n_orph, S, c, n, r, E, G, D, H, meta, ulog, out)
+    if rc == _NO_ROOM:  # rare: long augmenting paths or many orphans (a multi-group event, the initial state)
+        rc = _phases12_grown(first, n_orph, S, c, n, r, E, G, D, H, meta, ulog.shape[0], out)
+    return rc
+
+
+@njit(cache=True, _nrt=True)  # explicit: a callee compiles with its caller's flags unless it declares its own
+def _phases12_grown(first, n_orph, S, c, n, r, E, G, D, H, meta, size, out):
+    """:func:`_phases12` with undo logs of doubling length until one is long enough (the only allocation on the
+    ReCtlr path, kept out of the reference-count-free code)."""
+    while True:
+        size = 2 * size + 2 * n + 4
+        rc = _phases12(first, n_orph, S, c, n, r, E, G, D, H, meta, np.empty(size, np.int64), out)
+        if rc != _NO_ROOM:
+            return rc
+
+
+@njit(cache=True, _nrt=False)
+def _phases12(first, n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
+    """Phases 1 and 2 for the orphans ``G[ORPH, first:n_orph]`` that Phase 0 could not place.
+
+    Returns 0, -1 (no assignment where one must exist: a bug) or ``_NO_ROOM`` when ``ulog`` cannot take one more
+    augmenting path (``2 N + 4`` entries); the assignment is then restored as it was on entry (every change since
+    is in the log), so the caller can run it again with a longer log and get the same result.
+    """
+    room = ulog.shape[0] - 2 * n - 4
     # Phase 1: HK-Free -- the least capacity >= max(S, c(k)) with a perfect assignment, then undone
     cap = max(S, c)
     nlog = 0
     for i in range(first, n_orph):
         while True:
-            ulog = _room(ulog, nlog, n)
+            if nlog > room:
+                _undo(ulog, nlog, G)
+                return _NO_ROOM
             found, nlog = _augment_bfs(G[ORPH, i], cap, _BIG, r, E, G, meta, OWN, LOAD, ulog, nlog)
             if found:
                 break
@@ -443,7 +469,11 @@ def _resolve(n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
     n_phi = 0
     nlog = 0
     for i in range(first, n_orph):
-        ulog = _room(ulog, nlog, n)
+        if nlog > room:
+            _undo(ulog, nlog, G)
+            for q in range(n_phi):
+                D[PHI, D[PHIL, q]] = 0
+            return _NO_ROOM
         n_phi, nlog = _augment_min_cost(G[ORPH, i], s_star, n, r, E, G, D, H, meta, n_phi, ulog, nlog)
         if n_phi < 0:
             return -1
@@ -466,7 +496,7 @@ def _resolve(n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
         e2 = -1
         while q >= 0:
             e2 = E[GSTK, base + q]
-            if G[OWN, e2 // r] != e2:
+            if G[OWN, E[ET, e2]] != e2:
                 break
             q -= 1
         p_old = E[EPOS, e]
@@ -524,7 +554,7 @@ L_TRIAL, L_EVENT, L_K, L_C, L_S, L_PHASE0, L_MOVES, L_ORPHANS, L_PATCH_TYPES, L_
 N_LOG_COLS = 10
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _record(out, trial, event, stats, gap_hist, log, n_log, log_trials):
     """Account one masked failure event (epoch ``k`` starts with stack number ``out[O_S]``)."""
     stats[T_SUM_C] += out[O_C]
@@ -557,7 +587,7 @@ def _record(out, trial, event, stats, gap_hist, log, n_log, log_trials):
     return n_log
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _start_trial(stats, gap_hist, s0):
     for j in range(N_TRIAL_COLS):
         stats[j] = 0

@@ -21,7 +21,7 @@ from ._validation import UsageValueError
 from .layouts import Layout
 
 __all__ = ["survival_by_subsets", "T_distribution_by_orders", "random_layout_survival_by_enumeration",
-           "wipeout_trial", "gpu_by_gpu_group_lifetimes", "GpuByGpuClock", "RectlrReference", "rectlr_reference",
+           "wipeout_trial", "holder_table", "wipeout_order_statistics", "gpu_by_gpu_group_lifetimes", "GpuByGpuClock", "RectlrReference", "rectlr_reference",
            "min_moves_networkx"]
 
 
@@ -86,6 +86,36 @@ def wipeout_trial(layout: Layout, order) -> tuple[int, int]:
         if layout.is_wiped(dead):
             return t, before
     raise UsageValueError("the failure order ended before a wipe-out")
+
+
+def holder_table(layout) -> np.ndarray:
+    """The rows of holders the wipe-out kernels see: ``layout.holders`` for a :class:`Layout`; for
+    :class:`~spare_mc.layouts.ReplicaSets` one row per set listing its members, short sets padded by repeating their
+    last member (a repeat changes no maximum)."""
+    if isinstance(layout, Layout):
+        return layout.holders
+    sizes = np.asarray(layout.sizes)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    return starts[:, None] + np.minimum(np.arange(sizes.max())[None, :], sizes[:, None] - 1)
+
+
+def wipeout_order_statistics(holders, n_groups: int, reps: int, rng, *, batch: int = 500) -> np.ndarray:
+    """``T`` per replication by order statistics, vectorised over replications in batches of ``batch``.
+
+    Uniform order without replacement is the order of iid uniform failure times ``u_g`` (one per group). A type
+    dies at the latest of its holders' times, the first wipe-out at ``w = min_j max_l u[holders[j, l]]``, and
+    ``T = #{g : u_g <= w}`` is its rank among the failure times (the failures up to and including it). The law of
+    ``T`` is that of :func:`spare_mc.wipeout_mc`'s (not its draws: ``rng`` is used through ``Generator.random``).
+    The numpy baseline of ``benchmarks/bench_wipeout.py``.
+    """
+    holders = np.asarray(holders)
+    out = np.empty(reps, dtype=np.int64)
+    for start in range(0, reps, batch):
+        b = min(batch, reps - start)
+        u = rng.random((b, n_groups))
+        w = u[:, holders].max(axis=2).min(axis=1)
+        out[start:start + b] = (u <= w[:, None]).sum(axis=1)
+    return out
 
 
 def gpu_by_gpu_group_lifetimes(n_gpus: int, n_groups: int, gpu_mean_s: float, shape: float, rng) -> np.ndarray:

@@ -377,3 +377,21 @@ def test_ratio_estimate_coverage(rng):
 def test_errors(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_too_short_undo_log_is_retried_with_the_same_result(seed):
+    """Phases 1-2 bail out when the undo log cannot take another path and rerun with a longer one: a controller
+    whose log has room for a single path takes every decision of one with the default log."""
+    rng = np.random.default_rng(seed)
+    n, r = 40, 4
+    layout = _random_layout(rng, n, r)
+    a, b = ReCtlr(layout), ReCtlr(layout)
+    b._ulog = np.empty(2 * n + 4, np.int64)  # room for one augmenting path: a second one needs the retry
+    order = rng.permutation(n)
+    for groups in np.array_split(order, 10):  # events of four groups: several orphans at once
+        sa, sb = a.fail(groups.tolist()), b.fail(groups.tolist())
+        assert sa == sb
+        assert a.stacks() == b.stacks() and np.array_equal(a.assignment(), b.assignment())
+        if sa.wiped:
+            break

@@ -183,3 +183,64 @@ def test_relabelling_groups_changes_nothing(layout, seed):
 def test_wipeout_errors(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# --- the numpy order-statistic baseline (reference.wipeout_order_statistics) ---------------------------------
+class _GivenTimes:
+    """Stands in for a Generator: ``random`` returns the given failure times."""
+
+    def __init__(self, times):
+        self.times = times
+
+    def random(self, shape):
+        assert shape == self.times.shape
+        return self.times
+
+
+BASELINE_LAYOUTS = [sm.cyclic(13, 3), sm.block(12, 4), sm.replica_sets(11, 4), sm.sidon(21, 4),
+                    sm.random_holders(15, 3, rng=3), sm.Layout(np.random.default_rng(1).permutation(13)[
+                        sm.cyclic(13, 3).holders]), sm.cyclic(1, 1)]
+
+
+@pytest.mark.parametrize("layout", BASELINE_LAYOUTS)
+def test_order_statistics_baseline_equals_the_reference_trial_on_shared_orders(layout):
+    """Exact: failure times that rank the groups in a given order give that order's T."""
+    rng = np.random.default_rng(7)
+    n = layout.n_groups
+    orders = np.array([rng.permutation(n) for _ in range(200)])
+    times = np.argsort(orders, axis=1) / n  # group orders[i, k] fails k-th
+    T = ref.wipeout_order_statistics(ref.holder_table(layout), n, 200, _GivenTimes(times), batch=200)
+    assert T.tolist() == [ref.wipeout_trial(layout, o.tolist())[0] for o in orders]
+
+
+@pytest.mark.parametrize("layout", [sm.cyclic(200, 4), sm.sidon(200, 4), sm.replica_sets(202, 4),
+                                    sm.random_holders(200, 4, rng=1)])
+def test_order_statistics_baseline_has_the_law_of_wipeout_mc(layout):
+    """Statistical: the baseline's mean T agrees with the kernel's within sampling error (two-sample z)."""
+    n = layout.n_groups
+    base = ref.wipeout_order_statistics(ref.holder_table(layout), n, 6000, np.random.default_rng(3))
+    fast = sm.wipeout_mc(layout, 6000, rng=4).T
+    z = (base.mean() - fast.mean()) / np.sqrt(base.var(ddof=1) / base.size + fast.var(ddof=1) / fast.size)
+    assert 2 * stats.norm.sf(abs(z)) > ALPHA
+    assert stats.ks_2samp(base, fast).pvalue > ALPHA
+
+
+@pytest.mark.parametrize("layout", [sm.random_holders(300, 9, rng=2), sm.block(300, 3), sm.replica_sets(301, 9),
+                                    sm.Layout(np.vstack([np.arange(40), (np.arange(40) + 1) % 40]).T)])
+def test_generic_kernel_split_table_equals_the_python_twin(layout):
+    """The split table (fixed width + overflow) keeps the draw contract: identical T and masked failures."""
+    res = sm.wipeout_mc(layout, 200, rng=12)
+    twin = _python_twin(layout, 200, 12)
+    assert np.array_equal(res.T, twin[:, 0]) and np.array_equal(res.dead_before, twin[:, 1])
+
+
+def test_generic_kernel_overflow_of_a_lopsided_layout():
+    """One group holds every type: the table is one column wide and that group's other types go to the overflow
+    list (a padded table would be N x N); same draws, same results."""
+    n = 30
+    holders = np.column_stack([np.zeros(n, np.int64), np.r_[1:n, 1]])
+    holders[0, 1] = 2
+    lay = sm.Layout(holders)
+    res = sm.wipeout_mc(lay, 200, rng=13)
+    twin = _python_twin(lay, 200, 13)
+    assert np.array_equal(res.T, twin[:, 0]) and np.array_equal(res.dead_before, twin[:, 1])
