@@ -259,19 +259,32 @@ def _search(n, r, av, attempts):
             s = _dilate_to_avoid(np.asarray(s[:r]), n, av)
             if s is not None:
                 return s, name
-    # 4: rulers (the table's, then cut from algebraic sets) that happen to be Sidon mod n
+    # 4: rulers (the table's, then cut from algebraic sets) that happen to be Sidon mod n, each with the smallest
+    # unit dilation t that moves its differences off av: t D(S) misses av  <=>  D(S) misses t^-1 av
     batches = [("golomb_table", 0, ruler[None, :])] if ruler[-1] < n else []
-    tries = 0
+    off = ~np.eye(r, dtype=bool)
+    if av is not None:
+        units = _units(n) if n > 1 else np.ones(1, dtype=np.int64)
+        inv = np.array([pow(int(t), -1, n) for t in units.tolist()], dtype=np.int64)
+        bad = np.nonzero(av)[0]
+        moved = (inv[:, None] * bad[None, :]) % n  # (units, |av|): t^-1 av for every unit t
     for name, q, rows in itertools.chain(batches, _ruler_batches(n, r)):
+        label = name if name == "golomb_table" else name + "_ruler"
         for lo in range(0, rows.shape[0], 4096):
             batch = rows[lo:lo + 4096]
-            for row in batch[_sidon_rows(batch, n)]:
-                s = _dilate_to_avoid(row, n, av)
-                tries += 1
-                if s is not None:
-                    return s, name if name == "golomb_table" else name + "_ruler"
-                if tries >= 64:  # no dilation of a good ruler avoids: the rest will not do much better
-                    break
+            batch = batch[_sidon_rows(batch, n)]
+            if batch.shape[0] == 0:
+                continue
+            if av is None:
+                return batch[0], label
+            present = np.zeros((batch.shape[0], n), dtype=bool)
+            d = ((batch[:, :, None] - batch[:, None, :]) % n)[:, off]
+            present[np.arange(batch.shape[0])[:, None], d] = True
+            ok = ~present[:, moved].any(axis=2)  # (rows, units)
+            hit = np.nonzero(ok.any(axis=1))[0]
+            if hit.size:
+                i = hit[0]
+                return (units[np.argmax(ok[i])] * batch[i]) % n, label
     # 5: local search (only for small n: it costs O(n r) per move and has not beaten 4 above on larger n)
     s = _local_search(n, r, av, attempts) if n <= LOCAL_SEARCH_MAX_N else None
     if s is not None:

@@ -212,13 +212,15 @@ def _interval_width(diffs: np.ndarray, n: int) -> int | None:
     return k if np.array_equal(np.sort(diffs), expect) else None
 
 
-def _clique_search(n: int, r: int, allowed: np.ndarray, budget: int):
-    """Offsets ``0 = s_0 < ... < s_{r-1}`` with every pairwise difference allowed (depth-first, candidates in
-    increasing order, forward checking). Returns ``(offsets or None, exhausted)``: ``exhausted`` means the whole
-    tree was searched, i.e. no such set exists."""
+def _clique_search(n: int, r: int, allowed: np.ndarray, budget: int, *, sidon: bool = False):
+    """Offsets ``0 = s_0 < ... < s_{r-1}`` with every pairwise difference allowed (and, with ``sidon``, all
+    distinct): depth-first, candidates in increasing order, forward checking. Returns ``(offsets or None,
+    exhausted)``: ``exhausted`` means the whole tree was searched, i.e. no such set exists."""
     nodes = 0
+    allowed = allowed.copy()
+    allowed[0] = False
 
-    def extend(s, cand):
+    def extend(s, cand, free):
         nonlocal nodes
         if len(s) == r:
             return s
@@ -230,14 +232,19 @@ def _clique_search(n: int, r: int, allowed: np.ndarray, budget: int):
                 return None
             nxt = cand & np.roll(allowed, c)  # x - c allowed
             nxt[:c + 1] = False
-            found = extend(s + [c], nxt)
+            nfree = free
+            if sidon:
+                d = np.concatenate([(c - np.asarray(s)) % n, (np.asarray(s) - c) % n])
+                if not free[d].all() or np.unique(d).size != d.size:
+                    continue
+                nfree = free.copy()
+                nfree[d] = False
+            found = extend(s + [c], nxt, nfree)
             if found is not None or nodes > budget:
                 return found
         return None
 
-    cand = allowed.copy()
-    cand[0] = False
-    found = extend([0], cand) if r > 1 else [0]
+    found = extend([0], allowed.copy(), allowed.copy()) if r > 1 else [0]
     return found, nodes <= budget
 
 
@@ -314,19 +321,22 @@ def _offsets(topology, r, level, sidon):
                                   f"{r * (r - 1)} pairwise differences must be distinct, nonzero and outside the "
                                   f"{diffs.size} co-domain differences, but only {free} residues mod N remain")
         s, how = find_sidon(n, r, tuple(diffs.tolist()), 200)
-        if s is None:
-            raise UsageValueError(f"no domain-aware Sidon offsets found for r={r}, N={n}: {where}; none of the "
-                                  f"constructions (dilated Golomb, Singer, Bose-Chowla sets, greedy, tabu search) "
-                                  f"avoids the {diffs.size} co-domain differences (r(r-1) = {r * (r - 1)} of the "
-                                  f"{free} free residues); try sidon=False or a smaller r")
-        return s
+        if s is not None:
+            return s
+        found, exhausted = _clique_search(n, r, ~avoid, SEARCH_BUDGET, sidon=True)
+        if found is not None:
+            return tuple(found)
+        why = ("an exhaustive search shows that no such set exists" if exhausted else
+               "none of the constructions (dilated Golomb, Singer, Bose-Chowla sets, greedy, tabu search, "
+               f"{SEARCH_BUDGET:,} nodes of exhaustive search) found one")
+        raise UsageValueError(f"no domain-aware Sidon offsets for r={r}, N={n}: {where}; the r(r-1) = {r * (r - 1)} "
+                              f"differences must be distinct and avoid the {diffs.size} co-domain differences "
+                              f"({free} free residues), and {why}; try sidon=False or a smaller r")
     even = np.arange(r, dtype=np.int64) * n // r
     d = (even[:, None] - even[None, :]) % n
     if not avoid[d[~np.eye(r, dtype=bool)]].any():
         return tuple(even.tolist())
-    allowed = ~avoid
-    allowed[0] = False
-    found, exhausted = _clique_search(n, r, allowed, SEARCH_BUDGET)
+    found, exhausted = _clique_search(n, r, ~avoid, SEARCH_BUDGET)
     if found is None:
         why = ("an exhaustive search shows no set of r offsets has all pairwise differences outside them"
                if exhausted else f"the search stopped after {SEARCH_BUDGET:,} nodes without finding one")
