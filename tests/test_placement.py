@@ -207,6 +207,18 @@ def test_domain_aware_rep_holder_table_and_sets():
     assert domain_conflicts(sets, topo, "pod").count == 0
 
 
+def test_domain_aware_layouts_survive_pod_failures_longer():
+    # wipe-out under pod failures (plus a per-GPU background): a domain-aware layout outlives the plain one, and
+    # uneven domain-aware replica sets run in the wipe-out engine (read-only set arrays)
+    topo = sm.Topology(600_000, 600)
+    fail = sm.DomainFailures("pod", 3e4, 1.0, background=sm.PerGPU.from_system_mtbf(300, 600_000, 1.0))
+    t = {name: sm.wipeout_mc(lay, 300, failures=fail, topology=topo, rng=1).estimate("time_s")
+         for name, lay in (("cyclic", sm.cyclic(600, 8)), ("aware", domain_aware(topo, 8, "pod")),
+                           ("sets", domain_aware(topo, 7, "pod", kind="rep")), ("plain_sets", sm.replica_sets(600, 7)))}
+    assert t["aware"].ci[0] > 10 * t["cyclic"].ci[1]
+    assert t["sets"].ci[0] > 2 * t["plain_sets"].ci[1]
+
+
 def test_paper_scale_layouts():
     topo = sm.Topology(600_000, 600)
     lay = domain_aware(topo, 19, "pod", sidon=True)  # a pod spans 10 groups: D = +-1..+-9
