@@ -26,8 +26,8 @@ Rep. ``b = floor(N / r)`` replica sets; set ``j`` takes the groups ``g`` with ``
 :func:`spare_mc.layouts.set_sizes`). A domain touching ``k`` groups needs them in ``k`` distinct sets, so
 ``k <= b`` is necessary; for a run of at most ``b`` consecutive groups that does not wrap past group ``N - 1`` the
 residues ``g mod b`` are distinct, so it is also sufficient under contiguous placement and whenever ``b`` divides
-``N``. When a run wraps (strided placement, ``b`` not dividing ``N``) a deterministic greedy colouring with the
-set sizes as capacities is tried, and every result is checked against the domains.
+``N``. When a run wraps (strided placement, ``b`` not dividing ``N``) a deterministic depth-first search over
+assignments with the set sizes as capacities runs, and every result is checked against the domains.
 """
 
 from __future__ import annotations
@@ -349,8 +349,9 @@ def domain_aware_replica_sets(topology: Topology, r: int, level: str) -> Replica
     """Rep's ``floor(N / r)`` replica sets with no domain at ``level`` touching two members of one set.
 
     Set ``j`` is ``{g : g mod b = j}`` with ``b = floor(N / r)`` (sizes as :func:`spare_mc.layouts.set_sizes`);
-    when a domain wraps past group ``N - 1`` and this conflicts, a deterministic greedy colouring (groups in
-    order, each into the admissible set with the most room left, ties to the smallest index) is tried. The result
+    when a domain wraps past group ``N - 1`` and this conflicts, a deterministic depth-first search over
+    assignments runs (groups in order, each into an admissible set with the most room left first; at most
+    :data:`SEARCH_BUDGET` nodes), which proves non-existence when it searches the whole tree. The result
     carries ``set_of_group`` and ``sizes`` for the timeline and the wipe-out engine.
 
     Raises
@@ -389,35 +390,67 @@ def _replica_sets(topology, r, level):
     sog = np.arange(n, dtype=np.int64) % b
     if _sets_conflict_free(sog, ptr, groups):
         return ReplicaSets(n, r, assignment=sog)
-    sog = _greedy_sets(n, r, ptr, groups)
+    sog, exhausted = _search_sets(n, r, ptr, groups, SEARCH_BUDGET)
     if sog is not None and _sets_conflict_free(sog, ptr, groups):
         return ReplicaSets(n, r, assignment=sog)
-    raise UsageValueError(f"no domain-aware replica sets found for r={r}: {where}; sets g mod floor(N/r) conflict "
-                          f"where a domain wraps from group N-1 to group 0 (N={n} is not a multiple of "
-                          f"floor(N/r) = {b}) and the greedy colouring failed; choose r dividing N")
+    why = ("an exhaustive search shows that no assignment with these set sizes exists" if exhausted else
+           f"a search ({SEARCH_BUDGET:,} nodes) found no other assignment")
+    raise UsageValueError(f"no domain-aware replica sets for r={r}: {where}; sets g mod floor(N/r) conflict where "
+                          f"a domain wraps from group N-1 to group 0 (N={n} is not a multiple of floor(N/r) = {b}), "
+                          f"and {why}; choose r dividing N")
 
 
-def _greedy_sets(n, r, ptr, groups):
-    """Groups in order, each into the admissible set (no member sharing a domain) with the most room left."""
+def _search_sets(n, r, ptr, groups, budget):
+    """Assign groups to sets (capacities ``set_sizes(N, r)``) so that no domain has two groups in one set:
+    depth-first over groups 0, 1, ..., each trying the admissible sets with the most room first (the first descent
+    is the greedy colouring); of the still empty sets of one size only one is tried (they are interchangeable). Returns ``(set_of_group or None, exhausted)``; ``exhausted`` means the whole tree was
+    searched, i.e. no assignment exists. ``(None, False)`` when the conflict graph is too large to build."""
     counts = np.diff(ptr)
     if int((counts.astype(np.int64) ** 2).sum()) > 20_000_000:
-        return None  # the conflict graph would be too large to build
+        return None, False
     sizes = np.array(set_sizes(n, r), dtype=np.int64)
     room = sizes.copy()
-    dom_of = [[] for _ in range(n)]
+    nbr = [set() for _ in range(n)]
     for d in range(ptr.size - 1):
-        for g in groups[ptr[d]:ptr[d + 1]].tolist():
-            dom_of[g].append(d)
+        dom = groups[ptr[d]:ptr[d + 1]].tolist()
+        for g in dom:
+            nbr[g].update(dom)
+    nbr = [sorted(h for h in nb if h < g) for g, nb in enumerate(nbr)]  # earlier groups only
     sog = np.full(n, -1, dtype=np.int64)
-    for g in range(n):
-        used = {int(sog[h]) for d in dom_of[g] for h in groups[ptr[d]:ptr[d + 1]].tolist() if sog[h] >= 0}
-        ok = [j for j in range(sizes.size) if room[j] > 0 and j not in used]
-        if not ok:
-            return None
-        j = max(ok, key=lambda j: (room[j], -j))
+
+    def options(g):
+        used = {int(sog[h]) for h in nbr[g]}
+        ok, fresh = [], set()
+        for j in range(sizes.size):
+            if room[j] == 0 or j in used:
+                continue
+            if room[j] == sizes[j]:  # an empty set: empty sets of one size are interchangeable, try one
+                if sizes[j] in fresh:
+                    continue
+                fresh.add(sizes[j])
+            ok.append(j)
+        return sorted(ok, key=lambda j: (-room[j], j))
+
+    stack = [options(0)]
+    nodes = 0
+    while stack:
+        g = len(stack) - 1
+        if sog[g] >= 0:  # undo the previous choice at this depth
+            room[sog[g]] += 1
+            sog[g] = -1
+        if not stack[-1]:
+            stack.pop()
+            continue
+        nodes += 1
+        if nodes > budget:
+            return None, False
+        j = stack[-1].pop(0)
         sog[g] = j
         room[j] -= 1
-    return sog
+        if g == n - 1:
+            return sog, True
+        stack.append(options(g + 1))
+    return None, True
 
 
 def domain_aware(topology: Topology, r: int, level: str, *, kind: str = "spare", sidon: bool = False):

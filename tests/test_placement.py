@@ -2,6 +2,7 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import spare_mc as sm
 from spare_mc._sidon import is_modular_sidon
@@ -40,12 +41,32 @@ def offsets_exist(n, r, diffs, sidon):
     return False
 
 
-def random_topology(rng):
-    n = int(rng.integers(2, 15))
-    m = int(rng.integers(1, 7))
-    return sm.Topology(n * m, n, gpus_per_node=int(rng.integers(1, 5)), nodes_per_rack=int(rng.integers(1, 4)),
-                       racks_per_power=int(rng.integers(1, 4)), power_per_pod=int(rng.integers(1, 4)),
-                       placement=str(rng.choice(["contiguous", "strided"])))
+def sets_exist(topo, level, r):
+    """Whether some assignment of groups to sets of sizes set_sizes(N, r) keeps every domain's groups in distinct
+    sets: every distinct arrangement of the set labels, no pruning."""
+    sizes = sm.layouts.set_sizes(topo.n_groups, r)
+    doms = brute_domains(topo, level)
+
+    def arrangements(room, prefix):
+        if len(prefix) == topo.n_groups:
+            yield prefix
+            return
+        for j, c in enumerate(room):
+            if c:
+                room[j] -= 1
+                yield from arrangements(room, prefix + [j])
+                room[j] += 1
+
+    return any(all(len({a[g] for g in d}) == len(d) for d in doms) for a in arrangements(list(sizes), []))
+
+
+topologies = st.builds(
+    lambda n, m, gpn, npr, rpp, ppp, placement: sm.Topology(n * m, n, gpus_per_node=gpn, nodes_per_rack=npr,
+                                                              racks_per_power=rpp, power_per_pod=ppp,
+                                                              placement=placement),
+    st.integers(2, 14), st.integers(1, 6), st.integers(1, 4), st.integers(1, 3), st.integers(1, 3),
+    st.integers(1, 3), st.sampled_from(["contiguous", "strided"]))
+levels = st.sampled_from(DOMAIN_LEVELS)
 
 
 # --- the pod level and the rate table ------------------------------------------------------------------------
@@ -85,12 +106,12 @@ def test_domain_rate_defaults_follow_the_source():
 
 
 # --- co-domain differences -------------------------------------------------------------------------------------
-def test_co_domain_differences_match_gpu_by_gpu(rng):
-    for _ in range(60):
-        topo = random_topology(rng)
-        for level in DOMAIN_LEVELS:
-            assert co_domain_differences(topo, level).tolist() == brute_differences(topo, level), (topo, level)
-            assert max_groups_per_domain(topo, level) == max(len(d) for d in brute_domains(topo, level))
+@settings(max_examples=100, deadline=None)
+@given(topo=topologies)
+def test_co_domain_differences_match_gpu_by_gpu(topo):
+    for level in DOMAIN_LEVELS:
+        assert co_domain_differences(topo, level).tolist() == brute_differences(topo, level)
+        assert max_groups_per_domain(topo, level) == max(len(d) for d in brute_domains(topo, level))
 
 
 def test_co_domain_differences_fft_branch_matches_pairwise():
@@ -127,70 +148,60 @@ def test_domain_conflicts_counts_pairs():
     assert domain_conflicts(sm.ReplicaSets(8, 2, assignment=np.arange(8) % 4), topo, "rack").count == 0
 
 
-def test_offset_condition_is_equivalent_to_no_conflict(rng):
+@settings(max_examples=100, deadline=None)
+@given(topo=topologies, level=levels, data=st.data())
+def test_offset_condition_is_equivalent_to_no_conflict(topo, level, data):
     # the correctness argument of the construction: conflict-free <=> no pairwise offset difference in D
-    for _ in range(80):
-        topo = random_topology(rng)
-        n = topo.n_groups
-        level = str(rng.choice(DOMAIN_LEVELS))
-        r = int(rng.integers(1, n + 1))
-        s = [0] + sorted(rng.choice(np.arange(1, n), size=r - 1, replace=False).tolist())
-        dset = set(co_domain_differences(topo, level).tolist())
-        avoids = not any((a - b) % n in dset for a in s for b in s if a != b)
-        assert avoids == (domain_conflicts(sm.cyclic_offsets(n, s), topo, level).count == 0)
+    n = topo.n_groups
+    s = [0] + sorted(data.draw(st.sets(st.integers(1, n - 1), max_size=n - 1)))
+    dset = set(co_domain_differences(topo, level).tolist())
+    avoids = not any((a - b) % n in dset for a in s for b in s if a != b)
+    assert avoids == (domain_conflicts(sm.cyclic_offsets(n, s), topo, level).count == 0)
 
 
 # --- the constructions: a property test over random topologies -------------------------------------------------
-def test_domain_aware_is_conflict_free_or_proves_why_not(rng):
-    seen = {"ok": 0, "spare_err": 0, "rep_err": 0}
-    for _ in range(120):
-        topo = random_topology(rng)
-        n = topo.n_groups
-        level = str(rng.choice(DOMAIN_LEVELS))
-        r = int(rng.integers(1, n + 1))
-        kind = str(rng.choice(["spare", "rep"]))
-        sidon = kind == "spare" and bool(rng.integers(2))
-        diffs = brute_differences(topo, level)
-        k = max(len(d) for d in brute_domains(topo, level))
-        try:
-            lay = domain_aware(topo, r, level, kind=kind, sidon=sidon)
-        except sm.UsageValueError as e:
-            msg = str(e)
-            assert f"at level {level!r} one domain touches up to {k} of the N={n} groups" in msg
-            if kind == "rep":
-                seen["rep_err"] += 1
-                # pigeonhole: k groups of one domain need k distinct sets
-                assert f"need floor(N/r) >= {k}" in msg and k > n // r
-            else:
-                seen["spare_err"] += 1
-                assert "need r <=" in msg or "remain" in msg or "exhaustive search shows" in msg
-                assert not offsets_exist(n, r, diffs, sidon), (topo, level, r, sidon, msg)
-            continue
-        seen["ok"] += 1
-        assert lay.n_groups == n and lay.r == r if hasattr(lay, "holders") else lay.sizes.sum() == n
-        assert domain_conflicts(lay, topo, level).count == 0, (topo, level, r, kind)
-        if sidon:
-            assert is_modular_sidon(lay.offsets, n)
-        if kind == "rep":
-            sets = sm.placement.domain_aware_replica_sets(topo, r, level)
-            assert sets.sizes.tolist() == sm.layouts.set_sizes(n, r)
-    assert min(seen.values()) > 5, seen
+@settings(max_examples=200, deadline=None)
+@given(topo=topologies, level=levels, kind=st.sampled_from(["spare", "rep"]), data=st.data())
+def test_domain_aware_is_conflict_free_or_proves_why_not(topo, level, kind, data):
+    n = topo.n_groups
+    r = data.draw(st.integers(1, n))
+    sidon = kind == "spare" and data.draw(st.booleans())
+    diffs = brute_differences(topo, level)
+    k = max(len(d) for d in brute_domains(topo, level))
+    try:
+        lay = domain_aware(topo, r, level, kind=kind, sidon=sidon)
+    except sm.UsageValueError as e:
+        msg = str(e)
+        assert f"at level {level!r} one domain touches up to {k} of the N={n} groups" in msg
+        if kind == "rep":  # pigeonhole (k groups of one domain need k distinct sets) or exhaustive search
+            assert (f"need floor(N/r) >= {k}" in msg and k > n // r) or "exhaustive search shows" in msg
+            if "exhaustive" in msg and n <= 10:
+                assert not sets_exist(topo, level, r)
+        else:  # the stated obstruction is real: no offset set works (exhaustive)
+            assert "need r <=" in msg or "remain" in msg or "exhaustive search shows" in msg
+            assert not offsets_exist(n, r, diffs, sidon)
+        return
+    assert domain_conflicts(lay, topo, level).count == 0
+    if kind == "spare":
+        assert lay.r == r and (not sidon or is_modular_sidon(lay.offsets, n))
+    else:
+        sets = sm.placement.domain_aware_replica_sets(topo, r, level)
+        assert sets.sizes.tolist() == sm.layouts.set_sizes(n, r) and domain_conflicts(sets, topo, level).count == 0
 
 
-def test_offsets_when_possible_are_found_exhaustively(rng):
+@settings(max_examples=100, deadline=None)
+@given(topo=topologies, level=levels, data=st.data())
+def test_offsets_when_possible_are_found(topo, level, data):
     # the other direction: whenever some offset set avoids D (exhaustive search), domain_aware finds one
-    for _ in range(60):
-        topo = random_topology(rng)
-        n = topo.n_groups
-        level = str(rng.choice(DOMAIN_LEVELS))
-        r = int(rng.integers(1, min(n, 6) + 1))
-        exists = offsets_exist(n, r, brute_differences(topo, level), False)
-        try:
-            domain_aware(topo, r, level)
-            found = True
-        except sm.UsageValueError:
-            found = False
-        assert found == exists, (topo, level, r)
+    n = topo.n_groups
+    r = data.draw(st.integers(1, min(n, 6)))
+    exists = offsets_exist(n, r, brute_differences(topo, level), False)
+    try:
+        domain_aware(topo, r, level)
+        found = True
+    except sm.UsageValueError:
+        found = False
+    assert found == exists
 
 
 def test_domain_aware_rep_holder_table_and_sets():
