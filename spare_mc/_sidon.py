@@ -12,7 +12,9 @@ A set ``S`` of residues mod ``n`` is a (modular) **Sidon set** when its ``|S|(|S
 4. ``r(r - 1) <= n - 1`` is necessary (the nonzero residues hold all the differences), and more generally
    ``r(r - 1) <= n - 1 - |D|`` when the differences must also avoid a set ``D`` of residues.
 
-Constructions (q prime; every set built is checked to be Sidon before use):
+Constructions (q a prime power: :func:`singer_set` / :func:`bose_chowla_set` for primes,
+:func:`singer_set_prime_power` / :func:`bose_chowla_set_prime_power` for ``p^e``, ``e >= 2``; every set built is
+checked to be Sidon before use):
 
 - **Singer** (1938): ``q + 1`` residues mod ``v = q^2 + q + 1``. With ``g`` a generator of ``GF(q^3)^*`` (here the
   class of ``x`` in ``GF(q)[x] / f`` for a monic cubic ``f`` for which that works), the exponents
@@ -126,6 +128,110 @@ def bose_chowla_set(q: int) -> tuple[int, ...] | None:
     return None  # pragma: no cover
 
 
+def _prime_power(q: int):
+    """``(p, e)`` with ``q = p^e``, ``p`` prime, or ``None``."""
+    for p in range(2, q + 1):
+        if q % p == 0:
+            e, x = 0, q
+            while x % p == 0:
+                x //= p
+                e += 1
+            return (p, e) if x == 1 and _is_prime(p) else None
+    return None
+
+
+#: Fields up to this many nonzero elements are walked in Python (:func:`field_powers_py`), larger ones by numba.
+SMALL_FIELD = 20_000
+
+
+def field_powers_py(p, deg, f_low, table):
+    """Pure-Python twin of :func:`spare_mc._sidon_kernels.field_powers` (same contract)."""
+    m = table.shape[0]
+    cur = [1] + [0] * (deg - 1)
+    f = [int(c) for c in f_low]
+    rows = []
+    for i in range(m):
+        if i > 0 and cur[0] == 1 and not any(cur[1:]):
+            table[:i] = rows
+            return i
+        rows.append(cur)
+        top = cur[-1]
+        cur = [(-top * f[0]) % p] + [(cur[j - 1] - top * f[j]) % p for j in range(1, deg)]
+    table[:] = rows
+    return m
+
+
+def _primitive_powers(p: int, deg: int) -> np.ndarray:
+    """Coefficient rows of ``g^0, g^1, ..., g^(p^deg - 2)`` for a generator ``g`` of ``GF(p^deg)^*``: ``g`` is the
+    class of ``x`` modulo the first primitive polynomial in lexicographic order of its lower coefficients."""
+    from ._sidon_kernels import field_powers
+
+    m = p ** deg - 1
+    walk = field_powers if m > SMALL_FIELD else field_powers_py  # small fields: no compilation needed
+    table = np.empty((m, deg), dtype=np.int64)
+    for code in range(1, p ** deg):
+        f_low = np.array([(code // p ** j) % p for j in range(deg)], dtype=np.int64)
+        if f_low[0] and walk(p, deg, f_low, table) == m:
+            return table
+    raise RuntimeError(f"no primitive polynomial of degree {deg} over GF({p})")  # pragma: no cover
+
+
+#: Largest field ``GF(p^k)`` the prime-power constructions build (its power table has this many rows).
+MAX_FIELD = 600_000
+
+
+@functools.lru_cache(maxsize=None)
+def singer_set_prime_power(q: int) -> tuple[int, ...] | None:
+    """Singer's ``q + 1`` residues mod ``q^2 + q + 1`` for a prime power ``q = p^e`` (``None`` if ``q`` is not one
+    or ``GF(q^3)`` is larger than :data:`MAX_FIELD`): ``{ i in [0, v) : Tr(g^i) = 0 }`` with ``g`` a generator of
+    ``GF(q^3)^*`` and ``Tr(y) = y + y^q + y^(q^2)`` the trace to ``GF(q)``, whose kernel is a 2-dimensional
+    ``GF(q)``-subspace (a line of the projective plane). ``y^q`` is read off the power table:
+    ``(g^i)^q = g^(i q mod (q^3 - 1))``.
+
+    Examples
+    --------
+    >>> s = singer_set_prime_power(4); len(s), is_modular_sidon(s, 21)
+    (5, True)
+    """
+    pe = _prime_power(q)
+    if pe is None or q ** 3 - 1 > MAX_FIELD:
+        return None
+    p, e = pe
+    table = _primitive_powers(p, 3 * e)
+    m = table.shape[0]
+    v = q * q + q + 1
+    i = np.arange(v, dtype=np.int64)
+    tr = (table[i] + table[(i * q) % m] + table[(i * q * q) % m]) % p
+    s = tuple(np.nonzero(~tr.any(axis=1))[0].tolist())
+    return s if len(s) == q + 1 and is_modular_sidon(s, v) else None
+
+
+@functools.lru_cache(maxsize=None)
+def bose_chowla_set_prime_power(q: int) -> tuple[int, ...] | None:
+    """Bose--Chowla's ``q`` residues mod ``q^2 - 1`` for a prime power ``q = p^e`` (``None`` if ``q`` is not one or
+    ``GF(q^2)`` is larger than :data:`MAX_FIELD`): ``{ i : g^i - g in GF(q) }``, where ``GF(q)`` is ``{0}`` and the
+    powers ``g^(j (q + 1))``; membership is read off a discrete-log table.
+
+    Examples
+    --------
+    >>> s = bose_chowla_set_prime_power(9); len(s), is_modular_sidon(s, 80)
+    (9, True)
+    """
+    pe = _prime_power(q)
+    if pe is None or q ** 2 - 1 > MAX_FIELD:
+        return None
+    p, e = pe
+    table = _primitive_powers(p, 2 * e)
+    m = table.shape[0]
+    weights = p ** np.arange(2 * e, dtype=np.int64)
+    log = np.full(p ** (2 * e), -1, dtype=np.int64)
+    log[table @ weights] = np.arange(m)
+    h = ((table - table[1]) % p) @ weights  # codes of g^i - g
+    in_subfield = (h == 0) | ((log[h] >= 0) & (log[h] % (q + 1) == 0))
+    s = tuple(np.nonzero(in_subfield)[0].tolist())
+    return s if len(s) == q and is_modular_sidon(s, m) else None
+
+
 def algebraic_sets(max_v: int, min_size: int, keep=None):
     """Every Singer and Bose--Chowla set with modulus ``<= max_v`` and at least ``min_size`` elements:
     ``(name, q, modulus, set)``, by increasing modulus. ``keep(q, v, k)`` (optional) filters by parameters before a
@@ -133,15 +239,23 @@ def algebraic_sets(max_v: int, min_size: int, keep=None):
     params = []
     q = 2
     while q * q - 1 <= max_v:
-        if _is_prime(q):
+        if _prime_power(q) is not None:
             if q + 1 >= min_size and q * q + q + 1 <= max_v:
                 params.append(("singer", q, q * q + q + 1, q + 1))
             if q >= min_size:
                 params.append(("bose_chowla", q, q * q - 1, q))
         q += 1
-    build = {"singer": singer_set, "bose_chowla": bose_chowla_set}
-    return [(name, q, v, build[name](q)) for name, q, v, k in sorted(params, key=lambda t: t[2])
-            if keep is None or keep(q, v, k)]
+    out = []
+    for name, q, v, k in sorted(params, key=lambda t: t[2]):
+        if keep is not None and not keep(q, v, k):
+            continue
+        if _is_prime(q):
+            s = singer_set(q) if name == "singer" else bose_chowla_set(q)
+        else:
+            s = singer_set_prime_power(q) if name == "singer" else bose_chowla_set_prime_power(q)
+        if s is not None:
+            out.append((name, q, v, s))
+    return out
 
 
 def _units(v: int) -> np.ndarray:

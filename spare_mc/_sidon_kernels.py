@@ -148,3 +148,27 @@ def sidon_greedy(n, r, used0, order, out):
             out[m] = c
             m += 1
     return m
+
+
+@njit(cache=False)
+def field_powers(p, deg, f_low, table):
+    """Powers of ``x`` in ``GF(p)[x] / (x^deg + f_low[deg-1] x^(deg-1) + ... + f_low[0])``: row ``i`` of ``table``
+    (shape ``(p^deg - 1, deg)``) gets the coefficients of ``x^i``. Returns the multiplicative order of ``x`` if it
+    is below ``p^deg - 1`` (then the polynomial is not primitive and ``table`` is incomplete), else ``p^deg - 1``."""
+    m = table.shape[0]
+    cur = np.zeros(deg, dtype=np.int64)
+    cur[0] = 1
+    for i in range(m):
+        if i > 0:
+            is_one = cur[0] == 1
+            for j in range(1, deg):
+                if cur[j] != 0:
+                    is_one = False
+            if is_one:
+                return i
+        table[i, :] = cur
+        top = cur[deg - 1]
+        for j in range(deg - 1, 0, -1):
+            cur[j] = (cur[j - 1] - top * f_low[j]) % p
+        cur[0] = (-top * f_low[0]) % p
+    return m

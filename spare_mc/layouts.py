@@ -230,7 +230,7 @@ def sidon_offsets(n_groups: int, r: int, *, attempts: int = 200) -> tuple[int, .
        ``attempts`` deterministic orders (1 and 2 are the constructions of earlier versions and come first so that
        the offsets they found do not change);
     3. a Singer set (``q + 1`` elements mod ``q^2 + q + 1``) or a Bose--Chowla set (``q`` elements mod ``q^2 - 1``),
-       ``q`` prime, whose modulus divides ``N`` (a set Sidon mod ``v`` is Sidon mod every multiple of ``v``);
+       ``q`` a prime power, whose modulus divides ``N`` (a set Sidon mod ``v`` is Sidon mod every multiple of ``v``);
     4. Golomb rulers cut from those sets (``r`` cyclically consecutive elements of a unit dilation ``t S mod v``,
        read as integers), kept if Sidon mod ``N`` (always so when ``N >= 2 span + 1``);
     5. a min-conflicts tabu search with a fixed seed.

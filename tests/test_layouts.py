@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 import spare_mc as sm
-from spare_mc._sidon import bose_chowla_set, find_sidon, singer_set
+from spare_mc._sidon import (bose_chowla_set, bose_chowla_set_prime_power, find_sidon, singer_set,
+                             singer_set_prime_power)
 from spare_mc.layouts import OPTIMAL_GOLOMB_RULERS, _is_modular_sidon, sidon_offsets
 
 
@@ -122,8 +123,31 @@ def test_singer_and_bose_chowla_sets_are_sidon(q):
     assert singer_set(q + 1 if q > 2 else 4) is None  # composite: not built
 
 
+@pytest.mark.parametrize("q", [4, 8, 9, 16, 25, 27, 32])
+def test_prime_power_singer_and_bose_chowla_sets_are_sidon(q):
+    s = singer_set_prime_power(q)
+    v = q * q + q + 1
+    assert len(s) == q + 1 and sorted((a - b) % v for a in s for b in s if a != b) == list(range(1, v))
+    b = bose_chowla_set_prime_power(q)
+    assert len(b) == q and _is_modular_sidon(b, q * q - 1)
+    assert singer_set_prime_power(6) is None and bose_chowla_set_prime_power(12) is None
+
+
+def test_field_walk_kernel_matches_python_twin():
+    from spare_mc._sidon import field_powers_py
+    from spare_mc._sidon_kernels import field_powers
+    for p, deg in ((2, 6), (3, 3), (5, 2), (2, 4)):
+        for code in range(1, p ** deg):
+            f_low = np.array([(code // p ** j) % p for j in range(deg)], dtype=np.int64)
+            a = np.zeros((p ** deg - 1, deg), dtype=np.int64)
+            b = np.zeros_like(a)
+            ka, kb = field_powers(p, deg, f_low, a), field_powers_py(p, deg, f_low, b)
+            assert ka == kb and np.array_equal(a[:ka], b[:kb])
+
+
 @pytest.mark.parametrize("n, r, method", [(993, 32, "singer"), (1986, 31, "singer"), (960, 31, "bose_chowla"),
-                                          (1000, 26, "bose_chowla_ruler"), (600, 21, "singer_ruler")])
+                                          (1000, 26, "singer_ruler"), (600, 21, "singer_ruler"),
+                                          (1000, 27, "singer_ruler"), (1302, 26, "singer")])
 def test_algebraic_constructions_reach_dense_sets(n, r, method):
     s, how = find_sidon(n, r)
     assert how == method and len(s) == r and _is_modular_sidon(s, n)
