@@ -234,7 +234,7 @@ def bose_chowla_set_prime_power(q: int) -> tuple[int, ...] | None:
 
 def algebraic_sets(max_v: int, min_size: int, keep=None):
     """Every Singer and Bose--Chowla set with modulus ``<= max_v`` and at least ``min_size`` elements:
-    ``(name, q, modulus, set)``, by increasing modulus. ``keep(q, v, k)`` (optional) filters by parameters before a
+    ``(name, q, modulus, set)``, by increasing modulus, built as they are consumed (a generator). ``keep(q, v, k)`` (optional) filters by parameters before a
     set is built (``k`` its size)."""
     params = []
     q = 2
@@ -245,7 +245,6 @@ def algebraic_sets(max_v: int, min_size: int, keep=None):
             if q >= min_size:
                 params.append(("bose_chowla", q, q * q - 1, q))
         q += 1
-    out = []
     for name, q, v, k in sorted(params, key=lambda t: t[2]):
         if keep is not None and not keep(q, v, k):
             continue
@@ -254,8 +253,7 @@ def algebraic_sets(max_v: int, min_size: int, keep=None):
         else:
             s = singer_set_prime_power(q) if name == "singer" else bose_chowla_set_prime_power(q)
         if s is not None:
-            out.append((name, q, v, s))
-    return out
+            yield name, q, v, s
 
 
 def _units(v: int) -> np.ndarray:

@@ -47,7 +47,8 @@ class Layout:
         ``holders[j, l]`` is the group holding shard type ``j`` in stack layer ``l``. Entries must lie in
         ``[0, N)`` and be distinct within a row.
     kind : str
-        A label (``"cyclic"``, ``"sidon"``, ``"offsets"``, ``"random"``, ``"block"`` or ``"custom"``).
+        A label (``"cyclic"``, ``"sidon"``, ``"offsets"``, ``"random"``, ``"block"``, ``"custom"``, or
+        ``"domain_aware"`` / ``"domain_aware_block"`` from :func:`spare_mc.placement.domain_aware`).
     offsets : tuple of int or None
         The offset vector of a cyclic layout, else ``None``.
 
@@ -123,11 +124,12 @@ class Layout:
         return best
 
     def to_dict(self) -> dict:
-        """Parameters that reproduce this layout (the holder table itself for random and custom layouts)."""
+        """Parameters that reproduce this layout (the holder table itself for random, custom and domain-aware Rep
+        layouts)."""
         d = {"kind": self.kind, "n_groups": self.n_groups, "r": self.r}
         if self.offsets is not None:
             d["offsets"] = list(self.offsets)
-        if self.kind in ("random", "custom"):
+        if self.kind in ("random", "custom", "domain_aware_block"):
             d["holders"] = self.holders.tolist()
         return d
 

@@ -211,6 +211,8 @@ def test_domain_aware_rep_holder_table_and_sets():
     # set 0 = groups 0, 200, 400: every member holds all three types of the set
     assert sorted(lay.holders[0].tolist()) == [0, 200, 400]
     assert sorted(lay.stacks()[200]) == [0, 200, 400]
+    assert lay.to_dict()["holders"] == lay.holders.tolist()
+    assert domain_aware(topo, 3, "pod").to_dict()["offsets"] == [0, 200, 400]
     assert domain_conflicts(lay, topo, "pod").count == 0
     assert domain_conflicts(sm.block(600, 3), topo, "pod").count > 0
     sets = domain_aware(topo, 7, "pod", kind="rep")  # 7 does not divide 600: ReplicaSets with sizes 8 and 7
