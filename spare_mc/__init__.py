@@ -3,12 +3,12 @@
 The package follows the data flow of a study:
 
 ``topology`` (GPUs, groups, failure domains) -> ``failures`` (failure-event samplers) -> ``layouts`` (who holds
-which shard; ``placement``: layouts placed against failure domains) -> ``survivability`` (wipe-out Monte Carlo) -> ``exact`` / ``closed_forms`` (theory) -> ``stats``
-(estimates, confidence intervals, comparison with theory) -> ``cli``. ``reorder`` runs ReCtlr (adaptive
-reordering) failure by failure and measures the compute overhead of stacking; ``timeline`` simulates a whole
-training job (CKPT-only, Rep+CKPT, SPARe+CKPT) and ``optimize`` finds each strategy's best redundancy and checkpoint
-period. ``reference`` holds the slow, obviously
-correct twins of every fast kernel.
+which shard; ``placement``: layouts placed against failure domains) -> ``survivability`` (wipe-out Monte Carlo)
+-> ``exact`` / ``closed_forms`` (theory) -> ``stats`` (estimates, confidence intervals, comparison with theory)
+-> ``cli``. ``reorder`` runs ReCtlr (adaptive reordering) failure by failure and measures the compute overhead of
+stacking; ``timeline`` simulates a whole training job (CKPT-only, Rep+CKPT, SPARe+CKPT) and ``optimize`` finds each
+strategy's best redundancy and checkpoint period. ``reference`` holds the slow, obviously correct twins of every
+fast kernel.
 """
 
 from ._validation import UsageError, UsageTypeError, UsageValueError

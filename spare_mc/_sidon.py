@@ -234,7 +234,8 @@ def bose_chowla_set_prime_power(q: int) -> tuple[int, ...] | None:
 
 def algebraic_sets(max_v: int, min_size: int, keep=None):
     """Every Singer and Bose--Chowla set with modulus ``<= max_v`` and at least ``min_size`` elements:
-    ``(name, q, modulus, set)``, by increasing modulus, built as they are consumed (a generator). ``keep(q, v, k)`` (optional) filters by parameters before a
+    ``(name, q, modulus, set)``, by increasing modulus, built as they are consumed (a generator).
+    ``keep(q, v, k)`` (optional) filters by parameters before a
     set is built (``k`` its size)."""
     params = []
     q = 2
@@ -334,7 +335,8 @@ def find_sidon(n: int, r: int, avoid: tuple = (), attempts: int = 200):
     versions, so that every set found before stays the same); Singer / Bose--Chowla sets whose modulus divides
     ``n`` (fact 2); the table's ruler and rulers cut from the algebraic sets (:func:`_ruler_batches`) that are
     Sidon mod ``n`` (checked; always so when ``2 span < n``); a min-conflicts tabu search
-    (:mod:`spare_mc._sidon_kernels`) with a fixed seed. Each candidate is dilated by the smallest unit that makes its differences avoid ``avoid``
+    (:mod:`spare_mc._sidon_kernels`) with a fixed seed. Each candidate is dilated by the smallest unit that makes
+    its differences avoid ``avoid``
     (fact 1). The returned set is re-verified with :func:`is_modular_sidon`.
     """
     av = None

@@ -27,7 +27,7 @@ import numpy as np
 from ._resources import check_memory
 from ._seeding import generator
 from ._validation import UsageTypeError, UsageValueError, as_choice, as_int, check_r
-from ._sidon import OPTIMAL_GOLOMB_RULERS, find_sidon, is_modular_sidon
+from ._sidon import OPTIMAL_GOLOMB_RULERS, find_sidon, is_modular_sidon  # noqa: F401 (the table is re-exported)
 from ._wipeout_kernels import random_holders_into, raw_source
 
 __all__ = ["ReplicaSets", "replica_sets", "set_sizes", "Layout", "cyclic", "cyclic_offsets",
@@ -250,7 +250,7 @@ def sidon_offsets(n_groups: int, r: int, *, attempts: int = 200) -> tuple[int, .
     if r * (r - 1) > n_groups - 1:
         raise UsageValueError(f"Sidon offsets are impossible: r(r-1) must be <= N-1 for r={r} shard copies "
                               f"to have distinct pairwise differences mod N={n_groups}, got r(r-1)={r * (r - 1)}")
-    s, how = find_sidon(n_groups, r, (), attempts)
+    s, _ = find_sidon(n_groups, r, (), attempts)
     if s is None:
         raise UsageValueError(f"no modular Sidon offsets found for N={n_groups}, r={r} by any construction (Golomb "
                               f"table, Singer, Bose-Chowla, rulers cut from them, {attempts} greedy attempts, tabu "

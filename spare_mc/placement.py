@@ -14,10 +14,10 @@ domain touches two groups ``i`` and ``i + d`` (:func:`co_domain_differences`; ``
 
 (=>: a domain touching the holders ``j - s_a`` and ``j - s_b`` of type ``j`` spans their difference
 ``s_a - s_b``. <=: if a domain touches ``i`` and ``i + d`` with ``d = s_a - s_b``, these are the holders
-``j - s_a`` and ``j - s_b`` of type ``j = i + s_a``, since ``j - s_b = i + s_a - s_b = i + d``.) So a conflict-free cyclic layout is an offset set whose pairwise
-differences avoid ``D`` -- a clique containing 0 in the circulant graph on ``Z_N`` whose edges are the differences
-outside ``D``. Under both placements of :class:`~spare_mc.Topology` every domain touches a run of cyclically
-consecutive groups, so ``D = {+-1, ..., +-(k - 1)}`` where ``k`` is the largest number of groups one domain touches;
+``j - s_a`` and ``j - s_b`` of type ``j = i + s_a``, since ``j - s_b = i + s_a - s_b = i + d``.) So a
+conflict-free cyclic layout is an offset set whose pairwise differences avoid ``D``: a clique containing 0 in the
+circulant graph on ``Z_N`` whose edges are the differences outside ``D``. Under both placements of
+:class:`~spare_mc.Topology` every domain touches a run of cyclically consecutive groups, so ``D = {+-1, ..., +-(k - 1)}`` where ``k`` is the largest number of groups one domain touches;
 then the condition is that the ``r`` offsets are pairwise at least ``k`` apart around the cycle, possible exactly
 when ``r <= floor(N / k)`` (``r`` points at pairwise cyclic distance ``>= k`` leave ``r`` gaps of ``>= k`` summing
 to ``N``; evenly spread offsets ``s_l = floor(l N / r)`` achieve it).
@@ -320,7 +320,7 @@ def _offsets(topology, r, level, sidon):
             raise UsageValueError(f"no domain-aware Sidon offsets exist for r={r}: {where}; the r(r-1) = "
                                   f"{r * (r - 1)} pairwise differences must be distinct, nonzero and outside the "
                                   f"{diffs.size} co-domain differences, but only {free} residues mod N remain")
-        s, how = find_sidon(n, r, tuple(diffs.tolist()), 200)
+        s, _ = find_sidon(n, r, tuple(diffs.tolist()), 200)
         if s is not None:
             return s
         found, exhausted = _clique_search(n, r, ~avoid, SEARCH_BUDGET, sidon=True)
@@ -403,7 +403,8 @@ def _replica_sets(topology, r, level):
 def _search_sets(n, r, ptr, groups, budget):
     """Assign groups to sets (capacities ``set_sizes(N, r)``) so that no domain has two groups in one set:
     depth-first over groups 0, 1, ..., each trying the admissible sets with the most room first (the first descent
-    is the greedy colouring); of the still empty sets of one size only one is tried (they are interchangeable). Returns ``(set_of_group or None, exhausted)``; ``exhausted`` means the whole tree was
+    is the greedy colouring); of the still empty sets of one size only one is tried (they are interchangeable).
+    Returns ``(set_of_group or None, exhausted)``; ``exhausted`` means the whole tree was
     searched, i.e. no assignment exists. ``(None, False)`` when the conflict graph is too large to build."""
     counts = np.diff(ptr)
     if int((counts.astype(np.int64) ** 2).sum()) > 20_000_000:

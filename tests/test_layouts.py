@@ -189,7 +189,7 @@ def test_sidon_offsets_found_before_do_not_change(n, r):
 
 def test_sidon_offsets_with_avoided_differences():
     avoid = tuple(range(1, 8)) + tuple(range(1000 - 7, 1000))
-    s, how = find_sidon(1000, 20, avoid)
+    s, _ = find_sidon(1000, 20, avoid)
     assert _is_modular_sidon(s, 1000)
     assert not {(a - b) % 1000 for a in s for b in s if a != b} & set(avoid)
 

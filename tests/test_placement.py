@@ -74,7 +74,7 @@ def test_pod_level_sizes_and_failure_kind():
     topo = sm.Topology(600_000, 600)
     assert DOMAIN_LEVELS == ("node", "rack", "power", "pod") and "pod" in FAILURE_KINDS
     assert topo.domain_size("pod") == 8192 and sm.Topology(600_000, 600, power_per_pod=2).domain_size("pod") == 512
-    ptr, groups = topo.domain_groups("pod")
+    ptr, _ = topo.domain_groups("pod")
     assert ptr.size - 1 == -(-600_000 // 8192) and max_groups_per_domain(topo, "pod") == 10
     model, t = failure_from_spec("pod", 600, mtbf_s=300.0, shape=0.78, domain_mtbf_s=1e6)
     assert model.level == "pod" and t == topo
