@@ -17,10 +17,11 @@ domain touches two groups ``i`` and ``i + d`` (:func:`co_domain_differences`; ``
 ``j - s_a`` and ``j - s_b`` of type ``j = i + s_a``, since ``j - s_b = i + s_a - s_b = i + d``.) So a
 conflict-free cyclic layout is an offset set whose pairwise differences avoid ``D``: a clique containing 0 in the
 circulant graph on ``Z_N`` whose edges are the differences outside ``D``. Under both placements of
-:class:`~spare_mc.Topology` every domain touches a run of cyclically consecutive groups, so ``D = {+-1, ..., +-(k - 1)}`` where ``k`` is the largest number of groups one domain touches;
-then the condition is that the ``r`` offsets are pairwise at least ``k`` apart around the cycle, possible exactly
-when ``r <= floor(N / k)`` (``r`` points at pairwise cyclic distance ``>= k`` leave ``r`` gaps of ``>= k`` summing
-to ``N``; evenly spread offsets ``s_l = floor(l N / r)`` achieve it).
+:class:`~spare_mc.Topology` every domain touches a run of cyclically consecutive groups, so
+``D = {+-1, ..., +-(k - 1)}`` where ``k`` is the largest number of groups one domain touches; then the condition is
+that the ``r`` offsets are pairwise at least ``k`` apart around the cycle, possible exactly when
+``r <= floor(N / k)`` (``r`` points at pairwise cyclic distance ``>= k`` leave ``r`` gaps of ``>= k`` summing to
+``N``; evenly spread offsets ``s_l = floor(l N / r)`` achieve it).
 
 Rep. ``b = floor(N / r)`` replica sets; set ``j`` takes the groups ``g`` with ``g mod b = j`` (sizes as
 :func:`spare_mc.layouts.set_sizes`). A domain touching ``k`` groups needs them in ``k`` distinct sets, so
