@@ -53,6 +53,7 @@ def page_options() -> str:
     from spare_mc.failures import FAILURE_KINDS, FAILURE_SPEC_DEFAULTS
     from spare_mc.options import OPTIONS_DEFAULTS
     from spare_mc.sweep import OUTPUTS, PARAMETERS
+    from spare_mc.topology import DOMAIN_LEVELS
 
     t0 = time.perf_counter()
     out = ["## Time-to-train settings (`TimelineConfig`)\n",
@@ -74,9 +75,10 @@ def page_options() -> str:
             "| parameter | default | applies to |", "|---|---|---|",
             "| `mtbf_s`, `shape` | `300.0`, `0.78` | every clocked model (per-GPU lifetimes: the first failure of a "
             "fresh system has mean `mtbf_s`) |"]
-    applies = {"age_policy": "per_gpu, node, rack, power", "domain_mtbf_s": "node, rack, power (required)",
-               "n_gpus": "per_gpu, node, rack, power", "placement": "node, rack, power",
-               "calibration": "per_gpu, node, rack, power (how per-GPU lifetimes match `mtbf_s`)"}
+    domains = ", ".join(DOMAIN_LEVELS)
+    applies = {"age_policy": f"per_gpu, {domains}", "domain_mtbf_s": f"{domains} (required)",
+               "n_gpus": f"per_gpu, {domains}", "placement": domains,
+               "calibration": f"per_gpu, {domains} (how per-GPU lifetimes match `mtbf_s`)"}
     out += [f"| `{k}` | `{v!r}` | {applies[k]} |" for k, v in FAILURE_SPEC_DEFAULTS.items()]
     out += ["", "## Global options (`spare_mc.set_options`)\n", "| option | default | meaning |", "|---|---|---|",
             f"| `max_memory` | `{OPTIONS_DEFAULTS['max_memory']!r}` (half of the available memory) | bytes one call "

@@ -3,12 +3,12 @@
 The package follows the data flow of a study:
 
 ``topology`` (GPUs, groups, failure domains) -> ``failures`` (failure-event samplers) -> ``layouts`` (who holds
-which shard) -> ``survivability`` (wipe-out Monte Carlo) -> ``exact`` / ``closed_forms`` (theory) -> ``stats``
-(estimates, confidence intervals, comparison with theory) -> ``cli``. ``failure_logs`` reads, replays and fits real failure logs; ``reorder`` runs ReCtlr (adaptive
+which shard; ``placement``: layouts placed against failure domains) -> ``survivability`` (wipe-out Monte Carlo)
+-> ``exact`` / ``closed_forms`` (theory) -> ``stats`` (estimates, confidence intervals, comparison with theory)
+-> ``cli``. ``failure_logs`` reads, replays and fits real failure logs; ``reorder`` runs ReCtlr (adaptive
 reordering) failure by failure and measures the compute overhead of stacking; ``timeline`` simulates a whole
 training job (CKPT-only, Rep+CKPT, SPARe+CKPT) and ``optimize`` finds each strategy's best redundancy and checkpoint
-period. ``reference`` holds the slow, obviously
-correct twins of every fast kernel.
+period. ``reference`` holds the slow, obviously correct twins of every fast kernel.
 """
 
 from ._validation import UsageError, UsageTypeError, UsageValueError
@@ -24,6 +24,9 @@ from .failures import (DomainFailures, FailureEvents, PerGPU, SystemRenewal, Uni
                        failure_model_from_dict, sample_events)
 from .layouts import (LAYOUT_KINDS, Layout, ReplicaSets, block, cyclic, cyclic_offsets, make_layout, random_holders,
                       replica_sets, sidon)
+from .placement import (PLACED_LAYOUT_KINDS, DomainConflicts, co_domain_differences, domain_aware,
+                        domain_aware_offsets, domain_aware_replica_sets, domain_conflicts, make_placed_layout,
+                        max_groups_per_domain)
 from .optimize import MainTable, MainTableRow, OptimumResult, TheoryTTT, main_table, optimize_strategy, theory_ttt
 from .options import get_options, set_options
 from .reorder import OverheadResult, ReCtlr, ReCtlrStep, StackBoundSum, exact_stack_bound_sum, overhead_mc
@@ -44,6 +47,9 @@ __all__ = [
     # layouts
     "LAYOUT_KINDS", "Layout", "block", "cyclic", "cyclic_offsets", "make_layout", "random_holders", "sidon",
     "ReplicaSets", "replica_sets",
+    # placement against failure domains
+    "co_domain_differences", "max_groups_per_domain", "domain_conflicts", "DomainConflicts", "domain_aware",
+    "domain_aware_offsets", "domain_aware_replica_sets", "make_placed_layout", "PLACED_LAYOUT_KINDS",
     # wipe-out Monte Carlo, exact laws, closed forms
     "WipeoutResult", "wipeout_mc", "EXACT_LAYOUTS", "ExactDistribution", "exact_wipeout",
     "availability", "ckpt_period_daly", "ckpt_period_optimal", "ckpt_period_young", "mu_expansion", "mu_paper",

@@ -54,6 +54,7 @@ from .exact import EXACT_LAYOUTS, exact_wipeout
 from .layouts import LAYOUT_KINDS
 from .stats import MCEstimate, compare
 from .storage import check_own_json, json_default
+from .topology import DOMAIN_LEVELS
 
 #: Replications per chunk of ``spare-mc mu`` (one chunk's per-replication arrays live at once).
 MU_CHUNK = 1_000_000
@@ -125,9 +126,9 @@ def _add_config_options(p, topology=True, failures=True) -> None:
         p.set_defaults(failures="system", calibration=None, age_policy=None, domain_mtbf_s=None, n_gpus=None,
                        placement=None)
         return
-    p.add_argument("--failures", choices=("system", "per-gpu", "node", "rack", "power"), default="system",
+    p.add_argument("--failures", choices=("system", "per-gpu") + DOMAIN_LEVELS, default="system",
                    help="failure model: system-level renewal (default); per-GPU Weibull lifetimes; or failure domains "
-                        "(node, rack, power) on top of per-GPU lifetimes, calibrated to --mtbf-s as --calibration "
+                        "(node, rack, power, pod) on top of per-GPU lifetimes, calibrated to --mtbf-s as --calibration "
                         "says")
     p.add_argument("--calibration", choices=("first_failure", "long_run"), default=None,
                    help="how per-GPU lifetimes match --mtbf-s: first_failure (default: the first failure of a fresh "
@@ -137,7 +138,7 @@ def _add_config_options(p, topology=True, failures=True) -> None:
                    help="GPU ages at a global restart for per-GPU and domain failures: renew (all new) or keep "
                         "(only failed hardware is replaced); default renew")
     p.add_argument("--domain-mtbf-s", type=float, default=None,
-                   help="mean lifetime of one failure domain (s); required with --failures node, rack or power")
+                   help="mean lifetime of one failure domain (s); required with --failures node, rack, power or pod")
     if not topology:  # reproduce runs every N on the 600,000-GPU contiguous topology
         p.set_defaults(n_gpus=None, placement=None)
         return

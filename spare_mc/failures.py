@@ -25,7 +25,7 @@ Models
     global restart: :class:`PerGPUClock` carries group failure times across restarts under either policy (the
     wipe-out Monte Carlo starts from a new system, where the policy plays no role).
 :class:`DomainFailures`
-    Correlated failures: each domain at ``level`` (node, rack or power domain of the topology) has a Weibull
+    Correlated failures: each domain at ``level`` (node, rack, power domain or pod of the topology) has a Weibull
     lifetime with mean ``domain_mtbf_s`` and kills every group touching it; optionally on top of independent
     per-GPU failures with the same shape (``background``). With a common shape every unit's cumulative hazard is
     ``rate_u t^k``, so in the clock ``tau = t^k`` the units race as exponentials and the sampler costs O(1) per
@@ -204,8 +204,9 @@ def failure_model_from_dict(d: dict):
 
 #: Failure models a sweep or the command line can name: ``uniform`` (uniform order, no clock; wipe-out and
 #: overhead studies only), ``system`` (system-level Weibull renewal, rate proportional to live GPUs), ``per_gpu``
-#: (per-GPU Weibull lifetimes), ``node`` / ``rack`` / ``power`` (failure domains with per-GPU background).
-FAILURE_KINDS = ("uniform", "system", "per_gpu", "node", "rack", "power")
+#: (per-GPU Weibull lifetimes), ``node`` / ``rack`` / ``power`` / ``pod`` (failure domains with per-GPU background;
+#: :data:`spare_mc.topology.DOMAIN_LEVELS`).
+FAILURE_KINDS = ("uniform", "system", "per_gpu") + DOMAIN_LEVELS
 
 #: Defaults of the failure-model parameters beyond ``mtbf_s`` and ``shape`` (used when a value is not given).
 FAILURE_SPEC_DEFAULTS = {"age_policy": "renew", "domain_mtbf_s": None, "n_gpus": 600_000,
@@ -249,11 +250,11 @@ def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, 
         useless = sorted(given)
         if useless:
             raise UsageValueError(f"{', '.join(f'`{k}`' for k in useless)} has no effect with failure_model={kind!r} "
-                                  f"(it applies to 'per_gpu', 'node', 'rack' or 'power')")
+                                  f"(it applies to 'per_gpu', 'node', 'rack', 'power' or 'pod')")
         if kind == "uniform":
             if clocked:
                 raise UsageValueError("`failure_model` = 'uniform' has no clock; time to train needs 'system', "
-                                      "'per_gpu', 'node', 'rack' or 'power'")
+                                      "'per_gpu', 'node', 'rack', 'power' or 'pod'")
             return None, None
         return (None if clocked else SystemRenewal(mtbf_s, shape)), None
     topo = Topology(n_gpus, n_groups, placement=p["placement"])
@@ -263,7 +264,7 @@ def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, 
         if useless:
             raise UsageValueError(f"{', '.join(f'`{k}`' for k in useless)} has no effect with "
                                   f"failure_model='per_gpu' (equal groups: where their GPUs sit does not change "
-                                  f"their lifetimes; it applies to 'node', 'rack' or 'power')")
+                                  f"their lifetimes; it applies to 'node', 'rack', 'power' or 'pod')")
         return bg, topo
     if p["domain_mtbf_s"] is None:
         raise UsageValueError(f"`domain_mtbf_s` (mean lifetime of one {kind} domain, s) is required with "

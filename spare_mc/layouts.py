@@ -27,6 +27,7 @@ import numpy as np
 from ._resources import check_memory
 from ._seeding import generator
 from ._validation import UsageTypeError, UsageValueError, as_choice, as_int, check_r
+from ._sidon import OPTIMAL_GOLOMB_RULERS, find_sidon, is_modular_sidon  # noqa: F401 (the table is re-exported)
 from ._wipeout_kernels import random_holders_into, raw_source
 
 __all__ = ["ReplicaSets", "replica_sets", "set_sizes", "Layout", "cyclic", "cyclic_offsets",
@@ -46,7 +47,8 @@ class Layout:
         ``holders[j, l]`` is the group holding shard type ``j`` in stack layer ``l``. Entries must lie in
         ``[0, N)`` and be distinct within a row.
     kind : str
-        A label (``"cyclic"``, ``"sidon"``, ``"offsets"``, ``"random"``, ``"block"`` or ``"custom"``).
+        A label (``"cyclic"``, ``"sidon"``, ``"offsets"``, ``"random"``, ``"block"``, ``"custom"``, or
+        ``"domain_aware"`` / ``"domain_aware_block"`` from :func:`spare_mc.placement.domain_aware`).
     offsets : tuple of int or None
         The offset vector of a cyclic layout, else ``None``.
 
@@ -122,11 +124,12 @@ class Layout:
         return best
 
     def to_dict(self) -> dict:
-        """Parameters that reproduce this layout (the holder table itself for random and custom layouts)."""
+        """Parameters that reproduce this layout (the holder table itself for random, custom and domain-aware Rep
+        layouts)."""
         d = {"kind": self.kind, "n_groups": self.n_groups, "r": self.r}
         if self.offsets is not None:
             d["offsets"] = list(self.offsets)
-        if self.kind in ("random", "custom"):
+        if self.kind in ("random", "custom", "domain_aware_block"):
             d["holders"] = self.holders.tolist()
         return d
 
@@ -196,84 +199,63 @@ def cyclic(n_groups: int, r: int) -> Layout:
     return cyclic_offsets(n_groups, range(r))
 
 
-#: Optimal Golomb rulers of orders 1..20 (published tables of the optimal-Golomb-ruler searches; every entry is
-#: re-checked to be a Golomb ruler by the test suite). A ruler of length L is a modular Sidon set mod N if 2L < N.
-OPTIMAL_GOLOMB_RULERS = (
-    (0,), (0, 1), (0, 1, 3), (0, 1, 4, 6), (0, 1, 4, 9, 11), (0, 1, 4, 10, 12, 17), (0, 1, 4, 10, 18, 23, 25),
-    (0, 1, 4, 9, 15, 22, 32, 34), (0, 1, 5, 12, 25, 27, 35, 41, 44), (0, 1, 6, 10, 23, 26, 34, 41, 53, 55),
-    (0, 1, 4, 13, 28, 33, 47, 54, 64, 70, 72), (0, 2, 6, 24, 29, 40, 43, 55, 68, 75, 76, 85),
-    (0, 2, 5, 25, 37, 43, 59, 70, 85, 89, 98, 99, 106), (0, 4, 6, 20, 35, 52, 59, 77, 78, 86, 89, 99, 122, 127),
-    (0, 4, 20, 30, 57, 59, 62, 76, 100, 111, 123, 136, 144, 145, 151),
-    (0, 1, 4, 11, 26, 32, 56, 68, 76, 115, 117, 134, 150, 163, 168, 177),
-    (0, 5, 7, 17, 52, 56, 67, 80, 81, 100, 122, 138, 159, 165, 168, 191, 199),
-    (0, 2, 10, 22, 53, 56, 82, 83, 89, 98, 130, 148, 153, 167, 188, 192, 205, 216),
-    (0, 1, 6, 25, 32, 72, 100, 108, 120, 130, 153, 169, 187, 190, 204, 231, 233, 242, 246),
-    (0, 1, 8, 11, 68, 77, 94, 116, 121, 156, 158, 179, 194, 208, 212, 228, 240, 253, 259, 283),
-)
-
-
 def _is_modular_sidon(s, n: int) -> bool:
-    diffs = set()
-    for a in s:
-        for b in s:
-            if a != b:
-                d = (a - b) % n
-                if d in diffs:
-                    return False
-                diffs.add(d)
-    return True
+    """Whether the pairwise differences of ``s`` are distinct and nonzero mod ``n`` (the slow reference)."""
+    return is_modular_sidon(s, n)
 
 
 def sidon_offsets(n_groups: int, r: int, *, attempts: int = 200) -> tuple[int, ...]:
     """Offsets ``0 = s_0 < ... < s_{r-1} < N`` whose pairwise differences are all distinct modulo ``N``.
 
-    Such a set exists only if ``r (r - 1) <= N - 1`` (there are ``r(r-1)`` ordered differences, all nonzero and
-    distinct mod ``N``). For ``r <= 20`` and ``N`` more than twice the optimal Golomb ruler's length the ruler is
-    used (:data:`OPTIMAL_GOLOMB_RULERS`). Otherwise the search is a deterministic greedy (the modular Mian-Chowla
-    construction: each new offset is the smallest value that keeps the difference set distinct), retried from
-    deterministic random restarts when greedy gets stuck. It is not a guaranteed solver: when no set is found a
-    ``ValueError`` says so and :func:`cyclic_offsets` accepts offsets found elsewhere (e.g. a Golomb ruler of
-    length < N/2).
+    Parameters
+    ----------
+    n_groups : int
+        ``N``.
+    r : int
+        Number of offsets, ``1 <= r`` and ``r (r - 1) <= N - 1``.
+    attempts : int
+        Restarts of the randomised searches (the algebraic constructions do not use it).
+
+    Returns
+    -------
+    tuple of int
+        Sorted offsets starting at 0, verified Sidon mod ``N``.
+
+    Notes
+    -----
+    Such a set exists only if ``r (r - 1) <= N - 1``: its ``r(r-1)`` ordered differences are nonzero and distinct
+    mod ``N``. The constructions, tried in this order (docs/placement.md has the proofs and a coverage table):
+
+    1. the optimal Golomb ruler of order ``r <= 20`` (:data:`OPTIMAL_GOLOMB_RULERS`), Sidon mod ``N`` whenever
+       ``N >= 2L + 1`` for its length ``L``;
+    2. the modular Mian--Chowla greedy (each new offset the smallest that keeps the differences distinct) from
+       ``attempts`` deterministic orders (1 and 2 are the constructions of earlier versions and come first so that
+       the offsets they found do not change);
+    3. a Singer set (``q + 1`` elements mod ``q^2 + q + 1``) or a Bose--Chowla set (``q`` elements mod ``q^2 - 1``),
+       ``q`` a prime power, whose modulus divides ``N`` (a set Sidon mod ``v`` is Sidon mod every multiple of ``v``);
+    4. Golomb rulers cut from those sets (``r`` cyclically consecutive elements of a unit dilation ``t S mod v``,
+       read as integers), kept if Sidon mod ``N`` (always so when ``N >= 2 span + 1``);
+    5. a min-conflicts tabu search with a fixed seed.
+
+    Everything is deterministic and the result is re-verified; results are cached per ``(N, r, attempts)``.
+
+    Examples
+    --------
+    >>> s = sidon_offsets(1000, 25)
+    >>> len(s), _is_modular_sidon(s, 1000)
+    (25, True)
     """
     n_groups, r = _n_r_iv(n_groups, r)
+    attempts = as_int(attempts, "attempts", min_value=1)
     if r * (r - 1) > n_groups - 1:
         raise UsageValueError(f"Sidon offsets are impossible: r(r-1) must be <= N-1 for r={r} shard copies "
                               f"to have distinct pairwise differences mod N={n_groups}, got r(r-1)={r * (r - 1)}")
-
-    if r <= len(OPTIMAL_GOLOMB_RULERS) and 2 * OPTIMAL_GOLOMB_RULERS[r - 1][-1] < n_groups:
-        return OPTIMAL_GOLOMB_RULERS[r - 1]
-
-    def extend(order):
-        s, diffs = [0], set()
-        for c in order:
-            if len(s) == r:
-                break
-            new = set()
-            ok = True
-            for a in s:
-                for d in ((c - a) % n_groups, (a - c) % n_groups):
-                    if d == 0 or d in diffs or d in new:
-                        ok = False
-                        break
-                    new.add(d)
-                if not ok:
-                    break
-            if ok:
-                s.append(c)
-                diffs |= new
-        return s
-
-    cand = list(range(1, n_groups))
-    rng = np.random.default_rng(0x5BA2E)  # fixed: the construction must be deterministic
-    for attempt in range(attempts):
-        s = extend(cand if attempt == 0 else rng.permutation(cand).tolist())
-        if len(s) == r:
-            out = tuple(sorted(s))
-            if not _is_modular_sidon(out, n_groups):  # pragma: no cover - the greedy only adds valid offsets
-                raise RuntimeError(f"sidon_offsets built a non-Sidon set {out} for N={n_groups}")
-            return out
-    raise UsageValueError(f"no modular Sidon offsets found for N={n_groups}, r={r} after {attempts} greedy attempts; "
-                          f"pass explicit offsets to cyclic_offsets()")
+    s, _ = find_sidon(n_groups, r, (), attempts)
+    if s is None:
+        raise UsageValueError(f"no modular Sidon offsets found for N={n_groups}, r={r} by any construction (Golomb "
+                              f"table, Singer, Bose-Chowla, rulers cut from them, {attempts} greedy attempts, tabu "
+                              f"search); pass explicit offsets to cyclic_offsets()")
+    return s
 
 
 def sidon(n_groups: int, r: int) -> Layout:
@@ -324,9 +306,15 @@ class ReplicaSets:
     by its members (``group_types[g]`` is the set of group ``g``), which is all the wipe-out engine and the exact
     law need. When ``r`` divides ``N`` the law of ``T`` equals that of :func:`block`'s holder table.
 
+    By default set ``j`` is a run of consecutive groups. ``assignment`` (the set of every group) places the
+    members elsewhere, e.g. in distinct failure domains (:func:`spare_mc.placement.domain_aware_replica_sets`);
+    set ``j`` must still have ``sizes[j]`` members, so the law of ``T`` under uniformly random failures is the same.
+
     Attributes
     ----------
     n_groups, r : int
+    assignment : ndarray of int64 or None
+        The set of each group as given (``None``: consecutive runs).
     sizes : ndarray of int64
         Members of each set (``floor(N / b)``, one more for the first ``N mod b`` sets).
     set_of_group : ndarray of int64
@@ -335,6 +323,7 @@ class ReplicaSets:
 
     n_groups: int
     r: int
+    assignment: np.ndarray | None = field(default=None, repr=False)
     kind: str = field(default="block", init=False)
     sizes: np.ndarray = field(init=False, repr=False)
     set_of_group: np.ndarray = field(init=False, repr=False)
@@ -345,7 +334,11 @@ class ReplicaSets:
         object.__setattr__(self, "r", r)
         sizes = np.array(set_sizes(n, r), dtype=np.int64)
         sizes.setflags(write=False)
-        sog = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+        if self.assignment is None:
+            sog = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+        else:
+            sog = _assignment_iv(self.assignment, n, sizes)
+            object.__setattr__(self, "assignment", sog)
         sog.setflags(write=False)
         object.__setattr__(self, "sizes", sizes)
         object.__setattr__(self, "set_of_group", sog)
@@ -378,7 +371,29 @@ class ReplicaSets:
         return bool((dead_per_set == self.sizes).any())
 
     def to_dict(self) -> dict:
-        return {"kind": "block", "n_groups": self.n_groups, "r": self.r, "sizes": self.sizes.tolist()}
+        d = {"kind": "block", "n_groups": self.n_groups, "r": self.r, "sizes": self.sizes.tolist()}
+        if self.assignment is not None:
+            d["set_of_group"] = self.set_of_group.tolist()
+        return d
+
+
+def _assignment_iv(assignment, n: int, sizes: np.ndarray) -> np.ndarray:
+    a = np.asarray(assignment)
+    if a.size and not np.issubdtype(a.dtype, np.integer):
+        raise UsageTypeError(f"`assignment` must hold integers (the set of each group), got dtype {a.dtype}")
+    if a.shape != (n,):
+        raise UsageValueError(f"`assignment` must have one entry per group, shape ({n},), got shape {a.shape}")
+    a = a.astype(np.int64)
+    b = sizes.size
+    if a.min() < 0 or a.max() >= b:
+        raise UsageValueError(f"`assignment` entries must be set indices in [0, {b}) (floor(N/r) sets), got values "
+                              f"in [{a.min()}, {a.max()}]")
+    counts = np.bincount(a, minlength=b)
+    bad = np.nonzero(counts != sizes)[0]
+    if bad.size:
+        raise UsageValueError(f"`assignment` must give set j exactly sizes[j] members (sizes {sizes.tolist()}), but "
+                              f"set {bad[0]} has {counts[bad[0]]}")
+    return a
 
 
 def set_sizes(n_groups: int, r: int) -> list:
@@ -398,10 +413,24 @@ def replica_sets(n_groups: int, r: int) -> ReplicaSets:
     return ReplicaSets(n_groups, r)
 
 
-def make_layout(kind: str, n_groups: int, r: int, *, rng=None) -> Layout:
+def make_layout(kind: str, n_groups: int, r: int, *, rng=None, topology=None, level=None) -> Layout:
     """Build a layout by name: one of :data:`LAYOUT_KINDS` (``"block"`` with ``r`` not dividing ``N``: the
-    :class:`ReplicaSets` of uneven replication)."""
-    kind = as_choice(kind, "layout", LAYOUT_KINDS)
+    :class:`ReplicaSets` of uneven replication), or, with ``topology`` and ``level``, one of
+    :data:`spare_mc.placement.PLACED_LAYOUT_KINDS` (layouts placed against the failure domains at ``level``;
+    :func:`spare_mc.placement.domain_aware`)."""
+    from .placement import PLACED_LAYOUT_KINDS, make_placed_layout
+
+    kind = as_choice(kind, "layout", LAYOUT_KINDS + PLACED_LAYOUT_KINDS)
+    if kind in PLACED_LAYOUT_KINDS:
+        if topology is None or level is None:
+            raise UsageValueError(f"layout {kind!r} needs `topology` and `level` (where the failure domains are)")
+        n_groups, r = _n_r_iv(n_groups, r)
+        if getattr(topology, "n_groups", n_groups) != n_groups:
+            raise UsageValueError(f"`topology` must have n_groups = N = {n_groups}, got {topology.n_groups}")
+        return make_placed_layout(kind, topology, r, level)
+    if topology is not None or level is not None:
+        raise UsageValueError(f"`topology` and `level` have no effect with layout {kind!r} (they apply to "
+                              f"{', '.join(PLACED_LAYOUT_KINDS)})")
     if kind == "cyclic":
         return cyclic(n_groups, r)
     if kind == "sidon":

@@ -212,7 +212,9 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
         if fresh_layout:
             ptr, types = np.empty(n + 1, dtype=np.int64), np.empty(n * rr, dtype=np.int64)
         else:
-            ptr, types = layout.group_ptr, layout.group_types
+            # the kernel also has a branch that refills these (fresh random layouts), so numba needs them writable;
+            # ReplicaSets hands out read-only arrays
+            ptr, types = np.array(layout.group_ptr), np.array(layout.group_types)
         _k.wipeout_events(rng, *src, n, ptr, types, holders_per_type, rr if fresh_layout else 0, proc.mode,
                           proc.shape, proc.scale, proc.live_scaling, proc.group_rate, proc.domain_rate, proc.dom_ptr,
                           proc.dom_groups, trials, out_T, out_dead, time_s, np.empty(n), np.empty(n, np.int64),

@@ -1,9 +1,12 @@
 """Topology: GPUs, model-parallel groups and the failure domains they sit in.
 
 ``G`` GPUs form ``N`` groups of ``M = G / N`` GPUs (one model replica each). Physically, GPUs sit in nodes of
-``gpus_per_node`` GPUs, nodes in racks of ``nodes_per_rack`` nodes, racks in power/network domains of
-``racks_per_power`` racks; GPU ``x`` is in node ``x // gpus_per_node`` and so on (a domain at the end may be
-partial). The **placement** maps groups onto GPUs:
+``gpus_per_node`` GPUs, nodes in racks of ``nodes_per_rack`` nodes, racks in power domains of ``racks_per_power``
+racks, and power domains in **pods** of ``power_per_pod`` power domains (a network pod or power feed: by default
+8, 32, 256 and 8,192 GPUs per node, rack, power domain and pod). GPU ``x`` is in node ``x // gpus_per_node`` and
+so on (a domain at the end may be partial). A pod is larger than a group at the paper's sizes (600,000 / N GPUs
+per group: 1,000 at N = 600), so a pod failure kills several groups even under contiguous placement. The
+**placement** maps groups onto GPUs:
 
 - ``"contiguous"``: group ``i`` occupies GPUs ``i M ... (i + 1) M - 1`` (a rack failure hits few groups);
 - ``"strided"``: group ``i`` occupies GPUs ``i, i + N, i + 2N, ...`` (every group spreads over many nodes, so one
@@ -14,6 +17,7 @@ A domain failure kills every group with at least one GPU in the domain (fail-sto
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -22,7 +26,8 @@ from ._validation import UsageValueError, as_choice, as_int
 
 __all__ = ["Topology", "DOMAIN_LEVELS", "PLACEMENTS"]
 
-DOMAIN_LEVELS = ("node", "rack", "power")
+#: Failure-domain levels, smallest first (each one a whole number of the previous one).
+DOMAIN_LEVELS = ("node", "rack", "power", "pod")
 PLACEMENTS = ("contiguous", "strided")
 
 
@@ -36,10 +41,26 @@ class Topology:
         ``G``, e.g. 600,000.
     n_groups : int
         ``N``; must divide ``G``.
-    gpus_per_node, nodes_per_rack, racks_per_power : int
-        Domain sizes (defaults: 8 GPUs per node, 4 nodes per rack, 8 racks per power domain).
+    gpus_per_node, nodes_per_rack, racks_per_power, power_per_pod : int
+        Domain sizes (defaults: 8 GPUs per node, 4 nodes per rack, 8 racks per power domain, 32 power domains per
+        pod, i.e. 8, 32, 256 and 8,192 GPUs per node, rack, power domain and pod).
     placement : {"contiguous", "strided"}
         How groups map onto GPUs.
+
+    Notes
+    -----
+    ``power_per_pod`` comes after ``placement`` so that positional calls written before the pod level existed
+    keep their meaning. The per-level mean lifetimes in :data:`spare_mc.domain_rates.DOMAIN_MTBF_DEFAULTS` assume
+    these default sizes.
+
+    Examples
+    --------
+    >>> t = Topology(600_000, 600)
+    >>> [t.domain_size(level) for level in DOMAIN_LEVELS]
+    [8, 32, 256, 8192]
+    >>> ptr, groups = t.domain_groups("pod")
+    >>> groups[ptr[0]:ptr[1]].tolist()  # the first pod covers GPUs 0..8191: groups 0..8 of 1,000 GPUs
+    [0, 1, 2, 3, 4, 5, 6, 7, 8]
     """
 
     n_gpus: int
@@ -48,6 +69,7 @@ class Topology:
     nodes_per_rack: int = 4
     racks_per_power: int = 8
     placement: str = "contiguous"
+    power_per_pod: int = 32
 
     def __post_init__(self):
         n_gpus = as_int(self.n_gpus, "n_gpus", min_value=1)
@@ -57,7 +79,7 @@ class Topology:
         if n_groups > n_gpus or n_gpus % n_groups:
             raise UsageValueError(f"`n_groups` must divide `n_gpus` (each group has M = G/N GPUs), got G={n_gpus}, "
                                   f"N={n_groups}")
-        for name in ("gpus_per_node", "nodes_per_rack", "racks_per_power"):
+        for name in ("gpus_per_node", "nodes_per_rack", "racks_per_power", "power_per_pod"):
             object.__setattr__(self, name, as_int(getattr(self, name), name, min_value=1))
         as_choice(self.placement, "placement", PLACEMENTS)
 
@@ -69,12 +91,8 @@ class Topology:
     def domain_size(self, level: str) -> int:
         """GPUs per domain at ``level``."""
         level = as_choice(level, "level", DOMAIN_LEVELS)
-        size = self.gpus_per_node
-        if level in ("rack", "power"):
-            size *= self.nodes_per_rack
-        if level == "power":
-            size *= self.racks_per_power
-        return size
+        factors = (self.gpus_per_node, self.nodes_per_rack, self.racks_per_power, self.power_per_pod)
+        return math.prod(factors[:DOMAIN_LEVELS.index(level) + 1])
 
     def group_of_gpu(self) -> np.ndarray:
         """The group of every GPU (length ``G``)."""

@@ -2,6 +2,8 @@ import numpy as np
 import pytest
 
 import spare_mc as sm
+from spare_mc._sidon import (bose_chowla_set, bose_chowla_set_prime_power, find_sidon, singer_set,
+                             singer_set_prime_power)
 from spare_mc.layouts import OPTIMAL_GOLOMB_RULERS, _is_modular_sidon, sidon_offsets
 
 
@@ -95,6 +97,130 @@ def test_layout_errors(call, exc, match):
 
 
 def test_sidon_search_failure_is_a_clear_error():
-    # r(r-1) = 600 <= N-1 = 999, but the greedy search does not find a set: it says so and what to do
-    with pytest.raises(ValueError, match=r"no modular Sidon offsets found for N=1000, r=25 .* cyclic_offsets"):
-        sidon_offsets(1000, 25, attempts=3)
+    # r(r-1) = 42 = N-1 would make a perfect difference set mod 43, i.e. a projective plane of order 6, which does
+    # not exist (Bruck-Ryser); every construction fails and the error says so and what to do
+    with pytest.raises(ValueError, match=r"no modular Sidon offsets found for N=43, r=7 by any construction .* "
+                                         r"cyclic_offsets"):
+        sidon_offsets(43, 7, attempts=3)
+
+
+def test_sidon_offsets_dense_n1000_r25():
+    # r(r-1) = 600 <= 999: the greedy fails here, a ruler cut from a Bose-Chowla set works
+    s = sidon_offsets(1000, 25)
+    assert len(s) == 25 and s[0] == 0 and list(s) == sorted(s) and _is_modular_sidon(s, 1000)
+    assert find_sidon(1000, 25)[1] == "bose_chowla_ruler"
+
+
+@pytest.mark.parametrize("q", [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47])
+def test_singer_and_bose_chowla_sets_are_sidon(q):
+    s = singer_set(q)
+    v = q * q + q + 1
+    assert len(s) == q + 1 and all(0 <= x < v for x in s) and _is_modular_sidon(s, v)
+    # a perfect difference set: every nonzero residue is exactly one difference
+    assert sorted((a - b) % v for a in s for b in s if a != b) == list(range(1, v))
+    b = bose_chowla_set(q)
+    assert len(b) == q and _is_modular_sidon(b, q * q - 1)
+    assert singer_set(q + 1 if q > 2 else 4) is None  # composite: not built
+
+
+@pytest.mark.parametrize("q", [4, 8, 9, 16, 25, 27, 32])
+def test_prime_power_singer_and_bose_chowla_sets_are_sidon(q):
+    s = singer_set_prime_power(q)
+    v = q * q + q + 1
+    assert len(s) == q + 1 and sorted((a - b) % v for a in s for b in s if a != b) == list(range(1, v))
+    b = bose_chowla_set_prime_power(q)
+    assert len(b) == q and _is_modular_sidon(b, q * q - 1)
+    assert singer_set_prime_power(6) is None and bose_chowla_set_prime_power(12) is None
+
+
+def test_field_walk_kernel_matches_python_twin():
+    from spare_mc._sidon import field_powers_py
+    from spare_mc._sidon_kernels import field_powers
+    for p, deg in ((2, 6), (3, 3), (5, 2), (2, 4)):
+        for code in range(1, p ** deg):
+            f_low = np.array([(code // p ** j) % p for j in range(deg)], dtype=np.int64)
+            a = np.zeros((p ** deg - 1, deg), dtype=np.int64)
+            b = np.zeros_like(a)
+            ka, kb = field_powers(p, deg, f_low, a), field_powers_py(p, deg, f_low, b)
+            assert ka == kb and np.array_equal(a[:ka], b[:kb])
+
+
+@pytest.mark.parametrize("n, r, method", [(993, 32, "singer"), (1986, 31, "singer"), (960, 31, "bose_chowla"),
+                                          (1000, 26, "singer_ruler"), (600, 21, "singer_ruler"),
+                                          (1000, 27, "singer_ruler"), (1302, 26, "singer")])
+def test_algebraic_constructions_reach_dense_sets(n, r, method):
+    s, how = find_sidon(n, r)
+    assert how == method and len(s) == r and _is_modular_sidon(s, n)
+
+
+def _old_greedy(n, r, attempts=200):
+    """The search of earlier versions (pure Python), the twin of the greedy step."""
+    def extend(order):
+        s, diffs = [0], set()
+        for c in order:
+            if len(s) == r:
+                break
+            new, ok = set(), True
+            for a in s:
+                for d in ((c - a) % n, (a - c) % n):
+                    if d == 0 or d in diffs or d in new:
+                        ok = False
+                        break
+                    new.add(d)
+                if not ok:
+                    break
+            if ok:
+                s.append(c)
+                diffs |= new
+        return s
+    cand = list(range(1, n))
+    rng = np.random.default_rng(0x5BA2E)
+    for attempt in range(attempts):
+        s = extend(cand if attempt == 0 else rng.permutation(cand).tolist())
+        if len(s) == r:
+            return tuple(sorted(s))
+    return None
+
+
+@pytest.mark.parametrize("n, r", [(31, 6), (900, 21), (1000, 22), (66, 8), (50, 7)])
+def test_sidon_offsets_found_before_do_not_change(n, r):
+    assert sidon_offsets(n, r) == _old_greedy(n, r)
+
+
+def test_sidon_offsets_with_avoided_differences():
+    avoid = tuple(range(1, 8)) + tuple(range(1000 - 7, 1000))
+    s, _ = find_sidon(1000, 20, avoid)
+    assert _is_modular_sidon(s, 1000)
+    assert not {(a - b) % 1000 for a in s for b in s if a != b} & set(avoid)
+
+
+def test_replica_sets_with_an_assignment():
+    sets = sm.ReplicaSets(11, 4, assignment=np.arange(11) % 2)
+    assert sets.sizes.tolist() == [6, 5] and sets.set_of_group.tolist() == (np.arange(11) % 2).tolist()
+    assert sets.is_wiped([0, 2, 4, 6, 8, 10]) and not sets.is_wiped([0, 1, 2, 3, 4, 5])
+    assert sets.to_dict()["set_of_group"] == sets.set_of_group.tolist()
+    assert "set_of_group" not in sm.ReplicaSets(11, 4).to_dict()
+
+
+@pytest.mark.parametrize("assignment, exc, match", [
+    (np.arange(10) % 2, ValueError, r"`assignment` must have one entry per group, shape \(11,\)"),
+    (np.arange(11) % 3, ValueError, r"set indices in \[0, 2\)"),
+    (np.r_[np.zeros(7, int), np.ones(4, int)], ValueError, r"set 0 has 7"),
+    (np.arange(11) * 0.5, TypeError, r"`assignment` must hold integers"),
+])
+def test_replica_sets_assignment_errors(assignment, exc, match):
+    with pytest.raises(exc, match=match):
+        sm.ReplicaSets(11, 4, assignment=assignment)
+
+
+def test_make_layout_placed_names():
+    topo = sm.Topology(600_000, 600)
+    lay = sm.make_layout("domain_aware", 600, 4, topology=topo, level="rack")
+    assert lay.kind == "domain_aware" and lay.offsets == (0, 150, 300, 450)
+    assert sm.make_layout("domain_aware_block", 600, 4, topology=topo, level="pod").kind == "domain_aware_block"
+    with pytest.raises(ValueError, match=r"layout 'domain_aware' needs `topology` and `level`"):
+        sm.make_layout("domain_aware", 600, 4)
+    with pytest.raises(ValueError, match=r"`topology` and `level` have no effect with layout 'cyclic'"):
+        sm.make_layout("cyclic", 600, 4, topology=topo, level="rack")
+    with pytest.raises(ValueError, match=r"`topology` must have n_groups = N = 300, got 600"):
+        sm.make_layout("domain_aware", 300, 4, topology=topo, level="rack")
