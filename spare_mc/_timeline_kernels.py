@@ -154,10 +154,11 @@ Compilation (each function has one signature and is cached)
   made a first version of this split 5x slower on Rep+CKPT.
 - The steps the loop runs at every iteration are inlined into :func:`_job` (``inline="always"``), which passes
   dozens of arrays a call would push on the stack: the loop compiles to one function, as before the split.
-- A callee inherits ``_nrt=False`` unless it sets the option, and ReCtlr may grow its undo log (an allocation):
-  ``rectlr_step`` and ``reset_state`` of :mod:`spare_mc._rectlr_kernels` therefore declare ``_nrt=True`` themselves,
-  so that whoever calls them gets the runtime variant (numba's cache key does not record the flag, so a variant
-  compiled without it must never exist).
+- A callee inherits ``_nrt=False`` unless it sets the option. ReCtlr's per-failure path (``rectlr_step``) is
+  compiled without the runtime too; the one allocation it may need, a longer undo log, happens in
+  ``_phases12_grown`` of :mod:`spare_mc._rectlr_kernels`, which declares ``_nrt=True`` itself (as does
+  ``reset_state``), so that whoever calls them gets the runtime variant (numba's cache key does not record the flag,
+  so a variant compiled without it must never exist).
 - The price: :func:`_job` is a library of its own, which numba optimizes once alone and once more inside
   :func:`timeline`, so a first (uncached) compile takes ~2.5 s longer than the single-function kernel did.
 """
@@ -238,8 +239,8 @@ TRACE_OUT = np.int64(-1)
 _kernel = njit(cache=True, _nrt=False)
 #: a step the loop runs at every iteration: inlined into :func:`_job`
 _step = njit(cache=True, _nrt=False, inline="always")
-#: ReCtlr and the stacks' reset declare ``_nrt=True`` themselves (in :mod:`spare_mc._rectlr_kernels`), so they keep the
-#: runtime whoever calls them
+#: ReCtlr's step and the stacks' reset set their own runtime flag (in :mod:`spare_mc._rectlr_kernels`: the step runs
+#: without it and hands the rare allocation to a function with it), whoever calls them
 _rectlr_step = _rk.rectlr_step
 _reset_state = _rk.reset_state
 

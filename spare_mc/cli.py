@@ -238,7 +238,9 @@ def _build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--json", action="store_true", help="print a JSON summary")
     rp = sub.add_parser("reproduce", parents=[common],
                         help="every study, the paper's main table and the figures (or --table main)")
-    rp.add_argument("--table", choices=("main",), default=None, help="run only the main table (writes nothing)")
+    rp.add_argument("--table", choices=("main", "domains"), default=None,
+                    help="run only the main table (writes nothing), or the failure-domain study (docs/domains.md; "
+                         "with --out-dir it writes domains.json and figures/domains.png there)")
     rp.add_argument("--quick", action="store_true", help="the quick flavour (fewer replications; about a minute)")
     rp.add_argument("--studies", default=None,
                     help="folder of sweep specs to run instead of the shipped ones (and its main_table.toml)")
@@ -682,9 +684,12 @@ def _print_compare(d: dict) -> None:
 
 
 def run_reproduce(args) -> dict:
-    """The ``reproduce`` command as a dict: the main table only (``--table main``) or every study."""
+    """The ``reproduce`` command as a dict: the main table only (``--table main``), the failure-domain study
+    (``--table domains``) or every study."""
     from .reproduce import reproduce
 
+    if args.table == "domains":
+        return _run_domains_table(args)
     if args.n_values is not None:
         try:
             n_values = [int(x) for x in args.n_values.split(",")]
@@ -710,6 +715,60 @@ def run_reproduce(args) -> dict:
         _say(f"spare-mc: warning: the preset {pre['name']!r} is the closest combination of its calibration, which "
              f"the table REJECTED ({'; '.join(pre['rejected'])})")
     return out
+
+
+def _run_domains_table(args) -> dict:
+    """``reproduce --table domains``: :func:`spare_mc.domains.run_domain_study` (quick: the smoke-sized study)."""
+    from .domains import DomainStudy, domain_study_rows, run_domain_study
+
+    kw = {}
+    if args.n_values is not None:
+        try:
+            kw["n_values"] = tuple(int(x) for x in args.n_values.split(","))
+        except ValueError:
+            raise UsageValueError(f"`--n-values` must be comma-separated integers, got {args.n_values!r}") from None
+    if args.reps is not None:
+        kw["ttt_reps"] = args.reps
+    if args.seed is not None:
+        kw["seed"] = args.seed
+    for flag in ("studies", "preset", "scheduler", "workers", "confirm_reps"):
+        if getattr(args, flag) is not None:
+            raise UsageValueError(f"`--{flag.replace('_', '-')}` has no effect with --table domains")
+    if _config_overrides(args):
+        raise UsageValueError("the timeline options have no effect with --table domains (its settings are "
+                              "docs/domains.md's)")
+    study = DomainStudy.quick(**kw) if args.quick else DomainStudy(**kw)
+    log = (lambda msg: _say(f"... {msg}")) if not args.json else None
+    res = run_domain_study(study, progress=log)
+    out = {"rows": domain_study_rows(res), "settings": res["settings"], "elapsed_s": res["elapsed_s"],
+           "table": "domains"}
+    if args.out_dir is not None:
+        from .plots import figure_domains
+        from .storage import check_own_json, write_json
+        path = os.path.join(args.out_dir, "domains.json")
+        check_own_json(path, args.force, ("rows", "settings"), "domain study", "pass --force, or choose another folder")
+        os.makedirs(os.path.join(args.out_dir, "figures"), exist_ok=True)
+        write_json(_stamp(res), path)
+        out["figure"] = figure_domains(res, os.path.join(args.out_dir, "figures", "domains.png"), force=args.force)
+        out["result"] = path
+    return _stamp(out)
+
+
+def _print_domains_table(d: dict) -> None:
+    print(f"{'N':>5} {'level':6} {'strategy':8} {'layout':12} {'r':>3} {'masked':>8} {'95% CI':>17} "
+          f"{'TTT/T0':>7} {'95% CI':>17} {'vs domain-aware':>16} {'95% CI':>17}")
+    for r in d["rows"]:
+        head = f"{r['n_groups']:>5} {r['level']:6} {r['strategy']:8} {r['layout']:12} {r['r']:>3}"
+        if "error" in r:
+            print(f"{head} not built: {r['error']}")
+            continue
+        line = (f"{head} {r['masked_mean']:8.2f} [{r['masked_ci95'][0]:7.2f}, {r['masked_ci95'][1]:7.2f}] "
+                f"{r['ttt_over_t0']:7.3f} [{r['ttt_over_t0_ci95'][0]:6.3f}, {r['ttt_over_t0_ci95'][1]:6.3f}]")
+        if "ttt_vs_domain_aware" in r:
+            lo, hi = r["ttt_vs_domain_aware_ci95"]
+            line += f" {r['ttt_vs_domain_aware']:+16.3f} [{lo:+6.3f}, {hi:+6.3f}]"
+        print(line)
+    print(f"({d['elapsed_s']:.0f} s)")
 
 
 def run_sensitivity(args) -> dict:
@@ -1133,6 +1192,8 @@ def _emit(args, out) -> None:
         print(f"{s['confirm_reps']} confirmation replications per point; largest 95% half-width "
               f"{s['max_half_width_pp']:.2f} pp (target {s['target_pp']:g} pp"
               f"{'' if s['target_met'] else ', NOT met: raise --max-confirm-reps'}); {out['elapsed_s']:.0f} s")
+    elif args.command == "reproduce" and out.get("table") == "domains":
+        _print_domains_table(out)
     elif args.command == "reproduce":
         if "datasets" in out:
             print("datasets: " + ", ".join(out["datasets"].values()))

@@ -1237,3 +1237,52 @@ def figure_repair(result):
 def save_repair_figure(result, path, *, force: bool = False) -> str:
     """Write :func:`figure_repair` as a PNG to ``path`` (:func:`_save_study_figure`)."""
     return _save_study_figure(figure_repair, result, path, force)
+
+
+def figure_domains(result, path=None, *, force: bool = False):
+    """The failure-domain study (:func:`spare_mc.domains.run_domain_study`): per ``N`` (columns), masked failures
+    before the first wipe-out (top) and TTT/T0 (bottom) with 95% intervals, against the domain level (x), one
+    marker per strategy and layout. With ``path``: written as a PNG (returns the path); else the figure."""
+    def draw(res):
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        rows = [r for r in res["rows"] if "error" not in r]
+        if not rows:
+            raise UsageValueError("the domain study has no rows to draw")
+        ns = sorted({r["n_groups"] for r in rows})
+        levels = [lv for lv in ("none", "node", "rack", "power", "pod") if any(r["level"] == lv for r in rows)]
+        series = [("spare", "cyclic"), ("spare", "sidon"), ("spare", "random"), ("spare", "domain-aware"),
+                  ("rep", "block"), ("rep", "domain-aware")]
+        fig, axes = plt.subplots(2, len(ns), figsize=(4.6 * len(ns), 7.0), squeeze=False)
+        width = 0.8 / len(series)
+        for j, n in enumerate(ns):
+            for k, (s, lay) in enumerate(series):
+                pts = [(levels.index(r["level"]), r) for r in rows
+                       if r["n_groups"] == n and r["strategy"] == s and r["layout"] == lay]
+                if not pts:
+                    continue
+                x = np.array([p for p, _ in pts]) - 0.4 + (k + 0.5) * width
+                label = f"{'SPARe' if s == 'spare' else 'Rep'} {lay} (r={pts[0][1]['r']})"
+                style = dict(marker="os^Dvx"[k], ls="none", color=f"C{k}", capsize=2, label=label)
+                for row, key in ((0, "masked"), (1, "ttt_over_t0")):
+                    y = np.array([r[f"{key}_mean" if key == "masked" else key] for _, r in pts])
+                    ci = np.array([r[f"{key}_ci95"] for _, r in pts])
+                    axes[row][j].errorbar(x, y, yerr=[y - ci[:, 0], ci[:, 1] - y], **style)
+            for row, lab in ((0, "masked failures before a wipe-out"), (1, "TTT / T0")):
+                ax = axes[row][j]
+                ax.set_xticks(range(len(levels)), levels)
+                ax.set_ylabel(lab)
+                ax.grid(alpha=0.3)
+            axes[1][j].set_yscale("log")
+            axes[0][j].set_title(f"N = {n}")
+        axes[0][0].legend(fontsize=7)
+        fig.suptitle("Failure domains at 600k GPUs: rack-blind and domain-aware layouts")
+        fig.tight_layout()
+        return fig
+
+    if path is None:
+        return draw(result)
+    return _save_study_figure(draw, result, path, force)

@@ -508,7 +508,8 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
     us = 1_000_000
     horizon = int(HORIZON_US)  # a longer gap or lifetime is clamped to it: it never ends within a job
     n = cfg.n_groups
-    sets = replica_sets(n, cfg.r) if cfg.strategy == "rep" else None
+    sets = (None if cfg.strategy != "rep" else
+            replica_sets(n, cfg.r) if not cfg.domain_aware else cfg.replica_sets())  # placed sets: from the config
     if layout is None and cfg.strategy != "rep":
         layout = cfg.layout_object()
     sd = float(cfg.jitter_sd)

@@ -327,6 +327,10 @@ class TimelineConfig:
                                                        cli=False, sweep=False)
     topology: Topology | None = _option(None, "GPUs, nodes, racks and power domains for a unit-clock failure model",
                                         cli=False, sweep=False)
+    domain_aware: bool = _option(False, "place every shard's copies in distinct failure domains at the failure "
+                                        "model's level (DomainFailures): SPARe's cyclic or Sidon offsets chosen "
+                                        "to avoid the domains (spare_mc.placement), Rep's replica sets spread "
+                                        "over them", strategies=("rep", "spare"))
     unit_sampler: str = _option("auto", "how a unit-clock failure model is sampled: race (renewed units race as "
                                         "exponentials in the clock (t - t0)^k; age_policy='renew' only), per_unit "
                                         "(one lifetime per unit, redrawn at restarts) or auto (race under 'renew', "
@@ -379,7 +383,9 @@ class TimelineConfig:
 
     def replica_sets(self) -> ReplicaSets:
         """Rep's replica sets (:class:`spare_mc.layouts.ReplicaSets`; the blocks of ``r`` groups when ``r`` divides
-        ``N``)."""
+        ``N``; with ``domain_aware``, :func:`spare_mc.placement.domain_aware_replica_sets`)."""
+        if self.domain_aware:
+            return _placed_sets(self.topology, self.r, self.failures.level)
         return _replica_sets(self.n_groups, self.r)
 
     @property
@@ -419,7 +425,11 @@ class TimelineConfig:
         if self.strategy == "ckpt":
             return cyclic(self.n_groups, 1)
         if self.strategy == "rep":
+            if self.domain_aware:
+                return _placed_layout(self.topology, self.r, self.failures.level, "rep", False)
             return block(self.n_groups, self.r) if self.n_groups % self.r == 0 else self.replica_sets()
+        if self.domain_aware:
+            return _placed_layout(self.topology, self.r, self.failures.level, "spare", self.layout == "sidon")
         if self.layout == "random":
             if rng is None:
                 raise UsageValueError("`layout`='random' draws one layout per job: pass `rng`")
@@ -474,6 +484,10 @@ def _no_effect_iv(cfg, out) -> None:
             raise UsageValueError(f"`{f.name}` has no effect with strategy={s!r} (it applies to "
                                   f"{' and '.join(strategies)}); leave it at its default {f.default!r}")
     out["unit_sampler"] = as_choice(cfg.unit_sampler, "unit_sampler", UNIT_SAMPLERS)
+    out["domain_aware"] = as_bool(cfg.domain_aware, "domain_aware")
+    if out["failures"] is None and out["domain_aware"]:
+        raise UsageValueError("`domain_aware` needs failure domains (`failures` a DomainFailures): the copies are "
+                              "placed against the domains of its level")
     if out["failures"] is None:
         if cfg.topology is not None:
             raise UsageValueError("`topology` has no effect without a unit-clock failure model (`failures`)")
@@ -489,6 +503,15 @@ def _no_effect_iv(cfg, out) -> None:
                                   f"its own shape k={out['failures'].shape}: leave `shape` at its default")
         out["shape"] = out["failures"].shape  # the shape the job runs under
     f = out["failures"]
+    if out["domain_aware"]:
+        if not isinstance(f, DomainFailures):
+            raise UsageValueError("`domain_aware` needs failure domains (`failures` a DomainFailures): the copies are "
+                                  "placed against the domains of its level")
+        if out["strategy"] == "spare" and out["layout"] == "random":
+            raise UsageValueError("`domain_aware` places cyclic offsets ('cyclic' or 'sidon'), not random holders: "
+                                  "leave `layout` at 'cyclic' or choose 'sidon'")
+        kind = "rep" if out["strategy"] == "rep" else "spare"
+        _placed_layout(cfg.topology, out["r"], f.level, kind, out["layout"] == "sidon")  # the clear error, now
     per_gpu = f if isinstance(f, PerGPU) else f.background
     if out["unit_sampler"] == "race" and per_gpu is not None and per_gpu.age_policy == "keep":
         raise UsageValueError("`unit_sampler`='race' needs age_policy='renew' (units race from a common origin, "
@@ -703,8 +726,8 @@ def classical_expected_ttt_s(cfg: TimelineConfig) -> float:
 def mean_wipeout_index(cfg: TimelineConfig) -> float:
     """``E[T]``, failures until a wipe-out in uniform order: 1 (CKPT-only), the exact mean of the replica sets (Rep,
     ``exact_wipeout("block", N, r)``, any ``r``), the exact cyclic mean (SPARe unit stride) or the exact
-    random-holders mean (SPARe Sidon and random, which it matches closely)."""
-    return _mean_wipeout_index(cfg.strategy, cfg.n_groups, cfg.r, cfg.layout)
+    random-holders mean (SPARe Sidon, random and domain-aware offsets, which spread the copies as Sidon's do)."""
+    return _mean_wipeout_index(cfg.strategy, cfg.n_groups, cfg.r, "sidon" if cfg.domain_aware else cfg.layout)
 
 
 @functools.lru_cache(maxsize=256)
@@ -722,11 +745,26 @@ def _replica_sets(n_groups, r):
 
 
 @functools.lru_cache(maxsize=64)
-def _rep_kernel_sets(n_groups, r):
-    """Rep's replica sets for the kernel: the set of each group and each set's size (int64, read only)."""
-    sets = _replica_sets(n_groups, r)
+def _placed_sets(topology, r, level):
+    from .placement import domain_aware_replica_sets
+    return domain_aware_replica_sets(topology, r, level)
+
+
+@functools.lru_cache(maxsize=64)
+def _placed_layout(topology, r, level, kind, sidon):
+    from .placement import domain_aware
+    return domain_aware(topology, r, level, kind=kind, sidon=sidon)
+
+
+@functools.lru_cache(maxsize=64)
+def _kernel_sets(sets):
     return (_read_only(np.ascontiguousarray(sets.set_of_group, dtype=np.int64)),
             _read_only(np.ascontiguousarray(sets.sizes, dtype=np.int64)))
+
+
+def _rep_kernel_sets(cfg):
+    """Rep's replica sets for the kernel: the set of each group and each set's size (int64, read only)."""
+    return _kernel_sets(cfg.replica_sets())
 
 
 def theory_ckpt_period_s(cfg: TimelineConfig) -> float:
@@ -897,7 +935,7 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair
         # when checkpoints are counted in steps
         P[slot] = round(seconds * _US) if seconds * _US < _HORIZON_F else int(_tk.HORIZON_US)
     if cfg.strategy == "rep":
-        gset, ssize = _rep_kernel_sets(cfg.n_groups, cfg.r)
+        gset, ssize = _rep_kernel_sets(cfg)
         P[_tk.P_REP_COMP_US] = c_rep = cfg.rep_step_compute_us
         # a whole number of layers per step (r divides N): the kernel's useful share is one division
         P[_tk.P_REP_LAYERS] = c_rep // P[_tk.P_COMP_US] if P[_tk.P_COMP_US] and c_rep % P[_tk.P_COMP_US] == 0 else 0

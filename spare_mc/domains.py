@@ -1,0 +1,225 @@
+"""What correlated failures cost, and what a layout placed against the failure domains wins back.
+
+The study behind ``spare-mc reproduce --table domains`` and ``spare-mc domains`` (docs/domains.md). At the paper's
+scale (600,000 GPUs in ``N`` groups, contiguous placement unless said) the failures are one level of failure
+domains -- node (8 GPUs), rack (32), power domain (256) or pod (8,192) -- on top of independent per-GPU failures
+(the background, calibrated to the paper's 300 s system MTBF, Weibull ``k = 0.78``, renewed at restarts). A domain
+event kills every group with a GPU in it. Each domain's mean lifetime is the level's default of
+:data:`spare_mc.domain_rates.DOMAIN_MTBF_DEFAULTS` (derived from the Llama 3 405B report, the assumptions stated
+there); ``levels`` may also hold ``"none"``: the background alone, the paper's independent failures.
+
+For every ``N``, level, strategy and layout -- SPARe (``r`` from ``spare_r``) with unit-stride cyclic stacking,
+Sidon offsets, independent random holders, domain-aware Sidon offsets (``domain-aware``:
+:func:`spare_mc.placement.domain_aware` with ``sidon=True``) and the evenly spread domain-aware offsets
+(``domain-aware-spread``, ``sidon=False``); Rep (``rep_r``) with consecutive replica sets and domain-aware ones --
+the study measures
+
+- ``masked``: the masked failures before the first wipe-out of a fresh system (:func:`spare_mc.wipeout_mc` under
+  the same failure model), mean and 95% CI;
+- ``ttt_over_t0``: the time to train over ``T0`` with checkpoint/restart (:func:`spare_mc.simulate_ttt`, the
+  paper's setting otherwise, the checkpoint period at the theory optimum of the 300 s MTBF), mean and 95% CI;
+- the paired difference of ``ttt_over_t0`` against the domain-aware layout of the same strategy at the same ``N``
+  and level (the jobs of one replication share their failure trace seed), with its 95% CI: what being blind to the
+  domains costs.
+
+A layout that no construction can place (e.g. Sidon offsets at a density the search does not reach, or a domain
+touching more groups than a domain-aware layout allows) is reported as a row with ``"error"``, never dropped
+silently.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from ._validation import UsageValueError, as_choice, as_int
+
+__all__ = ["DomainStudy", "DOMAIN_STUDY_LAYOUTS", "run_domain_study", "domain_study_rows"]
+
+#: Layouts per strategy (the study's column ``layout``).
+DOMAIN_STUDY_LAYOUTS = {"spare": ("cyclic", "sidon", "random", "domain-aware", "domain-aware-spread"),
+                        "rep": ("block", "domain-aware")}
+
+
+@dataclass(frozen=True)
+class DomainStudy:
+    """Settings of the domain study (defaults: the full study; :meth:`quick`: a smoke-sized one).
+
+    Attributes
+    ----------
+    n_values : tuple of int
+        Group counts ``N`` (each must divide ``n_gpus``).
+    levels : tuple of str
+        Failure-domain levels (``"node"``, ``"rack"``, ``"power"``, ``"pod"``), and ``"none"`` for the background
+        alone.
+    spare_r : dict
+        SPARe's ``r`` per ``N`` (the paper's optima, 8-10).
+    rep_r : int
+        Rep's ``r`` (the paper's optimum, 3).
+    n_gpus, placement, mtbf_s, shape : the system (600,000 GPUs, contiguous, 300 s, 0.78).
+    n_steps : int
+        Steps of each job (the paper's 10,000).
+    wipeout_reps, ttt_reps : int
+        Replications of the wipe-out Monte Carlo and of the time to train per row.
+    seed : int
+        Root seed (every row of one ``N`` uses the same one: the layouts see the same traces).
+    """
+
+    n_values: tuple = (200, 600, 1000)
+    levels: tuple = ("none", "node", "rack", "power", "pod")
+    spare_r: dict = field(default_factory=lambda: {200: 8, 600: 8, 1000: 10})
+    rep_r: int = 3
+    n_gpus: int = 600_000
+    placement: str = "contiguous"
+    mtbf_s: float = 300.0
+    shape: float = 0.78
+    n_steps: int = 10_000
+    wipeout_reps: int = 2000
+    ttt_reps: int = 100
+    seed: int = 0
+
+    @classmethod
+    def quick(cls, **kw) -> "DomainStudy":
+        """A smoke-sized study (seconds): N = 200, rack level and the background, 1,000 steps, few replications."""
+        base = dict(n_values=(200,), levels=("none", "rack"), n_steps=1000, wipeout_reps=300, ttt_reps=8)
+        return cls(**{**base, **kw})
+
+    def __post_init__(self):
+        from .topology import DOMAIN_LEVELS
+        n_values = tuple(as_int(n, "n_values", min_value=2) for n in self.n_values)
+        if not n_values:
+            raise UsageValueError("`n_values` must not be empty")
+        n_gpus = as_int(self.n_gpus, "n_gpus", min_value=2)
+        for n in n_values:
+            if n_gpus % n:
+                raise UsageValueError(f"every N in `n_values` must divide n_gpus={n_gpus}, got N={n}")
+            if n not in self.spare_r:
+                raise UsageValueError(f"`spare_r` must give SPARe's r for every N, missing N={n}")
+        levels = tuple(as_choice(x, "levels", ("none",) + tuple(DOMAIN_LEVELS)) for x in self.levels)
+        if not levels:
+            raise UsageValueError("`levels` must not be empty")
+        object.__setattr__(self, "n_values", n_values)
+        object.__setattr__(self, "levels", levels)
+        object.__setattr__(self, "n_gpus", n_gpus)
+        object.__setattr__(self, "rep_r", as_int(self.rep_r, "rep_r", min_value=2))
+        object.__setattr__(self, "spare_r", {int(k): as_int(v, "spare_r", min_value=2) for k, v in self.spare_r.items()})
+        for name in ("n_steps", "wipeout_reps", "ttt_reps"):
+            object.__setattr__(self, name, as_int(getattr(self, name), name, min_value=2))
+        as_choice(self.placement, "placement", ("contiguous", "strided"))
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["spare_r"] = {str(k): v for k, v in self.spare_r.items()}
+        return d
+
+
+def _failures(study: DomainStudy, level: str, n: int):
+    from .domain_rates import DOMAIN_MTBF_DEFAULTS
+    from .failures import DomainFailures, PerGPU
+    from .topology import Topology
+
+    topo = Topology(study.n_gpus, n, placement=study.placement)
+    bg = PerGPU.from_system_mtbf(study.mtbf_s, study.n_gpus, study.shape, "renew")
+    if level == "none":
+        return bg, topo
+    return DomainFailures(level, DOMAIN_MTBF_DEFAULTS[level], study.shape, background=bg), topo
+
+
+def _wipeout_layout(strategy, layout, topo, r, level):
+    """The layout object (or name) of the wipe-out Monte Carlo, and whether it is drawn per replication."""
+    from .layouts import make_layout
+    from .placement import domain_aware
+
+    n = topo.n_groups
+    if layout.startswith("domain-aware"):
+        return domain_aware(topo, r, level, kind=strategy, sidon=strategy == "spare" and layout == "domain-aware"), \
+            False
+    if layout == "random":
+        return "random", True
+    return make_layout(layout, n, r), False
+
+
+def _ttt_config(study, strategy, layout, n, r, failures, topo):
+    from .timeline import TimelineConfig
+
+    kw = dict(r=r, n_steps=study.n_steps, failures=failures, topology=topo)
+    if strategy == "spare":
+        kw["layout"] = {"domain-aware": "sidon", "domain-aware-spread": "cyclic"}.get(layout, layout)
+    if layout.startswith("domain-aware"):
+        kw["domain_aware"] = True
+    return TimelineConfig(strategy, n, **kw)
+
+
+def run_domain_study(study: DomainStudy | None = None, *, progress=None) -> dict:
+    """Run the study; returns ``{"rows": [...], "settings": ..., "elapsed_s": ...}``.
+
+    Each row: ``n_groups, level, strategy, layout, r, masked_mean, masked_ci95, ttt_over_t0, ttt_over_t0_ci95,
+    ttt_vs_domain_aware`` (paired difference and CI, absent for the domain-aware rows themselves) and
+    ``capped_fraction``; or ``error`` (why the layout cannot be built) instead of the estimates.
+    """
+    from scipy.stats import t as t_dist
+
+    from .survivability import wipeout_mc
+    from .timeline import simulate_ttt
+
+    study = DomainStudy() if study is None else study
+    if not isinstance(study, DomainStudy):
+        raise UsageValueError(f"`study` must be a DomainStudy, got {type(study).__name__}")
+    t_start = time.perf_counter()
+    rows = []
+    for n in study.n_values:
+        for level in study.levels:
+            failures, topo = _failures(study, level, n)
+            placed_level = "node" if level == "none" else level  # 'none': domain-aware against nodes (a no-op)
+            per_strategy = {}
+            for strategy in ("spare", "rep"):
+                r = study.spare_r[n] if strategy == "spare" else study.rep_r
+                for layout in DOMAIN_STUDY_LAYOUTS[strategy]:
+                    row = {"n_groups": n, "level": level, "strategy": strategy, "layout": layout, "r": r,
+                           "placement": study.placement}
+                    if layout.startswith("domain-aware") and level == "none":
+                        continue  # without domains there is nothing to place against
+                    try:
+                        lay, fresh = _wipeout_layout(strategy, layout, topo, r, placed_level)
+                        cfg = _ttt_config(study, strategy, layout, n, r, failures, topo)
+                    except UsageValueError as e:
+                        row["error"] = str(e)
+                        rows.append(row)
+                        continue
+                    wkw = dict(failures=failures, topology=topo, rng=study.seed)
+                    if fresh:
+                        w = wipeout_mc(lay, study.wipeout_reps, n_groups=n, r=r, fresh_layout=True, **wkw)
+                    else:
+                        w = wipeout_mc(lay, study.wipeout_reps, **wkw)
+                    m = w.estimate("masked")
+                    res = simulate_ttt(cfg, study.ttt_reps, rng=study.seed)
+                    e = res.estimate("ttt_over_t0")
+                    row.update(masked_mean=m.mean, masked_ci95=list(m.ci), ttt_over_t0=e.mean,
+                               ttt_over_t0_ci95=list(e.ci), capped_fraction=res.capped_fraction)
+                    per_strategy[(strategy, layout)] = res.values("ttt_over_t0")
+                    rows.append(row)
+                    if progress is not None:
+                        progress(f"N={n} {level:5} {strategy:5} {layout:12} r={r}: masked {m.mean:.2f}, "
+                                 f"TTT/T0 {e.mean:.3f}")
+            for row in rows:
+                if row["n_groups"] != n or row["level"] != level or "error" in row or row["layout"] == "domain-aware":
+                    continue
+                ref = per_strategy.get((row["strategy"], "domain-aware"))
+                if ref is None:
+                    continue
+                d = per_strategy[(row["strategy"], row["layout"])] - ref
+                mean = float(d.mean())
+                half = float(t_dist.ppf(0.975, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size))
+                row["ttt_vs_domain_aware"] = mean
+                row["ttt_vs_domain_aware_ci95"] = [mean - half, mean + half]
+    return {"rows": rows, "settings": study.to_dict(), "elapsed_s": time.perf_counter() - t_start}
+
+
+def domain_study_rows(result: dict) -> list:
+    """The rows of ``spare-mc reproduce --table domains --json``: the keys the table promises, in order."""
+    keys = ("n_groups", "level", "layout", "r", "strategy", "masked_mean", "masked_ci95", "ttt_over_t0",
+            "ttt_over_t0_ci95", "ttt_vs_domain_aware", "ttt_vs_domain_aware_ci95", "error")
+    return [{k: row[k] for k in keys if k in row} for row in result["rows"]]
