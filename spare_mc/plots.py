@@ -1255,7 +1255,7 @@ def figure_domains(result, path=None, *, force: bool = False):
         ns = sorted({r["n_groups"] for r in rows})
         levels = [lv for lv in ("none", "node", "rack", "power", "pod") if any(r["level"] == lv for r in rows)]
         series = [("spare", "cyclic"), ("spare", "sidon"), ("spare", "random"), ("spare", "domain-aware"),
-                  ("rep", "block"), ("rep", "domain-aware")]
+                  ("spare", "domain-aware-spread"), ("rep", "block"), ("rep", "domain-aware")]
         fig, axes = plt.subplots(2, len(ns), figsize=(4.6 * len(ns), 7.0), squeeze=False)
         width = 0.8 / len(series)
         for j, n in enumerate(ns):
@@ -1266,7 +1266,7 @@ def figure_domains(result, path=None, *, force: bool = False):
                     continue
                 x = np.array([p for p, _ in pts]) - 0.4 + (k + 0.5) * width
                 label = f"{'SPARe' if s == 'spare' else 'Rep'} {lay} (r={pts[0][1]['r']})"
-                style = dict(marker="os^Dvx"[k], ls="none", color=f"C{k}", capsize=2, label=label)
+                style = dict(marker="os^D*vx"[k], ls="none", color=f"C{k}", capsize=2, label=label)
                 for row, key in ((0, "masked"), (1, "ttt_over_t0")):
                     y = np.array([r[f"{key}_mean" if key == "masked" else key] for _, r in pts])
                     ci = np.array([r[f"{key}_ci95"] for _, r in pts])
@@ -1276,7 +1276,6 @@ def figure_domains(result, path=None, *, force: bool = False):
                 ax.set_xticks(range(len(levels)), levels)
                 ax.set_ylabel(lab)
                 ax.grid(alpha=0.3)
-            axes[1][j].set_yscale("log")
             axes[0][j].set_title(f"N = {n}")
         axes[0][0].legend(fontsize=7)
         fig.suptitle("Failure domains at 600k GPUs: rack-blind and domain-aware layouts")
