@@ -66,6 +66,9 @@ class DomainStudy:
         Replications of the wipe-out Monte Carlo and of the time to train per row.
     seed : int
         Root seed (every row of one ``N`` uses the same one: the layouts see the same traces).
+    max_wall_factor : float
+        A job stops at ``max_wall_factor x T0`` (the timeline's cap; its TTT then enters as a restricted mean, and
+        the row's ``capped_fraction`` says how many did).
     """
 
     n_values: tuple = (200, 600, 1000)
@@ -80,6 +83,7 @@ class DomainStudy:
     wipeout_reps: int = 2000
     ttt_reps: int = 100
     seed: int = 0
+    max_wall_factor: float = 100.0
 
     @classmethod
     def quick(cls, **kw) -> "DomainStudy":
@@ -106,6 +110,11 @@ class DomainStudy:
         object.__setattr__(self, "n_gpus", n_gpus)
         object.__setattr__(self, "rep_r", as_int(self.rep_r, "rep_r", min_value=2))
         object.__setattr__(self, "spare_r", {int(k): as_int(v, "spare_r", min_value=2) for k, v in self.spare_r.items()})
+        from ._validation import as_float
+        mwf = as_float(self.max_wall_factor, "max_wall_factor", positive=True)
+        if mwf <= 1.0:
+            raise UsageValueError(f"`max_wall_factor` must be > 1 (the cap is that many times T0), got {mwf}")
+        object.__setattr__(self, "max_wall_factor", mwf)
         for name in ("n_steps", "wipeout_reps", "ttt_reps"):
             object.__setattr__(self, name, as_int(getattr(self, name), name, min_value=2))
         as_choice(self.placement, "placement", ("contiguous", "strided"))
@@ -145,7 +154,7 @@ def _wipeout_layout(strategy, layout, topo, r, level):
 def _ttt_config(study, strategy, layout, n, r, failures, topo):
     from .timeline import TimelineConfig
 
-    kw = dict(r=r, n_steps=study.n_steps, failures=failures, topology=topo)
+    kw = dict(r=r, n_steps=study.n_steps, failures=failures, topology=topo, max_wall_factor=study.max_wall_factor)
     if strategy == "spare":
         kw["layout"] = {"domain-aware": "sidon", "domain-aware-spread": "cyclic"}.get(layout, layout)
     if layout.startswith("domain-aware"):
@@ -220,6 +229,6 @@ def run_domain_study(study: DomainStudy | None = None, *, progress=None) -> dict
 
 def domain_study_rows(result: dict) -> list:
     """The rows of ``spare-mc reproduce --table domains --json``: the keys the table promises, in order."""
-    keys = ("n_groups", "level", "layout", "r", "strategy", "masked_mean", "masked_ci95", "ttt_over_t0",
-            "ttt_over_t0_ci95", "ttt_vs_domain_aware", "ttt_vs_domain_aware_ci95", "error")
+    keys = ("n_groups", "level", "layout", "r", "strategy", "placement", "masked_mean", "masked_ci95", "ttt_over_t0",
+            "ttt_over_t0_ci95", "capped_fraction", "ttt_vs_domain_aware", "ttt_vs_domain_aware_ci95", "error")
     return [{k: row[k] for k in keys if k in row} for row in result["rows"]]
