@@ -346,6 +346,7 @@ def page_benchmarks() -> str:
     sw = _bench("bench_sweep.py")
     se = _bench("bench_sensitivity.py")
     op = _bench("bench_timeline_options.py")
+    uc = _bench("bench_unit_clocks.py", "--reps", "3")
     out = ["## Wipe-out kernels (`python benchmarks/bench_wipeout.py`)\n",
            f"N = {w['n_groups']}, r = {w['r']}, uniform order, one fixed layout per row, against the numpy "
            "order-statistic baseline (`reference.wipeout_order_statistics`: batches of 500 replications, one uniform "
@@ -407,7 +408,22 @@ def page_benchmarks() -> str:
            *[f"| repair (fixed 30 min), {k} | {row['without_ms']:.2f} ms | {row['with_ms']:.2f} ms | "
              f"{row['ratio']:.2f} |" for k, row in op["repair"].items()],
            "", f"One exact step-model expectation ({op['exact_step_ttt']['setting']}): "
-           f"{op['exact_step_ttt']['seconds']:.2f} s.", ""]
+           f"{op['exact_step_ttt']['seconds']:.2f} s.", "",
+           "## Unit clocks under failure domains (`python benchmarks/bench_unit_clocks.py`)\n",
+           f"600k GPUs, N = 600, rack domains ({uc['units']:,} units) with a per-GPU background, 2,000 steps, "
+           f"{uc['reps']} jobs per column, end to end (trace drawing included); before = the revision whose unit "
+           "clocks scan every unit per failure, run from a git worktree in the same run.\n",
+           "| strategy | events per job | before | per_unit | race | speed-up (race) | system-level process |",
+           "|---|---|---|---|---|---|---|",
+           *[f"| {s} | {r['events_per_job']:.0f} | "
+             + (f"{r['before_ms']:.1f} ms" if "before_ms" in r else "n/a")
+             + f" | {r['per_unit_ms']:.2f} ms | {r['race_ms']:.2f} ms | "
+             + (f"{r['speedup_race']:.0f}x" if "speedup_race" in r else "n/a")
+             + f" | {r['system_ms']:.2f} ms |" for s, r in uc["strategies"].items()],
+           "", (uc["before_note"] + ". ") if uc.get("before_note") else "",
+           "Per failure event against the number of units (1,782 to 19,350), log-log slopes: "
+           + ", ".join(f"{k.replace('_', ' ')} {v:.2f}" for k, v in uc["slopes"].items())
+           + " (1 would be a scan of every unit per event).", ""]
     return _header("Benchmarks", "python docs/generate.py benchmarks", time.perf_counter() - t0) + "\n".join(out)
 
 
