@@ -727,16 +727,25 @@ def _run_domains_table(args) -> dict:
             kw["n_values"] = tuple(int(x) for x in args.n_values.split(","))
         except ValueError:
             raise UsageValueError(f"`--n-values` must be comma-separated integers, got {args.n_values!r}") from None
+        known = sorted(DomainStudy().spare_r)
+        bad = [n for n in kw["n_values"] if n not in known]
+        if bad:
+            raise UsageValueError(f"`--n-values` must be among {','.join(map(str, known))} with --table domains (the "
+                                  f"study's SPARe r is set per N; other N: spare_mc.domains.DomainStudy), got {bad[0]}")
     if args.reps is not None:
+        if args.reps < 2:
+            raise UsageValueError(f"`--reps` must be >= 2, got {args.reps}")
         kw["ttt_reps"] = args.reps
     if args.seed is not None:
+        if args.seed < 0:
+            raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
         kw["seed"] = args.seed
     for flag in ("studies", "preset", "scheduler", "workers", "confirm_reps"):
         if getattr(args, flag) is not None:
             raise UsageValueError(f"`--{flag.replace('_', '-')}` has no effect with --table domains")
-    if _config_overrides(args):
-        raise UsageValueError("the timeline options have no effect with --table domains (its settings are "
-                              "docs/domains.md's)")
+    if args.failures not in (None, "system") or _config_overrides(args):
+        raise UsageValueError("the timeline and failure-model options (--failures, --domain-mtbf-s, ...) have no "
+                              "effect with --table domains: its failure models and settings are docs/domains.md's")
     study = DomainStudy.quick(**kw) if args.quick else DomainStudy(**kw)
     log = (lambda msg: _say(f"... {msg}")) if not args.json else None
     res = run_domain_study(study, progress=log)
@@ -755,10 +764,10 @@ def _run_domains_table(args) -> dict:
 
 
 def _print_domains_table(d: dict) -> None:
-    print(f"{'N':>5} {'level':6} {'strategy':8} {'layout':12} {'r':>3} {'masked':>8} {'95% CI':>17} "
+    print(f"{'N':>5} {'level':6} {'strategy':8} {'layout':19} {'r':>3} {'masked':>8} {'95% CI':>17} "
           f"{'TTT/T0':>7} {'95% CI':>17} {'vs domain-aware':>16} {'95% CI':>17}")
     for r in d["rows"]:
-        head = f"{r['n_groups']:>5} {r['level']:6} {r['strategy']:8} {r['layout']:12} {r['r']:>3}"
+        head = f"{r['n_groups']:>5} {r['level']:6} {r['strategy']:8} {r['layout']:19} {r['r']:>3}"
         if "error" in r:
             print(f"{head} not built: {r['error']}")
             continue

@@ -284,7 +284,7 @@ def _duration_iv(duration_s, header_duration, last, where):
         return float(last)
     if d < last:
         raise UsageValueError(f"{where}: `duration_s` (the observation window end) must be >= the last event time "
-                              f"{last!r}, got duration_s={d!r}")
+                              f"{float(last)!r}, got duration_s={float(d)!r}")
     return float(d)
 
 

@@ -475,7 +475,8 @@ def domain_aware(topology: Topology, r: int, level: str, *, kind: str = "spare",
     Returns
     -------
     Layout or ReplicaSets
-        ``Layout.kind`` is ``"domain_aware"`` (offsets in ``Layout.offsets``) or ``"domain_aware_block"``.
+        ``Layout.kind`` is ``"domain_aware"`` or ``"domain_aware_sidon"`` (offsets in ``Layout.offsets``), or
+        ``"domain_aware_block"``.
 
     Notes
     -----
@@ -493,7 +494,7 @@ def domain_aware(topology: Topology, r: int, level: str, *, kind: str = "spare",
     n = topology.n_groups
     if kind == "spare":
         layout = cyclic_offsets(n, _offsets(topology, r, level, sidon))
-        object.__setattr__(layout, "kind", "domain_aware")
+        object.__setattr__(layout, "kind", "domain_aware_sidon" if sidon else "domain_aware")
         return layout
     sets = _replica_sets(topology, r, level)
     if n % r:

@@ -1265,7 +1265,7 @@ def figure_domains(result, path=None, *, force: bool = False):
                 if not pts:
                     continue
                 x = np.array([p for p, _ in pts]) - 0.4 + (k + 0.5) * width
-                label = f"{'SPARe' if s == 'spare' else 'Rep'} {lay} (r={pts[0][1]['r']})"
+                label = f"{'SPARe' if s == 'spare' else 'Rep'} {lay}"
                 style = dict(marker="os^D*vx"[k], ls="none", color=f"C{k}", capsize=2, label=label)
                 for row, key in ((0, "masked"), (1, "ttt_over_t0")):
                     y = np.array([r[f"{key}_mean" if key == "masked" else key] for _, r in pts])
@@ -1276,10 +1276,13 @@ def figure_domains(result, path=None, *, force: bool = False):
                 ax.set_xticks(range(len(levels)), levels)
                 ax.set_ylabel(lab)
                 ax.grid(alpha=0.3)
-            axes[0][j].set_title(f"N = {n}")
-        axes[0][0].legend(fontsize=7)
+            rs = {s: next((r["r"] for r in rows if r["n_groups"] == n and r["strategy"] == s), None)
+                  for s in ("spare", "rep")}
+            axes[0][j].set_title(f"N = {n} (SPARe r = {rs['spare']}, Rep r = {rs['rep']})")
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=7, frameon=False)
         fig.suptitle("Failure domains at 600k GPUs: rack-blind and domain-aware layouts")
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0.05, 1, 1))
         return fig
 
     if path is None:

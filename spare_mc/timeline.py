@@ -287,10 +287,10 @@ class TimelineConfig:
                                            "number of extra shards one survivor recomputes x T_comp), none, or "
                                            "whole_step (the survivors recompute the whole step: S* x T_comp with S* "
                                            "the stack number ReCtlr just set)", strategies=("spare",))
-    restart_failures: str = _option("absorbed", "failures during a global restart: absorbed (they kill nothing) or "
+    restart_failures: str = _option("absorbed", "failures during a global restart: absorbed (they kill nothing), "
                                                 "stay_dead (they kill live groups, which stay dead when the job "
                                                 "resumes and are detected at the first all-reduce after the "
-                                                "restart)")
+                                                "restart) or restart_again (each starts the restart over)")
     ckpt_every_steps: int = _option(0, "checkpoint after every k-th step since the last checkpoint or restart (k "
                                        "steps; needs no ckpt_period_s and ckpt_period_factor 1); 0 = by wall time, "
                                        "every T_c")
@@ -328,9 +328,11 @@ class TimelineConfig:
     topology: Topology | None = _option(None, "GPUs, nodes, racks and power domains for a unit-clock failure model",
                                         cli=False, sweep=False)
     domain_aware: bool = _option(False, "place every shard's copies in distinct failure domains at the failure "
-                                        "model's level (DomainFailures): SPARe's cyclic or Sidon offsets chosen "
-                                        "to avoid the domains (spare_mc.placement), Rep's replica sets spread "
-                                        "over them", strategies=("rep", "spare"))
+                                        "model's level (DomainFailures; spare_mc.placement): Rep's replica sets "
+                                        "spread over them; SPARe with layout='sidon' gets domain-aware Sidon "
+                                        "offsets (recommended), with layout='cyclic' evenly spread offsets, which "
+                                        "split into blocks and stack badly (+1.7 TTT/T0 at N = 600, "
+                                        "docs/domains.md)", strategies=("rep", "spare"))
     unit_sampler: str = _option("auto", "how a unit-clock failure model is sampled: race (renewed units race as "
                                         "exponentials in the clock (t - t0)^k; age_policy='renew' only), per_unit "
                                         "(one lifetime per unit, redrawn at restarts) or auto (race under 'renew', "
@@ -508,10 +510,11 @@ def _no_effect_iv(cfg, out) -> None:
             raise UsageValueError("`domain_aware` needs failure domains (`failures` a DomainFailures): the copies are "
                                   "placed against the domains of its level")
         if out["strategy"] == "spare" and out["layout"] == "random":
-            raise UsageValueError("`domain_aware` places cyclic offsets ('cyclic' or 'sidon'), not random holders: "
-                                  "leave `layout` at 'cyclic' or choose 'sidon'")
+            raise UsageValueError("`domain_aware` places cyclic offsets, not random holders: choose layout='sidon' "
+                                  "(domain-aware Sidon offsets, recommended) or 'cyclic' (evenly spread offsets, "
+                                  "which stack badly: docs/domains.md)")
         kind = "rep" if out["strategy"] == "rep" else "spare"
-        _placed_layout(cfg.topology, out["r"], f.level, kind, out["layout"] == "sidon")  # the clear error, now
+        _placed_layout(out["topology"], out["r"], f.level, kind, out["layout"] == "sidon")  # the clear error, now
     per_gpu = f if isinstance(f, PerGPU) else f.background
     if out["unit_sampler"] == "race" and per_gpu is not None and per_gpu.age_policy == "keep":
         raise UsageValueError("`unit_sampler`='race' needs age_policy='renew' (units race from a common origin, "
@@ -1296,7 +1299,7 @@ def replay_log_ttt(cfg: TimelineConfig, log, *, starts_s=None, rng=None) -> LogT
     bad = np.nonzero(~np.isfinite(starts) | (starts < 0) | (starts >= duration_s))[0]
     if bad.size:
         raise UsageValueError(f"`starts_s` must lie in [0, duration_s) = [0, {duration_s:g}) s, got "
-                              f"starts_s[{bad[0]}] = {starts[bad[0]]!r}")
+                              f"starts_s[{bad[0]}] = {float(starts[bad[0]])!r}")
     holders, _ = _prepared(cfg)
     root = root_seed_sequence(rng)
     runs, within = [], []
