@@ -680,6 +680,17 @@ def _units_advance(P, Q, UF, life):
 
 
 @_kernel
+def _kill_if_live(g, Q, GB):
+    """Group ``g`` dies if it is live: it becomes pending. Returns 1 if it did, else 0 (``Q_N_UP`` is the caller's)."""
+    if GB[GB_UP, g] == 0:
+        return np.int64(0)
+    GB[GB_UP, g] = 0
+    GB[GB_PEND, Q[Q_N_PEND]] = g
+    Q[Q_N_PEND] += 1
+    return np.int64(1)
+
+
+@_kernel
 def _units_fire(P, Q, GB, next_t, UB, UF, victims, life, dptr, dgroups):
     """The next unit failure, now due: the unit kills its group, or its domain's live groups; they become pending
     and their own units inactive. Returns the number of groups killed, or -1 if the trace ran out."""
@@ -688,19 +699,13 @@ def _units_fire(P, Q, GB, next_t, UB, UF, victims, life, dptr, dgroups):
         return np.int64(-1)
     n_gu = P[P_N_GROUP_UNITS]
     killed = 0
-    if u < n_gu:
-        GB[GB_UP, u] = 0
-        GB[GB_PEND, Q[Q_N_PEND]] = u
-        Q[Q_N_PEND] += 1
-        killed = 1
+    if u < n_gu:  # a group unit is active only while its group is live
+        killed = _kill_if_live(u, Q, GB)
     else:
         d = u - n_gu
         for j in range(dptr[d], dptr[d + 1]):
             g = dgroups[j]
-            if GB[GB_UP, g] != 0:
-                GB[GB_UP, g] = 0
-                GB[GB_PEND, Q[Q_N_PEND]] = g
-                Q[Q_N_PEND] += 1
+            if _kill_if_live(g, Q, GB):
                 killed += 1
                 if n_gu > 0:
                     _unit_off(g, P, Q, next_t, UB)
@@ -728,12 +733,7 @@ def _log_fire(e, P, Q, GB, dptr, dgroups):
     """Log event ``e`` kills the live groups it touches; they become pending. Returns the number killed."""
     killed = 0
     for j in range(dptr[e], dptr[e + 1]):
-        g = dgroups[j]
-        if GB[GB_UP, g] != 0:
-            GB[GB_UP, g] = 0
-            GB[GB_PEND, Q[Q_N_PEND]] = g
-            Q[Q_N_PEND] += 1
-            killed += 1
+        killed += _kill_if_live(dgroups[j], Q, GB)
     Q[Q_N_UP] -= killed
     return killed
 
@@ -1044,18 +1044,8 @@ def _src_kills_within(t0, t1, P, Q, GB, next_t, UB, UF, gaps, victims, life, dpt
 def _src_tail(t, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res):
     """The failures after the last detection and before the end ``t`` still hit the running job: count them.
     Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
-    if P[P_SOURCE] == SRC_UNITS:
-        while _units_next(P, Q, next_t, UB, UF) < t:
-            killed = _units_fire(P, Q, GB, next_t, UB, UF, victims, life, dptr, dgroups)
-            if killed < 0:
-                return STATUS_TRACE
-            res[R_FAILURES] += killed
-        return STATUS_OK
-    if P[P_SOURCE] == SRC_LOG:
-        while _log_next(Q, gaps) < t:
-            res[R_FAILURES] += _log_fire(Q[Q_IA], P, Q, GB, dptr, dgroups)
-            Q[Q_IA] += 1
-        return STATUS_OK
+    if P[P_SOURCE] != SRC_SYSTEM:  # unit clocks and logs: as any failure before t (times are whole microseconds)
+        return _src_take_until(t - 1, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res)
     while True:
         if Q[Q_IA] >= gaps.shape[0]:
             return STATUS_TRACE

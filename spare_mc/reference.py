@@ -660,6 +660,10 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
             d = u - units.n_group_units
             return units.dom_groups[units.dom_ptr[d]:units.dom_ptr[d + 1]]
 
+        def live_targets(u):
+            """The groups unit ``u`` kills: its group, or its domain's live groups."""
+            return [u] if u < units.n_group_units else [g for g in unit_groups(u) if g not in fleet.dead]
+
         if race is None:
             redraw(0, lambda u: True)
         else:
@@ -690,13 +694,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
                     race.advance()
                     absorb()
                     continue
-                if u < units.n_group_units:
-                    targets = [u]
-                else:
-                    d = u - units.n_group_units
-                    targets = [g for g in units.dom_groups[units.dom_ptr[d]:units.dom_ptr[d + 1]]
-                               if g not in fleet.dead]
-                for g in targets:
+                for g in live_targets(u):
                     kill(g)
                     if g < units.n_group_units:
                         race.off(g)  # a dead group's GPUs no longer fail
@@ -725,13 +723,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
                 if absorbing():
                     absorb()
                     continue
-                if u < units.n_group_units:
-                    targets = [u]
-                else:
-                    d = u - units.n_group_units
-                    targets = [g for g in units.dom_groups[units.dom_ptr[d]:units.dom_ptr[d + 1]]
-                               if g not in fleet.dead]
-                for g in targets:
+                for g in live_targets(u):
                     kill(g)
                     if g < units.n_group_units:
                         units.next[g] = None  # a dead group's GPUs no longer fail
