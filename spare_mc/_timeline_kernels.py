@@ -833,9 +833,11 @@ def _src_restart(t_from, t_end, P, Q, GB, next_t, UB, UF, gaps, victims, uscale,
             if _race_renew(t_end, P, Q, UB, UF, life) != STATUS_OK:
                 return STATUS_TRACE
         elif P[P_KEEP_AGES] != 0:  # the units due before the end are absorbed: O(log units) each
-            while _units_min(next_t, UB, UF)[0] < t_end:
-                _unit_off(_units_min(next_t, UB, UF)[1], P, Q, next_t, UB)
+            t_f, u = _units_min(next_t, UB, UF)
+            while t_f < t_end:
+                _unit_off(u, P, Q, next_t, UB)
                 res[R_ABSORBED] += 1
+                t_f, u = _units_min(next_t, UB, UF)
             if _units_redraw_kept(t_end, P, Q, next_t, UB, UF, uscale, life) != STATUS_OK:
                 return STATUS_TRACE
         else:

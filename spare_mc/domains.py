@@ -137,20 +137,6 @@ def _failures(study: DomainStudy, level: str, n: int):
     return DomainFailures(level, DOMAIN_MTBF_DEFAULTS[level], study.shape, background=bg), topo
 
 
-def _wipeout_layout(strategy, layout, topo, r, level):
-    """The layout object (or name) of the wipe-out Monte Carlo, and whether it is drawn per replication."""
-    from .layouts import make_layout
-    from .placement import domain_aware
-
-    n = topo.n_groups
-    if layout.startswith("domain-aware"):
-        return domain_aware(topo, r, level, kind=strategy, sidon=strategy == "spare" and layout == "domain-aware"), \
-            False
-    if layout == "random":
-        return "random", True
-    return make_layout(layout, n, r), False
-
-
 def _ttt_config(study, strategy, layout, n, r, failures, topo):
     from .timeline import TimelineConfig
 
@@ -183,7 +169,6 @@ def run_domain_study(study: DomainStudy | None = None, *, progress=None) -> dict
     for n in study.n_values:
         for level in study.levels:
             failures, topo = _failures(study, level, n)
-            placed_level = "node" if level == "none" else level  # 'none': domain-aware against nodes (a no-op)
             per_strategy = {}
             for strategy in ("spare", "rep"):
                 r = study.spare_r[n] if strategy == "spare" else study.rep_r
@@ -192,9 +177,10 @@ def run_domain_study(study: DomainStudy | None = None, *, progress=None) -> dict
                            "placement": study.placement}
                     if layout.startswith("domain-aware") and level == "none":
                         continue  # without domains there is nothing to place against
-                    try:
-                        lay, fresh = _wipeout_layout(strategy, layout, topo, r, placed_level)
+                    try:  # the wipe-out Monte Carlo runs on the job's own layout (random: a new one per trial)
                         cfg = _ttt_config(study, strategy, layout, n, r, failures, topo)
+                        fresh = cfg.random_layout
+                        lay = "random" if fresh else cfg.layout_object()
                     except UsageValueError as e:
                         row["error"] = str(e)
                         rows.append(row)
