@@ -238,24 +238,28 @@ def _build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--json", action="store_true", help="print a JSON summary")
     rp = sub.add_parser("reproduce", parents=[common],
                         help="every study, the paper's main table and the figures (or --table main)")
-    rp.add_argument("--table", choices=("main", "domains"), default=None,
-                    help="run only the main table (writes nothing), or the failure-domain study (docs/domains.md; "
-                         "with --out-dir it writes domains.json and figures/domains.png there)")
+    rp.add_argument("--table", choices=("main", "domains", "phase"), default=None,
+                    help="run only the main table (writes nothing), the failure-domain study (docs/domains.md; "
+                         "with --out-dir it writes domains.json and figures/domains.png there) or the phase map of "
+                         "which strategy wins by cluster size, save and restart time (docs/phase.md; with --out-dir "
+                         "it writes phase.json, figures/phase.png and every finished cell, and resumes from them)")
     rp.add_argument("--quick", action="store_true", help="the quick flavour (fewer replications; about a minute)")
     rp.add_argument("--studies", default=None,
                     help="folder of sweep specs to run instead of the shipped ones (and its main_table.toml)")
     rp.add_argument("--out-dir", default=None, help="output folder (default data/, or data/quick/ with --quick)")
     rp.add_argument("--force", action="store_true",
                     help="replace existing output files that are not datasets of these studies")
-    rp.add_argument("--workers", type=int, default=None, help="local worker processes for the sweeps")
+    rp.add_argument("--workers", type=int, default=None, help="local worker processes for the sweeps (and for the cells of --table phase and the phase map of reproduce: default 1 there)")
     rp.add_argument("--scheduler", default=None, help="address of an existing dask scheduler for the sweeps")
     rp.add_argument("--n-values", default=None,
                     help="comma-separated N values of the main table (default 200,600,1000)")
     rp.add_argument("--reps", type=int, default=None,
-                    help="replications per grid point of the main table (default 20; quick 6)")
+                    help="replications per grid point of the main table (default 20; quick 6), or of --table phase "
+                         "(default 20; quick 4)")
     rp.add_argument("--confirm-reps", type=int, default=None,
-                    help="replications of each selected optimum on fresh traces (default 50; quick 12)")
-    rp.add_argument("--seed", type=int, default=None, help="root seed of the main table (default 0)")
+                    help="replications of each selected optimum on fresh traces (default 50; quick 12; --table "
+                         "phase: 60, quick 10)")
+    rp.add_argument("--seed", type=int, default=None, help="root seed of the main table or of --table phase (default 0)")
     rp.add_argument("--preset", default=None,
                     help="run under a preset's option values (a shipped name, e.g. paper-n600, or a JSON file); "
                          "presets are fitted, never the default")
@@ -690,6 +694,8 @@ def run_reproduce(args) -> dict:
 
     if args.table == "domains":
         return _run_domains_table(args)
+    if args.table == "phase":
+        return _run_phase_table(args)
     if args.n_values is not None:
         try:
             n_values = [int(x) for x in args.n_values.split(",")]
@@ -761,6 +767,64 @@ def _run_domains_table(args) -> dict:
         out["figure"] = figure_domains(res, os.path.join(args.out_dir, "figures", "domains.png"), force=args.force)
         out["result"] = path
     return _stamp(out)
+
+
+def _run_phase_table(args) -> dict:
+    """``reproduce --table phase``: :func:`spare_mc.phase.run_phase_study` (quick: the corners of the map)."""
+    from .phase import PhaseStudy, phase_rows, run_phase_study
+
+    kw = {}
+    for flag, key in (("reps", "reps"), ("confirm_reps", "confirm_reps")):
+        v = getattr(args, flag)
+        if v is not None:
+            if v < 2:
+                raise UsageValueError(f"`--{flag.replace('_', '-')}` must be >= 2, got {v}")
+            kw[key] = v
+    if args.seed is not None:
+        if args.seed < 0:
+            raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
+        kw["seed"] = args.seed
+    if args.workers is not None and args.workers < 1:
+        raise UsageValueError(f"`--workers` must be >= 1, got {args.workers}")
+    for flag in ("studies", "preset", "scheduler", "n_values"):
+        if getattr(args, flag) is not None:
+            hint = " (cluster sizes and the grid: spare_mc.phase.PhaseStudy)" if flag == "n_values" else ""
+            raise UsageValueError(f"`--{flag.replace('_', '-')}` has no effect with --table phase{hint}")
+    if args.failures not in (None, "system") or _config_overrides(args):
+        raise UsageValueError("the timeline and failure-model options (--failures, --save-s, ...) have no effect "
+                              "with --table phase: its grid and settings are docs/phase.md's")
+    study = PhaseStudy.quick(**kw) if args.quick else PhaseStudy(**kw)
+    log = (lambda msg: _say(f"... {msg}")) if not args.json else None
+    path = None
+    if args.out_dir is not None:
+        path = os.path.join(args.out_dir, "phase.json")
+        check_own_json(path, args.force, ("rows", "settings"), "phase map", "pass --force, or choose another folder")
+    res = run_phase_study(study, progress=log, out_dir=args.out_dir, workers=args.workers or 1)
+    out = {"rows": phase_rows(res), "settings": res["settings"], "clusters": res["clusters"],
+           "elapsed_s": res["elapsed_s"], "table": "phase"}
+    if path is not None:
+        from .plots import figure_phase
+        from .storage import write_json
+        write_json(_json_safe(_stamp(res)), path)
+        out["figure"] = figure_phase(res, os.path.join(args.out_dir, "figures", "phase.png"), force=args.force)
+        out["result"] = path
+    return _stamp(out)
+
+
+def _print_phase_table(d: dict) -> None:
+    keys = [k for k in ("ckpt", "rep", "spare", "ckpt_modern", "rep_modern", "spare_modern")
+            if any(k in r["ttt_over_t0"] for r in d["rows"])]
+    print(f"{'GPUs':>7} {'T_s':>4} {'T_r':>5} {'winner':13} {'margin':>7} {'95% CI':>17} {'sig':3} "
+          + " ".join(f"{k:>12}" for k in keys))
+    for r in d["rows"]:
+        m = ("" if r["margin"] is None else
+             f"{r['margin']:7.3f} [{r['margin_ci95'][0]:6.3f}, {r['margin_ci95'][1]:6.3f}]")
+        print(f"{r['n_gpus']:>7} {r['save_s']:>4g} {r['restart_s']:>5g} {str(r['winner']):13} {m:>25} "
+              f"{'yes' if r['significant'] else 'no':3} "
+              + " ".join(f"{r['ttt_over_t0'][k]:12.3f}" if k in r["ttt_over_t0"] else f"{'':>12}" for k in keys))
+    print("TTT/T0 of each strategy at its best r and period (confirmation runs); margin = runner-up minus winner, "
+          "paired" + (f"; result: {d['result']}, figure: {d['figure']}" if "result" in d else "")
+          + f" ({d['elapsed_s']:.0f} s)")
 
 
 def _print_domains_table(d: dict) -> None:
@@ -1203,10 +1267,14 @@ def _emit(args, out) -> None:
               f"{'' if s['target_met'] else ', NOT met: raise --max-confirm-reps'}); {out['elapsed_s']:.0f} s")
     elif args.command == "reproduce" and out.get("table") == "domains":
         _print_domains_table(out)
+    elif args.command == "reproduce" and out.get("table") == "phase":
+        _print_phase_table(out)
     elif args.command == "reproduce":
         if "datasets" in out:
             print("datasets: " + ", ".join(out["datasets"].values()))
             print("figures:  " + ", ".join(out["figures"]))
+            if "phase_map" in out:
+                print(f"phase map: {out['phase_map']} (spare-mc reproduce --table phase prints it)")
             print(f"main table: {out['main_table']} ({out['elapsed_s']:.0f} s in all)")
         _print_main_table(out)
     elif args.command == "compare":

@@ -176,8 +176,8 @@ class PhaseStudy:
     save_s: tuple = (1.0, 5.0, 15.0, 60.0)
     restart_s: tuple = (60.0, 600.0, 3600.0)
     kinds: tuple = KINDS
-    reps: int = 10
-    confirm_reps: int = 40
+    reps: int = 20
+    confirm_reps: int = 60
     period_factors: tuple = PHASE_PERIOD_FACTORS
     rep_r_max: int = 4
     spare_r_max: int | None = None
