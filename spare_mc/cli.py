@@ -245,7 +245,8 @@ def _build_parser() -> argparse.ArgumentParser:
                          "it writes phase.json, figures/phase.png and every finished cell, and resumes from them)")
     rp.add_argument("--quick", action="store_true", help="the quick flavour (fewer replications; about a minute)")
     rp.add_argument("--studies", default=None,
-                    help="folder of sweep specs to run instead of the shipped ones (and its main_table.toml)")
+                    help="folder of sweep specs to run instead of the shipped ones (and its main_table.toml and "
+                         "phase_map.toml); with --table phase, a phase-map spec or a folder holding phase_map.toml")
     rp.add_argument("--out-dir", default=None, help="output folder (default data/, or data/quick/ with --quick)")
     rp.add_argument("--force", action="store_true",
                     help="replace existing output files that are not datasets of these studies")
@@ -786,14 +787,24 @@ def _run_phase_table(args) -> dict:
         kw["seed"] = args.seed
     if args.workers is not None and args.workers < 1:
         raise UsageValueError(f"`--workers` must be >= 1, got {args.workers}")
-    for flag in ("studies", "preset", "scheduler", "n_values"):
+    for flag in ("preset", "scheduler", "n_values"):
         if getattr(args, flag) is not None:
-            hint = " (cluster sizes and the grid: spare_mc.phase.PhaseStudy)" if flag == "n_values" else ""
+            hint = (" (cluster sizes and the grid: a spec's [phase] table through --studies, or "
+                    "spare_mc.phase.PhaseStudy)") if flag == "n_values" else ""
             raise UsageValueError(f"`--{flag.replace('_', '-')}` has no effect with --table phase{hint}")
     if args.failures not in (None, "system") or _config_overrides(args):
         raise UsageValueError("the timeline and failure-model options (--failures, --save-s, ...) have no effect "
-                              "with --table phase: its grid and settings are docs/phase.md's")
-    study = PhaseStudy.quick(**kw) if args.quick else PhaseStudy(**kw)
+                              "with --table phase: its grid and settings are docs/phase.md's (or a spec's, through "
+                              "--studies)")
+    if args.studies is not None:  # a spec file, or a folder with phase_map.toml (as main_table.toml for the table)
+        spec = args.studies if os.path.isfile(args.studies) else os.path.join(args.studies, "phase_map.toml")
+        if not os.path.isfile(spec):
+            raise UsageValueError(f"`--studies` must be a phase-map spec (TOML with a [phase] table) or a folder "
+                                  f"holding phase_map.toml with --table phase, got {args.studies}")
+        from dataclasses import replace
+        study = replace(PhaseStudy.from_file(spec, quick=args.quick), **kw)
+    else:
+        study = PhaseStudy.quick(**kw) if args.quick else PhaseStudy(**kw)
     log = (lambda msg: _say(f"... {msg}")) if not args.json else None
     path = None
     if args.out_dir is not None:

@@ -50,7 +50,7 @@ import numpy as np
 from ._validation import UsageValueError, as_choice, as_float, as_int
 
 __all__ = ["PhaseStudy", "checkpointing", "cluster", "strategy_key", "decide", "run_phase_cell", "run_phase_study",
-           "phase_rows", "KINDS", "BASE_STRATEGIES", "STRATEGY_KEYS", "PHASE_PERIOD_FACTORS"]
+           "phase_rows", "KINDS", "BASE_STRATEGIES", "STRATEGY_KEYS", "PHASE_PERIOD_FACTORS", "QUICK"]
 
 #: Checkpointing kinds (:func:`checkpointing`).
 KINDS = ("today", "modern")
@@ -136,6 +136,12 @@ def modern_available() -> bool:
     return all(name in TimelineConfig.__dataclass_fields__ for name in MODERN_FIELDS)
 
 
+#: The quick flavour (``reproduce --quick``): the corners of the map at every cluster size (1 s and 60 s saves, 1 min
+#: and 60 min restarts), 2,000 steps, five periods, few replications.
+QUICK = {"save_s": (1.0, 60.0), "restart_s": (60.0, 3600.0), "n_steps": 2000, "reps": 6, "confirm_reps": 20,
+         "period_factors": (0.5, 0.71, 1.0, 1.41, 2.0)}
+
+
 @dataclass(frozen=True)
 class PhaseStudy:
     """Settings of the phase map (defaults: the full map; :meth:`quick`: the flavour of ``reproduce --quick``).
@@ -190,11 +196,32 @@ class PhaseStudy:
 
     @classmethod
     def quick(cls, **kw) -> "PhaseStudy":
-        """The flavour of ``reproduce --quick``: the corners of the map (16k and 600k GPUs, 1 s and 60 s saves,
-        1 min and 60 min restarts), 2,000 steps, three periods, few replications."""
-        base = dict(n_gpus=(16_384, 600_000), save_s=(1.0, 60.0), restart_s=(60.0, 3600.0), n_steps=2000, reps=4,
-                    confirm_reps=10, period_factors=(0.5, 1.0, 2.0), rep_r_max=3, spare_r_max=8)
-        return cls(**{**base, **kw})
+        """The flavour of ``reproduce --quick`` (:data:`QUICK`, updated by ``kw``)."""
+        return cls(**{**QUICK, **kw})
+
+    @classmethod
+    def from_file(cls, path, *, quick: bool = False) -> "PhaseStudy":
+        """The study of a TOML spec's ``[phase]`` table (keys: the fields; e.g. experiments/phase_map.toml); with
+        ``quick``, updated by its ``[phase.quick]`` table (default :data:`QUICK`)."""
+        import tomllib
+
+        path = os.fspath(path)
+        try:
+            with open(path, "rb") as fh:
+                d = tomllib.load(fh)
+        except tomllib.TOMLDecodeError as exc:
+            raise UsageValueError(f"{path} is not valid TOML: {exc}") from None
+        table = d.get("phase")
+        if not isinstance(table, dict):
+            raise UsageValueError(f"{path} has no [phase] table (the phase map's settings)")
+        table = dict(table)
+        q = table.pop("quick", QUICK)
+        known = set(cls.__dataclass_fields__)
+        for what, t in (("[phase]", table), ("[phase.quick]", q)):
+            unknown = sorted(set(t) - known)
+            if unknown:
+                raise UsageValueError(f"unknown keys in {what} of {path}: {unknown} (expected {sorted(known)})")
+        return cls(**{**table, **(q if quick else {})})
 
     def __post_init__(self):
         for name, value in _phase_study_iv(self).items():

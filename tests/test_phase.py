@@ -90,6 +90,29 @@ def test_study_is_frozen_and_quick_overrides():
     assert PhaseStudy(kinds=("today",), save_s=[1, 2]).save_s == (1.0, 2.0)
 
 
+def test_the_experiment_spec_states_the_defaults(tmp_path):
+    import pathlib
+
+    spec = pathlib.Path(__file__).resolve().parents[1] / "experiments" / "phase_map.toml"
+    if modern_ok := ph.modern_available():
+        assert PhaseStudy.from_file(spec) == PhaseStudy()
+        assert PhaseStudy.from_file(spec, quick=True) == PhaseStudy.quick()
+    else:  # before the timeline has modern checkpointing, the spec's kinds cannot be built
+        with pytest.raises(ValueError, match="`kinds` includes 'modern'"):
+            PhaseStudy.from_file(spec)
+    assert modern_ok in (True, False)
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[phase]\nn_gpu = [16384]\n")
+    with pytest.raises(ValueError, match="unknown keys in \\[phase\\]"):
+        PhaseStudy.from_file(bad)
+    bad.write_text("[main_table]\nreps = 3\n")
+    with pytest.raises(ValueError, match="has no \\[phase\\] table"):
+        PhaseStudy.from_file(bad)
+    bad.write_text("[phase\n")
+    with pytest.raises(ValueError, match="is not valid TOML"):
+        PhaseStudy.from_file(bad)
+
+
 # ---------------------------------------------------------------------------------------- the decision rule
 def test_decide_winner_is_the_argmin_and_the_margin_is_paired():
     rng = np.random.default_rng(3)
@@ -219,6 +242,22 @@ def test_reproduce_table_phase_cli(tmp_path, capsys, monkeypatch):
     assert "winner" in capsys.readouterr().out
     assert (tmp_path / "phase.json").exists() and (tmp_path / "figures" / "phase.png").exists()
     assert len(list((tmp_path / "phase_cells").iterdir())) == 1
+
+
+def test_reproduce_table_phase_reads_a_spec(tmp_path, capsys):
+    from spare_mc.cli import main
+
+    spec = tmp_path / "phase_map.toml"
+    lines = [f"{k} = {json.dumps(list(v) if isinstance(v, tuple) else v)}" for k, v in TINY.items()]
+    spec.write_text("[phase]\n" + "\n".join(lines) + "\n[phase.quick]\nconfirm_reps = 3\n")
+    assert main(["reproduce", "--table", "phase", "--studies", str(tmp_path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["settings"]["confirm_reps"] == 4 and out["rows"][0]["n_gpus"] == 16_384
+    assert main(["reproduce", "--table", "phase", "--studies", str(spec), "--quick", "--seed", "3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["settings"]["confirm_reps"] == 3 and out["settings"]["seed"] == 3
+    assert main(["reproduce", "--table", "phase", "--studies", str(tmp_path / "none")]) == 2
+    assert "`--studies` must be a phase-map spec" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, match", [
