@@ -256,10 +256,10 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="comma-separated N values of the main table (default 200,600,1000)")
     rp.add_argument("--reps", type=int, default=None,
                     help="replications per grid point of the main table (default 20; quick 6), or of --table phase "
-                         "(default 20; quick 4)")
+                         "(default 20; quick 6)")
     rp.add_argument("--confirm-reps", type=int, default=None,
                     help="replications of each selected optimum on fresh traces (default 50; quick 12; --table "
-                         "phase: 60, quick 10)")
+                         "phase: 100, quick 20)")
     rp.add_argument("--seed", type=int, default=None, help="root seed of the main table or of --table phase (default 0)")
     rp.add_argument("--preset", default=None,
                     help="run under a preset's option values (a shipped name, e.g. paper-n600, or a JSON file); "

@@ -183,7 +183,7 @@ class PhaseStudy:
     restart_s: tuple = (60.0, 600.0, 3600.0)
     kinds: tuple = KINDS
     reps: int = 20
-    confirm_reps: int = 60
+    confirm_reps: int = 100
     period_factors: tuple = PHASE_PERIOD_FACTORS
     rep_r_max: int = 4
     spare_r_max: int | None = None
