@@ -4,11 +4,13 @@ rules of its entry points."""
 
 import json
 import math
+import re
 
 import pytest
 from scipy import stats
 
 from spare_mc import UsageTypeError, UsageValueError
+from spare_mc.cli import main
 from spare_mc.clusters import (LLAMA3_ROOT_CAUSES, REPORTED_EFFECTIVE, ClusterPreset, effective_training_time,
                                llama3_405b, llama3_study, report_verdict)
 from spare_mc.stats import MCEstimate, compare
@@ -153,3 +155,32 @@ def test_bad_effective_time_arguments():
     with pytest.raises(UsageValueError, match="`save_values` must be > 0"):
         llama3_study(reps=2, save_values=(0.0,))
     assert isinstance(llama3_405b(), ClusterPreset)
+
+
+# ------------------------------------------------------------------------------------------------ the command
+def test_cli_table_llama3(tmp_path, capsys):
+    assert main(["reproduce", "--table", "llama3", "--reps", "8", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["table"] == "llama3" and out["settings"]["reps"] == 8
+    c = out["central"]
+    assert c["effective"]["ci95"][0] <= c["effective"]["mean"] <= c["effective"]["ci95"][1]
+    assert len(out["grid"]) == 9 and {r["shape"] for r in out["shapes"]} == {0.78}
+    assert out["reported"]["effective"] == REPORTED_EFFECTIVE and "classical" in out
+    assert main(["reproduce", "--table", "llama3", "--reps", "4", "--out-dir", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "effective training time" in printed and (tmp_path / "llama3.json").exists()
+    assert json.loads((tmp_path / "llama3.json").read_text())["central"]["reps"] == 4
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--reps", "1"], "`--reps` must be >= 2"),
+    (["--seed", "-1"], "`--seed` must be >= 0"),
+    (["--n-values", "200"], "`--n-values` has no effect with --table llama3"),
+    (["--preset", "paper-n600"], "`--preset` has no effect with --table llama3"),
+    (["--restart-s", "300"], "--restart-s.* no effect with --table llama3"),
+    (["--failures", "rack"], "no effect with --table llama3"),
+])
+def test_cli_table_llama3_refuses_flags_it_ignores(argv, match, capsys):
+    assert main(["reproduce", "--table", "llama3", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("spare-mc: error: ") and err.count("\n") == 1 and re.search(match, err), err
