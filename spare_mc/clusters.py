@@ -129,8 +129,9 @@ _LLAMA3_ASSUMPTIONS = (
 def _preset_iv(p: "ClusterPreset") -> dict:
     """Validate a :class:`ClusterPreset` and return its cleaned field values."""
     out = {}
-    if not isinstance(p.name, str) or not p.name:
-        raise UsageTypeError(f"`name` must be a non-empty string, got {p.name!r}")
+    for name in ("name", "source"):
+        if not isinstance(getattr(p, name), str) or not getattr(p, name):
+            raise UsageTypeError(f"`{name}` must be a non-empty string, got {getattr(p, name)!r}")
     out["n_gpus"] = g = as_int(p.n_gpus, "n_gpus", min_value=2)
     out["n_groups"] = n = as_int(p.n_groups, "n_groups", min_value=2)
     if g % n:
@@ -452,6 +453,17 @@ def _classical_check(preset, reps, rng, alpha=1e-4) -> dict:
             "p_value": c.p_value, "alpha": alpha, "consistent": c.consistent}
 
 
+def _study_iv(reps, **lists):
+    """Validate :func:`llama3_study`'s arguments: ``reps >= 2`` and sequences of positive numbers."""
+    reps = as_int(reps, "reps", min_value=2)
+    out = {}
+    for name, values in lists.items():
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise UsageTypeError(f"`{name}` must be a sequence of numbers, got {values!r}")
+        out[name] = tuple(as_float(v, name, positive=True) for v in values)
+    return reps, out
+
+
 def llama3_study(*, reps: int = 1000, rng=0, save_values=(10.0, 60.0, 300.0),
                  restart_values=(300.0, 600.0, 1800.0), shapes=(0.78,), t0_factors=(0.5, 2.0),
                  progress=None) -> dict:
@@ -463,12 +475,8 @@ def llama3_study(*, reps: int = 1000, rng=0, save_values=(10.0, 60.0, 300.0),
     variant against Daly's exact value), ``reported`` and ``settings``. Every row shares the root seed ``rng``
     (common random numbers).
     """
-    reps = as_int(reps, "reps", min_value=2)
-    lists = {}
-    for name, values in (("save_values", save_values), ("restart_values", restart_values), ("shapes", shapes),
-                         ("t0_factors", t0_factors)):
-        values = tuple(values)
-        lists[name] = tuple(as_float(v, name, positive=True) for v in values)
+    reps, lists = _study_iv(reps, save_values=save_values, restart_values=restart_values, shapes=shapes,
+                            t0_factors=t0_factors)
     log = progress or (lambda msg: None)
     preset = llama3_405b()
     t_start = time.perf_counter()

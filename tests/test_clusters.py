@@ -137,6 +137,7 @@ def test_report_verdict():
     ({"n_steps": 1.5}, UsageTypeError, "`n_steps` must be an integer"),
     ({"shape": float("nan")}, UsageValueError, "`shape` must be finite"),
     ({"assumptions": ("restart",)}, UsageTypeError, "`assumptions` must be a tuple"),
+    ({"source": ""}, UsageTypeError, "`source` must be a non-empty string"),
 ])
 def test_bad_preset_values_name_the_field(kw, exc, match):
     with pytest.raises(exc, match=match):
@@ -154,6 +155,10 @@ def test_bad_effective_time_arguments():
         effective_training_time(reps=2, save_s=0.0)
     with pytest.raises(UsageValueError, match="`save_values` must be > 0"):
         llama3_study(reps=2, save_values=(0.0,))
+    with pytest.raises(UsageTypeError, match="`shapes` must be a sequence of numbers"):
+        llama3_study(reps=2, shapes=0.78)
+    with pytest.raises(UsageValueError, match="`reps` must be >= 2"):
+        llama3_study(reps=1)
     assert isinstance(llama3_405b(), ClusterPreset)
 
 
