@@ -50,7 +50,10 @@ Blocks (int64 arrays unless said; the slots are constants of this module)
   ``P_CKPT_POLICY`` (``POLICY_*``: periodic, or a dynamic period from the wipe-out hazard, with the constants
   ``PF_LAM_S .. PF_RESTART_S``); ``P_REPAIR`` (``REPAIR_*``), ``P_REPAIR_US``, ``P_REJOIN_CKPT``, ``P_REJOIN_US``
   (repair of failed groups without a global restart; lognormal with ``PF_REPAIR_MU``, ``PF_REPAIR_SIGMA``, drawn
-  from the kernel's second generator ``rrng``).
+  from the kernel's second generator ``rrng``). Checkpointing as practised today (docs/model.md section 6.6a):
+  ``P_LOAD_US`` (loading from remote storage, added to ``P_RESTART_US`` at a restart), ``P_MEM_COPIES`` (``m``
+  groups keep each checkpoint in memory, ``GB_MEMCOPY``), ``P_REMOTE_EVERY``, ``P_MEM_SAVE_US``, ``P_MEM_LOAD_US``,
+  ``P_ASYNC`` (remote saves in the background, compute slowed by ``PF_ASYNC_F``).
 
 ``PF``, the float parameters (``N_PF``): ``PF_JITTER_SD``, the standard deviation of the multiplicative jitter.
 
@@ -58,10 +61,16 @@ Blocks (int64 arrays unless said; the slots are constants of this module)
 last usable checkpoint saved), ``J_CKPT_DUE`` (the wall time from which a checkpoint is due after a step: ``T_c``
 after the end of the last checkpoint or restart), ``J_CKPT_DUE_STEP`` (the progress from which one is due: ``k``
 steps after it), ``J_S`` (compute layers per step: ReCtlr's ``S`` for SPARe, ``r`` for Rep, 1 for CKPT-only),
-``J_C_NOM`` (a step's nominal compute: ``S T_comp``, Rep's ``P_REP_COMP_US``), ``J_STATUS`` (``STATUS_*``).
+``J_C_NOM`` (a step's nominal compute: ``S T_comp``, Rep's ``P_REP_COMP_US``), ``J_STATUS`` (``STATUS_*``);
+``J_REMOTE_STEPS`` (the progress the last remote checkpoint saved; ``J_CKPT_STEPS`` is the last checkpoint of any
+kind), ``J_PERSIST_END`` / ``J_PERSIST_STEPS`` (an asynchronous save in flight: when it completes and the progress it
+saves; -1 when none), ``J_SINCE_REMOTE`` (memory-only checkpoints since the last remote one), ``J_RESTART_BASE`` (the
+nominal length of the restart in progress: ``P_RESTART_US`` plus the load).
 
 ``W``, the work since the last checkpoint (``N_W``): ``W_USEFUL, W_REDUNDANT, W_PATCH, W_ALLREDUCE, W_RECTLR``,
-aligned with the results (``R_USEFUL + W_x == R_x``): kept at a checkpoint (or the end), lost at a wipe-out.
+aligned with the results (``R_USEFUL + W_x == R_x``): kept at a checkpoint (or the end), lost at a wipe-out. Two more
+blocks follow it: ``W_MEM`` (kept by in-memory checkpoints only: lost at a remote fallback) and ``W_PERSIST`` (to be
+kept when the asynchronous save in flight completes).
 
 ``res`` (``N_RES``): the ``R_*`` results (times in microseconds); ``res[R_STATUS]`` is one of ``STATUS_*``;
 ``res[R_CKPTS_LOST]`` counts the checkpoints a failure made unusable (they count in ``R_CHECKPOINTS`` too).
@@ -140,7 +149,9 @@ boundary, or after a save), the stretches stopping at the first boundary a repai
 immediate detection (``P_DETECT_IMMEDIATE``) in the explicit step of :func:`_job`, in :func:`_checkpoint_if_due`
 (an interrupted save) and in :func:`_stretch_exact` (whole steps before the failure); restarts started again
 (``P_RESTART_AGAIN``) in :func:`_src_restart_again`, called by :func:`_wipeout`; the final checkpoint
-(``P_FINAL_CKPT``) in :func:`_checkpoint_if_due` and the loop's condition.
+(``P_FINAL_CKPT``) in :func:`_checkpoint_if_due` and the loop's condition; in-memory copies and asynchronous saves
+in :func:`_checkpoint_tiered` (the save), :func:`_persist_done` (a save completes), :func:`_async_extra` (the slowed
+compute of an explicit step; no stretch while a save is in flight) and :func:`_global_restart` (memory or remote).
 Each is 0 by default and then costs one predictable branch. Deaths taken but not detected at the top of the loop
 (after a ``P_STAY_DEAD`` restart or a ``P_CKPT_LOST`` save) force an explicit step. Next: dynamic periods where
 ``J_CKPT_DUE`` is set (:func:`_checkpoint_if_due`, :func:`_global_restart`); restart times growing with ``N`` are
@@ -175,8 +186,8 @@ SRC_SYSTEM, SRC_UNITS, SRC_LOG = 0, 1, 2
 
 (R_TTT, R_USEFUL, R_REDUNDANT, R_PATCH, R_ALLREDUCE, R_RECTLR, R_CKPT, R_RESTART, R_LOST, R_FAILURES, R_ABSORBED,
  R_WIPEOUTS, R_CHECKPOINTS, R_DETECTIONS, R_STEPS_RUN, R_SUM_S, R_STATUS, R_STEPS_DONE, R_LOOPS, R_ARRIVALS,
- R_PATCH_SHARDS, R_S_MAX, R_CKPTS_LOST, R_REJOINS) = range(24)
-N_RES = 24
+ R_PATCH_SHARDS, R_S_MAX, R_CKPTS_LOST, R_REJOINS, R_MEM_RESTARTS, R_FALLBACKS, R_ASYNC_SLOW) = range(27)
+N_RES = 27
 #: ``res[R_STATUS]``: finished, stopped at the wall-clock cap, ran out of failure trace (extend it and rerun)
 STATUS_OK, STATUS_CAPPED, STATUS_TRACE = 0, 1, 2
 
@@ -185,8 +196,9 @@ STATUS_OK, STATUS_CAPPED, STATUS_TRACE = 0, 1, 2
  P_RECTLR_US, P_CAP_US, P_SOURCE, P_LIVE_SCALING, P_KEEP_AGES, P_N_GROUP_UNITS, P_REP_COMP_US, P_REP_COST,
  P_RESYNC_US, P_MASKED_DETECT_US, P_PATCH_COST, P_STAY_DEAD, P_CKPT_EVERY, P_CKPT_LOST, P_REP_LAYERS,
  P_DETECT_IMMEDIATE, P_RESTART_AGAIN, P_FINAL_CKPT, P_CKPT_POLICY, P_REPAIR, P_REPAIR_US, P_REJOIN_CKPT,
- P_REJOIN_US, P_UNIT_RACE, P_N_UNITS) = range(35)
-N_P = 35
+ P_REJOIN_US, P_UNIT_RACE, P_N_UNITS, P_MEM_COPIES, P_REMOTE_EVERY, P_MEM_SAVE_US, P_MEM_LOAD_US, P_LOAD_US,
+ P_ASYNC) = range(41)
+N_P = 41
 #: ``P[P_REPAIR]``: failed groups are not repaired (they come back at the next global restart), or repaired after a
 #: fixed or a lognormal time and brought back without a restart
 REPAIR_NONE, REPAIR_FIXED, REPAIR_LOGNORMAL = 0, 1, 2
@@ -200,22 +212,26 @@ PATCH_PER_SHARD, PATCH_NONE, PATCH_WHOLE_STEP = 0, 1, 2
 #: system (``lambda = m / Gamma(1 + 1/k)``), its shape, the period factor, ``T_s`` and ``T_r`` in seconds
 #: the race of renewed unit clocks (``P_UNIT_RACE``): the hazard rate of a group unit and of a domain unit in the
 #: clock ``sigma = (t - t0)^k`` (``scale^-k``, microseconds^-k), and ``1 / k``
+#: asynchronous saves (``P_ASYNC``): the slowdown factor ``f`` of compute while a save runs, and ``(f - 1) / f``
 (PF_JITTER_SD, PF_LAM_S, PF_SHAPE, PF_FACTOR, PF_SAVE_S, PF_RESTART_S, PF_REPAIR_MU, PF_REPAIR_SIGMA, PF_RATE_G,
- PF_RATE_D, PF_INV_K) = range(11)
-N_PF = 11
+ PF_RATE_D, PF_INV_K, PF_ASYNC_F, PF_ASYNC_G) = range(13)
+N_PF = 13
 # the job
 J_T, J_STEPS_DONE, J_CKPT_STEPS, J_CKPT_DUE, J_S, J_STATUS, J_CKPT_DUE_STEP, J_C_NOM, J_LAST_CK, J_N_KNOWN, \
-    J_N_CRIT, J_NEXT_READY = range(12)
-N_J = 12
-# the work since the last checkpoint, aligned with res[R_USEFUL .. R_RECTLR]
+    J_N_CRIT, J_NEXT_READY, J_REMOTE_STEPS, J_PERSIST_END, J_PERSIST_STEPS, J_SINCE_REMOTE, J_RESTART_BASE = range(17)
+N_J = 17
+# the work since the last checkpoint, aligned with res[R_USEFUL .. R_RECTLR]; ``W`` holds three such blocks: the work
+# since the last checkpoint (``W[:N_W]``), the work kept by in-memory checkpoints only (``W[W_MEM:W_MEM + N_W]``)
+# and the work an asynchronous save in flight will keep (``W[W_PERSIST:W_PERSIST + N_W]``)
 W_USEFUL, W_REDUNDANT, W_PATCH, W_ALLREDUCE, W_RECTLR = range(5)
 N_W = 5
+W_MEM, W_PERSIST = N_W, 2 * N_W
 assert (R_USEFUL, R_REDUNDANT, R_PATCH, R_ALLREDUCE, R_RECTLR) == tuple(R_USEFUL + w for w in range(N_W))
 # the failure source: its scalars and the rows of its group block
 Q_N_UP, Q_N_PEND, Q_IA, Q_REM, Q_T_REF, Q_IL, Q_T_LAST, Q_T0, Q_M0, Q_M1, Q_T_NEXT, Q_N_OFF = range(12)
 N_Q = 12
-GB_TREE, GB_UP, GB_PEND, GB_CRIT, GB_TCRIT, GB_READY, GB_LIST = range(7)
-N_GB = 7
+GB_TREE, GB_UP, GB_PEND, GB_CRIT, GB_TCRIT, GB_READY, GB_LIST, GB_MEMCOPY = range(8)
+N_GB = 8
 # the unit clocks' block (rows of ``N_UB x 2 S``, ``S`` the least power of two >= the number of units): the
 # tournament tree over ``next_t`` (1-based, leaves at ``S + u``), and the race's units by class (active first) with
 # each unit's position; the race's float state (the clock sigma at the last arrival, at the next one)
@@ -263,6 +279,22 @@ def _keep(W, res):
     for i in range(N_W):
         res[R_USEFUL + i] += W[i]
         W[i] = 0
+
+
+@_kernel
+def _keep_block(W, off, res):
+    """The work of the block of ``W`` at ``off`` (``W_MEM`` or ``W_PERSIST``) is kept."""
+    for i in range(N_W):
+        res[R_USEFUL + i] += W[off + i]
+        W[off + i] = 0
+
+
+@_kernel
+def _move_block(W, src, dst):
+    """Add the block of ``W`` at ``src`` to the one at ``dst`` and empty it."""
+    for i in range(N_W):
+        W[dst + i] += W[src + i]
+        W[src + i] = 0
 
 
 @_kernel
@@ -384,6 +416,14 @@ def _fenwick_fill(tree, n):
     """Fenwick tree of n ones (1-based ``tree[1..n]``)."""
     for i in range(1, n + 1):
         tree[i] = i & (-i)
+
+
+@_kernel
+def _all_live(GB, n):
+    """Every group is live (the system source's Fenwick tree and the ``GB_UP`` row)."""
+    _fenwick_fill(GB[GB_TREE], n)
+    for g in range(n):
+        GB[GB_UP, g] = 1
 
 
 @_kernel
@@ -685,6 +725,7 @@ def _kill_if_live(g, Q, GB):
     if GB[GB_UP, g] == 0:
         return np.int64(0)
     GB[GB_UP, g] = 0
+    GB[GB_MEMCOPY, g] = 0  # its memory, and the checkpoint copy in it, are gone
     GB[GB_PEND, Q[Q_N_PEND]] = g
     Q[Q_N_PEND] += 1
     return np.int64(1)
@@ -808,6 +849,8 @@ def _src_take_until(t, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgro
         if Q[Q_N_UP] > 0:  # else (no live scaling, every group dead) the arrival hits nothing
             g = _fenwick_take(GB[GB_TREE], n, (victims[Q[Q_IA]] * Q[Q_N_UP]) >> 32)
             Q[Q_N_UP] -= 1
+            GB[GB_UP, g] = 0
+            GB[GB_MEMCOPY, g] = 0
             GB[GB_PEND, Q[Q_N_PEND]] = g
             Q[Q_N_PEND] += 1
             res[R_FAILURES] += 1
@@ -869,7 +912,7 @@ def _src_restart(t_from, t_end, P, Q, GB, next_t, UB, UF, gaps, victims, uscale,
                 break
             res[R_ABSORBED] += 1
             _sys_consume(t_f, Q, gaps)
-        _fenwick_fill(GB[GB_TREE], n)
+        _all_live(GB, n)
     Q[Q_N_UP] = n
     Q[Q_N_PEND] = 0
     return STATUS_OK
@@ -949,7 +992,7 @@ def _src_restart_stay_dead(t_from, t_end, P, Q, GB, next_t, UB, UF, gaps, victim
             return STATUS_TRACE
         Q[Q_REM] -= _sys_rate(P, Q) * (t_from - Q[Q_T_REF])  # bank the old rate, as in _src_restart
         Q[Q_T_REF] = t_from
-        _fenwick_fill(GB[GB_TREE], n)
+        _all_live(GB, n)
     Q[Q_N_UP] = n
     Q[Q_N_PEND] = 0
     status = _src_take_until(t_end - 1, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res)
@@ -961,9 +1004,10 @@ def _src_restart_stay_dead(t_from, t_end, P, Q, GB, next_t, UB, UF, gaps, victim
 
 
 @_kernel
-def _src_restart_again(t_from, t_end, P, PF, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, rng, res):
+def _src_restart_again(t_from, t_end, r_base, P, PF, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, rng, res):
     """A global restart from ``t_from`` under ``P_RESTART_AGAIN``, first due to end at ``t_end``: every failure
-    before the current end starts the restart again from its arrival (a new restart time, jittered; counted as
+    before the current end starts the restart again from its arrival (a new restart time of nominal ``r_base``,
+    jittered; counted as
     absorbed). The system clock runs at the full rate ``N`` throughout; a unit that fires is inactive until the end,
     when lifetimes are redrawn as after any restart. Every group is back at the end. Returns ``(status, the end)``:
     ``STATUS_CAPPED`` (and the end) as soon as an attempt would end past the cap, unsimulated beyond its start."""
@@ -977,7 +1021,7 @@ def _src_restart_again(t_from, t_end, P, PF, Q, GB, next_t, UB, UF, gaps, victim
             res[R_ABSORBED] += 1
             if _units_absorb(P, Q, next_t, UB, UF, victims, life) != STATUS_OK:
                 return STATUS_TRACE, t_end
-            r_s = _dur(P[P_RESTART_US], sd, rng)
+            r_s = _dur(r_base, sd, rng)
             res[R_RESTART] += t_f + r_s - t_end
             t_end = t_f + r_s
             if t_end > P[P_CAP_US]:
@@ -999,7 +1043,7 @@ def _src_restart_again(t_from, t_end, P, PF, Q, GB, next_t, UB, UF, gaps, victim
                 break
             res[R_ABSORBED] += 1
             Q[Q_IA] += 1
-            r_s = _dur(P[P_RESTART_US], sd, rng)
+            r_s = _dur(r_base, sd, rng)
             res[R_RESTART] += t_f + r_s - t_end
             t_end = t_f + r_s
             if t_end > P[P_CAP_US]:
@@ -1019,12 +1063,12 @@ def _src_restart_again(t_from, t_end, P, PF, Q, GB, next_t, UB, UF, gaps, victim
                 break
             res[R_ABSORBED] += 1
             _sys_consume(t_f, Q, gaps)
-            r_s = _dur(P[P_RESTART_US], sd, rng)
+            r_s = _dur(r_base, sd, rng)
             res[R_RESTART] += t_f + r_s - t_end
             t_end = t_f + r_s
             if t_end > P[P_CAP_US]:
                 return STATUS_CAPPED, t_end
-        _fenwick_fill(GB[GB_TREE], n)
+        _all_live(GB, n)
     Q[Q_N_UP] = n
     Q[Q_N_PEND] = 0
     return STATUS_OK, t_end
@@ -1143,7 +1187,10 @@ def _useful_share(c, P, J):
 @_step
 def _quiet_stretch(t_f, P, PF, J, Q, W, rng, res):
     """Run the failure-free steps before the next failure at ``t_f`` in O(1): an exact jump without jitter, normal
-    sums with jitter. Returns the number of steps run (0: the next step is simulated explicitly)."""
+    sums with jitter. Returns the number of steps run (0: the next step is simulated explicitly; always while an
+    asynchronous save runs, which slows the steps)."""
+    if J[J_PERSIST_END] >= 0:
+        return 0
     if PF[PF_JITTER_SD] == 0.0:
         m, sum_c, sum_a = _stretch_exact(t_f, P, PF, J, Q)
     else:
@@ -1234,18 +1281,46 @@ def _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset, slive, rn
 
 
 @_step
-def _global_restart(t_c, c_step, in_step, s0, P, PF, J, W, rng, res):
+def _global_restart(t_c, c_step, in_step, s0, P, PF, J, W, GB, rng, res):
     """A wipe-out detected at ``t_c``, after ``c_step`` of the step in progress (``in_step`` 1; 0: the wipe-out
     interrupted a checkpoint): that time and all the work since the last checkpoint are lost, progress rolls back
-    to it, a global restart takes ``T_r`` and ``S`` is back to ``s0`` (SPARe). Returns the restart's end (the caller
-    restarts the failure source and resets the stacks)."""
+    to it, a global restart takes ``T_r`` plus the checkpoint's load time, and ``S`` is back to ``s0`` (SPARe).
+    With in-memory copies (``P_MEM_COPIES``) the last checkpoint is reloaded from memory if a group still holds a
+    copy (``GB_MEMCOPY``), else the job falls back to the last checkpoint in remote storage: the work kept in
+    memory only is lost too. An asynchronous save done by ``t_c`` counts; one still in flight is abandoned. Returns
+    the restart's end (the caller restarts the failure source and resets the stacks)."""
+    _persist_done(t_c, P, J, W, res)
     res[R_WIPEOUTS] += 1
-    res[R_LOST] += W.sum() + c_step
+    lost = c_step
+    for i in range(N_W):
+        lost += W[i]
+        W[i] = 0
+    from_memory = False
+    if P[P_MEM_COPIES] > 0:
+        for g in range(P[P_N_GROUPS]):
+            if GB[GB_MEMCOPY, g] != 0:
+                from_memory = True
+                break
+    if from_memory:  # the save in flight started after an in-memory checkpoint at least as recent: its work stays
+        _move_block(W, W_PERSIST, W_MEM)
+        res[R_MEM_RESTARTS] += 1
+        base = P[P_RESTART_US] + P[P_MEM_LOAD_US]
+    else:
+        for i in range(W_MEM, W_PERSIST + N_W):
+            lost += W[i]
+            W[i] = 0
+        if P[P_MEM_COPIES] > 0:
+            res[R_FALLBACKS] += 1
+            J[J_SINCE_REMOTE] = 0
+        J[J_CKPT_STEPS] = J[J_REMOTE_STEPS]
+        base = P[P_RESTART_US] + P[P_LOAD_US]
+    J[J_PERSIST_END] = -1
+    J[J_RESTART_BASE] = base
+    res[R_LOST] += lost
     res[R_STEPS_RUN] += in_step
     res[R_SUM_S] += in_step * J[J_S]
-    W[:] = 0
     J[J_STEPS_DONE] = J[J_CKPT_STEPS]
-    r_s = _dur(P[P_RESTART_US], PF[PF_JITTER_SD], rng)
+    r_s = _dur(base, PF[PF_JITTER_SD], rng)
     res[R_RESTART] += r_s
     t_end = t_c + r_s
     J[J_T] = t_end
@@ -1303,6 +1378,8 @@ def _checkpoint_if_due(t_f, P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, l
             return STATUS_TRACE, np.int64(-1)
         if float(J[J_T] - J[J_LAST_CK]) < _dynamic_threshold_us(J[J_T], Q[Q_T_LAST], P, PF, J):
             return STATUS_OK, np.int64(-1)
+    if P[P_MEM_COPIES] != 0 or P[P_ASYNC] != 0:
+        return _checkpoint_tiered(P, PF, J, W, Q, GB, rng, res), np.int64(-1)
     k_s = _dur(P[P_SAVE_US], PF[PF_JITTER_SD], rng)
     res[R_CHECKPOINTS] += 1
     t0 = J[J_T]
@@ -1323,10 +1400,121 @@ def _checkpoint_if_due(t_f, P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, l
     else:
         _keep(W, res)
         J[J_CKPT_STEPS] = J[J_STEPS_DONE]
+        J[J_REMOTE_STEPS] = J[J_STEPS_DONE]
     J[J_CKPT_DUE] = J[J_T] + P[P_PERIOD_US]
     J[J_LAST_CK] = J[J_T]
     J[J_CKPT_DUE_STEP] = J[J_STEPS_DONE] + P[P_CKPT_EVERY]
     return status, np.int64(-1)
+
+
+@_kernel
+def _persist_done(t, P, J, W, res):
+    """An asynchronous save that is complete by ``t`` makes its checkpoint usable in remote storage: the work it
+    saved is kept (and, without in-memory copies, it becomes the rollback point)."""
+    if J[J_PERSIST_END] >= 0 and J[J_PERSIST_END] <= t:
+        _keep_block(W, W_PERSIST, res)
+        J[J_REMOTE_STEPS] = J[J_PERSIST_STEPS]
+        if P[P_MEM_COPIES] == 0:
+            J[J_CKPT_STEPS] = J[J_PERSIST_STEPS]
+        J[J_PERSIST_END] = -1
+
+
+@_kernel
+def _place_copies(P, Q, GB):
+    """The checkpoint just written goes to the CPU memory of ``m = P_MEM_COPIES`` groups: for ``j = 0 .. m - 1``
+    the first group at or after ``floor(j N / m)`` (cyclically) that is not yet chosen and not known dead (dead and
+    detected). A chosen group that is in fact dead (not detected yet) holds no copy."""
+    n = P[P_N_GROUPS]
+    m = P[P_MEM_COPIES]
+    for g in range(n):
+        GB[GB_MEMCOPY, g] = 0
+    for j in range(m):
+        g = (j * n) // m
+        for _ in range(n):
+            if GB[GB_MEMCOPY, g] == 0:
+                ok = GB[GB_UP, g] != 0
+                if not ok:  # dead: chosen only if the job does not know it yet (pending)
+                    for i in range(Q[Q_N_PEND]):
+                        if GB[GB_PEND, i] == g:
+                            ok = True
+                            break
+                if ok:
+                    GB[GB_MEMCOPY, g] = 1 if GB[GB_UP, g] != 0 else 2
+                    break
+            g += 1
+            if g == n:
+                g = 0
+    for g in range(n):
+        if GB[GB_MEMCOPY, g] == 2:
+            GB[GB_MEMCOPY, g] = 0
+
+
+@_kernel
+def _checkpoint_tiered(P, PF, J, W, Q, GB, rng, res):
+    """A due checkpoint with in-memory copies and/or asynchronous saves (see the model). Every
+    ``P_REMOTE_EVERY``-th checkpoint since the last remote one (each one without copies) goes to remote storage,
+    the others to memory only. A memory checkpoint blocks for ``P_MEM_SAVE_US`` and is usable at once. A remote one
+    blocks for ``P_SAVE_US`` (it is also copied to memory), or with ``P_ASYNC`` is copied to memory (blocking, with
+    copies) and then saved in the background for ``P_SAVE_US``, usable in remote storage once done. A remote save due
+    while another is in flight is made to memory only, or postponed to the next step boundary without copies.
+    Returns ``STATUS_OK``."""
+    _persist_done(J[J_T], P, J, W, res)
+    m = P[P_MEM_COPIES]
+    done = J[J_STEPS_DONE]
+    remote = m == 0 or J[J_SINCE_REMOTE] + 1 >= P[P_REMOTE_EVERY]
+    if remote and P[P_ASYNC] != 0 and J[J_PERSIST_END] >= 0:
+        if m == 0:
+            return STATUS_OK
+        remote = False
+    res[R_CHECKPOINTS] += 1
+    sd = PF[PF_JITTER_SD]
+    if m > 0 and (not remote or P[P_ASYNC] != 0):
+        k_s = _dur(P[P_MEM_SAVE_US], sd, rng)
+        J[J_T] += k_s
+        res[R_CKPT] += k_s
+        _place_copies(P, Q, GB)
+        J[J_CKPT_STEPS] = done
+    if not remote:
+        _move_block(W, 0, W_MEM)
+        J[J_SINCE_REMOTE] += 1
+    elif P[P_ASYNC] == 0:
+        k_s = _dur(P[P_SAVE_US], sd, rng)
+        J[J_T] += k_s
+        res[R_CKPT] += k_s
+        _keep_block(W, W_MEM, res)
+        _keep(W, res)
+        if m > 0:
+            _place_copies(P, Q, GB)
+        J[J_CKPT_STEPS] = done
+        J[J_REMOTE_STEPS] = done
+        J[J_SINCE_REMOTE] = 0
+    else:
+        _move_block(W, W_MEM, W_PERSIST)
+        _move_block(W, 0, W_PERSIST)
+        J[J_PERSIST_STEPS] = done
+        J[J_PERSIST_END] = J[J_T] + _dur(P[P_SAVE_US], sd, rng)
+        J[J_SINCE_REMOTE] = 0
+        _persist_done(J[J_T], P, J, W, res)  # a save of length 0 is done at once
+    J[J_CKPT_DUE] = J[J_T] + P[P_PERIOD_US]
+    J[J_LAST_CK] = J[J_T]
+    J[J_CKPT_DUE_STEP] = done + P[P_CKPT_EVERY]
+    return STATUS_OK
+
+
+@_kernel
+def _async_extra(c, PF, J, res):
+    """The slowdown of a step's compute ``c`` starting at ``J_T`` while an asynchronous save runs until
+    ``J_PERSIST_END``: compute runs ``f`` times slower until then, so the phase lasts ``c + x (f - 1) / f`` with
+    ``x = min(the save's time left, f c)`` (rounded to the microsecond), booked as checkpoint time. Returns the
+    extra time."""
+    e = J[J_PERSIST_END]
+    if e <= J[J_T]:
+        return np.int64(0)
+    x = min(float(e - J[J_T]), PF[PF_ASYNC_F] * float(c))
+    extra = np.int64(np.floor(x * PF[PF_ASYNC_G] + 0.5))
+    res[R_CKPT] += extra
+    res[R_ASYNC_SLOW] += extra
+    return extra
 
 
 @_step
@@ -1338,12 +1526,12 @@ def _wipeout(t_c, c_step, in_step, s0, P, PF, J, W, Q, GB, next_t, UB, UF, gaps,
     reset. Returns 1 if the run stopped inside the restart (it ends past the cap: nothing during it can change the
     outcome, so its failures are not drawn -- with a tiny MTBF and a long restart they could be billions), else 0;
     sets ``J[J_STATUS]``."""
-    t_end = _global_restart(t_c, c_step, in_step, s0, P, PF, J, W, rng, res)
+    t_end = _global_restart(t_c, c_step, in_step, s0, P, PF, J, W, GB, rng, res)
     if t_end > P[P_CAP_US]:
         J[J_STATUS] = STATUS_CAPPED
         return 1
     if P[P_RESTART_AGAIN] != 0:
-        status, t_end = _src_restart_again(t_c, t_end, P, PF, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, rng, res)
+        status, t_end = _src_restart_again(t_c, t_end, J[J_RESTART_BASE], P, PF, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, rng, res)
         J[J_T] = t_end
         J[J_CKPT_DUE] = t_end + P[P_PERIOD_US]
         J[J_LAST_CK] = t_end
@@ -1353,6 +1541,8 @@ def _wipeout(t_c, c_step, in_step, s0, P, PF, J, W, Q, GB, next_t, UB, UF, gaps,
     else:
         status = _src_restart(t_c, t_end, P, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, dptr, dgroups, res)
     J[J_STATUS] = status
+    if P[P_MEM_COPIES] > 0:  # the restored checkpoint is in every group's memory: m of them keep a copy
+        _place_copies(P, Q, GB)
     if P[P_STRATEGY] == STRAT_SPARE:
         _reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, P[P_R])
     else:
@@ -1483,7 +1673,8 @@ def timeline(P, PF, holders, gset, ssize, gaps, victims, uscale, dptr, dgroups, 
     UF[UF_RATE_D] = PF[PF_RATE_D]
     UF[UF_INV_K] = PF[PF_INV_K]
     J = np.zeros(N_J, np.int64)
-    W = np.zeros(N_W, np.int64)
+    J[J_PERSIST_END] = -1
+    W = np.zeros(3 * N_W, np.int64)
     J[J_S] = s0 if P[P_STRATEGY] == STRAT_SPARE else (r if P[P_STRATEGY] == STRAT_REP else 1)
     J[J_C_NOM] = P[P_REP_COMP_US] if P[P_STRATEGY] == STRAT_REP else J[J_S] * P[P_COMP_US]
     J[J_CKPT_DUE] = P[P_PERIOD_US]
@@ -1504,11 +1695,14 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G
     """The job, step after step until ``n_steps`` are done (the steps are inlined here). Returns 0, or -1 if ReCtlr
     found no assignment (a bug)."""
     J[J_STATUS] = _src_init(P, Q, GB, next_t, UB, UF, gaps, uscale, life)
+    if P[P_MEM_COPIES] > 0:  # the initial state is held like a restored checkpoint
+        _place_copies(P, Q, GB)
     stopped_in_restart = False
     immediate = P[P_DETECT_IMMEDIATE] != 0
     while (J[J_STEPS_DONE] < P[P_N_STEPS] or (P[P_FINAL_CKPT] != 0 and J[J_CKPT_STEPS] < P[P_N_STEPS])) and \
             J[J_STATUS] == STATUS_OK:
         res[R_LOOPS] += 1
+        _persist_done(J[J_T], P, J, W, res)
         if J[J_T] > P[P_CAP_US]:
             J[J_STATUS] = STATUS_CAPPED
             break
@@ -1543,7 +1737,7 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G
                         continue
                     _finish_step(J[J_T] + c_step, c_step, np.int64(0), np.int64(0), a_s, P, J, W, meta, res)
                 else:
-                    t_c = J[J_T] + c_step
+                    t_c = J[J_T] + c_step + _async_extra(c_step, PF, J, res)
                     # the failures up to the end of its compute phase are detected together at its all-reduce
                     if _src_take_until(t_c, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res) != STATUS_OK:
                         J[J_STATUS] = STATUS_TRACE
@@ -1595,7 +1789,9 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G
     if J[J_STATUS] != STATUS_TRACE and not stopped_in_restart and \
             _src_tail(J[J_T], P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res) != STATUS_OK:
         J[J_STATUS] = STATUS_TRACE
-    _keep(W, res)
+    _keep(W, res)  # the job is over: what it did is kept, whatever checkpoint holds it
+    _keep_block(W, W_MEM, res)
+    _keep_block(W, W_PERSIST, res)
     res[R_TTT] = J[J_T]
     res[R_STATUS] = J[J_STATUS]
     res[R_STEPS_DONE] = J[J_STEPS_DONE]

@@ -28,7 +28,9 @@ Commands
     ``--overhead``, the ReCtlr estimates.
 ``reproduce [--quick]``
     Every shipped study (sweeps on the local cluster or ``--scheduler``), the paper's main table and all figures,
-    under ``data/`` (``data/quick/`` for the quick flavour). ``--table main`` runs only the main table.
+    under ``data/`` (``data/quick/`` for the quick flavour). ``--table main`` runs only the main table, ``--table
+    domains`` the failure-domain study, ``--table llama3`` the effective training time of the Llama 3 405B preset
+    (:mod:`spare_mc.clusters`) with its sensitivity table.
 
 Exit status: 0 success; 2 a usage error (bad argument or input file: one line naming the parameter and the rule);
 1 the operating system refused (a file, the network: one line); 130 interrupted; 70 an internal error (a bug of
@@ -238,11 +240,13 @@ def _build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--json", action="store_true", help="print a JSON summary")
     rp = sub.add_parser("reproduce", parents=[common],
                         help="every study, the paper's main table and the figures (or --table main)")
-    rp.add_argument("--table", choices=("main", "domains", "phase"), default=None,
+    rp.add_argument("--table", choices=("main", "domains", "llama3", "phase"), default=None,
                     help="run only the main table (writes nothing), the failure-domain study (docs/domains.md; "
-                         "with --out-dir it writes domains.json and figures/domains.png there) or the phase map of "
-                         "which strategy wins by cluster size, save and restart time (docs/phase.md; with --out-dir "
-                         "it writes phase.json, figures/phase.png and every finished cell, and resumes from them)")
+                         "with --out-dir it writes domains.json and figures/domains.png there), the effective "
+                         "training time of the Llama 3 405B preset with its sensitivity table (docs/llama3.md; "
+                         "with --out-dir it writes llama3.json there), or the phase map of which strategy wins by "
+                         "cluster size, save and restart time (docs/phase.md; with --out-dir it writes phase.json, "
+                         "figures/phase.png and every finished cell, and resumes from them)")
     rp.add_argument("--quick", action="store_true", help="the quick flavour (fewer replications; about a minute)")
     rp.add_argument("--studies", default=None,
                     help="folder of sweep specs to run instead of the shipped ones (and its main_table.toml and "
@@ -250,17 +254,21 @@ def _build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out-dir", default=None, help="output folder (default data/, or data/quick/ with --quick)")
     rp.add_argument("--force", action="store_true",
                     help="replace existing output files that are not datasets of these studies")
-    rp.add_argument("--workers", type=int, default=None, help="local worker processes for the sweeps (and for the cells of --table phase and the phase map of reproduce: default 1 there)")
+    rp.add_argument("--workers", type=int, default=None,
+                    help="local worker processes for the sweeps and the phase map's cells (--table phase: default "
+                         "1)")
     rp.add_argument("--scheduler", default=None, help="address of an existing dask scheduler for the sweeps")
     rp.add_argument("--n-values", default=None,
                     help="comma-separated N values of the main table (default 200,600,1000)")
     rp.add_argument("--reps", type=int, default=None,
-                    help="replications per grid point of the main table (default 20; quick 6), or of --table phase "
-                         "(default 20; quick 6)")
+                    help="replications per grid point of the main table (default 20; quick 6), per row of "
+                         "--table domains (100; quick 8) or --table llama3 (1000; quick 100), per searched point of "
+                         "--table phase (20; quick 6)")
     rp.add_argument("--confirm-reps", type=int, default=None,
                     help="replications of each selected optimum on fresh traces (default 50; quick 12; --table "
                          "phase: 100, quick 20)")
-    rp.add_argument("--seed", type=int, default=None, help="root seed of the main table or of --table phase (default 0)")
+    rp.add_argument("--seed", type=int, default=None, help="root seed of the main table, the domain study, the "
+                                                             "Llama 3 study or the phase map (default 0)")
     rp.add_argument("--preset", default=None,
                     help="run under a preset's option values (a shipped name, e.g. paper-n600, or a JSON file); "
                          "presets are fitted, never the default")
@@ -695,6 +703,8 @@ def run_reproduce(args) -> dict:
 
     if args.table == "domains":
         return _run_domains_table(args)
+    if args.table == "llama3":
+        return _run_llama3_table(args)
     if args.table == "phase":
         return _run_phase_table(args)
     if args.n_values is not None:
@@ -792,10 +802,10 @@ def _run_phase_table(args) -> dict:
             hint = (" (cluster sizes and the grid: a spec's [phase] table through --studies, or "
                     "spare_mc.phase.PhaseStudy)") if flag == "n_values" else ""
             raise UsageValueError(f"`--{flag.replace('_', '-')}` has no effect with --table phase{hint}")
-    if args.failures not in (None, "system") or _config_overrides(args):
-        raise UsageValueError("the timeline and failure-model options (--failures, --save-s, ...) have no effect "
-                              "with --table phase: its grid and settings are docs/phase.md's (or a spec's, through "
-                              "--studies)")
+    given = _given_config_flags(args)
+    if given:
+        raise UsageValueError(f"`{given[0]}` has no effect with --table phase: its grid and settings are "
+                              f"docs/phase.md's (or a spec's, through --studies)")
     if args.studies is not None:  # a spec file, or a folder with phase_map.toml (as main_table.toml for the table)
         spec = args.studies if os.path.isfile(args.studies) else os.path.join(args.studies, "phase_map.toml")
         if not os.path.isfile(spec):
@@ -836,6 +846,82 @@ def _print_phase_table(d: dict) -> None:
     print("TTT/T0 of each strategy at its best r and period (confirmation runs); margin = runner-up minus winner, "
           "paired" + (f"; result: {d['result']}, figure: {d['figure']}" if "result" in d else "")
           + f" ({d['elapsed_s']:.0f} s)")
+
+
+#: Replications per row of ``reproduce --table llama3`` (``--quick``: the second).
+LLAMA3_REPS = (1000, 100)
+
+
+def _given_config_flags(args) -> list:
+    """The timeline and failure-model flags given on the command line (``--restart-s``, ``--failures``, ...)."""
+    from .timeline import TimelineConfig
+
+    given = [f"--{f.name.replace('_', '-')}" for f in fields(TimelineConfig)
+             if f.metadata.get("cli") and getattr(args, f.name, None) is not None]
+    if args.no_live_scaling:
+        given.append("--no-live-scaling")
+    if args.failures not in (None, "system"):
+        given.append("--failures")
+    given += [f"--{name.replace('_', '-')}" for name in ("calibration", "age_policy", "domain_mtbf_s")
+              if getattr(args, name, None) is not None]
+    return given
+
+
+def _run_llama3_table(args) -> dict:
+    """``reproduce --table llama3``: :func:`spare_mc.clusters.llama3_study` (the preset's effective training time,
+    the save x restart grid, the k = 0.78 row, the job-length check and the classical check)."""
+    from .clusters import llama3_study
+
+    for flag in ("n_values", "studies", "preset", "scheduler", "workers", "confirm_reps"):
+        if getattr(args, flag) is not None:
+            raise UsageValueError(f"`--{flag.replace('_', '-')}` has no effect with --table llama3")
+    given = _given_config_flags(args)
+    if given:
+        raise UsageValueError(f"`{given[0]}` has no effect with --table llama3: its settings are the preset's and "
+                              f"the sensitivity grid's (docs/llama3.md; other settings: "
+                              f"spare_mc.clusters.effective_training_time)")
+    reps = LLAMA3_REPS[args.quick] if args.reps is None else args.reps
+    seed = 0 if args.seed is None else args.seed
+    _check_reps_and_seed(reps, "--reps", seed)
+    target = None
+    if args.out_dir is not None:  # refuse a foreign file before any work
+        target = os.path.join(args.out_dir, "llama3.json")
+        check_own_json(target, args.force, ("central", "grid"), "Llama 3 study", "pass --force, or choose another "
+                       "folder")
+    log = (lambda msg: _say(f"... {msg}")) if not args.json else None
+    out = _stamp({"table": "llama3", **llama3_study(reps=reps, rng=seed, progress=log)})
+    if target is not None:
+        from .storage import write_json
+
+        os.makedirs(args.out_dir, exist_ok=True)
+        write_json(_json_safe(out), target)
+        out["result"] = target
+    return out
+
+
+def _print_llama3_table(d: dict) -> None:
+    def ci(e):  # percent
+        return f"{100 * e['mean']:6.2f} [{100 * e['ci95'][0]:6.2f}, {100 * e['ci95'][1]:6.2f}]"
+
+    p, c = d["preset"], d["central"]
+    print(f"Llama 3 405B preset: {p['n_gpus']:,} GPUs, {p['interruptions']} unexpected interruptions in "
+          f"{p['snapshot_h'] / 24:g} days (system MTBF {p['system_mtbf_s'] / 3600:.2f} h, per GPU "
+          f"{p['gpu_mtbf_h']:,.0f} h), T0 = {p['t0_s'] / 86400:.1f} days, {d['settings']['reps']} jobs per row")
+    print(f"effective training time (%): {ci(c['effective'])}  -- the report: more than "
+          f"{100 * d['reported']['effective']:g}% ({c['verdict']})")
+    print("  shares of the wall clock (%): " + ", ".join(f"{k} {ci(v)}" for k, v in c["shares"].items()))
+    print(f"{'save (s)':>9} {'restart (s)':>11} {'shape':>5} {'effective % [95% CI]':>26} {'first order':>11}  verdict")
+    for r in (*d["grid"], *d["shapes"]):
+        print(f"{r['save_s']:>9g} {r['restart_s']:>11g} {r['shape']:>5g} {ci(r['effective']):>26} "
+              f"{100 * r['first_order']:>11.2f}  {r['verdict']}")
+    for r in d["t0"]:
+        print(f"T0 = {r['t0_s'] / 86400:5.1f} days: {ci(r['effective'])}")
+    k = d["classical"]
+    print(f"classical rules: {ci(k)} vs Daly's exact {100 * k['exact']:.2f} "
+          f"({'consistent' if k['consistent'] else 'NOT consistent'} at alpha {k['alpha']:g})")
+    if "result" in d:
+        print(f"result: {d['result']}")
+    print(f"({d['elapsed_s']:.0f} s)")
 
 
 def _print_domains_table(d: dict) -> None:
@@ -1280,6 +1366,8 @@ def _emit(args, out) -> None:
         _print_domains_table(out)
     elif args.command == "reproduce" and out.get("table") == "phase":
         _print_phase_table(out)
+    elif args.command == "reproduce" and out.get("table") == "llama3":
+        _print_llama3_table(out)
     elif args.command == "reproduce":
         if "datasets" in out:
             print("datasets: " + ", ".join(out["datasets"].values()))

@@ -531,9 +531,12 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
 
     env = simpy.Environment()
     fleet = _Fleet(list(range(n)))
+    fleet.copies = set()  # the groups holding a copy of the last checkpoint in their memory
+    copies = cfg.memory_copies
+    tiered = copies > 0 or cfg.ckpt_async
     tot = dict.fromkeys(("useful", "redundant", "patch", "allreduce", "rectlr_shrink", "checkpoint", "restart",
                          "lost", "failures", "absorbed", "wipeouts", "checkpoints", "checkpoints_lost", "detections",
-                         "steps_run", "rejoins"), 0)
+                         "steps_run", "rejoins", "memory_restarts", "remote_fallbacks", "async_slowdown"), 0)
     repairing = cfg.repair != "none"
     ready = {}  # group -> wall time its repair is done
 
@@ -550,6 +553,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
             record.append((env.now, list(touched)))
 
     def kill(g):
+        fleet.copies.discard(g)  # its memory, with a checkpoint copy in it, is gone
         fleet.up.remove(g)
         fleet.dead.add(g)
         fleet.pending.append(g)
@@ -783,14 +787,37 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
                                    last_ck=0,  # wall time of the end of the last checkpoint or restart
                                    mark=0,     # steps done at the last checkpoint or restart
                                    since_ck=dict.fromkeys(("useful", "redundant", "patch", "allreduce",
-                                                           "rectlr_shrink"), 0))
+                                                           "rectlr_shrink"), 0),
+                                   remote=0,          # steps done at the last checkpoint in remote storage
+                                   since_remote=0,    # in-memory checkpoints since the last remote save
+                                   persist_end=None,  # when the asynchronous save in flight completes
+                                   persist_steps=0)
+        st.in_memory = dict.fromkeys(st.since_ck, 0)   # work kept only by in-memory checkpoints
+        st.persisting = dict.fromkeys(st.since_ck, 0)  # work the save in flight will keep
+        result["state"] = st
         st.S = st.ctl.stack_number if st.ctl else (cfg.r if cfg.strategy == "rep" else 1)
 
         def wipe_out(lost_now):
             """A wipe-out now, ``lost_now`` of the phase in progress lost: the global restart. Returns True if the
             run stopped inside it (the cap)."""
+            persist_check()
             tot["wipeouts"] += 1
-            tot["lost"] += sum(st.since_ck.values()) + lost_now
+            lost = sum(st.since_ck.values()) + lost_now
+            if copies and fleet.copies:  # a holder of the last checkpoint is alive: reload it from memory
+                add_to(st.in_memory, st.persisting)
+                tot["memory_restarts"] += 1
+                base = round(restart_seconds * us) + round(cfg.memory_load * us)
+            else:  # from remote storage: the work kept only in memory is lost too
+                lost += sum(st.in_memory.values()) + sum(st.persisting.values())
+                st.in_memory = dict.fromkeys(st.since_ck, 0)
+                st.persisting = dict.fromkeys(st.since_ck, 0)
+                if copies:
+                    tot["remote_fallbacks"] += 1
+                    st.since_remote = 0
+                st.saved = st.remote
+                base = round(restart_seconds * us) + round(cfg.load_s * us)
+            st.persist_end = None  # a save in flight is abandoned
+            tot["lost"] += lost
             ready.clear()  # every group comes back with the restart
             st.since_ck = dict.fromkeys(st.since_ck, 0)
             st.done = st.saved
@@ -801,7 +828,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
                 fleet.up, fleet.dead, fleet.pending = list(range(n)), set(), []
             fail_proc.interrupt()
             start = env.now
-            r_s = dur(round(restart_seconds * us))
+            r_s = dur(base)
             while True:
                 if env.now + r_s > cap:  # a restart that ends past the cap ends the run there, unsimulated
                     tot["restart"] += env.now + r_s - start
@@ -811,7 +838,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
                 fleet.restart_hit = env.event()
                 yield env.timeout(r_s) | fleet.restart_hit
                 if again and fleet.restart_hit.triggered and env.now < fleet.restart_end:
-                    r_s = dur(round(restart_seconds * us))  # a failure: the restart starts again from it
+                    r_s = dur(base)  # a failure: the restart starts again from it
                     continue
                 break
             tot["restart"] += env.now - start
@@ -847,7 +874,77 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
                 st.S = st.ctl.stack_number
             st.last_ck, st.mark = env.now, st.done
             st.known_dead = set()
+            if copies:  # the restored checkpoint is in every group's memory: m of them keep a copy
+                place_copies()
             return False
+
+        def add_to(dst, src):
+            for key in src:
+                dst[key] += src[key]
+                src[key] = 0
+
+        def place_copies():
+            """For j = 0 .. m - 1, the first group at or after floor(j N / m), cyclically, not chosen yet and not
+            known dead; a chosen group that is dead (not detected yet) gets no copy."""
+            chosen = []
+            for j in range(copies):
+                g = j * n // copies
+                for _ in range(n):
+                    if g not in chosen and g not in st.known_dead:
+                        chosen.append(g)
+                        break
+                    g = (g + 1) % n
+            fleet.copies = {g for g in chosen if g not in fleet.dead}
+
+        def persist_check():
+            """An asynchronous save complete by now: its checkpoint is in remote storage, its work kept."""
+            if st.persist_end is not None and st.persist_end <= env.now:
+                for key, v in st.persisting.items():
+                    tot[key] += v
+                st.persisting = dict.fromkeys(st.since_ck, 0)
+                st.remote = st.persist_steps
+                if not copies:
+                    st.saved = st.persist_steps
+                st.persist_end = None
+
+        def tiered_checkpoint():
+            """A due checkpoint with in-memory copies and/or asynchronous saves, as the options' text says."""
+            persist_check()
+            remote = not copies or st.since_remote + 1 >= cfg.remote_every
+            if remote and cfg.ckpt_async and st.persist_end is not None:
+                if not copies:
+                    return  # one remote save at a time: due again at the next step boundary
+                remote = False
+            tot["checkpoints"] += 1
+            if copies and (not remote or cfg.ckpt_async):
+                k = dur(round(cfg.memory_save * us))
+                yield env.timeout(k)
+                tot["checkpoint"] += k
+                place_copies()
+                st.saved = st.done
+            if not remote:
+                add_to(st.in_memory, st.since_ck)
+                st.since_remote += 1
+            elif not cfg.ckpt_async:
+                k = dur(round(cfg.save_s * us))
+                yield env.timeout(k)
+                tot["checkpoint"] += k
+                for block in (st.in_memory, st.since_ck):
+                    for key, v in block.items():
+                        tot[key] += v
+                        block[key] = 0
+                if copies:
+                    place_copies()
+                st.saved = st.remote = st.done
+                st.since_remote = 0
+            else:
+                add_to(st.persisting, st.in_memory)
+                add_to(st.persisting, st.since_ck)
+                st.persist_steps = st.done
+                st.persist_end = env.now + dur(round(cfg.save_s * us))
+                st.since_remote = 0
+                persist_check()
+            st.last_ck, st.mark = env.now, st.done
 
         def interruptible(length):
             """Immediate detection: run a phase of ``length`` unless a kill stops it. Returns whether one did (a
@@ -889,7 +986,10 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
             yield env.timeout(cost)
             st.since_ck["rectlr_shrink"] += cost
 
+        if copies:  # the initial state is held like a restored checkpoint
+            place_copies()
         while st.done < cfg.n_steps or (cfg.final_checkpoint and st.saved < cfg.n_steps):
+            persist_check()
             if env.now > cap:
                 result["status"] = "capped"
                 break
@@ -912,7 +1012,13 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
                 extra_rc = extra_patch = 0
                 tot["steps_run"] += 1
             else:
-                yield env.timeout(c)
+                slow = 0
+                if st.persist_end is not None and st.persist_end > env.now:  # compute runs f times slower until
+                    x = min(float(st.persist_end - env.now), cfg.async_slowdown * float(c))  # the save is done
+                    slow = int(math.floor(x * ((cfg.async_slowdown - 1.0) / cfg.async_slowdown) + 0.5))
+                    tot["checkpoint"] += slow
+                    tot["async_slowdown"] += slow
+                yield env.timeout(c + slow)
                 yield env.timeout(0)  # let failures arriving exactly now land first
                 if fleet.trace_out:
                     result["status"] = "trace"
@@ -972,7 +1078,10 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
                 due = dynamic_due(env.now - st.last_ck, st.known_dead)
             else:
                 due = st.done - st.mark >= every if every else env.now - st.last_ck >= period
-            if (due and st.done < cfg.n_steps) or (cfg.final_checkpoint and st.done == cfg.n_steps):
+            if tiered:
+                if due and st.done < cfg.n_steps:
+                    yield from tiered_checkpoint()
+            elif (due and st.done < cfg.n_steps) or (cfg.final_checkpoint and st.done == cfg.n_steps):
                 start = env.now
                 k = dur(round(cfg.save_s * us))
                 if immediate:
@@ -1001,16 +1110,18 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
                     for key, v in st.since_ck.items():
                         tot[key] += v
                     st.since_ck = dict.fromkeys(st.since_ck, 0)
-                    st.saved = st.done
+                    st.saved = st.remote = st.done
                 st.last_ck, st.mark = env.now, st.done
                 if repairing and cfg.rejoin == "checkpoint":
                     yield from rejoin()
-        for key, v in st.since_ck.items():  # progress kept when the job ends (or stops at the cap)
-            tot[key] += v
         result["done"] = st.done
 
     proc = env.process(trainer())
     env.run(until=proc)
+    st = result["state"]
+    for block in (st.since_ck, st.in_memory, st.persisting):  # progress kept when the job ends, however it ends
+        for key, v in block.items():
+            tot[key] += v
     tot["ttt"] = result.get("end", env.now)
     if "cut" in result:  # stopped inside a restart: every failure up to its start was detected
         tot["failures"] = sum(k <= result["cut"] for k in fleet.kill_times)

@@ -217,6 +217,16 @@ class TimelineConfig:
         restart brings every group back and cancels the repairs in progress. System-level failures only.
     repair_s, repair_sd, rejoin, rejoin_s : float, float, str, float
         See ``repair`` (each must stay at its default without repair).
+    load_s : float
+        Loading a checkpoint from remote storage, part of a global restart (``restart_s`` is the rest).
+    memory_copies, memory_save_s, memory_load_s, remote_every : int, float or None, float or None, int
+        In-memory checkpoints (Gemini, SOSP'23): every checkpoint is also kept in the CPU memory of ``m`` groups
+        (``memory_save_s`` blocking, default ``save_s / 10``); only every ``remote_every``-th goes to remote storage
+        (``save_s``). A wipe-out reloads from memory (``restart_s + memory_load_s``) if a holder of the last
+        checkpoint is still alive, else from remote storage (``restart_s + load_s``), losing the memory-only work.
+    ckpt_async, async_slowdown : bool, float
+        Asynchronous remote saves (CheckFreq, FAST'21): the save runs for ``save_s`` in the background while compute
+        runs ``async_slowdown`` times slower (the extra time is checkpoint time); usable once complete.
     ckpt_policy : {"periodic", "hazard", "young_hazard"}
         ``periodic``: the period ``T_c``. The dynamic policies re-evaluate the period at every step boundary from
         the state the failure risk depends on: ``T_f``, the inverse of the instantaneous wipe-out hazard -- the
@@ -333,6 +343,25 @@ class TimelineConfig:
                                         "offsets (recommended), with layout='cyclic' evenly spread offsets, which "
                                         "split into blocks and stack badly (+1.7 TTT/T0 at N = 600, "
                                         "docs/domains.md)", strategies=("rep", "spare"))
+    load_s: float = _option(0.0, "time to load a checkpoint from remote storage at a global restart (s): a restart "
+                                 "after a wipe-out takes restart_s (re-scheduling and re-initialisation, growing with "
+                                 "N as restart_growth says) plus load_s, or plus memory_load_s when it reloads an "
+                                 "in-memory checkpoint")
+    memory_copies: int = _option(0, "in-memory checkpoints: each checkpoint is also kept in the CPU memory of this "
+                                    "many groups m (0 = remote storage only); a wipe-out reloads the last checkpoint "
+                                    "from memory unless every group holding a copy has failed since, else it falls "
+                                    "back to the last remote checkpoint")
+    memory_save_s: float | None = _option(None, "blocking time of a checkpoint into the CPU memory of m groups (s; "
+                                                "memory_copies > 0 only); default save_s / 10")
+    memory_load_s: float | None = _option(None, "time to load a checkpoint from CPU memory at a restart (s; "
+                                                "memory_copies > 0 only); default memory_save_s")
+    remote_every: int = _option(1, "with in-memory checkpoints, every k-th checkpoint since the last remote one also "
+                                   "goes to remote storage (save_s); the others to memory only (memory_save_s)")
+    ckpt_async: bool = _option(False, "asynchronous remote saves: a save runs in the background for save_s of wall "
+                                      "time while compute runs async_slowdown times slower, and the checkpoint is "
+                                      "usable in remote storage only once the save is complete")
+    async_slowdown: float = _option(1.2, "how much slower compute runs while an asynchronous save is in flight "
+                                         "(factor >= 1; ckpt_async only)")
     unit_sampler: str = _option("auto", "how a unit-clock failure model is sampled: race (renewed units race as "
                                         "exponentials in the clock (t - t0)^k; age_policy='renew' only), per_unit "
                                         "(one lifetime per unit, redrawn at restarts) or auto (race under 'renew', "
@@ -342,6 +371,22 @@ class TimelineConfig:
         for name, value in _timeline_config_iv(self).items():
             object.__setattr__(self, name, value)
 
+
+    @property
+    def tiered(self) -> bool:
+        """Whether checkpoints use in-memory copies or asynchronous saves (:func:`_checkpoint_tiered` rules)."""
+        return self.memory_copies > 0 or self.ckpt_async
+
+    @property
+    def memory_save(self) -> float:
+        """The blocking time of an in-memory checkpoint (s): ``memory_save_s``, default ``save_s / 10``."""
+        return self.save_s / 10.0 if self.memory_save_s is None else self.memory_save_s
+
+    @property
+    def memory_load(self) -> float:
+        """The load time of an in-memory checkpoint at a restart (s): ``memory_load_s``, default
+        :attr:`memory_save`."""
+        return self.memory_save if self.memory_load_s is None else self.memory_load_s
 
     @property
     def unit_race(self) -> bool:
@@ -464,7 +509,7 @@ class TimelineConfig:
 
 
 _CLOCK_WHY = "seconds; about 32 years, beyond which a duration is a unit mistake"
-_DURATIONS = ("compute_s", "restart_s", "save_s", "shrink_s", "rectlr_s", "rep_resync_s", "masked_detect_s")
+_DURATIONS = ("compute_s", "restart_s", "save_s", "shrink_s", "rectlr_s", "rep_resync_s", "masked_detect_s", "load_s")
 
 
 def applicable(overrides: dict, strategy: str) -> dict:
@@ -521,6 +566,43 @@ def _no_effect_iv(cfg, out) -> None:
                               "the last restart); with age_policy='keep' use 'per_unit' or 'auto'")
 
 
+def _tiered_iv(cfg, out, n) -> None:
+    """In-memory copies and asynchronous saves: their values and the rules they do not combine with."""
+    fs = TimelineConfig.__dataclass_fields__
+    out["memory_copies"] = m = as_int(cfg.memory_copies, "memory_copies", min_value=0, max_value=n)
+    out["remote_every"] = as_int(cfg.remote_every, "remote_every", min_value=1, max_value=10**9)
+    out["ckpt_async"] = as_bool(cfg.ckpt_async, "ckpt_async")
+    out["async_slowdown"] = as_float(cfg.async_slowdown, "async_slowdown", positive=True, max_value=100.0,
+                                     why="a compute slowdown factor")
+    if out["async_slowdown"] < 1.0:
+        raise UsageValueError(f"`async_slowdown` must be >= 1 (compute runs that many times slower while a save "
+                              f"is in flight), got async_slowdown={out['async_slowdown']}")
+    for name in ("memory_save_s", "memory_load_s"):
+        v = getattr(cfg, name)
+        out[name] = None if v is None else as_float(v, name, positive=name == "memory_save_s", nonnegative=True,
+                                                    max_value=MAX_DURATION_S, why=_CLOCK_WHY)
+        if v is not None and 0 < out[name] < 1e-6:
+            raise UsageValueError(f"`{name}` must be 0 or at least 1 microsecond (1e-06 s), got {name}={v:g}")
+    if m == 0:
+        for name in ("memory_save_s", "memory_load_s", "remote_every"):
+            if out[name] != fs[name].default:
+                raise UsageValueError(f"`{name}` has no effect without in-memory checkpoints: set `memory_copies` "
+                                      f">= 1, or leave {name} at its default {fs[name].default!r}")
+    if not out["ckpt_async"] and out["async_slowdown"] != fs["async_slowdown"].default:
+        raise UsageValueError(f"`async_slowdown` has no effect without asynchronous saves: set `ckpt_async`=True, "
+                              f"or leave it at its default {fs['async_slowdown'].default!r}")
+    if m == 0 and not out["ckpt_async"]:
+        return
+    what = "in-memory checkpoints (memory_copies > 0)" if m else "asynchronous saves (ckpt_async=True)"
+    for name, value, rule in (("ckpt_policy", out["ckpt_policy"], "periodic"),
+                              ("ckpt_failure", out["ckpt_failure"], "completes"),
+                              ("detection", out["detection"], "allreduce"),
+                              ("final_checkpoint", out["final_checkpoint"], False),
+                              ("rejoin", out["rejoin"], "step")):
+        if value != rule:
+            raise UsageValueError(f"{what} are modelled with {name}={rule!r} only, got {name}={value!r}")
+
+
 def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
     """Validate a :class:`TimelineConfig` and return its cleaned field values (plain Python numbers)."""
     out = {}
@@ -574,6 +656,7 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
         raise UsageValueError("`final_checkpoint`=True with ckpt_failure='lost' is not modelled (no all-reduce "
                               "follows the last save to detect its loss): use ckpt_failure='completes' or "
                               "detection='immediate'")
+    _tiered_iv(cfg, out, n)
     out["ckpt_every_steps"] = k = as_int(cfg.ckpt_every_steps, "ckpt_every_steps", min_value=0, max_value=10**12)
     out["n_steps"] = as_int(cfg.n_steps, "n_steps", min_value=1, max_value=10**12)
     for name in _DURATIONS:
@@ -625,7 +708,7 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
         out["topology"] = Topology(_PAPER["n_gpus"], n)
     _no_effect_iv(cfg, out)
     growth = (n / out["restart_ref_groups"]) ** RESTART_GROWTH[out["restart_growth"]]
-    if out["restart_s"] * growth > MAX_DURATION_S:
+    if out["restart_s"] * growth + out["load_s"] > MAX_DURATION_S:
         raise UsageValueError(f"the restart time restart_s x (N / restart_ref_groups)^p = "
                               f"{out['restart_s'] * growth:.4g} s (restart_growth={out['restart_growth']!r}) must be "
                               f"<= {MAX_DURATION_S:g} s")
@@ -773,9 +856,20 @@ def _rep_kernel_sets(cfg):
 def theory_ckpt_period_s(cfg: TimelineConfig) -> float:
     """The availability-optimal period ``T_c* = T_s + sqrt(T_s^2 + 2 T_s (T_f + T_r))`` with
     ``T_f = E[T] m`` the mean time between wipe-outs (failures until a wipe-out times the full-system MTBF;
-    live scaling ignored, as in the paper)."""
+    live scaling ignored, as in the paper) and ``T_r`` the restart with its remote load ``load_s``. In-memory
+    checkpoints: ``T_s`` is the memory save and ``T_r`` the restart with the memory load (the period is that of the
+    in-memory checkpoints). Asynchronous saves without copies: ``T_s`` is the compute the slowdown takes,
+    ``T_s (1 - 1/f)``, and the period is at least ``T_s`` (one save at a time)."""
     tf = mean_wipeout_index(cfg) * cfg.mtbf_s
-    return ckpt_period_optimal(cfg.save_s, tf, cfg.restart)
+    ts, tr = cfg.save_s, cfg.restart + cfg.load_s
+    if cfg.memory_copies > 0:  # the period of the in-memory checkpoints, most restarts reloading from memory
+        ts, tr = cfg.memory_save, cfg.restart + cfg.memory_load
+    elif cfg.ckpt_async:  # the blocking-equivalent cost: the compute a save's slowdown takes
+        ts = cfg.save_s * (1.0 - 1.0 / cfg.async_slowdown)
+    period = ckpt_period_optimal(ts, tf, tr) if ts > 0 else 0.0
+    if cfg.ckpt_async and cfg.memory_copies == 0:  # a save cannot start before the last one completed
+        period = max(period, cfg.save_s)
+    return period
 
 
 _HORIZON_F = float(_tk.HORIZON_US)
@@ -846,6 +940,11 @@ class TimelineRun:
         Checkpoints made unusable by a failure during their save (``ckpt_failure="lost"``; 0 otherwise).
     rejoins : int
         Repaired groups that rejoined the running job (``repair``; 0 otherwise).
+    memory_restarts, remote_fallbacks : int
+        Wipe-outs that reloaded an in-memory checkpoint, and those that fell back to remote storage because no
+        group held a copy any more (``memory_copies > 0``; 0 otherwise).
+    async_slowdown_s : float
+        Checkpoint time spent as compute slowed by asynchronous saves (``ckpt_async``; in ``checkpoint``).
     """
 
     ttt_s: float
@@ -864,6 +963,9 @@ class TimelineRun:
     arrivals_used: int
     checkpoints_lost: int = 0
     rejoins: int = 0
+    memory_restarts: int = 0
+    remote_fallbacks: int = 0
+    async_slowdown_s: float = 0.0
     raw_us: tuple = field(repr=False, default=())
 
     @property
@@ -959,8 +1061,17 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair
     P[_tk.P_CKPT_EVERY] = every if every else int(_tk.HORIZON_US)
     P[_tk.P_CKPT_LOST] = cfg.ckpt_failure == "lost"
     P[_tk.P_LIVE_SCALING] = cfg.live_scaling
+    P[_tk.P_LOAD_US] = round(cfg.load_s * _US)
+    P[_tk.P_MEM_COPIES] = cfg.memory_copies
+    P[_tk.P_REMOTE_EVERY] = cfg.remote_every
+    P[_tk.P_ASYNC] = cfg.ckpt_async
+    if cfg.memory_copies > 0:
+        P[_tk.P_MEM_SAVE_US] = round(cfg.memory_save * _US)
+        P[_tk.P_MEM_LOAD_US] = round(cfg.memory_load * _US)
     PF = np.zeros(_tk.N_PF)
     PF[_tk.PF_JITTER_SD] = cfg.jitter_sd
+    PF[_tk.PF_ASYNC_F] = cfg.async_slowdown
+    PF[_tk.PF_ASYNC_G] = (cfg.async_slowdown - 1.0) / cfg.async_slowdown
     if cfg.ckpt_policy != "periodic":
         PF[_tk.PF_LAM_S] = cfg.mtbf_s / math.gamma(1.0 + 1.0 / cfg.shape)
         PF[_tk.PF_SHAPE] = cfg.shape
@@ -1007,6 +1118,7 @@ def _to_run(res, cfg: TimelineConfig) -> TimelineRun:
                        int(res[_tk.R_CHECKPOINTS]), int(res[_tk.R_DETECTIONS]), int(res[_tk.R_STEPS_RUN]),
                        int(res[_tk.R_STEPS_DONE]), mean_s, int(res[_tk.R_PATCH_SHARDS]), int(res[_tk.R_LOOPS]),
                        int(res[_tk.R_ARRIVALS]), int(res[_tk.R_CKPTS_LOST]), int(res[_tk.R_REJOINS]),
+                       int(res[_tk.R_MEM_RESTARTS]), int(res[_tk.R_FALLBACKS]), res[_tk.R_ASYNC_SLOW] / _US,
                        tuple(int(x) for x in res))
 
 
@@ -1094,6 +1206,10 @@ _EST = {
     "wipeouts": ("global restarts per run", "nonnegative"),
     "checkpoints": ("checkpoints per run", "nonnegative"),
     "mean_s": ("mean compute layers per executed step", "nonnegative"),
+    "memory_restarts": ("wipe-outs that reloaded an in-memory checkpoint, per run", "nonnegative"),
+    "remote_fallbacks": ("wipe-outs that fell back to remote storage (no copy left), per run", "nonnegative"),
+    "async_slowdown_s": ("checkpoint time spent as compute slowed by asynchronous saves, per run (s)",
+                         "nonnegative"),
     **{name: (f"time in '{name}' per run (s)", "nonnegative") for name in _BREAKDOWN},
 }
 
@@ -1146,7 +1262,8 @@ class TTTResult:
         get = {"ttt_over_t0": lambda r: min(r.ttt_s, cap) / t0, "availability": lambda r: r.availability,
                "useful_fraction": lambda r: r.useful_fraction, "failures": lambda r: r.failures,
                "wipeouts": lambda r: r.wipeouts, "checkpoints": lambda r: r.checkpoints,
-               "mean_s": lambda r: r.mean_s}
+               "mean_s": lambda r: r.mean_s, "memory_restarts": lambda r: r.memory_restarts,
+               "remote_fallbacks": lambda r: r.remote_fallbacks, "async_slowdown_s": lambda r: r.async_slowdown_s}
         if name in get:
             return np.array([get[name](r) for r in runs], dtype=float)
         return np.array([r.breakdown_s[name] for r in runs], dtype=float)
@@ -1174,6 +1291,11 @@ class TTTResult:
             d[f"{name}_ci95"] = list(est.ci)
         for name in ("failures", "wipeouts", "checkpoints", "mean_s"):
             d[f"{name}_mean"] = float(np.mean(self.values(name)))
+        if cfg.memory_copies > 0:
+            for name in ("memory_restarts", "remote_fallbacks"):
+                d[f"{name}_mean"] = float(np.mean(self.values(name)))
+        if cfg.ckpt_async:
+            d["async_slowdown_s_mean"] = float(np.mean(self.values("async_slowdown_s")))
         d["breakdown"] = {name: float(np.mean(self.values(name)) / cfg.t0_s) for name in _BREAKDOWN}
         d["breakdown_units"] = "fraction of T0 (mean over all runs)"
         if self.n_capped == 0:

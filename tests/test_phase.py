@@ -268,7 +268,8 @@ def test_reproduce_table_phase_reads_a_spec(tmp_path, capsys):
     (["--preset", "paper-n600"], "`--preset` has no effect with --table phase"),
     (["--n-values", "600"], "`--n-values` has no effect with --table phase"),
     (["--scheduler", "tcp://x:1"], "`--scheduler` has no effect with --table phase"),
-    (["--save-s", "30"], "have no effect with --table phase"),
+    (["--save-s", "30"], "`--save-s` has no effect with --table phase"),
+    (["--failures", "per-gpu"], "`--failures` has no effect with --table phase"),
 ])
 def test_reproduce_table_phase_flag_errors(argv, match, capsys):
     from spare_mc.cli import main
