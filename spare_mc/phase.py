@@ -153,7 +153,7 @@ class PhaseStudy:
     save_s : tuple of float
         Checkpoint save times ``T_s`` of the grid (1, 5, 15, 60 s).
     restart_s : tuple of float
-        Global restart times ``T_r`` of the grid, including the load (60, 600, 3600 s).
+        Global restart times ``T_r`` of the grid, including the load (1, 5, 10, 30, 60 min).
     kinds : tuple of str
         Checkpointing kinds (``"today"``, ``"modern"``; :func:`checkpointing`).
     reps, confirm_reps : int
@@ -180,7 +180,7 @@ class PhaseStudy:
 
     n_gpus: tuple = (16_384, 100_000, 600_000)
     save_s: tuple = (1.0, 5.0, 15.0, 60.0)
-    restart_s: tuple = (60.0, 600.0, 3600.0)
+    restart_s: tuple = (60.0, 300.0, 600.0, 1800.0, 3600.0)
     kinds: tuple = KINDS
     reps: int = 20
     confirm_reps: int = 100

@@ -12,7 +12,7 @@ from spare_mc.phase import PhaseStudy, checkpointing, cluster, decide, phase_row
 from spare_mc.timeline import TimelineConfig, simulate_ttt
 
 #: A study small enough for a unit test (well under a second per cell).
-TINY = dict(n_gpus=(16_384,), save_s=(1.0,), restart_s=(60.0,), kinds=("today",), n_steps=300, reps=2,
+TINY = dict(n_gpus=(16_384,), save_s=(1.0,), restart_s=(60.0,), kinds=("today", "modern"), n_steps=300, reps=2,
             confirm_reps=4, period_factors=(1.0,), rep_r_max=2, spare_r_max=3)
 
 
@@ -38,6 +38,21 @@ def test_checkpointing_kinds():
         checkpointing("future", 1, 60)
     with pytest.raises(ValueError, match="`save_s` must be > 0"):
         checkpointing("today", 0, 60)
+
+
+def test_modern_checkpointing_is_a_valid_timeline_setting_in_every_cell():
+    """Every cell of the default grid gives every strategy a valid config, and a restart from remote storage costs
+    today's T_r (restart + load)."""
+    st = PhaseStudy()
+    for g in st.n_gpus:
+        n = st.n_groups(g)
+        for save in st.save_s:
+            for restart in st.restart_s:
+                for strategy in ph.BASE_STRATEGIES:
+                    r = st.r_range(strategy, g)[1]
+                    cfg = TimelineConfig(strategy, n, r=r, **checkpointing("modern", save, restart))
+                    assert cfg.restart + cfg.load_s == pytest.approx(restart)
+                    assert cfg.memory_copies == 2 and cfg.ckpt_async
 
 
 def test_r_ranges_per_cluster():
@@ -94,13 +109,8 @@ def test_the_experiment_spec_states_the_defaults(tmp_path):
     import pathlib
 
     spec = pathlib.Path(__file__).resolve().parents[1] / "experiments" / "phase_map.toml"
-    if modern_ok := ph.modern_available():
-        assert PhaseStudy.from_file(spec) == PhaseStudy()
-        assert PhaseStudy.from_file(spec, quick=True) == PhaseStudy.quick()
-    else:  # before the timeline has modern checkpointing, the spec's kinds cannot be built
-        with pytest.raises(ValueError, match="`kinds` includes 'modern'"):
-            PhaseStudy.from_file(spec)
-    assert modern_ok in (True, False)
+    assert PhaseStudy.from_file(spec) == PhaseStudy()
+    assert PhaseStudy.from_file(spec, quick=True) == PhaseStudy.quick()
     bad = tmp_path / "bad.toml"
     bad.write_text("[phase]\nn_gpu = [16384]\n")
     with pytest.raises(ValueError, match="unknown keys in \\[phase\\]"):
@@ -170,7 +180,7 @@ def test_tiny_study_rows_schema_and_pairing():
     assert len(rows) == 1
     row = rows[0]
     assert list(row)[:6] == ["n_gpus", "save_s", "restart_s", "winner", "ttt_over_t0", "ttt_over_t0_ci95"]
-    assert set(row["ttt_over_t0"]) == set(row["ttt_over_t0_ci95"]) == {"ckpt", "rep", "spare"}
+    assert set(row["ttt_over_t0"]) == set(row["ttt_over_t0_ci95"]) == set(ph.STRATEGY_KEYS)
     for k, v in row["ttt_over_t0"].items():
         lo, hi = row["ttt_over_t0_ci95"][k]
         assert lo <= v <= hi and v >= 1.0
@@ -178,15 +188,16 @@ def test_tiny_study_rows_schema_and_pairing():
     assert row["winner"] == min(eligible, key=eligible.get)
     assert isinstance(row["significant"], bool)
     json.dumps(res)  # the result is plain JSON
-    # pairing: the three confirmation runs are replications reps .. reps + confirm_reps - 1 of one root ...
+    # pairing: the six confirmation runs are replications reps .. reps + confirm_reps - 1 of one root ...
     s = row["strategies"]
     assert len({(v["rng_root"], v["first_rep"], v["confirm_reps"]) for v in s.values()}) == 1
     assert s["ckpt"]["first_rep"] == study.reps and s["ckpt"]["confirm_reps"] == study.confirm_reps
     # ... and each is exactly what simulate_ttt gives on those replications of the study's seed
     c = cluster(16_384)
     for k, v in s.items():
-        cfg = TimelineConfig(k, c["n_groups"], r=v["best_r"], ckpt_period_s=v["ckpt_period_s"], n_steps=300,
-                             mtbf_s=c["mtbf_s"], **checkpointing("today", 1.0, 60.0))
+        strategy, _, modern = k.partition("_")
+        cfg = TimelineConfig(strategy, c["n_groups"], r=v["best_r"], ckpt_period_s=v["ckpt_period_s"], n_steps=300,
+                             mtbf_s=c["mtbf_s"], **checkpointing(modern or "today", 1.0, 60.0))
         again = simulate_ttt(cfg, study.confirm_reps, rng=study.seed, first_rep=study.reps)
         assert again.estimate("ttt_over_t0").mean == v["ttt_over_t0"]
 
