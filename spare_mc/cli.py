@@ -27,10 +27,11 @@ Commands
     as successive epochs (each from a fully live system to its wipe-out) and prints the wipe-out and, with
     ``--overhead``, the ReCtlr estimates.
 ``reproduce [--quick]``
-    Every shipped study (sweeps on the local cluster or ``--scheduler``), the paper's main table and all figures,
-    under ``data/`` (``data/quick/`` for the quick flavour). ``--table main`` runs only the main table, ``--table
-    domains`` the failure-domain study, ``--table llama3`` the effective training time of the Llama 3 405B preset
-    (:mod:`spare_mc.clusters`) with its sensitivity table.
+    Every shipped study (sweeps on the local cluster or ``--scheduler``), the paper's main table, the phase map and
+    all figures, under ``data/`` (``data/quick/`` for the quick flavour). ``--table main`` runs only the main table,
+    ``--table domains`` the failure-domain study, ``--table llama3`` the effective training time of the Llama 3
+    405B preset (:mod:`spare_mc.clusters`) with its sensitivity table, ``--table phase`` the phase map of which
+    strategy wins by cluster size, save and restart time (:mod:`spare_mc.phase`).
 
 Exit status: 0 success; 2 a usage error (bad argument or input file: one line naming the parameter and the rule);
 1 the operating system refused (a file, the network: one line); 130 interrupted; 70 an internal error (a bug of
@@ -263,10 +264,10 @@ def _build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--reps", type=int, default=None,
                     help="replications per grid point of the main table (default 20; quick 6), per row of "
                          "--table domains (100; quick 8) or --table llama3 (1000; quick 100), per searched point of "
-                         "--table phase (20; quick 6)")
+                         "--table phase (20; quick 8)")
     rp.add_argument("--confirm-reps", type=int, default=None,
                     help="replications of each selected optimum on fresh traces (default 50; quick 12; --table "
-                         "phase: 100, quick 20)")
+                         "phase: 100, quick 30)")
     rp.add_argument("--seed", type=int, default=None, help="root seed of the main table, the domain study, the "
                                                              "Llama 3 study or the phase map (default 0)")
     rp.add_argument("--preset", default=None,
@@ -835,17 +836,25 @@ def _run_phase_table(args) -> dict:
 def _print_phase_table(d: dict) -> None:
     keys = [k for k in ("ckpt", "rep", "spare", "ckpt_modern", "rep_modern", "spare_modern")
             if any(k in r["ttt_over_t0"] for r in d["rows"])]
-    print(f"{'GPUs':>7} {'T_s':>4} {'T_r':>5} {'winner':13} {'margin':>7} {'95% CI':>17} {'sig':3} "
+    kinds = [k for k in ("today", "modern") if any(k in r.get("by_kind", {}) for r in d["rows"])]
+
+    def ci(m, c):
+        return "" if m is None else f"{m:6.3f} [{c[0]:6.3f}, {c[1]:6.3f}]"
+
+    print(f"{'GPUs':>7} {'T_s':>4} {'T_r':>5} {'winner':13} {'margin, 95% CI':>24} {'sig':3} "
+          f"{'vs other strategy':>30} " + " ".join(f"{'winner ' + k:>13}" for k in kinds) + " "
           + " ".join(f"{k:>12}" for k in keys))
     for r in d["rows"]:
-        m = ("" if r["margin"] is None else
-             f"{r['margin']:7.3f} [{r['margin_ci95'][0]:6.3f}, {r['margin_ci95'][1]:6.3f}]")
-        print(f"{r['n_gpus']:>7} {r['save_s']:>4g} {r['restart_s']:>5g} {str(r['winner']):13} {m:>25} "
-              f"{'yes' if r['significant'] else 'no':3} "
+        sm = r.get("strategy_margin") or {}
+        other = "" if not sm else f"{sm['versus']} {ci(sm['margin'], sm['margin_ci95'])}"
+        by = " ".join(f"{str(r['by_kind'][k]['winner']) + ('' if r['by_kind'][k]['significant'] else '*'):>13}"
+                      for k in kinds)
+        print(f"{r['n_gpus']:>7} {r['save_s']:>4g} {r['restart_s']:>5g} {str(r['winner']):13} "
+              f"{ci(r['margin'], r['margin_ci95']):>24} {'yes' if r['significant'] else 'no':3} {other:>30} {by} "
               + " ".join(f"{r['ttt_over_t0'][k]:12.3f}" if k in r["ttt_over_t0"] else f"{'':>12}" for k in keys))
     print("TTT/T0 of each strategy at its best r and period (confirmation runs); margin = runner-up minus winner, "
-          "paired" + (f"; result: {d['result']}, figure: {d['figure']}" if "result" in d else "")
-          + f" ({d['elapsed_s']:.0f} s)")
+          "paired; 'vs other strategy': against the best of the other redundancy strategies; * not significant"
+          + (f"; result: {d['result']}, figure: {d['figure']}" if "result" in d else "") + f" ({d['elapsed_s']:.0f} s)")
 
 
 #: Replications per row of ``reproduce --table llama3`` (``--quick``: the second).

@@ -35,7 +35,9 @@ Statistics
 interval of the differences; ``margin_ratio = 1 - E[TTT_winner] / E[TTT_runner_up]`` with the delta-method interval
 of :func:`spare_mc.stats.ratio_estimate`. The winner is **significant** when its paired difference to *every* other
 strategy has a 95% interval above 0 (an intersection-union test: each comparison at 5% gives a 5% test of "the
-winner beats them all", Berger, *Technometrics* 24:295-300, 1982); in practice the runner-up decides it.
+winner beats them all", Berger, *Technometrics* 24:295-300, 1982); in practice the runner-up decides it. The same
+rule on subsets of the six gives two more readings of each cell (:func:`decide_views`): the winner per checkpointing
+kind, and the margin of the winner's redundancy strategy over the best of the other two.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ import numpy as np
 
 from ._validation import UsageValueError, as_choice, as_float, as_int
 
-__all__ = ["PhaseStudy", "checkpointing", "cluster", "strategy_key", "decide", "run_phase_cell", "run_phase_study",
+__all__ = ["PhaseStudy", "checkpointing", "cluster", "strategy_key", "base_strategy", "decide", "decide_views",
+           "run_phase_cell", "run_phase_study",
            "phase_rows", "KINDS", "BASE_STRATEGIES", "STRATEGY_KEYS", "PHASE_PERIOD_FACTORS", "QUICK"]
 
 #: Checkpointing kinds (:func:`checkpointing`).
@@ -138,7 +141,7 @@ def modern_available() -> bool:
 
 #: The quick flavour (``reproduce --quick``): the corners of the map at every cluster size (1 s and 60 s saves, 1 min
 #: and 60 min restarts), 2,000 steps, five periods, few replications.
-QUICK = {"save_s": (1.0, 60.0), "restart_s": (60.0, 3600.0), "n_steps": 2000, "reps": 6, "confirm_reps": 20,
+QUICK = {"save_s": (1.0, 60.0), "restart_s": (60.0, 3600.0), "n_steps": 2000, "reps": 8, "confirm_reps": 30,
          "period_factors": (0.5, 0.71, 1.0, 1.41, 2.0)}
 
 
@@ -433,8 +436,9 @@ def run_phase_cell(study: PhaseStudy, n_gpus: int, save_s: float, restart_s: flo
     pairing = {(v["rng_root"], v["first_rep"], v["confirm_reps"]) for v in summaries.values()}
     if len(pairing) != 1:  # the margins are paired differences: the confirmation runs must share their traces
         raise RuntimeError(f"the confirmation runs of a cell do not share their replications: {pairing}")
-    d = decide({k: o.best.values("ttt_over_t0") for k, o in opts.items()},
-               {k: o.best.n_capped for k, o in opts.items()})
+    values = {k: o.best.values("ttt_over_t0") for k, o in opts.items()}
+    capped = {k: o.best.n_capped for k, o in opts.items()}
+    d = decide(values, capped)
     row = {"n_gpus": c["n_gpus"], "save_s": float(save_s), "restart_s": float(restart_s), "winner": d["winner"],
            "ttt_over_t0": {k: v["ttt_over_t0"] for k, v in summaries.items()},
            "ttt_over_t0_ci95": {k: v["ttt_over_t0_ci95"] for k, v in summaries.items()},
@@ -447,7 +451,43 @@ def run_phase_cell(study: PhaseStudy, n_gpus: int, save_s: float, restart_s: flo
            "elapsed_s": time.perf_counter() - t_start}
     if "margin_note" in d:
         row["margin_note"] = d["margin_note"]
+    row.update(decide_views(values, capped, d["winner"]))
     return row
+
+
+_BRIEF = ("winner", "runner_up", "margin", "margin_ci95", "margin_ratio", "margin_ratio_ci95", "significant",
+          "margin_note")
+
+
+def base_strategy(key: str) -> str:
+    """``"spare"`` of ``"spare_modern"``: the redundancy strategy of a key."""
+    return key.split("_", 1)[0]
+
+
+def decide_views(values: dict, capped: dict, winner) -> dict:
+    """Two more readings of a cell, from the same paired runs (:func:`decide` on subsets of ``values``).
+
+    - ``by_kind``: per checkpointing kind, the winner among that kind's strategies and its margin -- the phase map
+      one would draw with that kind of checkpointing only;
+    - ``winner_strategy`` and ``strategy_margin``: the redundancy strategy (``ckpt``, ``rep``, ``spare``) of the
+      overall ``winner`` and its margin over the best strategy of another redundancy strategy (either kind): the
+      boundary between strategies, which the six-way runner-up (often the winner's own strategy with the other
+      checkpointing) does not show.
+    """
+    out = {"by_kind": {}}
+    for kind in KINDS:
+        keys = [k for k in (strategy_key(s, kind) for s in BASE_STRATEGIES) if k in values]
+        if len(keys) >= 2:
+            d = decide({k: values[k] for k in keys}, {k: capped[k] for k in keys})
+            out["by_kind"][kind] = {k: d[k] for k in _BRIEF if k in d}
+    out["winner_strategy"] = None if winner is None else base_strategy(winner)
+    if winner is not None:
+        keys = [winner] + [k for k in values if base_strategy(k) != base_strategy(winner)]
+        if len(keys) >= 2:
+            d = decide({k: values[k] for k in keys}, {k: capped[k] for k in keys})
+            out["strategy_margin"] = {"versus" if k == "runner_up" else k: d[k] for k in _BRIEF
+                                      if k in d and k != "winner"}
+    return out
 
 
 def _cell_path(cells_dir: str, n_gpus: int, save_s: float, restart_s: float) -> str:
@@ -552,8 +592,8 @@ def run_phase_study(study: PhaseStudy | None = None, *, progress=None, out_dir=N
 
 #: The keys of a row of ``spare-mc reproduce --table phase --json``, in order: the issue's, then the extras.
 ROW_KEYS = ("n_gpus", "save_s", "restart_s", "winner", "ttt_over_t0", "ttt_over_t0_ci95", "significant", "runner_up",
-            "margin", "margin_ci95", "margin_ratio", "margin_ratio_ci95", "margin_note", "n_groups", "mtbf_s",
-            "strategies")
+            "margin", "margin_ci95", "margin_ratio", "margin_ratio_ci95", "margin_note", "winner_strategy",
+            "strategy_margin", "by_kind", "n_groups", "mtbf_s", "strategies")
 
 
 def phase_rows(result: dict) -> list:

@@ -1298,11 +1298,21 @@ _PHASE_NAMES = {"ckpt": "CKPT", "rep": "Rep+CKPT", "spare": "SPARe+CKPT", "ckpt_
 
 
 def figure_phase(result, path=None, *, force: bool = False):
-    """The phase map (:func:`spare_mc.phase.run_phase_study`): one panel per cluster size, save time ``T_s`` (x)
-    by restart time ``T_r`` (y), each cell coloured by its winner (light: today's checkpointing, dark: modern) and
-    labelled with the winner's margin over the runner-up (TTT/T0, paired 95% interval); cells whose margin is not
-    significant are hatched and marked "n.s.". With ``path``: written as a PNG (returns the path); else the
-    figure."""
+    """The phase map (:func:`spare_mc.phase.run_phase_study`): one column of panels per cluster size, save time
+    ``T_s`` (x) by restart time ``T_r`` (y). Top row: the winner of the six strategies (light: today's
+    checkpointing, dark: modern), labelled with its margin over the runner-up and, where the runner-up is the same
+    redundancy strategy, over the best other strategy too ("vs" line); then one row per checkpointing kind (the
+    winner among that kind's three strategies, the row's ``by_kind``). Margins are TTT/T0 differences with paired
+    95% intervals; cells whose margin is not significant are hatched and marked "n.s.". With ``path``: written as a
+    PNG (returns the path); else the figure."""
+    def views(res):
+        rows = res["rows"]
+        out = [("all six strategies", {id(r): r for r in rows})]
+        for kind, title in (("today", "today's checkpointing"), ("modern", "modern checkpointing")):
+            if any(kind in r.get("by_kind", {}) for r in rows):
+                out.append((title, {id(r): r.get("by_kind", {}).get(kind) for r in rows}))
+        return out
+
     def draw(res):
         import matplotlib
 
@@ -1316,50 +1326,64 @@ def figure_phase(result, path=None, *, force: bool = False):
         sizes = sorted({r["n_gpus"] for r in rows})
         saves = sorted({r["save_s"] for r in rows})
         restarts = sorted({r["restart_s"] for r in rows})
-        fig, axes = plt.subplots(1, len(sizes), figsize=(1.5 + 1.45 * len(saves) * len(sizes),
-                                                         1.6 + 1.05 * len(restarts)), squeeze=False)
+        vs = views(res)
+        fig, axes = plt.subplots(len(vs), len(sizes), figsize=(1.0 + 1.55 * len(saves) * len(sizes),
+                                                               0.9 + (0.55 + 0.62 * len(restarts)) * len(vs)),
+                                 squeeze=False)
         seen = []
-        for j, g in enumerate(sizes):
-            ax = axes[0][j]
-            for r in (r for r in rows if r["n_gpus"] == g):
-                x, y = saves.index(r["save_s"]), restarts.index(r["restart_s"])
-                w = r["winner"]
-                colour = _PHASE_COLOURS.get(w, "white")
-                ax.add_patch(mpatches.Rectangle((x - 0.5, y - 0.5), 1, 1, facecolor=colour, edgecolor="white",
-                                                hatch=None if r["significant"] else "///", lw=1.5))
-                if w is not None and w not in seen:
-                    seen.append(w)
-                dark = w is not None and w.endswith("_modern") and not w.startswith("ckpt")
-                if w is None:
-                    text = "no winner\n(all capped)"
-                else:
-                    lo, hi = r["margin_ci95"]
-                    text = (f"{_PHASE_NAMES[w]}\n+{r['margin']:.3f}\n[{lo:.3f}, {hi:.3f}]"
-                            + ("" if r["significant"] else "\nn.s."))
-                ax.text(x, y, text, ha="center", va="center", fontsize=6.5, color="white" if dark else "black",
-                        bbox=None if r["significant"] else dict(facecolor=colour, edgecolor="none", pad=1.0))
-            ax.set_xlim(-0.5, len(saves) - 0.5)
-            ax.set_ylim(-0.5, len(restarts) - 0.5)
-            ax.set_xticks(range(len(saves)), [f"{s:g}" for s in saves])
-            ax.set_yticks(range(len(restarts)), [f"{t / 60:g}" for t in restarts])
-            ax.set_xlabel("checkpoint save time T_s (s)")
-            if j == 0:
-                ax.set_ylabel("global restart time T_r (min)")
-            one = next(r for r in rows if r["n_gpus"] == g)
-            extra = ""
-            if "n_groups" in one and "mtbf_s" in one:
-                m = one["mtbf_s"]
-                extra = f"\nN = {one['n_groups']}, system MTBF " + (f"{m / 3600:.2f} h" if m >= 3600 else
-                                                                      f"{m / 60:.1f} min")
-            ax.set_title(f"{g:,} GPUs{extra}", fontsize=9)
+        for i, (title, pick) in enumerate(vs):
+            for j, g in enumerate(sizes):
+                ax = axes[i][j]
+                for r in (r for r in rows if r["n_gpus"] == g):
+                    v = pick[id(r)]
+                    if v is None:
+                        continue
+                    x, y = saves.index(r["save_s"]), restarts.index(r["restart_s"])
+                    w = v["winner"]
+                    colour = _PHASE_COLOURS.get(w, "white")
+                    ax.add_patch(mpatches.Rectangle((x - 0.5, y - 0.5), 1, 1, facecolor=colour, edgecolor="white",
+                                                    hatch=None if v["significant"] else "///", lw=1.5))
+                    if w is not None and w not in seen:
+                        seen.append(w)
+                    dark = w is not None and w.endswith("_modern") and not w.startswith("ckpt")
+                    if w is None:
+                        text = "no winner\n(all capped)"
+                    else:
+                        lo, hi = v["margin_ci95"]
+                        text = (f"{_PHASE_NAMES[w]}\n+{v['margin']:.3f} [{lo:.3f}, {hi:.3f}]"
+                                + ("" if v["significant"] else " n.s."))
+                        sm = r.get("strategy_margin") if i == 0 else None
+                        if sm and sm.get("versus") != v["runner_up"] and sm.get("margin") is not None:
+                            short = _PHASE_NAMES[sm["versus"]].replace("+CKPT", "").replace(", modern", " (mod.)")
+                            text += (f"\nvs {short}: +{sm['margin']:.3f}"
+                                     + ("" if sm["significant"] else " n.s."))
+                    ax.text(x, y, text, ha="center", va="center", fontsize=5.6, color="white" if dark else "black",
+                            bbox=None if v["significant"] else dict(facecolor=colour, edgecolor="none", pad=1.0))
+                ax.set_xlim(-0.5, len(saves) - 0.5)
+                ax.set_ylim(-0.5, len(restarts) - 0.5)
+                ax.set_xticks(range(len(saves)), [f"{s:g}" for s in saves])
+                ax.set_yticks(range(len(restarts)), [f"{t / 60:g}" for t in restarts])
+                ax.tick_params(labelsize=7)
+                if i == len(vs) - 1:
+                    ax.set_xlabel("checkpoint save time T_s (s)", fontsize=8)
+                if j == 0:
+                    ax.set_ylabel(f"{title}\nrestart time T_r (min)", fontsize=8)
+                one = next(r for r in rows if r["n_gpus"] == g)
+                extra = ""
+                if "n_groups" in one and "mtbf_s" in one:
+                    m = one["mtbf_s"]
+                    extra = f", N = {one['n_groups']}, MTBF " + (f"{m / 3600:.2f} h" if m >= 3600 else
+                                                                 f"{m / 60:.1f} min")
+                if i == 0:
+                    ax.set_title(f"{g:,} GPUs{extra}", fontsize=9)
         handles = [mpatches.Patch(facecolor=_PHASE_COLOURS[w], label=_PHASE_NAMES[w])
                    for w in _PHASE_COLOURS if w in seen]
         handles.append(mpatches.Patch(facecolor="white", edgecolor="grey", hatch="///",
                                       label="margin not significant (95%)"))
         fig.legend(handles=handles, fontsize=7, loc="lower center", ncol=len(handles), frameon=False)
-        fig.suptitle("Which strategy wins: least TTT/T0 at its best r and period; label: margin over the runner-up "
-                     "(TTT/T0, paired 95% CI)", fontsize=9)
-        fig.tight_layout(rect=(0, 0.06, 1, 1))
+        fig.suptitle("Which strategy wins: least TTT/T0, each strategy at its best r and checkpoint period; label: "
+                     "margin over the runner-up (TTT/T0, paired 95% CI)", fontsize=9)
+        fig.tight_layout(rect=(0, 0.035, 1, 1))
         return fig
 
     if path is None:

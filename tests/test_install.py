@@ -34,5 +34,6 @@ def test_pip_install_then_reproduce_quick_from_another_directory(tmp_path):
     out = json.loads(proc.stdout)
     assert [row["n_groups"] for row in out["rows"]] == [200, 600, 1000]
     assert (elsewhere / "data" / "quick" / "main_table.json").exists()
-    assert sorted(Path(p).name for p in out["figures"]) == ["masked.png", "overhead.png", "ttt.png"]
+    assert sorted(Path(p).name for p in out["figures"]) == ["masked.png", "overhead.png", "phase.png", "ttt.png"]
+    assert (elsewhere / "data" / "quick" / "phase.json").exists() and out["phase_map"].endswith("phase.json")
     assert out["paper_N600"]["spare"]["best_r"] == 8  # read from the installed package data

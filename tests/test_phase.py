@@ -163,6 +163,29 @@ def test_decide_capped_never_wins():
     assert none["winner"] is None and not none["significant"] and "no winner" in none["margin_note"]
 
 
+def test_decide_views_per_kind_and_across_strategies():
+    """The six-way runner-up is the winner's own strategy with the other checkpointing; the strategy margin is
+    against the best of another strategy, and each kind has its own winner."""
+    n = 6
+    base = np.linspace(0.0, 0.5, n)
+    vals = {"ckpt": 3.0 + base, "rep": 2.4 + base, "spare": 2.10 + base,
+            "ckpt_modern": 2.0 + base, "rep_modern": 2.3 + base, "spare_modern": 1.95 + base}
+    capped = {k: 0 for k in vals}
+    d = decide(vals, capped)
+    assert d["winner"] == "spare_modern" and d["runner_up"] == "ckpt_modern"
+    v = ph.decide_views(vals, capped, d["winner"])
+    assert v["winner_strategy"] == "spare"
+    assert v["strategy_margin"]["versus"] == "ckpt_modern"
+    assert v["strategy_margin"]["margin"] == pytest.approx(0.05)
+    assert v["by_kind"]["today"]["winner"] == "spare" and v["by_kind"]["today"]["runner_up"] == "rep"
+    assert v["by_kind"]["modern"]["winner"] == "spare_modern"
+    vals["spare"] = vals["spare_modern"] + 0.01  # now the six-way runner-up is spare (today)
+    d = decide(vals, capped)
+    assert d["runner_up"] == "spare"
+    assert ph.decide_views(vals, capped, d["winner"])["strategy_margin"]["versus"] == "ckpt_modern"
+    assert ph.decide_views(vals, capped, None)["winner_strategy"] is None
+
+
 def test_decide_input_errors():
     with pytest.raises(ValueError, match="same number"):
         decide({"a": [1.0, 2.0], "b": [1.0, 2.0, 3.0]}, {"a": 0, "b": 0})
@@ -187,6 +210,11 @@ def test_tiny_study_rows_schema_and_pairing():
     eligible = {k: v for k, v in row["ttt_over_t0"].items() if row["strategies"][k]["capped_fraction"] == 0}
     assert row["winner"] == min(eligible, key=eligible.get)
     assert isinstance(row["significant"], bool)
+    assert row["winner_strategy"] == row["winner"].split("_")[0]
+    assert set(row["by_kind"]) == {"today", "modern"}
+    for kind, b in row["by_kind"].items():
+        keys = [k for k in row["ttt_over_t0"] if k.endswith("_modern") == (kind == "modern")]
+        assert b["winner"] == min(keys, key=row["ttt_over_t0"].get)
     json.dumps(res)  # the result is plain JSON
     # pairing: the six confirmation runs are replications reps .. reps + confirm_reps - 1 of one root ...
     s = row["strategies"]
