@@ -1,8 +1,9 @@
-"""``spare-mc reproduce``: every shipped study, the paper's main table and the figures, as a library call.
+"""``spare-mc reproduce``: every shipped study, the paper's main table, the phase map and the figures, as a library
+call.
 
 The study specs ship with the package (``spare_mc/studies/*.toml``, package data), so this works after a regular
 ``pip install .`` from any directory; ``studies=`` runs the specs of another folder instead (every ``*.toml`` sweep
-spec in it, and its ``main_table.toml`` if present).
+spec in it, and its ``main_table.toml`` and ``phase_map.toml`` if present).
 """
 
 from __future__ import annotations
@@ -71,19 +72,23 @@ class ReproduceResult:
     datasets: dict = field(default_factory=dict)
     figures: list = field(default_factory=list)
     elapsed_s: float = 0.0
+    phase_map_path: str | None = None
 
     def to_dict(self) -> dict:
         d = {"schema_version": SCHEMA_VERSION, "software": software_versions(), "quick": self.quick,
              **self.main_table.to_dict(), "elapsed_s": self.elapsed_s}
         if self.datasets or self.figures:
             d.update(datasets=self.datasets, figures=self.figures, main_table=self.main_table_path)
+        if self.phase_map_path is not None:
+            d["phase_map"] = self.phase_map_path
         return d
 
 
 def reproduce(*, quick: bool = False, table: str | None = None, studies=None, out_dir=None, n_values=None,
               reps=None, confirm_reps=None, rng=None, base=None, scheduler=None, workers=None, force=False,
               progress=None, preset=None) -> ReproduceResult:
-    """Run every study of ``studies`` (default: the shipped ones), the main table and the figures.
+    """Run every study of ``studies`` (default: the shipped ones), the main table, the phase map
+    (:mod:`spare_mc.phase`, its quick flavour with ``quick``) and the figures.
 
     Parameters
     ----------
@@ -94,13 +99,15 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
     studies : path, optional
         A folder of sweep specs (default: :func:`studies_dir`).
     out_dir : path, optional
-        Where datasets, ``main_table.json`` and ``figures/`` go (default ``data/``, ``data/quick/`` for quick).
+        Where datasets, ``main_table.json``, ``phase.json`` (with its finished cells in ``phase_cells/``) and
+        ``figures/`` go (default ``data/``, ``data/quick/`` for quick).
     n_values, reps, confirm_reps, rng : optional
         Override the main table's settings (``rng``: its root seed).
     base : dict, optional
         :class:`spare_mc.TimelineConfig` overrides for the main table.
     scheduler, workers : optional
-        Where the sweeps run (see :func:`spare_mc.sweep.run_sweep`).
+        Where the sweeps run (see :func:`spare_mc.sweep.run_sweep`); ``workers`` also sets the processes of the
+        phase map (default: one per core).
     force : bool
         Replace existing output files that are not this study's datasets (a study's own earlier dataset, of another
         version or seed, is always replaced).
@@ -158,7 +165,8 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
     from .sweep import SweepSpec, run_study_sweep
 
     folder = _studies(studies)
-    specs = [SweepSpec.from_file(p) for p in sorted(folder.glob("*.toml")) if p.name != "main_table.toml"]
+    specs = [SweepSpec.from_file(p) for p in sorted(folder.glob("*.toml"))
+             if p.name not in ("main_table.toml", "phase_map.toml")]
     if not specs:
         raise UsageValueError(f"no sweep specs (*.toml) in {folder}")
     specs = [sp.quick() if quick else sp for sp in specs]
@@ -170,11 +178,24 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
     for sp in specs:
         sp.check_resources()
         sp.check_points()
+    from .phase import PhaseStudy, run_phase_study
+
+    phase_spec = folder / "phase_map.toml"  # the phase map's settings, as main_table.toml the main table's
+    if phase_spec.exists():
+        phase = PhaseStudy.from_file(phase_spec, quick=quick)
+    else:
+        phase = PhaseStudy.quick() if quick else PhaseStudy()
     if not quick:
-        log("full flavour: expected run time about 2 minutes on 2 cores (quick: about 1 minute)")
+        log("full flavour: expected run time about 2 minutes on 2 cores plus about 8 minutes for the phase map "
+            "(quick: about 1.5 minutes)")
     root = os.fspath(out_dir) if out_dir is not None else os.path.join("data", "quick") if quick else "data"
     mt_path = os.path.join(root, "main_table.json")
     _check_main_table_target(mt_path, force)
+    phase_path = os.path.join(root, "phase.json")
+    from .storage import check_own_json
+
+    check_own_json(phase_path, force, ("rows", "settings"), "phase map", "pass force=True / --force, or choose "
+                   "another out_dir")
     datasets, paths = {}, {}
     for sp in specs:
         log(f"sweep {sp.name} ({sp.quantity}, {sp.reps} replications per point)")
@@ -184,6 +205,12 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
     log("main table")
     mt = main_table(n_values, reps=reps, confirm_reps=confirm_reps, rng=rng, base=base)
     write_json({**mt.to_dict(), "software": software_versions()}, mt_path)
+    log(f"phase map ({len(phase.n_gpus) * len(phase.save_s) * len(phase.restart_s)} cells)")
+    pm = run_phase_study(phase, out_dir=root, workers=workers or os.cpu_count() or 1)
+    write_json({"schema_version": SCHEMA_VERSION, "software": software_versions(), **pm}, phase_path)
     log("figures")
     figures = save_figures(datasets, os.path.join(root, "figures"), force=force)
-    return ReproduceResult(quick, mt, mt_path, paths, figures, time.perf_counter() - t0)
+    from .plots import figure_phase
+
+    figures.append(figure_phase(pm, os.path.join(root, "figures", "phase.png"), force=force))
+    return ReproduceResult(quick, mt, mt_path, paths, figures, time.perf_counter() - t0, phase_path)
