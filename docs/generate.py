@@ -347,6 +347,7 @@ def page_benchmarks() -> str:
     se = _bench("bench_sensitivity.py")
     op = _bench("bench_timeline_options.py")
     uc = _bench("bench_unit_clocks.py", "--reps", "3")
+    ph = _bench("bench_phase.py")
     out = ["## Wipe-out kernels (`python benchmarks/bench_wipeout.py`)\n",
            f"N = {w['n_groups']}, r = {w['r']}, uniform order, one fixed layout per row, against the numpy "
            "order-statistic baseline (`reference.wipeout_order_statistics`: batches of 500 replications, one uniform "
@@ -423,7 +424,18 @@ def page_benchmarks() -> str:
            "", (uc["before_note"] + ". ") if uc.get("before_note") else "",
            "Per failure event against the number of units (1,782 to 19,350), log-log slopes: "
            + ", ".join(f"{k.replace('_', ' ')} {v:.2f}" for k, v in uc["slopes"].items())
-           + " (1 would be a scan of every unit per event).", ""]
+           + " (1 would be a scan of every unit per event).", "",
+           "## The phase map (`python benchmarks/bench_phase.py`)\n",
+           f"One cell = six strategies ({', '.join(ph['kinds'])} checkpointing) each searched over its r range and "
+           f"{len(ph['period_factors'])} periods with {ph['reps']} replications, then confirmed on "
+           f"{ph['confirm_reps']}; the mean of two corner cells per cluster size, against one job of the paper's "
+           f"setting ({ph['reference_job_s'] * 1000:.1f} ms) in the same run.\n",
+           "| cluster | per cell | in reference jobs |", "|---|---|---|",
+           *[f"| {int(g):,} GPUs | {c['cell_s_mean']:.1f} s | {c['cell_in_reference_jobs']:,.0f} |"
+             for g, c in ph["cells"].items()],
+           "", f"The whole map ({ph['cells_per_size'] * len(ph['cells'])} cells): about {ph['full_map_serial_s']:.0f} s "
+           f"serial, {ph['full_map_s_on_workers']:.0f} s on {ph['full_map_workers']} cores; the quick flavour "
+           f"({ph['quick_map_cells']} cells) {ph['quick_map_s']:.1f} s serial.", ""]
     return _header("Benchmarks", "python docs/generate.py benchmarks", time.perf_counter() - t0) + "\n".join(out)
 
 
