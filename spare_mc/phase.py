@@ -241,7 +241,7 @@ class PhaseStudy:
             return (1, 1)
         if strategy == "rep":
             return (2, min(self.rep_r_max, n))
-        hi = max(8, int(math.floor(math.log2(n))) + 2) if self.spare_r_max is None else self.spare_r_max
+        hi = max(8, math.floor(math.log2(n)) + 2) if self.spare_r_max is None else self.spare_r_max
         return (2, min(hi, n))
 
     def cell_settings(self) -> dict:
@@ -316,7 +316,7 @@ def cluster(n_gpus: int, *, gpus_per_group: int = 1000, per_gpu_mtbf_s: float = 
     {'n_gpus': 600000, 'n_groups': 600, 'mtbf_s': 300.0}
     """
     n_gpus = as_int(n_gpus, "n_gpus", min_value=1)
-    return {"n_gpus": n_gpus, "n_groups": int(round(n_gpus / gpus_per_group)), "mtbf_s": per_gpu_mtbf_s / n_gpus}
+    return {"n_gpus": n_gpus, "n_groups": round(n_gpus / gpus_per_group), "mtbf_s": per_gpu_mtbf_s / n_gpus}
 
 
 def _t_interval(d: np.ndarray, level: float = 0.95) -> tuple:
