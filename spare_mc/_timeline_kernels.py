@@ -1702,7 +1702,8 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G
     while (J[J_STEPS_DONE] < P[P_N_STEPS] or (P[P_FINAL_CKPT] != 0 and J[J_CKPT_STEPS] < P[P_N_STEPS])) and \
             J[J_STATUS] == STATUS_OK:
         res[R_LOOPS] += 1
-        _persist_done(J[J_T], P, J, W, res)
+        if J[J_PERSIST_END] >= 0:  # an asynchronous save in flight
+            _persist_done(J[J_T], P, J, W, res)
         if J[J_T] > P[P_CAP_US]:
             J[J_STATUS] = STATUS_CAPPED
             break
@@ -1737,7 +1738,9 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G
                         continue
                     _finish_step(J[J_T] + c_step, c_step, np.int64(0), np.int64(0), a_s, P, J, W, meta, res)
                 else:
-                    t_c = J[J_T] + c_step + _async_extra(c_step, PF, J, res)
+                    t_c = J[J_T] + c_step
+                    if J[J_PERSIST_END] > J[J_T]:  # an asynchronous save in flight slows the compute
+                        t_c += _async_extra(c_step, PF, J, res)
                     # the failures up to the end of its compute phase are detected together at its all-reduce
                     if _src_take_until(t_c, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res) != STATUS_OK:
                         J[J_STATUS] = STATUS_TRACE

@@ -398,7 +398,18 @@ def _replica_sets(topology, r, level):
            f"a search ({SEARCH_BUDGET:,} nodes) found no other assignment")
     raise UsageValueError(f"no domain-aware replica sets for r={r}: {where}; sets g mod floor(N/r) conflict where "
                           f"a domain wraps from group N-1 to group 0 (N={n} is not a multiple of floor(N/r) = {b}), "
-                          f"and {why}; choose r dividing N")
+                          f"and {why}; {_set_advice(n, r, k_max)}")
+
+
+def _set_advice(n, r, k_max):
+    """What to try when domain-aware replica sets for ``r`` do not exist: the ``r`` (>= 2, <= N / k_max) for which
+    ``floor(N/r)`` divides ``N`` -- the sets ``g mod floor(N/r)`` never wrap then -- or, if there is none, say so."""
+    ok = [x for x in range(2, n // k_max + 1) if x != r and n % (n // x) == 0]
+    if ok:
+        shown = ", ".join(map(str, ok[:8])) + (", ..." if len(ok) > 8 else "")
+        return f"r values for which floor(N/r) divides N (the sets never wrap) are {shown}"
+    return (f"no r in 2..{n // k_max} makes floor(N/r) divide N={n} (N is prime or the domains are too wide): "
+            f"try a smaller r, or contiguous placement")
 
 
 def _search_sets(n, r, ptr, groups, budget):

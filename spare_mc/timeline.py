@@ -533,8 +533,9 @@ def _no_effect_iv(cfg, out) -> None:
     out["unit_sampler"] = as_choice(cfg.unit_sampler, "unit_sampler", UNIT_SAMPLERS)
     out["domain_aware"] = as_bool(cfg.domain_aware, "domain_aware")
     if out["failures"] is None and out["domain_aware"]:
-        raise UsageValueError("`domain_aware` needs failure domains (`failures` a DomainFailures): the copies are "
-                              "placed against the domains of its level")
+        raise UsageValueError("`domain_aware` needs failure domains (`failures` a DomainFailures; on the command "
+                              "line --failures node, rack, power or pod): the copies are placed against the domains "
+                              "of its level")
     if out["failures"] is None:
         if cfg.topology is not None:
             raise UsageValueError("`topology` has no effect without a unit-clock failure model (`failures`)")
@@ -552,8 +553,9 @@ def _no_effect_iv(cfg, out) -> None:
     f = out["failures"]
     if out["domain_aware"]:
         if not isinstance(f, DomainFailures):
-            raise UsageValueError("`domain_aware` needs failure domains (`failures` a DomainFailures): the copies are "
-                                  "placed against the domains of its level")
+            raise UsageValueError("`domain_aware` needs failure domains (`failures` a DomainFailures; on the command "
+                                  "line --failures node, rack, power or pod): the copies are placed against the "
+                                  "domains of its level")
         if out["strategy"] == "spare" and out["layout"] == "random":
             raise UsageValueError("`domain_aware` places cyclic offsets, not random holders: choose layout='sidon' "
                                   "(domain-aware Sidon offsets, recommended) or 'cyclic' (evenly spread offsets, "

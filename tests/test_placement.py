@@ -278,3 +278,21 @@ TOPO = sm.Topology(600_000, 600)
 def test_placement_errors(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_impossible_replica_sets_suggest_r_values_that_exist():
+    """When the sets g mod floor(N/r) wrap and no other assignment exists, the error names the r for which they do
+    not wrap (floor(N/r) divides N), and each of those works; for a prime N it says that there is none."""
+    import re
+
+    from spare_mc.placement import domain_aware
+    from spare_mc.topology import Topology
+
+    topo = Topology(26 * 32, 26, placement="strided")
+    with pytest.raises(ValueError, match="r values for which floor") as err:
+        domain_aware(topo, 3, "node", kind="rep")
+    suggested = [int(x) for x in re.search(r"never wrap\) are ([\d, ]+)", str(err.value)).group(1).split(", ")]
+    for r in suggested:
+        domain_aware(topo, r, "node", kind="rep")
+    from spare_mc.placement import _set_advice
+    assert "no r in 2..6" in _set_advice(13, 3, 2)
