@@ -919,6 +919,10 @@ def _print_llama3_table(d: dict) -> None:
     print(f"effective training time (%): {ci(c['effective'])}  -- the report: more than "
           f"{100 * d['reported']['effective']:g}% ({c['verdict']})")
     print("  shares of the wall clock (%): " + ", ".join(f"{k} {ci(v)}" for k, v in c["shares"].items()))
+    if "modern" in d:
+        m = d["modern"]
+        print(f"with modern checkpointing (in-memory copies, background saves): {ci(m['effective'])} "
+              f"({m['verdict']}); shares (%): " + ", ".join(f"{k} {ci(v)}" for k, v in m["shares"].items()))
     print(f"{'save (s)':>9} {'restart (s)':>11} {'shape':>5} {'effective % [95% CI]':>26} {'first order':>11}  verdict")
     for r in (*d["grid"], *d["shapes"]):
         print(f"{r['save_s']:>9g} {r['restart_s']:>11g} {r['shape']:>5g} {ci(r['effective']):>26} "

@@ -90,14 +90,20 @@ n_gpus = 1920
 
 
 def test_experiment_specs_are_valid():
-    """Every sweep spec under experiments/ parses and every one of its points is a valid setting."""
+    """Every spec under experiments/ parses: each sweep spec's points are valid settings, and a phase-map spec (a
+    [phase] table, not a sweep) is a valid PhaseStudy in both flavours."""
     import pathlib
+    import tomllib
 
+    from spare_mc.phase import PhaseStudy
     from spare_mc.sweep import SweepSpec
 
     specs = sorted((pathlib.Path(__file__).resolve().parents[1] / "experiments").glob("*.toml"))
     assert specs
     for path in specs:
+        if "phase" in tomllib.loads(path.read_text()):
+            assert PhaseStudy.from_file(path).n_gpus and PhaseStudy.from_file(path, quick=True).n_gpus
+            continue
         spec = SweepSpec.from_toml(path.read_text())
         spec.check_points()
         assert spec.n_points > 0, path
