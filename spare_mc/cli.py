@@ -841,19 +841,23 @@ def _print_phase_table(d: dict) -> None:
     def ci(m, c):
         return "" if m is None else f"{m:6.3f} [{c[0]:6.3f}, {c[1]:6.3f}]"
 
-    print(f"{'GPUs':>7} {'T_s':>4} {'T_r':>5} {'winner':13} {'margin, 95% CI':>24} {'sig':3} "
-          f"{'vs other strategy':>30} " + " ".join(f"{'winner ' + k:>13}" for k in kinds) + " "
+    print(f"{'GPUs':>7} {'T_s':>4} {'T_r':>5} {'winner':13} {'runner-up':13} {'margin, 95% CI':>24} "
+          f"{'beats all':9} {'vs other strategy':>31} " + " ".join(f"{'winner ' + k:>13}" for k in kinds) + " "
           + " ".join(f"{k:>12}" for k in keys))
     for r in d["rows"]:
         sm = r.get("strategy_margin") or {}
-        other = "" if not sm else f"{sm['versus']} {ci(sm['margin'], sm['margin_ci95'])}"
+        other = "" if not sm else (f"{sm['versus']} {ci(sm['margin'], sm['margin_ci95'])}"
+                                   + ("" if sm["margin_ci95"][0] > 0 else "*"))
         by = " ".join(f"{str(r['by_kind'][k]['winner']) + ('' if r['by_kind'][k]['significant'] else '*'):>13}"
                       for k in kinds)
+        not_beaten = [k for k, v in r.get("margins", {}).items() if not v["margin_ci95"][0] > 0]
+        sig = "yes" if r["significant"] else "no: " + ",".join(not_beaten) if not_beaten else "no"
         print(f"{r['n_gpus']:>7} {r['save_s']:>4g} {r['restart_s']:>5g} {str(r['winner']):13} "
-              f"{ci(r['margin'], r['margin_ci95']):>24} {'yes' if r['significant'] else 'no':3} {other:>30} {by} "
+              f"{str(r['runner_up']):13} {ci(r['margin'], r['margin_ci95']):>24} {sig:9} {other:>31} {by} "
               + " ".join(f"{r['ttt_over_t0'][k]:12.3f}" if k in r["ttt_over_t0"] else f"{'':>12}" for k in keys))
     print("TTT/T0 of each strategy at its best r and period (confirmation runs); margin = runner-up minus winner, "
-          "paired; 'vs other strategy': against the best of the other redundancy strategies; * not significant"
+          "paired; 'beats all': every paired interval against the winner lies above 0 (else the strategies it does "
+          "not beat); 'vs other strategy': against the best of the other redundancy strategies; * not significant"
           + (f"; result: {d['result']}, figure: {d['figure']}" if "result" in d else "") + f" ({d['elapsed_s']:.0f} s)")
 
 
@@ -916,17 +920,30 @@ def _print_llama3_table(d: dict) -> None:
     print(f"Llama 3 405B preset: {p['n_gpus']:,} GPUs, {p['interruptions']} unexpected interruptions in "
           f"{p['snapshot_h'] / 24:g} days (system MTBF {p['system_mtbf_s'] / 3600:.2f} h, per GPU "
           f"{p['gpu_mtbf_h']:,.0f} h), T0 = {p['t0_s'] / 86400:.1f} days, {d['settings']['reps']} jobs per row")
+    print(f"central assumptions: {c['save_s']:g} s blocking saves, {c['restart_s']:g} s restarts, Weibull shape "
+          f"{c['shape']:g}, checkpoint period {c['ckpt_period_s']:.0f} s (theory optimum); a failure during a "
+          f"restart starts it again, one during a save makes it unusable (docs/llama3.md)")
+    print("effective training time = (useful compute + all-reduce) / wall clock of the CKPT-only job")
     print(f"effective training time (%): {ci(c['effective'])}  -- the report: more than "
           f"{100 * d['reported']['effective']:g}% ({c['verdict']})")
-    print("  shares of the wall clock (%): " + ", ".join(f"{k} {ci(v)}" for k, v in c["shares"].items()))
+    print("  shares of the wall clock (%): " + ", ".join(f"{k} {ci(v)}" for k, v in c["shares"].items())
+          + f"; running (re-done work counted as training) {ci(c['running'])}")
     if "modern" in d:
         m = d["modern"]
-        print(f"with modern checkpointing (in-memory copies, background saves): {ci(m['effective'])} "
-              f"({m['verdict']}); shares (%): " + ", ".join(f"{k} {ci(v)}" for k, v in m["shares"].items()))
+        k = m["checkpointing"]
+        n = m.get("counts_mean", {})
+        print(f"with modern checkpointing ({k['memory_copies']} in-memory copies at {k['memory_save_s']:g} s, every "
+              f"{k['remote_every']}th checkpoint saved remotely in the background at {k['async_slowdown']:g}x "
+              f"slower compute, restart {k['restart_s']:g} s + load; period {m['ckpt_period_s']:.0f} s): "
+              f"{ci(m['effective'])} ({m['verdict']})")
+        print("  shares (%): " + ", ".join(f"{k} {ci(v)}" for k, v in m["shares"].items())
+              + (f"; per job: {n['wipeouts']:.1f} wipe-outs, {n['memory_restarts']:.1f} reloaded from memory, "
+                 f"{n['remote_fallbacks']:.2f} from remote storage" if n else ""))
     print(f"{'save (s)':>9} {'restart (s)':>11} {'shape':>5} {'effective % [95% CI]':>26} {'first order':>11}  verdict")
     for r in (*d["grid"], *d["shapes"]):
+        central = all(r[k] == c[k] for k in ("save_s", "restart_s", "shape"))
         print(f"{r['save_s']:>9g} {r['restart_s']:>11g} {r['shape']:>5g} {ci(r['effective']):>26} "
-              f"{100 * r['first_order']:>11.2f}  {r['verdict']}")
+              f"{100 * r['first_order']:>11.2f}  {r['verdict']}{'  (central)' if central else ''}")
     for r in d["t0"]:
         print(f"T0 = {r['t0_s'] / 86400:5.1f} days: {ci(r['effective'])}")
     k = d["classical"]

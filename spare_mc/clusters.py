@@ -320,6 +320,9 @@ class EffectiveTime:
         The replications' root seed.
     elapsed_s : float
         Time of the simulation.
+    counts : dict
+        Per-job means of ``wipeouts``, ``memory_restarts``, ``remote_fallbacks`` and ``async_slowdown_s`` (the
+        last three are 0 without in-memory copies and asynchronous saves).
     """
 
     config: object
@@ -331,6 +334,7 @@ class EffectiveTime:
     n_capped: int
     root_entropy: str
     elapsed_s: float = 0.0
+    counts: dict = field(default_factory=dict)
 
     @property
     def reps(self) -> int:
@@ -348,7 +352,8 @@ class EffectiveTime:
                 "shares": {k: est(v) for k, v in self.shares.items()}, "running": est(self.running),
                 "interruptions_per_snapshot": est(self.interruptions_per_snapshot),
                 "first_order": self.first_order, "verdict": report_verdict(self.effective),
-                "n_capped": self.n_capped, "rng_root": self.root_entropy, "elapsed_s": self.elapsed_s}
+                "n_capped": self.n_capped, "rng_root": self.root_entropy, "elapsed_s": self.elapsed_s,
+                "counts_mean": dict(self.counts)}
 
 
 def report_verdict(effective: MCEstimate, reported: float = REPORTED_EFFECTIVE) -> str:
@@ -427,7 +432,9 @@ def effective_training_time(preset: ClusterPreset | None = None, *, reps: int = 
                          support="nonnegative")
     tc = cfg.ckpt_period
     first = availability(tc, cfg.save_s, cfg.mtbf_s, cfg.restart) if tc > cfg.save_s else math.nan
-    return EffectiveTime(cfg, eff, shares, running, per, first, res.n_capped, res.root_entropy, elapsed)
+    counts = {k: float(np.mean(res.values(k))) for k in ("wipeouts", "memory_restarts", "remote_fallbacks",
+                                                          "async_slowdown_s")}
+    return EffectiveTime(cfg, eff, shares, running, per, first, res.n_capped, res.root_entropy, elapsed, counts)
 
 
 def _classical_check(preset, reps, rng, alpha=1e-4) -> dict:

@@ -592,7 +592,7 @@ def run_phase_study(study: PhaseStudy | None = None, *, progress=None, out_dir=N
 
 #: The keys of a row of ``spare-mc reproduce --table phase --json``, in order: the issue's, then the extras.
 ROW_KEYS = ("n_gpus", "save_s", "restart_s", "winner", "ttt_over_t0", "ttt_over_t0_ci95", "significant", "runner_up",
-            "margin", "margin_ci95", "margin_ratio", "margin_ratio_ci95", "margin_note", "winner_strategy",
+            "margin", "margin_ci95", "margin_ratio", "margin_ratio_ci95", "margins", "margin_note", "winner_strategy",
             "strategy_margin", "by_kind", "n_groups", "mtbf_s", "strategies")
 
 

@@ -1317,6 +1317,7 @@ def figure_phase(result, path=None, *, force: bool = False):
         import matplotlib
 
         matplotlib.use("Agg", force=False)
+        import matplotlib.colors as mcolors
         import matplotlib.patches as mpatches
         import matplotlib.pyplot as plt
 
@@ -1327,8 +1328,8 @@ def figure_phase(result, path=None, *, force: bool = False):
         saves = sorted({r["save_s"] for r in rows})
         restarts = sorted({r["restart_s"] for r in rows})
         vs = views(res)
-        fig, axes = plt.subplots(len(vs), len(sizes), figsize=(1.0 + 1.55 * len(saves) * len(sizes),
-                                                               0.9 + (0.55 + 0.62 * len(restarts)) * len(vs)),
+        fig, axes = plt.subplots(len(vs), len(sizes), figsize=(1.0 + 1.9 * len(saves) * len(sizes),
+                                                               0.9 + (0.55 + 0.8 * len(restarts)) * len(vs)),
                                  squeeze=False)
         seen = []
         for i, (title, pick) in enumerate(vs):
@@ -1345,19 +1346,24 @@ def figure_phase(result, path=None, *, force: bool = False):
                                                     hatch=None if v["significant"] else "///", lw=1.5))
                     if w is not None and w not in seen:
                         seen.append(w)
-                    dark = w is not None and w.endswith("_modern") and not w.startswith("ckpt")
+                    red, green, blue = mcolors.to_rgb(colour)
+                    dark = 0.299 * red + 0.587 * green + 0.114 * blue < 0.55  # white text on dark cells
                     if w is None:
                         text = "no winner\n(all capped)"
                     else:
-                        lo, hi = v["margin_ci95"]
-                        text = (f"{_PHASE_NAMES[w]}\n+{v['margin']:.3f} [{lo:.3f}, {hi:.3f}]"
-                                + ("" if v["significant"] else " n.s."))
+                        m, (lo, hi), versus = v["margin"], v["margin_ci95"], ""
+                        if not v["significant"] and v.get("margins"):  # the comparison that is not significant
+                            versus = min(v["margins"], key=lambda k: v["margins"][k]["margin_ci95"][0])
+                            m, (lo, hi) = v["margins"][versus]["margin"], v["margins"][versus]["margin_ci95"]
+                            versus = " vs " + _PHASE_NAMES[versus].replace("+CKPT", "")
+                        text = (f"{_PHASE_NAMES[w]}\n{m:+.3f} [{lo:.3f}, {hi:.3f}]"
+                                + ("" if v["significant"] else f"{versus} n.s."))
                         sm = r.get("strategy_margin") if i == 0 else None
                         if sm and sm.get("versus") != v["runner_up"] and sm.get("margin") is not None:
                             short = _PHASE_NAMES[sm["versus"]].replace("+CKPT", "").replace(", modern", " (mod.)")
                             text += (f"\nvs {short}: +{sm['margin']:.3f}"
                                      + ("" if sm["significant"] else " n.s."))
-                    ax.text(x, y, text, ha="center", va="center", fontsize=5.6, color="white" if dark else "black",
+                    ax.text(x, y, text, ha="center", va="center", fontsize=7, color="white" if dark else "black",
                             bbox=None if v["significant"] else dict(facecolor=colour, edgecolor="none", pad=1.0))
                 ax.set_xlim(-0.5, len(saves) - 0.5)
                 ax.set_ylim(-0.5, len(restarts) - 0.5)

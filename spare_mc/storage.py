@@ -58,8 +58,16 @@ OUTPUTS = {
             "wipeouts": ("1", "global restarts", "nonnegative"),
             "checkpoints": ("1", "checkpoints written", "nonnegative"),
             "mean_s": ("1", "mean compute layers per executed step", "nonnegative"),
-            "finished": ("1", "1 if the job finished before the wall-clock cap, 0 if capped (censored)", "unit")},
+            "finished": ("1", "1 if the job finished before the wall-clock cap, 0 if capped (censored)", "unit"),
+            "memory_restarts": ("1", "wipe-outs that reloaded an in-memory checkpoint (memory_copies > 0)",
+                                "nonnegative"),
+            "remote_fallbacks": ("1", "wipe-outs that fell back to remote storage, no copy being left "
+                                      "(memory_copies > 0)", "nonnegative"),
+            "async_slowdown_s": ("s", "checkpoint time spent as compute slowed by asynchronous saves (ckpt_async)",
+                                 "nonnegative")},
 }
+#: Outputs added after datasets were first written: a dataset without them is still complete (written before).
+OPTIONAL_OUTPUTS = frozenset({"memory_restarts", "remote_fallbacks", "async_slowdown_s"})
 
 
 # ------------------------------------------------------------------------------------------------ atomic files

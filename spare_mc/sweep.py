@@ -62,6 +62,7 @@ from ._version import __version__
 from .failures import FAILURE_KINDS
 from .options import get_options
 from .storage import (
+    OPTIONAL_OUTPUTS,
     OUTPUTS,
     QUANTITIES,
     CorruptDataset,
@@ -332,7 +333,9 @@ class SweepSpec:
                 _model(self.quantity, params, self.lenient)
             except UsageError as exc:
                 where = ", ".join(f"{k}={self.dim_values(k)[i]!r}" for k, i in zip(self.dims, idx))
-                raise type(exc)(f"grid point ({where}): {exc}") from None
+                hint = ("; an option that applies to some grid values only belongs in a [variants] table"
+                        if "has no effect" in str(exc) else "")
+                raise type(exc)(f"grid point ({where}): {exc}{hint}") from None
 
 
 # --------------------------------------------------------------------------------------------------- workers
@@ -419,6 +422,9 @@ def run_task(quantity: str, seed: int, idx: tuple, params: dict, rep_start: int,
             outs["checkpoints"][j] = run.checkpoints
             outs["mean_s"][j] = run.mean_s
             outs["finished"][j] = 1.0 if run.status == "ok" else 0.0
+            outs["memory_restarts"][j] = run.memory_restarts
+            outs["remote_fallbacks"][j] = run.remote_fallbacks
+            outs["async_slowdown_s"][j] = run.async_slowdown_s
     return outs
 
 
@@ -537,7 +543,7 @@ def _claims_digest(path, digest) -> bool:
 
 #: Outputs that count things (integers).
 _COUNTS = {"T", "masked", "sum_c", "sum_s", "calls", "phase0", "moves", "patch", "failures", "wipeouts",
-           "checkpoints", "finished"}
+           "checkpoints", "finished", "memory_restarts", "remote_fallbacks"}
 
 
 def _part_check(quantity, params):
@@ -749,7 +755,7 @@ def open_sweep_dataset(path):
         SweepSpec.from_toml(ds.attrs["spec"])
     except UsageValueError as exc:
         raise UsageValueError(f"{path}: its `spec` attribute is not a valid sweep spec: {exc}") from None
-    missing = [name for name in OUTPUTS[q] if name not in ds]
+    missing = [name for name in OUTPUTS[q] if name not in ds and name not in OPTIONAL_OUTPUTS]
     if missing:
         raise UsageValueError(f"{path} is not a complete spare-mc {q} dataset: variables {missing} are missing")
     return ds

@@ -571,10 +571,13 @@ def _no_effect_iv(cfg, out) -> None:
 def _tiered_iv(cfg, out, n) -> None:
     """In-memory copies and asynchronous saves: their values and the rules they do not combine with."""
     fs = TimelineConfig.__dataclass_fields__
-    out["memory_copies"] = m = as_int(cfg.memory_copies, "memory_copies", min_value=0, max_value=n)
+    out["memory_copies"] = m = as_int(cfg.memory_copies, "memory_copies", min_value=0)
+    if m > n:
+        raise UsageValueError(f"`memory_copies` must be <= n_groups = {n} (one copy per group), "
+                              f"got memory_copies={m}")
     out["remote_every"] = as_int(cfg.remote_every, "remote_every", min_value=1, max_value=10**9)
     out["ckpt_async"] = as_bool(cfg.ckpt_async, "ckpt_async")
-    out["async_slowdown"] = as_float(cfg.async_slowdown, "async_slowdown", positive=True, max_value=100.0,
+    out["async_slowdown"] = as_float(cfg.async_slowdown, "async_slowdown", max_value=100.0,
                                      why="a compute slowdown factor")
     if out["async_slowdown"] < 1.0:
         raise UsageValueError(f"`async_slowdown` must be >= 1 (compute runs that many times slower while a save "
@@ -584,7 +587,8 @@ def _tiered_iv(cfg, out, n) -> None:
         out[name] = None if v is None else as_float(v, name, positive=name == "memory_save_s", nonnegative=True,
                                                     max_value=MAX_DURATION_S, why=_CLOCK_WHY)
         if v is not None and 0 < out[name] < 1e-6:
-            raise UsageValueError(f"`{name}` must be 0 or at least 1 microsecond (1e-06 s), got {name}={v:g}")
+            rule = "at least" if name == "memory_save_s" else "0 or at least"
+            raise UsageValueError(f"`{name}` must be {rule} 1 microsecond (1e-06 s), got {name}={v:g}")
     if m == 0:
         for name in ("memory_save_s", "memory_load_s", "remote_every"):
             if out[name] != fs[name].default:
@@ -602,7 +606,9 @@ def _tiered_iv(cfg, out, n) -> None:
                               ("final_checkpoint", out["final_checkpoint"], False),
                               ("rejoin", out["rejoin"], "step")):
         if value != rule:
-            raise UsageValueError(f"{what} are modelled with {name}={rule!r} only, got {name}={value!r}")
+            hint = (" (the classical model, --model classical, has immediate detection and a final checkpoint: "
+                    "it does not take these options)" if name in ("detection", "final_checkpoint") else "")
+            raise UsageValueError(f"{what} are modelled with {name}={rule!r} only, got {name}={value!r}{hint}")
 
 
 def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
@@ -858,16 +864,22 @@ def _rep_kernel_sets(cfg):
 def theory_ckpt_period_s(cfg: TimelineConfig) -> float:
     """The availability-optimal period ``T_c* = T_s + sqrt(T_s^2 + 2 T_s (T_f + T_r))`` with
     ``T_f = E[T] m`` the mean time between wipe-outs (failures until a wipe-out times the full-system MTBF;
-    live scaling ignored, as in the paper) and ``T_r`` the restart with its remote load ``load_s``. In-memory
-    checkpoints: ``T_s`` is the memory save and ``T_r`` the restart with the memory load (the period is that of the
-    in-memory checkpoints). Asynchronous saves without copies: ``T_s`` is the compute the slowdown takes,
-    ``T_s (1 - 1/f)``, and the period is at least ``T_s`` (one save at a time)."""
+    live scaling ignored, as in the paper) and ``T_r`` the restart with its remote load ``load_s``. ``T_s`` is the
+    mean cost of a checkpoint: an asynchronous remote save costs the compute its slowdown takes, ``T_s (1 - 1/f)``
+    (and, without copies, the period is at least ``save_s``: one save at a time); with in-memory copies and
+    ``remote_every = k``, ``((k - 1) T_mem + C_remote) / k`` with ``C_remote`` the remote save's cost (plus its copy to
+    memory when it runs in the background), and ``T_r`` the restart with the memory load (most restarts reload from
+    memory; the period is that of all checkpoints)."""
     tf = mean_wipeout_index(cfg) * cfg.mtbf_s
     ts, tr = cfg.save_s, cfg.restart + cfg.load_s
-    if cfg.memory_copies > 0:  # the period of the in-memory checkpoints, most restarts reloading from memory
-        ts, tr = cfg.memory_save, cfg.restart + cfg.memory_load
-    elif cfg.ckpt_async:  # the blocking-equivalent cost: the compute a save's slowdown takes
-        ts = cfg.save_s * (1.0 - 1.0 / cfg.async_slowdown)
+    # an asynchronous remote save costs the compute its slowdown takes (when steps run all through it)
+    remote = cfg.save_s * (1.0 - 1.0 / cfg.async_slowdown) if cfg.ckpt_async else cfg.save_s
+    if cfg.memory_copies > 0:  # the mean cost of a checkpoint: k - 1 to memory, then one remote (after its copy
+        k = cfg.remote_every   # to memory if it runs in the background); most restarts reload from memory
+        ts = ((k - 1) * cfg.memory_save + remote + (cfg.memory_save if cfg.ckpt_async else 0.0)) / k
+        tr = cfg.restart + cfg.memory_load
+    elif cfg.ckpt_async:
+        ts = remote
     period = ckpt_period_optimal(ts, tf, tr) if ts > 0 else 0.0
     if cfg.ckpt_async and cfg.memory_copies == 0:  # a save cannot start before the last one completed
         period = max(period, cfg.save_s)

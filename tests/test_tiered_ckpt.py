@@ -227,6 +227,13 @@ def test_theory_period_follows_the_checkpoint_kind():
         theory_ckpt_period_s(dataclasses.replace(cfg, restart_s=3600.0, load_s=0.0)))
     mem = dataclasses.replace(cfg, memory_copies=1)
     assert mem.memory_save == 6.0 and mem.memory_load == 6.0
+    # k = 1: every checkpoint is a blocking remote save, only the load is faster
+    assert theory_ckpt_period_s(mem) == pytest.approx(
+        theory_ckpt_period_s(dataclasses.replace(cfg, restart_s=3006.0, load_s=0.0)))
+    # k = 5 with background saves: four memory saves (6 s), one copy (6 s) and 60 (1 - 1/1.5) = 20 s of slowdown
+    tiered = dataclasses.replace(mem, remote_every=5, ckpt_async=True, async_slowdown=1.5)
+    assert theory_ckpt_period_s(tiered) == pytest.approx(
+        theory_ckpt_period_s(dataclasses.replace(cfg, save_s=10.0, restart_s=3006.0, load_s=0.0)))
     asy = dataclasses.replace(cfg, ckpt_async=True, async_slowdown=1.0)
     assert theory_ckpt_period_s(asy) == 60.0  # no blocking cost: one save at a time
 
