@@ -245,3 +245,22 @@ def test_make_trace_unchanged_by_checkpoint_options():
     a = make_trace(cfg, np.random.default_rng(1), 100)
     b = make_trace(other, np.random.default_rng(1), 100)
     assert all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("strategy, r", [("ckpt", 1), ("rep", 3), ("spare", 3)])
+def test_memory_only_checkpoints_are_remote_checkpoints_with_memory_costs(strategy, r):
+    """With a copy on every group and no remote save within the job (``remote_every`` beyond its checkpoints), every
+    checkpoint is a memory save and every restart a reload from memory: exactly the remote-only job whose save and
+    load cost what memory's do, jitter on."""
+    rng = np.random.default_rng(71 + r)
+    for _ in range(5):
+        base = dict(n_steps=int(rng.integers(60, 200)), mtbf_s=float(rng.uniform(30, 300)), restart_s=80.0,
+                    compute_s=5.0, allreduce_s=1.0, jitter_sd=0.04, ckpt_period_s=float(rng.uniform(30, 200)))
+        memory = _Config(strategy, 12, r=r, save_s=40.0, load_s=25.0, memory_copies=12, remote_every=10**9,
+                         memory_save_s=3.0, memory_load_s=7.0, **base)
+        remote = _Config(strategy, 12, r=r, save_s=3.0, load_s=7.0, **base)
+        trace = _long_enough_trace(remote, rng)
+        a, b = _run(remote, trace, jitter_seed=5), _run(memory, trace, jitter_seed=5)
+        assert b[TK.R_FALLBACKS] == 0 and b[TK.R_MEM_RESTARTS] == b[TK.R_WIPEOUTS]
+        keep = [i for i in range(TK.N_RES) if i not in (TK.R_MEM_RESTARTS, TK.R_LOOPS)]
+        assert np.array_equal(a[keep], b[keep])
