@@ -274,16 +274,9 @@ def _dur(base_us, jit_sd, rng):
 
 
 @_kernel
-def _keep(W, res):
-    """The work since the last checkpoint is kept: move ``W`` into ``res[R_USEFUL .. R_RECTLR]``."""
-    for i in range(N_W):
-        res[R_USEFUL + i] += W[i]
-        W[i] = 0
-
-
-@_kernel
 def _keep_block(W, off, res):
-    """The work of the block of ``W`` at ``off`` (``W_MEM`` or ``W_PERSIST``) is kept."""
+    """The work of the block of ``W`` at ``off`` is kept: moved into ``res[R_USEFUL .. R_RECTLR]`` (0: the work
+    since the last checkpoint; ``W_MEM``, ``W_PERSIST``)."""
     for i in range(N_W):
         res[R_USEFUL + i] += W[off + i]
         W[off + i] = 0
@@ -1398,7 +1391,7 @@ def _checkpoint_if_due(t_f, P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, l
     if killed > 0:
         res[R_CKPTS_LOST] += 1
     else:
-        _keep(W, res)
+        _keep_block(W, 0, res)
         J[J_CKPT_STEPS] = J[J_STEPS_DONE]
         J[J_REMOTE_STEPS] = J[J_STEPS_DONE]
     J[J_CKPT_DUE] = J[J_T] + P[P_PERIOD_US]
@@ -1407,7 +1400,7 @@ def _checkpoint_if_due(t_f, P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, l
     return status, np.int64(-1)
 
 
-@_kernel
+@_step
 def _persist_done(t, P, J, W, res):
     """An asynchronous save that is complete by ``t`` makes its checkpoint usable in remote storage: the work it
     saved is kept (and, without in-memory copies, it becomes the rollback point)."""
@@ -1482,7 +1475,7 @@ def _checkpoint_tiered(P, PF, J, W, Q, GB, rng, res):
         J[J_T] += k_s
         res[R_CKPT] += k_s
         _keep_block(W, W_MEM, res)
-        _keep(W, res)
+        _keep_block(W, 0, res)
         if m > 0:
             _place_copies(P, Q, GB)
         J[J_CKPT_STEPS] = done
@@ -1501,7 +1494,7 @@ def _checkpoint_tiered(P, PF, J, W, Q, GB, rng, res):
     return STATUS_OK
 
 
-@_kernel
+@_step
 def _async_extra(c, PF, J, res):
     """The slowdown of a step's compute ``c`` starting at ``J_T`` while an asynchronous save runs until
     ``J_PERSIST_END``: compute runs ``f`` times slower until then, so the phase lasts ``c + x (f - 1) / f`` with
@@ -1702,8 +1695,7 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G
     while (J[J_STEPS_DONE] < P[P_N_STEPS] or (P[P_FINAL_CKPT] != 0 and J[J_CKPT_STEPS] < P[P_N_STEPS])) and \
             J[J_STATUS] == STATUS_OK:
         res[R_LOOPS] += 1
-        if J[J_PERSIST_END] >= 0:  # an asynchronous save in flight
-            _persist_done(J[J_T], P, J, W, res)
+        _persist_done(J[J_T], P, J, W, res)  # an asynchronous save in flight may be complete
         if J[J_T] > P[P_CAP_US]:
             J[J_STATUS] = STATUS_CAPPED
             break
@@ -1738,9 +1730,7 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G
                         continue
                     _finish_step(J[J_T] + c_step, c_step, np.int64(0), np.int64(0), a_s, P, J, W, meta, res)
                 else:
-                    t_c = J[J_T] + c_step
-                    if J[J_PERSIST_END] > J[J_T]:  # an asynchronous save in flight slows the compute
-                        t_c += _async_extra(c_step, PF, J, res)
+                    t_c = J[J_T] + c_step + _async_extra(c_step, PF, J, res)
                     # the failures up to the end of its compute phase are detected together at its all-reduce
                     if _src_take_until(t_c, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res) != STATUS_OK:
                         J[J_STATUS] = STATUS_TRACE
@@ -1792,7 +1782,7 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G
     if J[J_STATUS] != STATUS_TRACE and not stopped_in_restart and \
             _src_tail(J[J_T], P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res) != STATUS_OK:
         J[J_STATUS] = STATUS_TRACE
-    _keep(W, res)  # the job is over: what it did is kept, whatever checkpoint holds it
+    _keep_block(W, 0, res)  # the job is over: what it did is kept, whatever checkpoint holds it
     _keep_block(W, W_MEM, res)
     _keep_block(W, W_PERSIST, res)
     res[R_TTT] = J[J_T]
