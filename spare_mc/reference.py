@@ -450,6 +450,14 @@ class _Race:
         self.schedule()
 
 
+def _move_work(dst: dict, src: dict) -> None:
+    """Add the work totals of ``src`` to ``dst`` (by key) and empty ``src``: work kept, or moved between the blocks
+    of :func:`timeline_simpy` (since the last checkpoint, kept in memory only, in a save in flight)."""
+    for key, v in src.items():
+        dst[key] += v
+        src[key] = 0
+
+
 def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None, log=None, record=None) -> dict:
     """Independent SimPy implementation of the time-to-train model of :mod:`spare_mc.timeline`.
 
@@ -804,7 +812,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
             tot["wipeouts"] += 1
             lost = sum(st.since_ck.values()) + lost_now
             if copies and fleet.copies:  # a holder of the last checkpoint is alive: reload it from memory
-                add_to(st.in_memory, st.persisting)
+                _move_work(st.in_memory, st.persisting)
                 tot["memory_restarts"] += 1
                 base = round(restart_seconds * us) + round(cfg.memory_load * us)
             else:  # from remote storage: the work kept only in memory is lost too
@@ -878,11 +886,6 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
                 place_copies()
             return False
 
-        def add_to(dst, src):
-            for key in src:
-                dst[key] += src[key]
-                src[key] = 0
-
         def place_copies():
             """For j = 0 .. m - 1, the first group at or after floor(j N / m), cyclically, not chosen yet and not
             known dead; a chosen group that is dead (not detected yet) gets no copy."""
@@ -899,9 +902,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
         def persist_check():
             """An asynchronous save complete by now: its checkpoint is in remote storage, its work kept."""
             if st.persist_end is not None and st.persist_end <= env.now:
-                for key, v in st.persisting.items():
-                    tot[key] += v
-                st.persisting = dict.fromkeys(st.since_ck, 0)
+                _move_work(tot, st.persisting)
                 st.remote = st.persist_steps
                 if not copies:
                     st.saved = st.persist_steps
@@ -923,23 +924,21 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
                 place_copies()
                 st.saved = st.done
             if not remote:
-                add_to(st.in_memory, st.since_ck)
+                _move_work(st.in_memory, st.since_ck)
                 st.since_remote += 1
             elif not cfg.ckpt_async:
                 k = dur(round(cfg.save_s * us))
                 yield env.timeout(k)
                 tot["checkpoint"] += k
-                for block in (st.in_memory, st.since_ck):
-                    for key, v in block.items():
-                        tot[key] += v
-                        block[key] = 0
+                _move_work(tot, st.in_memory)
+                _move_work(tot, st.since_ck)
                 if copies:
                     place_copies()
                 st.saved = st.remote = st.done
                 st.since_remote = 0
             else:
-                add_to(st.persisting, st.in_memory)
-                add_to(st.persisting, st.since_ck)
+                _move_work(st.persisting, st.in_memory)
+                _move_work(st.persisting, st.since_ck)
                 st.persist_steps = st.done
                 st.persist_end = env.now + dur(round(cfg.save_s * us))
                 st.since_remote = 0
@@ -1107,9 +1106,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
                 if cfg.ckpt_failure == "lost" and killed_within(start, start + k):
                     tot["checkpoints_lost"] += 1  # unusable: the rollback point and the unsaved work stay
                 else:
-                    for key, v in st.since_ck.items():
-                        tot[key] += v
-                    st.since_ck = dict.fromkeys(st.since_ck, 0)
+                    _move_work(tot, st.since_ck)
                     st.saved = st.remote = st.done
                 st.last_ck, st.mark = env.now, st.done
                 if repairing and cfg.rejoin == "checkpoint":
@@ -1120,8 +1117,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
     env.run(until=proc)
     st = result["state"]
     for block in (st.since_ck, st.in_memory, st.persisting):  # progress kept when the job ends, however it ends
-        for key, v in block.items():
-            tot[key] += v
+        _move_work(tot, block)
     tot["ttt"] = result.get("end", env.now)
     if "cut" in result:  # stopped inside a restart: every failure up to its start was detected
         tot["failures"] = sum(k <= result["cut"] for k in fleet.kill_times)
