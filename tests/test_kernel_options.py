@@ -58,14 +58,15 @@ def _run(cfg, trace, holders=None, jitter_seed=0):
                    repair_rng=np.random.default_rng(99))
 
 
-def _agree(cfg, trace, holders=None):
-    """Kernel and twin on one trace, jitter off: identical to the microsecond. Returns the kernel's totals."""
+def _agree(cfg, trace, holders=None, keys=KEYS):
+    """Kernel and twin on one trace, jitter off: identical to the microsecond in every total of ``keys`` (twin key
+    -> kernel slot). Returns the kernel's totals."""
     res = _run(cfg, trace, holders)
     twin = timeline_simpy(cfg, trace, layout=None if holders is None else sm.Layout(holders, kind="random"),
                           repair_rng=np.random.default_rng(99))
     assert STATUS[res[TK.R_STATUS]] == twin["status"] != "trace"
-    mine = {k: int(res[i]) for k, i in KEYS.items()}
-    assert mine == {k: twin[k] for k in KEYS}
+    mine = {k: int(res[i]) for k, i in keys.items()}
+    assert mine == {k: twin[k] for k in keys}
     assert sum(mine[k] for k in TIMES[1:]) == mine["ttt"]  # every microsecond in one bucket
     return mine
 

@@ -12,26 +12,18 @@ import numpy as np
 import pytest
 
 from spare_mc import _timeline_kernels as TK
-from spare_mc.reference import timeline_simpy
 from spare_mc.timeline import TimelineConfig as _Config
 from spare_mc.timeline import make_trace, simulate_ttt, theory_ckpt_period_s
-from test_kernel_options import (BASE, KEYS, STATUS, TIMES, US, TimelineConfig, _long_enough_trace, _random_config,
-                                 _run, _trace)
+from test_kernel_options import (BASE, KEYS, US, TimelineConfig, _agree, _long_enough_trace, _random_config, _run,
+                                 _trace)
 
-#: the new counters, kernel slot -> twin key
+#: the new counters, twin key -> kernel slot
 NEW = {"memory_restarts": TK.R_MEM_RESTARTS, "remote_fallbacks": TK.R_FALLBACKS, "async_slowdown": TK.R_ASYNC_SLOW}
 
 
-def _both(cfg, trace, holders=None):
-    """Kernel and twin on one trace, jitter off: identical to the microsecond, every microsecond in one bucket.
-    Returns the kernel's totals."""
-    res = _run(cfg, trace, holders)
-    twin = timeline_simpy(cfg, trace, repair_rng=np.random.default_rng(99))
-    assert STATUS[res[TK.R_STATUS]] == twin["status"] != "trace"
-    mine = {k: int(res[i]) for k, i in {**KEYS, **NEW}.items()}
-    assert mine == {k: twin[k] for k in mine}
-    assert sum(mine[k] for k in TIMES[1:]) == mine["ttt"]
-    return mine
+def _both(cfg, trace):
+    """Kernel and twin on one trace (:func:`test_kernel_options._agree`), the new counters included."""
+    return _agree(cfg, trace, keys={**KEYS, **NEW})
 
 
 def _by_steps(**kw):
