@@ -1353,9 +1353,9 @@ def figure_phase(result, path=None, *, force: bool = False):
                     else:
                         m, (lo, hi), versus = v["margin"], v["margin_ci95"], ""
                         if not v["significant"] and v.get("margins"):  # the comparison that is not significant
-                            versus = min(v["margins"], key=lambda k: v["margins"][k]["margin_ci95"][0])
-                            m, (lo, hi) = v["margins"][versus]["margin"], v["margins"][versus]["margin_ci95"]
-                            versus = " vs " + _PHASE_NAMES[versus].replace("+CKPT", "")
+                            weakest = min(v["margins"], key=lambda k: v["margins"][k]["margin_ci95"][0])
+                            m, (lo, hi) = v["margins"][weakest]["margin"], v["margins"][weakest]["margin_ci95"]
+                            versus = " vs " + _PHASE_NAMES[weakest].replace("+CKPT", "")
                         text = (f"{_PHASE_NAMES[w]}\n{m:+.3f} [{lo:.3f}, {hi:.3f}]"
                                 + ("" if v["significant"] else f"{versus} n.s."))
                         sm = r.get("strategy_margin") if i == 0 else None

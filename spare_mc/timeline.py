@@ -373,11 +373,6 @@ class TimelineConfig:
 
 
     @property
-    def tiered(self) -> bool:
-        """Whether checkpoints use in-memory copies or asynchronous saves (:func:`_checkpoint_tiered` rules)."""
-        return self.memory_copies > 0 or self.ckpt_async
-
-    @property
     def memory_save(self) -> float:
         """The blocking time of an in-memory checkpoint (s): ``memory_save_s``, default ``save_s / 10``."""
         return self.save_s / 10.0 if self.memory_save_s is None else self.memory_save_s
