@@ -118,6 +118,40 @@ def wipeout_order_statistics(holders, n_groups: int, reps: int, rng, *, batch: i
     return out
 
 
+def wipeout_partition_twin(bit_generator, n_groups: int, sizes, counts, reps: int) -> np.ndarray:
+    """Plain-Python twin of :func:`spare_mc._wipeout_kernels.wipeout_partition`: ``T`` per replication, from the
+    same raw draws of ``bit_generator`` (``random_raw``; a uniform is its top 53 bits over 2^53).
+
+    Written from the method, not the kernel: ``m``, the least of the replica sets' maxima, by inverting
+    ``P(min > x) = (1 - x^s)^K`` per class; then every other set's members failed by ``m``, a ``Bin(s, m)`` count
+    given that it is below ``s`` (the set outlives ``m``), found by walking its CDF; then the groups in no set.
+    """
+    def u01():
+        return (int(bit_generator.random_raw()) >> 11) / 2.0**53
+
+    sizes = [int(x) for x in sizes]
+    counts = [int(x) for x in counts]
+    free = n_groups - sum(s * k for s, k in zip(sizes, counts))
+    out = np.empty(reps, dtype=np.int64)
+    for t in range(reps):
+        mins = [(-math.expm1(math.log(1.0 - u01()) / k)) ** (1.0 / s) for s, k in zip(sizes, counts)]
+        cstar = min(range(len(mins)), key=lambda c: (mins[c], c))
+        m = mins[cstar]
+        T = sizes[cstar]
+        for c, (s, k) in enumerate(zip(sizes, counts)):
+            others = k - (c == cstar)
+            if others == 0:
+                continue
+            pmf = [math.comb(s, j) * m**j * (1.0 - m) ** (s - j) for j in range(s)]  # j < s: the set outlives m
+            cdf = list(itertools.accumulate(pmf))
+            for _ in range(others):
+                v = u01() * cdf[-1]
+                T += next((j for j in range(s - 1) if cdf[j] > v), s - 1)
+        T += sum(u01() < m for _ in range(free))
+        out[t] = T
+    return out
+
+
 def gpu_by_gpu_group_lifetimes(n_gpus: int, n_groups: int, gpu_mean_s: float, shape: float, rng) -> np.ndarray:
     """Group times to failure as the minimum over each group's ``M = G/N`` GPUs of iid Weibull lifetimes.
 

@@ -8,7 +8,9 @@ Per trial, failures are applied to a fully live system until the first wipe-out.
 - ``time_s``: the wipe-out time, for failure models with a clock (``None`` for :class:`UniformOrder`).
 
 Cost per trial is proportional to the failures drawn (O(1) per failure for cyclic unit stride, O(types held) for
-any layout; O(N r) extra per trial for a fresh random layout).
+any layout; O(N r) extra per trial for a fresh random layout), except for partition layouts (Rep's replica sets)
+under uniform order without replacement: one draw per replica set, from the sets' order statistics
+(``method="auto"``, see :func:`wipeout_mc`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,45 @@ from .layouts import LAYOUT_KINDS, Layout, ReplicaSets, make_layout
 from .stats import MCEstimate, estimate_mean, wilson_interval
 from .topology import Topology
 
-__all__ = ["WipeoutResult", "wipeout_mc"]
+__all__ = ["WipeoutResult", "wipeout_mc", "partition_classes", "WIPEOUT_METHODS"]
+
+#: ``wipeout_mc(method=...)``: see :func:`wipeout_mc`.
+WIPEOUT_METHODS = ("auto", "sequential")
+
+
+def partition_classes(layout):
+    """The replica-set structure of a partition layout, or ``None`` if ``layout`` is not one.
+
+    A layout is a partition when its types' holder sets are pairwise equal or disjoint; its distinct holder sets
+    are then disjoint "replica sets", and a type is wiped exactly when all members of its set are dead. Rep's
+    :class:`~spare_mc.layouts.ReplicaSets` always are; a :class:`~spare_mc.layouts.Layout` is checked (O(N r log
+    r)).
+
+    Returns
+    -------
+    (sizes, counts) : two int64 arrays, or None
+        ``counts[c]`` replica sets of ``sizes[c]`` members each (sizes ascending); groups in no set hold nothing.
+
+    Examples
+    --------
+    >>> from spare_mc import replica_sets, block, cyclic
+    >>> [a.tolist() for a in partition_classes(replica_sets(11, 4))]
+    [[5, 6], [1, 1]]
+    >>> [a.tolist() for a in partition_classes(block(12, 3))]
+    [[3], [4]]
+    >>> partition_classes(cyclic(12, 3)) is None
+    True
+    """
+    if isinstance(layout, ReplicaSets):
+        sizes = np.asarray(layout.sizes)
+    else:
+        rows = np.unique(np.sort(np.asarray(layout.holders), axis=1), axis=0)
+        members = rows.ravel()
+        if np.unique(members).size != members.size:
+            return None
+        sizes = np.full(rows.shape[0], rows.shape[1], dtype=np.int64)
+    values, counts = np.unique(sizes, return_counts=True)
+    return values.astype(np.int64), counts.astype(np.int64)
 
 
 def _reps_alias(reps, trials, where):
@@ -149,7 +189,7 @@ def _wipeout_iv(layout, reps, n_groups, r, failures, topology, fresh_layout):
 
 def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, r: int | None = None,
                failures=None, topology: Topology | None = None, fresh_layout: bool | None = None, rng=None,
-               trials=_UNSET) -> WipeoutResult:
+               method: str = "auto", trials=_UNSET) -> WipeoutResult:
     """Monte Carlo of the first wipe-out.
 
     Parameters
@@ -171,6 +211,15 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
         by name (so that the estimate targets the exact formula, an average over random layouts), False for a
         given :class:`Layout`.
     rng : anything :func:`numpy.random.default_rng` accepts.
+    method : {"auto", "sequential"}
+        How uniform order without replacement is simulated on a **partition layout** -- one whose types' holder
+        sets are pairwise equal or disjoint: Rep's replica sets (``"block"``) and any layout of that shape.
+        ``"auto"`` draws ``T`` from its order-statistic representation (:func:`~spare_mc._wipeout_kernels.
+        wipeout_partition`: about one draw per replica set instead of one per failure, the same law); the per-trial
+        values then differ from the failure-by-failure kernel's, so a partition layout no longer shares its
+        failure order (common random numbers) with other layouts or with :func:`spare_mc.overhead_mc` on the same
+        ``rng``. ``"sequential"`` simulates failure by failure, as for every other layout, keeping that sharing.
+        Other layouts and failure models are always simulated failure by failure.
 
     Returns
     -------
@@ -184,6 +233,7 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
     True
     """
     reps = _reps_alias(reps, trials, "wipeout_mc")
+    method = as_choice(method, "method", WIPEOUT_METHODS)
     layout, trials, failures, topology, fresh_layout = _wipeout_iv(layout, reps, n_groups, r, failures, topology,
                                                                    fresh_layout)
     per = 24 if not isinstance(failures, UniformOrder) else 16
@@ -203,6 +253,8 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
             _k.wipeout_random_fresh(*src, n, rr, trials, wr, out_T, out_dead)
         elif layout.kind == "cyclic":
             _k.wipeout_cyclic_unit(*src, n, rr, trials, wr, out_T, out_dead)
+        elif method == "auto" and not wr and (classes := partition_classes(layout)) is not None:
+            _k.wipeout_partition(*src, n, classes[0], classes[1], trials, out_T, out_dead)
         else:
             _k.wipeout_generic(*src, n, layout.group_ptr, layout.group_types, holders_per_type, trials, wr, out_T,
                                out_dead)

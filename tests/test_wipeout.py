@@ -40,10 +40,82 @@ def _python_twin(layout, trials, seed, with_replacement=False):
                                     sm.sidon(21, 4), sm.random_holders(15, 3, rng=3), sm.cyclic(1, 1)])
 @pytest.mark.parametrize("with_replacement", [False, True])
 def test_kernel_equals_python_twin_trial_by_trial(layout, with_replacement):
-    res = sm.wipeout_mc(layout, 300, failures=sm.UniformOrder(with_replacement), rng=11)
+    res = sm.wipeout_mc(layout, 300, failures=sm.UniformOrder(with_replacement), rng=11, method="sequential")
     twin = _python_twin(layout, 300, 11, with_replacement)
     assert np.array_equal(res.T, twin[:, 0])
     assert np.array_equal(res.dead_before, twin[:, 1])
+
+
+# --- partition layouts: T from the order statistics of the replica sets' maxima -------------------------------
+def _free_groups_layout():
+    """N = 8, r = 2: types 0-3 held by groups {0, 1}, types 4-7 by {2, 3}; groups 4-7 hold nothing."""
+    return sm.Layout(np.array([[0, 1]] * 4 + [[2, 3]] * 4), kind="custom")
+
+
+PARTITIONS = [sm.block(12, 4), sm.replica_sets(11, 4), sm.replica_sets(1000, 9), sm.block(150, 50),
+              _free_groups_layout(), sm.replica_sets(7, 7), sm.block(5, 1)]
+
+
+def test_partition_classes():
+    from spare_mc.survivability import partition_classes
+    assert [a.tolist() for a in partition_classes(sm.replica_sets(1000, 9))] == [[9, 10], [110, 1]]
+    assert [a.tolist() for a in partition_classes(_free_groups_layout())] == [[2], [2]]
+    assert [a.tolist() for a in partition_classes(sm.Layout(sm.block(12, 3).holders[::-1]))] == [[3], [4]]
+    for not_partition in (sm.cyclic(12, 3), sm.sidon(31, 3), sm.random_holders(20, 3, rng=1)):
+        assert partition_classes(not_partition) is None
+
+
+@pytest.mark.parametrize("layout", PARTITIONS, ids=lambda l: f"{l.kind}-{l.n_groups}-{l.r}")
+def test_partition_kernel_equals_python_twin_trial_by_trial(layout):
+    from spare_mc.survivability import partition_classes
+    sizes, counts = partition_classes(layout)
+    res = sm.wipeout_mc(layout, 400, rng=21)
+    twin = ref.wipeout_partition_twin(np.random.default_rng(21).bit_generator, layout.n_groups, sizes, counts, 400)
+    assert np.array_equal(res.T, twin)
+    assert np.array_equal(res.dead_before, res.T - 1)
+
+
+@pytest.mark.parametrize("layout", [PARTITIONS[i] for i in (0, 1, 2, 4)], ids=lambda l: f"{l.kind}-{l.n_groups}-{l.r}")
+def test_partition_kernel_has_the_sequential_law(layout):
+    """The exact law of T (enumeration of every dead set for small N, else the sets' law) against both kernels."""
+    fast = sm.wipeout_mc(layout, 20_000, rng=np.random.SeedSequence([layout.n_groups, 1]))
+    seq = sm.wipeout_mc(layout, 20_000, rng=np.random.SeedSequence([layout.n_groups, 2]), method="sequential")
+    n = layout.n_groups
+    if isinstance(layout, sm.Layout):
+        surv = np.array([float(x) for x in ref.survival_by_subsets(layout, max_groups=12)])
+    else:
+        surv = sm.exact_wipeout("block", n, layout.r).survival
+    pmf = -np.diff(surv)  # P(T = m + 1)
+    for res in (fast, seq):
+        counts = np.bincount(res.T - 1, minlength=n)[:n]
+        keep = pmf * res.reps >= 20
+        obs = np.append(counts[keep], counts[~keep].sum())
+        exp = np.append(pmf[keep], pmf[~keep].sum()) * res.reps
+        if exp[-1] == 0:
+            obs, exp = obs[:-1], exp[:-1]
+            assert counts[~keep].sum() == 0
+        assert stats.chisquare(obs, exp).pvalue > ALPHA
+    assert stats.ks_2samp(fast.T, seq.T).pvalue > ALPHA
+
+
+def test_partition_extremes():
+    """r = N: T = N always; r = 1: T = 1 always; method is validated."""
+    assert (sm.wipeout_mc(sm.replica_sets(7, 7), 50, rng=1).T == 7).all()
+    assert (sm.wipeout_mc(sm.block(5, 1), 50, rng=1).T == 1).all()
+    with pytest.raises(ValueError, match="method"):
+        sm.wipeout_mc("block", 10, n_groups=12, r=3, method="fast")
+
+
+def test_sequential_method_keeps_the_failure_order_of_other_layouts():
+    """method="sequential" consumes draws like every fixed layout: block and cyclic at one seed see one order."""
+    n, r = 60, 3
+    seq = sm.wipeout_mc(sm.block(n, r), 200, rng=5, method="sequential")
+    T = np.empty(200, np.int64)
+    D = np.empty(200, np.int64)
+    lay = sm.block(n, r)
+    K.wipeout_generic(*K.raw_source(np.random.default_rng(5)), n, lay.group_ptr, lay.group_types, np.full(n, r), 200,
+                      False, T, D)
+    assert np.array_equal(seq.T, T)
 
 
 @pytest.mark.parametrize("n,r", [(50, 4), (600, 9), (7, 7), (10, 1)])
@@ -229,7 +301,8 @@ def test_order_statistics_baseline_has_the_law_of_wipeout_mc(layout):
                                     sm.Layout(np.vstack([np.arange(40), (np.arange(40) + 1) % 40]).T)])
 def test_generic_kernel_split_table_equals_the_python_twin(layout):
     """The split table (fixed width + overflow) keeps the draw contract: identical T and masked failures."""
-    res = sm.wipeout_mc(layout, 200, rng=12)
+    res = sm.wipeout_mc(layout, 200, rng=12, method="sequential")  # partitions (block, replica sets) default to
+    # their own kernel (test_partition_kernel_*)
     twin = _python_twin(layout, 200, 12)
     assert np.array_equal(res.T, twin[:, 0]) and np.array_equal(res.dead_before, twin[:, 1])
 
