@@ -200,8 +200,8 @@ STATUS_OK, STATUS_CAPPED, STATUS_TRACE = 0, 1, 2
  P_ASYNC) = range(41)
 N_P = 41
 #: ``P[P_REPAIR]``: failed groups are not repaired (they come back at the next global restart), or repaired after a
-#: fixed or a lognormal time and brought back without a restart
-REPAIR_NONE, REPAIR_FIXED, REPAIR_LOGNORMAL = 0, 1, 2
+#: fixed or a lognormal time and brought back without a restart, or (log replay) back when the log says (``GB_BACK``)
+REPAIR_NONE, REPAIR_FIXED, REPAIR_LOGNORMAL, REPAIR_LOG = 0, 1, 2, 3
 #: ``P[P_CKPT_POLICY]``: when a checkpoint is due
 POLICY_PERIODIC, POLICY_HAZARD, POLICY_YOUNG_HAZARD = 0, 1, 2
 #: ``P[P_REP_COST]``: what a masked failure costs Rep (besides ``P_MASKED_DETECT_US``)
@@ -230,8 +230,8 @@ assert (R_USEFUL, R_REDUNDANT, R_PATCH, R_ALLREDUCE, R_RECTLR) == tuple(R_USEFUL
 # the failure source: its scalars and the rows of its group block
 Q_N_UP, Q_N_PEND, Q_IA, Q_REM, Q_T_REF, Q_IL, Q_T_LAST, Q_T0, Q_M0, Q_M1, Q_T_NEXT, Q_N_OFF = range(12)
 N_Q = 12
-GB_TREE, GB_UP, GB_PEND, GB_CRIT, GB_TCRIT, GB_READY, GB_LIST, GB_MEMCOPY = range(8)
-N_GB = 8
+GB_TREE, GB_UP, GB_PEND, GB_CRIT, GB_TCRIT, GB_READY, GB_LIST, GB_MEMCOPY, GB_BACK = range(9)
+N_GB = 9
 # the unit clocks' block (rows of ``N_UB x 2 S``, ``S`` the least power of two >= the number of units): the
 # tournament tree over ``next_t`` (1-based, leaves at ``S + u``), and the race's units by class (active first) with
 # each unit's position; the race's float state (the clock sigma at the last arrival, at the next one)
@@ -247,6 +247,9 @@ _NEVER = np.int64(1) << 62
 #: a unit that fired before a restart under ``P_STAY_DEAD``: inactive through it (above ``_NEVER``, so never the
 #: earliest), redrawn at its end
 _PARKED = _NEVER + 1
+#: ``GB_READY`` of a group known dead that no repair brings back (``REPAIR_LOG``, a log event without a repair
+#: time): never ready, but still dead when ReCtlr is rebuilt at a rejoin (``_NEVER`` there means "not dead")
+_DEAD_KEPT = _NEVER - 1
 _I64_MAX = np.int64(np.iinfo(np.int64).max)
 #: :func:`_src_next_time` when the system trace ran out
 TRACE_OUT = np.int64(-1)
@@ -763,11 +766,29 @@ def _units_absorb(P, Q, next_t, UB, UF, victims, life):
 
 # ----------------------------------------------------------------------------------- failure source: a log
 @_kernel
-def _log_fire(e, P, Q, GB, dptr, dgroups):
-    """Log event ``e`` kills the live groups it touches; they become pending. Returns the number killed."""
+def _log_fire(e, P, Q, GB, gaps, victims, dptr, dgroups):
+    """Log event ``e`` kills the live groups it touches; they become pending. Returns the number killed.
+
+    With ``REPAIR_LOG`` (``victims`` = the events' repair times, -1 unknown) every group it touches is back no
+    earlier than the event's end of repair (``_NEVER`` if unknown): a group it kills gets that time (``GB_BACK``), a
+    group already dead keeps the later of the two, and so does its scheduled rejoin (``GB_READY``, if its death was
+    already detected; ``J_NEXT_READY`` may then be early, which :func:`_rejoin` tolerates)."""
     killed = 0
+    log_repair = P[P_REPAIR] == REPAIR_LOG
+    back = _NEVER
+    if log_repair and victims[e] >= 0:
+        back = gaps[e] + victims[e]
     for j in range(dptr[e], dptr[e + 1]):
-        killed += _kill_if_live(dgroups[j], Q, GB)
+        g = dgroups[j]
+        k = _kill_if_live(g, Q, GB)
+        killed += k
+        if log_repair:
+            if k == 1:
+                GB[GB_BACK, g] = back
+            else:
+                GB[GB_BACK, g] = max(GB[GB_BACK, g], back)
+                if GB[GB_READY, g] != _NEVER:  # detected: its rejoin waits for the new repair too
+                    GB[GB_READY, g] = _DEAD_KEPT if back == _NEVER else max(GB[GB_READY, g], back)
     Q[Q_N_UP] -= killed
     return killed
 
@@ -829,7 +850,7 @@ def _src_take_until(t, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgro
         return STATUS_OK
     if P[P_SOURCE] == SRC_LOG:
         while _log_next(Q, gaps) <= t:
-            res[R_FAILURES] += _log_fire(Q[Q_IA], P, Q, GB, dptr, dgroups)
+            res[R_FAILURES] += _log_fire(Q[Q_IA], P, Q, GB, gaps, victims, dptr, dgroups)
             Q[Q_IA] += 1
         return STATUS_OK
     n = P[P_N_GROUPS]
@@ -1554,9 +1575,19 @@ def _wipeout(t_c, c_step, in_step, s0, P, PF, J, W, Q, GB, next_t, UB, UF, gaps,
 def _repair_schedule(t_det, n_pend, P, PF, J, GB, rrng):
     """A masked detection at ``t_det``: each group it found dead (``GB_PEND[:n_pend]``) is repaired after a repair
     time -- fixed, or ``exp(mu + sigma Z)`` seconds drawn from ``rrng`` in the order the groups died -- and is ready
-    to rejoin then (``GB_READY``; ``J_NEXT_READY`` the earliest)."""
+    to rejoin then (``GB_READY``; ``J_NEXT_READY`` the earliest). With ``REPAIR_LOG`` it is ready at the later of
+    the detection and the log's end of repair (``GB_BACK``), or never (``_DEAD_KEPT``: until a global restart) if
+    that is unknown."""
     for i in range(n_pend):
         g = GB[GB_PEND, i]
+        if P[P_REPAIR] == REPAIR_LOG:
+            if GB[GB_BACK, g] == _NEVER:
+                GB[GB_READY, g] = _DEAD_KEPT
+                continue
+            ready = max(t_det, GB[GB_BACK, g])
+            GB[GB_READY, g] = ready
+            J[J_NEXT_READY] = min(J[J_NEXT_READY], ready)
+            continue
         if P[P_REPAIR] == REPAIR_FIXED:
             d = P[P_REPAIR_US]
         else:
@@ -1581,7 +1612,7 @@ def _rejoin(P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgrou
         return STATUS_OK
     if _src_take_until(t - 1, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res) != STATUS_OK:
         return STATUS_TRACE
-    if Q[Q_IA] >= gaps.shape[0]:
+    if P[P_SOURCE] == SRC_SYSTEM and Q[Q_IA] >= gaps.shape[0]:  # (a log's events may all be over)
         return STATUS_TRACE
     # bank at the old rate: an arrival at exactly t (still queued) then happens at t under the new rate, with a
     # remainder <= 0 that _sys_arrival turns into t itself
@@ -1611,6 +1642,8 @@ def _rejoin(P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgrou
             GB[GB_LIST, n_dead] = g
             n_dead += 1
     J[J_NEXT_READY] = nxt
+    if back == 0:  # REPAIR_LOG: a later log event postponed the repair that J_NEXT_READY announced; nothing rejoins
+        return STATUS_OK
     res[R_REJOINS] += back
     if P[P_STRATEGY] == STRAT_SPARE:
         _reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, P[P_R])

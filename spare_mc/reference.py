@@ -580,7 +580,14 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
                          "lost", "failures", "absorbed", "wipeouts", "checkpoints", "checkpoints_lost", "detections",
                          "steps_run", "rejoins", "memory_restarts", "remote_fallbacks", "async_slowdown"), 0)
     repairing = cfg.repair != "none"
-    ready = {}  # group -> wall time its repair is done
+    ready = {}  # group -> wall time its repair is done (inf: known dead, back only at a global restart)
+    log_back = {}  # repair="log": group -> when the log's units that killed it are all back (inf: unknown)
+
+    def repair_done(g):
+        """When a group found dead now is ready to rejoin."""
+        if cfg.repair == "log":
+            return max(env.now, log_back[g])
+        return env.now + repair_time()
 
     def repair_time():
         if cfg.repair == "fixed":
@@ -618,7 +625,9 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
         return fleet.restarting and env.now == fleet.restart_end
 
     if log is not None:  # a failure log: event e at times[e] touches groups[ptr[e]:ptr[e + 1]]
-        times, ptr, groups = ([int(x) for x in a] for a in log)
+        times, ptr, groups = ([int(x) for x in a] for a in log[:3])
+        # repair="log": event e's unit is back at times[e] + repair[e] (never if unknown, -1)
+        log_repair = [math.inf if x < 0 else int(x) for x in log[3]] if cfg.repair == "log" else None
         units = race = None
 
         def failure_process():
@@ -633,9 +642,16 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
                 if absorbing():
                     absorb()
                     continue
+                back = None if log_repair is None else t_e + log_repair[e]
                 for g in groups[ptr[e]:ptr[e + 1]]:
                     if g not in fleet.dead:
                         kill(g)
+                        if back is not None:
+                            log_back[g] = back
+                    elif back is not None:  # already dead: it is back only when this unit is back too
+                        log_back[g] = max(log_back[g], back)
+                        if g in ready:
+                            ready[g] = max(ready[g], back)
             while True:  # the log is over: no more failures
                 try:
                     yield env.event()
@@ -1001,6 +1017,9 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
             if fleet.rejoin_at != env.now:
                 return
             back = sorted(g for g, t in ready.items() if t <= env.now)
+            if not back:  # repair='log': a later event postponed the repair announced; nothing rejoins
+                fleet.rejoin_at = None
+                return
             for g in back:
                 del ready[g]
                 bisect.insort(fleet.up, g)
@@ -1088,7 +1107,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
                 st.known_dead |= set(newly)
                 if repairing:
                     for g in newly:
-                        ready[g] = env.now + repair_time()
+                        ready[g] = repair_done(g)
                 a = dur(ar)
                 if cfg.rejoin == "step":  # at the end of the step in progress
                     announce(env.now + extra_rc + extra_patch + a, st.done + 1)

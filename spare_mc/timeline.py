@@ -99,7 +99,7 @@ DETECTIONS = ("allreduce", "immediate")
 UNIT_SAMPLERS = ("auto", "race", "per_unit")
 CKPT_POLICIES = {"periodic": _tk.POLICY_PERIODIC, "hazard": _tk.POLICY_HAZARD,
                  "young_hazard": _tk.POLICY_YOUNG_HAZARD}
-REPAIRS = {"none": _tk.REPAIR_NONE, "fixed": _tk.REPAIR_FIXED, "lognormal": _tk.REPAIR_LOGNORMAL}
+REPAIRS = {"none": _tk.REPAIR_NONE, "fixed": _tk.REPAIR_FIXED, "lognormal": _tk.REPAIR_LOGNORMAL, "log": _tk.REPAIR_LOG}
 REJOINS = ("step", "checkpoint")
 CKPT_FAILURES = ("completes", "lost")
 _STRAT_CODE = {"ckpt": _tk.STRAT_CKPT, "rep": _tk.STRAT_REP, "spare": _tk.STRAT_SPARE}
@@ -209,12 +209,16 @@ class TimelineConfig:
         counts as a lost checkpoint). ``ckpt_failure`` has no effect then (leave it at its default).
     final_checkpoint : bool
         A checkpoint after the last step too (not with ``ckpt_failure="lost"``).
-    repair : {"none", "fixed", "lognormal"}
+    repair : {"none", "fixed", "lognormal", "log"}
         Rep and SPARe: a group found dead (at a masked detection) is repaired after ``repair_s`` (fixed) or a
         lognormal time of mean ``repair_s`` and log-sd ``repair_sd``, and rejoins the running job at the next step
         boundary (``rejoin="step"``) or at the end of the next save (``"checkpoint"``), which pauses ``rejoin_s``:
         Rep's set counts it again; SPARe rebuilds ReCtlr on the groups still dead (``S`` may fall). A global
-        restart brings every group back and cancels the repairs in progress. System-level failures only.
+        restart brings every group back and cancels the repairs in progress. System-level failures, or a log
+        replay (:func:`replay_log_ttt`). ``"log"`` (log replay only): a group is ready at the later of its
+        detection and the end of repair the log gives for the event that killed it (``time_s + repair_s``; a later
+        event touching the dead group can only postpone it); without a repair time it stays dead until the next
+        global restart.
     repair_s, repair_sd, rejoin, rejoin_s : float, float, str, float
         See ``repair`` (each must stay at its default without repair).
     load_s : float
@@ -321,7 +325,8 @@ class TimelineConfig:
                                            "ckpt_period_factor; system-level failures only")
     repair: str = _option("none", "repair of failed groups without a global restart: none (a dead group comes back at "
                                   "the next global restart), fixed (after repair_s) or lognormal (mean repair_s, "
-                                  "log-sd repair_sd); the repair starts when the failure is detected",
+                                  "log-sd repair_sd); the repair starts when the failure is detected; or log (a "
+                                  "failure log's own repair times, replay_log_ttt only)",
                           strategies=("rep", "spare"))
     repair_s: float = _option(3600.0, "mean repair time of a failed group (s), with repair != none",
                               strategies=("rep", "spare"))
@@ -649,6 +654,11 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
     else:
         if out["repair"] == "fixed" and out["repair_sd"] != TimelineConfig.__dataclass_fields__["repair_sd"].default:
             raise UsageValueError("`repair_sd` has no effect with repair='fixed': leave it at its default")
+        if out["repair"] == "log":
+            for name in ("repair_s", "repair_sd"):
+                if out[name] != TimelineConfig.__dataclass_fields__[name].default:
+                    raise UsageValueError(f"`{name}` has no effect with repair='log' (each event's repair time comes "
+                                          f"from the failure log): leave it at its default")
         if cfg.failures is not None:
             raise UsageValueError("`repair` needs the system-level failure process (`failures`=None): repaired "
                                   "hardware under per-GPU or domain clocks is not modelled")
@@ -1027,7 +1037,11 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair
     SPARe's holder table; the other strategies ignore it (``None``: CKPT-only's one-column table). ``repair_rng``
     draws lognormal repair times (default: a generator seeded 0). ``log = (times_us, ptr, groups)`` replays those
     failure events instead (times from the job's start, non-decreasing; event ``e`` touches ``groups[ptr[e]:ptr[e +
-    1]]``, and kills those still live); ``trace`` is then ignored."""
+    1]]``, and kills those still live); ``trace`` is then ignored. With ``repair="log"`` the log has a fourth array,
+    ``repair_us`` (each event's repair time, -1 unknown)."""
+    if cfg.repair == "log" and (log is None or len(log) != 4):
+        raise UsageValueError("repair='log' takes each group's repair time from a failure log: replay one with "
+                              "replay_log_ttt (a log with a repair_s column)")
     res = np.zeros(_tk.N_RES, dtype=np.int64)
     P = np.zeros(_tk.N_P, dtype=np.int64)
     P[_tk.P_STRATEGY] = _STRAT_CODE[cfg.strategy]
@@ -1092,8 +1106,9 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair
         PF[_tk.PF_REPAIR_MU] = math.log(cfg.repair_s) - cfg.repair_sd ** 2 / 2
     if log is not None:
         P[_tk.P_SOURCE] = _tk.SRC_LOG
-        gaps, ptr, groups = (np.ascontiguousarray(a, dtype=np.int64) for a in log)
-        vic, uscale, life = _EMPTY_I, _EMPTY_F, _EMPTY_F
+        gaps, ptr, groups = (np.ascontiguousarray(a, dtype=np.int64) for a in log[:3])
+        vic = np.ascontiguousarray(log[3], dtype=np.int64) if cfg.repair == "log" else _EMPTY_I  # repair times
+        uscale, life = _EMPTY_F, _EMPTY_F
     elif cfg.failures is None:
         P[_tk.P_SOURCE] = _tk.SRC_SYSTEM
         gaps, vic = trace
@@ -1389,11 +1404,15 @@ def replay_log_ttt(cfg: TimelineConfig, log, *, starts_s=None, rng=None) -> LogT
     A job started at log time ``s`` sees every log event at ``time_s >= s``, at job time ``time_s - s``: the
     event kills the groups it touches that are live (a GPU its group; a node, rack, ... every group with a GPU in
     it, through the log's topology), and during a global restart it is absorbed (or starts the restart again, or
-    kills groups that stay dead, under ``restart_failures``). Log repair times are not used (dead groups come back
-    at the next global restart). The config's failure process is not used: ``cfg`` must have no unit-clock model,
-    and a periodic checkpoint policy without repair (the dynamic period and repair are defined on the sampled
-    process). Its ``mtbf_s`` still sets the default checkpoint period (give ``ckpt_period_s``, or the ``mtbf_s`` of
-    a fit of the log, :func:`spare_mc.failure_logs.fit_failure_log`).
+    kills groups that stay dead, under ``restart_failures``). Dead groups come back at the next global restart, or
+    with ``cfg.repair`` (Rep and SPARe) after their repair: ``"log"`` uses the log's own repair times (the group is
+    ready at the later of its detection and ``time_s + repair_s`` of the event that killed it, postponed by any
+    later event that touches it while dead; an event without ``repair_s`` leaves it dead until the next restart);
+    ``"fixed"`` and ``"lognormal"`` draw them as for the sampled process (repair stream: child 3 of job ``i``'s
+    seed). The config's failure process is not used: ``cfg`` must have no unit-clock model and a periodic
+    checkpoint policy (the dynamic period is defined on the sampled process). Its ``mtbf_s`` still sets the default
+    checkpoint period (give ``ckpt_period_s``, or the ``mtbf_s`` of a fit of the log,
+    :func:`spare_mc.failure_logs.fit_failure_log`).
 
     Parameters
     ----------
@@ -1416,10 +1435,12 @@ def replay_log_ttt(cfg: TimelineConfig, log, *, starts_s=None, rng=None) -> LogT
         raise UsageTypeError(f"`log` must be a FailureLog (spare_mc.read_failure_log), got {type(log).__name__}")
     if cfg.failures is not None:
         raise UsageValueError("`cfg.failures` must be None to replay a log: the log's events are the failures")
-    if cfg.ckpt_policy != "periodic" or cfg.repair != "none":
-        raise UsageValueError("replaying a log needs ckpt_policy='periodic' and repair='none' (the dynamic period and "
-                              f"repair are defined on the sampled process), got ckpt_policy={cfg.ckpt_policy!r}, "
-                              f"repair={cfg.repair!r}")
+    if cfg.ckpt_policy != "periodic":
+        raise UsageValueError("replaying a log needs ckpt_policy='periodic' (the dynamic period is defined on the "
+                              f"sampled process), got ckpt_policy={cfg.ckpt_policy!r}")
+    if cfg.repair == "log" and log.repair_s is None:
+        raise UsageValueError("repair='log' needs a log with a `repair_s` column (each event's repair time); this "
+                              "log has none: use repair='fixed' or 'lognormal', or add the column")
     ev = log.timeline_events()
     if ev.n_groups != cfg.n_groups:
         raise UsageValueError(f"the log's topology has N={ev.n_groups} groups, the config N={cfg.n_groups}")
@@ -1442,7 +1463,8 @@ def replay_log_ttt(cfg: TimelineConfig, log, *, starts_s=None, rng=None) -> LogT
         groups = ev.groups[ev.ptr[first]:]
         ss = trace_seed_sequence(root, cfg.n_groups, i)
         h = holders if holders is not None else cfg.layout_object(rng=job_seed(ss, 2)).holders
-        res = _run_us(cfg, h, jitter_rng=np.random.default_rng(job_seed(ss, 1)), log=(times, ptr, groups))
+        res = _run_us(cfg, h, jitter_rng=np.random.default_rng(job_seed(ss, 1)),
+                      repair_rng=np.random.default_rng(job_seed(ss, 3)), log=(times, ptr, groups, ev.repair_us[first:]))
         run = _to_run(res, cfg)
         runs.append(run)
         within.append(s_us + res[_tk.R_TTT] <= ev.duration_us)

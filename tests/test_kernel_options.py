@@ -927,6 +927,92 @@ def test_sampled_failures_written_as_a_log_replay_to_the_same_job(source):
         assert got == {k: twin[k] for k in KEYS}
 
 
+# ------------------------------------------------------------------------------- 10a. the log's repair times
+def _log_rep(events):
+    """Log arrays with repair times from [(time in s, [groups], repair in s or None)]."""
+    times, ptr, groups = _log([(t, g) for t, g, _ in events])
+    return times, ptr, groups, np.array([-1 if x is None else round(x * US) for _, _, x in events], dtype=np.int64)
+
+
+def test_log_repair_on_a_hand_built_log():
+    """Rep N = 12, r = 3 (steps of 30 + 1 s) and the groups of set 0 failing as in the fixed-repair test above, now
+    with the log's repair times: group 0 (5 s, back at 55 s) is found at 30 s and ready at 55 s, so it rejoins at
+    the boundary at 62.5 s (pause 2 s). Groups 1 and 2 (100 s and 110 s, back at 140 s and 170 s) are found at
+    125.5 s (step 4 ends at 127 s): group 1 rejoins at 158 s (pause to 160 s), group 2 at the end of step 6, 191 s.
+    TTT = 310 + 2 x 0.5 + 3 x 2 = 317. Without a repair time for group 0 it never comes back and set 0 is wiped
+    when groups 1 and 2 are found."""
+    cfg = TimelineConfig("rep", 12, r=3, repair="log", rejoin_s=2.0, **BASE)
+    got = _agree_log(cfg, _log_rep([(5, [0], 50), (100, [1], 40), (110, [2], 60)]))
+    _expect(got, ttt=317, rectlr_shrink=7, rejoins=3, wipeouts=0, failures=3, detections=2)
+    got = _agree_log(cfg, _log_rep([(5, [0], None), (100, [1], 40), (110, [2], 60)]))
+    assert got["wipeouts"] == 1 and got["rejoins"] == 0
+
+
+def test_log_repair_a_later_event_postpones_a_dead_groups_return():
+    """The same job; a rack-like event at 20 s touches groups 0 (already dead, repair then ends at 20 + 100 =
+    120 s) and 3 (back at 120 s too). Group 0, found at 30 s, waits for 120 s: it rejoins with group 3 at the end of
+    step 4 (127 s), not at 62.5 s. An event with an unknown repair time touching a dead group keeps it dead."""
+    cfg = TimelineConfig("rep", 12, r=3, repair="log", rejoin_s=2.0, **BASE)
+    got = _agree_log(cfg, _log_rep([(5, [0], 50), (20, [0, 3], 100)]))
+    _expect(got, ttt=310.5 + 2, rejoins=2, detections=1, failures=2)
+    got = _agree_log(cfg, _log_rep([(5, [0], 50), (20, [0, 3], None)]))
+    _expect(got, ttt=310.5, rejoins=0)
+
+
+def test_spare_log_repair_keeps_a_group_without_repair_dead_at_a_rejoin():
+    """SPARe cyclic N = 12, r = 2: group 0 dies at 15 s with no repair time, group 6 at 16 s (back at 40 s).
+    When group 6 rejoins, ReCtlr is rebuilt on the groups still dead -- group 0 among them, so S stays 2 to the
+    end -- and the kernel and the twin agree."""
+    cfg = TimelineConfig("spare", 12, r=2, repair="log", rejoin_s=1.0, **BASE)
+    both = _agree_log(cfg, _log_rep([(15, [0], None), (16, [6], 24)]))
+    one = _agree_log(cfg, _log_rep([(15, [0], None)]))
+    assert both["rejoins"] == 1 and one["rejoins"] == 0
+    assert both["redundant"] == one["redundant"]  # S = 2 from the first detection on, in both jobs
+
+
+@pytest.mark.parametrize("strategy", ["rep", "spare"])
+def test_log_repair_equals_twin_on_random_logs(strategy):
+    """Random logs with random repair times (some unknown) under random options: identical to the microsecond;
+    unknown (or never-ending) repair times for every event are the job without repair."""
+    rng = np.random.default_rng({"rep": 51, "spare": 52}[strategy])
+    seen = set()
+    for _ in range(15):
+        cfg = _random_config(rng, strategy, "system")
+        cfg = dataclasses.replace(cfg, repair="log", rejoin=str(rng.choice(["step", "checkpoint"])),
+                                  rejoin_s=float(rng.choice([0.0, 5.0])))
+        n, e = cfg.n_groups, int(rng.integers(5, 200))
+        times = np.sort(rng.integers(0, int(cfg.t0_s * 3 * US), e)).astype(np.int64)
+        sizes = rng.integers(1, 4, e)
+        ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        groups = np.concatenate([np.sort(rng.choice(n, k, replace=False)) for k in sizes]).astype(np.int64)
+        repair = np.where(rng.random(e) < 0.2, -1, rng.integers(0, int(cfg.t0_s * US), e)).astype(np.int64)
+        got = _agree_log(cfg, (times, ptr, groups, repair))
+        seen.add(got["rejoins"] > 0)
+        none = dataclasses.replace(cfg, repair="none", rejoin="step", rejoin_s=10.0)
+        base = _agree_log(none, (times, ptr, groups))
+        assert _agree_log(cfg, (times, ptr, groups, np.full(e, -1, np.int64))) == base
+    assert True in seen
+
+
+def test_replay_log_ttt_with_the_logs_repair_times():
+    """The public entry point: a synthetic log with a 30 min repair time per event; repair='log' brings groups
+    back (rejoins), which shortens the jobs against the same log without repair; errors name the rule."""
+    topo = sm.Topology(600_000, 600)
+    log = sm.synthetic_log(topo, {"gpu": (1.0, 300.0 * 600_000)}, 3600 * 100, repair_s=1800.0, rng=3)
+    cfg = _Config("rep", 600, r=3, n_steps=300, jitter_sd=0.0, ckpt_period_s=3600.0)
+    rep = sm.replay_log_ttt(dataclasses.replace(cfg, repair="log"), log, starts_s=[0.0, 3600.0 * 20])
+    base = sm.replay_log_ttt(cfg, log, starts_s=[0.0, 3600.0 * 20])
+    assert all(r.rejoins > 0 for r in rep.result.runs)
+    assert all(a.ttt_s <= b.ttt_s for a, b in zip(rep.result.runs, base.result.runs))
+    bare = sm.synthetic_log(topo, {"gpu": (1.0, 300.0 * 600_000)}, 3600 * 100, rng=3)
+    with pytest.raises(ValueError, match="repair='log' needs a log with a `repair_s` column"):
+        sm.replay_log_ttt(dataclasses.replace(cfg, repair="log"), bare)
+    with pytest.raises(ValueError, match="repair='log' takes each group's repair time from a failure log"):
+        simulate_ttt(dataclasses.replace(cfg, repair="log"), 1, rng=0)
+    with pytest.raises(ValueError, match="`repair_s` has no effect with repair='log'"):
+        _Config("rep", 600, r=3, repair="log", repair_s=60.0)
+
+
 def test_replay_log_ttt_on_a_synthetic_log():
     """The public entry point: a log on the paper's topology, jobs started every 50 h, each within the window,
     and errors naming the rule."""
@@ -940,7 +1026,7 @@ def test_replay_log_ttt_on_a_synthetic_log():
         sm.replay_log_ttt(cfg, log, starts_s=[-1.0])
     with pytest.raises(ValueError, match="the log's topology has N=600 groups, the config N=12"):
         sm.replay_log_ttt(_Config("ckpt", 12), log)
-    with pytest.raises(ValueError, match="needs ckpt_policy='periodic' and repair='none'"):
+    with pytest.raises(ValueError, match="needs ckpt_policy='periodic'"):
         sm.replay_log_ttt(dataclasses.replace(cfg, ckpt_policy="hazard", ckpt_period_s=None), log)
     with pytest.raises(TypeError, match="`log` must be a FailureLog"):
         sm.replay_log_ttt(cfg, log.timeline_events())
