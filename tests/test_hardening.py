@@ -611,8 +611,8 @@ def test_qa_closed_stdout_and_full_disk():
     (["mu", "--n-groups", "10", "--r", "3", "--trials", "100", "--reps", "200"], r"give --reps once"),
     (["ttt", "--strategy", "ckpt", "--n-groups", "24", "--ckpt-period", "optimal", "--ckpt-period-factor", "2"],
      r"`--ckpt-period optimal` means the theory optimum"),
-    (["ttt", "--strategy", "ckpt", "--n-groups", "24", "--compute-s", "1e-9"], r"`compute_s` must be 0 or at least 1 "
-                                                                             r"microsecond"),
+    (["ttt", "--strategy", "ckpt", "--n-groups", "24", "--compute-s", "1e-9"], r"`compute_s` must be at least 1 "
+                                                                             r"microsecond \(1e-06 s\), got"),
     (["ttt", "--strategy", "ckpt", "--n-groups", "24", "--jitter-sd", "0.3"], r"`jitter_sd` must be < 0.2"),
     (["reproduce", "--n-gpus", "1200"], r"unrecognized arguments: --n-gpus"),
 ])
