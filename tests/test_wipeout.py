@@ -69,16 +69,36 @@ def test_partition_classes():
 def test_partition_kernel_equals_python_twin_trial_by_trial(layout):
     from spare_mc.survivability import partition_classes
     sizes, counts = partition_classes(layout)
-    res = sm.wipeout_mc(layout, 400, rng=21)
+    T, D = np.empty(400, np.int64), np.empty(400, np.int64)
+    rng = np.random.default_rng(21)  # alive while the kernel reads its state by address
+    K.wipeout_partition(*K.raw_source(rng), layout.n_groups, sizes, counts, 400, T, D)
     twin = ref.wipeout_partition_twin(np.random.default_rng(21).bit_generator, layout.n_groups, sizes, counts, 400)
-    assert np.array_equal(res.T, twin)
-    assert np.array_equal(res.dead_before, res.T - 1)
+    assert np.array_equal(T, twin)
+    assert np.array_equal(D, T - 1)
+
+
+@pytest.mark.parametrize("layout, partition", [(sm.replica_sets(1000, 9), True), (sm.block(12, 4), True),
+                                               (sm.replica_sets(600, 3), False), (sm.block(5, 1), False)])
+def test_wipeout_mc_takes_the_partition_kernel_where_it_makes_fewer_draws(layout, partition):
+    """Few large sets: the order statistics (111 draws against ~561 failures at N = 1000, r = 9); many small sets
+    (N = 600, r = 3: 200 sets, ~92 failures): failure by failure."""
+    from spare_mc.survivability import partition_classes
+    res = sm.wipeout_mc(layout, 50, rng=4)
+    T, D = np.empty(50, np.int64), np.empty(50, np.int64)
+    rng = np.random.default_rng(4)  # alive while the kernel reads its state by address
+    K.wipeout_partition(*K.raw_source(rng), layout.n_groups, *partition_classes(layout), 50, T, D)
+    seq = sm.wipeout_mc(layout, 50, rng=4, method="sequential")
+    assert np.array_equal(res.T, T if partition else seq.T)
 
 
 @pytest.mark.parametrize("layout", [PARTITIONS[i] for i in (0, 1, 2, 4)], ids=lambda l: f"{l.kind}-{l.n_groups}-{l.r}")
 def test_partition_kernel_has_the_sequential_law(layout):
     """The exact law of T (enumeration of every dead set for small N, else the sets' law) against both kernels."""
-    fast = sm.wipeout_mc(layout, 20_000, rng=np.random.SeedSequence([layout.n_groups, 1]))
+    T, D = np.empty(20_000, np.int64), np.empty(20_000, np.int64)
+    from spare_mc.survivability import partition_classes
+    rng = np.random.default_rng(np.random.SeedSequence([layout.n_groups, 1]))  # alive while the kernel runs
+    K.wipeout_partition(*K.raw_source(rng), layout.n_groups, *partition_classes(layout), 20_000, T, D)
+    fast = sm.survivability.WipeoutResult(T, D, None, layout.kind, layout.n_groups, layout.r, False)
     seq = sm.wipeout_mc(layout, 20_000, rng=np.random.SeedSequence([layout.n_groups, 2]), method="sequential")
     n = layout.n_groups
     if isinstance(layout, sm.Layout):
@@ -113,8 +133,8 @@ def test_sequential_method_keeps_the_failure_order_of_other_layouts():
     T = np.empty(200, np.int64)
     D = np.empty(200, np.int64)
     lay = sm.block(n, r)
-    K.wipeout_generic(*K.raw_source(np.random.default_rng(5)), n, lay.group_ptr, lay.group_types, np.full(n, r), 200,
-                      False, T, D)
+    rng = np.random.default_rng(5)  # alive while the kernel reads its state by address
+    K.wipeout_generic(*K.raw_source(rng), n, lay.group_ptr, lay.group_types, np.full(n, r), 200, False, T, D)
     assert np.array_equal(seq.T, T)
 
 
