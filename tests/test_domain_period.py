@@ -1,0 +1,75 @@
+"""The checkpoint period per failure-domain level (spare_mc.domain_period): the screen, the choice of the best
+period, the paired confirmation and its errors, on a small setting."""
+
+import numpy as np
+import pytest
+
+from spare_mc.domain_period import run_domain_period_study
+from spare_mc.domains import DomainStudy, _failures
+from spare_mc.timeline import simulate_ttt
+
+SMALL = DomainStudy(n_values=(200,), levels=("none", "pod"), spare_r={200: 8}, n_steps=600, seed=3)
+
+
+@pytest.fixture(scope="module")
+def result():
+    return run_domain_period_study(SMALL, period_factors=(0.5, 1.0, 2.0), screen_reps=4, confirm_reps=6)
+
+
+def test_rows_layouts_and_the_best_screen_point(result):
+    rows = result["rows"]
+    assert [(r["level"], r["strategy"]) for r in rows] == [(lv, s) for lv in ("none", "pod")
+                                                          for s in ("ckpt", "rep", "spare")]
+    layouts = {(r["level"], r["strategy"]): r["layout"] for r in rows}
+    assert layouts[("none", "spare")] == "sidon" and layouts[("none", "rep")] == "block"
+    assert layouts[("pod", "spare")] == "domain-aware" and layouts[("pod", "rep")] == "domain-aware"
+    for r in rows:
+        screen = {float(k): v for k, v in r["screen"].items()}
+        assert r["best_factor"] == min(screen, key=screen.get)  # no point is capped at this size
+        assert r["best_period_s"] == pytest.approx(r["best_factor"] * r["theory_period_s"])
+        assert r["gain"] == pytest.approx(r["ttt_theory"] - r["ttt_best"])
+        assert r["gain_ci95"][0] <= r["gain"] <= r["gain_ci95"][1]
+        if r["best_factor"] == 1.0:
+            assert r["gain"] == 0.0 and r["gain_ci95"] == [0.0, 0.0]
+
+
+def test_screen_and_confirmation_are_the_jobs_of_simulate_ttt(result):
+    """The screen at factor 1 is replications 0-3 of the row's config; the confirmation replications 4-9."""
+    from spare_mc.domain_period import _layouts
+    failures, topo = _failures(SMALL, "pod", 200)
+    (_, _, _, cfg), = [x for x in _layouts(SMALL, 200, failures, topo, "pod") if x[0] == "spare"]
+    row = next(r for r in result["rows"] if r["level"] == "pod" and r["strategy"] == "spare")
+    assert row["screen"]["1"] == simulate_ttt(cfg, 4, rng=3).estimate("ttt_over_t0").mean
+    confirm = simulate_ttt(cfg, 6, rng=3, first_rep=4).values("ttt_over_t0")
+    assert row["ttt_theory"] == pytest.approx(float(np.mean(confirm)))
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(period_factors=(0.5, 2.0)), "must be positive and contain 1"),
+    (dict(period_factors=(0.0, 1.0)), "must be positive and contain 1"),
+    (dict(screen_reps=1), "`screen_reps` must be >= 2"),
+])
+def test_bad_settings(kw, match):
+    with pytest.raises(ValueError, match=match):
+        run_domain_period_study(SMALL, **kw)
+
+
+def test_one_n_only():
+    with pytest.raises(ValueError, match="must hold one N"):
+        run_domain_period_study(DomainStudy(n_values=(200, 600)))
+
+
+def test_docs_table_is_the_shipped_result():
+    """docs/domains.md's period table quotes docs/results/domain_period.json (rounded to 3 decimals)."""
+    import json
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    rows = json.loads((root / "docs/results/domain_period.json").read_text())["rows"]
+    text = (root / "docs/domains.md").read_text()
+    for r in rows:
+        if r["strategy"] == "ckpt":
+            continue
+        assert f"{r['ttt_theory']:.3f} → {r['ttt_best']:.3f}" in text, r
+        if r["best_factor"] != 1.0:
+            lo, hi = (f"{x:+.3f}".replace("-", "−") for x in r["gain_ci95"])
+            assert f"{r['gain']:+.3f}".replace("-", "−") + f" [{lo}, {hi}]" in text.replace("**", ""), r
