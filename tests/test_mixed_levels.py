@@ -263,3 +263,17 @@ def test_bad_input_names_the_parameter_and_the_rule(make, exc, match):
     with pytest.raises(exc, match=match):
         make()
 
+
+def test_command_line_runs_a_mixed_model(capsys):
+    import json
+
+    from spare_mc.cli import main
+    flags = ["ttt", "--strategy", "spare", "--r", "3", "--n-groups", "24", "--n-gpus", "192", "--reps", "2",
+             "--n-steps", "50", "--failures", "mixed"]
+    assert main([*flags, "--domain-levels", "node,rack=3e7", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["config"]["failures"]["levels"] == {"node": DOMAIN_MTBF_DEFAULTS["node"], "rack": 3e7}
+    assert main([*flags, "--json"]) == 0  # every level at its default rate
+    assert list(json.loads(capsys.readouterr().out)["config"]["failures"]["levels"]) == list(DOMAIN_MTBF_DEFAULTS)
+    assert main([*flags[:-2], "--failures", "rack", "--domain-mtbf-s", "1e7", "--domain-levels", "node"]) == 2
+    assert "`domain_levels` has no effect with failure_model='rack'" in capsys.readouterr().err
