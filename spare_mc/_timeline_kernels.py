@@ -36,7 +36,8 @@ Blocks (int64 arrays unless said; the slots are constants of this module)
 - ``P_CAP_US``: the wall-clock cap (no step starts once the clock has passed it);
 - the failure source: ``P_SOURCE`` (``SRC_SYSTEM`` or ``SRC_UNITS``), ``P_LIVE_SCALING`` (0/1, system source),
   ``P_KEEP_AGES`` (0/1, unit clocks: keep ages instead of renewing them at a restart), ``P_N_GROUP_UNITS`` (unit
-  clocks: 0, or ``N`` if units ``0 .. N-1`` are the groups);
+  clocks: 0, or ``N`` if units ``0 .. N-1`` are the groups), ``P_N_UNITS``, ``P_UNIT_RACE`` (0/1: the race) and the
+  ``N_CLASSES`` slots from ``P_CLASS_END`` (the end of each of the race's classes; unit clocks);
 - Rep: ``P_REP_COMP_US`` (the nominal step compute ``round(N T_comp / n_sets)``) and ``P_REP_LAYERS`` (``r`` when
   that is ``r T_comp`` exactly, else 0);
 - the options (docs/model.md section 8; defaults 0 = the model without them): ``P_REP_COST`` (``REP_SHRINK``,
@@ -110,13 +111,17 @@ System-level renewal trace (``SRC_SYSTEM``; no random numbers are drawn here exc
   consumes one entry, also when it is absorbed by a restart or hits nothing.
 
 Unit clocks (``SRC_UNITS``: per-GPU lifetimes and/or failure domains) instead: unit ``u`` (groups ``0..n_gu-1``
-first, then domains) fails at its absolute time ``next_t[u]``; a new lifetime is ``max(1, rint(uscale[u] *
+first, then the domains of each level of the model, ``dptr``/``dgroups`` concatenated) fails at its absolute time
+``next_t[u]``; a new lifetime is ``max(1, rint(uscale[u] *
 life[il]))`` microseconds with ``life`` the next entry of a stream of standard Weibull variates, drawn in unit order.
 A group unit kills its group; a domain unit kills every live group it touches; a unit that fired is inactive until
 the next restart. At a restart the units that would fire during it are absorbed, and lifetimes are redrawn from its
 end: every unit (``keep=False``, "renew") or only the inactive and absorbed ones (``keep=True``, "keep ages").
 Ties fire the lowest unit first. Only :func:`_units_redraw` and :func:`_units_fire` write ``next_t`` and only
-:func:`_units_min` searches it (the place for a heap).
+:func:`_units_min` searches it (the place for a heap). Sampled as a race (``P_UNIT_RACE``, "renew" only) the units
+form classes of one rate each -- the groups, then each level's domains (``P_CLASS_END``, at most ``N_CLASSES``) --
+and the next failure is drawn from the classes' active counts and rates (:func:`_race_schedule`,
+:func:`_race_pick`) instead of ``next_t``.
 
 The horizon
 -----------

@@ -27,9 +27,11 @@ Models
 :class:`DomainFailures`
     Correlated failures: each domain at ``level`` (node, rack, power domain or pod of the topology) has a Weibull
     lifetime with mean ``domain_mtbf_s`` and kills every group touching it; optionally on top of independent
-    per-GPU failures with the same shape (``background``). With a common shape every unit's cumulative hazard is
-    ``rate_u t^k``, so in the clock ``tau = t^k`` the units race as exponentials and the sampler costs O(1) per
-    event plus the groups it kills.
+    per-GPU failures with the same shape (``background``). Several levels may fail at once
+    (``levels={"node": mtbf_s, "rack": mtbf_s, ...}``, each level its own mean lifetime; all four at their default
+    rates: :meth:`DomainFailures.at_default_rates`). With a common shape every unit's cumulative hazard is
+    ``rate_u t^k``, so in the clock ``tau = t^k`` the units race as exponentials and the sampler costs O(levels)
+    per event plus the groups it kills.
 """
 
 from __future__ import annotations

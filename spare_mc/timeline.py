@@ -9,8 +9,9 @@ The model (docs/model.md, sections 6-8; every choice the paper leaves open is a 
   the full system) whose rate is proportional to the live GPUs (``live_scaling``): inter-arrivals are drawn in
   *operational time*, which runs at the live fraction of the system. Each failure kills a uniformly random live
   group (groups are equal-sized). **Options** (``failures=``): per-GPU Weibull lifetimes (:class:`PerGPU`; a
-  group fails at the minimum of its GPUs' lifetimes) and failure domains (:class:`DomainFailures`: a node, rack
-  or power domain of the ``topology`` takes down every group it touches, plus optional per-GPU background). These
+  group fails at the minimum of its GPUs' lifetimes) and failure domains (:class:`DomainFailures`: a node, rack,
+  power domain or pod of the ``topology`` takes down every group it touches -- one level, or several at once --
+  plus optional per-GPU background). These
   are unit clocks: at a global restart, lifetimes are redrawn for every unit (``age_policy="renew"``) or only for
   the replaced hardware -- units that failed and those that would have failed during the restart -- while the
   others keep their ages (``"keep"``; domains follow their background's policy).
@@ -339,7 +340,8 @@ class TimelineConfig:
     topology: Topology | None = _option(None, "GPUs, nodes, racks and power domains for a unit-clock failure model",
                                         cli=False, sweep=False)
     domain_aware: bool = _option(False, "place every shard's copies in distinct failure domains at the failure "
-                                        "model's level (DomainFailures; spare_mc.placement): Rep's replica sets "
+                                        "model's level (DomainFailures; with several levels the coarsest that "
+                                        "admits such a layout; spare_mc.placement): Rep's replica sets "
                                         "spread over them; SPARe with layout='sidon' gets domain-aware Sidon "
                                         "offsets (recommended), with layout='cyclic' evenly spread offsets, which "
                                         "split into blocks and stack badly (+1.7 TTT/T0 at N = 600, "
