@@ -75,10 +75,12 @@ def page_options() -> str:
             "| parameter | default | applies to |", "|---|---|---|",
             "| `mtbf_s`, `shape` | `300.0`, `0.78` | every clocked model (per-GPU lifetimes: the first failure of a "
             "fresh system has mean `mtbf_s`) |"]
-    domains = ", ".join(DOMAIN_LEVELS)
-    applies = {"age_policy": f"per_gpu, {domains}", "domain_mtbf_s": f"{domains} (required)",
+    domains = ", ".join(DOMAIN_LEVELS) + ", mixed"
+    applies = {"age_policy": f"per_gpu, {domains}", "domain_mtbf_s": f"{', '.join(DOMAIN_LEVELS)} (required)",
                "n_gpus": f"per_gpu, {domains}", "placement": domains,
-               "calibration": f"per_gpu, {domains} (how per-GPU lifetimes match `mtbf_s`)"}
+               "calibration": f"per_gpu, {domains} (how per-GPU lifetimes match `mtbf_s`)",
+               "domain_levels": "mixed: the levels at once, comma-separated `level` (its default rate, "
+                                "`spare_mc.domain_rates`) or `level=mtbf_s`; `None` = every level at its default rate"}
     out += [f"| `{k}` | `{v!r}` | {applies[k]} |" for k, v in FAILURE_SPEC_DEFAULTS.items()]
     out += ["", "## Global options (`spare_mc.set_options`)\n", "| option | default | meaning |", "|---|---|---|",
             f"| `max_memory` | `{OPTIONS_DEFAULTS['max_memory']!r}` (half of the available memory) | bytes one call "

@@ -36,7 +36,8 @@ Blocks (int64 arrays unless said; the slots are constants of this module)
 - ``P_CAP_US``: the wall-clock cap (no step starts once the clock has passed it);
 - the failure source: ``P_SOURCE`` (``SRC_SYSTEM`` or ``SRC_UNITS``), ``P_LIVE_SCALING`` (0/1, system source),
   ``P_KEEP_AGES`` (0/1, unit clocks: keep ages instead of renewing them at a restart), ``P_N_GROUP_UNITS`` (unit
-  clocks: 0, or ``N`` if units ``0 .. N-1`` are the groups);
+  clocks: 0, or ``N`` if units ``0 .. N-1`` are the groups), ``P_N_UNITS``, ``P_UNIT_RACE`` (0/1: the race) and the
+  ``N_CLASSES`` slots from ``P_CLASS_END`` (the end of each of the race's classes; unit clocks);
 - Rep: ``P_REP_COMP_US`` (the nominal step compute ``round(N T_comp / n_sets)``) and ``P_REP_LAYERS`` (``r`` when
   that is ``r T_comp`` exactly, else 0);
 - the options (docs/model.md section 8; defaults 0 = the model without them): ``P_REP_COST`` (``REP_SHRINK``,
@@ -110,13 +111,17 @@ System-level renewal trace (``SRC_SYSTEM``; no random numbers are drawn here exc
   consumes one entry, also when it is absorbed by a restart or hits nothing.
 
 Unit clocks (``SRC_UNITS``: per-GPU lifetimes and/or failure domains) instead: unit ``u`` (groups ``0..n_gu-1``
-first, then domains) fails at its absolute time ``next_t[u]``; a new lifetime is ``max(1, rint(uscale[u] *
+first, then the domains of each level of the model, ``dptr``/``dgroups`` concatenated) fails at its absolute time
+``next_t[u]``; a new lifetime is ``max(1, rint(uscale[u] *
 life[il]))`` microseconds with ``life`` the next entry of a stream of standard Weibull variates, drawn in unit order.
 A group unit kills its group; a domain unit kills every live group it touches; a unit that fired is inactive until
 the next restart. At a restart the units that would fire during it are absorbed, and lifetimes are redrawn from its
 end: every unit (``keep=False``, "renew") or only the inactive and absorbed ones (``keep=True``, "keep ages").
 Ties fire the lowest unit first. Only :func:`_units_redraw` and :func:`_units_fire` write ``next_t`` and only
-:func:`_units_min` searches it (the place for a heap).
+:func:`_units_min` searches it (the place for a heap). Sampled as a race (``P_UNIT_RACE``, "renew" only) the units
+form classes of one rate each -- the groups, then each level's domains (``P_CLASS_END``, at most ``N_CLASSES``) --
+and the next failure is drawn from the classes' active counts and rates (:func:`_race_schedule`,
+:func:`_race_pick`) instead of ``next_t``.
 
 The horizon
 -----------
@@ -198,7 +203,12 @@ STATUS_OK, STATUS_CAPPED, STATUS_TRACE = 0, 1, 2
  P_DETECT_IMMEDIATE, P_RESTART_AGAIN, P_FINAL_CKPT, P_CKPT_POLICY, P_REPAIR, P_REPAIR_US, P_REJOIN_CKPT,
  P_REJOIN_US, P_UNIT_RACE, P_N_UNITS, P_MEM_COPIES, P_REMOTE_EVERY, P_MEM_SAVE_US, P_MEM_LOAD_US, P_LOAD_US,
  P_ASYNC) = range(41)
-N_P = 41
+#: the race's classes of units (``P_UNIT_RACE``): the group units, then the domain units of each level of the model
+#: (at most four: node, rack, power, pod); class ``c`` is the units ``[P[P_CLASS_END + c - 1], P[P_CLASS_END + c])``
+#: (from 0 for ``c = 0``), the classes a model does not use are empty
+N_CLASSES = 5
+P_CLASS_END = 41
+N_P = P_CLASS_END + N_CLASSES
 #: ``P[P_REPAIR]``: failed groups are not repaired (they come back at the next global restart), or repaired after a
 #: fixed or a lognormal time and brought back without a restart, or (log replay) back when the log says (``GB_BACK``)
 REPAIR_NONE, REPAIR_FIXED, REPAIR_LOGNORMAL, REPAIR_LOG = 0, 1, 2, 3
@@ -210,12 +220,13 @@ REP_SHRINK, REP_REDO_STEP, REP_RESYNC = 0, 1, 2
 PATCH_PER_SHARD, PATCH_NONE, PATCH_WHOLE_STEP = 0, 1, 2
 #: the jitter; the dynamic policies' constants: the system process's Weibull scale in wall seconds for the full
 #: system (``lambda = m / Gamma(1 + 1/k)``), its shape, the period factor, ``T_s`` and ``T_r`` in seconds
-#: the race of renewed unit clocks (``P_UNIT_RACE``): the hazard rate of a group unit and of a domain unit in the
-#: clock ``sigma = (t - t0)^k`` (``scale^-k``, microseconds^-k), and ``1 / k``
+#: the race of renewed unit clocks (``P_UNIT_RACE``): ``1 / k``, and from ``PF_RATE`` the hazard rate of a unit of
+#: each class in the clock ``sigma = (t - t0)^k`` (``scale^-k``, microseconds^-k; ``N_CLASSES`` slots)
 #: asynchronous saves (``P_ASYNC``): the slowdown factor ``f`` of compute while a save runs, and ``(f - 1) / f``
-(PF_JITTER_SD, PF_LAM_S, PF_SHAPE, PF_FACTOR, PF_SAVE_S, PF_RESTART_S, PF_REPAIR_MU, PF_REPAIR_SIGMA, PF_RATE_G,
- PF_RATE_D, PF_INV_K, PF_ASYNC_F, PF_ASYNC_G) = range(13)
-N_PF = 13
+(PF_JITTER_SD, PF_LAM_S, PF_SHAPE, PF_FACTOR, PF_SAVE_S, PF_RESTART_S, PF_REPAIR_MU, PF_REPAIR_SIGMA, PF_INV_K,
+ PF_ASYNC_F, PF_ASYNC_G) = range(11)
+PF_RATE = 11
+N_PF = PF_RATE + N_CLASSES
 # the job
 J_T, J_STEPS_DONE, J_CKPT_STEPS, J_CKPT_DUE, J_S, J_STATUS, J_CKPT_DUE_STEP, J_C_NOM, J_LAST_CK, J_N_KNOWN, \
     J_N_CRIT, J_NEXT_READY, J_REMOTE_STEPS, J_PERSIST_END, J_PERSIST_STEPS, J_SINCE_REMOTE, J_RESTART_BASE = range(17)
@@ -228,17 +239,23 @@ N_W = 5
 W_MEM, W_PERSIST = N_W, 2 * N_W
 assert (R_USEFUL, R_REDUNDANT, R_PATCH, R_ALLREDUCE, R_RECTLR) == tuple(R_USEFUL + w for w in range(N_W))
 # the failure source: its scalars and the rows of its group block
-Q_N_UP, Q_N_PEND, Q_IA, Q_REM, Q_T_REF, Q_IL, Q_T_LAST, Q_T0, Q_M0, Q_M1, Q_T_NEXT, Q_N_OFF = range(12)
-N_Q = 12
+# (``Q_M + c``: the race's active units of class ``c``; ``Q_M_FROM + c``: those counts when a restart under
+# ``P_STAY_DEAD`` started)
+Q_N_UP, Q_N_PEND, Q_IA, Q_REM, Q_T_REF, Q_IL, Q_T_LAST, Q_T0, Q_T_NEXT, Q_N_OFF = range(10)
+Q_M = 10
+Q_M_FROM = Q_M + N_CLASSES
+N_Q = Q_M_FROM + N_CLASSES
 GB_TREE, GB_UP, GB_PEND, GB_CRIT, GB_TCRIT, GB_READY, GB_LIST, GB_MEMCOPY, GB_BACK = range(9)
 N_GB = 9
 # the unit clocks' block (rows of ``N_UB x 2 S``, ``S`` the least power of two >= the number of units): the
 # tournament tree over ``next_t`` (1-based, leaves at ``S + u``), and the race's units by class (active first) with
-# each unit's position; the race's float state (the clock sigma at the last arrival, at the next one)
+# each unit's position; the race's float state (the clock sigma at the last arrival, at the next one), ``1 / k`` and
+# the rate of a unit of each class (``UF_RATE + c``)
 UB_TOUR, UB_PERM, UB_POS, UB_TMP = range(4)
 N_UB = 4
-UF_SIGMA, UF_SIGMA_NEXT, UF_RATE_G, UF_RATE_D, UF_INV_K = range(5)
-N_UF = 5
+UF_SIGMA, UF_SIGMA_NEXT, UF_INV_K = range(3)
+UF_RATE = 3
+N_UF = UF_RATE + N_CLASSES
 
 #: the longest gap (group-microseconds) or lifetime (microseconds): beyond it, a failure never happens (see above)
 HORIZON_US = np.int64(1) << 61
@@ -601,8 +618,27 @@ def _lifetime_us(x):
 
 @_kernel
 def _race_rate(UF, Q):
-    """The race's total hazard rate in the clock sigma: active group units and active domain units."""
-    return Q[Q_M0] * UF[UF_RATE_G] + Q[Q_M1] * UF[UF_RATE_D]
+    """The race's total hazard rate in the clock sigma: ``sum_c m_c rate_c`` over the classes (group units, then
+    each level's domain units) in class order."""
+    rate = Q[Q_M] * UF[UF_RATE]
+    for c in range(1, N_CLASSES):
+        rate += Q[Q_M + c] * UF[UF_RATE + c]
+    return rate
+
+
+@_kernel
+def _class_start(P, c):
+    """The first unit of the race's class ``c``."""
+    return np.int64(0) if c == 0 else P[P_CLASS_END + c - 1]
+
+
+@_kernel
+def _class_of(P, u):
+    """The race's class of unit ``u``."""
+    c = 0
+    while u >= P[P_CLASS_END + c]:
+        c += 1
+    return c
 
 
 @_kernel
@@ -636,8 +672,8 @@ def _race_renew(t_end, P, Q, UB, UF, life):
 @_kernel
 def _race_reset(t_end, P, Q, UF):
     """Every unit active and new at ``t_end`` (no arrival drawn yet)."""
-    Q[Q_M0] = P[P_N_GROUP_UNITS]
-    Q[Q_M1] = P[P_N_UNITS] - P[P_N_GROUP_UNITS]
+    for c in range(N_CLASSES):
+        Q[Q_M + c] = P[P_CLASS_END + c] - _class_start(P, c)
     Q[Q_T0] = t_end
     UF[UF_SIGMA] = 0.0
 
@@ -645,9 +681,9 @@ def _race_reset(t_end, P, Q, UF):
 @_kernel
 def _race_off(P, Q, UB, u):
     """Unit ``u`` leaves the active units of its class: it swaps places with the class's last active unit."""
-    n_gu = P[P_N_GROUP_UNITS]
-    slot = Q_M0 if u < n_gu else Q_M1
-    start = 0 if u < n_gu else n_gu
+    c = _class_of(P, u)
+    slot = Q_M + c
+    start = _class_start(P, c)
     p = UB[UB_POS, u]
     last = start + Q[slot] - 1
     if p > last:
@@ -662,19 +698,25 @@ def _race_off(P, Q, UB, u):
 
 @_kernel
 def _race_pick(P, Q, UB, UF, victims):
-    """The unit of the race's arrival that is due: the victim draw ``x = v 2^-32 rate`` picks the group units'
-    class if ``x < m0 rate_g`` (else the domains'), then the active unit of rank ``floor(x' / rate_c)`` in it.
-    Returns ``(status, unit)``."""
+    """The unit of the race's arrival that is due: the victim draw ``x = v 2^-32 rate`` walks the classes in
+    order, ``x -= m_c rate_c`` until ``x < m_c rate_c`` (the last class with an active unit takes any rounding
+    leftover), then picks the class's active unit of rank ``floor(x / rate_c)``. Returns ``(status, unit)``."""
     ia = Q[Q_IA]
     if ia >= victims.shape[0]:
         return STATUS_TRACE, np.int64(-1)
     Q[Q_IA] = ia + 1
-    m0, m1 = Q[Q_M0], Q[Q_M1]
-    w0 = m0 * UF[UF_RATE_G]
-    x = victims[ia] * _INV_2_32 * (w0 + m1 * UF[UF_RATE_D])
-    if x < w0 or m1 == 0:
-        return STATUS_OK, UB[UB_PERM, min(np.int64(x / UF[UF_RATE_G]), m0 - 1)]
-    return STATUS_OK, UB[UB_PERM, P[P_N_GROUP_UNITS] + min(np.int64((x - w0) / UF[UF_RATE_D]), m1 - 1)]
+    last = N_CLASSES - 1
+    while last > 0 and Q[Q_M + last] == 0:
+        last -= 1
+    x = victims[ia] * _INV_2_32 * _race_rate(UF, Q)
+    c = 0
+    while c < last:
+        w = Q[Q_M + c] * UF[UF_RATE + c]
+        if x < w:
+            break
+        x -= w
+        c += 1
+    return STATUS_OK, UB[UB_PERM, _class_start(P, c) + min(np.int64(x / UF[UF_RATE + c]), Q[Q_M + c] - 1)]
 
 
 @_kernel
@@ -961,16 +1003,17 @@ def _units_redraw_after_stay(t_end, P, Q, next_t, UB, UF, uscale, life):
 
 
 @_kernel
-def _race_after_stay(t_end, m0_from, m1_from, P, Q, GB, UB, UF, life):
+def _race_after_stay(t_end, P, Q, GB, UB, UF, life):
     """The end of a restart under ``P_STAY_DEAD`` for the race ("renew"): the units that fired during it, or whose
     group died during it, stay inactive until the next restart (they are the class's units in positions
-    ``[m, m_from)``: the race's inactive units are kept most recent first), and so do the units of the groups that
-    died during it (a unit parked before it may belong to one); every other unit is new at ``t_end``. Returns
-    ``STATUS_OK`` or ``STATUS_TRACE``."""
+    ``[m, m_from)``, ``m_from`` the count when it started, ``Q_M_FROM``: the race's inactive units are kept most
+    recent first), and so do the units of the groups that died during it (a unit parked before it may belong to
+    one); every other unit is new at ``t_end``. Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
     n_gu = P[P_N_GROUP_UNITS]
     n_off = 0
-    for start, m, m_from in ((0, Q[Q_M0], m0_from), (n_gu, Q[Q_M1], m1_from)):
-        for p in range(start + m, start + m_from):
+    for c in range(N_CLASSES):
+        start = _class_start(P, c)
+        for p in range(start + Q[Q_M + c], start + Q[Q_M_FROM + c]):
             UB[UB_TMP, n_off] = UB[UB_PERM, p]
             n_off += 1
     _race_reset(t_end, P, Q, UF)  # every unit active and new at t_end ...
@@ -989,7 +1032,8 @@ def _src_restart_stay_dead(t_from, t_end, P, Q, GB, next_t, UB, UF, gaps, victim
     or ``N``; unit clocks: the units active at ``t_from`` keep running, those that fired before are parked), and
     their groups stay dead and pending when the job resumes. Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
     n = P[P_N_GROUPS]
-    m0_from, m1_from = Q[Q_M0], Q[Q_M1]
+    for c in range(N_CLASSES):
+        Q[Q_M_FROM + c] = Q[Q_M + c]
     if P[P_SOURCE] == SRC_UNITS:
         if P[P_UNIT_RACE] == 0:
             for u in range(next_t.shape[0]):
@@ -1013,7 +1057,7 @@ def _src_restart_stay_dead(t_from, t_end, P, Q, GB, next_t, UB, UF, gaps, victim
     if status != STATUS_OK or P[P_SOURCE] != SRC_UNITS:
         return status
     if P[P_UNIT_RACE] != 0:
-        return _race_after_stay(t_end, m0_from, m1_from, P, Q, GB, UB, UF, life)
+        return _race_after_stay(t_end, P, Q, GB, UB, UF, life)
     return _units_redraw_after_stay(t_end, P, Q, next_t, UB, UF, uscale, life)
 
 
@@ -1695,8 +1739,8 @@ def timeline(P, PF, holders, gset, ssize, gaps, victims, uscale, dptr, dgroups, 
         n_leaves *= 2
     UB = np.zeros((N_UB, 2 * n_leaves), np.int64)
     UF = np.zeros(N_UF)
-    UF[UF_RATE_G] = PF[PF_RATE_G]
-    UF[UF_RATE_D] = PF[PF_RATE_D]
+    for c in range(N_CLASSES):
+        UF[UF_RATE + c] = PF[PF_RATE + c]
     UF[UF_INV_K] = PF[PF_INV_K]
     J = np.zeros(N_J, np.int64)
     J[J_PERSIST_END] = -1

@@ -450,17 +450,21 @@ def wipeout_random_fresh(next_u64, state, n, r, trials, with_replacement, out_T,
 
 @njit(cache=True)
 def wipeout_events(rng, next_u64, state, n, group_ptr, group_types, holders_per_type, fresh_random_r, mode, shape,
-                   scale, live_scaling, group_rate, domain_rate, dom_ptr, dom_groups, trials, out_T, out_dead, out_time,
-                   rec_time, rec_end, rec_killed):
+                   scale, live_scaling, group_rate, level_rate, level_ptr, dom_ptr, dom_groups, trials, out_T, out_dead,
+                   out_time, rec_time, rec_end, rec_killed):
     """Wipe-out trials under a failure process with a clock (see :mod:`spare_mc.failures` for the models).
 
     mode 0 -- system renewal: inter-arrival ``scale * Weibull(shape)`` (divided by the live fraction when
               ``live_scaling``), each event kills a uniformly random live group;
     mode 1 -- competing clocks with common Weibull shape (per-GPU lifetimes and/or failure domains): group units of
-              cumulative hazard ``group_rate * t^shape`` and domain units of ``domain_rate * t^shape``, all new at
-              time 0. In the hazard clock ``tau = t^shape`` they race as exponentials, so the next unit is chosen
-              with probability proportional to its rate; a domain event kills every live group it touches and
-              events that kill nothing are not counted.
+              cumulative hazard ``group_rate * t^shape`` and the domain units of level ``l`` (domains
+              ``level_ptr[l]:level_ptr[l + 1]``) of ``level_rate[l] * t^shape``, all new at time 0. In the hazard
+              clock ``tau = t^shape`` they race as exponentials, so the next unit is chosen with probability
+              proportional to its rate: one uniform ``u`` in ``[0, total)`` picks the groups if ``u < n_live
+              group_rate``, else the first level whose cumulative weight (unfired domains x rate) exceeds the rest,
+              then a uniformly random unfired domain of it. A domain event kills every live group it touches and
+              events that kill nothing are not counted. With one level this draws exactly as the one-level kernel
+              did (the level walk adds no random number).
 
     ``fresh_random_r > 0`` draws a new random-holders layout per trial (then the CSR arrays are scratch space).
     A trial ends at the wipe-out or when every group is dead (a layout holding no types records the whole
@@ -469,9 +473,11 @@ def wipeout_events(rng, next_u64, state, n, group_ptr, group_types, holders_per_
     Times are ``scale * clock`` (mode 0) or ``scale * tau^(1/shape)`` (mode 1): rates are in units of ``scale``.
     """
     n_dom = dom_ptr.shape[0] - 1
+    n_lev = level_rate.shape[0]
     live = np.arange(n)          # live[0:n_live] are the live groups
     pos = np.arange(n)           # pos[g] = index of g in live (valid while g is live)
-    dperm = np.arange(n_dom)     # dperm[0:d_fired] are the domains already fired
+    dperm = np.arange(n_dom)     # dperm[level_ptr[l]:level_ptr[l] + fired[l]] are level l's domains already fired
+    fired = np.zeros(max(n_lev, 1), np.int64)
     live_count = holders_per_type.copy()
     killed = np.empty(n, np.int64)
     holders = np.empty((n, max(fresh_random_r, 1)), np.int64)
@@ -480,7 +486,7 @@ def wipeout_events(rng, next_u64, state, n, group_ptr, group_types, holders_per_
             random_holders_into(next_u64, state, n, fresh_random_r, holders)
             invert_holders_into(holders, n, group_ptr, group_types)
         n_live = n
-        d_fired = 0
+        fired[:] = 0
         k = 0
         nk = 0
         clock = 0.0
@@ -491,15 +497,30 @@ def wipeout_events(rng, next_u64, state, n, group_ptr, group_types, holders_per_
                 clock += rng.weibull(shape) / f
                 victim_domain = -1
             else:
-                total = n_live * group_rate + (n_dom - d_fired) * domain_rate
+                total = n_live * group_rate
+                last = -1        # the last level with an unfired domain
+                for l in range(n_lev):
+                    left = level_ptr[l + 1] - level_ptr[l] - fired[l]
+                    total += left * level_rate[l]
+                    if left > 0:
+                        last = l
                 clock += rng.standard_exponential() / total
                 victim_domain = -1
-                if rng.random() * total >= n_live * group_rate:
-                    j = d_fired + rng.integers(0, n_dom - d_fired)
+                x = rng.random() * total - n_live * group_rate
+                if x >= 0.0 and last >= 0:
+                    l = 0
+                    while l < last:  # the level whose weight holds x (the last one takes rounding leftovers)
+                        w = (level_ptr[l + 1] - level_ptr[l] - fired[l]) * level_rate[l]
+                        if x < w:
+                            break
+                        x -= w
+                        l += 1
+                    lo = level_ptr[l] + fired[l]
+                    j = lo + rng.integers(0, level_ptr[l + 1] - lo)
                     victim_domain = dperm[j]
-                    dperm[j] = dperm[d_fired]
-                    dperm[d_fired] = victim_domain
-                    d_fired += 1
+                    dperm[j] = dperm[lo]
+                    dperm[lo] = victim_domain
+                    fired[l] += 1
             before = nk
             if victim_domain < 0:
                 g = live[rng.integers(0, n_live)]

@@ -126,13 +126,14 @@ def _add_config_options(p, topology=True, failures=True) -> None:
                    help="the system-level failure rate does not fall as groups die (default: proportional to the "
                         "live GPUs)")
     if not failures:
-        p.set_defaults(failures="system", calibration=None, age_policy=None, domain_mtbf_s=None, n_gpus=None,
+        p.set_defaults(failures="system", calibration=None, age_policy=None, domain_mtbf_s=None, domain_levels=None,
+                       n_gpus=None,
                        placement=None)
         return
-    p.add_argument("--failures", choices=("system", "per-gpu") + DOMAIN_LEVELS, default="system",
+    p.add_argument("--failures", choices=("system", "per-gpu") + DOMAIN_LEVELS + ("mixed",), default="system",
                    help="failure model: system-level renewal (default); per-GPU Weibull lifetimes; or failure domains "
-                        "(node, rack, power, pod) on top of per-GPU lifetimes, calibrated to --mtbf-s as --calibration "
-                        "says")
+                        "(node, rack, power, pod; mixed: several levels at once, --domain-levels) on top of per-GPU "
+                        "lifetimes, calibrated to --mtbf-s as --calibration says")
     p.add_argument("--calibration", choices=("first_failure", "long_run"), default=None,
                    help="how per-GPU lifetimes match --mtbf-s: first_failure (default: the first failure of a fresh "
                         "system has mean --mtbf-s) or long_run (the long-run failure rate is 1/--mtbf-s); they differ "
@@ -142,6 +143,10 @@ def _add_config_options(p, topology=True, failures=True) -> None:
                         "(only failed hardware is replaced); default renew")
     p.add_argument("--domain-mtbf-s", type=float, default=None,
                    help="mean lifetime of one failure domain (s); required with --failures node, rack, power or pod")
+    p.add_argument("--domain-levels", default=None,
+                   help="the levels of --failures mixed, comma-separated, each 'level' (at its default rate, "
+                        "spare_mc.domain_rates) or 'level=mtbf_s', e.g. 'node,rack=3e7' (default: all, every level "
+                        "at its default rate)")
     if not topology:  # reproduce runs every N on the 600,000-GPU contiguous topology
         p.set_defaults(n_gpus=None, placement=None)
         return
@@ -438,7 +443,7 @@ def _config_overrides(args, n_groups=None) -> dict:
     defaults = {f.name: f.default for f in fields(TimelineConfig)}
     kind = args.failures.replace("-", "_")
     spec = dict(age_policy=args.age_policy, domain_mtbf_s=args.domain_mtbf_s, n_gpus=args.n_gpus,
-                placement=args.placement, calibration=args.calibration)
+                placement=args.placement, calibration=args.calibration, domain_levels=args.domain_levels)
     failures, topo = failure_from_spec(kind, n_groups or 2, mtbf_s=d.get("mtbf_s", defaults["mtbf_s"]),
                                        shape=d.get("shape", defaults["shape"]), clocked=True, **spec)
     if failures is not None:
@@ -875,7 +880,7 @@ def _given_config_flags(args) -> list:
         given.append("--no-live-scaling")
     if args.failures not in (None, "system"):
         given.append("--failures")
-    given += [f"--{name.replace('_', '-')}" for name in ("calibration", "age_policy", "domain_mtbf_s")
+    given += [f"--{name.replace('_', '-')}" for name in ("calibration", "age_policy", "domain_mtbf_s", "domain_levels")
               if getattr(args, name, None) is not None]
     return given
 
@@ -1145,8 +1150,11 @@ def run_log(args) -> dict:
                 for name in fit.fits:
                     if name != "gpu":
                         models[name] = fit.cli_flags(name)
+                if len(fit.fits) > 2:  # several domain levels: the log's own mixture of them, all at once
+                    models["mixed"] = fit.cli_flags("all")
         for name, flags in models.items():
             extra = f" --domain-mtbf-s {flags['domain_mtbf_s']:.6g}" if "domain_mtbf_s" in flags else ""
+            extra += f" --domain-levels {flags['domain_levels']}" if "domain_levels" in flags else ""
             lines.append(f"spare-mc ttt flags ({name}): --failures {flags['failures']} --mtbf-s {flags['mtbf_s']:.6g} "
                          f"--shape {flags['shape']:.4g} --n-gpus {flags['n_gpus']} --calibration "
                          f"{flags['calibration']}{extra}")

@@ -6,7 +6,10 @@ domains -- node (8 GPUs), rack (32), power domain (256) or pod (8,192) -- on top
 (the background, calibrated to the paper's 300 s system MTBF, Weibull ``k = 0.78``, renewed at restarts). A domain
 event kills every group with a GPU in it. Each domain's mean lifetime is the level's default of
 :data:`spare_mc.domain_rates.DOMAIN_MTBF_DEFAULTS` (derived from the Llama 3 405B report, the assumptions stated
-there); ``levels`` may also hold ``"none"``: the background alone, the paper's independent failures.
+there); ``levels`` may also hold ``"none"``: the background alone, the paper's independent failures. At the
+``N`` of ``mixed_n_values`` (default 600) one more row set, level ``"all"``, runs every level at once, each at its
+default rate (``DomainFailures.at_default_rates``); its domain-aware layouts are placed against the coarsest level
+that admits one (``placed_level``; levels nest, so they avoid every finer level's domains too).
 
 For every ``N``, level, strategy and layout -- SPARe (``r`` from ``spare_r``) with unit-stride cyclic stacking,
 Sidon offsets, independent random holders, domain-aware Sidon offsets (``domain-aware``:
@@ -69,6 +72,9 @@ class DomainStudy:
     max_wall_factor : float
         A job stops at ``max_wall_factor x T0`` (the timeline's cap; its TTT then enters as a restricted mean, and
         the row's ``capped_fraction`` says how many did).
+    mixed_n_values : tuple of int
+        The ``N`` of ``n_values`` that also get the row set of level ``"all"``: every domain level at once, each at
+        its default rate, on top of the background (``N`` not in ``n_values`` are skipped).
     """
 
     n_values: tuple = (200, 600, 1000)
@@ -84,6 +90,7 @@ class DomainStudy:
     ttt_reps: int = 100
     seed: int = 0
     max_wall_factor: float = 100.0
+    mixed_n_values: tuple = (600,)
 
     @classmethod
     def quick(cls, **kw) -> "DomainStudy":
@@ -115,6 +122,8 @@ class DomainStudy:
         if mwf <= 1.0:
             raise UsageValueError(f"`max_wall_factor` must be > 1 (the cap is that many times T0), got {mwf}")
         object.__setattr__(self, "max_wall_factor", mwf)
+        object.__setattr__(self, "mixed_n_values",
+                           tuple(as_int(n, "mixed_n_values", min_value=2) for n in self.mixed_n_values))
         for name in ("n_steps", "wipeout_reps", "ttt_reps"):
             object.__setattr__(self, name, as_int(getattr(self, name), name, min_value=2))
         as_choice(self.placement, "placement", ("contiguous", "strided"))
@@ -134,6 +143,8 @@ def _failures(study: DomainStudy, level: str, n: int):
     bg = PerGPU.from_system_mtbf(study.mtbf_s, study.n_gpus, study.shape, "renew")
     if level == "none":
         return bg, topo
+    if level == "all":
+        return DomainFailures.at_default_rates(study.shape, background=bg), topo
     return DomainFailures(level, DOMAIN_MTBF_DEFAULTS[level], study.shape, background=bg), topo
 
 
@@ -155,6 +166,9 @@ def run_domain_study(study: DomainStudy | None = None, *, progress=None) -> dict
     ttt_vs_domain_aware`` (paired difference and CI, absent for the domain-aware rows themselves) and
     ``capped_fraction``; or ``error`` (why the layout cannot be built) instead of the estimates. No paired
     difference is given where either layout had a job stopped at the cap (``ttt_vs_domain_aware_note`` says so).
+    The domain-aware rows of level ``"all"`` also say which level they are placed against (``placed_level``).
+    The rows of one ``N`` and level use the same seed whatever else runs, so adding the ``"all"`` rows leaves
+    the others unchanged.
     """
     from scipy.stats import t as t_dist
 
@@ -167,7 +181,7 @@ def run_domain_study(study: DomainStudy | None = None, *, progress=None) -> dict
     t_start = time.perf_counter()
     rows = []
     for n in study.n_values:
-        for level in study.levels:
+        for level in study.levels + (("all",) if n in study.mixed_n_values else ()):
             failures, topo = _failures(study, level, n)
             per_strategy = {}
             for strategy in ("spare", "rep"):
@@ -181,6 +195,8 @@ def run_domain_study(study: DomainStudy | None = None, *, progress=None) -> dict
                         cfg = _ttt_config(study, strategy, layout, n, r, failures, topo)
                         fresh = cfg.random_layout
                         lay = "random" if fresh else cfg.layout_object()
+                        if level == "all" and cfg.domain_aware:
+                            row["placed_level"] = cfg.domain_level
                     except UsageValueError as e:
                         row["error"] = str(e)
                         rows.append(row)
@@ -221,7 +237,8 @@ def run_domain_study(study: DomainStudy | None = None, *, progress=None) -> dict
 
 def domain_study_rows(result: dict) -> list:
     """The rows of ``spare-mc reproduce --table domains --json``: the keys the table promises, in order."""
-    keys = ("n_groups", "level", "layout", "r", "strategy", "placement", "masked_mean", "masked_ci95", "ttt_over_t0",
+    keys = ("n_groups", "level", "placed_level", "layout", "r", "strategy", "placement", "masked_mean", "masked_ci95",
+            "ttt_over_t0",
             "ttt_over_t0_ci95", "capped_fraction", "ttt_vs_domain_aware", "ttt_vs_domain_aware_ci95",
             "ttt_vs_domain_aware_note", "error")
     return [{k: row[k] for k in keys if k in row} for row in result["rows"]]

@@ -816,13 +816,15 @@ class LogFit:
     topology: Topology
     source: str = ""
 
-    def failure_model(self, domain_level: str | None = None):
+    def failure_model(self, domain_level=None):
         """The spare_mc failure model of the fit.
 
         ``domain_level=None``: :class:`spare_mc.PerGPU` from the ``gpu`` fit (shape, mean lifetime as
         ``gpu_mtbf_s``). A domain level: :class:`spare_mc.DomainFailures` at that level with per-GPU background,
         which needs the two fitted with a shared shape (``fit_failure_log(..., shared_shape=True)``): the sampler
-        races every unit on one hazard clock.
+        races every unit on one hazard clock. Several levels (a sequence), or ``"all"`` (every fitted domain
+        level): a mixed :class:`spare_mc.DomainFailures` with every one of them at its fitted mean lifetime, the
+        log's own mixture of levels.
 
         Examples
         --------
@@ -831,6 +833,8 @@ class LogFit:
         ...                       shared_shape=True)
         >>> type(fit.failure_model("node")).__name__
         'DomainFailures'
+        >>> fit.failure_model("all").level_names
+        ('node',)
         """
         if "gpu" not in self.fits:
             raise UsageValueError(f"the failure models need a `gpu` fit; fitted: {sorted(self.fits)}")
@@ -838,27 +842,47 @@ class LogFit:
         bg = PerGPU(gpu_mtbf_s=gpu.mean_s, shape=gpu.shape)
         if domain_level is None:
             return bg
-        domain_level = as_choice(domain_level, "domain_level", tuple(_topology.DOMAIN_LEVELS))
-        if domain_level not in self.fits:
-            raise UsageValueError(f"`domain_level`={domain_level!r} was not fitted; fitted: {sorted(self.fits)}")
+        levels = self._domain_levels(domain_level)
         if not self.shared_shape:
             raise UsageValueError("`DomainFailures` needs one Weibull shape for the domains and the per-GPU "
                                   "background: fit with shared_shape=True")
-        dom = self.fits[domain_level]
-        return DomainFailures(domain_level, dom.mean_s, dom.shape, background=bg)
+        if isinstance(domain_level, str) and domain_level != "all":
+            dom = self.fits[domain_level]
+            return DomainFailures(domain_level, dom.mean_s, dom.shape, background=bg)
+        return DomainFailures(levels={lvl: self.fits[lvl].mean_s for lvl in levels}, shape=gpu.shape, background=bg)
 
-    def cli_flags(self, domain_level: str | None = None, calibration: str = "first_failure") -> dict:
+    def _domain_levels(self, domain_level) -> tuple:
+        """The fitted domain levels ``domain_level`` names (one, a sequence, or ``"all"``)."""
+        fitted = [lvl for lvl in _topology.DOMAIN_LEVELS if lvl in self.fits]
+        if isinstance(domain_level, str) and domain_level == "all":
+            if not fitted:
+                raise UsageValueError(f"`domain_level`='all' needs a fitted domain level; fitted: {sorted(self.fits)}")
+            return tuple(fitted)
+        names = (domain_level,) if isinstance(domain_level, str) else tuple(domain_level)
+        if not names:
+            raise UsageValueError("`domain_level` must name at least one level")
+        for lvl in names:
+            as_choice(lvl, "domain_level", tuple(_topology.DOMAIN_LEVELS))
+            if lvl not in self.fits:
+                raise UsageValueError(f"`domain_level`={lvl!r} was not fitted; fitted: {sorted(self.fits)}")
+        return names
+
+    def cli_flags(self, domain_level=None, calibration: str = "first_failure") -> dict:
         """The ``spare-mc ttt`` / sweep parameters of :meth:`failure_model` (``failures``, ``mtbf_s``, ``shape``,
-        ``n_gpus``, ``calibration`` and ``domain_mtbf_s``): ``mtbf_s`` is the system MTBF whose per-GPU calibration
+        ``n_gpus``, ``calibration`` and ``domain_mtbf_s``, or for several levels ``failures="mixed"`` and
+        ``domain_levels``): ``mtbf_s`` is the system MTBF whose per-GPU calibration
         (:meth:`spare_mc.PerGPU.from_system_mtbf`) gives back the fitted GPU mean lifetime."""
         calibration = as_choice(calibration, "calibration", ("first_failure", "long_run"))
         model = self.failure_model(domain_level)
         bg = model if domain_level is None else model.background
         g = self.topology.n_gpus
         mtbf = bg.gpu_mtbf_s / g if calibration == "long_run" else bg.gpu_mtbf_s * g ** (-1.0 / bg.shape)
-        d = {"failures": "per-gpu" if domain_level is None else domain_level, "mtbf_s": mtbf, "shape": bg.shape,
-             "n_gpus": g, "calibration": calibration}
-        if domain_level is not None:
+        mixed = domain_level is not None and not (isinstance(domain_level, str) and domain_level != "all")
+        d = {"failures": "per-gpu" if domain_level is None else "mixed" if mixed else domain_level, "mtbf_s": mtbf,
+             "shape": bg.shape, "n_gpus": g, "calibration": calibration}
+        if mixed:
+            d["domain_levels"] = ",".join(f"{lvl}={m!r}" for lvl, m in model.levels)
+        elif domain_level is not None:
             d["domain_mtbf_s"] = model.domain_mtbf_s
         return d
 

@@ -27,9 +27,11 @@ Models
 :class:`DomainFailures`
     Correlated failures: each domain at ``level`` (node, rack, power domain or pod of the topology) has a Weibull
     lifetime with mean ``domain_mtbf_s`` and kills every group touching it; optionally on top of independent
-    per-GPU failures with the same shape (``background``). With a common shape every unit's cumulative hazard is
-    ``rate_u t^k``, so in the clock ``tau = t^k`` the units race as exponentials and the sampler costs O(1) per
-    event plus the groups it kills.
+    per-GPU failures with the same shape (``background``). Several levels may fail at once
+    (``levels={"node": mtbf_s, "rack": mtbf_s, ...}``, each level its own mean lifetime; all four at their default
+    rates: :meth:`DomainFailures.at_default_rates`). With a common shape every unit's cumulative hazard is
+    ``rate_u t^k``, so in the clock ``tau = t^k`` the units race as exponentials and the sampler costs O(levels)
+    per event plus the groups it kills.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from .topology import DOMAIN_LEVELS, Topology
 
 __all__ = ["UniformOrder", "SystemRenewal", "PerGPU", "DomainFailures", "FailureEvents", "sample_events",
            "failure_model_from_dict", "failure_from_spec", "FAILURE_KINDS", "FAILURE_SPEC_DEFAULTS", "CALIBRATIONS",
-           "weibull_scale", "PerGPUClock", "AGE_POLICIES"]
+           "weibull_scale", "PerGPUClock", "AGE_POLICIES", "parse_domain_levels"]
 
 AGE_POLICIES = ("renew", "keep")
 #: How per-GPU lifetimes are calibrated to a system MTBF (:meth:`PerGPU.from_system_mtbf`).
@@ -157,31 +159,167 @@ class PerGPU:
         return {"model": "per_gpu", **asdict(self)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class DomainFailures:
-    """Failure domains at ``level`` with mean lifetime ``domain_mtbf_s``, plus optional per-GPU background."""
+    """Failure domains at one or several levels of the topology, plus optional per-GPU background.
 
-    level: str
-    domain_mtbf_s: float
+    Every domain at a level of ``levels`` (node, rack, power domain or pod: :data:`spare_mc.topology.DOMAIN_LEVELS`)
+    has an independent Weibull lifetime with shape ``shape`` and the level's mean ``mtbf_s`` and kills every group
+    touching it; ``background`` adds independent per-GPU lifetimes (same shape). Two ways to build one:
+
+    - one level: ``DomainFailures(level, domain_mtbf_s, shape=1.0, background=None)``;
+    - several levels at once: ``DomainFailures(levels={"node": mtbf_s, "rack": mtbf_s, ...}, shape=...,
+      background=...)`` (a mapping, or a sequence of ``(level, mtbf_s)`` pairs); :meth:`at_default_rates` puts
+      every level at its default rate of :data:`spare_mc.domain_rates.DOMAIN_MTBF_DEFAULTS`.
+
+    Both store :attr:`levels`, the ``(level, mtbf_s)`` pairs in the order of ``DOMAIN_LEVELS`` (finest first), so
+    ``DomainFailures("rack", m)`` equals ``DomainFailures(levels={"rack": m})``, and the order a mapping is written
+    in does not matter.
+
+    Parameters
+    ----------
+    level : str, optional
+        The one level (with ``domain_mtbf_s``); not together with ``levels``.
+    domain_mtbf_s : float, optional
+        Mean lifetime of one domain at ``level`` (s).
+    shape : float
+        Weibull shape ``k`` of every unit (domains and the background's GPUs): with one shape every unit's
+        cumulative hazard is ``rate_u t^k``, so the units race on one hazard clock.
+    background : PerGPU or None
+        Independent per-GPU failures; ``background.shape`` must equal ``shape``.
+    levels : mapping or sequence of pairs, optional
+        ``{level: mtbf_s}``: every level failing at once, each with its own mean lifetime.
+
+    Notes
+    -----
+    Levels nest (a node lies in one rack, a rack in one power domain, ...), but their failures are independent:
+    a rack event kills the groups of its nodes whether or not a node of it failed before. A group dies at the
+    first of its own background clock and the clocks of the domains it touches, one at each level.
+
+    Examples
+    --------
+    >>> one = DomainFailures("rack", 6.8e7, 0.78)
+    >>> one == DomainFailures(levels={"rack": 6.8e7}, shape=0.78), one.level
+    (True, 'rack')
+    >>> mixed = DomainFailures(levels={"rack": 6.8e7, "node": 6.9e7}, shape=0.78)
+    >>> mixed.level_names
+    ('node', 'rack')
+    >>> DomainFailures.at_default_rates(0.78).level_names
+    ('node', 'rack', 'power', 'pod')
+    """
+
+    levels: tuple
     shape: float = 1.0
     background: PerGPU | None = None
 
-    def __post_init__(self):
-        as_choice(self.level, "level", DOMAIN_LEVELS)
-        object.__setattr__(self, "domain_mtbf_s", as_float(self.domain_mtbf_s, "domain_mtbf_s", positive=True))
-        object.__setattr__(self, "shape", _shape_iv(self.shape))
-        if self.background is not None:
-            if not isinstance(self.background, PerGPU):
-                raise UsageTypeError(f"`background` must be a PerGPU model or None, got "
-                                     f"{type(self.background).__name__}")
-            if self.background.shape != self.shape:
+    def __init__(self, level=None, domain_mtbf_s=None, shape=1.0, background=None, *, levels=None):
+        object.__setattr__(self, "levels", _levels_iv(level, domain_mtbf_s, levels))
+        object.__setattr__(self, "shape", _shape_iv(shape))
+        if background is not None:
+            if not isinstance(background, PerGPU):
+                raise UsageTypeError(f"`background` must be a PerGPU model or None, got {type(background).__name__}")
+            if background.shape != self.shape:
                 raise UsageValueError(f"`background.shape` must equal `shape` (units race on one hazard clock), got "
-                                      f"{self.background.shape} and {self.shape}")
+                                      f"{background.shape} and {self.shape}")
+        object.__setattr__(self, "background", background)
+
+    @classmethod
+    def at_default_rates(cls, shape: float = 1.0, background: PerGPU | None = None, levels=DOMAIN_LEVELS):
+        """Every level of ``levels`` (default: all of :data:`~spare_mc.topology.DOMAIN_LEVELS`) at once, each at
+        its default mean lifetime :data:`spare_mc.domain_rates.DOMAIN_MTBF_DEFAULTS` (from the Llama 3 405B
+        report; the assumptions are stated in :mod:`spare_mc.domain_rates`).
+
+        Examples
+        --------
+        >>> m = DomainFailures.at_default_rates(0.78, levels=("node", "pod"))
+        >>> [(lvl, round(s / 3600)) for lvl, s in m.levels]
+        [('node', 19233), ('pod', 864)]
+        """
+        from .domain_rates import DOMAIN_MTBF_DEFAULTS
+        if isinstance(levels, str):
+            levels = (levels,)
+        return cls(shape=shape, background=background,
+                   levels=[(lvl, DOMAIN_MTBF_DEFAULTS[as_choice(lvl, "levels", DOMAIN_LEVELS)]) for lvl in levels])
+
+    @property
+    def level_names(self) -> tuple:
+        """The levels of the model, finest first."""
+        return tuple(lvl for lvl, _ in self.levels)
+
+    @property
+    def mixed(self) -> bool:
+        """Whether the model has several levels."""
+        return len(self.levels) > 1
+
+    @property
+    def level(self) -> str:
+        """The level of a one-level model (a mixed model has several: :attr:`level_names`)."""
+        return self._single()[0]
+
+    @property
+    def domain_mtbf_s(self) -> float:
+        """The domains' mean lifetime (s) of a one-level model (a mixed model: :meth:`mtbf_of`)."""
+        return self._single()[1]
+
+    def mtbf_of(self, level: str) -> float:
+        """Mean lifetime (s) of one domain at ``level``."""
+        for lvl, m in self.levels:
+            if lvl == level:
+                return m
+        raise UsageValueError(f"`level` must be one of the model's levels {list(self.level_names)}, got "
+                              f"level={level!r}")
+
+    def _single(self):
+        if self.mixed:
+            raise UsageValueError(f"this DomainFailures has several levels {list(self.level_names)}: use "
+                                  f"`levels`, `level_names` or `mtbf_of(level)`")
+        return self.levels[0]
 
     def to_dict(self):
-        d = {"model": "domains", "level": self.level, "domain_mtbf_s": self.domain_mtbf_s, "shape": self.shape}
+        d = {"model": "domains"}
+        if self.mixed:
+            d["levels"] = dict(self.levels)
+        else:
+            d["level"], d["domain_mtbf_s"] = self.levels[0]
+        d["shape"] = self.shape
         d["background"] = None if self.background is None else self.background.to_dict()
         return d
+
+
+def _levels_iv(level, domain_mtbf_s, levels) -> tuple:
+    """The ``(level, mtbf_s)`` pairs of a :class:`DomainFailures`, validated, in ``DOMAIN_LEVELS`` order."""
+    if levels is None:
+        if level is None or domain_mtbf_s is None:
+            raise UsageValueError("DomainFailures needs `level` and `domain_mtbf_s` (one level), or `levels` "
+                                  "(several: {level: mtbf_s})")
+        pairs = [(level, domain_mtbf_s)]
+        names = ("level", "domain_mtbf_s")
+    else:
+        if level is not None or domain_mtbf_s is not None:
+            raise UsageValueError("give either `level` and `domain_mtbf_s` (one level) or `levels` (several), not "
+                                  "both")
+        if isinstance(levels, str):
+            raise UsageTypeError(f"`levels` must map each level to its mean lifetime, e.g. {{'node': 6.9e7}}, got "
+                                 f"{levels!r}")
+        items = levels.items() if hasattr(levels, "items") else levels
+        try:
+            pairs = [tuple(p) for p in items]
+        except TypeError:
+            raise UsageTypeError(f"`levels` must be a mapping {{level: mtbf_s}} or a sequence of (level, mtbf_s) "
+                                 f"pairs, got {levels!r}") from None
+        if any(len(p) != 2 for p in pairs):
+            raise UsageTypeError(f"`levels` must be a mapping {{level: mtbf_s}} or a sequence of (level, mtbf_s) "
+                                 f"pairs, got {levels!r}")
+        if not pairs:
+            raise UsageValueError("`levels` must hold at least one level")
+        names = None
+    out = {}
+    for lvl, m in pairs:
+        lvl = as_choice(lvl, names[0] if names else "levels", DOMAIN_LEVELS)
+        if lvl in out:
+            raise UsageValueError(f"`levels` must name each level once, got {lvl!r} twice")
+        out[lvl] = as_float(m, names[1] if names else f"levels[{lvl!r}]", positive=True)
+    return tuple((lvl, out[lvl]) for lvl in DOMAIN_LEVELS if lvl in out)
 
 
 FAILURE_MODELS = (UniformOrder, SystemRenewal, PerGPU, DomainFailures)
@@ -205,16 +343,57 @@ def failure_model_from_dict(d: dict):
 #: Failure models a sweep or the command line can name: ``uniform`` (uniform order, no clock; wipe-out and
 #: overhead studies only), ``system`` (system-level Weibull renewal, rate proportional to live GPUs), ``per_gpu``
 #: (per-GPU Weibull lifetimes), ``node`` / ``rack`` / ``power`` / ``pod`` (failure domains with per-GPU background;
-#: :data:`spare_mc.topology.DOMAIN_LEVELS`).
-FAILURE_KINDS = ("uniform", "system", "per_gpu") + DOMAIN_LEVELS
+#: :data:`spare_mc.topology.DOMAIN_LEVELS`), ``mixed`` (several levels at once with per-GPU background:
+#: ``domain_levels``, by default every level at its default rate).
+FAILURE_KINDS = ("uniform", "system", "per_gpu") + DOMAIN_LEVELS + ("mixed",)
 
 #: Defaults of the failure-model parameters beyond ``mtbf_s`` and ``shape`` (used when a value is not given).
 FAILURE_SPEC_DEFAULTS = {"age_policy": "renew", "domain_mtbf_s": None, "n_gpus": 600_000,
-                         "placement": "contiguous", "calibration": "first_failure"}
+                         "placement": "contiguous", "calibration": "first_failure", "domain_levels": None}
+
+
+def parse_domain_levels(text: str) -> dict:
+    """The levels of a ``mixed`` failure model from their flat text (a sweep's or the command line's
+    ``domain_levels``): comma-separated ``level`` (at its default rate,
+    :data:`spare_mc.domain_rates.DOMAIN_MTBF_DEFAULTS`) or ``level=mtbf_s``; ``"all"``: every level at its default.
+
+    Examples
+    --------
+    >>> d = parse_domain_levels("node, rack=3e7")
+    >>> list(d), d["rack"]
+    (['node', 'rack'], 30000000.0)
+    >>> list(parse_domain_levels("all"))
+    ['node', 'rack', 'power', 'pod']
+    """
+    from .domain_rates import DOMAIN_MTBF_DEFAULTS
+    if not isinstance(text, str):
+        raise UsageTypeError(f"`domain_levels` must be a string such as 'node,rack=3e7', got {text!r}")
+    if text.strip() == "all":
+        return dict(DOMAIN_MTBF_DEFAULTS)
+    out = {}
+    for item in text.split(","):
+        name, _, value = item.partition("=")
+        name = name.strip()
+        if name not in DOMAIN_LEVELS:
+            raise UsageValueError(f"`domain_levels` must list levels of {list(DOMAIN_LEVELS)} as 'level' or "
+                                  f"'level=mtbf_s', comma-separated, got {item.strip()!r} in {text!r}")
+        if name in out:
+            raise UsageValueError(f"`domain_levels` must name each level once, got {name!r} twice in {text!r}")
+        if not value.strip():
+            out[name] = DOMAIN_MTBF_DEFAULTS[name]
+            continue
+        try:
+            out[name] = float(value)
+        except ValueError:
+            raise UsageValueError(f"`domain_levels`: the mean lifetime of {name!r} must be a number of seconds, got "
+                                  f"{value.strip()!r}") from None
+        as_float(out[name], f"domain_levels[{name!r}]", positive=True)
+    return out
 
 
 def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, age_policy=None,
-                      domain_mtbf_s=None, n_gpus=None, placement=None, calibration=None, clocked: bool = False):
+                      domain_mtbf_s=None, n_gpus=None, placement=None, calibration=None, domain_levels=None,
+                      clocked: bool = False):
     """The failure model and topology named by flat parameters (a sweep's or the command line's).
 
     Parameters
@@ -225,9 +404,11 @@ def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, 
         Full-system MTBF (s) and Weibull shape. For ``per_gpu`` and the domain models' background the per-GPU mean
         lifetime is set from ``mtbf_s`` by ``calibration`` (:meth:`PerGPU.from_system_mtbf`): by default so that the
         **first failure of a fresh system** has mean ``mtbf_s``; ``"long_run"`` matches the long-run rate.
-    age_policy, domain_mtbf_s, n_gpus, placement, calibration : optional
+    age_policy, domain_mtbf_s, n_gpus, placement, calibration, domain_levels : optional
         ``None`` = not given: :data:`FAILURE_SPEC_DEFAULTS`. A value given for a model it does not affect is an
         error (``n_gpus`` of the system process, say), never silently ignored; ``n_gpus`` is always validated.
+        ``domain_levels`` (``mixed`` only; :func:`parse_domain_levels`) defaults to every level at its default
+        rate; ``domain_mtbf_s`` is the one level's mean lifetime of ``node`` ... ``pod`` only.
     clocked : bool
         For the timeline: ``uniform`` is refused (it has no clock) and ``system`` returns ``(None, None)`` (the
         timeline's own system-level process) instead of a :class:`SystemRenewal`.
@@ -239,7 +420,7 @@ def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, 
     kind = as_choice(kind, "failure_model", FAILURE_KINDS)
     n_groups = as_int(n_groups, "n_groups", min_value=1)
     given = {"age_policy": age_policy, "domain_mtbf_s": domain_mtbf_s, "n_gpus": n_gpus, "placement": placement,
-             "calibration": calibration}
+             "calibration": calibration, "domain_levels": domain_levels}
     given = {k: v for k, v in given.items() if v is not None}
     p = {**FAILURE_SPEC_DEFAULTS, **given}
     if "n_gpus" in given or kind not in ("uniform", "system"):  # the default applies only where it is used
@@ -250,22 +431,30 @@ def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, 
         useless = sorted(given)
         if useless:
             raise UsageValueError(f"{', '.join(f'`{k}`' for k in useless)} has no effect with failure_model={kind!r} "
-                                  f"(it applies to 'per_gpu', 'node', 'rack', 'power' or 'pod')")
+                                  f"(it applies to 'per_gpu', 'node', 'rack', 'power', 'pod' or 'mixed')")
         if kind == "uniform":
             if clocked:
                 raise UsageValueError("`failure_model` = 'uniform' has no clock; time to train needs 'system', "
-                                      "'per_gpu', 'node', 'rack', 'power' or 'pod'")
+                                      "'per_gpu', 'node', 'rack', 'power', 'pod' or 'mixed'")
             return None, None
         return (None if clocked else SystemRenewal(mtbf_s, shape)), None
     topo = Topology(n_gpus, n_groups, placement=p["placement"])
     bg = PerGPU.from_system_mtbf(mtbf_s, n_gpus, shape, p["age_policy"], p["calibration"])
     if kind == "per_gpu":
-        useless = sorted(k for k in ("domain_mtbf_s", "placement") if k in given)
+        useless = sorted(k for k in ("domain_mtbf_s", "placement", "domain_levels") if k in given)
         if useless:
             raise UsageValueError(f"{', '.join(f'`{k}`' for k in useless)} has no effect with "
                                   f"failure_model='per_gpu' (equal groups: where their GPUs sit does not change "
-                                  f"their lifetimes; it applies to 'node', 'rack', 'power' or 'pod')")
+                                  f"their lifetimes; it applies to 'node', 'rack', 'power', 'pod' or 'mixed')")
         return bg, topo
+    if kind == "mixed":
+        if "domain_mtbf_s" in given:
+            raise UsageValueError("`domain_mtbf_s` has no effect with failure_model='mixed' (give each level's mean "
+                                  "lifetime in `domain_levels`, e.g. 'node,rack=3e7')")
+        levels = parse_domain_levels("all" if p["domain_levels"] is None else p["domain_levels"])
+        return DomainFailures(levels=levels, shape=shape, background=bg), topo
+    if "domain_levels" in given:
+        raise UsageValueError(f"`domain_levels` has no effect with failure_model={kind!r} (it applies to 'mixed')")
     if p["domain_mtbf_s"] is None:
         raise UsageValueError(f"`domain_mtbf_s` (mean lifetime of one {kind} domain, s) is required with "
                               f"failure_model={kind!r}")
@@ -274,34 +463,47 @@ def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, 
 
 @dataclass(frozen=True)
 class KernelProcess:
-    """A failure model lowered to the scalars and arrays of :func:`spare_mc._wipeout_kernels.wipeout_events`."""
+    """A failure model lowered to the scalars and arrays of :func:`spare_mc._wipeout_kernels.wipeout_events`.
+
+    Domain units are the domains of every level, concatenated (``dom_groups[dom_ptr[d]:dom_ptr[d + 1]]`` are the
+    groups domain ``d`` touches); level ``l`` owns domains ``level_ptr[l]:level_ptr[l + 1]``, each of cumulative
+    hazard ``level_rate[l] (t / scale)^k``; a group unit has ``group_rate (t / scale)^k``.
+    """
 
     mode: int
     shape: float
     scale: float
     live_scaling: bool
     group_rate: float
-    domain_rate: float
+    level_rate: np.ndarray
+    level_ptr: np.ndarray
     dom_ptr: np.ndarray
     dom_groups: np.ndarray
 
 
 def lower(model, topology: Topology) -> KernelProcess:
-    """Translate a clocked failure model into kernel parameters (rates in units of ``scale``)."""
+    """Translate a clocked failure model into kernel parameters (rates in units of ``scale``).
+
+    For :class:`DomainFailures` the unit of time is the Weibull scale of its first (finest) level, so that level's
+    rate is exactly 1 and a one-level model lowers as it always did; another level's rate is ``(scale /
+    scale_l)^k``, the background's ``(scale / s_g)^k`` with ``s_g`` a group's scale.
+    """
     empty_ptr = np.zeros(1, dtype=np.int64)
     empty = np.zeros(0, dtype=np.int64)
+    no_levels = np.zeros(0), np.zeros(1, dtype=np.int64)
     if isinstance(model, SystemRenewal):
         return KernelProcess(0, model.shape, weibull_scale(model.mtbf_s, model.shape), model.live_scaling, 0.0,
-                             0.0, empty_ptr, empty)
+                             *no_levels, empty_ptr, empty)
     if isinstance(model, PerGPU):
         # each group's hazard is (t / group_scale)^k: rate 1 in units of group_scale
-        return KernelProcess(1, model.shape, model.group_scale(topology), False, 1.0, 0.0, empty_ptr, empty)
+        return KernelProcess(1, model.shape, model.group_scale(topology), False, 1.0, *no_levels, empty_ptr, empty)
     if isinstance(model, DomainFailures):
-        scale = weibull_scale(model.domain_mtbf_s, model.shape)  # domain hazard (t/scale)^k: rate 1
-        group_rate = (0.0 if model.background is None
-                      else (scale / model.background.group_scale(topology)) ** model.shape)
-        ptr, groups = topology.domain_groups(model.level)
-        return KernelProcess(1, model.shape, scale, False, group_rate, 1.0, ptr, groups)
+        k = model.shape
+        scale = weibull_scale(model.levels[0][1], k)  # the first level's hazard (t/scale)^k: rate 1
+        group_rate = 0.0 if model.background is None else (scale / model.background.group_scale(topology)) ** k
+        level_rate = np.array([(scale / weibull_scale(m, k)) ** k for _, m in model.levels])
+        ptr, groups, level_ptr = topology.domain_units(model.level_names)
+        return KernelProcess(1, k, scale, False, group_rate, level_rate, level_ptr, ptr, groups)
     raise UsageTypeError(f"`failures` must be one of {[m.__name__ for m in FAILURE_MODELS]}, got "
                          f"{type(model).__name__}")
 
@@ -363,8 +565,8 @@ def sample_events(failures, topology: Topology, *, rng=None) -> FailureEvents:
     rec_killed = np.empty(n, dtype=np.int64)
     out = np.empty(1, dtype=np.int64), np.empty(1, dtype=np.int64), np.empty(1)
     k = _k.wipeout_events(rng, *_k.raw_source(rng), n, no_types_ptr, no_types, np.zeros(n, dtype=np.int64), 0,
-                          proc.mode, proc.shape, proc.scale, proc.live_scaling, proc.group_rate, proc.domain_rate,
-                          proc.dom_ptr, proc.dom_groups, 1, *out, rec_time, rec_end, rec_killed)
+                          proc.mode, proc.shape, proc.scale, proc.live_scaling, proc.group_rate, proc.level_rate,
+                          proc.level_ptr, proc.dom_ptr, proc.dom_groups, 1, *out, rec_time, rec_end, rec_killed)
     ptr = np.zeros(k + 1, dtype=np.int64)
     ptr[1:] = rec_end[:k]
     return FailureEvents(rec_time[:k].copy(), ptr, rec_killed[:ptr[-1]].copy())

@@ -1253,12 +1253,13 @@ def figure_domains(result, path=None, *, force: bool = False):
         if not rows:
             raise UsageValueError("the domain study has no rows to draw")
         ns = sorted({r["n_groups"] for r in rows})
-        levels = [lv for lv in ("none", "node", "rack", "power", "pod") if any(r["level"] == lv for r in rows)]
         series = [("spare", "cyclic"), ("spare", "sidon"), ("spare", "random"), ("spare", "domain-aware"),
                   ("spare", "domain-aware-spread"), ("rep", "block"), ("rep", "domain-aware")]
         fig, axes = plt.subplots(2, len(ns), figsize=(4.6 * len(ns), 7.0), squeeze=False)
         width = 0.8 / len(series)
         for j, n in enumerate(ns):
+            levels = [lv for lv in ("none", "node", "rack", "power", "pod", "all")
+                      if any(r["level"] == lv and r["n_groups"] == n for r in rows)]  # "all": every level at once
             for k, (s, lay) in enumerate(series):
                 pts = [(levels.index(r["level"]), r) for r in rows
                        if r["n_groups"] == n and r["strategy"] == s and r["layout"] == lay]

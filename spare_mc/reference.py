@@ -318,18 +318,19 @@ def min_moves_networkx(stacks, alive, stack_number: int) -> int:
 def timeline_unit_clocks(cfg) -> tuple:
     """The unit clocks of a unit-clock failure model, derived from ``cfg.failures`` and ``cfg.topology``.
 
-    Returns ``(scales_us, n_group_units, dom_ptr, dom_groups, keep)``: every unit's Weibull scale in microseconds
-    (the groups first, then the domains), how many units are groups, the groups each domain touches (CSR) and
-    whether ages are kept at a restart.
+    Returns ``(scales_us, n_group_units, dom_ptr, dom_groups, keep, classes)``: every unit's Weibull scale in
+    microseconds (the groups first, then the domains of each level), how many units are groups, the groups each
+    domain touches (CSR), whether ages are kept at a restart, and the classes of units sharing one scale as
+    ``(first unit, end)`` pairs: the groups, then each level of the model.
 
     Notes
     -----
     Written from the model, not from :meth:`TimelineConfig.unit_clocks`: a GPU lifetime is Weibull with shape ``k``
     and scale ``lam = mean / Gamma(1 + 1/k)``; a group fails at the first of its ``M`` GPUs, the minimum of ``M``
     such lifetimes, Weibull with scale ``lam M^(-1/k)``; a domain's lifetime is Weibull with the domain's own mean.
-    Per-GPU model: one unit per group. Domain model: one unit per domain of ``topology.domain_groups(level)`` after
-    one unit per group for the per-GPU background (if any). Domains follow their background's age policy ("renew"
-    without one).
+    Per-GPU model: one unit per group. Domain model: one unit per group for the per-GPU background (if any), then
+    for every level of the model, finest first (node, rack, power, pod), one unit per domain of
+    ``topology.domain_groups(level)``. Domains follow their background's age policy ("renew" without one).
     """
     from .failures import PerGPU
 
@@ -341,13 +342,20 @@ def timeline_unit_clocks(cfg) -> tuple:
         lam = per_gpu.gpu_mtbf_s / math.gamma(1.0 + 1.0 / k)
         n_gu = topo.n_groups
         scales += [lam * topo.gpus_per_group ** (-1.0 / k) * 1e6] * n_gu
-    ptr, groups = [0], []
+    ptr, groups, classes = [0], [], [(0, n_gu)]
     if per_gpu is not f:
-        ptr, groups = topo.domain_groups(f.level)
-        ptr, groups = [int(x) for x in ptr], [int(x) for x in groups]
-        scales += [f.domain_mtbf_s / math.gamma(1.0 + 1.0 / f.shape) * 1e6] * (len(ptr) - 1)
+        for level in ("node", "rack", "power", "pod"):
+            mean = dict(f.levels).get(level)
+            if mean is None:
+                continue
+            lp, lg = topo.domain_groups(level)
+            first = len(scales)
+            ptr += [ptr[-1] + int(x) for x in lp[1:]]
+            groups += [int(x) for x in lg]
+            scales += [mean / math.gamma(1.0 + 1.0 / f.shape) * 1e6] * (len(lp) - 1)
+            classes.append((first, len(scales)))
     keep = per_gpu is not None and per_gpu.age_policy == "keep"
-    return scales, n_gu, ptr, groups, keep
+    return scales, n_gu, ptr, groups, keep, classes
 
 
 @dataclass
@@ -390,6 +398,7 @@ class _Units:
     dom_ptr: list
     dom_groups: list
     keep: bool
+    classes: list
     life: list
     next: list = field(default_factory=list)
     il: int = 0
@@ -398,29 +407,39 @@ class _Units:
 class _Race:
     """Renewed unit clocks sampled as a race (``unit_sampler`` "race"), written from the model: from the last
     renewal ``t0`` every active unit has cumulative hazard ``rate_c (t - t0)^k`` (``rate_c = scale_c^-k`` for its
-    class: group units, domain units), so in the clock ``sigma = (t - t0)^k`` the next failure of the active units
-    comes after an exponential of rate ``sum rate_c m_c`` (``m_c`` active units of class ``c``) and is a uniformly
-    chosen active unit of a class chosen in proportion to ``rate_c m_c``.
+    class: group units, then the domain units of each level), so in the clock ``sigma = (t - t0)^k`` the next
+    failure of the active units comes after an exponential of rate ``sum rate_c m_c`` (``m_c`` active units of
+    class ``c``) and is a uniformly chosen active unit of a class chosen in proportion to ``rate_c m_c``.
 
     Each class keeps its units in a list, the active ones first; a unit going inactive swaps places with the last
     active one. Every arrival drawn takes one standard exponential of ``life``; every arrival that happens takes
-    one victim draw ``v`` in ``[0, 2^32)``: ``x = v 2^-32 rate``, the group class if ``x < m_0 rate_0`` (the active
-    unit of rank ``floor(x / rate_0)``), else the domain class (rank ``floor((x - m_0 rate_0) / rate_1)``).
+    one victim draw ``v`` in ``[0, 2^32)``: ``x = v 2^-32 rate`` falls in class ``c`` if ``sum_{b<c} m_b rate_b <=
+    x < sum_{b<=c} m_b rate_b`` (class order: groups, then the levels finest first; the last class with an active
+    unit takes what rounding leaves over), and picks its active unit of rank ``floor((x - sum_{b<c} m_b rate_b) /
+    rate_c)``. The sums are accumulated as the kernel does, class by class: the rate ``sum_c m_c rate_c`` in class
+    order, then ``x`` less each class's weight in turn, so that both round alike.
     """
 
-    def __init__(self, n_group_units, n_units, life, picks, rates, horizon):
-        self.lists = [list(range(n_group_units)), list(range(n_group_units, n_units))]
-        self.pos = list(range(n_group_units)) + list(range(n_units - n_group_units))
-        self.n_gu, self.m = n_group_units, [0, 0]
+    def __init__(self, classes, life, picks, rates, inv_k, horizon):
+        self.lists = [list(range(a, b)) for a, b in classes]
+        self.cls = {u: c for c, lst in enumerate(self.lists) for u in lst}
+        self.pos = {u: i for lst in self.lists for i, u in enumerate(lst)}
+        self.m = [0] * len(classes)
         self.life, self.picks, self.il, self.ip = life, picks, 0, 0
-        self.rate_g, self.rate_d, self.inv_k = rates
+        self.rates, self.inv_k = rates, inv_k
         self.horizon = horizon
         self.t0, self.sigma, self.sigma_next, self.t_next = 0, 0.0, 0.0, None
         self.trace_out = False
 
+    def rate(self):
+        total = 0.0
+        for m, rate in zip(self.m, self.rates):
+            total += m * rate
+        return total
+
     def off(self, u):
         """Unit ``u`` is inactive until the next renewal."""
-        c = 0 if u < self.n_gu else 1
+        c = self.cls[u]
         lst, p, last = self.lists[c], self.pos[u], self.m[c] - 1
         if p > last:
             return
@@ -431,7 +450,7 @@ class _Race:
 
     def schedule(self):
         """The next arrival from the clock value of the last one (None with no active unit)."""
-        rate = self.m[0] * self.rate_g + self.m[1] * self.rate_d
+        rate = self.rate()
         if not rate > 0.0:
             self.t_next = None
             return
@@ -453,17 +472,18 @@ class _Race:
         if self.ip >= len(self.picks):
             self.trace_out = True
             return None
-        m0, m1 = self.m
-        w0 = m0 * self.rate_g
-        x = self.picks[self.ip] * (1.0 / 4294967296.0) * (w0 + m1 * self.rate_d)
+        x = self.picks[self.ip] * (1.0 / 4294967296.0) * self.rate()
         self.ip += 1
-        if x < w0 or m1 == 0:
-            return self.lists[0][min(int(x / self.rate_g), m0 - 1)]
-        return self.lists[1][min(int((x - w0) / self.rate_d), m1 - 1)]
+        last = max(c for c, m in enumerate(self.m) if m > 0)
+        for c in range(last + 1):
+            w = self.m[c] * self.rates[c]
+            if c == last or x < w:
+                return self.lists[c][min(int(x / self.rates[c]), self.m[c] - 1)]
+            x -= w
 
     def reset(self, t):
         """Every unit active and new at ``t``."""
-        self.m = [len(self.lists[0]), len(self.lists[1])]
+        self.m = [len(lst) for lst in self.lists]
         self.t0, self.sigma = t, 0.0
 
     def renew(self, t):
@@ -474,12 +494,12 @@ class _Race:
         """The end of a restart under stay_dead: the units that went inactive during it (since the counts were
         ``m_from``) stay inactive, and so do the units of the groups ``dead_groups`` that died during it (in the
         order they died); every other unit is new at ``t``."""
-        during = [u for c in (0, 1) for u in self.lists[c][self.m[c]:m_from[c]]]
+        during = [u for c in range(len(self.lists)) for u in self.lists[c][self.m[c]:m_from[c]]]
         self.reset(t)
         for u in reversed(during):
             self.off(u)
         for g in dead_groups:
-            if g < self.n_gu:
+            if g < len(self.lists[0]):
                 self.off(g)
         self.schedule()
 
@@ -698,10 +718,10 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
         units = _Units(*timeline_unit_clocks(cfg), [float(x) for x in trace[0]])
         units.next = [None] * len(units.scales)
         race = None
-        if cfg.unit_race:
-            from .timeline import race_rates
-            race = _Race(units.n_group_units, len(units.scales), units.life, [int(x) for x in trace[1]],
-                         race_rates(units.scales, units.n_group_units, cfg.failures.shape), horizon)
+        if cfg.unit_race:  # a unit of scale lam has hazard rate lam^-k in the clock sigma = (t - t0)^k
+            k = cfg.failures.shape
+            race = _Race(units.classes, units.life, [int(x) for x in trace[1]],
+                         [units.scales[a] ** -k if b > a else 0.0 for a, b in units.classes], 1.0 / k, horizon)
 
         def redraw(t_from, which):
             """New lifetimes from ``t_from`` for the units ``which(u)`` selects, in unit order."""

@@ -301,7 +301,7 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
             # ReplicaSets hands out read-only arrays
             ptr, types = np.array(layout.group_ptr), np.array(layout.group_types)
         _k.wipeout_events(rng, *src, n, ptr, types, holders_per_type, rr if fresh_layout else 0, proc.mode,
-                          proc.shape, proc.scale, proc.live_scaling, proc.group_rate, proc.domain_rate, proc.dom_ptr,
-                          proc.dom_groups, trials, out_T, out_dead, time_s, np.empty(n), np.empty(n, np.int64),
-                          np.empty(n, np.int64))
+                          proc.shape, proc.scale, proc.live_scaling, proc.group_rate, proc.level_rate, proc.level_ptr,
+                          proc.dom_ptr, proc.dom_groups, trials, out_T, out_dead, time_s, np.empty(n),
+                          np.empty(n, np.int64), np.empty(n, np.int64))
     return WipeoutResult(out_T, out_dead, time_s, layout.kind, n, rr, fresh_layout, failures.to_dict())

@@ -22,7 +22,7 @@ The spec
 The parameters of a ``ttt`` sweep are the fields of :class:`spare_mc.TimelineConfig` (with the same defaults and
 meanings; ``ckpt_period_factor`` multiplies the theory period) plus the failure-model parameters of
 :func:`spare_mc.failures.failure_from_spec` (``failure_model``, ``age_policy``, ``domain_mtbf_s``, ``n_gpus``,
-``placement``).
+``placement``, ``calibration``, ``domain_levels``: the levels of ``failure_model = "mixed"``, e.g. ``"node,rack=3e7"``).
 
 Reproducibility: replication ``i`` at ``N`` groups draws from ``SeedSequence(seed, spawn_key=(N, i))`` whatever the
 task, the grid point or the position in the grid -- the convention of :func:`spare_mc.simulate_ttt` -- so the dataset
@@ -81,7 +81,8 @@ FAILURE_CHOICES = FAILURE_KINDS
 
 _TC_DEFAULTS = {f.name: (None if f.default is MISSING else f.default) for f in fields(TimelineConfig)}
 #: Failure-model parameters: ``None`` = the default of :data:`spare_mc.failures.FAILURE_SPEC_DEFAULTS`.
-_FAILURE_PARAMS = {"age_policy": None, "domain_mtbf_s": None, "n_gpus": None, "placement": None, "calibration": None}
+_FAILURE_PARAMS = {"age_policy": None, "domain_mtbf_s": None, "n_gpus": None, "placement": None, "calibration": None,
+                   "domain_levels": None}
 
 #: Parameters each quantity accepts (grid or fixed), with their defaults (``None`` for required ones and for
 #: optional ones whose default is computed). ``ttt`` is derived from :class:`TimelineConfig`'s fields.
@@ -354,7 +355,11 @@ def _failure_objects(params, n_groups, *, clocked, strict=True):
             as_int(extra["n_gpus"], "n_gpus", min_value=n_groups)
         extra = dict.fromkeys(extra)
     elif not strict and kind == "per_gpu":
-        extra["domain_mtbf_s"] = extra["placement"] = None
+        extra["domain_mtbf_s"] = extra["placement"] = extra["domain_levels"] = None
+    elif not strict and kind == "mixed":
+        extra["domain_mtbf_s"] = None
+    elif not strict:
+        extra["domain_levels"] = None
     return failure_from_spec(kind, n_groups, mtbf_s=params["mtbf_s"], shape=params["shape"], clocked=clocked,
                              **extra)
 

@@ -9,8 +9,9 @@ The model (docs/model.md, sections 6-8; every choice the paper leaves open is a 
   the full system) whose rate is proportional to the live GPUs (``live_scaling``): inter-arrivals are drawn in
   *operational time*, which runs at the live fraction of the system. Each failure kills a uniformly random live
   group (groups are equal-sized). **Options** (``failures=``): per-GPU Weibull lifetimes (:class:`PerGPU`; a
-  group fails at the minimum of its GPUs' lifetimes) and failure domains (:class:`DomainFailures`: a node, rack
-  or power domain of the ``topology`` takes down every group it touches, plus optional per-GPU background). These
+  group fails at the minimum of its GPUs' lifetimes) and failure domains (:class:`DomainFailures`: a node, rack,
+  power domain or pod of the ``topology`` takes down every group it touches -- one level, or several at once --
+  plus optional per-GPU background). These
   are unit clocks: at a global restart, lifetimes are redrawn for every unit (``age_policy="renew"``) or only for
   the replaced hardware -- units that failed and those that would have failed during the restart -- while the
   others keep their ages (``"keep"``; domains follow their background's policy).
@@ -64,6 +65,7 @@ import functools
 import math
 from dataclasses import MISSING, dataclass, field, fields
 from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 
@@ -343,7 +345,8 @@ class TimelineConfig:
     topology: Topology | None = _option(None, "GPUs, nodes, racks and power domains for a unit-clock failure model",
                                         cli=False, sweep=False)
     domain_aware: bool = _option(False, "place every shard's copies in distinct failure domains at the failure "
-                                        "model's level (DomainFailures; spare_mc.placement): Rep's replica sets "
+                                        "model's level (DomainFailures; with several levels the coarsest that "
+                                        "admits such a layout; spare_mc.placement): Rep's replica sets "
                                         "spread over them; SPARe with layout='sidon' gets domain-aware Sidon "
                                         "offsets (recommended), with layout='cyclic' evenly spread offsets, which "
                                         "split into blocks and stack badly (+1.7 TTT/T0 at N = 600, "
@@ -396,9 +399,9 @@ class TimelineConfig:
         per_gpu = self.failures if isinstance(self.failures, PerGPU) else self.failures.background
         return per_gpu is None or per_gpu.age_policy == "renew"
 
-    def unit_clocks(self):
-        """Kernel parameters of a unit-clock model: ``(uscale_us, n_group_units, dom_ptr, dom_groups, keep,
-        shape)``, or None for the system-level process."""
+    def unit_clocks(self) -> UnitClocks | None:
+        """Kernel parameters of a unit-clock model (:class:`UnitClocks`: the groups' units, then the domains of
+        each level of the model, finest first), or None for the system-level process."""
         if self.failures is None:
             return None
         f, topo = self.failures, self.topology
@@ -408,12 +411,15 @@ class TimelineConfig:
             n_gu = self.n_groups
             scales += [per_gpu.group_scale(topo) * _US] * n_gu
         ptr, groups = np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        if per_gpu is not f:  # one unit per failure domain at the model's level
-            ptr, groups = topo.domain_groups(f.level)
-            scales += [weibull_scale(f.domain_mtbf_s, f.shape) * _US] * (ptr.size - 1)
+        class_ends = [n_gu]
+        if per_gpu is not f:  # one unit per failure domain of every level of the model
+            ptr, groups, level_ptr = topo.domain_units(f.level_names)
+            for (_, mtbf_s), n_dom in zip(f.levels, np.diff(level_ptr)):
+                scales += [weibull_scale(mtbf_s, f.shape) * _US] * int(n_dom)
+            class_ends += [n_gu + int(x) for x in level_ptr[1:]]
         keep = per_gpu is not None and per_gpu.age_policy == "keep"
-        return (np.array(scales, dtype=np.float64), n_gu, ptr.astype(np.int64), groups.astype(np.int64), keep,
-                f.shape)
+        return UnitClocks(np.array(scales, dtype=np.float64), n_gu, ptr.astype(np.int64), groups.astype(np.int64),
+                          keep, f.shape, tuple(class_ends))
 
     @property
     def allreduce(self) -> float:
@@ -428,11 +434,23 @@ class TimelineConfig:
             return self.n_groups / self.replica_sets().n_sets * self.allreduce
         return self.allreduce
 
+    @property
+    def domain_level(self) -> str | None:
+        """The level a ``domain_aware`` layout is placed against (None without ``domain_aware``): the model's level,
+        or for a mixed model the coarsest of its levels at which such a layout exists. Levels nest (a node lies in
+        one rack, ...), so a layout with no two holders of a shard in one domain at a level has none in one domain
+        at any finer level either."""
+        if not self.domain_aware:
+            return None
+        kind = "rep" if self.strategy == "rep" else "spare"
+        return _aware_level(self.topology, self.r, self.failures.level_names, kind,
+                            kind == "spare" and self.layout == "sidon")
+
     def replica_sets(self) -> ReplicaSets:
         """Rep's replica sets (:class:`spare_mc.layouts.ReplicaSets`; the blocks of ``r`` groups when ``r`` divides
         ``N``; with ``domain_aware``, :func:`spare_mc.placement.domain_aware_replica_sets`)."""
         if self.domain_aware:
-            return _placed_sets(self.topology, self.r, self.failures.level)
+            return _placed_sets(self.topology, self.r, self.domain_level)
         return _replica_sets(self.n_groups, self.r)
 
     @property
@@ -473,10 +491,10 @@ class TimelineConfig:
             return cyclic(self.n_groups, 1)
         if self.strategy == "rep":
             if self.domain_aware:
-                return _placed_layout(self.topology, self.r, self.failures.level, "rep", False)
+                return _placed_layout(self.topology, self.r, self.domain_level, "rep", False)
             return block(self.n_groups, self.r) if self.n_groups % self.r == 0 else self.replica_sets()
         if self.domain_aware:
-            return _placed_layout(self.topology, self.r, self.failures.level, "spare", self.layout == "sidon")
+            return _placed_layout(self.topology, self.r, self.domain_level, "spare", self.layout == "sidon")
         if self.layout == "random":
             if rng is None:
                 raise UsageValueError("`layout`='random' draws one layout per job: pass `rng`")
@@ -561,7 +579,7 @@ def _no_effect_iv(cfg, out) -> None:
                                   "(domain-aware Sidon offsets, recommended) or 'cyclic' (evenly spread offsets, "
                                   "which stack badly: docs/domains.md)")
         kind = "rep" if out["strategy"] == "rep" else "spare"
-        _placed_layout(out["topology"], out["r"], f.level, kind, out["layout"] == "sidon")  # the clear error, now
+        _aware_level(out["topology"], out["r"], f.level_names, kind, out["layout"] == "sidon")  # the clear error, now
     per_gpu = f if isinstance(f, PerGPU) else f.background
     if out["unit_sampler"] == "race" and per_gpu is not None and per_gpu.age_policy == "keep":
         raise UsageValueError("`unit_sampler`='race' needs age_policy='renew' (units race from a common origin, "
@@ -858,6 +876,19 @@ def _placed_layout(topology, r, level, kind, sidon):
 
 
 @functools.lru_cache(maxsize=64)
+def _aware_level(topology, r, levels, kind, sidon):
+    """The coarsest of ``levels`` (finest first) at which a domain-aware layout exists; if none does, the finest
+    level's error."""
+    for i, level in enumerate(reversed(levels)):
+        try:
+            _placed_layout(topology, r, level, kind, sidon)
+            return level
+        except UsageValueError:
+            if i == len(levels) - 1:
+                raise
+
+
+@functools.lru_cache(maxsize=64)
 def _kernel_sets(sets):
     return (_read_only(np.ascontiguousarray(sets.set_of_group, dtype=np.int64)),
             _read_only(np.ascontiguousarray(sets.sizes, dtype=np.int64)))
@@ -1019,19 +1050,39 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 _NO_SETS = _read_only(np.zeros(0, dtype=np.int64))
 
 
-def race_rates(uscale, n_group_units: int, shape: float) -> tuple:
-    """The race's constants from the units' Weibull scales (microseconds): the hazard rate of a group unit and of a
-    domain unit in the clock ``sigma = (t - t0)^k`` (``scale^-k``; 0 for a class without units), and ``1 / k``.
+class UnitClocks(NamedTuple):
+    """The unit clocks of a unit-clock failure model, as the kernel takes them (:meth:`TimelineConfig.unit_clocks`).
+
+    Units are the ``n_group_units`` groups (per-GPU lifetimes; 0 without them), then the domains of each level of
+    the model (finest first); ``uscale_us[u]`` is unit ``u``'s Weibull scale in microseconds, the domain ``u -
+    n_group_units`` touches ``dom_groups[dom_ptr[d]:dom_ptr[d + 1]]``, ``keep`` says whether ages are kept at a
+    restart, ``shape`` is ``k``. ``class_ends`` ends each class of units that share one scale: the groups, then
+    each level (``class_ends[0] = n_group_units``, the last is the number of units).
+    """
+
+    uscale_us: np.ndarray
+    n_group_units: int
+    dom_ptr: np.ndarray
+    dom_groups: np.ndarray
+    keep: bool
+    shape: float
+    class_ends: tuple
+
+
+def race_rates(units: UnitClocks) -> tuple:
+    """The race's constants from the units' Weibull scales (microseconds): ``1 / k`` and the hazard rate of a unit
+    of each class in the clock ``sigma = (t - t0)^k`` (``scale^-k``; 0 for a class without units).
 
     A unit with Weibull(k, ``lam``) lifetime from ``t0`` has cumulative hazard ``((t - t0) / lam)^k = lam^-k
     sigma``: in ``sigma`` every unit is an exponential clock of rate ``lam^-k``, so the first of the active units
     fails after an exponential of rate ``sum lam_u^-k`` and is a given unit with probability proportional to its
     rate (the units of a class share one scale).
     """
-    n_units = len(uscale)
-    rate_g = float(uscale[0]) ** -shape if n_group_units > 0 else 0.0
-    rate_d = float(uscale[n_group_units]) ** -shape if n_units > n_group_units else 0.0
-    return rate_g, rate_d, 1.0 / shape
+    rates, start = [], 0
+    for end in units.class_ends:
+        rates.append(float(units.uscale_us[start]) ** -units.shape if end > start else 0.0)
+        start = end
+    return 1.0 / units.shape, tuple(rates)
 
 
 def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair_rng=None, log=None) -> np.ndarray:
@@ -1118,14 +1169,18 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair
     else:
         P[_tk.P_SOURCE] = _tk.SRC_UNITS
         gaps, vic = _EMPTY_I, _EMPTY_I
-        uscale, n_gu, ptr, groups, keep, k = units if units is not None else cfg.unit_clocks()
-        P[_tk.P_N_GROUP_UNITS], P[_tk.P_N_UNITS] = n_gu, uscale.size
-        P[_tk.P_KEEP_AGES] = keep
+        units = units if units is not None else cfg.unit_clocks()
+        uscale, ptr, groups = units.uscale_us, units.dom_ptr, units.dom_groups
+        P[_tk.P_N_GROUP_UNITS], P[_tk.P_N_UNITS] = units.n_group_units, uscale.size
+        P[_tk.P_KEEP_AGES] = units.keep
+        ends = units.class_ends
+        P[_tk.P_CLASS_END:_tk.P_CLASS_END + _tk.N_CLASSES] = list(ends) + [ends[-1]] * (_tk.N_CLASSES - len(ends))
         life = np.ascontiguousarray(trace[0], dtype=np.float64)
         if cfg.unit_race:
             P[_tk.P_UNIT_RACE] = 1
             vic = np.ascontiguousarray(trace[1], dtype=np.int64)
-            PF[_tk.PF_RATE_G], PF[_tk.PF_RATE_D], PF[_tk.PF_INV_K] = race_rates(uscale, n_gu, k)
+            PF[_tk.PF_INV_K], rates = race_rates(units)
+            PF[_tk.PF_RATE:_tk.PF_RATE + len(rates)] = rates
     if repair_rng is None:
         repair_rng = np.random.default_rng(0)
     rc = _tk.timeline(P, PF, holders, gset, ssize, gaps, vic, uscale, ptr, groups, life, jitter_rng, repair_rng, res)

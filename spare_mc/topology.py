@@ -99,11 +99,15 @@ class Topology:
         x = np.arange(self.n_gpus, dtype=np.int64)
         return x // self.gpus_per_group if self.placement == "contiguous" else x % self.n_groups
 
-    def domain_groups(self, level: str) -> tuple[np.ndarray, np.ndarray]:
+    def domain_groups(self, level) -> tuple[np.ndarray, np.ndarray]:
         """Groups touched by each domain at ``level``, in CSR form ``(ptr, groups)``.
 
-        ``groups[ptr[d]:ptr[d + 1]]`` are the distinct groups with a GPU in domain ``d`` (sorted).
+        ``groups[ptr[d]:ptr[d + 1]]`` are the distinct groups with a GPU in domain ``d`` (sorted). ``level`` may also
+        be a sequence of levels: their domains concatenated in that order (:meth:`domain_units` also says where
+        each level's domains start).
         """
+        if not isinstance(level, str):
+            return self.domain_units(level)[:2]
         size = self.domain_size(level)
         dom = np.arange(self.n_gpus, dtype=np.int64) // size
         n_dom = int(dom[-1]) + 1
@@ -112,6 +116,33 @@ class Topology:
         ptr = np.zeros(n_dom + 1, dtype=np.int64)
         np.cumsum(np.bincount(d, minlength=n_dom), out=ptr[1:])
         return ptr, g.astype(np.int64)
+
+    def domain_units(self, levels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The domains of several levels as one list of units: ``(ptr, groups, level_ptr)``.
+
+        Domain ``d`` of the concatenation (the domains of ``levels[0]``, then of ``levels[1]``, ...) touches
+        ``groups[ptr[d]:ptr[d + 1]]``; level ``levels[l]`` owns domains ``level_ptr[l]:level_ptr[l + 1]``.
+
+        Examples
+        --------
+        >>> ptr, groups, level_ptr = Topology(600_000, 600).domain_units(("rack", "pod"))
+        >>> level_ptr.tolist(), int(ptr[-1]) == groups.size
+        ([0, 18750, 18824], True)
+        """
+        if isinstance(levels, str):
+            levels = (levels,)
+        levels = [as_choice(lvl, "levels", DOMAIN_LEVELS) for lvl in levels]
+        if not levels:
+            raise UsageValueError("`levels` must hold at least one level")
+        if len(set(levels)) != len(levels):
+            raise UsageValueError(f"`levels` must name each level once, got {levels}")
+        ptrs, groups, level_ptr = [np.zeros(1, dtype=np.int64)], [], [0]
+        for lvl in levels:
+            p, g = self.domain_groups(lvl)
+            ptrs.append(p[1:] + ptrs[-1][-1])
+            groups.append(g)
+            level_ptr.append(level_ptr[-1] + p.size - 1)
+        return np.concatenate(ptrs), np.concatenate(groups), np.array(level_ptr, dtype=np.int64)
 
     def to_dict(self) -> dict:
         return asdict(self)

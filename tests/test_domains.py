@@ -124,6 +124,29 @@ def test_quick_study_rows_and_paired_differences():
     json.dumps(rows)  # the table is plain JSON
 
 
+def test_study_rows_with_every_level_at_once(tmp_path):
+    """The row set of level "all" (every level at its default rate at once) at the N of ``mixed_n_values``: every
+    layout, the domain-aware ones placed against the coarsest level that admits them (pods at N = 200, r = 8 and 3),
+    and the other rows unchanged by its presence (each row draws from the study's seed alone)."""
+    kw = {"n_steps": 300, "wipeout_reps": 200, "ttt_reps": 6, "levels": ("none",)}
+    res = run_domain_study(DomainStudy.quick(**kw, mixed_n_values=(200,)))
+    rows = domain_study_rows(res)
+    mixed = [r for r in rows if r["level"] == "all"]
+    assert {(r["strategy"], r["layout"]) for r in mixed} == {(s, lay) for s, lays in DOMAIN_STUDY_LAYOUTS.items()
+                                                            for lay in lays}
+    for r in mixed:
+        assert ("placed_level" in r) == r["layout"].startswith("domain-aware")
+        if r["layout"] == "domain-aware":
+            assert r["placed_level"] == "pod" and "error" not in r
+        elif "error" not in r and r["layout"] != "domain-aware-spread":
+            assert "ttt_vs_domain_aware" in r
+    alone = domain_study_rows(run_domain_study(DomainStudy.quick(**kw, mixed_n_values=())))
+    assert [r for r in rows if r["level"] != "all"] == alone
+    assert res["settings"]["mixed_n_values"] == (200,)
+    from spare_mc.plots import figure_domains
+    assert figure_domains(res, str(tmp_path / "domains.png")) == str(tmp_path / "domains.png")
+
+
 def test_study_settings_are_validated():
     with pytest.raises(ValueError, match="every N in `n_values` must divide n_gpus"):
         DomainStudy(n_values=(700,))

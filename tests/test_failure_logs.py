@@ -483,6 +483,30 @@ def test_fit_builds_spare_mc_failure_models():
     assert res.reps == 50
 
 
+def test_fit_of_several_levels_builds_the_mixed_model():
+    """A log with node and rack failures, fitted with one shape: ``failure_model("all")`` (or the two levels by
+    name) is the mixed model of both at their fitted mean lifetimes; its flags rebuild it through the spec."""
+    from spare_mc.failures import failure_from_spec
+    log = read_failure_log(example_log_path(), EX_TOPO)
+    joint = fit_failure_log(log, levels=("gpu", "node", "rack"), shared_shape=True, min_failures=2)
+    mixed = joint.failure_model("all")
+    assert mixed == joint.failure_model(("rack", "node")) and mixed.level_names == ("node", "rack")
+    assert [m for _, m in mixed.levels] == [joint.fits["node"].mean_s, joint.fits["rack"].mean_s]
+    assert mixed.background == joint.failure_model() and mixed.shape == joint.fits["gpu"].shape
+    flags = joint.cli_flags("all", "long_run")
+    assert flags["failures"] == "mixed" and "domain_mtbf_s" not in flags
+    back, _ = failure_from_spec("mixed", 32, mtbf_s=flags["mtbf_s"], shape=flags["shape"], n_gpus=flags["n_gpus"],
+                                calibration="long_run", domain_levels=flags["domain_levels"])
+    assert back.levels == mixed.levels
+    assert back.background.gpu_mtbf_s == pytest.approx(mixed.background.gpu_mtbf_s, rel=1e-12)
+    res = wipeout_mc("cyclic", 50, n_groups=32, r=2, failures=mixed, topology=EX_TOPO, rng=0)
+    assert res.reps == 50
+    with pytest.raises(UsageValueError, match=r"`domain_level`='power' was not fitted"):
+        joint.failure_model(("node", "power"))
+    with pytest.raises(UsageValueError, match=r"fit with shared_shape=True"):
+        fit_failure_log(log, levels=("gpu", "node", "rack"), min_failures=2).failure_model("all")
+
+
 def test_fit_validation_and_lifetime_zero():
     log = read_failure_log(example_log_path(), EX_TOPO)
     with pytest.raises(UsageValueError, match=r"`levels`: level 'power' has 0 failures"):
@@ -530,6 +554,10 @@ def test_cli_log_check_fit_replay(capsys):
     assert main(["log", "fit", path, *TOPO_FLAGS]) == 0
     out = capsys.readouterr().out
     assert "power    not fitted" in out and "--failures per-gpu" in out
+    assert main(["log", "fit", path, *TOPO_FLAGS, "--levels", "gpu,node,rack", "--min-failures", "2",
+                 "--shared-shape"]) == 0
+    out = capsys.readouterr().out
+    assert "spare-mc ttt flags (mixed): --failures mixed" in out and "--domain-levels node=" in out
 
 
 def test_every_log_subcommand_option_says_what_it_means():

@@ -359,6 +359,13 @@ def _random_units(rng, n, kind):
     own = dict(shape=k, live_scaling=True)  # a unit-clock model runs under its own shape, on live groups only
     if kind == "per_gpu":
         return dict(failures=bg, topology=topo, **own)
+    if kind == "mixed":  # two to four levels at once, each its own mean lifetime; either unit sampler
+        levels = [str(x) for x in rng.choice(["node", "rack", "power", "pod"], int(rng.integers(2, 5)), False)]
+        fail = sm.DomainFailures(levels={lvl: mtbf * float(rng.uniform(10, 80)) for lvl in levels}, shape=k,
+                                 background=bg if rng.random() < 0.7 else None)
+        keep = fail.background is not None and fail.background.age_policy == "keep"
+        sampler = "per_unit" if keep else str(rng.choice(["race", "per_unit"]))
+        return dict(failures=fail, topology=topo, unit_sampler=sampler, **own)
     fail = sm.DomainFailures(str(rng.choice(["node", "rack", "power"])), mtbf * 20, k,
                              background=bg if rng.random() < 0.7 else None)
     return dict(failures=fail, topology=topo, **own)
@@ -404,13 +411,14 @@ def _random_config(rng, strategy, source):
     return TimelineConfig(strategy, n, **kw)
 
 
-@pytest.mark.parametrize("source", ["system", "per_gpu", "domain"])
+@pytest.mark.parametrize("source", ["system", "per_gpu", "domain", "mixed"])
 @pytest.mark.parametrize("strategy", ["ckpt", "rep", "spare"])
 def test_kernel_equals_twin_under_random_options(strategy, source):
     """Random combinations of every option, jitter off: identical TTT, breakdown and counts to the microsecond
-    (capped runs included; Rep with r dividing N or not; system process, per-GPU and domain clocks, renew and keep)."""
+    (capped runs included; Rep with r dividing N or not; system process, per-GPU and domain clocks, renew and keep;
+    several domain levels at once under either unit sampler)."""
     rng = np.random.default_rng({"ckpt": 100, "rep": 200, "spare": 300}[strategy]
-                                + {"system": 0, "per_gpu": 1, "domain": 2}[source])
+                                + {"system": 0, "per_gpu": 1, "domain": 2, "mixed": 3}[source])
     seen = set()
     for _ in range(25):
         cfg = _random_config(rng, strategy, source)
@@ -419,7 +427,10 @@ def test_kernel_equals_twin_under_random_options(strategy, source):
         seen.add(("stay_dead wipe-out", cfg.restart_failures == "stay_dead" and got["wipeouts"] > 0))
         seen.add(("lost checkpoint", got["checkpoints_lost"] > 0))
         seen.add(("uneven", strategy == "rep" and cfg.n_groups % cfg.r != 0))
+        seen.add(("race", cfg.unit_race))
     assert ("stay_dead wipe-out", True) in seen and ("lost checkpoint", True) in seen
+    if source == "mixed":  # both unit samplers
+        assert ("race", True) in seen and ("race", False) in seen
     if strategy == "rep":
         assert ("uneven", True) in seen
 

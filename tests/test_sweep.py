@@ -214,24 +214,25 @@ quantity = "overhead"
 reps = 6
 seed = 3
 [grid]
-failure_model = ["uniform", "per_gpu", "rack"]
+failure_model = ["uniform", "per_gpu", "rack", "mixed"]
 [fixed]
 n_groups = 120
 r = 4
 domain_mtbf_s = 3.0e7
+domain_levels = "node,rack=3e7"
 """
     ds = run_sweep(SweepSpec.from_toml(text), tmp_path / "fm.nc", workers=0, progress=False)
-    assert list(ds["failure_model"].values) == ["uniform", "per_gpu", "rack"]
+    assert list(ds["failure_model"].values) == ["uniform", "per_gpu", "rack", "mixed"]
     assert (ds["T"].values >= 1).all()
     ttt = text.replace('quantity = "overhead"', 'quantity = "ttt"').replace('"uniform", ', "") \
         .replace("[fixed]", '[fixed]\nstrategy = "spare"\nn_steps = 200\nage_policy = "keep"')
     ds = run_sweep(SweepSpec.from_toml(ttt), tmp_path / "fm2.nc", workers=0, progress=False)
-    assert ds.sizes["failure_model"] == 2 and ds.attrs["strategy"] == "spare"
+    assert ds.sizes["failure_model"] == 3 and ds.attrs["strategy"] == "spare"
     with pytest.raises(ValueError, match=r"`domain_mtbf_s` \(mean lifetime of one rack domain, s\) is required with "
                                          r"failure_model='rack'"):
         run_sweep(SweepSpec.from_toml(text.replace("domain_mtbf_s = 3.0e7", "")), tmp_path / "x.nc", workers=0)
     with pytest.raises(ValueError, match=r"'uniform' has no clock"):
-        run_sweep(SweepSpec.from_toml(ttt.replace('["per_gpu", "rack"]', '["uniform"]')), tmp_path / "y.nc",
+        run_sweep(SweepSpec.from_toml(ttt.replace('["per_gpu", "rack", "mixed"]', '["uniform"]')), tmp_path / "y.nc",
                   workers=0)
 
 

@@ -92,9 +92,10 @@ def test_twin_derives_the_kernels_unit_clocks(kind):
     for _ in range(40):
         n = int(rng.choice([12, 24, 60]))
         cfg = TimelineConfig("ckpt", n, **_random_units(rng, n, kind))
-        scales, n_gu, ptr, groups, keep, _ = cfg.unit_clocks()
+        scales, n_gu, ptr, groups, keep, _, _ = cfg.unit_clocks()
         mine = timeline_unit_clocks(cfg)
         assert (mine[1], list(mine[2]), list(mine[3]), mine[4]) == (n_gu, ptr.tolist(), groups.tolist(), keep)
+        assert [b for _, b in mine[5]] == list(cfg.unit_clocks().class_ends)
         np.testing.assert_allclose(mine[0], scales, rtol=4e-16, atol=0)
 
 
