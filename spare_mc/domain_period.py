@@ -5,6 +5,7 @@ failures (the paper's 300 s system MTBF): the theory knows nothing of node, rack
 level's failure model gets its own period, found by simulation, and the study measures what that re-optimisation
 wins over the theory period. Setting and layouts are a :class:`~spare_mc.domains.DomainStudy`'s (one ``N``):
 
+- levels: ``study.levels``, and ``"all"`` (every level at once) when ``N`` is in ``study.mixed_n_values``;
 - strategies: CKPT-only, Rep (``rep_r``) on domain-aware replica sets and SPARe (``spare_r``) on domain-aware Sidon
   offsets -- or, where the topology allows no domain-aware layout at a level, Rep's consecutive sets and plain
   Sidon offsets (the row says which);
@@ -76,7 +77,8 @@ def run_domain_period_study(study=None, *, period_factors=PERIOD_STUDY_FACTORS, 
     dict
         ``{"rows": [...], "settings": ..., "elapsed_s": ...}``; a row: ``n_groups, level, strategy, layout, r,
         theory_period_s, best_factor, best_at_grid_edge`` (the optimum may lie beyond the grid)``, best_period_s,
-        screen`` (factor -> screen mean), ``ttt_theory``,
+        screen`` (factor -> screen mean; ``screen_capped``: its capped fraction; with every point capped the best
+        is the theory period), ``ttt_theory``,
         ``ttt_theory_ci95``, ``ttt_best``, ``ttt_best_ci95``, ``gain`` and ``gain_ci95`` (``TTT(theory) -
         TTT(best)`` over ``T0``, paired), ``capped_fraction``.
     """
@@ -98,7 +100,7 @@ def run_domain_period_study(study=None, *, period_factors=PERIOD_STUDY_FACTORS, 
     n = study.n_values[0]
     t0 = time.perf_counter()
     rows = []
-    for level in study.levels:
+    for level in study.levels + (("all",) if n in study.mixed_n_values else ()):
         failures, topo = _failures(study, level, n)
         for strategy, layout, r, cfg in _layouts(study, n, failures, topo, level):
             screen = {}
@@ -115,6 +117,7 @@ def run_domain_period_study(study=None, *, period_factors=PERIOD_STUDY_FACTORS, 
                    "best_at_grid_edge": best in (min(factors), max(factors)),
                    "best_period_s": replace(cfg, ckpt_period_factor=best).ckpt_period,
                    "screen": {f"{f:g}": screen[f][0] for f in factors},
+                   "screen_capped": {f"{f:g}": screen[f][1] for f in factors},
                    "ttt_theory": est[1.0].mean, "ttt_theory_ci95": list(est[1.0].ci),
                    "ttt_best": est[best].mean, "ttt_best_ci95": list(est[best].ci),
                    "capped_fraction": max(runs[f].capped_fraction for f in runs)}

@@ -8,7 +8,8 @@ from spare_mc.domain_period import run_domain_period_study
 from spare_mc.domains import DomainStudy, _failures
 from spare_mc.timeline import simulate_ttt
 
-SMALL = DomainStudy(n_values=(200,), levels=("none", "pod"), spare_r={200: 8}, n_steps=600, seed=3)
+SMALL = DomainStudy(n_values=(200,), levels=("none", "pod"), spare_r={200: 8}, n_steps=600, seed=3,
+                    mixed_n_values=(200,))
 
 
 @pytest.fixture(scope="module")
@@ -18,14 +19,19 @@ def result():
 
 def test_rows_layouts_and_the_best_screen_point(result):
     rows = result["rows"]
-    assert [(r["level"], r["strategy"]) for r in rows] == [(lv, s) for lv in ("none", "pod")
+    assert [(r["level"], r["strategy"]) for r in rows] == [(lv, s) for lv in ("none", "pod", "all")
                                                           for s in ("ckpt", "rep", "spare")]
     layouts = {(r["level"], r["strategy"]): r["layout"] for r in rows}
     assert layouts[("none", "spare")] == "sidon" and layouts[("none", "rep")] == "block"
     assert layouts[("pod", "spare")] == "domain-aware" and layouts[("pod", "rep")] == "domain-aware"
+    assert layouts[("all", "spare")] == "domain-aware" and layouts[("all", "rep")] == "domain-aware"
     for r in rows:
-        screen = {float(k): v for k, v in r["screen"].items()}
-        assert r["best_factor"] == min(screen, key=screen.get)  # no point is capped at this size
+        screen = {float(k): v for k, v in r["screen"].items() if r["screen_capped"][k] == 0}
+        if screen:
+            assert r["best_factor"] == min(screen, key=screen.get)
+        else:  # CKPT-only with every level at once: every point at the cap
+            assert r["strategy"] == "ckpt" and r["best_factor"] == 1.0 and "gain_note" in r
+            continue
         assert r["best_period_s"] == pytest.approx(r["best_factor"] * r["theory_period_s"])
         assert r["gain"] == pytest.approx(r["ttt_theory"] - r["ttt_best"])
         assert r["gain_ci95"][0] <= r["gain"] <= r["gain_ci95"][1]
