@@ -18,6 +18,10 @@ the calls alone took ~300 ns per failure. The per-failure path (:func:`rectlr_st
 :func:`_phases12_grown`) is compiled without the runtime (``_nrt=False``), so it does no reference counting at all;
 the one allocation (a longer undo log, rarely needed) happens in :func:`_phases12_grown`, which declares the runtime.
 
+In the searches' inner loops (:func:`_augment_bfs`, :func:`_augment_min_cost` and the heap) indices are cast to
+unsigned (``_U``): numba then skips its negative-index wraparound, a load of the row length (spilled to the stack in
+these register-starved loops) and three operations per access. The values are the same; only the indexing is.
+
 Invariant between calls: every type is served by a live group that holds it in its top ``S`` positions and no group
 serves more than ``S`` types.
 
@@ -62,6 +66,7 @@ DIST, DSTAMP, FSTAMP, PHI, PHIL, FIN = range(6)                                 
 HK, HV = 0, 1                                                                         # H: 2 x (2 N r + 2 N + 2)
 
 _BIG = np.int64(1) << 40
+_U = np.uint64  # an unsigned index skips numba's negative-index wraparound (a load of the shape and 3 ops)
 _NO_ROOM = -2  # _phases12: the undo log is too short (state restored; retry with a longer one)
 
 
@@ -163,25 +168,27 @@ def _augment_bfs(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog):
     tail = 1
     G[QUEUE, 0] = t0
     while head < tail:
-        u = G[QUEUE, head]
+        u = G[QUEUE, _U(head)]
         head += 1
-        for l in range(r):
-            e = u * r + l
-            g = E[EG, e]
-            if G[ALIVE, g] == 0 or E[EPOS, e] >= window or G[own_row, u] == e or G[MARKG, g] == stamp:
+        own = G[own_row, _U(u)]
+        for e in range(u * r, u * r + r):
+            eu = _U(e)
+            g = E[EG, eu]
+            gu = _U(g)
+            if G[ALIVE, gu] == 0 or E[EPOS, eu] >= window or own == e or G[MARKG, gu] == stamp:
                 continue
-            G[MARKG, g] = stamp
-            G[VIA, g] = e
-            if G[load_row, g] < cap:
+            G[MARKG, gu] = stamp
+            G[VIA, gu] = e
+            if G[load_row, gu] < cap:
                 return True, _flip(g, r, E, G, own_row, load_row, ulog, nlog)
             # the types g serves; with a window they all sit inside it (Phase 0 only assigns window edges and
             # the invariant keeps served types in the top S), so only the window is scanned
-            base = G[GPTR, g]
-            for p in range(base, min(G[GPTR, g + 1], base + window)):
-                e2 = E[GSTK, p]
-                v = E[ET, e2]
-                if G[own_row, v] == e2:
-                    G[QUEUE, tail] = v
+            base = G[GPTR, gu]
+            for p in range(base, min(G[GPTR, _U(g + 1)], base + window)):
+                e2 = E[GSTK, _U(p)]
+                v = E[ET, _U(e2)]
+                if G[own_row, _U(v)] == e2:
+                    G[QUEUE, _U(tail)] = v
                     tail += 1
     return False, nlog
 
@@ -190,14 +197,16 @@ def _augment_bfs(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog):
 @njit(cache=True, _nrt=False)
 def _heap_push(H, size, key, val):
     i = size
-    H[HK, i] = key
-    H[HV, i] = val
+    H[HK, _U(i)] = key
+    H[HV, _U(i)] = val
     while i > 0:
         parent = (i - 1) >> 1
-        if H[HK, parent] <= H[HK, i]:
+        pu = _U(parent)
+        iu = _U(i)
+        if H[HK, pu] <= H[HK, iu]:
             break
-        H[HK, parent], H[HK, i] = H[HK, i], H[HK, parent]
-        H[HV, parent], H[HV, i] = H[HV, i], H[HV, parent]
+        H[HK, pu], H[HK, iu] = H[HK, iu], H[HK, pu]
+        H[HV, pu], H[HV, iu] = H[HV, iu], H[HV, pu]
         i = parent
     return size + 1
 
@@ -206,19 +215,22 @@ def _heap_push(H, size, key, val):
 def _heap_pop(H, size):
     """Remove the minimum (left in ``H[:, size - 1]``); returns the new size."""
     size -= 1
-    H[HK, 0], H[HK, size] = H[HK, size], H[HK, 0]
-    H[HV, 0], H[HV, size] = H[HV, size], H[HV, 0]
+    su = _U(size)
+    H[HK, 0], H[HK, su] = H[HK, su], H[HK, 0]
+    H[HV, 0], H[HV, su] = H[HV, su], H[HV, 0]
     i = 0
     while True:
         a = 2 * i + 1
         if a >= size:
             break
         b = a + 1
-        c = b if (b < size and H[HK, b] < H[HK, a]) else a
-        if H[HK, i] <= H[HK, c]:
+        c = b if (b < size and H[HK, _U(b)] < H[HK, _U(a)]) else a
+        iu = _U(i)
+        cu = _U(c)
+        if H[HK, iu] <= H[HK, cu]:
             break
-        H[HK, i], H[HK, c] = H[HK, c], H[HK, i]
-        H[HV, i], H[HV, c] = H[HV, c], H[HV, i]
+        H[HK, iu], H[HK, cu] = H[HK, cu], H[HK, iu]
+        H[HV, iu], H[HV, cu] = H[HV, cu], H[HV, iu]
         i = c
     return size
 
@@ -243,52 +255,58 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
     big_d = -1
     while size > 0:
         size = _heap_pop(H, size)
-        d = H[HK, size]
-        v = H[HV, size]
-        if D[FSTAMP, v] == stamp or d > D[DIST, v]:
+        d = H[HK, _U(size)]
+        v = H[HV, _U(size)]
+        vu = _U(v)
+        if D[FSTAMP, vu] == stamp or d > D[DIST, vu]:
             continue
-        D[FSTAMP, v] = stamp
+        D[FSTAMP, vu] = stamp
         if v == sink:
             big_d = d
             break
-        D[FIN, nfin] = v
+        D[FIN, _U(nfin)] = v
         nfin += 1
-        base = d + D[PHI, v]  # loop invariants, loaded once: the loops below store to G and D
+        base = d + D[PHI, vu]  # loop invariants, loaded once: the loops below store to G and D
         if v < n:  # a type: forward arcs to its other live holders
-            own = G[OWN, v]
+            own = G[OWN, vu]
             for e in range(v * r, v * r + r):
-                g = E[EG, e]
-                if G[ALIVE, g] == 0 or own == e:
+                g = E[EG, _U(e)]
+                gu = _U(g)
+                if G[ALIVE, gu] == 0 or own == e:
                     continue
                 w = n + g
-                if D[FSTAMP, w] == stamp:
+                wu = _U(w)
+                if D[FSTAMP, wu] == stamp:
                     continue
-                c = 1 if E[EPOS, e] >= cap else 0
-                nd = base + c - D[PHI, w]
-                if D[DSTAMP, w] != stamp or nd < D[DIST, w]:
-                    D[DSTAMP, w] = stamp
-                    D[DIST, w] = nd
-                    G[VIA, g] = e
+                c = 1 if E[EPOS, _U(e)] >= cap else 0
+                nd = base + c - D[PHI, wu]
+                if D[DSTAMP, wu] != stamp or nd < D[DIST, wu]:
+                    D[DSTAMP, wu] = stamp
+                    D[DIST, wu] = nd
+                    G[VIA, gu] = e
                     size = _heap_push(H, size, nd, w)
         else:  # a group: to the sink if it has room, back along the types it serves
             g = v - n
-            if G[LOAD, g] < cap:
+            gu = _U(g)
+            if G[LOAD, gu] < cap:
                 nd = base - D[PHI, sink]
                 if D[DSTAMP, sink] != stamp or nd < D[DIST, sink]:
                     D[DSTAMP, sink] = stamp
                     D[DIST, sink] = nd
                     g_end = g
                     size = _heap_push(H, size, nd, sink)
-            for p in range(G[GPTR, g], G[GPTR, g + 1]):
-                e2 = E[GSTK, p]
-                u = E[ET, e2]
-                if G[OWN, u] != e2 or D[FSTAMP, u] == stamp:
+            for p in range(G[GPTR, gu], G[GPTR, _U(g + 1)]):
+                e2 = E[GSTK, _U(p)]
+                e2u = _U(e2)
+                u = E[ET, e2u]
+                uu = _U(u)
+                if G[OWN, uu] != e2 or D[FSTAMP, uu] == stamp:
                     continue
-                c = 1 if E[EPOS, e2] >= cap else 0
-                nd = base - c - D[PHI, u]
-                if D[DSTAMP, u] != stamp or nd < D[DIST, u]:
-                    D[DSTAMP, u] = stamp
-                    D[DIST, u] = nd
+                c = 1 if E[EPOS, e2u] >= cap else 0
+                nd = base - c - D[PHI, uu]
+                if D[DSTAMP, uu] != stamp or nd < D[DIST, uu]:
+                    D[DSTAMP, uu] = stamp
+                    D[DIST, uu] = nd
                     size = _heap_push(H, size, nd, u)
     if big_d < 0:
         return -1, nlog
