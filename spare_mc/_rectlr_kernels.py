@@ -18,9 +18,10 @@ the calls alone took ~300 ns per failure. The per-failure path (:func:`rectlr_st
 :func:`_phases12_grown`) is compiled without the runtime (``_nrt=False``), so it does no reference counting at all;
 the one allocation (a longer undo log, rarely needed) happens in :func:`_phases12_grown`, which declares the runtime.
 
-In the searches' inner loops (:func:`_augment_bfs`, :func:`_augment_min_cost` and the heap) indices are cast to
-unsigned (``_U``): numba then skips its negative-index wraparound, a load of the row length (spilled to the stack in
-these register-starved loops) and three operations per access. The values are the same; only the indexing is.
+In the per-failure loops (the searches, their heap, :func:`_flip`, the deaths, orphans and patch scan) indices are
+cast to unsigned (``_U``): numba then skips its negative-index wraparound, a load of the row length (spilled to the
+stack in these register-starved loops) and three operations per access. The values are the same; only the indexing
+is.
 
 Invariant between calls: every type is served by a live group that holds it in its top ``S`` positions and no group
 serves more than ``S`` types.
@@ -125,18 +126,18 @@ def _flip(g_end, r, E, G, own_row, load_row, ulog, nlog):
     """
     g = g_end
     while True:
-        e = G[VIA, g]
-        u = E[ET, e]
-        old = G[own_row, u]
+        e = G[VIA, _U(g)]
+        u = E[ET, _U(e)]
+        old = G[own_row, _U(u)]
         if nlog >= 0:
-            ulog[nlog] = u
-            ulog[nlog + 1] = old
+            ulog[_U(nlog)] = u
+            ulog[_U(nlog + 1)] = old
             nlog += 2
-        G[own_row, u] = e
+        G[own_row, _U(u)] = e
         if old < 0:
             break
-        g = E[EG, old]
-    G[load_row, g_end] += 1
+        g = E[EG, _U(old)]
+    G[load_row, _U(g_end)] += 1
     if nlog >= 0:
         ulog[nlog] = -1 - g_end
         ulog[nlog + 1] = 0
@@ -335,17 +336,18 @@ def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
     npatch = 0
     for i in range(n_new):
         g = newly[i]
-        base = G[GPTR, g]
-        top = min(S, G[GPTR, g + 1] - base)
+        base = G[GPTR, _U(g)]
+        top = min(S, G[GPTR, _U(g + 1)] - base)
         for p in range(base, base + top):
-            t = E[ET, E[GSTK, p]]
-            if G[MARKT, t] == stamp:
+            t = E[ET, _U(E[GSTK, _U(p)])]
+            tu = _U(t)
+            if G[MARKT, tu] == stamp:
                 continue
-            G[MARKT, t] = stamp
+            G[MARKT, tu] = stamp
             covered = False
-            for l in range(r):
-                e = t * r + l
-                if G[ALIVE, E[EG, e]] != 0 and E[EPOS, e] < S:
+            for e in range(t * r, t * r + r):
+                eu = _U(e)
+                if G[ALIVE, _U(E[EG, eu])] != 0 and E[EPOS, eu] < S:
                     covered = True
                     break
             if not covered:
@@ -389,10 +391,10 @@ def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan,
         m += 1
         G[ALIVE, g] = 0
         meta[K_] += 1
-        for p in range(G[GPTR, g], G[GPTR, g + 1]):
-            t = E[ET, E[GSTK, p]]
-            G[NLIVE, t] -= 1
-            if G[NLIVE, t] == 0:
+        for p in range(G[GPTR, _U(g)], G[GPTR, _U(g + 1)]):
+            tu = _U(E[ET, _U(E[GSTK, _U(p)])])
+            G[NLIVE, tu] -= 1
+            if G[NLIVE, tu] == 0:
                 wiped = True
     k = meta[K_]
     out[O_K] = k
@@ -411,12 +413,12 @@ def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan,
     n_orph = 0
     for i in range(m):
         g = newly[i]
-        for p in range(G[GPTR, g], G[GPTR, g + 1]):
-            e = E[GSTK, p]
-            t = E[ET, e]
-            if G[OWN, t] == e:
-                G[OWN, t] = -1
-                G[ORPH, n_orph] = t
+        for p in range(G[GPTR, _U(g)], G[GPTR, _U(g + 1)]):
+            e = E[GSTK, _U(p)]
+            t = E[ET, _U(e)]
+            if G[OWN, _U(t)] == e:
+                G[OWN, _U(t)] = -1
+                G[ORPH, _U(n_orph)] = t
                 n_orph += 1
         G[LOAD, g] = 0
     out[O_ORPHANS] = n_orph
