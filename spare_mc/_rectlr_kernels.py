@@ -10,7 +10,9 @@ Data model (int64 arrays packed by rows)
   ``E[EPOS, e]`` is the position of edge ``e``: the two are inverse permutations within each group.
 - ``G[OWN, t]`` is the edge whose group computes (serves) type ``t`` (``-1`` = unassigned), ``G[LOAD, g]`` the
   number of types group ``g`` serves, ``G[ALIVE, g]`` 1/0 and ``G[NLIVE, t]`` the number of live holders of ``t``.
-- ``meta = [S, k, stamp, max_degree]``: stack number, dead groups, visit stamp, longest stack.
+- ``meta = [S, k, stamp, max_degree, phase2_id]``: stack number, dead groups, visit stamp, longest stack, and the
+  stamp of the current Phase-2 run; ``G[DEEP, g] == phase2_id`` marks a group that Phase 2 has given a type below
+  the window (every other group serves only types in its top ``S*`` positions, so the search scans only those).
 
 The arrays are packed into a few 2-d blocks (``E``, ``G``, ``D``, ``H``, see :func:`alloc`) because every array
 argument of a non-inlined numba call costs a reference-count round trip (about 8 ns): with one argument per array
@@ -42,7 +44,9 @@ Algorithms
 - Phase 2: successive shortest paths with Johnson potentials and Dijkstra on the residual network
   (source -> types -> groups -> sink), edge cost 1 if the edge sits at position ``>= S*`` (a move) else 0. It starts
   from the Phase-0 assignment, all of whose edges cost 0, so zero potentials are feasible and the result is a
-  minimum-cost perfect assignment (no negative residual cycle), whatever the order of the orphans.
+  minimum-cost perfect assignment (no negative residual cycle), whatever the order of the orphans. A group
+  serves only types in its top ``S*`` positions (the invariant, Phase 0's window) unless a Phase-2 path gave it a
+  deeper one (``G[DEEP]``); the backward arcs of the others are found in those positions alone, in the same order.
 - Patch: the types no live group had in its top ``S`` layers when the failure struck must be recomputed by
   survivors; they are spread over live holders minimising the largest number any one survivor computes
   (bottleneck assignment by raising the capacity ``L = 1, 2, ...``).
@@ -56,13 +60,13 @@ from numba import njit
 from ._wipeout_kernels import _draw_group, random_holders_into
 
 # meta slots
-S_, K_, STAMP_, MAXDEG_ = 0, 1, 2, 3
+S_, K_, STAMP_, MAXDEG_, P2_ = 0, 1, 2, 3, 4
 # out slots of one ReCtlr call
 O_K, O_C, O_S, O_PHASE0, O_MOVES, O_ORPHANS, O_PATCH_TYPES, O_PATCH, O_WIPED = range(9)
 N_OUT = 9
 # rows of the packed blocks
 EG, GSTK, EPOS, ET = 0, 1, 2, 3                                                      # E: 4 x (N r)
-GPTR, ALIVE, NLIVE, OWN, LOAD, POWN, PLOAD, MARKG, MARKT, VIA, QUEUE, ORPH = range(12)  # G: 12 x (N + 1)
+GPTR, ALIVE, NLIVE, OWN, LOAD, POWN, PLOAD, MARKG, MARKT, VIA, QUEUE, ORPH, DEEP = range(13)  # G: 13 x (N + 1)
 DIST, DSTAMP, FSTAMP, PHI, PHIL, FIN = range(6)                                      # D: 6 x (2N + 1)
 HK, HV = 0, 1                                                                         # H: 2 x (2 N r + 2 N + 2)
 
@@ -78,11 +82,11 @@ def alloc(n, r):
     E = np.zeros((4, nr), np.int64)
     for e in range(nr):
         E[ET, e] = e // r
-    G = np.zeros((12, n + 1), np.int64)
+    G = np.zeros((13, n + 1), np.int64)
     G[POWN, :] = -1
     D = np.zeros((6, 2 * n + 1), np.int64)
     H = np.zeros((2, 2 * nr + 2 * n + 2), np.int64)
-    return (E, G, D, H, np.zeros(4, np.int64), np.empty(4 * n + 4, np.int64), np.empty(2 * n, np.int64),
+    return (E, G, D, H, np.zeros(5, np.int64), np.empty(4 * n + 4, np.int64), np.empty(2 * n, np.int64),
             np.zeros(N_OUT, np.int64))
 
 
@@ -296,7 +300,11 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
                     D[DIST, sink] = nd
                     g_end = g
                     size = _heap_push(H, size, nd, sink)
-            for p in range(G[GPTR, gu], G[GPTR, _U(g + 1)]):
+            lo = G[GPTR, gu]
+            hi = G[GPTR, _U(g + 1)]
+            if G[DEEP, gu] != meta[P2_]:  # g serves only types in its top cap positions
+                hi = min(hi, lo + cap)
+            for p in range(lo, hi):
                 e2 = E[GSTK, _U(p)]
                 e2u = _U(e2)
                 u = E[ET, e2u]
@@ -319,6 +327,15 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
                 D[PHIL, n_phi] = v
                 n_phi += 1
             D[PHI, v] -= delta
+    g = g_end
+    while True:  # mark the groups that will serve a type below the window
+        e = G[VIA, _U(g)]
+        if E[EPOS, _U(e)] >= cap:
+            G[DEEP, _U(g)] = meta[P2_]
+        old = G[OWN, _U(E[ET, _U(e)])]
+        if old < 0:
+            break
+        g = E[EG, _U(old)]
     return n_phi, _flip(g_end, r, E, G, OWN, LOAD, ulog, nlog)
 
 
@@ -508,6 +525,8 @@ def _phase2(first, n_orph, s_star, n, r, E, G, D, H, meta, ulog, room, out):
     # Phase 2: fewest moves at S*, successive shortest paths from the Phase-0 assignment
     n_phi = 0
     nlog = 0
+    meta[STAMP_] += 1
+    meta[P2_] = meta[STAMP_]
     for i in range(first, n_orph):
         if nlog > room:
             _undo(ulog, nlog, G)
