@@ -10,13 +10,20 @@ Data model (int64 arrays packed by rows)
   ``E[EPOS, e]`` is the position of edge ``e``: the two are inverse permutations within each group.
 - ``G[OWN, t]`` is the edge whose group computes (serves) type ``t`` (``-1`` = unassigned), ``G[LOAD, g]`` the
   number of types group ``g`` serves, ``G[ALIVE, g]`` 1/0 and ``G[NLIVE, t]`` the number of live holders of ``t``.
-- ``meta = [S, k, stamp, max_degree]``: stack number, dead groups, visit stamp, longest stack.
+- ``meta = [S, k, stamp, max_degree, phase2_id]``: stack number, dead groups, visit stamp, longest stack, and the
+  stamp of the current Phase-2 run; ``G[DEEP, g] == phase2_id`` marks a group that Phase 2 has given a type below
+  the window (every other group serves only types in its top ``S*`` positions, so the search scans only those).
 
 The arrays are packed into a few 2-d blocks (``E``, ``G``, ``D``, ``H``, see :func:`alloc`) because every array
 argument of a non-inlined numba call costs a reference-count round trip (about 8 ns): with one argument per array
 the calls alone took ~300 ns per failure. The per-failure path (:func:`rectlr_step` and everything it calls but
 :func:`_phases12_grown`) is compiled without the runtime (``_nrt=False``), so it does no reference counting at all;
 the one allocation (a longer undo log, rarely needed) happens in :func:`_phases12_grown`, which declares the runtime.
+
+In the per-failure loops (the searches, their heap, :func:`_flip`, the deaths, orphans and patch scan) indices are
+cast to unsigned (``_U``): numba then skips its negative-index wraparound, a load of the row length (spilled to the
+stack in these register-starved loops) and three operations per access. The values are the same; only the indexing
+is.
 
 Invariant between calls: every type is served by a live group that holds it in its top ``S`` positions and no group
 serves more than ``S`` types.
@@ -28,11 +35,18 @@ Algorithms
   assignment stays valid, and by Berge's theorem (an exposed vertex with no augmenting path is exposed in some
   maximum matching) the repaired matching is perfect iff one exists -- the same answer as solving from scratch.
 - Phase 1 raises the capacity one step at a time from ``max(S, c(k))`` and keeps the augmentations already made (a
-  larger capacity only relaxes the constraints), on a scratch copy of the assignment.
+  larger capacity only relaxes the constraints), on a scratch copy of the assignment. It runs only when Phase 2
+  tried first at ``max(S, c(k))`` fails: successive shortest paths place every orphan at a capacity iff a perfect
+  assignment exists there (the same augmenting-path argument), so when they all succeed ``S* = max(S, c(k))`` and
+  the Phase-2 result is the one the Phase-1-then-Phase-2 order computes; otherwise the attempt is undone from the
+  log and the two phases run as stated. ``S*`` rarely exceeds ``max(S, c(k))`` (under 2% of the Phase-2 runs of
+  cyclic N = 1000, r = 9), so the Phase-1 search is mostly saved.
 - Phase 2: successive shortest paths with Johnson potentials and Dijkstra on the residual network
   (source -> types -> groups -> sink), edge cost 1 if the edge sits at position ``>= S*`` (a move) else 0. It starts
   from the Phase-0 assignment, all of whose edges cost 0, so zero potentials are feasible and the result is a
-  minimum-cost perfect assignment (no negative residual cycle), whatever the order of the orphans.
+  minimum-cost perfect assignment (no negative residual cycle), whatever the order of the orphans. A group
+  serves only types in its top ``S*`` positions (the invariant, Phase 0's window) unless a Phase-2 path gave it a
+  deeper one (``G[DEEP]``); the backward arcs of the others are found in those positions alone, in the same order.
 - Patch: the types no live group had in its top ``S`` layers when the failure struck must be recomputed by
   survivors; they are spread over live holders minimising the largest number any one survivor computes
   (bottleneck assignment by raising the capacity ``L = 1, 2, ...``).
@@ -46,17 +60,18 @@ from numba import njit
 from ._wipeout_kernels import _draw_group, random_holders_into
 
 # meta slots
-S_, K_, STAMP_, MAXDEG_ = 0, 1, 2, 3
+S_, K_, STAMP_, MAXDEG_, P2_ = 0, 1, 2, 3, 4
 # out slots of one ReCtlr call
 O_K, O_C, O_S, O_PHASE0, O_MOVES, O_ORPHANS, O_PATCH_TYPES, O_PATCH, O_WIPED = range(9)
 N_OUT = 9
 # rows of the packed blocks
 EG, GSTK, EPOS, ET = 0, 1, 2, 3                                                      # E: 4 x (N r)
-GPTR, ALIVE, NLIVE, OWN, LOAD, POWN, PLOAD, MARKG, MARKT, VIA, QUEUE, ORPH = range(12)  # G: 12 x (N + 1)
+GPTR, ALIVE, NLIVE, OWN, LOAD, POWN, PLOAD, MARKG, MARKT, VIA, QUEUE, ORPH, DEEP = range(13)  # G: 13 x (N + 1)
 DIST, DSTAMP, FSTAMP, PHI, PHIL, FIN = range(6)                                      # D: 6 x (2N + 1)
 HK, HV = 0, 1                                                                         # H: 2 x (2 N r + 2 N + 2)
 
 _BIG = np.int64(1) << 40
+_U = np.uint64  # an unsigned index skips numba's negative-index wraparound (a load of the shape and 3 ops)
 _NO_ROOM = -2  # _phases12: the undo log is too short (state restored; retry with a longer one)
 
 
@@ -67,11 +82,11 @@ def alloc(n, r):
     E = np.zeros((4, nr), np.int64)
     for e in range(nr):
         E[ET, e] = e // r
-    G = np.zeros((12, n + 1), np.int64)
+    G = np.zeros((13, n + 1), np.int64)
     G[POWN, :] = -1
     D = np.zeros((6, 2 * n + 1), np.int64)
     H = np.zeros((2, 2 * nr + 2 * n + 2), np.int64)
-    return (E, G, D, H, np.zeros(4, np.int64), np.empty(4 * n + 4, np.int64), np.empty(2 * n, np.int64),
+    return (E, G, D, H, np.zeros(5, np.int64), np.empty(4 * n + 4, np.int64), np.empty(2 * n, np.int64),
             np.zeros(N_OUT, np.int64))
 
 
@@ -115,18 +130,18 @@ def _flip(g_end, r, E, G, own_row, load_row, ulog, nlog):
     """
     g = g_end
     while True:
-        e = G[VIA, g]
-        u = E[ET, e]
-        old = G[own_row, u]
+        e = G[VIA, _U(g)]
+        u = E[ET, _U(e)]
+        old = G[own_row, _U(u)]
         if nlog >= 0:
-            ulog[nlog] = u
-            ulog[nlog + 1] = old
+            ulog[_U(nlog)] = u
+            ulog[_U(nlog + 1)] = old
             nlog += 2
-        G[own_row, u] = e
+        G[own_row, _U(u)] = e
         if old < 0:
             break
-        g = E[EG, old]
-    G[load_row, g_end] += 1
+        g = E[EG, _U(old)]
+    G[load_row, _U(g_end)] += 1
     if nlog >= 0:
         ulog[nlog] = -1 - g_end
         ulog[nlog + 1] = 0
@@ -158,25 +173,27 @@ def _augment_bfs(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog):
     tail = 1
     G[QUEUE, 0] = t0
     while head < tail:
-        u = G[QUEUE, head]
+        u = G[QUEUE, _U(head)]
         head += 1
-        for l in range(r):
-            e = u * r + l
-            g = E[EG, e]
-            if G[ALIVE, g] == 0 or E[EPOS, e] >= window or G[own_row, u] == e or G[MARKG, g] == stamp:
+        own = G[own_row, _U(u)]
+        for e in range(u * r, u * r + r):
+            eu = _U(e)
+            g = E[EG, eu]
+            gu = _U(g)
+            if G[ALIVE, gu] == 0 or E[EPOS, eu] >= window or own == e or G[MARKG, gu] == stamp:
                 continue
-            G[MARKG, g] = stamp
-            G[VIA, g] = e
-            if G[load_row, g] < cap:
+            G[MARKG, gu] = stamp
+            G[VIA, gu] = e
+            if G[load_row, gu] < cap:
                 return True, _flip(g, r, E, G, own_row, load_row, ulog, nlog)
             # the types g serves; with a window they all sit inside it (Phase 0 only assigns window edges and
             # the invariant keeps served types in the top S), so only the window is scanned
-            base = G[GPTR, g]
-            for p in range(base, min(G[GPTR, g + 1], base + window)):
-                e2 = E[GSTK, p]
-                v = E[ET, e2]
-                if G[own_row, v] == e2:
-                    G[QUEUE, tail] = v
+            base = G[GPTR, gu]
+            for p in range(base, min(G[GPTR, _U(g + 1)], base + window)):
+                e2 = E[GSTK, _U(p)]
+                v = E[ET, _U(e2)]
+                if G[own_row, _U(v)] == e2:
+                    G[QUEUE, _U(tail)] = v
                     tail += 1
     return False, nlog
 
@@ -185,14 +202,16 @@ def _augment_bfs(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog):
 @njit(cache=True, _nrt=False)
 def _heap_push(H, size, key, val):
     i = size
-    H[HK, i] = key
-    H[HV, i] = val
+    H[HK, _U(i)] = key
+    H[HV, _U(i)] = val
     while i > 0:
         parent = (i - 1) >> 1
-        if H[HK, parent] <= H[HK, i]:
+        pu = _U(parent)
+        iu = _U(i)
+        if H[HK, pu] <= H[HK, iu]:
             break
-        H[HK, parent], H[HK, i] = H[HK, i], H[HK, parent]
-        H[HV, parent], H[HV, i] = H[HV, i], H[HV, parent]
+        H[HK, pu], H[HK, iu] = H[HK, iu], H[HK, pu]
+        H[HV, pu], H[HV, iu] = H[HV, iu], H[HV, pu]
         i = parent
     return size + 1
 
@@ -201,19 +220,22 @@ def _heap_push(H, size, key, val):
 def _heap_pop(H, size):
     """Remove the minimum (left in ``H[:, size - 1]``); returns the new size."""
     size -= 1
-    H[HK, 0], H[HK, size] = H[HK, size], H[HK, 0]
-    H[HV, 0], H[HV, size] = H[HV, size], H[HV, 0]
+    su = _U(size)
+    H[HK, 0], H[HK, su] = H[HK, su], H[HK, 0]
+    H[HV, 0], H[HV, su] = H[HV, su], H[HV, 0]
     i = 0
     while True:
         a = 2 * i + 1
         if a >= size:
             break
         b = a + 1
-        c = b if (b < size and H[HK, b] < H[HK, a]) else a
-        if H[HK, i] <= H[HK, c]:
+        c = b if (b < size and H[HK, _U(b)] < H[HK, _U(a)]) else a
+        iu = _U(i)
+        cu = _U(c)
+        if H[HK, iu] <= H[HK, cu]:
             break
-        H[HK, i], H[HK, c] = H[HK, c], H[HK, i]
-        H[HV, i], H[HV, c] = H[HV, c], H[HV, i]
+        H[HK, iu], H[HK, cu] = H[HK, cu], H[HK, iu]
+        H[HV, iu], H[HV, cu] = H[HV, cu], H[HV, iu]
         i = c
     return size
 
@@ -238,52 +260,62 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
     big_d = -1
     while size > 0:
         size = _heap_pop(H, size)
-        d = H[HK, size]
-        v = H[HV, size]
-        if D[FSTAMP, v] == stamp or d > D[DIST, v]:
+        d = H[HK, _U(size)]
+        v = H[HV, _U(size)]
+        vu = _U(v)
+        if D[FSTAMP, vu] == stamp or d > D[DIST, vu]:
             continue
-        D[FSTAMP, v] = stamp
+        D[FSTAMP, vu] = stamp
         if v == sink:
             big_d = d
             break
-        D[FIN, nfin] = v
+        D[FIN, _U(nfin)] = v
         nfin += 1
-        base = d + D[PHI, v]  # loop invariants, loaded once: the loops below store to G and D
+        base = d + D[PHI, vu]  # loop invariants, loaded once: the loops below store to G and D
         if v < n:  # a type: forward arcs to its other live holders
-            own = G[OWN, v]
+            own = G[OWN, vu]
             for e in range(v * r, v * r + r):
-                g = E[EG, e]
-                if G[ALIVE, g] == 0 or own == e:
+                g = E[EG, _U(e)]
+                gu = _U(g)
+                if G[ALIVE, gu] == 0 or own == e:
                     continue
                 w = n + g
-                if D[FSTAMP, w] == stamp:
+                wu = _U(w)
+                if D[FSTAMP, wu] == stamp:
                     continue
-                c = 1 if E[EPOS, e] >= cap else 0
-                nd = base + c - D[PHI, w]
-                if D[DSTAMP, w] != stamp or nd < D[DIST, w]:
-                    D[DSTAMP, w] = stamp
-                    D[DIST, w] = nd
-                    G[VIA, g] = e
+                c = 1 if E[EPOS, _U(e)] >= cap else 0
+                nd = base + c - D[PHI, wu]
+                if D[DSTAMP, wu] != stamp or nd < D[DIST, wu]:
+                    D[DSTAMP, wu] = stamp
+                    D[DIST, wu] = nd
+                    G[VIA, gu] = e
                     size = _heap_push(H, size, nd, w)
         else:  # a group: to the sink if it has room, back along the types it serves
             g = v - n
-            if G[LOAD, g] < cap:
+            gu = _U(g)
+            if G[LOAD, gu] < cap:
                 nd = base - D[PHI, sink]
                 if D[DSTAMP, sink] != stamp or nd < D[DIST, sink]:
                     D[DSTAMP, sink] = stamp
                     D[DIST, sink] = nd
                     g_end = g
                     size = _heap_push(H, size, nd, sink)
-            for p in range(G[GPTR, g], G[GPTR, g + 1]):
-                e2 = E[GSTK, p]
-                u = E[ET, e2]
-                if G[OWN, u] != e2 or D[FSTAMP, u] == stamp:
+            lo = G[GPTR, gu]
+            hi = G[GPTR, _U(g + 1)]
+            if G[DEEP, gu] != meta[P2_]:  # g serves only types in its top cap positions
+                hi = min(hi, lo + cap)
+            for p in range(lo, hi):
+                e2 = E[GSTK, _U(p)]
+                e2u = _U(e2)
+                u = E[ET, e2u]
+                uu = _U(u)
+                if G[OWN, uu] != e2 or D[FSTAMP, uu] == stamp:
                     continue
-                c = 1 if E[EPOS, e2] >= cap else 0
-                nd = base - c - D[PHI, u]
-                if D[DSTAMP, u] != stamp or nd < D[DIST, u]:
-                    D[DSTAMP, u] = stamp
-                    D[DIST, u] = nd
+                c = 1 if E[EPOS, e2u] >= cap else 0
+                nd = base - c - D[PHI, uu]
+                if D[DSTAMP, uu] != stamp or nd < D[DIST, uu]:
+                    D[DSTAMP, uu] = stamp
+                    D[DIST, uu] = nd
                     size = _heap_push(H, size, nd, u)
     if big_d < 0:
         return -1, nlog
@@ -295,6 +327,15 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
                 D[PHIL, n_phi] = v
                 n_phi += 1
             D[PHI, v] -= delta
+    g = g_end
+    while True:  # mark the groups that will serve a type below the window
+        e = G[VIA, _U(g)]
+        if E[EPOS, _U(e)] >= cap:
+            G[DEEP, _U(g)] = meta[P2_]
+        old = G[OWN, _U(E[ET, _U(e)])]
+        if old < 0:
+            break
+        g = E[EG, _U(old)]
     return n_phi, _flip(g_end, r, E, G, OWN, LOAD, ulog, nlog)
 
 
@@ -312,17 +353,18 @@ def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
     npatch = 0
     for i in range(n_new):
         g = newly[i]
-        base = G[GPTR, g]
-        top = min(S, G[GPTR, g + 1] - base)
+        base = G[GPTR, _U(g)]
+        top = min(S, G[GPTR, _U(g + 1)] - base)
         for p in range(base, base + top):
-            t = E[ET, E[GSTK, p]]
-            if G[MARKT, t] == stamp:
+            t = E[ET, _U(E[GSTK, _U(p)])]
+            tu = _U(t)
+            if G[MARKT, tu] == stamp:
                 continue
-            G[MARKT, t] = stamp
+            G[MARKT, tu] = stamp
             covered = False
-            for l in range(r):
-                e = t * r + l
-                if G[ALIVE, E[EG, e]] != 0 and E[EPOS, e] < S:
+            for e in range(t * r, t * r + r):
+                eu = _U(e)
+                if G[ALIVE, _U(E[EG, eu])] != 0 and E[EPOS, eu] < S:
                     covered = True
                     break
             if not covered:
@@ -366,10 +408,10 @@ def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan,
         m += 1
         G[ALIVE, g] = 0
         meta[K_] += 1
-        for p in range(G[GPTR, g], G[GPTR, g + 1]):
-            t = E[ET, E[GSTK, p]]
-            G[NLIVE, t] -= 1
-            if G[NLIVE, t] == 0:
+        for p in range(G[GPTR, _U(g)], G[GPTR, _U(g + 1)]):
+            tu = _U(E[ET, _U(E[GSTK, _U(p)])])
+            G[NLIVE, tu] -= 1
+            if G[NLIVE, tu] == 0:
                 wiped = True
     k = meta[K_]
     out[O_K] = k
@@ -388,12 +430,12 @@ def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan,
     n_orph = 0
     for i in range(m):
         g = newly[i]
-        for p in range(G[GPTR, g], G[GPTR, g + 1]):
-            e = E[GSTK, p]
-            t = E[ET, e]
-            if G[OWN, t] == e:
-                G[OWN, t] = -1
-                G[ORPH, n_orph] = t
+        for p in range(G[GPTR, _U(g)], G[GPTR, _U(g + 1)]):
+            e = E[GSTK, _U(p)]
+            t = E[ET, _U(e)]
+            if G[OWN, _U(t)] == e:
+                G[OWN, _U(t)] = -1
+                G[ORPH, _U(n_orph)] = t
                 n_orph += 1
         G[LOAD, g] = 0
     out[O_ORPHANS] = n_orph
@@ -449,6 +491,11 @@ def _phases12(first, n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
     is in the log), so the caller can run it again with a longer log and get the same result.
     """
     room = ulog.shape[0] - 2 * n - 4
+    # Phase 2 at the least candidate capacity first: if it places every orphan, that capacity is S* (see the module
+    # docstring) and this is exactly the Phase 2 below; if not, undo it and find S* by Phase 1
+    rc = _phase2(first, n_orph, max(S, c), n, r, E, G, D, H, meta, ulog, room, out)
+    if rc != -1:
+        return rc
     # Phase 1: HK-Free -- the least capacity >= max(S, c(k)) with a perfect assignment, then undone
     cap = max(S, c)
     nlog = 0
@@ -464,19 +511,35 @@ def _phases12(first, n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
             if cap > meta[MAXDEG_]:
                 return -1
     _undo(ulog, nlog, G)
-    s_star = cap
+    return _phase2(first, n_orph, cap, n, r, E, G, D, H, meta, ulog, room, out)
+
+
+@njit(cache=True, _nrt=False)
+def _phase2(first, n_orph, s_star, n, r, E, G, D, H, meta, ulog, room, out):
+    """Phase 2 at capacity ``s_star`` for the orphans ``G[ORPH, first:n_orph]``, then the moves that bring every
+    served type into the top ``s_star`` layers.
+
+    Returns 0, ``_NO_ROOM`` (see :func:`_phases12`) or -1 when an orphan has no augmenting path at ``s_star``
+    (no perfect assignment there); in both of the last cases the assignment and the potentials are as on entry.
+    """
     # Phase 2: fewest moves at S*, successive shortest paths from the Phase-0 assignment
     n_phi = 0
     nlog = 0
+    meta[STAMP_] += 1
+    meta[P2_] = meta[STAMP_]
     for i in range(first, n_orph):
         if nlog > room:
             _undo(ulog, nlog, G)
             for q in range(n_phi):
                 D[PHI, D[PHIL, q]] = 0
             return _NO_ROOM
-        n_phi, nlog = _augment_min_cost(G[ORPH, i], s_star, n, r, E, G, D, H, meta, n_phi, ulog, nlog)
-        if n_phi < 0:
+        got, nlog = _augment_min_cost(G[ORPH, i], s_star, n, r, E, G, D, H, meta, n_phi, ulog, nlog)
+        if got < 0:
+            _undo(ulog, nlog, G)
+            for q in range(n_phi):
+                D[PHI, D[PHIL, q]] = 0
             return -1
+        n_phi = got
     for i in range(n_phi):
         D[PHI, D[PHIL, i]] = 0
     # bring every served type that sits below the window into it, by swapping with a top slot whose type is not
