@@ -246,13 +246,15 @@ def _build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--json", action="store_true", help="print a JSON summary")
     rp = sub.add_parser("reproduce", parents=[common],
                         help="every study, the paper's main table and the figures (or --table main)")
-    rp.add_argument("--table", choices=("main", "domains", "llama3", "phase"), default=None,
+    rp.add_argument("--table", choices=("main", "domains", "domain-period", "llama3", "phase"), default=None,
                     help="run only the main table (writes nothing), the failure-domain study (docs/domains.md; "
                          "with --out-dir it writes domains.json and figures/domains.png there), the effective "
                          "training time of the Llama 3 405B preset with its sensitivity table (docs/llama3.md; "
                          "with --out-dir it writes llama3.json there), or the phase map of which strategy wins by "
                          "cluster size, save and restart time (docs/phase.md; with --out-dir it writes phase.json, "
-                         "figures/phase.png and every finished cell, and resumes from them)")
+                         "figures/phase.png and every finished cell, and resumes from them), or the checkpoint "
+                         "period re-optimised per failure-domain level (docs/domains.md; with --out-dir it writes "
+                         "domain_period.json there)")
     rp.add_argument("--quick", action="store_true", help="the quick flavour (fewer replications; about a minute)")
     rp.add_argument("--studies", default=None,
                     help="folder of sweep specs to run instead of the shipped ones (and its main_table.toml and "
@@ -709,6 +711,8 @@ def run_reproduce(args) -> dict:
 
     if args.table == "domains":
         return _run_domains_table(args)
+    if args.table == "domain-period":
+        return _run_domain_period_table(args)
     if args.table == "llama3":
         return _run_llama3_table(args)
     if args.table == "phase":
@@ -784,6 +788,75 @@ def _run_domains_table(args) -> dict:
         out["figure"] = figure_domains(res, os.path.join(args.out_dir, "figures", "domains.png"), force=args.force)
         out["result"] = path
     return _stamp(out)
+
+
+def _run_domain_period_table(args) -> dict:
+    """``reproduce --table domain-period``: :func:`spare_mc.domain_period.run_domain_period_study` at one N (600
+    by default; quick: N = 200, the background and racks, 1,000 steps, three period factors, few jobs)."""
+    from .domain_period import run_domain_period_study
+    from .domains import DomainStudy
+
+    kw, run_kw = {}, {}
+    if args.n_values is not None:
+        known = sorted(DomainStudy().spare_r)
+        try:
+            n = int(args.n_values)
+        except ValueError:
+            raise UsageValueError(f"`--n-values` must be one N among {','.join(map(str, known))} with --table "
+                                  f"domain-period, got {args.n_values!r}") from None
+        if n not in known:
+            raise UsageValueError(f"`--n-values` must be one N among {','.join(map(str, known))} with --table "
+                                  f"domain-period (the study's SPARe r is set per N), got {n}")
+        kw["n_values"] = (n,)
+    for flag, key in (("reps", "screen_reps"), ("confirm_reps", "confirm_reps")):
+        v = getattr(args, flag)
+        if v is not None:
+            if v < 2:
+                raise UsageValueError(f"`--{flag.replace('_', '-')}` must be >= 2, got {v}")
+            run_kw[key] = v
+    if args.seed is not None:
+        if args.seed < 0:
+            raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
+        kw["seed"] = args.seed
+    for flag in ("studies", "preset", "scheduler", "workers"):
+        if getattr(args, flag) is not None:
+            raise UsageValueError(f"`--{flag.replace('_', '-')}` has no effect with --table domain-period")
+    if args.failures not in (None, "system") or _config_overrides(args):
+        raise UsageValueError("the timeline and failure-model options (--failures, --domain-mtbf-s, ...) have no "
+                              "effect with --table domain-period: its failure models and settings are docs/domains.md's")
+    if args.quick:
+        study = DomainStudy(**{"n_values": (200,), "levels": ("none", "rack"), "n_steps": 1000,
+                               "mixed_n_values": (), **kw})
+        run_kw = {"period_factors": (0.5, 1.0, 2.0), "screen_reps": 4, "confirm_reps": 8, **run_kw}
+    else:
+        study = DomainStudy(**{"n_values": (600,), **kw})
+    target = None
+    if args.out_dir is not None:  # refuse a foreign file before any work
+        from .storage import check_own_json
+        target = os.path.join(args.out_dir, "domain_period.json")
+        check_own_json(target, args.force, ("rows", "settings"), "period study", "pass --force, or choose another "
+                       "folder")
+    log = (lambda msg: _say(f"... {msg}")) if not args.json else None
+    out = _stamp({"table": "domain-period", **run_domain_period_study(study, progress=log, **run_kw)})
+    if target is not None:
+        from .storage import write_json
+        os.makedirs(args.out_dir, exist_ok=True)
+        write_json(_json_safe(out), target)
+        out["result"] = target
+    return out
+
+
+def _print_domain_period_table(d: dict) -> None:
+    print(f"{'N':>5} {'level':6} {'strategy':8} {'layout':13} {'theory period':>13} {'best':>5} "
+          f"{'TTT/T0 theory':>14} {'best':>7} {'gain':>7} {'95% CI':>17}")
+    for r in d["rows"]:
+        gain = (f"{r['gain']:+7.3f} [{r['gain_ci95'][0]:+6.3f}, {r['gain_ci95'][1]:+6.3f}]" if "gain" in r
+                else r.get("gain_note", ""))
+        edge = "*" if r["best_at_grid_edge"] else " "
+        print(f"{r['n_groups']:>5} {r['level']:6} {r['strategy']:8} {r['layout']:13} {r['theory_period_s']:11.0f} s "
+              f"x{r['best_factor']:<4g}{edge} {r['ttt_theory']:14.3f} {r['ttt_best']:7.3f} {gain}")
+    print(f"best = the best multiple of the theory period (* at the edge of the grid); gain = TTT/T0 at the theory "
+          f"period - at the best one, paired, on fresh jobs ({d['elapsed_s']:.0f} s)")
 
 
 def _run_phase_table(args) -> dict:
@@ -1406,6 +1479,8 @@ def _emit(args, out) -> None:
         _print_phase_table(out)
     elif args.command == "reproduce" and out.get("table") == "llama3":
         _print_llama3_table(out)
+    elif args.command == "reproduce" and out.get("table") == "domain-period":
+        _print_domain_period_table(out)
     elif args.command == "reproduce":
         if "datasets" in out:
             print("datasets: " + ", ".join(out["datasets"].values()))

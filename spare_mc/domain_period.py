@@ -131,9 +131,9 @@ def run_domain_period_study(study=None, *, period_factors=PERIOD_STUDY_FACTORS, 
                 row["gain"], row["gain_ci95"] = mean, [mean - half, mean + half]
             rows.append(row)
             if progress is not None:
+                gain = f"gain {row['gain']:+.3f}" if "gain" in row else row["gain_note"]
                 progress(f"N={n} {level:5} {strategy:5} {layout:12} theory period {row['theory_period_s']:8.1f} s: "
-                         f"TTT/T0 {row['ttt_theory']:.3f}; best x{best:g}: {row['ttt_best']:.3f}, gain "
-                         f"{row.get('gain', float('nan')):+.3f}")
+                         f"TTT/T0 {row['ttt_theory']:.3f}; best x{best:g}: {row['ttt_best']:.3f}, {gain}")
     settings = {**study.to_dict(), "period_factors": list(factors), "screen_reps": screen_reps,
                 "confirm_reps": confirm_reps}
     return {"rows": rows, "settings": settings, "elapsed_s": time.perf_counter() - t0}

@@ -79,3 +79,24 @@ def test_docs_table_is_the_shipped_result():
         if r["best_factor"] != 1.0:
             lo, hi = (f"{x:+.3f}".replace("-", "−") for x in r["gain_ci95"])
             assert f"{r['gain']:+.3f}".replace("-", "−") + f" [{lo}, {hi}]" in text.replace("**", ""), r
+
+
+def test_reproduce_table_domain_period_cli(tmp_path, capsys):
+    import json
+
+    from spare_mc.cli import main
+    assert main(["reproduce", "--table", "domain-period", "--quick", "--reps", "3", "--confirm-reps", "4",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["table"] == "domain-period" and out["settings"]["screen_reps"] == 3
+    assert [(r["level"], r["strategy"]) for r in out["rows"]] == [(lv, s) for lv in ("none", "rack")
+                                                                 for s in ("ckpt", "rep", "spare")]
+    assert main(["reproduce", "--table", "domain-period", "--quick", "--reps", "3", "--confirm-reps", "4",
+                 "--out-dir", str(tmp_path)]) == 0
+    assert "gain = TTT/T0 at the theory period" in capsys.readouterr().out
+    assert json.loads((tmp_path / "domain_period.json").read_text())["rows"]
+    for argv, match in ((["--n-values", "200,600"], "must be one N among"), (["--n-values", "300"], "must be one N"),
+                        (["--workers", "2"], "`--workers` has no effect"), (["--reps", "1"], "`--reps` must be >= 2"),
+                        (["--failures", "rack"], "have no effect with --table domain-period")):
+        assert main(["reproduce", "--table", "domain-period", "--quick", *argv]) == 2
+        assert match in capsys.readouterr().err
