@@ -352,8 +352,8 @@ def wipeout_partition(next_u64, state, n, class_size, class_count, trials, out_T
        ``Bin(s, m)`` count conditioned to be below ``s`` (``M_j > m``), one uniform by inversion of
        :func:`truncated_binomial_cdf`; plus, for every group outside the sets, one uniform ``< m``.
 
-    About one draw per set instead of one per failure: at N = 1000, r = 9 (111 sets, ``T`` near 560) that is 112
-    draws a trial against 562. ``out_dead = T - 1``. The law is that of :func:`wipeout_generic` on the same layout;
+    About one draw per set instead of one per failure: at N = 1000, r = 9 (111 sets in two size classes, ``E[T]`` = 561.6)
+    that is 112 draws a trial against about 562. ``out_dead = T - 1``. The law is that of :func:`wipeout_generic` on the same layout;
     the draws, and so the per-trial values, differ.
     """
     n_cls = class_size.shape[0]

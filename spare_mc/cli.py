@@ -100,7 +100,8 @@ def _add_seed(p):
     p.add_argument("--seed", type=int, default=0, help="root seed, a non-negative integer (default 0)")
 
 
-_CHOICES = {"layout": ("cyclic", "sidon", "random")}
+# ``repair="log"`` needs a failure log replayed through the timeline, which only the Python API does
+_CHOICES = {"layout": ("cyclic", "sidon", "random"), "repair": ("none", "fixed", "lognormal")}
 
 
 def _add_config_options(p, topology=True, failures=True) -> None:
@@ -271,10 +272,10 @@ def _build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--reps", type=int, default=None,
                     help="replications per grid point of the main table (default 20; quick 6), per row of "
                          "--table domains (100; quick 8) or --table llama3 (1000; quick 100), per searched point of "
-                         "--table phase (20; quick 8)")
+                         "--table phase (20; quick 8), per screened period of --table domain-period (20; quick 4)")
     rp.add_argument("--confirm-reps", type=int, default=None,
                     help="replications of each selected optimum on fresh traces (default 50; quick 12; --table "
-                         "phase: 100, quick 30)")
+                         "phase: 100, quick 30; --table domain-period: 100 per compared period, quick 8)")
     rp.add_argument("--seed", type=int, default=None, help="root seed of the main table, the domain study, the "
                                                              "Llama 3 study or the phase map (default 0)")
     rp.add_argument("--preset", default=None,

@@ -28,7 +28,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ._validation import UsageValueError, as_int
+from ._validation import UsageTypeError, UsageValueError, as_int
 
 __all__ = ["PERIOD_STUDY_FACTORS", "run_domain_period_study"]
 
@@ -89,12 +89,15 @@ def run_domain_period_study(study=None, *, period_factors=PERIOD_STUDY_FACTORS, 
 
     study = DomainStudy(n_values=(600,)) if study is None else study
     if not isinstance(study, DomainStudy):
-        raise UsageValueError(f"`study` must be a DomainStudy, got {type(study).__name__}")
+        raise UsageTypeError(f"`study` must be a DomainStudy, got {type(study).__name__}")
     if len(study.n_values) != 1:
         raise UsageValueError(f"`study.n_values` must hold one N for the period study, got {study.n_values}")
+    if isinstance(period_factors, (str, bytes)):
+        raise UsageTypeError(f"`period_factors` must be a sequence of numbers, got {period_factors!r}")
     factors = tuple(float(f) for f in period_factors)
-    if 1.0 not in factors or any(not f > 0 for f in factors):
-        raise UsageValueError(f"`period_factors` must be positive and contain 1 (the theory period), got {factors}")
+    if 1.0 not in factors or any(not f > 0 for f in factors) or len(set(factors)) != len(factors):
+        raise UsageValueError(f"`period_factors` must be positive, distinct and contain 1 (the theory period), got "
+                              f"{factors}")
     screen_reps = as_int(screen_reps, "screen_reps", min_value=2)
     confirm_reps = as_int(confirm_reps, "confirm_reps", min_value=2)
     n = study.n_values[0]
@@ -134,6 +137,6 @@ def run_domain_period_study(study=None, *, period_factors=PERIOD_STUDY_FACTORS, 
                 gain = f"gain {row['gain']:+.3f}" if "gain" in row else row["gain_note"]
                 progress(f"N={n} {level:5} {strategy:5} {layout:12} theory period {row['theory_period_s']:8.1f} s: "
                          f"TTT/T0 {row['ttt_theory']:.3f}; best x{best:g}: {row['ttt_best']:.3f}, {gain}")
-    settings = {**study.to_dict(), "period_factors": list(factors), "screen_reps": screen_reps,
-                "confirm_reps": confirm_reps}
+    settings = {k: v for k, v in study.to_dict().items() if k not in ("ttt_reps", "wipeout_reps", "n_values")}
+    settings.update(n_groups=n, period_factors=list(factors), screen_reps=screen_reps, confirm_reps=confirm_reps)
     return {"rows": rows, "settings": settings, "elapsed_s": time.perf_counter() - t0}

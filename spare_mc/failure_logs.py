@@ -861,6 +861,8 @@ class LogFit:
         names = (domain_level,) if isinstance(domain_level, str) else tuple(domain_level)
         if not names:
             raise UsageValueError("`domain_level` must name at least one level")
+        if len(set(names)) != len(names):
+            raise UsageValueError(f"`domain_level` must name each level once, got {list(names)}")
         for lvl in names:
             as_choice(lvl, "domain_level", tuple(_topology.DOMAIN_LEVELS))
             if lvl not in self.fits:

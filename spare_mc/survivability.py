@@ -92,7 +92,7 @@ def _partition_is_cheaper(n: int, sizes, counts) -> bool:
     Failure by failure costs about ``E[T]`` draws, ``E[T] = (N + 1) Gamma(1 + 1/s) Gamma(b + 1) / Gamma(b + 1 +
     1/s)`` for ``b`` sets of ``s`` (:func:`spare_mc.exact.block_mean_closed_form`; ``s`` the most common size);
     the order statistics cost one draw per set, each with about ``s / 10`` draws' worth of CDF comparisons. At N =
-    1000, r = 9 that is 211 against 561 (partition); at N = 600, r = 3, 260 against 92 (failure by failure: many
+    1000, r = 9 that is 211 against 562 (partition); at N = 600, r = 3, 260 against 92 (failure by failure: many
     small sets die early)."""
     b = int(np.sum(counts))
     s = int(sizes[np.argmax(counts)])
@@ -246,7 +246,7 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
         sets are pairwise equal or disjoint: Rep's replica sets (``"block"``) and any layout of that shape.
         ``"auto"`` draws ``T`` from its order-statistic representation (:func:`~spare_mc._wipeout_kernels.
         wipeout_partition`: about one draw per replica set instead of one per failure, the same law) when that
-        makes fewer draws -- few large sets, as Rep at N = 1000, r = 9 (111 sets against about 561 failures); many
+        makes fewer draws -- few large sets, as Rep at N = 1000, r = 9 (112 draws, one per set and one per size class, against about 562 failures); many
         small sets (N = 600, r = 3: 200 sets, 92 failures) stay failure by failure. The per-trial
         values then differ from the failure-by-failure kernel's, so a partition layout no longer shares its
         failure order (common random numbers) with other layouts or with :func:`spare_mc.overhead_mc` on the same

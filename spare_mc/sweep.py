@@ -378,6 +378,9 @@ def _model(quantity, params, lenient=()):
         kw = applicable(kw, params["strategy"])
     failures, topo = _failure_objects(params, params["n_groups"], clocked=True, strict=strict)
     cfg = TimelineConfig(failures=failures, topology=topo, **kw)
+    if cfg.repair == "log":
+        raise UsageValueError("`repair`='log' takes each group's repair time from a failure log "
+                              "(spare_mc.replay_log_ttt); a sweep samples its failures: use 'fixed' or 'lognormal'")
     # an impossible layout (e.g. Sidon offsets that do not exist) fails here, before any work (random holders are
     # drawn per job from its seed; one draw checks the parameters)
     cfg.layout_object(rng=0 if cfg.layout == "random" else None)

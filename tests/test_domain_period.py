@@ -51,18 +51,22 @@ def test_screen_and_confirmation_are_the_jobs_of_simulate_ttt(result):
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(period_factors=(0.5, 2.0)), "must be positive and contain 1"),
-    (dict(period_factors=(0.0, 1.0)), "must be positive and contain 1"),
+    (dict(period_factors=(0.5, 2.0)), "must be positive, distinct and contain 1"),
+    (dict(period_factors=(0.0, 1.0)), "must be positive, distinct and contain 1"),
+    (dict(period_factors=(1.0, 1.0)), "must be positive, distinct and contain 1"),
+    (dict(period_factors="12"), "must be a sequence of numbers"),
     (dict(screen_reps=1), "`screen_reps` must be >= 2"),
 ])
 def test_bad_settings(kw, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises((ValueError, TypeError), match=match):
         run_domain_period_study(SMALL, **kw)
 
 
-def test_one_n_only():
+def test_one_n_only_and_a_domain_study():
     with pytest.raises(ValueError, match="must hold one N"):
         run_domain_period_study(DomainStudy(n_values=(200, 600)))
+    with pytest.raises(TypeError, match="`study` must be a DomainStudy"):
+        run_domain_period_study({"n_values": (600,)})
 
 
 def test_docs_table_is_the_shipped_result():

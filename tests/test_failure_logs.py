@@ -491,6 +491,8 @@ def test_fit_of_several_levels_builds_the_mixed_model():
     joint = fit_failure_log(log, levels=("gpu", "node", "rack"), shared_shape=True, min_failures=2)
     mixed = joint.failure_model("all")
     assert mixed == joint.failure_model(("rack", "node")) and mixed.level_names == ("node", "rack")
+    with pytest.raises(ValueError, match="must name each level once"):
+        joint.failure_model(("node", "node"))
     assert [m for _, m in mixed.levels] == [joint.fits["node"].mean_s, joint.fits["rack"].mean_s]
     assert mixed.background == joint.failure_model() and mixed.shape == joint.fits["gpu"].shape
     flags = joint.cli_flags("all", "long_run")

@@ -1024,6 +1024,32 @@ def test_replay_log_ttt_with_the_logs_repair_times():
         _Config("rep", 600, r=3, repair="log", repair_s=60.0)
 
 
+def test_repair_log_is_refused_where_failures_are_sampled(tmp_path, capsys):
+    """The command line offers no 'log' repair (no command replays a job on a log), and a sweep refuses it before
+    any task runs."""
+    from spare_mc.cli import main
+    from spare_mc.sweep import SweepSpec, run_sweep
+    assert main(["ttt", "--strategy", "rep", "--n-groups", "60", "--r", "3", "--repair", "log"]) == 2
+    assert "invalid choice: 'log'" in capsys.readouterr().err
+    spec = SweepSpec.from_toml("""
+[sweep]
+name = "repairlog"
+quantity = "ttt"
+reps = 2
+seed = 1
+[grid]
+repair = ["fixed", "log"]
+[fixed]
+strategy = "rep"
+n_groups = 60
+r = 3
+n_steps = 100
+""")
+    with pytest.raises(ValueError, match=r"grid point \(repair='log'\): `repair`='log' takes each group's repair"):
+        run_sweep(spec, tmp_path / "r.nc", workers=0, progress=False)
+    assert not (tmp_path / "r.nc.parts").exists()
+
+
 def test_replay_log_ttt_on_a_synthetic_log():
     """The public entry point: a log on the paper's topology, jobs started every 50 h, each within the window,
     and errors naming the rule."""
