@@ -791,13 +791,30 @@ def _run_domains_table(args) -> dict:
     return _stamp(out)
 
 
+def _table_sizes(args, names: dict) -> dict:
+    """The replication flags a ``--table`` takes (``names``: flag attribute -> the study's keyword), each >= 2, and
+    ``--seed`` (>= 0) as ``seed``; flags not given are left out."""
+    out = {}
+    for flag, key in names.items():
+        v = getattr(args, flag)
+        if v is not None:
+            if v < 2:
+                raise UsageValueError(f"`--{flag.replace('_', '-')}` must be >= 2, got {v}")
+            out[key] = v
+    if args.seed is not None:
+        if args.seed < 0:
+            raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
+        out["seed"] = args.seed
+    return out
+
+
 def _run_domain_period_table(args) -> dict:
     """``reproduce --table domain-period``: :func:`spare_mc.domain_period.run_domain_period_study` at one N (600
     by default; quick: N = 200, the background and racks, 1,000 steps, three period factors, few jobs)."""
     from .domain_period import run_domain_period_study
     from .domains import DomainStudy
 
-    kw, run_kw = {}, {}
+    kw = {}
     if args.n_values is not None:
         known = sorted(DomainStudy().spare_r)
         try:
@@ -809,16 +826,9 @@ def _run_domain_period_table(args) -> dict:
             raise UsageValueError(f"`--n-values` must be one N among {','.join(map(str, known))} with --table "
                                   f"domain-period (the study's SPARe r is set per N), got {n}")
         kw["n_values"] = (n,)
-    for flag, key in (("reps", "screen_reps"), ("confirm_reps", "confirm_reps")):
-        v = getattr(args, flag)
-        if v is not None:
-            if v < 2:
-                raise UsageValueError(f"`--{flag.replace('_', '-')}` must be >= 2, got {v}")
-            run_kw[key] = v
-    if args.seed is not None:
-        if args.seed < 0:
-            raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
-        kw["seed"] = args.seed
+    run_kw = _table_sizes(args, {"reps": "screen_reps", "confirm_reps": "confirm_reps"})
+    if "seed" in run_kw:
+        kw["seed"] = run_kw.pop("seed")
     for flag in ("studies", "preset", "scheduler", "workers"):
         if getattr(args, flag) is not None:
             raise UsageValueError(f"`--{flag.replace('_', '-')}` has no effect with --table domain-period")
@@ -864,17 +874,7 @@ def _run_phase_table(args) -> dict:
     """``reproduce --table phase``: :func:`spare_mc.phase.run_phase_study` (quick: the corners of the map)."""
     from .phase import PhaseStudy, phase_rows, run_phase_study
 
-    kw = {}
-    for flag, key in (("reps", "reps"), ("confirm_reps", "confirm_reps")):
-        v = getattr(args, flag)
-        if v is not None:
-            if v < 2:
-                raise UsageValueError(f"`--{flag.replace('_', '-')}` must be >= 2, got {v}")
-            kw[key] = v
-    if args.seed is not None:
-        if args.seed < 0:
-            raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
-        kw["seed"] = args.seed
+    kw = _table_sizes(args, {"reps": "reps", "confirm_reps": "confirm_reps"})
     if args.workers is not None and args.workers < 1:
         raise UsageValueError(f"`--workers` must be >= 1, got {args.workers}")
     for flag in ("preset", "scheduler", "n_values"):
