@@ -39,7 +39,7 @@ from scipy import stats
 import spare_mc as sm
 from spare_mc import _wipeout_kernels as K
 from spare_mc.reference import holder_table, wipeout_order_statistics
-from spare_mc.survivability import partition_classes
+from spare_mc.survivability import partition_kernel_classes
 
 LAYOUT_NAMES = ("cyclic", "sidon", "random", "block", "custom", "block-seq")
 NO_TARGET = ("block-seq",)  # informational rows
@@ -74,7 +74,7 @@ def _kernel_call(mod, layout, reps, rng, sequential=False):
     out_T = np.empty(reps, np.int64)
     out_d = np.empty(reps, np.int64)
     src = mod.raw_source(rng)
-    classes = None if sequential else partition_classes(layout)
+    classes = None if sequential else partition_kernel_classes(layout)
     if layout.kind == "cyclic":
         mod.wipeout_cyclic_unit(*src, n, layout.r, reps, False, out_T, out_d)
     elif classes is not None and hasattr(mod, "wipeout_partition"):

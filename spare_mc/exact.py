@@ -34,7 +34,7 @@ from . import _exact_kernels as _k
 from ._resources import check_memory
 from ._validation import UsageValueError, as_choice, as_int, check_r
 
-__all__ = ["ExactDistribution", "exact_wipeout", "EXACT_LAYOUTS", "block_mean_closed_form"]
+__all__ = ["ExactDistribution", "exact_wipeout", "EXACT_LAYOUTS", "block_mean_closed_form", "block_mean"]
 
 #: Layout kinds that have an exact wipe-out distribution.
 EXACT_LAYOUTS = ("cyclic", "random", "block")
@@ -239,5 +239,12 @@ def block_mean_closed_form(n_groups: int, r: int) -> float:
     check_r(r, n_groups)
     if n_groups % r:
         raise UsageValueError(f"block replication needs N divisible by r, got N={n_groups}, r={r}")
-    b = n_groups // r
-    return (n_groups + 1) * math.exp(math.lgamma(1 + 1 / r) + math.lgamma(b + 1) - math.lgamma(b + 1 + 1 / r))
+    return block_mean(n_groups, n_groups // r, r)
+
+
+def block_mean(n_groups: int, n_sets: int, size: int) -> float:
+    """``(N + 1) Gamma(1 + 1/s) Gamma(b + 1) / Gamma(b + 1 + 1/s)``: the formula of :func:`block_mean_closed_form`
+    for ``b`` sets of ``s`` members among ``N`` groups (no checks; also the estimate of ``E[T]`` that
+    :func:`spare_mc.wipeout_mc` prices its kernels with when the sets are not all equal)."""
+    return (n_groups + 1) * math.exp(math.lgamma(1 + 1 / size) + math.lgamma(n_sets + 1)
+                                     - math.lgamma(n_sets + 1 + 1 / size))

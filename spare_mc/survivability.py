@@ -16,7 +16,6 @@ under uniform order without replacement: one draw per replica set, from the sets
 from __future__ import annotations
 
 import functools
-import math
 import warnings
 from dataclasses import dataclass, field
 
@@ -28,10 +27,11 @@ from ._seeding import _UNSET, generator
 from ._validation import UsageTypeError, UsageValueError, as_choice, as_int
 from .failures import DomainFailures, PerGPU, SystemRenewal, UniformOrder, lower
 from .layouts import LAYOUT_KINDS, Layout, ReplicaSets, make_layout
+from .exact import block_mean
 from .stats import MCEstimate, estimate_mean, wilson_interval
 from .topology import Topology
 
-__all__ = ["WipeoutResult", "wipeout_mc", "partition_classes", "WIPEOUT_METHODS"]
+__all__ = ["WipeoutResult", "wipeout_mc", "partition_classes", "partition_kernel_classes", "WIPEOUT_METHODS"]
 
 #: ``wipeout_mc(method=...)``: see :func:`wipeout_mc`.
 WIPEOUT_METHODS = ("auto", "sequential")
@@ -96,8 +96,14 @@ def _partition_is_cheaper(n: int, sizes, counts) -> bool:
     small sets die early)."""
     b = int(np.sum(counts))
     s = int(sizes[np.argmax(counts)])
-    log_et = math.log(n + 1) + math.lgamma(1 + 1 / s) + math.lgamma(b + 1) - math.lgamma(b + 1 + 1 / s)
-    return b * (1 + s / 10) < math.exp(log_et)
+    return b * (1 + s / 10) < block_mean(n, b, s)
+
+
+def partition_kernel_classes(layout):
+    """``partition_classes(layout)`` if :func:`wipeout_mc` (``method="auto"``, uniform order without replacement)
+    runs the partition kernel on it -- a partition layout on which it makes fewer draws -- else ``None``."""
+    classes = partition_classes(layout)
+    return classes if classes is not None and _partition_is_cheaper(layout.n_groups, *classes) else None
 
 
 def _reps_alias(reps, trials, where):
@@ -285,8 +291,7 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
             _k.wipeout_random_fresh(*src, n, rr, trials, wr, out_T, out_dead)
         elif layout.kind == "cyclic":
             _k.wipeout_cyclic_unit(*src, n, rr, trials, wr, out_T, out_dead)
-        elif (method == "auto" and not wr and (classes := partition_classes(layout)) is not None
-              and _partition_is_cheaper(n, *classes)):
+        elif method == "auto" and not wr and (classes := partition_kernel_classes(layout)) is not None:
             _k.wipeout_partition(*src, n, classes[0], classes[1], trials, out_T, out_dead)
         else:
             _k.wipeout_generic(*src, n, layout.group_ptr, layout.group_types, holders_per_type, trials, wr, out_T,
