@@ -760,14 +760,7 @@ def _run_domains_table(args) -> dict:
         if bad:
             raise UsageValueError(f"`--n-values` must be among {','.join(map(str, known))} with --table domains (the "
                                   f"study's SPARe r is set per N; other N: spare_mc.domains.DomainStudy), got {bad[0]}")
-    if args.reps is not None:
-        if args.reps < 2:
-            raise UsageValueError(f"`--reps` must be >= 2, got {args.reps}")
-        kw["ttt_reps"] = args.reps
-    if args.seed is not None:
-        if args.seed < 0:
-            raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
-        kw["seed"] = args.seed
+    kw.update(_table_sizes(args, {"reps": "ttt_reps"}))
     for flag in ("studies", "preset", "scheduler", "workers", "confirm_reps"):
         if getattr(args, flag) is not None:
             raise UsageValueError(f"`--{flag.replace('_', '-')}` has no effect with --table domains")
@@ -841,20 +834,8 @@ def _run_domain_period_table(args) -> dict:
         run_kw = {"period_factors": (0.5, 1.0, 2.0), "screen_reps": 4, "confirm_reps": 8, **run_kw}
     else:
         study = DomainStudy(**{"n_values": (600,), **kw})
-    target = None
-    if args.out_dir is not None:  # refuse a foreign file before any work
-        from .storage import check_own_json
-        target = os.path.join(args.out_dir, "domain_period.json")
-        check_own_json(target, args.force, ("rows", "settings"), "period study", "pass --force, or choose another "
-                       "folder")
-    log = (lambda msg: _say(f"... {msg}")) if not args.json else None
-    out = _stamp({"table": "domain-period", **run_domain_period_study(study, progress=log, **run_kw)})
-    if target is not None:
-        from .storage import write_json
-        os.makedirs(args.out_dir, exist_ok=True)
-        write_json(_json_safe(out), target)
-        out["result"] = target
-    return out
+    return _json_table(args, "domain-period", ("rows", "settings"), "period study",
+                       lambda log: run_domain_period_study(study, progress=log, **run_kw))
 
 
 def _print_domain_period_table(d: dict) -> None:
@@ -975,13 +956,20 @@ def _run_llama3_table(args) -> dict:
     reps = LLAMA3_REPS[args.quick] if args.reps is None else args.reps
     seed = 0 if args.seed is None else args.seed
     _check_reps_and_seed(reps, "--reps", seed)
+    return _json_table(args, "llama3", ("central", "grid"), "Llama 3 study",
+                       lambda log: llama3_study(reps=reps, rng=seed, progress=log))
+
+
+def _json_table(args, table: str, keys: tuple, what: str, run) -> dict:
+    """A ``--table`` whose result is one JSON: ``run(progress)`` (progress lines on stderr unless ``--json``),
+    stamped; with ``--out-dir``, written to ``<table>.json`` there (``-`` as ``_``), a file that is not one of
+    ``what`` (its ``keys``) refused before any work."""
     target = None
-    if args.out_dir is not None:  # refuse a foreign file before any work
-        target = os.path.join(args.out_dir, "llama3.json")
-        check_own_json(target, args.force, ("central", "grid"), "Llama 3 study", "pass --force, or choose another "
-                       "folder")
+    if args.out_dir is not None:
+        target = os.path.join(args.out_dir, f"{table.replace('-', '_')}.json")
+        check_own_json(target, args.force, keys, what, "pass --force, or choose another folder")
     log = (lambda msg: _say(f"... {msg}")) if not args.json else None
-    out = _stamp({"table": "llama3", **llama3_study(reps=reps, rng=seed, progress=log)})
+    out = _stamp({"table": table, **run(log)})
     if target is not None:
         from .storage import write_json
 
