@@ -565,17 +565,24 @@ def test_race_needs_renewed_units():
 def test_race_and_per_unit_lifetimes_are_the_same_law(restart_failures):
     """Under age_policy='renew' the race and a lifetime per unit are two samplers of one law: Weibull k = 0.7
     failure domains (racks) with a per-GPU background on 24 groups, strided so a rack kills several groups. TTT,
-    failures and absorbed failures agree in distribution (two-sample KS and Welch, alpha = 1e-4)."""
-    from scipy import stats
+    failures and wipe-outs agree in distribution (two-sample KS and Welch, alpha = 1e-4)."""
     topo = sm.Topology(24 * 32, 24, gpus_per_node=8, nodes_per_rack=2, racks_per_power=2, placement="strided")
     bg = sm.PerGPU.from_system_mtbf(200.0, topo.n_gpus, 0.7, "renew")
     fail = sm.DomainFailures("rack", 40_000.0, 0.7, background=bg)  # 48 racks: one event per ~830 s
+    same_law_race_and_per_unit(fail, topo, restart_failures, seeds=(7, 8))
+
+
+def same_law_race_and_per_unit(fail, topo, restart_failures, seeds):
+    """SPARe r = 3 on ``topo``'s 24 groups under ``fail``, 400 jobs per sampler (race: root ``seeds[0]``,
+    per_unit: ``seeds[1]``): TTT, failures and wipe-outs agree in distribution (two-sample KS and Welch at
+    alpha = 1e-4)."""
+    from scipy import stats
     runs = {}
-    for sampler in ("race", "per_unit"):
+    for sampler, seed in zip(("race", "per_unit"), seeds):
         cfg = TimelineConfig("spare", 24, r=3, n_steps=200, compute_s=8.0, allreduce_s=1.0, save_s=5.0,
                              ckpt_period_s=300.0, restart_s=120.0, jitter_sd=0.0, failures=fail, topology=topo,
                              restart_failures=restart_failures, unit_sampler=sampler)
-        runs[sampler] = simulate_ttt(cfg, 400, rng=7 if sampler == "race" else 8)
+        runs[sampler] = simulate_ttt(cfg, 400, rng=seed)
     for name in ("ttt_over_t0", "failures", "wipeouts"):
         a, b = runs["race"].values(name), runs["per_unit"].values(name)
         assert a.std() > 0 and b.std() > 0

@@ -16,6 +16,7 @@ from spare_mc.exact_ttt import exact_step_ttt
 from spare_mc.failures import failure_from_spec, failure_model_from_dict, lower, parse_domain_levels, weibull_scale
 from spare_mc.timeline import TimelineConfig, simulate_ttt
 from conftest import ALPHA
+from test_kernel_options import same_law_race_and_per_unit
 
 # 64 groups of one node each (8 GPUs): a node kills 1 group, a rack 2, a power domain 4, a pod 8
 NESTED = sm.Topology(512, 64, gpus_per_node=8, nodes_per_rack=2, racks_per_power=2, power_per_pod=2)
@@ -145,17 +146,7 @@ def test_race_and_per_unit_are_the_same_law_with_mixed_levels(restart_failures):
     bg = sm.PerGPU.from_system_mtbf(300.0, topo.n_gpus, 0.7, "renew")
     fail = sm.DomainFailures(levels={"node": 150_000.0, "rack": 60_000.0, "power": 30_000.0}, shape=0.7,
                              background=bg)
-    runs = {}
-    for sampler in ("race", "per_unit"):
-        cfg = TimelineConfig("spare", 24, r=3, n_steps=200, compute_s=8.0, allreduce_s=1.0, save_s=5.0,
-                             ckpt_period_s=300.0, restart_s=120.0, jitter_sd=0.0, failures=fail, topology=topo,
-                             restart_failures=restart_failures, unit_sampler=sampler)
-        runs[sampler] = simulate_ttt(cfg, 400, rng=21 if sampler == "race" else 22)
-    for name in ("ttt_over_t0", "failures", "wipeouts"):
-        a, b = runs["race"].values(name), runs["per_unit"].values(name)
-        assert a.std() > 0 and b.std() > 0
-        assert stats.ks_2samp(a, b).pvalue > ALPHA, name
-        assert stats.ttest_ind(a, b, equal_var=False).pvalue > ALPHA, name
+    same_law_race_and_per_unit(fail, topo, restart_failures, seeds=(21, 22))
 
 
 # ---------------------------------------------------------------------------------------- the model's API
