@@ -1,14 +1,15 @@
 """Benchmark: the wipe-out kernels vs the numpy order-statistic baseline, per layout, measured in one run.
 
-N = 1000, r = 9, uniform order without replacement, a fixed layout per row: ``cyclic`` (the unit-stride kernel),
-``sidon``, ``random`` (one fixed random-holders layout), ``block`` (Rep: 111 replica sets of 9 or 10 groups, as
+N = 1000, r = 9, uniform order without replacement, a fixed layout per row: ``cyclic`` (unit stride), ``sidon``,
+``random`` (one fixed random-holders layout), ``block`` (Rep: 111 replica sets of 9 or 10 groups, as
 ``make_layout("block", 1000, 9)`` builds) and ``custom`` (the cyclic holder table with its groups relabelled by a
-fixed permutation: a user's table, same law as cyclic). ``sidon``, ``random`` and ``custom`` run the generic
-failure-by-failure kernel; ``block`` runs :func:`spare_mc._wipeout_kernels.wipeout_partition` (``T`` from the order
-statistics of the replica sets' maxima: about one draw per set, not one per failure), which is what
-:func:`spare_mc.wipeout_mc` runs for it. The extra row ``block-seq`` is the same layout through the generic kernel
-(``wipeout_mc(method="sequential")``, which keeps common random numbers with the other layouts): shown for
-comparison, without a target.
+fixed permutation: a user's table, same law as cyclic). Each row runs the kernel :func:`spare_mc.wipeout_mc` runs
+for it (:func:`spare_mc.survivability.uniform_order_kernel`): ``block`` the replica sets' order statistics
+(:func:`spare_mc._wipeout_kernels.wipeout_partition`, about one draw per set); ``cyclic`` the sliding-window maxima
+of the groups' failure times (``wipeout_cyclic_window``); ``sidon``, ``random`` and ``custom`` the failure times'
+order statistics on the holder table (``wipeout_order_stat``). The extra rows ``cyclic-seq``, ``sidon-seq`` and
+``block-seq`` are the same layouts failure by failure (``wipeout_mc(method="sequential")``, which keeps common
+random numbers between all layouts and with ``overhead_mc``): shown for comparison, without a target.
 
 The baseline is :func:`spare_mc.reference.wipeout_order_statistics`: numpy, vectorised over replications in batches
 of 500; per replication one uniform failure time per group, per type the max over its holders' times (the same
@@ -16,12 +17,19 @@ holder table as the kernel), the min over types (the wipe-out time) and ``T`` = 
 It is a correct alternative method: the run checks that its mean ``T`` agrees with the kernel's (two-sample z,
 p-value printed). Reported per layout: ns per trial and per failure of both, and the ratio of their per-trial
 costs (target >= 5, PASS/FAIL). Times are medians of interleaved repeats. The raw limit is printed too: one bounded
-draw (Lemire's method on the bit generator) per simulated failure, which every kernel makes.
+draw (Lemire's method on the bit generator) per simulated failure, which the failure-by-failure kernels make.
 
 ``--compare-with FILE`` also times the kernels of another copy of ``spare_mc/_wipeout_kernels.py`` (e.g. the one
-of an older commit, extracted with ``git show``) on the same layouts, in the same run: the before/after ratio.
+of an older commit, extracted with ``git show``) on the same layouts, in the same run: the before/after ratio (a
+copy without the order-statistic or partition kernels runs failure by failure instead).
 
-Usage: ``python benchmarks/bench_wipeout.py [--json] [--reps 20000] [--baseline-reps 2000] [--compare-with F]``
+``--crossover`` instead times failure by failure against the order statistics on cyclic and random-holders layouts
+at N = 200 and 1000, r = 2..9, next to ``E[T]/N`` and its estimate ``N^(-1/r)``: where the two cost the same is
+:data:`spare_mc.survivability.ORDER_STAT_MIN_FRACTION`, the fraction from which ``method="auto"`` takes the order
+statistics.
+
+Usage: ``python benchmarks/bench_wipeout.py [--json] [--reps 20000] [--baseline-reps 2000] [--compare-with F]
+[--crossover]``
 """
 
 from __future__ import annotations
@@ -39,10 +47,10 @@ from scipy import stats
 import spare_mc as sm
 from spare_mc import _wipeout_kernels as K
 from spare_mc.reference import holder_table, wipeout_order_statistics
-from spare_mc.survivability import partition_kernel_classes
+from spare_mc.survivability import ORDER_STAT_MIN_FRACTION, order_stat_table, partition_classes, uniform_order_kernel
 
-LAYOUT_NAMES = ("cyclic", "sidon", "random", "block", "custom", "block-seq")
-NO_TARGET = ("block-seq",)  # informational rows
+LAYOUT_NAMES = ("cyclic", "sidon", "random", "block", "custom", "cyclic-seq", "sidon-seq", "block-seq")
+NO_TARGET = ("cyclic-seq", "sidon-seq", "block-seq")  # informational rows
 TARGET = 5.0
 
 
@@ -62,26 +70,70 @@ def _raw_draws(next_u64, state, n, count):
 def _layouts(n, r):
     cyc = sm.cyclic(n, r)
     relabel = np.random.default_rng(12).permutation(n)
-    return {"cyclic": cyc, "sidon": sm.sidon(n, r), "random": sm.random_holders(n, r, rng=1),
-            "block": sm.make_layout("block", n, r), "custom": sm.Layout(relabel[cyc.holders], kind="custom"),
-            "block-seq": sm.make_layout("block", n, r)}
+    out = {"cyclic": cyc, "sidon": sm.sidon(n, r), "random": sm.random_holders(n, r, rng=1),
+           "block": sm.make_layout("block", n, r), "custom": sm.Layout(relabel[cyc.holders], kind="custom")}
+    out.update({f"{name}-seq": out[name] for name in ("cyclic", "sidon", "block")})
+    return out
 
 
 def _kernel_call(mod, layout, reps, rng, sequential=False):
     """The kernel :func:`spare_mc.wipeout_mc` dispatches to (``method="sequential"`` if ``sequential``), called
-    directly from module ``mod`` (an older copy may lack the partition kernel: then the generic one); returns T."""
+    directly from module ``mod``; an older copy without the order-statistic (or partition) kernels runs failure by
+    failure instead. Returns T."""
     n = layout.n_groups
     out_T = np.empty(reps, np.int64)
     out_d = np.empty(reps, np.int64)
     src = mod.raw_source(rng)
-    classes = None if sequential else partition_kernel_classes(layout)
-    if layout.kind == "cyclic":
+    kernel = uniform_order_kernel(layout, "sequential" if sequential else "auto")
+    if kernel in ("cyclic-window", "order") and not hasattr(mod, "wipeout_order_stat"):
+        kernel = "cyclic-unit" if kernel == "cyclic-window" else "sequential"
+    if kernel == "partition" and not hasattr(mod, "wipeout_partition"):
+        kernel = "sequential"
+    if kernel == "cyclic-window":
+        mod.wipeout_cyclic_window(*src, n, layout.r, order_stat_table(layout), reps, 0, out_T, out_d)
+    elif kernel == "order":
+        mod.wipeout_order_stat(*src, n, order_stat_table(layout), reps, 0, out_T, out_d)
+    elif kernel == "cyclic-unit":
         mod.wipeout_cyclic_unit(*src, n, layout.r, reps, False, out_T, out_d)
-    elif classes is not None and hasattr(mod, "wipeout_partition"):
-        mod.wipeout_partition(*src, n, classes[0], classes[1], reps, out_T, out_d)
+    elif kernel == "partition":
+        mod.wipeout_partition(*src, n, *partition_classes(layout), reps, out_T, out_d)
     else:
         hp = layout.sizes.copy() if isinstance(layout, sm.ReplicaSets) else np.full(n, layout.r, np.int64)
         mod.wipeout_generic(*src, n, layout.group_ptr, layout.group_types, hp, reps, False, out_T, out_d)
+    return out_T
+
+
+def crossover(reps: int, repeat: int) -> list:
+    """Failure by failure against the order statistics per (layout, N, r), min of ``repeat`` interleaved timings:
+    ``[{layout, n_groups, r, mean_T_over_N, estimate, sequential_over_order}]``."""
+    rows = []
+    for n in (200, 1000):
+        for r in range(2, 10):
+            for name, lay in (("cyclic", sm.cyclic(n, r)), ("random", sm.random_holders(n, r, rng=1))):
+                order = "cyclic-window" if name == "cyclic" else "order"
+                calls = {"sequential": lambda rng: _kernel_call(K, lay, reps, rng, True),
+                         "order": lambda rng: _order_call(lay, reps, rng, order)}
+                for call in calls.values():  # compile or load the caches outside the timings
+                    call(np.random.default_rng(0))
+                best = dict.fromkeys(calls, np.inf)
+                for rep in range(repeat):
+                    for key, call in calls.items():
+                        dt, T = _timed(lambda: call(np.random.default_rng([rep, n, r])))
+                        best[key] = min(best[key], dt)
+                rows.append({"layout": name, "n_groups": n, "r": r, "mean_T_over_N": float(T.mean() / n),
+                             "estimate": float(n) ** (-1.0 / r),
+                             "sequential_over_order": best["sequential"] / best["order"]})
+    return rows
+
+
+def _order_call(layout, reps, rng, kernel):
+    out_T = np.empty(reps, np.int64)
+    out_d = np.empty(reps, np.int64)
+    src = K.raw_source(rng)
+    if kernel == "cyclic-window":
+        K.wipeout_cyclic_window(*src, layout.n_groups, layout.r, order_stat_table(layout), reps, 0, out_T, out_d)
+    else:
+        K.wipeout_order_stat(*src, layout.n_groups, order_stat_table(layout), reps, 0, out_T, out_d)
     return out_T
 
 
@@ -109,7 +161,20 @@ def main(argv=None) -> dict:
     p.add_argument("--n-groups", type=int, default=1000)
     p.add_argument("--r", type=int, default=9)
     p.add_argument("--compare-with", default=None, help="another _wipeout_kernels.py to time on the same layouts")
+    p.add_argument("--crossover", action="store_true",
+                   help="failure by failure vs order statistics against E[T]/N (cyclic, random; N = 200, 1000)")
     a = p.parse_args(argv)
+    if a.crossover:
+        rows = crossover(min(a.reps, 4000), a.repeat)
+        if a.json:
+            print(json.dumps({"benchmark": "wipeout-crossover", "rows": rows}))
+        else:
+            print(f"{'layout':<7} {'N':>5} {'r':>2} {'E[T]/N':>7} {'N^(-1/r)':>8} {'sequential/order':>16}")
+            for row in rows:
+                print(f"{row['layout']:<7} {row['n_groups']:5d} {row['r']:2d} {row['mean_T_over_N']:7.3f} "
+                      f"{row['estimate']:8.3f} {row['sequential_over_order']:16.2f}")
+            print(f"method='auto' takes the order statistics from N^(-1/r) >= {ORDER_STAT_MIN_FRACTION}")
+        return {"rows": rows}
     n, r = a.n_groups, a.r
     layouts = _layouts(n, r)
     tables = {name: holder_table(lay) for name, lay in layouts.items()}
@@ -179,13 +244,13 @@ def main(argv=None) -> dict:
         return out
     print(f"N={n} r={r}: kernel {a.reps} and baseline {a.baseline_reps} replications x {a.repeat} interleaved "
           f"repeats (medians); raw bounded draw {raw_ns:.2f} ns")
-    head = f"{'layout':<8} {'mean T':>7} {'ours ns/trial':>13} {'ns/fail':>8} {'numpy ns/trial':>14} {'ns/fail':>8} "
+    head = f"{'layout':<10} {'mean T':>7} {'ours ns/trial':>13} {'ns/fail':>8} {'numpy ns/trial':>14} {'ns/fail':>8} "
     head += f"{'ratio':>6} {'vs 5x':>5} {'law p':>6}"
     if "compared" in kernels:
         head += f" | {'before ns/trial':>15} {'ns/fail':>8} {'ratio':>6} {'speedup':>7}"
     print(head)
     for row in rows:
-        line = (f"{row['layout']:<8} {row['mean_T']:7.1f} {row['ours_ns_per_trial']:13.0f} "
+        line = (f"{row['layout']:<10} {row['mean_T']:7.1f} {row['ours_ns_per_trial']:13.0f} "
                 f"{row['ours_ns_per_failure']:8.2f} {row['baseline_ns_per_trial']:14.0f} "
                 f"{row['baseline_ns_per_failure']:8.2f} {row['ratio']:6.2f} "
                 f"{'-' if row['pass'] is None else 'PASS' if row['pass'] else 'FAIL':>5} "

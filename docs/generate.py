@@ -356,9 +356,13 @@ def page_benchmarks() -> str:
            "failure time per group, max over each type's holders, min over types, T = its rank) on the same holder "
            f"table; per-trial cost ratio baseline / kernel, target >= {w['target_ratio']:g}x; medians of "
            f"{w['repeat']} interleaved repeats. Raw bounded draw (Lemire on the bit generator, one per simulated "
-           f"failure): {w['raw_draw_ns']:.2f} ns. `block` (Rep's replica sets) runs the partition kernel, which "
-           "draws T from the order statistics of the sets' maxima (about one draw per set); `block-seq` is the same "
-           "layout failure by failure (`wipeout_mc(method=\"sequential\")`), shown without a target.\n",
+           f"failure by the failure-by-failure kernels): {w['raw_draw_ns']:.2f} ns. Each row runs the kernel "
+           "`wipeout_mc` takes for it (model.md section 7.1): `block` (Rep's replica sets) the sets' order "
+           "statistics (about one draw per set); `cyclic` the sliding-window maxima of the groups' failure times; "
+           "`sidon`, `random` and `custom` the failure times' order statistics on the holder table (about three "
+           "look-ups per type). The `-seq` rows are the same layouts failure by failure "
+           "(`wipeout_mc(method=\"sequential\")`), shown without a target. \"Per failure\" divides a trial's cost "
+           "by its T, whatever the method.\n",
            "| layout | mean T | kernel per trial | per failure | numpy baseline per trial | ratio | target | "
            "same law (p) |", "|---|---|---|---|---|---|---|---|",
            *[f"| {x['layout']} | {x['mean_T']:.0f} | {x['ours_ns_per_trial'] / 1000:.1f} us | "

@@ -490,9 +490,10 @@ def run_mu(args) -> dict:
 
     The replications run in chunks of :data:`MU_CHUNK` on one generator, which the kernels advance in place: the
     chunks are consecutive pieces of one random stream, the output depends only on the seed and the count, and memory
-    stays O(chunk + N). (Up to one chunk this is exactly one :func:`spare_mc.wipeout_mc` call; beyond, the numbers
-    differ from a single huge call, whose kernel carries its permutation state from one replication to the next,
-    but have the same law.)
+    stays O(chunk + N). (Up to one chunk this is exactly one :func:`spare_mc.wipeout_mc` call. Beyond, a layout
+    simulated failure by failure gives other numbers than a single huge call, whose kernel carries its permutation
+    state from one replication to the next, with the same law; one read from its groups' failure times gives the
+    same numbers, its trials carrying no state from one to the next.)
     """
     from .failures import UniformOrder
     from .layouts import make_layout

@@ -118,6 +118,39 @@ def wipeout_order_statistics(holders, n_groups: int, reps: int, rng, *, batch: i
     return out
 
 
+def wipeout_order_stat_twin(bit_generator, holders, n_groups: int, reps: int, drop: int = 0) -> np.ndarray:
+    """Plain-Python twin of :func:`spare_mc._wipeout_kernels.wipeout_order_stat` (and of ``wipeout_cyclic_window``
+    on the cyclic table): ``T`` per replication from the same raw draws of ``bit_generator``.
+
+    Written from the method, by brute force: 32-bit failure times (raw draw ``x``: ``x >> 32``, then ``x mod
+    2^32``; the top ``32 - drop`` bits of each), ``m`` = the least over the table's rows of the row's largest time,
+    and ``T`` = the groups failed before ``m`` plus the position at which the first row whose largest time is ``m``
+    is complete, when the groups at ``m`` fail in a random order (a Fisher-Yates shuffle of them in increasing
+    group order, one ``bounded`` draw per position, only if there are several).
+    """
+    from ._wipeout_kernels import bounded_py
+
+    rows = [[int(h) for h in row] for row in np.asarray(holders)]
+    out = np.empty(reps, dtype=np.int64)
+    for t in range(reps):
+        u = []
+        while len(u) < n_groups:
+            x = int(bit_generator.random_raw())
+            u.append((x >> 32) >> drop)
+            if len(u) < n_groups:
+                u.append((x & 0xFFFFFFFF) >> drop)
+        m = min(max(u[h] for h in row) for row in rows)
+        at = [g for g in range(n_groups) if u[g] == m]
+        if len(at) > 1:
+            for i in range(len(at) - 1):
+                j = i + bounded_py(bit_generator, len(at) - i)
+                at[i], at[j] = at[j], at[i]
+        pos = {g: i for i, g in enumerate(at)}
+        first = min(max(pos[h] for h in row if u[h] == m) for row in rows if max(u[h] for h in row) == m)
+        out[t] = sum(v < m for v in u) + first + 1
+    return out
+
+
 def wipeout_partition_twin(bit_generator, n_groups: int, sizes, counts, reps: int) -> np.ndarray:
     """Plain-Python twin of :func:`spare_mc._wipeout_kernels.wipeout_partition`: ``T`` per replication, from the
     same raw draws of ``bit_generator`` (``random_raw``; a uniform is its top 53 bits over 2^53).

@@ -8,15 +8,17 @@ Per trial, failures are applied to a fully live system until the first wipe-out.
 - ``time_s``: the wipe-out time, for failure models with a clock (``None`` for :class:`UniformOrder`).
 
 Cost per trial is proportional to the failures drawn (O(1) per failure for cyclic unit stride, O(types held) for
-any layout; O(N r) extra per trial for a fresh random layout), except for partition layouts (Rep's replica sets)
-under uniform order without replacement: one draw per replica set, from the sets' order statistics
-(``method="auto"``, see :func:`wipeout_mc`).
+any layout; O(N r) extra per trial for a fresh random layout), except under uniform order without replacement,
+where ``method="auto"`` (see :func:`wipeout_mc`) reads ``T`` from order statistics whenever that is cheaper: one
+draw per replica set for partition layouts (Rep's replica sets); one 32-bit failure time per group and about three
+holder look-ups per type for the other layouts when the first wipe-out comes late (many holders per type).
 """
 
 from __future__ import annotations
 
 import functools
 import warnings
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,10 +33,18 @@ from .exact import block_mean
 from .stats import MCEstimate, estimate_mean, wilson_interval
 from .topology import Topology
 
-__all__ = ["WipeoutResult", "wipeout_mc", "partition_classes", "partition_kernel_classes", "WIPEOUT_METHODS"]
+__all__ = ["WipeoutResult", "wipeout_mc", "partition_classes", "partition_kernel_classes", "uniform_order_kernel",
+           "order_stat_table", "WIPEOUT_METHODS", "ORDER_STAT_MIN_FRACTION"]
 
 #: ``wipeout_mc(method=...)``: see :func:`wipeout_mc`.
-WIPEOUT_METHODS = ("auto", "sequential")
+WIPEOUT_METHODS = ("auto", "sequential", "order")
+
+#: ``method="auto"`` reads ``T`` from the groups' failure times (:func:`~spare_mc._wipeout_kernels.
+#: wipeout_order_stat`) when the first wipe-out is expected after this fraction of the groups has failed, estimated
+#: as ``n_types^(-1/r)`` (the fraction ``x`` at which ``n_types x^r = 1``: within 10% of ``E[T]/N`` for cyclic and
+#: random layouts at N = 200 and 1000, r = 2..9). The order statistics cost O(N) a trial whatever ``T``, failure
+#: by failure O(T r): the two cost the same at about 0.25 (``benchmarks/bench_wipeout.py --crossover``).
+ORDER_STAT_MIN_FRACTION = 0.25
 
 
 def partition_classes(layout):
@@ -104,6 +114,75 @@ def partition_kernel_classes(layout):
     runs the partition kernel on it -- a partition layout on which it makes fewer draws -- else ``None``."""
     classes = partition_classes(layout)
     return classes if classes is not None and _partition_is_cheaper(layout.n_groups, *classes) else None
+
+
+def order_stat_table(layout):
+    """The holder table :func:`~spare_mc._wipeout_kernels.wipeout_order_stat` reads: ``layout.holders`` as a
+    C-contiguous uint32 array, or for :class:`~spare_mc.layouts.ReplicaSets` one row per replica set, padded to the
+    largest set with the set's first member (a repeated holder leaves a row's maximum unchanged). Cached per layout
+    object, for as long as the layout lives (a sweep's one layout is converted once)."""
+    table = _ORDER_STAT_TABLES.get(layout)
+    if table is None:
+        table = _ORDER_STAT_TABLES[layout] = _order_stat_table(layout)
+    return table
+
+
+_ORDER_STAT_TABLES = weakref.WeakKeyDictionary()  # layouts hash by identity (eq=False)
+
+
+def _order_stat_table(layout):
+    if isinstance(layout, ReplicaSets):
+        ptr = np.asarray(layout.group_ptr)
+        set_of = np.asarray(layout.group_types)[ptr[:-1]]  # every group is in exactly one set
+        order = np.argsort(set_of, kind="stable")
+        starts = np.concatenate(([0], np.cumsum(layout.sizes)[:-1]))
+        width = int(np.max(layout.sizes))
+        idx = starts[:, None] + np.minimum(np.arange(width)[None, :], layout.sizes[:, None] - 1)
+        table = order[idx]
+    else:
+        table = np.asarray(layout.holders)
+    table = np.ascontiguousarray(table, dtype=np.uint32)
+    table.setflags(write=False)
+    return table
+
+
+def _expected_fraction(layout) -> float:
+    """``n_types^(-1/r)``: about the fraction of groups failed at the first wipe-out (see
+    :data:`ORDER_STAT_MIN_FRACTION`); for replica sets ``E[T] / N`` from the closed form."""
+    if isinstance(layout, ReplicaSets):
+        b = layout.n_sets
+        s = int(np.bincount(layout.sizes).argmax())
+        return block_mean(layout.n_groups, b, s) / layout.n_groups
+    n_types, r = np.shape(layout.holders)
+    return float(n_types) ** (-1.0 / r)
+
+
+def uniform_order_kernel(layout, method: str = "auto", fresh_layout: bool = False, with_replacement: bool = False):
+    """Which kernel :func:`wipeout_mc` runs for uniform order on ``layout`` with ``method``.
+
+    Returns one of ``"fresh"`` (a new random layout per trial, failure by failure), ``"partition"`` (the replica
+    sets' order statistics), ``"cyclic-window"`` / ``"order"`` (the groups' failure times: cyclic unit stride's
+    sliding windows / any holder table), ``"cyclic-unit"`` / ``"sequential"`` (failure by failure: cyclic unit
+    stride's O(1) runs / any layout).
+    """
+    if fresh_layout:
+        if method == "order":
+            raise UsageValueError("`method`='order' needs a fixed layout; `fresh_layout`=True draws one per trial")
+        return "fresh"
+    if with_replacement:
+        if method == "order":
+            raise UsageValueError("`method`='order' applies to uniform order without replacement; the failures "
+                                  "are drawn with replacement")
+        return "cyclic-unit" if layout.kind == "cyclic" and isinstance(layout, Layout) else "sequential"
+    cyclic = layout.kind == "cyclic" and isinstance(layout, Layout)
+    if method == "auto":
+        if partition_kernel_classes(layout) is not None:
+            return "partition"
+        if not isinstance(layout, ReplicaSets) and _expected_fraction(layout) >= ORDER_STAT_MIN_FRACTION:
+            method = "order"
+    if method == "order":
+        return "cyclic-window" if cyclic else "order"
+    return "cyclic-unit" if cyclic else "sequential"
 
 
 def _reps_alias(reps, trials, where):
@@ -247,18 +326,27 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
         by name (so that the estimate targets the exact formula, an average over random layouts), False for a
         given :class:`Layout`.
     rng : anything :func:`numpy.random.default_rng` accepts.
-    method : {"auto", "sequential"}
-        How uniform order without replacement is simulated on a **partition layout** -- one whose types' holder
-        sets are pairwise equal or disjoint: Rep's replica sets (``"block"``) and any layout of that shape.
-        ``"auto"`` draws ``T`` from its order-statistic representation (:func:`~spare_mc._wipeout_kernels.
-        wipeout_partition`: about one draw per replica set instead of one per failure, the same law) when that
-        makes fewer draws -- few large sets, as Rep at N = 1000, r = 9 (112 draws, one per set and one per size class, against about 562 failures); many
-        small sets (N = 600, r = 3: 200 sets, 92 failures) stay failure by failure. The per-trial
-        values then differ from the failure-by-failure kernel's, so a partition layout no longer shares its
-        failure order (common random numbers) with other layouts or with :func:`spare_mc.overhead_mc` on the same
-        ``rng``. ``"sequential"`` simulates failure by failure, as for every other layout, keeping that sharing.
-        Other layouts and failure models are always simulated failure by failure.
+    method : {"auto", "sequential", "order"}
+        How uniform order without replacement is simulated (other failure models are always simulated event by
+        event). Every method has the same law of ``T``; they differ in cost and in which draws make a trial.
 
+        - ``"sequential"``: failure by failure, one bounded draw per failure (a partial Fisher-Yates shuffle). Every
+          layout then sees the same failure order on the same ``rng`` -- common random numbers between layouts and
+          with :func:`spare_mc.overhead_mc` (statistics.md section 8).
+        - ``"order"``: from the order statistics of i.i.d. 32-bit failure times, one per group (``ceil(N/2)`` raw
+          draws a trial): ``T`` is the rank of ``m = min over types of the max over its holders``
+          (:func:`~spare_mc._wipeout_kernels.wipeout_order_stat`; sliding-window maxima for cyclic unit stride;
+          a tie at ``m``, probability about ``N 2^-32``, is broken by a random order). O(N) a trial whatever
+          ``T``. Every layout run this way sees the same failure times on the same ``rng``, and consecutive calls
+          on one ``rng`` give exactly the values of one call with all the replications (no state carries over
+          from one trial to the next).
+        - ``"auto"`` (default): the cheapest. A **partition layout** -- types' holder sets pairwise equal or
+          disjoint: Rep's replica sets, the block table -- with few large sets draws ``T`` from the sets' order
+          statistics (:func:`~spare_mc._wipeout_kernels.wipeout_partition`: one draw per set, 112 against about
+          562 failures at N = 1000, r = 9). Other layouts take ``"order"`` when the first wipe-out is expected
+          late, ``n_types^(-1/r) >= ORDER_STAT_MIN_FRACTION`` (0.25: SPARe's stacks, e.g. N = 1000, r = 9 or N =
+          600, r = 5), else ``"sequential"`` (Rep's r = 3, where few groups fail before a wipe-out). Which one a
+          layout takes: :func:`uniform_order_kernel`.
     Returns
     -------
     WipeoutResult
@@ -287,16 +375,25 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
     time_s = None
     if isinstance(failures, UniformOrder):
         wr = failures.with_replacement
-        if fresh_layout:
+        kernel = uniform_order_kernel(layout, method, fresh_layout, wr)
+        if kernel == "fresh":
             _k.wipeout_random_fresh(*src, n, rr, trials, wr, out_T, out_dead)
-        elif layout.kind == "cyclic":
+        elif kernel == "cyclic-unit":
             _k.wipeout_cyclic_unit(*src, n, rr, trials, wr, out_T, out_dead)
-        elif method == "auto" and not wr and (classes := partition_kernel_classes(layout)) is not None:
+        elif kernel == "partition":
+            classes = partition_classes(layout)
             _k.wipeout_partition(*src, n, classes[0], classes[1], trials, out_T, out_dead)
+        elif kernel == "cyclic-window":
+            _k.wipeout_cyclic_window(*src, n, rr, order_stat_table(layout), trials, 0, out_T, out_dead)
+        elif kernel == "order":
+            _k.wipeout_order_stat(*src, n, order_stat_table(layout), trials, 0, out_T, out_dead)
         else:
             _k.wipeout_generic(*src, n, layout.group_ptr, layout.group_types, holders_per_type, trials, wr, out_T,
                                out_dead)
     else:
+        if method == "order":
+            raise UsageValueError(f"`method`='order' applies to uniform order without replacement, not to "
+                                  f"{type(failures).__name__}")
         proc = lower(failures, topology)
         time_s = np.empty(trials)
         if fresh_layout:

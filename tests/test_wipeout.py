@@ -7,6 +7,7 @@ from scipy import stats
 import spare_mc as sm
 from spare_mc import _wipeout_kernels as K
 from spare_mc import reference as ref
+from spare_mc.survivability import WIPEOUT_METHODS, order_stat_table, uniform_order_kernel
 from conftest import ALPHA
 
 
@@ -141,7 +142,7 @@ def test_sequential_method_keeps_the_failure_order_of_other_layouts():
 @pytest.mark.parametrize("n,r", [(50, 4), (600, 9), (7, 7), (10, 1)])
 def test_cyclic_fast_path_equals_generic_kernel(n, r):
     lay = sm.cyclic(n, r)
-    fast = sm.wipeout_mc(lay, 2000, rng=5)
+    fast = sm.wipeout_mc(lay, 2000, rng=5, method="sequential")
     T = np.empty(2000, np.int64)
     D = np.empty(2000, np.int64)
     rng = np.random.default_rng(5)
@@ -150,12 +151,15 @@ def test_cyclic_fast_path_equals_generic_kernel(n, r):
 
 
 def test_regression_pin():
-    """Guard against silent changes of the random stream or the kernel: fixed seed, fixed values."""
-    res = sm.wipeout_mc("cyclic", 5, n_groups=600, r=9, rng=2026)
+    """Guard against silent changes of the random stream or the kernels: fixed seed, fixed values."""
+    res = sm.wipeout_mc("cyclic", 5, n_groups=600, r=9, rng=2026, method="sequential")
     assert res.T.tolist() == PINNED
+    res = sm.wipeout_mc("cyclic", 5, n_groups=600, r=9, rng=2026)  # auto: the failure times' order statistics
+    assert res.T.tolist() == PINNED_ORDER
 
 
 PINNED = [331, 306, 309, 290, 183]  # recorded when the Lemire bounded draw was introduced
+PINNED_ORDER = [338, 343, 367, 323, 249]  # recorded when the order-statistic kernels were introduced
 
 
 def _gof(res, exact):
@@ -178,11 +182,13 @@ def _gof(res, exact):
 
 MC_CASES = [("cyclic", 600, 9), ("cyclic", 1000, 3), ("cyclic", 600, 20), ("block", 600, 3), ("block", 1000, 10),
             ("random", 600, 9), ("random", 200, 2), ("cyclic", 50, 1)]
+# every method on a fixed layout; a random layout by name is fresh per replication (failure by failure only)
+MC_METHOD_CASES = [(*case, m) for case in MC_CASES for m in WIPEOUT_METHODS if case[0] != "random" or m != "order"]
 
 
-@pytest.mark.parametrize("layout,n,r", MC_CASES)
-def test_mc_matches_exact_law(layout, n, r):
-    res = sm.wipeout_mc(layout, 20_000, n_groups=n, r=r, rng=np.random.SeedSequence([n, r, 7]))
+@pytest.mark.parametrize("layout,n,r,method", MC_METHOD_CASES)
+def test_mc_matches_exact_law(layout, n, r, method):
+    res = sm.wipeout_mc(layout, 20_000, n_groups=n, r=r, rng=np.random.SeedSequence([n, r, 7]), method=method)
     ex = sm.exact_wipeout(layout, n, r)
     c = sm.compare(res.estimate("T"), ex.mean, alpha=ALPHA)
     assert c.consistent, c
@@ -337,3 +343,110 @@ def test_generic_kernel_overflow_of_a_lopsided_layout():
     res = sm.wipeout_mc(lay, 200, rng=13)
     twin = _python_twin(lay, 200, 13)
     assert np.array_equal(res.T, twin[:, 0]) and np.array_equal(res.dead_before, twin[:, 1])
+
+
+# --- every fixed layout: T from the order statistics of the groups' failure times ---------------------------------
+ORDER_LAYOUTS = [sm.cyclic(13, 3), sm.cyclic(12, 5), sm.cyclic(9, 1), sm.cyclic(8, 8), sm.cyclic(1, 1),
+                 sm.sidon(21, 4), sm.random_holders(15, 3, rng=3), sm.block(12, 4), sm.replica_sets(11, 4),
+                 sm.Layout(np.random.default_rng(1).permutation(13)[sm.cyclic(13, 3).holders]),
+                 sm.Layout(np.column_stack([np.zeros(30, np.int64), np.r_[1:30, 1]])), sm.sidon(200, 6)]
+
+
+def _order_kernel(layout, reps, seed, drop=0, window=False):
+    T, D = np.empty(reps, np.int64), np.empty(reps, np.int64)
+    rng = np.random.default_rng(seed)  # alive while the kernel reads its state by address
+    if window:
+        K.wipeout_cyclic_window(*K.raw_source(rng), layout.n_groups, layout.r, order_stat_table(layout), reps, drop,
+                                T, D)
+    else:
+        K.wipeout_order_stat(*K.raw_source(rng), layout.n_groups, order_stat_table(layout), reps, drop, T, D)
+    assert np.array_equal(D, T - 1)
+    return T
+
+
+@pytest.mark.parametrize("layout", ORDER_LAYOUTS, ids=lambda l: f"{l.kind}-{l.n_groups}-{l.r}")
+@pytest.mark.parametrize("drop", [0, 28])
+def test_order_stat_kernels_equal_the_python_twin_trial_by_trial(layout, drop):
+    """Same raw draws, same T: the kernels (threshold pass, fallback pass, sliding windows, tie breaks) against a
+    brute-force twin. ``drop`` = 28 leaves 16 distinct failure times, so most trials break a tie at ``m``."""
+    reps = 60 if layout.n_groups > 100 else 400
+    twin = ref.wipeout_order_stat_twin(np.random.default_rng(8).bit_generator, order_stat_table(layout),
+                                       layout.n_groups, reps, drop)
+    assert np.array_equal(_order_kernel(layout, reps, 8, drop), twin)
+    if layout.kind == "cyclic":
+        assert np.array_equal(_order_kernel(layout, reps, 8, drop, window=True), twin)
+
+
+@pytest.mark.parametrize("layout", [sm.cyclic(12, 3), sm.sidon(12, 3), sm.random_holders(11, 4, rng=2),
+                                    sm.replica_sets(10, 3), sm.cyclic(12, 5)],
+                         ids=lambda l: f"{l.kind}-{l.n_groups}-{l.r}")
+@pytest.mark.parametrize("drop", [0, 29])
+def test_order_stat_kernel_has_the_exact_law(layout, drop):
+    """Chi-square against the exact law (every dead set enumerated, N <= 12). With ``drop`` = 29 there are only 8
+    distinct failure times, so nearly every trial's T comes through the random tie break: that is the check that
+    the tie break keeps the law exact."""
+    reps = 20_000
+    n = layout.n_groups
+    T = _order_kernel(layout, reps, np.random.SeedSequence([n, layout.r, drop]), drop,
+                      window=layout.kind == "cyclic" and isinstance(layout, sm.Layout))
+    if isinstance(layout, sm.Layout):
+        surv = np.array([float(x) for x in ref.survival_by_subsets(layout, max_groups=12)])
+    else:
+        surv = sm.exact_wipeout("block", n, layout.r).survival
+    pmf = -np.diff(surv)
+    counts = np.bincount(T - 1, minlength=n)[:n]
+    keep = pmf * reps >= 20
+    obs = np.append(counts[keep], counts[~keep].sum())
+    exp = np.append(pmf[keep], pmf[~keep].sum()) * reps
+    if exp[-1] == 0:
+        obs, exp = obs[:-1], exp[:-1]
+        assert counts[~keep].sum() == 0
+    assert stats.chisquare(obs, exp).pvalue > ALPHA
+
+
+def test_order_method_consecutive_calls_equal_one_call():
+    """A fixed number of raw draws per trial (no tie here): chunks of one stream are exactly one call's values,
+    which failure by failure is not (its permutation state carries over between trials of one call)."""
+    lay = sm.sidon(300, 8)
+    one = sm.wipeout_mc(lay, 400, rng=3, method="order").T
+    gen = np.random.default_rng(3)
+    parts = [sm.wipeout_mc(lay, k, rng=gen, method="order").T for k in (150, 1, 249)]
+    assert np.array_equal(one, np.concatenate(parts))
+
+
+def test_order_method_shares_failure_times_between_layouts():
+    """On one rng every layout run by the order statistics reads the same failure times: cyclic through its
+    sliding windows equals the generic kernel on the cyclic table, and a layout whose types are a relabelling of
+    another's (same holder sets, types permuted) gets the same T trial by trial."""
+    lay = sm.cyclic(400, 9)
+    assert np.array_equal(sm.wipeout_mc(lay, 300, rng=4, method="order").T, _order_kernel(lay, 300, 4))
+    perm = np.random.default_rng(0).permutation(400)
+    shuffled = sm.Layout(lay.holders[perm], kind="custom")
+    assert np.array_equal(sm.wipeout_mc(shuffled, 300, rng=4, method="order").T, _order_kernel(lay, 300, 4))
+
+
+@pytest.mark.parametrize("layout, kernel", [
+    (sm.cyclic(1000, 9), "cyclic-window"), (sm.cyclic(600, 3), "cyclic-unit"), (sm.sidon(1000, 9), "order"),
+    (sm.random_holders(600, 3, rng=1), "sequential"), (sm.replica_sets(1000, 9), "partition"),
+    (sm.replica_sets(600, 3), "sequential"), (sm.block(600, 3), "sequential"), (sm.cyclic(200, 4), "cyclic-window")],
+    ids=lambda x: x if isinstance(x, str) else f"{x.kind}-{x.n_groups}-{x.r}")
+def test_auto_takes_the_order_statistics_when_the_wipeout_comes_late(layout, kernel):
+    """``n_types^(-1/r) >= 0.25``: 1000^(-1/9) = 0.46 and 200^(-1/4) = 0.27 take them; 600^(-1/3) = 0.12 does not."""
+    assert uniform_order_kernel(layout) == kernel
+    res = sm.wipeout_mc(layout, 40, rng=6)
+    assert np.array_equal(res.T, sm.wipeout_mc(layout, 40, rng=6, method=_METHOD_OF_KERNEL[kernel]).T)
+
+
+_METHOD_OF_KERNEL = {"cyclic-window": "order", "order": "order", "cyclic-unit": "sequential",
+                     "sequential": "sequential", "partition": "auto"}
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"failures": sm.UniformOrder(with_replacement=True)}, "without replacement"),
+    ({"failures": sm.SystemRenewal(300.0)}, "SystemRenewal"),
+])
+def test_order_method_errors(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        sm.wipeout_mc(sm.cyclic(20, 3), 10, method="order", **kwargs)
+    with pytest.raises(ValueError, match="fixed layout"):
+        sm.wipeout_mc("random", 10, n_groups=20, r=3, method="order")
