@@ -118,27 +118,40 @@ def wipeout_order_statistics(holders, n_groups: int, reps: int, rng, *, batch: i
     return out
 
 
+def splitmix64_py(seed: int, i: int) -> int:
+    """Plain-Python SplitMix64: output ``i`` (0-based) of the stream started at ``seed`` (Steele, Lea & Flood
+    2014): ``z = seed + (i + 1) * 0x9E3779B97F4A7C15 mod 2^64``, then ``z ^= z >> 30; z *= 0xBF58476D1CE4E5B9;
+    z ^= z >> 27; z *= 0x94D049BB133111EB; z ^= z >> 31``, all mod 2^64."""
+    mask = (1 << 64) - 1
+    z = (seed + (i + 1) * 0x9E3779B97F4A7C15) & mask
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+    return z ^ (z >> 31)
+
+
 def wipeout_order_stat_twin(bit_generator, holders, n_groups: int, reps: int, drop: int = 0) -> np.ndarray:
     """Plain-Python twin of :func:`spare_mc._wipeout_kernels.wipeout_order_stat` (and of ``wipeout_cyclic_window``
     on the cyclic table): ``T`` per replication from the same raw draws of ``bit_generator``.
 
-    Written from the method, by brute force: 32-bit failure times (raw draw ``x``: ``x >> 32``, then ``x mod
-    2^32``; the top ``32 - drop`` bits of each), ``m`` = the least over the table's rows of the row's largest time,
-    and ``T`` = the groups failed before ``m`` plus the position at which the first row whose largest time is ``m``
-    is complete, when the groups at ``m`` fail in a random order (a Fisher-Yates shuffle of them in increasing
-    group order, one ``bounded`` draw per position, only if there are several).
+    Written from the method, by brute force: per trial one raw draw seeds a SplitMix64 stream
+    (:func:`splitmix64_py`) whose output ``i`` gives the 32-bit failure times of groups ``2i`` (upper half) and
+    ``2i + 1`` (lower half), of each the top ``32 - drop`` bits; ``m`` = the least over the table's rows of the
+    row's largest time, and ``T`` = the groups failed before ``m`` plus the position at which the first row whose
+    largest time is ``m`` is complete, when the groups at ``m`` fail in a random order (a Fisher-Yates shuffle of
+    them in increasing group order, one ``bounded`` draw of ``bit_generator`` per position, only if there are
+    several).
     """
     from ._wipeout_kernels import bounded_py
 
     rows = [[int(h) for h in row] for row in np.asarray(holders)]
     out = np.empty(reps, dtype=np.int64)
     for t in range(reps):
+        seed = int(bit_generator.random_raw())
         u = []
-        while len(u) < n_groups:
-            x = int(bit_generator.random_raw())
-            u.append((x >> 32) >> drop)
-            if len(u) < n_groups:
-                u.append((x & 0xFFFFFFFF) >> drop)
+        for i in range((n_groups + 1) // 2):
+            z = splitmix64_py(seed, i)
+            u += [(z >> 32) >> drop, (z & 0xFFFFFFFF) >> drop]
+        u = u[:n_groups]
         m = min(max(u[h] for h in row) for row in rows)
         at = [g for g in range(n_groups) if u[g] == m]
         if len(at) > 1:

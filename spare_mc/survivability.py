@@ -10,8 +10,9 @@ Per trial, failures are applied to a fully live system until the first wipe-out.
 Cost per trial is proportional to the failures drawn (O(1) per failure for cyclic unit stride, O(types held) for
 any layout; O(N r) extra per trial for a fresh random layout), except under uniform order without replacement,
 where ``method="auto"`` (see :func:`wipeout_mc`) reads ``T`` from order statistics whenever that is cheaper: one
-draw per replica set for partition layouts (Rep's replica sets); one 32-bit failure time per group and about three
-holder look-ups per type for the other layouts when the first wipe-out comes late (many holders per type).
+draw per replica set for partition layouts (Rep's replica sets); one 32-bit failure time per group (SplitMix64,
+seeded per trial) and about three holder look-ups per type for the other layouts when the first wipe-out comes late
+(many holders per type).
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ WIPEOUT_METHODS = ("auto", "sequential", "order")
 #: wipeout_order_stat`) when the first wipe-out is expected after this fraction of the groups has failed, estimated
 #: as ``n_types^(-1/r)`` (the fraction ``x`` at which ``n_types x^r = 1``: within 10% of ``E[T]/N`` for cyclic and
 #: random layouts at N = 200 and 1000, r = 2..9). The order statistics cost O(N) a trial whatever ``T``, failure
-#: by failure O(T r): the two cost the same at about 0.25 (``benchmarks/bench_wipeout.py --crossover``).
+#: by failure O(T r): the two cost the same at about 0.25 for cyclic layouts and 0.17 for random ones
+#: (``benchmarks/bench_wipeout.py --crossover``); one threshold keeps the layouts of one (N, r) on one method, so
+#: that they share their failure times.
 ORDER_STAT_MIN_FRACTION = 0.25
 
 
@@ -333,8 +336,8 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
         - ``"sequential"``: failure by failure, one bounded draw per failure (a partial Fisher-Yates shuffle). Every
           layout then sees the same failure order on the same ``rng`` -- common random numbers between layouts and
           with :func:`spare_mc.overhead_mc` (statistics.md section 8).
-        - ``"order"``: from the order statistics of i.i.d. 32-bit failure times, one per group (``ceil(N/2)`` raw
-          draws a trial): ``T`` is the rank of ``m = min over types of the max over its holders``
+        - ``"order"``: from the order statistics of i.i.d. 32-bit failure times, one per group (a SplitMix64
+          stream seeded by one raw draw of ``rng`` per trial): ``T`` is the rank of ``m = min over types of the max over its holders``
           (:func:`~spare_mc._wipeout_kernels.wipeout_order_stat`; sliding-window maxima for cyclic unit stride;
           a tie at ``m``, probability about ``N 2^-32``, is broken by a random order). O(N) a trial whatever
           ``T``. Every layout run this way sees the same failure times on the same ``rng``, and consecutive calls
