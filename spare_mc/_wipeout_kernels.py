@@ -485,6 +485,17 @@ def _rank(next_u64, state, holders, u, m):
     return np.int64(le)
 
 
+@njit(cache=True, inline="always")  # inlined at numba level: no call in the per-type loops
+def _finish_type(u, row, k, bound, m):
+    """``min(m, max(bound, u[row[k:]]))``: a type's maximum from its bound over the first ``k`` holders, folded
+    into the running least maximum ``m``."""
+    mx = bound
+    for l in range(k, row.shape[0]):
+        v = u[row[l]]
+        mx = v if v > mx else mx
+    return mx if mx < m else m
+
+
 @njit(cache=True)
 def wipeout_order_stat(next_u64, state, n, holders, trials, drop, out_T, out_dead):
     """Uniform-order wipe-out trials (without replacement) on any fixed layout, from the order statistics.
@@ -543,22 +554,11 @@ def wipeout_order_stat(next_u64, state, n, holders, trials, drop, out_T, out_dea
                 c += np.int32(a < th)
         m = _ALL32
         for q in range(c):
-            j = listed[q]
-            row = holders[j]
-            mx = part[j]
-            for l in range(k, r):
-                v = u[row[l]]
-                mx = v if v > mx else mx
-            m = mx if mx < m else m
+            m = _finish_type(u, holders[listed[q]], k, part[listed[q]], m)
         if m >= th:  # the listed types do not settle it: finish the others whose bound is below m
             for j in range(nt):
                 if part[j] >= th and part[j] < m:
-                    row = holders[j]
-                    mx = part[j]
-                    for l in range(k, r):
-                        v = u[row[l]]
-                        mx = v if v > mx else mx
-                    m = mx if mx < m else m
+                    m = _finish_type(u, holders[j], k, part[j], m)
             theta = min(top, theta + 0.95 * step)
         else:
             theta = max(0.0, theta - 0.05 * step)
