@@ -251,10 +251,10 @@ Q_M_FROM = Q_M + N_CLASSES
 N_Q = Q_M_FROM + N_CLASSES
 GB_TREE, GB_UP, GB_PEND, GB_CRIT, GB_TCRIT, GB_READY, GB_LIST, GB_MEMCOPY, GB_BACK = range(9)
 N_GB = 9
-# the unit clocks' block (rows of ``N_UB x 2 S``, ``S`` the least power of two >= the number of units): the
-# tournament tree over ``next_t`` (1-based, leaves at ``S + u``), and the race's units by class (active first) with
-# each unit's position; the race's float state (the clock sigma at the last arrival, at the next one), ``1 / k`` and
-# the rate of a unit of each class (``UF_RATE + c``)
+# the unit clocks' block (rows of ``N_UB x 2 S``, ``S`` the least power of two >= the number of units; for the race,
+# which has no tree, ``N_UB x`` the number of units): the tournament tree over ``next_t`` (1-based, leaves at
+# ``S + u``), and the race's units by class (active first) with each unit's position; the race's float state (the
+# clock sigma at the last arrival, at the next one), ``1 / k`` and the rate of a unit of each class (``UF_RATE + c``)
 UB_TOUR, UB_PERM, UB_POS, UB_TMP = range(4)
 N_UB = 4
 UF_SIGMA, UF_SIGMA_NEXT, UF_INV_K = range(3)
@@ -1738,10 +1738,13 @@ def timeline(P, PF, holders, gset, ssize, gaps, victims, uscale, dptr, dgroups, 
     Q = np.zeros(N_Q, np.int64)
     GB = np.zeros((N_GB, n + 1), np.int64)
     next_t = np.empty(uscale.shape[0], np.int64)
-    n_leaves = 1
-    while n_leaves < uscale.shape[0]:
-        n_leaves *= 2
-    UB = np.zeros((N_UB, 2 * n_leaves), np.int64)
+    if P[P_UNIT_RACE] != 0:  # no tournament tree: a slot per unit (under a third of its width at 19,350 units)
+        UB = np.zeros((N_UB, uscale.shape[0]), np.int64)
+    else:
+        n_leaves = 1
+        while n_leaves < uscale.shape[0]:
+            n_leaves *= 2
+        UB = np.zeros((N_UB, 2 * n_leaves), np.int64)
     UF = np.zeros(N_UF)
     for c in range(N_CLASSES):
         UF[UF_RATE + c] = PF[PF_RATE + c]
