@@ -1048,6 +1048,17 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 
 
 _NO_SETS = _read_only(np.zeros(0, dtype=np.int64))
+#: The kernel's ``live0`` when it builds SPARe's fully live state itself: blocks with no columns, typed as
+#: :func:`_live_state`'s (read only, so that numba compiles one signature of the kernel).
+_NO_LIVE0 = tuple(_read_only(np.zeros((k, 0) if k else 0, dtype=np.int64)) for k in (4, 13, 6, 2, 0, 0, 0, 0))
+
+
+def _live_state(holders: np.ndarray):
+    """SPARe's fully live ReCtlr state on ``holders`` (:func:`spare_mc._timeline_kernels.live_state`, read only),
+    which the kernel copies at the start of a job instead of building it; None if ReCtlr finds no initial
+    assignment (the kernel then finds none either and reports it)."""
+    blocks, rc = _tk.live_state(holders)
+    return None if rc < 0 else tuple(_read_only(b) for b in blocks)
 
 
 class UnitClocks(NamedTuple):
@@ -1151,14 +1162,16 @@ def _kernel_params(cfg: TimelineConfig):
     return _read_only(P), _read_only(PF), gset, ssize
 
 
-def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair_rng=None, log=None) -> np.ndarray:
+def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair_rng=None, log=None,
+            live0=None) -> np.ndarray:
     """One kernel run on ``trace`` (see :func:`make_trace`); ``units`` = ``cfg.unit_clocks()``. ``holders`` is
     SPARe's holder table; the other strategies ignore it (``None``: CKPT-only's one-column table). ``repair_rng``
     draws lognormal repair times (default: a generator seeded 0); the kernel draws from ``jitter_rng`` only with
     ``jitter_sd > 0`` and from ``repair_rng`` only with ``repair="lognormal"``. ``log = (times_us, ptr, groups)``
     replays those failure events instead (times from the job's start, non-decreasing; event ``e`` touches
     ``groups[ptr[e]:ptr[e + 1]]``, and kills those still live); ``trace`` is then ignored. With ``repair="log"`` the
-    log has a fourth array, ``repair_us`` (each event's repair time, -1 unknown)."""
+    log has a fourth array, ``repair_us`` (each event's repair time, -1 unknown). ``live0``: SPARe's fully live
+    ReCtlr state on ``holders`` (:func:`_live_state`), else the kernel builds it."""
     if cfg.repair == "log" and (log is None or len(log) != 4):
         raise UsageValueError("repair='log' takes each group's repair time from a failure log: replay one with "
                               "replay_log_ttt (a log with a repair_s column)")
@@ -1196,7 +1209,8 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair
             PF[_tk.PF_RATE:_tk.PF_RATE + len(rates)] = rates
     if repair_rng is None:
         repair_rng = np.random.default_rng(0) if cfg.repair == "lognormal" else _UNDRAWN
-    rc = _tk.timeline(P, PF, holders, gset, ssize, gaps, vic, uscale, ptr, groups, life, jitter_rng, repair_rng, res)
+    rc = _tk.timeline(P, PF, holders, _NO_LIVE0 if live0 is None else live0, gset, ssize, gaps, vic, uscale, ptr,
+                      groups, life, jitter_rng, repair_rng, res)
     if rc < 0:  # pragma: no cover - an internal error
         raise RuntimeError("ReCtlr found no assignment inside the timeline although no type was wiped out")
     return res
@@ -1247,7 +1261,8 @@ def job_seed(seed_seq: np.random.SeedSequence, stream: int) -> np.random.SeedSeq
 
 class _JobPlan:
     """What the jobs of one config share (:func:`_job_plan`): the holder table (None: a random layout, drawn per job)
-    and unit clocks of :func:`_prepared`, the bytes per draw of a failure trace, and ``trace_length``, the length a
+    and unit clocks of :func:`_prepared`, SPARe's fully live ReCtlr state on that table (``live0``,
+    :func:`_live_state`; None otherwise), the bytes per draw of a failure trace, and ``trace_length``, the length a
     job's first trace is drawn with.
 
     ``trace_length`` starts as the failures of 3 T0 of wall time (at most of twice the cap; at least one) plus a
@@ -1258,10 +1273,11 @@ class _JobPlan:
     results do not depend on it either (:func:`make_trace`: a longer trace starts with the shorter one).
     """
 
-    __slots__ = ("holders", "units", "per_draw", "trace_length")
+    __slots__ = ("holders", "units", "live0", "per_draw", "trace_length")
 
     def __init__(self, cfg: TimelineConfig):
         self.holders, self.units = _prepared(cfg)
+        self.live0 = _live_state(self.holders) if cfg.strategy == "spare" and self.holders is not None else None
         race = cfg.failures is not None and cfg.unit_race
         self.per_draw = 8 if cfg.failures is not None and not race else 16
         length = max(1, int(min(3.0 * cfg.t0_s / cfg.mtbf_s, 2.0 * cfg.cap_s / cfg.mtbf_s)))
@@ -1318,7 +1334,8 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
     if trace is not None:
         trace = tuple(np.ascontiguousarray(a) for a in trace)
         jitter_rng, repair_rng = _job_rngs(cfg, seed_seq)
-        res = _run_us(cfg, holders, *trace, jitter_rng=jitter_rng, units=units, repair_rng=repair_rng)
+        res = _run_us(cfg, holders, *trace, jitter_rng=jitter_rng, units=units, repair_rng=repair_rng,
+                      live0=plan.live0)
         if res[_tk.R_STATUS] == _tk.STATUS_TRACE:
             raise UsageValueError(f"`trace` ran out after {trace[0].size} draws; give a longer one")
         return _to_run(res, cfg)
@@ -1328,7 +1345,8 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
     trace = make_trace(cfg, trace_rng, length)
     while True:
         jitter_rng, repair_rng = _job_rngs(cfg, seed_seq)  # fresh streams for every attempt
-        res = _run_us(cfg, holders, *trace, jitter_rng=jitter_rng, units=units, repair_rng=repair_rng)
+        res = _run_us(cfg, holders, *trace, jitter_rng=jitter_rng, units=units, repair_rng=repair_rng,
+                      live0=plan.live0)
         if res[_tk.R_STATUS] != _tk.STATUS_TRACE:
             if trace[0].size > plan.trace_length:  # the next jobs of this config start with this length
                 plan.trace_length = trace[0].size
@@ -1569,7 +1587,8 @@ def replay_log_ttt(cfg: TimelineConfig, log, *, starts_s=None, rng=None) -> LogT
     if bad.size:
         raise UsageValueError(f"`starts_s` must lie in [0, duration_s) = [0, {duration_s:g}) s, got "
                               f"starts_s[{bad[0]}] = {float(starts[bad[0]])!r}")
-    holders, _ = _prepared(cfg)
+    plan = _job_plan(cfg)
+    holders = plan.holders
     root = root_seed_sequence(rng)
     runs, within = [], []
     for i, start in enumerate(starts):
@@ -1581,7 +1600,8 @@ def replay_log_ttt(cfg: TimelineConfig, log, *, starts_s=None, rng=None) -> LogT
         ss = trace_seed_sequence(root, cfg.n_groups, i)
         h = holders if holders is not None else cfg.layout_object(rng=job_seed(ss, 2)).holders
         jitter_rng, repair_rng = _job_rngs(cfg, ss)
-        res = _run_us(cfg, h, jitter_rng=jitter_rng, repair_rng=repair_rng, log=(times, ptr, groups, ev.repair_us[first:]))
+        res = _run_us(cfg, h, jitter_rng=jitter_rng, repair_rng=repair_rng,
+                      log=(times, ptr, groups, ev.repair_us[first:]), live0=plan.live0)  # None for a random layout
         run = _to_run(res, cfg)
         runs.append(run)
         within.append(s_us + res[_tk.R_TTT] <= ev.duration_us)

@@ -129,3 +129,27 @@ def test_negligible_memory_requests_skip_the_system_but_not_a_limit(monkeypatch)
         assert not memory_negligible(1001)
         with pytest.raises(ResourceLimitError, match="a small trace would need"):
             check_memory(1001, "a small trace")
+
+
+@pytest.mark.parametrize("layout", ["cyclic", "sidon"])
+def test_the_cached_live_state_is_the_one_the_kernel_builds(layout):
+    """SPARe's fully live ReCtlr state, built once per config (_JobPlan.live0) and copied by the kernel, gives the
+    results of the state the kernel builds itself, through restarts and repairs; the cached blocks stay as built."""
+    cfg = TimelineConfig("spare", 48, r=4, layout=layout, n_steps=400, mtbf_s=200.0, jitter_sd=0.05, repair="fixed",
+                         repair_s=900.0)
+    plan = T._job_plan(cfg)
+    built, rc = T._tk.live_state(plan.holders)
+    assert rc >= 0
+    wipeouts = 0
+    for ss in SEEDS:
+        trace = make_trace(cfg, np.random.default_rng(job_seed(ss, 0)), 1 << 16)
+        a = T._run_us(cfg, plan.holders, *trace, jitter_rng=np.random.default_rng(1), live0=plan.live0)
+        b = T._run_us(cfg, plan.holders, *trace, jitter_rng=np.random.default_rng(1))
+        assert np.array_equal(a, b)
+        wipeouts += a[T._tk.R_WIPEOUTS]
+    assert wipeouts > 0
+    for i in (0, 1, 2, 3, 4, 7):  # E, G, D, H, meta, out (ulog and pplan are scratch)
+        assert np.array_equal(plan.live0[i], built[i])
+        assert not plan.live0[i].flags.writeable
+    assert T._job_plan(CONFIGS["spare_random"]).live0 is None  # a layout per job: built by the kernel
+    assert T._job_plan(CONFIGS["rep_fixed_repair"]).live0 is None
