@@ -12,7 +12,13 @@ import re
 
 from ._validation import UsageValueError
 
-__all__ = ["ResourceLimitError", "available_memory", "memory_budget", "check_memory", "format_bytes", "parse_size"]
+__all__ = ["ResourceLimitError", "available_memory", "memory_budget", "check_memory", "memory_negligible",
+           "format_bytes", "parse_size"]
+
+#: Without a ``max_memory`` option, requests up to this size (1 MiB) pass :func:`check_memory` without reading the
+#: system's available memory (``/proc/meminfo``, ~0.1 ms: more than a short timeline job's setup): the interpreter
+#: with numpy and numba loaded holds a hundred times as much, so a system that cannot spare it is failing anyway.
+NEGLIGIBLE_BYTES = 1 << 20
 
 
 class ResourceLimitError(UsageValueError):
@@ -51,14 +57,25 @@ def format_bytes(n: float) -> str:
     return f"{n:.3g} PB"  # pragma: no cover
 
 
+def memory_negligible(nbytes: float) -> bool:
+    """Whether ``nbytes`` passes :func:`check_memory` without a look at the memory: at most
+    :data:`NEGLIGIBLE_BYTES` and no ``max_memory`` option set (a set limit is always honoured)."""
+    from .options import get_options
+
+    return nbytes <= NEGLIGIBLE_BYTES and get_options()["max_memory"] is None
+
+
 def check_memory(nbytes: float, what: str, hint: str = "") -> None:
-    """Raise :class:`ResourceLimitError` if ``nbytes`` exceeds :func:`memory_budget`.
+    """Raise :class:`ResourceLimitError` if ``nbytes`` exceeds :func:`memory_budget` (a request that is
+    :func:`memory_negligible` passes at once).
 
     ``what`` says what would be allocated ("per-replication results of 1e9 replications"), ``hint`` how to need
     less.
     """
     from .options import get_options
 
+    if memory_negligible(nbytes):
+        return
     budget = memory_budget()
     if nbytes > budget:
         hint = f"; {hint}" if hint else ""

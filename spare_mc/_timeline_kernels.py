@@ -5,10 +5,12 @@ gives exactly the same clock as stepping through them one by one -- the property
 
 Entry point and steps
 ---------------------
-``timeline(P, PF, holders, gset, ssize, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res)`` simulates one job
-into ``res`` and returns 0, or -1 if ReCtlr found no assignment where one must exist (a bug). ``holders`` is
-SPARe's holder table (the others read only its shape), ``gset`` / ``ssize`` Rep's replica sets (the set of each
-group, the size of each set; empty otherwise). It builds the state, then :func:`_job` runs the model's loop:
+``timeline(P, PF, holders, live0, gset, ssize, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res)``
+simulates one job into ``res`` and returns 0, or -1 if ReCtlr found no assignment where one must exist (a bug).
+``holders`` is SPARe's holder table (the others read only its shape), ``live0`` SPARe's fully live ReCtlr state on
+it (:func:`live_state`, built once per layout by the caller; or empty, and the kernel builds it), ``gset`` /
+``ssize`` Rep's replica sets (the set of each group, the size of each set; empty otherwise). It builds the state,
+then :func:`_job` runs the model's loop:
 
 1. :func:`_quiet_stretch` -- the failure-free steps before the next failure (:func:`_src_next_time`) in O(1): an
    exact jump without jitter, normal sums with jitter (none while dead groups are pending); if none fits, one
@@ -164,10 +166,11 @@ the caller's (``P_RESTART_US``).
 
 Compilation (each function has one signature and is cached)
 -----------------------------------------------------------
-- Only :func:`timeline` allocates; everything else is compiled without the numba runtime (``_nrt=False``). With
-  it, an array argument costs an atomic reference-count increment and decrement per call whenever the callee
-  branches (numba's pruning only removes them in straight-line code): about 15 ns per array and call here, which
-  made a first version of this split 5x slower on Rep+CKPT.
+- Only :func:`timeline` (and :func:`live_state`, an entry point of its own) allocates; everything else is
+  compiled without the numba runtime (``_nrt=False``). With it, an array argument costs an atomic reference-count
+  increment and decrement per call whenever the callee branches (numba's pruning only removes them in
+  straight-line code): about 15 ns per array and call here, which made a first version of this split 5x slower on
+  Rep+CKPT.
 - The steps the loop runs at every iteration are inlined into :func:`_job` (``inline="always"``), which passes
   dozens of arrays a call would push on the stack: the loop compiles to one function, as before the split.
 - A callee inherits ``_nrt=False`` unless it sets the option. ReCtlr's per-failure path (``rectlr_step``) is
@@ -251,10 +254,10 @@ Q_M_FROM = Q_M + N_CLASSES
 N_Q = Q_M_FROM + N_CLASSES
 GB_TREE, GB_UP, GB_PEND, GB_CRIT, GB_TCRIT, GB_READY, GB_LIST, GB_MEMCOPY, GB_BACK = range(9)
 N_GB = 9
-# the unit clocks' block (rows of ``N_UB x 2 S``, ``S`` the least power of two >= the number of units): the
-# tournament tree over ``next_t`` (1-based, leaves at ``S + u``), and the race's units by class (active first) with
-# each unit's position; the race's float state (the clock sigma at the last arrival, at the next one), ``1 / k`` and
-# the rate of a unit of each class (``UF_RATE + c``)
+# the unit clocks' block (rows of ``N_UB x 2 S``, ``S`` the least power of two >= the number of units; for the race,
+# which has no tree, ``N_UB x`` the number of units): the tournament tree over ``next_t`` (1-based, leaves at
+# ``S + u``), and the race's units by class (active first) with each unit's position; the race's float state (the
+# clock sigma at the last arrival, at the next one), ``1 / k`` and the rate of a unit of each class (``UF_RATE + c``)
 UB_TOUR, UB_PERM, UB_POS, UB_TMP = range(4)
 N_UB = 4
 UF_SIGMA, UF_SIGMA_NEXT, UF_INV_K = range(3)
@@ -1712,21 +1715,40 @@ def _rejoin(P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgrou
 
 # -------------------------------------------------------------------------------------------------- the kernel
 @njit(cache=True)
-def timeline(P, PF, holders, gset, ssize, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res):
+def live_state(holders):
+    """SPARe's redundancy state of a fully live system on ``holders`` (``N x r``): the blocks ``(E, G, D, H, meta,
+    ulog, pplan, out)`` of :mod:`spare_mc._rectlr_kernels` with the stacks built and ReCtlr's initial assignment
+    made, and its return code (< 0: no assignment). :func:`timeline` builds the same state itself, or copies this one
+    (the caller's per-config cache: building it costs ~0.1 ms at N = 600, r = 8)."""
+    n, r = holders.shape
+    E, G, D, H, meta, ulog, pplan, out = _rk.alloc(n, r)
+    meta[_rk.MAXDEG_] = _rk.build_stacks(holders, E, G)
+    rc = _rk.initial_assignment(n, r, E, G, D, H, meta, ulog, out)
+    return (E, G, D, H, meta, ulog, pplan, out), rc
+
+
+@njit(cache=True)
+def timeline(P, PF, holders, live0, gset, ssize, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res):
     """Simulate one training job; results in ``res`` (``R_*`` slots, times in microseconds). Returns 0, or -1 if
     ReCtlr found no assignment although no type was wiped out (a bug). Allocates the state, then runs :func:`_job`.
 
-    ``holders`` is SPARe's holder table (``N x r``; only its shape is read otherwise); ``gset`` (``N``) and
-    ``ssize`` are Rep's replica sets: the set of each group and the members of each set (empty otherwise).
+    ``holders`` is SPARe's holder table (``N x r``; only its shape is read otherwise); ``live0`` is SPARe's state of
+    a fully live system on it, the blocks of :func:`live_state` (copied, never written), or blocks with no columns
+    (then the kernel builds it); ``gset`` (``N``) and ``ssize`` are Rep's replica sets: the set of each group and
+    the members of each set (empty otherwise).
     """
     res[:] = 0
     n, r = P[P_N_GROUPS], P[P_R]
     # the redundancy state of a fully live system, and a copy to return to at restarts (SPARe's ReCtlr)
-    E, G, D, H, meta, ulog, pplan, out = _rk.alloc(n, holders.shape[1])
-    if P[P_STRATEGY] == STRAT_SPARE:
-        meta[_rk.MAXDEG_] = _rk.build_stacks(holders, E, G)
-        if _rk.initial_assignment(n, r, E, G, D, H, meta, ulog, out) < 0:
-            return -1
+    if live0[0].shape[1] > 0:
+        E, G, D, H = live0[0].copy(), live0[1].copy(), live0[2].copy(), live0[3].copy()
+        meta, ulog, pplan, out = live0[4].copy(), live0[5].copy(), live0[6].copy(), live0[7].copy()
+    else:
+        E, G, D, H, meta, ulog, pplan, out = _rk.alloc(n, holders.shape[1])
+        if P[P_STRATEGY] == STRAT_SPARE:
+            meta[_rk.MAXDEG_] = _rk.build_stacks(holders, E, G)
+            if _rk.initial_assignment(n, r, E, G, D, H, meta, ulog, out) < 0:
+                return -1
     gstk0 = E[_rk.GSTK].copy()
     epos0 = E[_rk.EPOS].copy()
     own0 = G[_rk.OWN, :n].copy()
@@ -1738,10 +1760,13 @@ def timeline(P, PF, holders, gset, ssize, gaps, victims, uscale, dptr, dgroups, 
     Q = np.zeros(N_Q, np.int64)
     GB = np.zeros((N_GB, n + 1), np.int64)
     next_t = np.empty(uscale.shape[0], np.int64)
-    n_leaves = 1
-    while n_leaves < uscale.shape[0]:
-        n_leaves *= 2
-    UB = np.zeros((N_UB, 2 * n_leaves), np.int64)
+    if P[P_UNIT_RACE] != 0:  # no tournament tree: a slot per unit (under a third of its width at 19,350 units)
+        UB = np.zeros((N_UB, uscale.shape[0]), np.int64)
+    else:
+        n_leaves = 1
+        while n_leaves < uscale.shape[0]:
+            n_leaves *= 2
+        UB = np.zeros((N_UB, 2 * n_leaves), np.int64)
     UF = np.zeros(N_UF)
     for c in range(N_CLASSES):
         UF[UF_RATE + c] = PF[PF_RATE + c]

@@ -70,7 +70,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _timeline_kernels as _tk
-from ._resources import check_memory
+from ._resources import check_memory, memory_negligible
 from ._seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, trace_seed_sequence
 from ._validation import UsageTypeError, UsageValueError, as_bool, as_choice, as_float, as_int
 from .closed_forms import ckpt_period_optimal, daly_expected_wall_time, daly_optimal_interval
@@ -1048,6 +1048,17 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 
 
 _NO_SETS = _read_only(np.zeros(0, dtype=np.int64))
+#: The kernel's ``live0`` when it builds SPARe's fully live state itself: blocks with no columns, typed as
+#: :func:`_live_state`'s (read only, so that numba compiles one signature of the kernel).
+_NO_LIVE0 = tuple(_read_only(np.zeros((k, 0) if k else 0, dtype=np.int64)) for k in (4, 13, 6, 2, 0, 0, 0, 0))
+
+
+def _live_state(holders: np.ndarray):
+    """SPARe's fully live ReCtlr state on ``holders`` (:func:`spare_mc._timeline_kernels.live_state`, read only),
+    which the kernel copies at the start of a job instead of building it; None if ReCtlr finds no initial
+    assignment (the kernel then finds none either and reports it)."""
+    blocks, rc = _tk.live_state(holders)
+    return None if rc < 0 else tuple(_read_only(b) for b in blocks)
 
 
 class UnitClocks(NamedTuple):
@@ -1085,25 +1096,16 @@ def race_rates(units: UnitClocks) -> tuple:
     return 1.0 / units.shape, tuple(rates)
 
 
-def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair_rng=None, log=None) -> np.ndarray:
-    """One kernel run on ``trace`` (see :func:`make_trace`); ``units`` = ``cfg.unit_clocks()``. ``holders`` is
-    SPARe's holder table; the other strategies ignore it (``None``: CKPT-only's one-column table). ``repair_rng``
-    draws lognormal repair times (default: a generator seeded 0). ``log = (times_us, ptr, groups)`` replays those
-    failure events instead (times from the job's start, non-decreasing; event ``e`` touches ``groups[ptr[e]:ptr[e +
-    1]]``, and kills those still live); ``trace`` is then ignored. With ``repair="log"`` the log has a fourth array,
-    ``repair_us`` (each event's repair time, -1 unknown)."""
-    if cfg.repair == "log" and (log is None or len(log) != 4):
-        raise UsageValueError("repair='log' takes each group's repair time from a failure log: replay one with "
-                              "replay_log_ttt (a log with a repair_s column)")
-    res = np.zeros(_tk.N_RES, dtype=np.int64)
+@functools.lru_cache(maxsize=64)
+def _kernel_params(cfg: TimelineConfig):
+    """The kernel's parameter blocks ``(P, PF)`` with every slot that depends on the config alone, and Rep's replica
+    sets ``(gset, ssize)`` (empty for the others), built once per config rather than once per job (the config's
+    derived durations -- the theory checkpoint period, the restart, the cap -- cost more than a short job's setup
+    otherwise). The failure source's slots (system, unit clocks or a log) are left at 0 for :func:`_run_us` to fill
+    in a copy. All four arrays are read only."""
     P = np.zeros(_tk.N_P, dtype=np.int64)
     P[_tk.P_STRATEGY] = _STRAT_CODE[cfg.strategy]
     P[_tk.P_N_GROUPS], P[_tk.P_R] = cfg.n_groups, cfg.r
-    if holders is None:
-        holders = _one_column(cfg.n_groups)
-    elif cfg.strategy == "spare" and holders.shape != (cfg.n_groups, cfg.r):
-        raise UsageValueError(f"`holders` must have shape (N, r) = {(cfg.n_groups, cfg.r)}, got {holders.shape}")
-    holders = _read_only(holders)  # as a Layout's: one compiled signature of the kernel
     P[_tk.P_N_STEPS] = cfg.n_steps
     every = cfg.ckpt_every_steps
     for slot, seconds in ((_tk.P_COMP_US, cfg.compute_s), (_tk.P_AR_US, cfg.step_allreduce),
@@ -1157,6 +1159,30 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair
     if cfg.repair == "lognormal":  # mean repair_s: mu = log(mean) - sigma^2 / 2, in log-seconds
         PF[_tk.PF_REPAIR_SIGMA] = cfg.repair_sd
         PF[_tk.PF_REPAIR_MU] = math.log(cfg.repair_s) - cfg.repair_sd ** 2 / 2
+    return _read_only(P), _read_only(PF), gset, ssize
+
+
+def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair_rng=None, log=None,
+            live0=None) -> np.ndarray:
+    """One kernel run on ``trace`` (see :func:`make_trace`); ``units`` = ``cfg.unit_clocks()``. ``holders`` is
+    SPARe's holder table; the other strategies ignore it (``None``: CKPT-only's one-column table). ``repair_rng``
+    draws lognormal repair times (default: a generator seeded 0); the kernel draws from ``jitter_rng`` only with
+    ``jitter_sd > 0`` and from ``repair_rng`` only with ``repair="lognormal"``. ``log = (times_us, ptr, groups)``
+    replays those failure events instead (times from the job's start, non-decreasing; event ``e`` touches
+    ``groups[ptr[e]:ptr[e + 1]]``, and kills those still live); ``trace`` is then ignored. With ``repair="log"`` the
+    log has a fourth array, ``repair_us`` (each event's repair time, -1 unknown). ``live0``: SPARe's fully live
+    ReCtlr state on ``holders`` (:func:`_live_state`), else the kernel builds it."""
+    if cfg.repair == "log" and (log is None or len(log) != 4):
+        raise UsageValueError("repair='log' takes each group's repair time from a failure log: replay one with "
+                              "replay_log_ttt (a log with a repair_s column)")
+    res = np.zeros(_tk.N_RES, dtype=np.int64)
+    if holders is None:
+        holders = _one_column(cfg.n_groups)
+    elif cfg.strategy == "spare" and holders.shape != (cfg.n_groups, cfg.r):
+        raise UsageValueError(f"`holders` must have shape (N, r) = {(cfg.n_groups, cfg.r)}, got {holders.shape}")
+    holders = _read_only(holders)  # as a Layout's: one compiled signature of the kernel
+    P0, PF0, gset, ssize = _kernel_params(cfg)
+    P, PF = P0.copy(), PF0.copy()  # writable, as the kernel's signature has them; the source's slots follow
     if log is not None:
         P[_tk.P_SOURCE] = _tk.SRC_LOG
         gaps, ptr, groups = (np.ascontiguousarray(a, dtype=np.int64) for a in log[:3])
@@ -1182,25 +1208,27 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair
             PF[_tk.PF_INV_K], rates = race_rates(units)
             PF[_tk.PF_RATE:_tk.PF_RATE + len(rates)] = rates
     if repair_rng is None:
-        repair_rng = np.random.default_rng(0)
-    rc = _tk.timeline(P, PF, holders, gset, ssize, gaps, vic, uscale, ptr, groups, life, jitter_rng, repair_rng, res)
+        repair_rng = np.random.default_rng(0) if cfg.repair == "lognormal" else _UNDRAWN
+    rc = _tk.timeline(P, PF, holders, _NO_LIVE0 if live0 is None else live0, gset, ssize, gaps, vic, uscale, ptr,
+                      groups, life, jitter_rng, repair_rng, res)
     if rc < 0:  # pragma: no cover - an internal error
         raise RuntimeError("ReCtlr found no assignment inside the timeline although no type was wiped out")
     return res
 
 
 def _to_run(res, cfg: TimelineConfig) -> TimelineRun:
-    b = {name: res[i] / _US for name, i in zip(_BREAKDOWN, range(_tk.R_USEFUL, _tk.R_LOST + 1))}
+    raw = res.tolist()  # the slots as Python ints, in one call
+    times = res[_tk.R_USEFUL:_tk.R_LOST + 1] / _US  # the breakdown, as the float64 scalars of res[i] / _US
+    b = dict(zip(_BREAKDOWN, times))
     # every Rep step computes N / n_sets layers (r when r divides N)
     mean_s = (cfg.replica_sets().compute_factor if cfg.strategy == "rep"
               else res[_tk.R_SUM_S] / max(res[_tk.R_STEPS_RUN], 1))
-    return TimelineRun(res[_tk.R_TTT] / _US, "ok" if res[_tk.R_STATUS] == _tk.STATUS_OK else "capped", b,
-                       int(res[_tk.R_FAILURES]), int(res[_tk.R_ABSORBED]), int(res[_tk.R_WIPEOUTS]),
-                       int(res[_tk.R_CHECKPOINTS]), int(res[_tk.R_DETECTIONS]), int(res[_tk.R_STEPS_RUN]),
-                       int(res[_tk.R_STEPS_DONE]), mean_s, int(res[_tk.R_PATCH_SHARDS]), int(res[_tk.R_LOOPS]),
-                       int(res[_tk.R_ARRIVALS]), int(res[_tk.R_CKPTS_LOST]), int(res[_tk.R_REJOINS]),
-                       int(res[_tk.R_MEM_RESTARTS]), int(res[_tk.R_FALLBACKS]), res[_tk.R_ASYNC_SLOW] / _US,
-                       tuple(int(x) for x in res))
+    return TimelineRun(res[_tk.R_TTT] / _US, "ok" if raw[_tk.R_STATUS] == _tk.STATUS_OK else "capped", b,
+                       raw[_tk.R_FAILURES], raw[_tk.R_ABSORBED], raw[_tk.R_WIPEOUTS], raw[_tk.R_CHECKPOINTS],
+                       raw[_tk.R_DETECTIONS], raw[_tk.R_STEPS_RUN], raw[_tk.R_STEPS_DONE], mean_s,
+                       raw[_tk.R_PATCH_SHARDS], raw[_tk.R_LOOPS], raw[_tk.R_ARRIVALS], raw[_tk.R_CKPTS_LOST],
+                       raw[_tk.R_REJOINS], raw[_tk.R_MEM_RESTARTS], raw[_tk.R_FALLBACKS], res[_tk.R_ASYNC_SLOW] / _US,
+                       tuple(raw))
 
 
 @functools.lru_cache(maxsize=64)
@@ -1231,49 +1259,102 @@ def job_seed(seed_seq: np.random.SeedSequence, stream: int) -> np.random.SeedSeq
                                   pool_size=seed_seq.pool_size)
 
 
-def _trace_memory_check(cfg: TimelineConfig, length: int) -> None:
-    per = 8 if cfg.failures is not None and not cfg.unit_race else 16
-    check_memory(length * per, f"the failure trace of one job ({length:,} draws: MTBF {cfg.mtbf_s:g} s against a "
+class _JobPlan:
+    """What the jobs of one config share (:func:`_job_plan`): the holder table (None: a random layout, drawn per job)
+    and unit clocks of :func:`_prepared`, SPARe's fully live ReCtlr state on that table (``live0``,
+    :func:`_live_state`; None otherwise), the bytes per draw of a failure trace, and ``trace_length``, the length a
+    job's first trace is drawn with.
+
+    ``trace_length`` starts as the failures of 3 T0 of wall time (at most of twice the cap; at least one) plus a
+    lifetime per unit when unit clocks are not a race, and grows to the longest trace a job of the config needed: a
+    run that exhausts its trace is run again on a longer one, so a config whose jobs need more than the first guess
+    (CKPT-only under unit clocks: tens of thousands of absorbed failures) pays that once rather than at every job. A
+    run that does not exhaust its trace does not depend on its length (the kernel reads the draws in order), so the
+    results do not depend on it either (:func:`make_trace`: a longer trace starts with the shorter one).
+    """
+
+    __slots__ = ("holders", "units", "live0", "per_draw", "trace_length")
+
+    def __init__(self, cfg: TimelineConfig):
+        self.holders, self.units = _prepared(cfg)
+        self.live0 = _live_state(self.holders) if cfg.strategy == "spare" and self.holders is not None else None
+        race = cfg.failures is not None and cfg.unit_race
+        self.per_draw = 8 if cfg.failures is not None and not race else 16
+        length = max(1, int(min(3.0 * cfg.t0_s / cfg.mtbf_s, 2.0 * cfg.cap_s / cfg.mtbf_s)))
+        if cfg.failures is not None and not race:  # a lifetime per unit at the start
+            length += self.units.uscale_us.size
+        self.trace_length = length
+
+
+@functools.lru_cache(maxsize=64)
+def _job_plan(cfg: TimelineConfig) -> _JobPlan:
+    """The :class:`_JobPlan` of a config, built once (one cache lookup per job instead of one per piece; a SPARe
+    plan holds ~0.5 MB of ReCtlr state at N = 600, r = 8, ~1.4 MB at N = 1000, r = 20; 64 plans are kept)."""
+    return _JobPlan(cfg)
+
+
+def _trace_memory_check(cfg: TimelineConfig, length: int, per_draw: int) -> None:
+    nbytes = length * per_draw
+    if memory_negligible(nbytes):  # the usual case, without reading the system's available memory
+        return
+    check_memory(nbytes, f"the failure trace of one job ({length:,} draws: MTBF {cfg.mtbf_s:g} s against a "
                  f"wall-clock cap of {cfg.cap_s:.4g} s)",
                  "a larger `mtbf_s`, fewer `n_steps` or a smaller `max_wall_factor` needs less")
 
 
+#: The generator the kernel gets for a stream a job never draws from: the jitter when ``jitter_sd = 0``, the repair
+#: times unless ``repair="lognormal"`` (the kernel draws them only then). It saves a job two seed derivations and two
+#: generators (~0.05 ms, a twentieth of a SPARe job at 600k GPUs) and is never used, so it is as good as the job's
+#: own streams.
+_UNDRAWN = np.random.default_rng(0)
+
+
+def _job_rngs(cfg: TimelineConfig, seed_seq: np.random.SeedSequence) -> tuple:
+    """The jitter and repair generators of a job (children 1 and 3 of its seed), or :data:`_UNDRAWN` for a stream
+    the config never draws from."""
+    jitter = np.random.default_rng(job_seed(seed_seq, 1)) if cfg.jitter_sd != 0.0 else _UNDRAWN
+    repair = np.random.default_rng(job_seed(seed_seq, 3)) if cfg.repair == "lognormal" else _UNDRAWN
+    return jitter, repair
+
+
 def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace=None) -> TimelineRun:
     """One job from its replication seed (children, :func:`job_seed`: 0 = failure trace, 1 = jitter, 2 = a random
-    layout), or on a given
-    ``trace = (gaps, victims)`` (then an exhausted trace is an error).
+    layout, 3 = the repair times), or on a given ``trace = (gaps, victims)`` (then an exhausted trace is an error).
 
     ``seed_seq`` is normally :func:`spare_mc._seeding.trace_seed_sequence` ``(root, n_groups, rep)``, as
-    :func:`simulate_ttt` and the sweeps use it.
+    :func:`simulate_ttt` and the sweeps use it. What depends on the config alone (the holder table, SPARe's fully live
+    ReCtlr state, the unit clocks, the kernel's parameters, the trace's first length) is built once per config and
+    cached (:func:`_job_plan`, :func:`_kernel_params`; 64 configs each).
     """
     if not isinstance(cfg, TimelineConfig):
         raise UsageTypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
     if not isinstance(seed_seq, np.random.SeedSequence):
         raise UsageTypeError(f"`seed_seq` must be a numpy SeedSequence, got {type(seed_seq).__name__}")
-    holders, units = _prepared(cfg)
+    plan = _job_plan(cfg)
+    holders, units = plan.holders, plan.units
     if holders is None:  # a random SPARe layout
         holders = cfg.layout_object(rng=job_seed(seed_seq, 2)).holders
-    trace_ss, jitter_ss = job_seed(seed_seq, 0), job_seed(seed_seq, 1)
     if trace is not None:
         trace = tuple(np.ascontiguousarray(a) for a in trace)
-        res = _run_us(cfg, holders, *trace, jitter_rng=np.random.default_rng(jitter_ss), units=units,
-                      repair_rng=np.random.default_rng(job_seed(seed_seq, 3)))
+        jitter_rng, repair_rng = _job_rngs(cfg, seed_seq)
+        res = _run_us(cfg, holders, *trace, jitter_rng=jitter_rng, units=units, repair_rng=repair_rng,
+                      live0=plan.live0)
         if res[_tk.R_STATUS] == _tk.STATUS_TRACE:
             raise UsageValueError(f"`trace` ran out after {trace[0].size} draws; give a longer one")
         return _to_run(res, cfg)
-    trace_rng = np.random.default_rng(trace_ss)
-    # first guess: the failures of 3 T0 of wall time (extended by doubling when a run needs more)
-    length = int(min(3.0 * cfg.t0_s / cfg.mtbf_s, 2.0 * cfg.cap_s / cfg.mtbf_s)) + 4096
-    if units is not None and not cfg.unit_race:  # a lifetime per unit at the start
-        length += units[0].size
-    _trace_memory_check(cfg, length)
+    trace_rng = np.random.default_rng(job_seed(seed_seq, 0))
+    length = plan.trace_length
+    _trace_memory_check(cfg, length, plan.per_draw)
     trace = make_trace(cfg, trace_rng, length)
     while True:
-        res = _run_us(cfg, holders, *trace, jitter_rng=np.random.default_rng(jitter_ss), units=units,
-                      repair_rng=np.random.default_rng(job_seed(seed_seq, 3)))
+        jitter_rng, repair_rng = _job_rngs(cfg, seed_seq)  # fresh streams for every attempt
+        res = _run_us(cfg, holders, *trace, jitter_rng=jitter_rng, units=units, repair_rng=repair_rng,
+                      live0=plan.live0)
         if res[_tk.R_STATUS] != _tk.STATUS_TRACE:
+            if trace[0].size > plan.trace_length:  # the next jobs of this config start with this length
+                plan.trace_length = trace[0].size
             return _to_run(res, cfg)
-        _trace_memory_check(cfg, 2 * trace[0].size)
+        _trace_memory_check(cfg, 2 * trace[0].size, plan.per_draw)
         more = make_trace(cfg, trace_rng, trace[0].size)  # same generator: the trace is extended
         trace = tuple(np.concatenate([a, b]) for a, b in zip(trace, more))
 
@@ -1509,7 +1590,8 @@ def replay_log_ttt(cfg: TimelineConfig, log, *, starts_s=None, rng=None) -> LogT
     if bad.size:
         raise UsageValueError(f"`starts_s` must lie in [0, duration_s) = [0, {duration_s:g}) s, got "
                               f"starts_s[{bad[0]}] = {float(starts[bad[0]])!r}")
-    holders, _ = _prepared(cfg)
+    plan = _job_plan(cfg)
+    holders = plan.holders
     root = root_seed_sequence(rng)
     runs, within = [], []
     for i, start in enumerate(starts):
@@ -1520,8 +1602,9 @@ def replay_log_ttt(cfg: TimelineConfig, log, *, starts_s=None, rng=None) -> LogT
         groups = ev.groups[ev.ptr[first]:]
         ss = trace_seed_sequence(root, cfg.n_groups, i)
         h = holders if holders is not None else cfg.layout_object(rng=job_seed(ss, 2)).holders
-        res = _run_us(cfg, h, jitter_rng=np.random.default_rng(job_seed(ss, 1)),
-                      repair_rng=np.random.default_rng(job_seed(ss, 3)), log=(times, ptr, groups, ev.repair_us[first:]))
+        jitter_rng, repair_rng = _job_rngs(cfg, ss)
+        res = _run_us(cfg, h, jitter_rng=jitter_rng, repair_rng=repair_rng,
+                      log=(times, ptr, groups, ev.repair_us[first:]), live0=plan.live0)  # None for a random layout
         run = _to_run(res, cfg)
         runs.append(run)
         within.append(s_us + res[_tk.R_TTT] <= ev.duration_us)
