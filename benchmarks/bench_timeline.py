@@ -39,6 +39,10 @@ def main(argv=None) -> dict:
     results = [_run_us(cfg, holders, *tr, jitter_rng=np.random.default_rng(0)) for tr in traces[:args.reps]]
     numba_s = (time.perf_counter() - t0) / args.reps
 
+    # the twin calls spare_mc.ReCtlr, whose numba kernels compile (or load their cache) at the first call: warm it
+    # up too, or a cold cache counts seconds of compilation as twin time (a run after a kernel change gave 166x
+    # instead of 49x)
+    timeline_simpy(cfg, traces[0])
     t0 = time.perf_counter()
     twins = [timeline_simpy(cfg, tr) for tr in traces[:args.twin_reps]]
     twin_s = (time.perf_counter() - t0) / args.twin_reps
@@ -59,6 +63,7 @@ def main(argv=None) -> dict:
     t0 = time.perf_counter()
     rep_res = [_run_us(rep, rep_h, *tr, jitter_rng=np.random.default_rng(0)) for tr in traces[:args.reps]]
     rep_numba = (time.perf_counter() - t0) / args.reps
+    timeline_simpy(rep, traces[0])  # warm-up, as above
     t0 = time.perf_counter()
     rep_tw = [timeline_simpy(rep, tr) for tr in traces[:args.twin_reps]]
     rep_twin = (time.perf_counter() - t0) / args.twin_reps
