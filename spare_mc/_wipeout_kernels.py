@@ -428,10 +428,29 @@ def failure_times_into(seed, n, drop, u):
 
 
 @njit(cache=True)
-def _rank_of_min_max(next_u64, state, holders, u, m):
+def bounded_splitmix(seed, i, bound):
+    """Lemire's method (as :func:`bounded`) on the upper 32 bits of SplitMix64 outputs ``i, i + 1, ...`` of the
+    stream started at ``seed``: ``(uniform integer in [0, bound), index of the next unused output)``."""
+    b = np.uint64(bound)
+    m = (splitmix64(seed, i) >> _SHIFT) * b
+    i += 1
+    low = m & _MASK32
+    if low < b:
+        t = (_TWO32 - b) % b
+        while low < t:
+            m = (splitmix64(seed, i) >> _SHIFT) * b
+            i += 1
+            low = m & _MASK32
+    return np.int64(m >> _SHIFT), i
+
+
+@njit(cache=True)
+def _rank_of_min_max(seed, holders, u, m):
     """``T`` for failure times ``u`` whose least type maximum is ``m``: the groups failed before ``m``, then those
     failed *at* ``m`` in a uniformly random order (a bounded-draw shuffle, only when two or more groups share the
-    value ``m``) up to the first that completes a type.
+    value ``m``) up to the first that completes a type. The shuffle draws from the trial's own SplitMix64 stream
+    (outputs ``ceil(n / 2), ...``, after the failure times), so a trial takes one raw draw of the caller's
+    generator, tie or not, and layouts keep sharing their failure times trial by trial.
 
     Ties elsewhere do not matter: every group below ``m`` precedes every group at ``m`` in any tie-break, and no
     type is complete before ``m``. A type can complete only at ``m`` if its maximum is ``m``; it completes when the
@@ -450,8 +469,10 @@ def _rank_of_min_max(next_u64, state, holders, u, m):
         if u[g] == m:
             at[k] = g
             k += 1
+    nxt = (n + 1) >> 1  # the first SplitMix64 output the failure times left unused
     for i in range(n_at - 1):
-        j = i + bounded(next_u64, state, n_at - i)
+        j, nxt = bounded_splitmix(seed, nxt, n_at - i)
+        j += i
         g = at[j]
         at[j] = at[i]
         at[i] = g
@@ -473,7 +494,7 @@ def _rank_of_min_max(next_u64, state, holders, u, m):
 
 
 @njit(cache=True)
-def _rank(next_u64, state, holders, u, m):
+def _rank(seed, holders, u, m):
     """``T``: the number of failure times ``<= m``, unless several equal ``m`` (then :func:`_rank_of_min_max`)."""
     le = np.int32(0)  # int32 (n < 2^31): narrow counters vectorise the loop
     eq = np.int32(0)
@@ -481,7 +502,7 @@ def _rank(next_u64, state, holders, u, m):
         le += np.int32(u[g] <= m)
         eq += np.int32(u[g] == m)
     if eq > 1:
-        return _rank_of_min_max(next_u64, state, holders, u, m)
+        return _rank_of_min_max(seed, holders, u, m)
     return np.int64(le)
 
 
@@ -513,8 +534,9 @@ def wipeout_order_stat(next_u64, state, n, holders, trials, drop, out_T, out_dea
     with a bound at or above ``theta`` but below ``m'`` are finished too. The result never depends on ``theta``;
     only the cost does. ``theta`` tracks the 95th percentile of ``m`` (a stochastic-approximation step per trial),
     so about one trial in twenty takes the second pass. Cost: one raw draw, ``ceil(n / 2)`` SplitMix64 outputs
-    and about ``3 n_types`` gathers a trial plus the listed types' rest (N = 1000, r = 9: about 60 of them) -- against one bounded draw
-    and ``r`` counter updates per failure (``E[T]`` = 442 for Sidon) failure by failure.
+    and about ``3 n_types`` gathers a trial plus the listed types' rest (N = 1000, r = 9: about 150 types of
+    Sidon or random layouts, 190 of cyclic, six more look-ups each) -- against one bounded draw and ``r`` counter
+    updates per failure (``E[T]`` = 442 for Sidon) failure by failure.
 
     ``holders`` is the layout's (types x r) table as uint32 (unsigned indices: no negative-index fix-ups).
     ``out_dead = T - 1``. Same law as :func:`wipeout_generic`; other draws, so other per-trial values.
@@ -524,11 +546,12 @@ def wipeout_order_stat(next_u64, state, n, holders, trials, drop, out_T, out_dea
     u = np.empty(n, np.uint32)
     part = np.empty(nt, np.uint32)
     listed = np.empty(nt, np.int32)
-    top = 4294967295.0
+    top = float(_ALL32 >> np.uint32(drop))  # the largest failure time
     theta = 0.5 * top
     step = top / 256.0
     for t in range(trials):
-        failure_times_into(next_u64(state), n, drop, u)
+        seed = next_u64(state)
+        failure_times_into(seed, n, drop, u)
         th = np.uint32(theta)
         c = 0
         if k == 3:  # unrolled: a loop of run-time length here costs twice as much (measured)
@@ -562,7 +585,7 @@ def wipeout_order_stat(next_u64, state, n, holders, trials, drop, out_T, out_dea
             theta = min(top, theta + 0.95 * step)
         else:
             theta = max(0.0, theta - 0.05 * step)
-        T = _rank(next_u64, state, holders, u, m)
+        T = _rank(seed, holders, u, m)
         out_T[t] = T
         out_dead[t] = T - 1
 
@@ -583,7 +606,8 @@ def wipeout_cyclic_window(next_u64, state, n, r, holders, trials, drop, out_T, o
     a = np.empty(L0, np.uint32)
     b = np.empty(L0, np.uint32)
     for t in range(trials):
-        failure_times_into(next_u64(state), n, drop, u)
+        seed = next_u64(state)
+        failure_times_into(seed, n, drop, u)
         a[:n] = u
         a[n:] = u[:r - 1]
         src, dst = a, b
@@ -597,7 +621,7 @@ def wipeout_cyclic_window(next_u64, state, n, r, holders, trials, drop, out_T, o
         s = r - w
         np.maximum(src[:n], src[s:s + n], dst[:n])
         m = dst[:n].min()
-        T = _rank(next_u64, state, holders, u, m)
+        T = _rank(seed, holders, u, m)
         out_T[t] = T
         out_dead[t] = T - 1
 

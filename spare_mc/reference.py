@@ -138,10 +138,15 @@ def wipeout_order_stat_twin(bit_generator, holders, n_groups: int, reps: int, dr
     ``2i + 1`` (lower half), of each the top ``32 - drop`` bits; ``m`` = the least over the table's rows of the
     row's largest time, and ``T`` = the groups failed before ``m`` plus the position at which the first row whose
     largest time is ``m`` is complete, when the groups at ``m`` fail in a random order (a Fisher-Yates shuffle of
-    them in increasing group order, one ``bounded`` draw of ``bit_generator`` per position, only if there are
-    several).
+    them in increasing group order, only if there are several: one bounded draw per position by Lemire's method on
+    the upper 32 bits of the trial's next SplitMix64 outputs, after those of the failure times).
     """
-    from ._wipeout_kernels import bounded_py
+    def bounded(seed, i, bound):  # (value, next output index)
+        while True:
+            x = (splitmix64_py(seed, i) >> 32) * bound
+            i += 1
+            if (x & 0xFFFFFFFF) >= ((1 << 32) - bound) % bound:
+                return x >> 32, i
 
     rows = [[int(h) for h in row] for row in np.asarray(holders)]
     out = np.empty(reps, dtype=np.int64)
@@ -155,9 +160,10 @@ def wipeout_order_stat_twin(bit_generator, holders, n_groups: int, reps: int, dr
         m = min(max(u[h] for h in row) for row in rows)
         at = [g for g in range(n_groups) if u[g] == m]
         if len(at) > 1:
+            nxt = (n_groups + 1) // 2
             for i in range(len(at) - 1):
-                j = i + bounded_py(bit_generator, len(at) - i)
-                at[i], at[j] = at[j], at[i]
+                j, nxt = bounded(seed, nxt, len(at) - i)
+                at[i], at[i + j] = at[i + j], at[i]
         pos = {g: i for i, g in enumerate(at)}
         first = min(max(pos[h] for h in row if u[h] == m) for row in rows if max(u[h] for h in row) == m)
         out[t] = sum(v < m for v in u) + first + 1

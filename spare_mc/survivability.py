@@ -120,17 +120,35 @@ def partition_kernel_classes(layout):
 
 
 def order_stat_table(layout):
-    """The holder table :func:`~spare_mc._wipeout_kernels.wipeout_order_stat` reads: ``layout.holders`` as a
-    C-contiguous uint32 array, or for :class:`~spare_mc.layouts.ReplicaSets` one row per replica set, padded to the
-    largest set with the set's first member (a repeated holder leaves a row's maximum unchanged). Cached per layout
-    object, for as long as the layout lives (a sweep's one layout is converted once)."""
+    """The holder table the failure-time kernels read (:func:`~spare_mc._wipeout_kernels.wipeout_order_stat`).
+
+    Parameters
+    ----------
+    layout : Layout or ReplicaSets
+
+    Returns
+    -------
+    ndarray of uint32, read-only
+        ``layout.holders`` (types x r), C-contiguous; for :class:`~spare_mc.layouts.ReplicaSets` one row per replica
+        set, padded to the largest set with the set's last member (a repeated holder leaves a row's maximum
+        unchanged). Cached per layout object for as long as the layout lives (a sweep's one layout is converted
+        once).
+
+    Examples
+    --------
+    >>> from spare_mc import replica_sets
+    >>> order_stat_table(replica_sets(11, 4)).tolist()
+    [[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 10]]
+    """
     table = _ORDER_STAT_TABLES.get(layout)
     if table is None:
         table = _ORDER_STAT_TABLES[layout] = _order_stat_table(layout)
     return table
 
 
-_ORDER_STAT_TABLES = weakref.WeakKeyDictionary()  # layouts hash by identity (eq=False)
+# per layout object, for as long as it lives (layouts hash by identity: eq=False)
+_ORDER_STAT_TABLES = weakref.WeakKeyDictionary()
+_UNIT_CYCLIC = weakref.WeakKeyDictionary()
 
 
 def _order_stat_table(layout):
@@ -149,35 +167,73 @@ def _order_stat_table(layout):
     return table
 
 
+def _is_unit_cyclic(layout) -> bool:
+    """Whether the holder table *is* cyclic unit stride's (row ``j`` = ``j, j - 1, ..., j - r + 1`` mod N), which
+    the cyclic kernels assume: checked on the table, not read from the ``kind`` label (a table labelled "cyclic"
+    that is not would get a wrong law). Cached per layout object."""
+    if not isinstance(layout, Layout):
+        return False
+    known = _UNIT_CYCLIC.get(layout)
+    if known is None:
+        n, r = layout.n_groups, layout.r
+        h = np.asarray(layout.holders)
+        known = _UNIT_CYCLIC[layout] = bool(
+            h.shape == (n, r) and np.array_equal(h, (np.arange(n)[:, None] - np.arange(r)[None, :]) % n))
+    return known
+
+
 def _expected_fraction(layout) -> float:
     """``n_types^(-1/r)``: about the fraction of groups failed at the first wipe-out (see
-    :data:`ORDER_STAT_MIN_FRACTION`); for replica sets ``E[T] / N`` from the closed form."""
-    if isinstance(layout, ReplicaSets):
-        b = layout.n_sets
-        s = int(np.bincount(layout.sizes).argmax())
-        return block_mean(layout.n_groups, b, s) / layout.n_groups
+    :data:`ORDER_STAT_MIN_FRACTION`)."""
     n_types, r = np.shape(layout.holders)
     return float(n_types) ** (-1.0 / r)
 
 
 def uniform_order_kernel(layout, method: str = "auto", fresh_layout: bool = False, with_replacement: bool = False):
-    """Which kernel :func:`wipeout_mc` runs for uniform order on ``layout`` with ``method``.
+    """Which kernel :func:`wipeout_mc` runs for uniform failure order on ``layout`` with ``method``.
 
-    Returns one of ``"fresh"`` (a new random layout per trial, failure by failure), ``"partition"`` (the replica
-    sets' order statistics), ``"cyclic-window"`` / ``"order"`` (the groups' failure times: cyclic unit stride's
-    sliding windows / any holder table), ``"cyclic-unit"`` / ``"sequential"`` (failure by failure: cyclic unit
-    stride's O(1) runs / any layout).
+    Parameters
+    ----------
+    layout : Layout or ReplicaSets
+    method : {"auto", "sequential", "order"}
+        As in :func:`wipeout_mc`.
+    fresh_layout, with_replacement : bool
+        A new random layout per trial; failures drawn with replacement (both simulated failure by failure).
+
+    Returns
+    -------
+    str
+        ``"fresh"`` (a new random layout per trial, failure by failure), ``"partition"`` (the replica sets' order
+        statistics), ``"cyclic-window"`` / ``"order"`` (the groups' failure times: cyclic unit stride's sliding
+        windows / any holder table), ``"cyclic-unit"`` / ``"sequential"`` (failure by failure: cyclic unit stride's
+        O(1) runs / any layout). The cyclic kernels run only on a table that is cyclic unit stride's, whatever its
+        ``kind`` label. Under ``"auto"``, :class:`~spare_mc.layouts.ReplicaSets` take the partition kernel or run
+        failure by failure, never the failure times.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``method``, or ``"order"`` with ``fresh_layout`` or ``with_replacement``.
+
+    Examples
+    --------
+    >>> from spare_mc import cyclic, sidon, replica_sets
+    >>> [uniform_order_kernel(x) for x in (cyclic(1000, 9), sidon(1000, 9), cyclic(600, 3), replica_sets(1000, 9))]
+    ['cyclic-window', 'order', 'cyclic-unit', 'partition']
     """
+    method = as_choice(method, "method", WIPEOUT_METHODS)
     if fresh_layout:
         if method == "order":
-            raise UsageValueError("`method`='order' needs a fixed layout; `fresh_layout`=True draws one per trial")
+            raise UsageValueError("`method`='order' needs a fixed layout, but a new random layout is drawn per trial "
+                                  "(`fresh_layout`=True, the default for layout 'random' by name): pass a Layout, "
+                                  "e.g. random_holders(N, r, rng=...), or `fresh_layout`=False")
         return "fresh"
+    cyclic = _is_unit_cyclic(layout)
     if with_replacement:
         if method == "order":
-            raise UsageValueError("`method`='order' applies to uniform order without replacement; the failures "
+            raise UsageValueError("`method`='order' applies to uniform order without replacement; these failures "
                                   "are drawn with replacement")
-        return "cyclic-unit" if layout.kind == "cyclic" and isinstance(layout, Layout) else "sequential"
-    cyclic = layout.kind == "cyclic" and isinstance(layout, Layout)
+        return "cyclic-unit" if cyclic else "sequential"
     if method == "auto":
         if partition_kernel_classes(layout) is not None:
             return "partition"
@@ -337,9 +393,10 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
           layout then sees the same failure order on the same ``rng`` -- common random numbers between layouts and
           with :func:`spare_mc.overhead_mc` (statistics.md section 8).
         - ``"order"``: from the order statistics of i.i.d. 32-bit failure times, one per group (a SplitMix64
-          stream seeded by one raw draw of ``rng`` per trial): ``T`` is the rank of ``m = min over types of the max over its holders``
-          (:func:`~spare_mc._wipeout_kernels.wipeout_order_stat`; sliding-window maxima for cyclic unit stride;
-          a tie at ``m``, probability about ``N 2^-32``, is broken by a random order). O(N) a trial whatever
+          stream seeded by one raw draw of ``rng`` per trial): ``T`` is the rank of ``m``, the least over types
+          of the max over their holders (:func:`~spare_mc._wipeout_kernels.wipeout_order_stat`; sliding-window
+          maxima for cyclic unit stride; a tie at ``m``, probability about ``N 2^-32``, is broken by a random
+          order drawn from the trial's own stream). O(N) a trial whatever
           ``T``. Every layout run this way sees the same failure times on the same ``rng``, and consecutive calls
           on one ``rng`` give exactly the values of one call with all the replications (no state carries over
           from one trial to the next).
@@ -365,6 +422,11 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
     method = as_choice(method, "method", WIPEOUT_METHODS)
     layout, trials, failures, topology, fresh_layout = _wipeout_iv(layout, reps, n_groups, r, failures, topology,
                                                                    fresh_layout)
+    if isinstance(failures, UniformOrder):
+        kernel = uniform_order_kernel(layout, method, fresh_layout, failures.with_replacement)
+    elif method == "order":
+        raise UsageValueError(f"`method`='order' applies to uniform order without replacement, not to "
+                              f"{type(failures).__name__}")
     per = 24 if not isinstance(failures, UniformOrder) else 16
     check_memory(trials * per, f"per-replication results of {trials:,} replications",
                  "use fewer replications per call (consecutive calls with one Generator continue its stream)")
@@ -378,7 +440,6 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
     time_s = None
     if isinstance(failures, UniformOrder):
         wr = failures.with_replacement
-        kernel = uniform_order_kernel(layout, method, fresh_layout, wr)
         if kernel == "fresh":
             _k.wipeout_random_fresh(*src, n, rr, trials, wr, out_T, out_dead)
         elif kernel == "cyclic-unit":
@@ -394,9 +455,6 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
             _k.wipeout_generic(*src, n, layout.group_ptr, layout.group_types, holders_per_type, trials, wr, out_T,
                                out_dead)
     else:
-        if method == "order":
-            raise UsageValueError(f"`method`='order' applies to uniform order without replacement, not to "
-                                  f"{type(failures).__name__}")
         proc = lower(failures, topology)
         time_s = np.empty(trials)
         if fresh_layout:

@@ -405,8 +405,8 @@ def test_order_stat_kernel_has_the_exact_law(layout, drop):
 
 
 def test_order_method_consecutive_calls_equal_one_call():
-    """A fixed number of raw draws per trial (no tie here): chunks of one stream are exactly one call's values,
-    which failure by failure is not (its permutation state carries over between trials of one call)."""
+    """One raw draw per trial and no state carried between trials: chunks of one stream are exactly one call's
+    values, which failure by failure they are not (its permutation state carries over between trials)."""
     lay = sm.sidon(300, 8)
     one = sm.wipeout_mc(lay, 400, rng=3, method="order").T
     gen = np.random.default_rng(3)
@@ -434,11 +434,21 @@ def test_auto_takes_the_order_statistics_when_the_wipeout_comes_late(layout, ker
     """``n_types^(-1/r) >= 0.25``: 1000^(-1/9) = 0.46 and 200^(-1/4) = 0.27 take them; 600^(-1/3) = 0.12 does not."""
     assert uniform_order_kernel(layout) == kernel
     res = sm.wipeout_mc(layout, 40, rng=6)
-    assert np.array_equal(res.T, sm.wipeout_mc(layout, 40, rng=6, method=_METHOD_OF_KERNEL[kernel]).T)
+    method = _METHOD_OF_KERNEL[kernel]
+    expected = _partition_call(layout, 40, 6) if method is None else sm.wipeout_mc(layout, 40, rng=6, method=method).T
+    assert np.array_equal(res.T, expected)
+
+
+def _partition_call(layout, reps, seed):
+    from spare_mc.survivability import partition_classes
+    T, D = np.empty(reps, np.int64), np.empty(reps, np.int64)
+    rng = np.random.default_rng(seed)  # alive while the kernel reads its state by address
+    K.wipeout_partition(*K.raw_source(rng), layout.n_groups, *partition_classes(layout), reps, T, D)
+    return T
 
 
 _METHOD_OF_KERNEL = {"cyclic-window": "order", "order": "order", "cyclic-unit": "sequential",
-                     "sequential": "sequential", "partition": "auto"}
+                     "sequential": "sequential", "partition": None}
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -462,3 +472,42 @@ def test_splitmix64_gives_the_published_reference_values():
     K.failure_times_into(np.uint64(1234567), 7, 0, u)
     halves = [w for z in expected[:4] for w in (z >> 32, z & 0xFFFFFFFF)][:7]
     assert u.tolist() == halves
+
+
+def test_order_stat_pin():
+    """The generic failure-time kernel's values for a fixed seed (the twin shares its draw protocol, so a change
+    made to both would pass the twin test: this catches it)."""
+    assert sm.wipeout_mc(sm.sidon(600, 9), 5, rng=2026).T.tolist() == PINNED_ORDER_SIDON
+
+
+PINNED_ORDER_SIDON = [309, 317, 315, 221, 297]  # recorded when the tie break moved to the trial's SplitMix64 stream
+
+
+def test_order_stat_layouts_stay_in_step_through_ties():
+    """A tie at m draws from the trial's own SplitMix64 stream, not the caller's generator: after runs on
+    different layouts with frequent ties (3-bit times), the generators are in the same state, so the layouts
+    keep sharing their failure times trial by trial."""
+    states = []
+    for lay in (sm.cyclic(40, 6), sm.sidon(40, 6), sm.random_holders(40, 6, rng=1)):
+        rng = np.random.default_rng(5)
+        T, D = np.empty(50, np.int64), np.empty(50, np.int64)
+        K.wipeout_order_stat(*K.raw_source(rng), 40, order_stat_table(lay), 50, 29, T, D)
+        states.append(rng.bit_generator.state["state"]["state"])
+    assert states[0] == states[1] == states[2]
+
+
+def test_a_cyclic_label_on_another_table_is_not_trusted():
+    """The cyclic kernels assume the unit-stride table; a different table labelled "cyclic" runs the generic
+    kernels and gets its own law (Sidon's table here), the same values as under its own label."""
+    sid = sm.sidon(50, 5)
+    fake = sm.Layout(sid.holders, kind="cyclic")
+    assert uniform_order_kernel(fake) == "order" and uniform_order_kernel(fake, "sequential") == "sequential"
+    assert uniform_order_kernel(sm.Layout(sm.cyclic(50, 5).holders, kind="custom")) == "cyclic-window"
+    for method in WIPEOUT_METHODS:
+        assert np.array_equal(sm.wipeout_mc(fake, 300, rng=1, method=method).T,
+                              sm.wipeout_mc(sid, 300, rng=1, method=method).T)
+
+
+def test_uniform_order_kernel_validates_method():
+    with pytest.raises(ValueError, match="method"):
+        uniform_order_kernel(sm.cyclic(20, 3), "bogus")
