@@ -57,11 +57,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._wipeout_kernels import _draw_group, random_holders_into
+from ._draws import _draw_group, random_holders_into
 from ._numba_cache import drop_if_dependencies_changed
 
 # the cached kernels of this module contain the wipe-out kernels' code: recompile them when that changes
-drop_if_dependencies_changed(__file__, ("_wipeout_kernels.py",))
+drop_if_dependencies_changed(__file__, ("_draws.py",))
 
 # meta slots
 S_, K_, STAMP_, MAXDEG_, P2_ = 0, 1, 2, 3, 4

@@ -191,7 +191,7 @@ from . import _rectlr_kernels as _rk
 from ._numba_cache import drop_if_dependencies_changed
 
 # the cached kernels of this module contain ReCtlr's and the wipe-out kernels' code: recompile them when those change
-drop_if_dependencies_changed(__file__, ("_rectlr_kernels.py", "_wipeout_kernels.py"))
+drop_if_dependencies_changed(__file__, ("_rectlr_kernels.py", "_draws.py"))
 
 STRAT_CKPT, STRAT_REP, STRAT_SPARE = 0, 1, 2
 SRC_SYSTEM, SRC_UNITS, SRC_LOG = 0, 1, 2

@@ -28,7 +28,7 @@ from ._resources import check_memory
 from ._seeding import generator
 from ._validation import UsageTypeError, UsageValueError, as_choice, as_int, check_r
 from ._sidon import OPTIMAL_GOLOMB_RULERS, find_sidon, is_modular_sidon  # noqa: F401 (the table is re-exported)
-from ._wipeout_kernels import random_holders_into, raw_source
+from ._draws import random_holders_into, raw_source
 
 __all__ = ["ReplicaSets", "replica_sets", "set_sizes", "Layout", "cyclic", "cyclic_offsets",
            "sidon", "sidon_offsets", "random_holders", "block", "make_layout", "LAYOUT_KINDS"]

@@ -45,7 +45,7 @@ from . import _rectlr_kernels as _rk
 from ._resources import check_memory
 from ._seeding import _UNSET, generator, warn_old_access
 from ._validation import UsageTypeError, UsageValueError, as_int
-from ._wipeout_kernels import raw_source
+from ._draws import raw_source
 from .closed_forms import stack_lower_bound
 from .exact import exact_wipeout
 from .failures import UniformOrder, sample_events
