@@ -511,3 +511,19 @@ def test_a_cyclic_label_on_another_table_is_not_trusted():
 def test_uniform_order_kernel_validates_method():
     with pytest.raises(ValueError, match="method"):
         uniform_order_kernel(sm.cyclic(20, 3), "bogus")
+
+
+def test_order_stat_table_of_replica_sets_with_an_assignment():
+    """Replica sets placed by an explicit assignment (set of each group, not consecutive): one table row per set,
+    holding exactly that set's members (padded with a repeat), and the failure-time kernel equals its twin."""
+    assignment = np.random.default_rng(3).permutation(np.repeat(np.arange(4), [4, 4, 3, 3]))  # sizes 4, 4, 3, 3
+    lay = sm.ReplicaSets(14, 3, assignment=assignment)
+    table = order_stat_table(lay)
+    assert table.shape == (lay.n_sets, 4)
+    for j, row in enumerate(table.tolist()):
+        members = set(np.flatnonzero(assignment == lay.group_types[lay.group_ptr[row[0]]]).tolist())
+        assert set(row) == members and len(members) == lay.sizes[j]
+    rows = sorted(tuple(sorted(set(row))) for row in table.tolist())
+    assert rows == sorted(tuple(np.flatnonzero(assignment == s).tolist()) for s in range(lay.n_sets))
+    twin = ref.wipeout_order_stat_twin(np.random.default_rng(9).bit_generator, table, 14, 300)
+    assert np.array_equal(sm.wipeout_mc(lay, 300, rng=9, method="order").T, twin)
