@@ -669,8 +669,9 @@ def _start_trial(stats, gap_hist, s0):
 def overhead_uniform(next_u64, state, n, r, holders, fresh, trials, from_scratch, out_stats, out_gap, log,
                      log_trials):
     """Uniform-order failures (one group at a time, without replacement) until the first wipe-out, ReCtlr at
-    every masked failure. Consumes random numbers exactly like the wipe-out kernels (fresh random-holders layout
-    per trial when ``fresh``), so ``T`` equals :func:`wipeout_mc`'s for the same generator state.
+    every masked failure. Consumes random numbers exactly like the failure-by-failure wipe-out kernels (fresh
+    random-holders layout per trial when ``fresh``), so ``T`` equals ``wipeout_mc(..., method="sequential")``'s for
+    the same generator state.
 
     Returns the number of log rows written (events of the first ``log_trials`` trials) or -1 on a solver error.
     """

@@ -466,8 +466,10 @@ def overhead_mc(layout, reps: int | None = None, *, n_groups: int | None = None,
 
     Notes
     -----
-    With uniform order the kernel draws failures exactly as :func:`spare_mc.wipeout_mc` does, so for the same
-    ``rng`` the per-replication ``T`` are identical (common random numbers across the two).
+    With uniform order the kernel draws failures exactly as ``wipeout_mc(..., method="sequential")`` does, so for
+    the same ``rng`` the per-replication ``T`` are identical (common random numbers across the two); the default
+    ``method="auto"`` of :func:`spare_mc.wipeout_mc` reads ``T`` from order statistics on many layouts (same law,
+    other draws).
 
     Examples
     --------
