@@ -42,7 +42,7 @@ WIPEOUT_METHODS = ("auto", "sequential", "order")
 
 #: ``method="auto"`` reads ``T`` from the groups' failure times (:func:`~spare_mc._wipeout_kernels.
 #: wipeout_order_stat`) when the first wipe-out is expected after this fraction of the groups has failed, estimated
-#: as ``n_types^(-1/r)`` (the fraction ``x`` at which ``n_types x^r = 1``: within 10% of ``E[T]/N`` for cyclic and
+#: as ``n_types^(-1/r)`` (the fraction ``x`` at which ``n_types x^r = 1``: within 11% of ``E[T]/N`` for cyclic and
 #: random layouts at N = 200 and 1000, r = 2..9). The order statistics cost O(N) a trial whatever ``T``, failure
 #: by failure O(T r): the two cost the same at about 0.25 for cyclic layouts and 0.17 for random ones
 #: (``benchmarks/bench_wipeout.py --crossover``); one threshold keeps the layouts of one (N, r) on one method, so
