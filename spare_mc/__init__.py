@@ -30,7 +30,8 @@ from .placement import (PLACED_LAYOUT_KINDS, DomainConflicts, co_domain_differen
 from .optimize import MainTable, MainTableRow, OptimumResult, TheoryTTT, main_table, optimize_strategy, theory_ttt
 from .options import get_options, set_options
 from .reorder import OverheadResult, ReCtlr, ReCtlrStep, StackBoundSum, exact_stack_bound_sum, overhead_mc
-from .stats import Comparison, MCEstimate, compare, estimate_mean, ratio_estimate, wilson_interval
+from .stats import (Comparison, MCEstimate, clopper_pearson_interval, compare, estimate_mean, ratio_estimate,
+                    wilson_interval)
 from .survivability import WipeoutResult, wipeout_mc
 from .timeline import (LogTTTResult, TimelineConfig, TimelineRun, TTTResult, paper_allreduce_s, replay_log_ttt,
                        simulate_ttt)
@@ -62,6 +63,7 @@ __all__ = [
     "main_table", "optimize_strategy", "theory_ttt", "TheoryTTT", "MainTable", "MainTableRow",
     # statistics
     "MCEstimate", "Comparison", "compare", "estimate_mean", "ratio_estimate", "wilson_interval",
+    "clopper_pearson_interval",
     # errors
     "UsageError", "UsageTypeError", "UsageValueError",
     # options

@@ -31,7 +31,7 @@ from ._validation import UsageTypeError, UsageValueError, as_choice, as_int
 from .failures import DomainFailures, PerGPU, SystemRenewal, UniformOrder, lower
 from .layouts import LAYOUT_KINDS, Layout, ReplicaSets, make_layout
 from .exact import block_mean
-from .stats import MCEstimate, estimate_mean, wilson_interval
+from .stats import MCEstimate, clopper_pearson_interval, estimate_mean, wilson_interval
 from .topology import Topology
 
 __all__ = ["WipeoutResult", "wipeout_mc", "partition_classes", "partition_kernel_classes", "uniform_order_kernel",
@@ -299,11 +299,17 @@ class WipeoutResult:
         values = {"T": self.T, "masked": self.dead_before, "time_s": self.time_s}[quantity]
         return estimate_mean(values, quantity, level, support="nonnegative")
 
-    def survival_curve(self, level: float = 0.95):
-        """Empirical ``P(T > m)`` for m = 0..N with Wilson intervals: ``(p_hat, low, high)``."""
+    def survival_curve(self, level: float = 0.95, interval: str = "wilson"):
+        """Empirical ``P(T > m)`` for m = 0..N with pointwise intervals: ``(p_hat, low, high)``.
+
+        ``interval="wilson"`` (:func:`~spare_mc.stats.wilson_interval`) or ``"exact"``
+        (:func:`~spare_mc.stats.clopper_pearson_interval`: coverage at least ``level`` for every ``m``, so a
+        Bonferroni band over the ``N + 1`` points, ``level = 1 - alpha / (N + 1)``, is a valid simultaneous band;
+        Wilson's intervals undercover in the far tail at such levels)."""
+        interval = as_choice(interval, "interval", ("wilson", "exact"))
         counts = np.bincount(self.T, minlength=self.n_groups + 2)
         greater = self.reps - np.cumsum(counts)[: self.n_groups + 1]
-        low, high = wilson_interval(greater, self.reps, level)
+        low, high = (wilson_interval if interval == "wilson" else clopper_pearson_interval)(greater, self.reps, level)
         return greater / self.reps, low, high
 
     def to_xarray(self):

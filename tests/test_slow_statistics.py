@@ -22,10 +22,12 @@ def test_mc_matches_exact_at_large_n(layout, n, r, trials):
     assert abs(res.estimate("T").sd - ex.sd) < 4.0 * se_sd  # |z| < 3.9 is the two-sided 1e-4 level
 
 
-def test_survival_curve_at_n_1000_inside_bonferroni_wilson_bands():
+def test_survival_curve_at_n_1000_inside_bonferroni_bands():
+    """Exact (Clopper-Pearson) intervals: Wilson's failed this band with one trial at T = 729, where P(T > 727) is
+    1.4e-7 (2.7% chance of one such trial in 200,000), its lower bound 1.65e-7 at level 1 - 1e-7."""
     res = sm.wipeout_mc("cyclic", 200_000, n_groups=1000, r=10, rng=5)
     ex = sm.exact_wipeout("cyclic", 1000, 10)
-    _, lo, hi = res.survival_curve(level=1 - ALPHA / 1001)
+    _, lo, hi = res.survival_curve(level=1 - ALPHA / 1001, interval="exact")
     assert np.all((lo <= ex.survival + 1e-12) & (ex.survival - 1e-12 <= hi))
 
 

@@ -4,6 +4,7 @@ import sys
 
 import numpy as np
 import pytest
+from scipy import stats
 
 import spare_mc as sm
 from spare_mc.cli import main
@@ -33,6 +34,30 @@ def test_ci_coverage_is_nominal(rng):
 def test_wilson_interval():
     lo, hi = sm.wilson_interval(np.array([0, 50, 100]), 100)
     assert lo[0] == 0 and hi[-1] == 1 and lo[1] < 0.5 < hi[1]
+
+
+def test_clopper_pearson_interval_is_scipys_exact_interval():
+    k = np.array([0, 1, 3, 50, 97, 99, 100])
+    lo, hi = sm.clopper_pearson_interval(k, 100, 0.99)
+    for i, kk in enumerate(k.tolist()):
+        ci = stats.binomtest(kk, 100).proportion_ci(0.99, method="exact")
+        assert lo[i] == pytest.approx(ci.low, abs=1e-10) and hi[i] == pytest.approx(ci.high, abs=1e-10)
+    assert lo[0] == 0 and hi[-1] == 1
+
+
+@pytest.mark.parametrize("p", [1e-6, 5e-6, 2e-5, 0.3])
+def test_clopper_pearson_covers_where_wilson_does_not(p):
+    """Exact miss probabilities from the binomial pmf, n = 200,000 at level 1 - 1e-4: each side of the exact
+    interval misses with probability at most 5e-5 for every p; Wilson's lower bound misses far more often when
+    n p is near 1 (the far tail of a survival curve)."""
+    n, level = 200_000, 1 - 1e-4
+    k = np.arange(n + 1) if p > 1e-3 else np.arange(200)
+    pmf = stats.binom.pmf(k, n, p)
+    lo, hi = sm.clopper_pearson_interval(k, n, level)
+    assert pmf[lo > p].sum() <= 5e-5 * (1 + 1e-9) and pmf[hi < p].sum() <= 5e-5 * (1 + 1e-9)
+    if p == 5e-6:
+        wlo, _ = sm.wilson_interval(k, n, level)
+        assert pmf[wlo > p].sum() > 1e-3
 
 
 @pytest.mark.parametrize("call, exc, match", [

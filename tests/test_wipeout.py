@@ -217,12 +217,16 @@ def test_with_replacement_matches_its_own_exact_mean(layout, n, r):
     assert sm.compare(res.estimate("masked"), sm.exact_wipeout(layout, n, r).mean - 1, alpha=ALPHA).consistent
 
 
-def test_survival_curve_wilson_covers_exact():
+def test_survival_curve_band_covers_exact():
+    """A Bonferroni band over the 201 points: exact (Clopper-Pearson) intervals, whose coverage holds at every
+    point whatever the probability; Wilson's undercovers in the far tail at such levels."""
     res = sm.wipeout_mc("cyclic", 20_000, n_groups=200, r=4, rng=9)
     ex = sm.exact_wipeout("cyclic", 200, 4)
-    p, lo, hi = res.survival_curve(level=1 - ALPHA / 200)  # Bonferroni over the 200 points
+    p, lo, hi = res.survival_curve(level=1 - ALPHA / 201, interval="exact")
     inside = (lo <= ex.survival + 1e-12) & (ex.survival - 1e-12 <= hi)
     assert inside.all()
+    with pytest.raises(ValueError, match="interval"):
+        res.survival_curve(interval="agresti")
 
 
 def test_same_seed_same_result_and_xarray():
