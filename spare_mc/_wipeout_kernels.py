@@ -314,9 +314,9 @@ def wipeout_partition(next_u64, state, n, class_size, class_count, trials, out_T
        ``Bin(s, m)`` count conditioned to be below ``s`` (``M_j > m``), one uniform by inversion of
        :func:`truncated_binomial_cdf`; plus, for every group outside the sets, one uniform ``< m``.
 
-    About one draw per set instead of one per failure: at N = 1000, r = 9 (111 sets in two size classes, ``E[T]`` = 561.6)
-    that is 112 draws a trial against about 562. ``out_dead = T - 1``. The law is that of :func:`wipeout_generic` on the same layout;
-    the draws, and so the per-trial values, differ.
+    About one draw per set instead of one per failure: at N = 1000, r = 9 (111 sets in two size classes,
+    ``E[T]`` = 561.6) that is 112 draws a trial against about 562. ``out_dead = T - 1``. The law is that of
+    :func:`wipeout_generic` on the same layout; the draws, and so the per-trial values, differ.
     """
     n_cls = class_size.shape[0]
     n_free = n
@@ -357,7 +357,7 @@ _ALL32 = np.uint32(0xFFFFFFFF)
 
 
 @njit(cache=True)
-def _rank_of_min_max(seed, holders, u, m):
+def _rank_of_min_max(seed, holders, u, m, below, n_at):
     """``T`` for failure times ``u`` whose least type maximum is ``m``: the groups failed before ``m``, then those
     failed *at* ``m`` in a uniformly random order (a bounded-draw shuffle, only when two or more groups share the
     value ``m``) up to the first that completes a type. The shuffle draws from the trial's own SplitMix64 stream
@@ -366,15 +366,8 @@ def _rank_of_min_max(seed, holders, u, m):
 
     Ties elsewhere do not matter: every group below ``m`` precedes every group at ``m`` in any tie-break, and no
     type is complete before ``m``. A type can complete only at ``m`` if its maximum is ``m``; it completes when the
-    last of its holders at ``m`` fails."""
+    last of its holders at ``m`` fails. ``below`` and ``n_at`` (>= 2) count the times below and at ``m``."""
     n = u.shape[0]
-    below = 0
-    n_at = 0
-    for g in range(n):
-        below += np.int64(u[g] < m)
-        n_at += np.int64(u[g] == m)
-    if n_at == 1:
-        return below + 1
     at = np.empty(n_at, np.int64)
     k = 0
     for g in range(n):
@@ -414,7 +407,7 @@ def _rank(seed, holders, u, m):
         le += np.int32(u[g] <= m)
         eq += np.int32(u[g] == m)
     if eq > 1:
-        return _rank_of_min_max(seed, holders, u, m)
+        return _rank_of_min_max(seed, holders, u, m, np.int64(le - eq), np.int64(eq))
     return np.int64(le)
 
 
@@ -466,7 +459,7 @@ def wipeout_order_stat(next_u64, state, n, holders, trials, drop, out_T, out_dea
         failure_times_into(seed, n, drop, u)
         th = np.uint32(theta)
         c = 0
-        if k == 3:  # unrolled: a loop of run-time length here costs twice as much (measured)
+        if k == 3:  # unrolled: with a loop of run-time length a trial costs 1.7x as much (5.8 against 3.4 us, measured)
             for j in range(nt):
                 row = holders[j]
                 a = u[row[0]]
