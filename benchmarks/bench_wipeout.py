@@ -138,7 +138,8 @@ def _order_call(layout, reps, rng, kernel):
 
 
 def _load_kernels(path):
-    spec = importlib.util.spec_from_file_location("_wipeout_kernels_compared", path)
+    # a submodule of spare_mc, so that a copy's relative imports (``from ._draws import ...``) resolve
+    spec = importlib.util.spec_from_file_location("spare_mc._wipeout_kernels_compared", path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # numba's cache finds the module by name
     spec.loader.exec_module(mod)

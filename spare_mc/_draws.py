@@ -27,17 +27,21 @@ _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 
 
+@njit(cache=True, inline="always")
+def _lemire_rejects(m, b):
+    """Whether Lemire's product ``m = (x >> 32) * b`` must be drawn again: its low 32 bits fall below
+    ``2^32 mod b`` (Lemire 2019). The common case ``low >= b`` skips the division."""
+    low = m & _MASK32
+    return low < b and low < (_TWO32 - b) % b
+
+
 @njit(cache=True)
 def bounded(next_u64, state, bound):
     """Uniform integer in ``[0, bound)`` for ``1 <= bound < 2^32`` (Lemire 2019, 32-bit variant)."""
     b = np.uint64(bound)
     m = (next_u64(state) >> _SHIFT) * b
-    low = m & _MASK32
-    if low < b:
-        t = (_TWO32 - b) % b
-        while low < t:
-            m = (next_u64(state) >> _SHIFT) * b
-            low = m & _MASK32
+    while _lemire_rejects(m, b):
+        m = (next_u64(state) >> _SHIFT) * b
     return np.int64(m >> _SHIFT)
 
 
@@ -94,13 +98,9 @@ def bounded_splitmix(seed, i, bound):
     b = np.uint64(bound)
     m = (splitmix64(seed, i) >> _SHIFT) * b
     i += 1
-    low = m & _MASK32
-    if low < b:
-        t = (_TWO32 - b) % b
-        while low < t:
-            m = (splitmix64(seed, i) >> _SHIFT) * b
-            i += 1
-            low = m & _MASK32
+    while _lemire_rejects(m, b):
+        m = (splitmix64(seed, i) >> _SHIFT) * b
+        i += 1
     return np.int64(m >> _SHIFT), i
 
 
