@@ -69,8 +69,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import _rectlr_kernels as _rk
 from . import _timeline_kernels as _tk
-from ._resources import check_memory, memory_negligible
+from ._resources import check_memory
 from ._seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, trace_seed_sequence
 from ._validation import UsageTypeError, UsageValueError, as_bool, as_choice, as_float, as_int
 from .closed_forms import ckpt_period_optimal, daly_expected_wall_time, daly_optimal_interval
@@ -1048,9 +1049,10 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 
 
 _NO_SETS = _read_only(np.zeros(0, dtype=np.int64))
-#: The kernel's ``live0`` when it builds SPARe's fully live state itself: blocks with no columns, typed as
-#: :func:`_live_state`'s (read only, so that numba compiles one signature of the kernel).
-_NO_LIVE0 = tuple(_read_only(np.zeros((k, 0) if k else 0, dtype=np.int64)) for k in (4, 13, 6, 2, 0, 0, 0, 0))
+#: The kernel's ``live0`` when it builds SPARe's fully live state itself: ReCtlr's blocks with no columns (their
+#: rows and types from ``alloc`` itself, run as plain Python), read only like :func:`_live_state`'s, so that numba
+#: compiles one signature of the kernel.
+_NO_LIVE0 = tuple(_read_only(np.ascontiguousarray(b[..., :0])) for b in _rk.alloc.py_func(0, 1))
 
 
 def _live_state(holders: np.ndarray):
@@ -1294,10 +1296,7 @@ def _job_plan(cfg: TimelineConfig) -> _JobPlan:
 
 
 def _trace_memory_check(cfg: TimelineConfig, length: int, per_draw: int) -> None:
-    nbytes = length * per_draw
-    if memory_negligible(nbytes):  # the usual case, without reading the system's available memory
-        return
-    check_memory(nbytes, f"the failure trace of one job ({length:,} draws: MTBF {cfg.mtbf_s:g} s against a "
+    check_memory(length * per_draw, f"the failure trace of one job ({length:,} draws: MTBF {cfg.mtbf_s:g} s against a "
                  f"wall-clock cap of {cfg.cap_s:.4g} s)",
                  "a larger `mtbf_s`, fewer `n_steps` or a smaller `max_wall_factor` needs less")
 
