@@ -77,7 +77,23 @@ def partition_classes(layout):
     return _partition_classes(layout)
 
 
-@functools.lru_cache(maxsize=64)  # layouts compare by identity (eq=False): a sweep's one layout is checked once
+def _per_layout(fn):
+    """Cache ``fn(layout)`` per layout object for as long as the layout lives (layouts hash by identity, eq=False):
+    a sweep's one layout is screened and converted once, and a dropped layout takes its entries with it."""
+    cache = weakref.WeakKeyDictionary()
+
+    @functools.wraps(fn)
+    def cached(layout):
+        try:
+            return cache[layout]
+        except KeyError:
+            value = cache[layout] = fn(layout)
+            return value
+
+    return cached
+
+
+@_per_layout
 def _partition_classes(layout):
     if isinstance(layout, ReplicaSets):
         sizes = np.asarray(layout.sizes)
@@ -140,17 +156,10 @@ def order_stat_table(layout):
     >>> order_stat_table(replica_sets(11, 4)).tolist()
     [[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 10]]
     """
-    table = _ORDER_STAT_TABLES.get(layout)
-    if table is None:
-        table = _ORDER_STAT_TABLES[layout] = _order_stat_table(layout)
-    return table
+    return _order_stat_table(layout)
 
 
-# per layout object, for as long as it lives (layouts hash by identity: eq=False)
-_ORDER_STAT_TABLES = weakref.WeakKeyDictionary()
-_UNIT_CYCLIC = weakref.WeakKeyDictionary()
-
-
+@_per_layout
 def _order_stat_table(layout):
     if isinstance(layout, ReplicaSets):
         ptr = np.asarray(layout.group_ptr)
@@ -167,19 +176,16 @@ def _order_stat_table(layout):
     return table
 
 
+@_per_layout
 def _is_unit_cyclic(layout) -> bool:
     """Whether the holder table *is* cyclic unit stride's (row ``j`` = ``j, j - 1, ..., j - r + 1`` mod N), which
     the cyclic kernels assume: checked on the table, not read from the ``kind`` label (a table labelled "cyclic"
-    that is not would get a wrong law). Cached per layout object."""
+    that is not would get a wrong law)."""
     if not isinstance(layout, Layout):
         return False
-    known = _UNIT_CYCLIC.get(layout)
-    if known is None:
-        n, r = layout.n_groups, layout.r
-        h = np.asarray(layout.holders)
-        known = _UNIT_CYCLIC[layout] = bool(
-            h.shape == (n, r) and np.array_equal(h, (np.arange(n)[:, None] - np.arange(r)[None, :]) % n))
-    return known
+    n, r = layout.n_groups, layout.r
+    h = np.asarray(layout.holders)
+    return bool(h.shape == (n, r) and np.array_equal(h, (np.arange(n)[:, None] - np.arange(r)[None, :]) % n))
 
 
 def _expected_fraction(layout) -> float:
