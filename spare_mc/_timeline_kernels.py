@@ -1718,8 +1718,8 @@ def _rejoin(P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgrou
 def live_state(holders):
     """SPARe's redundancy state of a fully live system on ``holders`` (``N x r``): the blocks ``(E, G, D, H, meta,
     ulog, pplan, out)`` of :mod:`spare_mc._rectlr_kernels` with the stacks built and ReCtlr's initial assignment
-    made, and its return code (< 0: no assignment). :func:`timeline` builds the same state itself, or copies this one
-    (the caller's per-config cache: building it costs ~0.1 ms at N = 600, r = 8)."""
+    made, and its return code (< 0: no assignment). :func:`timeline` copies it (the caller's per-config cache:
+    building it costs ~0.1 ms at N = 600, r = 8), or calls this when given none."""
     n, r = holders.shape
     E, G, D, H, meta, ulog, pplan, out = _rk.alloc(n, r)
     meta[_rk.MAXDEG_] = _rk.build_stacks(holders, E, G)
@@ -1743,12 +1743,12 @@ def timeline(P, PF, holders, live0, gset, ssize, gaps, victims, uscale, dptr, dg
     if live0[0].shape[1] > 0:
         E, G, D, H = live0[0].copy(), live0[1].copy(), live0[2].copy(), live0[3].copy()
         meta, ulog, pplan, out = live0[4].copy(), live0[5].copy(), live0[6].copy(), live0[7].copy()
+    elif P[P_STRATEGY] == STRAT_SPARE:
+        (E, G, D, H, meta, ulog, pplan, out), rc = live_state(holders)
+        if rc < 0:
+            return -1
     else:
         E, G, D, H, meta, ulog, pplan, out = _rk.alloc(n, holders.shape[1])
-        if P[P_STRATEGY] == STRAT_SPARE:
-            meta[_rk.MAXDEG_] = _rk.build_stacks(holders, E, G)
-            if _rk.initial_assignment(n, r, E, G, D, H, meta, ulog, out) < 0:
-                return -1
     gstk0 = E[_rk.GSTK].copy()
     epos0 = E[_rk.EPOS].copy()
     own0 = G[_rk.OWN, :n].copy()
