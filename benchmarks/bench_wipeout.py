@@ -35,6 +35,7 @@ Usage: ``python benchmarks/bench_wipeout.py [--json] [--reps 20000] [--baseline-
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import sys
@@ -76,15 +77,19 @@ def _layouts(n, r):
     return out
 
 
-def _kernel_call(mod, layout, reps, rng, sequential=False):
-    """The kernel :func:`spare_mc.wipeout_mc` dispatches to (``method="sequential"`` if ``sequential``), called
-    directly from module ``mod``; an older copy without the order-statistic (or partition) kernels runs failure by
-    failure instead. Returns T."""
+def _method(name):
+    """The ``wipeout_mc`` method a row of the table runs: failure by failure for the ``-seq`` rows."""
+    return "sequential" if name in NO_TARGET else "auto"
+
+
+def _kernel_call(mod, layout, reps, rng, method="auto"):
+    """The kernel :func:`spare_mc.wipeout_mc` dispatches to with ``method``, called directly from module ``mod``; an
+    older copy without the order-statistic (or partition) kernels runs failure by failure instead. Returns T."""
     n = layout.n_groups
     out_T = np.empty(reps, np.int64)
     out_d = np.empty(reps, np.int64)
     src = mod.raw_source(rng)
-    kernel = uniform_order_kernel(layout, "sequential" if sequential else "auto")
+    kernel = uniform_order_kernel(layout, method)
     if kernel in ("cyclic-window", "order") and not hasattr(mod, "wipeout_order_stat"):
         kernel = "cyclic-unit" if kernel == "cyclic-window" else "sequential"
     if kernel == "partition" and not hasattr(mod, "wipeout_partition"):
@@ -110,9 +115,8 @@ def crossover(reps: int, repeat: int) -> list:
     for n in (200, 1000):
         for r in range(2, 10):
             for name, lay in (("cyclic", sm.cyclic(n, r)), ("random", sm.random_holders(n, r, rng=1))):
-                order = "cyclic-window" if name == "cyclic" else "order"
-                calls = {"sequential": lambda rng: _kernel_call(K, lay, reps, rng, True),
-                         "order": lambda rng: _order_call(lay, reps, rng, order)}
+                calls = {method: functools.partial(_kernel_call, K, lay, reps, method=method)
+                         for method in ("sequential", "order")}
                 for call in calls.values():  # compile or load the caches outside the timings
                     call(np.random.default_rng(0))
                 best = dict.fromkeys(calls, np.inf)
@@ -124,17 +128,6 @@ def crossover(reps: int, repeat: int) -> list:
                              "estimate": float(n) ** (-1.0 / r),
                              "sequential_over_order": best["sequential"] / best["order"]})
     return rows
-
-
-def _order_call(layout, reps, rng, kernel):
-    out_T = np.empty(reps, np.int64)
-    out_d = np.empty(reps, np.int64)
-    src = K.raw_source(rng)
-    if kernel == "cyclic-window":
-        K.wipeout_cyclic_window(*src, layout.n_groups, layout.r, order_stat_table(layout), reps, 0, out_T, out_d)
-    else:
-        K.wipeout_order_stat(*src, layout.n_groups, order_stat_table(layout), reps, 0, out_T, out_d)
-    return out_T
 
 
 def _load_kernels(path):
@@ -184,7 +177,7 @@ def main(argv=None) -> dict:
         kernels["compared"] = _load_kernels(a.compare_with)
     for name, lay in layouts.items():  # compile or load the caches outside the timings
         for mod in kernels.values():
-            _kernel_call(mod, lay, 3, np.random.default_rng(0), name in NO_TARGET)
+            _kernel_call(mod, lay, 3, np.random.default_rng(0), _method(name))
     wipeout_order_statistics(tables["cyclic"], n, 10, np.random.default_rng(0))
     _raw_draws(*K.raw_source(keep := np.random.default_rng(0)), n, 10)  # `keep`: the state is used by address
 
@@ -196,7 +189,7 @@ def main(argv=None) -> dict:
         for name, lay in layouts.items():
             for who, mod in kernels.items():
                 dt, T = _timed(lambda: _kernel_call(mod, lay, a.reps, np.random.default_rng([rep, 1]),
-                                                    name in NO_TARGET))
+                                                    _method(name)))
                 times[name, who].append(dt / a.reps)
                 failures[name, who] += int(T.sum())
                 trials[name, who] += a.reps
