@@ -101,22 +101,29 @@ def test_partition_kernel_has_the_sequential_law(layout):
     K.wipeout_partition(*K.raw_source(rng), layout.n_groups, *partition_classes(layout), 20_000, T, D)
     fast = sm.survivability.WipeoutResult(T, D, None, layout.kind, layout.n_groups, layout.r, False)
     seq = sm.wipeout_mc(layout, 20_000, rng=np.random.SeedSequence([layout.n_groups, 2]), method="sequential")
+    for res in (fast, seq):
+        assert _exact_law_pvalue(layout, res.T) > ALPHA
+    assert stats.ks_2samp(fast.T, seq.T).pvalue > ALPHA
+
+
+def _exact_law_pvalue(layout, T):
+    """Chi-square p-value of the sample ``T`` against the exact law of ``layout`` (every dead set enumerated for a
+    Layout, N <= 12; else the replica sets' law). Values of expected count below 20 are pooled; a pool of expected
+    count 0 must be empty."""
     n = layout.n_groups
     if isinstance(layout, sm.Layout):
         surv = np.array([float(x) for x in ref.survival_by_subsets(layout, max_groups=12)])
     else:
         surv = sm.exact_wipeout("block", n, layout.r).survival
     pmf = -np.diff(surv)  # P(T = m + 1)
-    for res in (fast, seq):
-        counts = np.bincount(res.T - 1, minlength=n)[:n]
-        keep = pmf * res.reps >= 20
-        obs = np.append(counts[keep], counts[~keep].sum())
-        exp = np.append(pmf[keep], pmf[~keep].sum()) * res.reps
-        if exp[-1] == 0:
-            obs, exp = obs[:-1], exp[:-1]
-            assert counts[~keep].sum() == 0
-        assert stats.chisquare(obs, exp).pvalue > ALPHA
-    assert stats.ks_2samp(fast.T, seq.T).pvalue > ALPHA
+    counts = np.bincount(T - 1, minlength=n)[:n]
+    keep = pmf * T.size >= 20
+    obs = np.append(counts[keep], counts[~keep].sum())
+    exp = np.append(pmf[keep], pmf[~keep].sum()) * T.size
+    if exp[-1] == 0:
+        obs, exp = obs[:-1], exp[:-1]
+        assert counts[~keep].sum() == 0
+    return stats.chisquare(obs, exp).pvalue
 
 
 def test_partition_extremes():
@@ -389,23 +396,9 @@ def test_order_stat_kernel_has_the_exact_law(layout, drop):
     """Chi-square against the exact law (every dead set enumerated, N <= 12). With ``drop`` = 29 there are only 8
     distinct failure times, so nearly every trial's T comes through the random tie break: that is the check that
     the tie break keeps the law exact."""
-    reps = 20_000
-    n = layout.n_groups
-    T = _order_kernel(layout, reps, np.random.SeedSequence([n, layout.r, drop]), drop,
+    T = _order_kernel(layout, 20_000, np.random.SeedSequence([layout.n_groups, layout.r, drop]), drop,
                       window=layout.kind == "cyclic" and isinstance(layout, sm.Layout))
-    if isinstance(layout, sm.Layout):
-        surv = np.array([float(x) for x in ref.survival_by_subsets(layout, max_groups=12)])
-    else:
-        surv = sm.exact_wipeout("block", n, layout.r).survival
-    pmf = -np.diff(surv)
-    counts = np.bincount(T - 1, minlength=n)[:n]
-    keep = pmf * reps >= 20
-    obs = np.append(counts[keep], counts[~keep].sum())
-    exp = np.append(pmf[keep], pmf[~keep].sum()) * reps
-    if exp[-1] == 0:
-        obs, exp = obs[:-1], exp[:-1]
-        assert counts[~keep].sum() == 0
-    assert stats.chisquare(obs, exp).pvalue > ALPHA
+    assert _exact_law_pvalue(layout, T) > ALPHA
 
 
 def test_order_method_consecutive_calls_equal_one_call():
