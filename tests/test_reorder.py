@@ -396,3 +396,41 @@ def test_a_too_short_undo_log_is_retried_with_the_same_result(seed):
         assert a.stacks() == b.stacks() and np.array_equal(a.assignment(), b.assignment())
         if sa.wiped:
             break
+
+
+def _trajectory_digest(layout, seed, max_event):
+    """SHA-256 over every ReCtlr call of failure trajectories until the wipe-out: the step's fields, the patch plan,
+    the assignment and the stacks after it (every tie of the searches shows in them)."""
+    import hashlib
+
+    rng = np.random.default_rng(seed)
+    h = hashlib.sha256()
+    for _ in range(6):
+        ctl = ReCtlr(layout)
+        order = rng.permutation(layout.n_groups)
+        i = 0
+        while i < order.size and not ctl.wiped:
+            m = int(rng.integers(1, max_event + 1))
+            step = ctl.fail(order[i:i + m])
+            i += m
+            h.update(repr((_key(step), step.orphans, step.patch_plan)).encode())
+            h.update(ctl.assignment().tobytes())
+            h.update(np.concatenate([np.asarray(s, np.int64) for s in ctl.stacks()]).tobytes())
+    return h.hexdigest()[:16]
+
+
+# computed with the kernels of 2026-11-30 (aaecb82), whose Phase-2 search popped every node up to the sink: a
+# change that alters any choice of the solver (an assignment, a move, a tie) changes these digests
+PINNED_TRAJECTORIES = {
+    ("cyclic", 600, 8, 1): "c867b7b30de16800",
+    ("cyclic", 600, 8, 3): "584e6f33c4a88de1",
+    ("sidon", 600, 9, 1): "cfbcd24fd2e59640",
+    ("random", 300, 6, 2): "09a3ed9e8ac2797b",
+}
+
+
+@pytest.mark.parametrize("kind, n, r, max_event", list(PINNED_TRAJECTORIES))
+def test_rectlr_trajectories_pinned(kind, n, r, max_event):
+    layout = {"cyclic": lambda: sm.cyclic(n, r), "sidon": lambda: sm.sidon(n, r),
+              "random": lambda: sm.random_holders(n, r, rng=5)}[kind]()
+    assert _trajectory_digest(layout, 2026, max_event) == PINNED_TRAJECTORIES[(kind, n, r, max_event)]
