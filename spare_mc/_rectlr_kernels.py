@@ -205,28 +205,33 @@ def _augment_bfs(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog):
 # ------------------------------------------------------------------------------------------------ min-cost
 @njit(cache=True, _nrt=False)
 def _heap_push(H, size, key, val):
+    """Insert ``(key, val)``; returns the new size. The sift moves a hole up and writes the entry once: the same
+    comparisons and the same final order as swapping the entry up, with half the stores."""
     i = size
-    H[HK, _U(i)] = key
-    H[HV, _U(i)] = val
     while i > 0:
         parent = (i - 1) >> 1
         pu = _U(parent)
-        iu = _U(i)
-        if H[HK, pu] <= H[HK, iu]:
+        if H[HK, pu] <= key:
             break
-        H[HK, pu], H[HK, iu] = H[HK, iu], H[HK, pu]
-        H[HV, pu], H[HV, iu] = H[HV, iu], H[HV, pu]
+        iu = _U(i)
+        H[HK, iu] = H[HK, pu]
+        H[HV, iu] = H[HV, pu]
         i = parent
+    H[HK, _U(i)] = key
+    H[HV, _U(i)] = val
     return size + 1
 
 
 @njit(cache=True, _nrt=False)
 def _heap_pop(H, size):
-    """Remove the minimum (left in ``H[:, size - 1]``); returns the new size."""
+    """Remove the minimum (left in ``H[:, size - 1]``); returns the new size. The last entry sifts down from the
+    root as a hole (see :func:`_heap_push`): the same order as swapping it down."""
     size -= 1
     su = _U(size)
-    H[HK, 0], H[HK, su] = H[HK, su], H[HK, 0]
-    H[HV, 0], H[HV, su] = H[HV, su], H[HV, 0]
+    key = H[HK, su]
+    val = H[HV, su]
+    H[HK, su] = H[HK, 0]
+    H[HV, su] = H[HV, 0]
     i = 0
     while True:
         a = 2 * i + 1
@@ -234,13 +239,15 @@ def _heap_pop(H, size):
             break
         b = a + 1
         c = b if (b < size and H[HK, _U(b)] < H[HK, _U(a)]) else a
-        iu = _U(i)
         cu = _U(c)
-        if H[HK, iu] <= H[HK, cu]:
+        if key <= H[HK, cu]:
             break
-        H[HK, iu], H[HK, cu] = H[HK, cu], H[HK, iu]
-        H[HV, iu], H[HV, cu] = H[HV, cu], H[HV, iu]
+        iu = _U(i)
+        H[HK, iu] = H[HK, cu]
+        H[HV, iu] = H[HV, cu]
         i = c
+    H[HK, _U(i)] = key
+    H[HV, _U(i)] = val
     return size
 
 
@@ -299,8 +306,8 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
                     continue
                 w = n + g
                 wu = _U(w)
-                if D[FSTAMP, wu] == stamp:
-                    continue
+                # no test of "w finished": its label is <= d <= nd (non-negative reduced costs), so the strict
+                # test below already leaves it alone
                 c = 1 if E[EPOS, _U(e)] >= cap else 0
                 nd = base + c - D[PHI, wu]
                 if D[DSTAMP, wu] != stamp or nd < D[DIST, wu]:
@@ -380,6 +387,9 @@ def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
             if G[MARKT, tu] == stamp:
                 continue
             G[MARKT, tu] = stamp
+            own = G[OWN, tu]  # its server, if live, holds it in its top S (the invariant): covered
+            if own >= 0 and G[ALIVE, _U(E[EG, _U(own)])] != 0:
+                continue
             covered = False
             for e in range(t * r, t * r + r):
                 eu = _U(e)
