@@ -19,6 +19,10 @@ argument of a non-inlined numba call costs a reference-count round trip (about 8
 the calls alone took ~300 ns per failure. The per-failure path (:func:`rectlr_step` and everything it calls but
 :func:`_phases12_grown`) is compiled without the runtime (``_nrt=False``), so it does no reference counting at all;
 the one allocation (a longer undo log, rarely needed) happens in :func:`_phases12_grown`, which declares the runtime.
+The heap, :func:`_flip`, :func:`_augment_min_cost` and :func:`_patch` are inlined by numba (``inline="always"``):
+a call passes every array as its exploded fields (9 machine words for a 2-d block), which cost 5-7% of a ReCtlr
+call at N = 600, r = 8; inlining also :func:`_augment_bfs` (three call sites), :func:`_phase2` and :func:`_undo` would
+gain another ~8% but triples the module's first compilation (12 -> 37 s), so they stay calls.
 
 In the per-failure loops (the searches, their heap, :func:`_flip`, the deaths, orphans and patch scan) indices are
 cast to unsigned (``_U``): numba then skips its negative-index wraparound, a load of the row length (spilled to the
@@ -123,7 +127,7 @@ def build_stacks(holders, E, G):
 
 
 # ------------------------------------------------------------------------------------------ augmenting paths
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _flip(g_end, r, E, G, own_row, load_row, ulog, nlog):
     """Apply the augmenting path ending at group ``g_end`` (recorded in ``G[VIA]``) to rows ``own_row`` /
     ``load_row`` of ``G``.
@@ -203,7 +207,7 @@ def _augment_bfs(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog):
 
 
 # ------------------------------------------------------------------------------------------------ min-cost
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _heap_push(H, size, key, val):
     """Insert ``(key, val)``; returns the new size. The sift moves a hole up and writes the entry once: the same
     comparisons and the same final order as swapping the entry up, with half the stores."""
@@ -222,7 +226,7 @@ def _heap_push(H, size, key, val):
     return size + 1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _heap_pop(H, size):
     """Remove the minimum (left in ``H[:, size - 1]``); returns the new size. The last entry sifts down from the
     root as a hole (see :func:`_heap_push`): the same order as swapping it down."""
@@ -251,7 +255,7 @@ def _heap_pop(H, size):
     return size
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
     """Shortest (fewest-moves) augmenting path from the unassigned type ``t0`` at capacity ``cap``.
 
@@ -366,7 +370,7 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
 
 
 # --------------------------------------------------------------------------------------------------- ReCtlr
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
     """(number of patch types, least possible max extra shards per survivor). Leaves ``G[POWN]``/``G[PLOAD]``
     clean.
@@ -391,16 +395,24 @@ def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
             if own >= 0 and G[ALIVE, _U(E[EG, _U(own)])] != 0:
                 continue
             covered = False
+            first_live = -1
             for e in range(t * r, t * r + r):
                 eu = _U(e)
-                if G[ALIVE, _U(E[EG, eu])] != 0 and E[EPOS, eu] < S:
-                    covered = True
-                    break
+                h = E[EG, eu]
+                if G[ALIVE, _U(h)] != 0:
+                    if E[EPOS, eu] < S:
+                        covered = True
+                        break
+                    if first_live < 0:
+                        first_live = h
             if not covered:
                 pplan[npatch] = t
+                pplan[n + npatch] = first_live
                 npatch += 1
     if npatch == 0:
         return 0, 0
+    if npatch == 1:  # what the search below finds for one type: its first live holder in layer order, at L = 1
+        return 1, 1
     cap = 1
     for i in range(npatch):
         t = pplan[i]
