@@ -1740,8 +1740,8 @@ def timeline(P, PF, holders, live0, gset, ssize, gaps, victims, uscale, dptr, dg
     res[:] = 0
     n, r = P[P_N_GROUPS], P[P_R]
     # the redundancy state of a fully live system, and a copy to return to at restarts (SPARe's ReCtlr)
-    if live0[0].shape[1] > 0:
-        E, G, D, H = live0[0].copy(), live0[1].copy(), live0[2].copy(), live0[3].copy()
+    if live0[0].shape[1] > 0:  # the heap H is scratch (read only below its size): not copied
+        E, G, D, H = live0[0].copy(), live0[1].copy(), live0[2].copy(), np.empty_like(live0[3])
         meta, ulog, pplan, out = live0[4].copy(), live0[5].copy(), live0[6].copy(), live0[7].copy()
     elif P[P_STRATEGY] == STRAT_SPARE:
         (E, G, D, H, meta, ulog, pplan, out), rc = live_state(holders)
@@ -1761,7 +1761,8 @@ def timeline(P, PF, holders, live0, gset, ssize, gaps, victims, uscale, dptr, dg
     GB = np.zeros((N_GB, n + 1), np.int64)
     next_t = np.empty(uscale.shape[0], np.int64)
     if P[P_UNIT_RACE] != 0:  # no tournament tree: a slot per unit (under a third of its width at 19,350 units)
-        UB = np.zeros((N_UB, uscale.shape[0]), np.int64)
+        # not zeroed: the race writes UB_PERM / UB_POS at the start and UB_TMP before it reads it, and has no tree
+        UB = np.empty((N_UB, uscale.shape[0]), np.int64)
     else:
         n_leaves = 1
         while n_leaves < uscale.shape[0]:
