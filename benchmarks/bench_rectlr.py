@@ -14,6 +14,11 @@ also printed in ns per ReCtlr failure against the 200 ns aim of issue 12 (item 5
 draw and bookkeeping per failure, which are a few ns. Then the growth of the incremental cost with N (N = 200 ...
 10,000): per trial and per failure, with log-log slopes.
 
+Where the time goes (``breakdown``): at the paper's SPARe setting (cyclic N = 600, r = 8) and at N = 1000, r = 9,
+every ReCtlr call of whole trajectories is timed by the processor's cycle counter (LLVM ``readcyclecounter``,
+converted to ns against ``time.perf_counter``), and split into the calls Phase 0 settles (no move) and the calls that
+run Phase 2 (the min-cost search and the patch search). The counter's own cost is in every call (tens of ns).
+
 Usage: ``python benchmarks/bench_rectlr.py [--json] [--quick]``
 """
 
@@ -25,8 +30,13 @@ import math
 import time
 
 import numpy as np
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+from llvmlite import ir
 
 import spare_mc as sm
+from spare_mc import _rectlr_kernels as _rk
 from spare_mc.reference import rectlr_reference
 from spare_mc.reorder import ReCtlr, overhead_mc
 
@@ -65,6 +75,68 @@ def _scipy_per_failure(n, r, samples, seed):
     return float(np.mean(times)), len(times)
 
 
+@intrinsic
+def _cycles(typingctx):
+    """The processor's cycle counter (``llvm.readcyclecounter``: the TSC on x86-64)."""
+    def codegen(context, builder, signature, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(64), []),
+                                            "llvm.readcyclecounter")
+        return builder.call(fn, [])
+    return types.int64(), codegen
+
+
+@njit
+def _timed_calls(perms, holders, n, r, rec):
+    """ReCtlr on failure orders ``perms`` (one trajectory per row, until the wipe-out), every call timed: ``rec``
+    rows (cycles, 1 if Phase 0 settled it). Returns the number of calls."""
+    E, G, D, H, meta, ulog, pplan, out = _rk.alloc(n, r)
+    meta[_rk.MAXDEG_] = _rk.build_stacks(holders, E, G)
+    _rk.initial_assignment(n, r, E, G, D, H, meta, ulog, out)
+    gstk0, epos0 = E[_rk.GSTK].copy(), E[_rk.EPOS].copy()
+    own0, load0, s0 = G[_rk.OWN, :n].copy(), G[_rk.LOAD, :n].copy(), meta[_rk.S_]
+    newly = np.empty(1, np.int64)
+    m = 0
+    for trial in range(perms.shape[0]):
+        _rk.reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, r)
+        for i in range(n):
+            newly[0] = perms[trial, i]
+            t0 = _cycles()
+            rc = _rk.rectlr_step(newly, 1, False, n, r, E, G, D, H, meta, ulog, pplan, out)
+            dt = _cycles() - t0
+            if rc != 0:
+                break
+            rec[m, 0] = dt
+            rec[m, 1] = out[_rk.O_PHASE0]
+            m += 1
+    return m
+
+
+def _ns_per_cycle() -> float:
+    """Nanoseconds per tick of :func:`_cycles`, against ``time.perf_counter`` over 0.2 s."""
+    @njit
+    def now():
+        return _cycles()
+    now()
+    c0, t0 = now(), time.perf_counter()
+    time.sleep(0.2)
+    return (time.perf_counter() - t0) * 1e9 / (now() - c0)
+
+
+def _breakdown(n, r, trials, seed, ns_per_cycle):
+    """Phase-0-only calls against Phase-2 calls: their share of the calls and of the time, ns per call."""
+    rng = np.random.default_rng(seed)
+    perms = np.array([rng.permutation(n) for _ in range(trials)])
+    holders = np.ascontiguousarray(sm.cyclic(n, r).holders, dtype=np.int64)
+    rec = np.zeros((trials * n, 2), np.int64)
+    _timed_calls(perms[:1], holders, n, r, rec)  # compile
+    m = _timed_calls(perms, holders, n, r, rec)
+    cyc, p0 = rec[:m, 0].astype(float) * ns_per_cycle, rec[:m, 1] == 1
+    return {"n_groups": n, "r": r, "calls": int(m), "ns_per_call": float(cyc.mean()),
+            "phase0_share_of_calls": float(p0.mean()), "phase0_ns_per_call": float(cyc[p0].mean()),
+            "phase2_ns_per_call": float(cyc[~p0].mean()), "phase2_share_of_time": float(cyc[~p0].sum() / cyc.sum()),
+            "median_ns_per_call": float(np.median(cyc))}
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object")
@@ -99,7 +171,10 @@ def main(argv=None) -> dict:
     slope_trial = float(np.polyfit(ln, np.log([g["ms_per_trial"] for g in growth]), 1)[0])
     slope_failure = float(np.polyfit(ln, np.log([g["us_per_failure"] for g in growth]), 1)[0])
     slope_fpt = float(np.polyfit(ln, np.log([g["failures_per_trial"] for g in growth]), 1)[0])
+    ns_per_cycle = _ns_per_cycle()
+    breakdown = [_breakdown(n, rr, 60 if q else 600, 4, ns_per_cycle) for n, rr in ((600, 8), (1000, 9))]
     out = {"benchmark": "rectlr", "quick": q, "cases": cases, "target_ratio_scipy_over_incremental": 20.0,
+           "breakdown": breakdown,
            "meets_target": all(c["ratio_scipy_over_incremental"] >= 20 for c in cases), "growth": growth,
            "target_ns_per_failure": TARGET_NS,
            "meets_ns_target": all(c["incremental_ns_per_failure"] <= TARGET_NS for c in cases),
@@ -123,6 +198,12 @@ def main(argv=None) -> dict:
                   f"{g['us_per_failure']:6.2f} us/failure, {g['ms_per_trial']:8.2f} ms/trial")
         print(f"log-log slopes vs N: per trial {slope_trial:.2f}, per failure {slope_failure:.2f}, "
               f"failures per trial {slope_fpt:.2f}")
+        print("where the time goes (every call timed by the cycle counter, its own cost included):")
+        for b in breakdown:
+            print(f"  cyclic N={b['n_groups']} r={b['r']}: {b['ns_per_call']:.0f} ns per call; Phase 0 settles "
+                  f"{b['phase0_share_of_calls']:.0%} of the calls at {b['phase0_ns_per_call']:.0f} ns, the other "
+                  f"{1 - b['phase0_share_of_calls']:.0%} run Phase 2 at {b['phase2_ns_per_call']:.0f} ns: "
+                  f"{b['phase2_share_of_time']:.0%} of the time")
     return out
 
 

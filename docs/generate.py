@@ -382,6 +382,17 @@ def page_benchmarks() -> str:
            f"has log-log slope {rc['loglog_slope_per_failure']:.2f} in N (flat), the cost per replication "
            f"{rc['loglog_slope_per_trial']:.2f}, the failures per replication "
            f"{rc['loglog_slope_failures_per_trial']:.2f}.",
+           "", "Where the time goes: every ReCtlr call of whole trajectories timed by the processor's cycle counter "
+           "(its own cost, tens of ns, is in each call), split into the calls Phase 0 settles and those that run "
+           "Phase 2 (the min-cost search, and the patch search that comes with it). The aim of 200 ns per failure "
+           "would need the Phase-2 calls to cost a few times a Phase-0 call, not the ratio below: they settle about "
+           "8 nodes of the min-cost search, each a heap operation and a scan of a type's r holders or a group's "
+           "window.\n",
+           "| layout | ns per call | Phase-0-only calls | ns per Phase-0 call | ns per Phase-2 call | "
+           "Phase-2 share of the time |", "|---|---|---|---|---|---|",
+           *[f"| cyclic N = {b['n_groups']}, r = {b['r']} | {b['ns_per_call']:.0f} | "
+             f"{b['phase0_share_of_calls']:.0%} | {b['phase0_ns_per_call']:.0f} | {b['phase2_ns_per_call']:.0f} | "
+             f"{b['phase2_share_of_time']:.0%} |" for b in rc["breakdown"]],
            "",
            "## Timeline vs its SimPy twin (`python benchmarks/bench_timeline.py`)\n",
            f"Paper setting, N = 600, SPARe r = 8, {tl['n_steps']} steps, jitter off, the same traces (results "
