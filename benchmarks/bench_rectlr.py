@@ -19,7 +19,11 @@ every ReCtlr call of whole trajectories is timed by the processor's cycle counte
 converted to ns against ``time.perf_counter``), and split into the calls Phase 0 settles (no move) and the calls that
 run Phase 2 (the min-cost search and the patch search). The counter's own cost is in every call (tens of ns).
 
-Usage: ``python benchmarks/bench_rectlr.py [--json] [--quick]``
+``--before REV`` also times the incremental solver of revision ``REV`` (checked out into a temporary git worktree and
+run in a subprocess of this run) on the same failures at cyclic N = 600, r = 8 and N = 1000, r = 9, and reports the
+speed-up of this checkout over it.
+
+Usage: ``python benchmarks/bench_rectlr.py [--json] [--quick] [--before REV]``
 """
 
 from __future__ import annotations
@@ -27,6 +31,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
 import time
 
 import numpy as np
@@ -73,6 +82,47 @@ def _scipy_per_failure(n, r, samples, seed):
             if ctl.fail(int(g)).wiped or len(times) >= samples:
                 break
     return float(np.mean(times)), len(times)
+
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+#: the before/after comparison's cases: (N, r, trials)
+COMPARE = ((600, 8, 300), (1000, 9, 200))
+#: its timing, as source so that the "before" subprocess runs exactly the same code
+COMPARE_SRC = r"""
+import math, time
+from spare_mc.reorder import overhead_mc
+def per_failure_ns(n, r, trials, repeat=5):
+    overhead_mc("cyclic", 2, n_groups=n, r=r, rng=0)
+    best = math.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        res = overhead_mc("cyclic", trials, n_groups=n, r=r, rng=1)
+        best = min(best, time.perf_counter() - t0)
+    return best * 1e9 / int(res.rep_stats["T"].sum())
+"""
+
+
+def _compare(rev: str, quick: bool) -> list:
+    """ns per failure of this checkout and of revision ``rev`` (a worktree, in a subprocess) on the same failures."""
+    cases = [(n, r, max(10, t // 10) if quick else t) for n, r, t in COMPARE]
+    ns: dict = {}
+    exec(COMPARE_SRC, ns)  # noqa: S102 - our own source, shared with the subprocess
+    with tempfile.TemporaryDirectory() as tmp:
+        wt = pathlib.Path(tmp) / "before"
+        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(wt), rev], check=True,
+                       capture_output=True, text=True)
+        try:
+            code = COMPARE_SRC + "\nimport json\nprint(json.dumps([per_failure_ns(*c) for c in %r]))" % (cases,)
+            env = {**os.environ, "PYTHONPATH": str(wt)}
+            after = [ns["per_failure_ns"](*c) for c in cases]
+            proc = subprocess.run([sys.executable, "-c", code], cwd=str(wt), env=env, check=True,
+                                  capture_output=True, text=True)
+            before = json.loads(proc.stdout.strip().splitlines()[-1])
+            after = [min(a, ns["per_failure_ns"](*c)) for a, c in zip(after, cases)]  # after, on both sides of it
+        finally:
+            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(wt)], capture_output=True)
+    return [{"n_groups": n, "r": r, "trials": t, "before_ns": b, "after_ns": a, "speedup": b / a}
+            for (n, r, t), b, a in zip(cases, before, after)]
 
 
 @intrinsic
@@ -141,6 +191,7 @@ def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--quick", action="store_true", help="fewer trials and samples (a smoke run)")
+    ap.add_argument("--before", metavar="REV", help="also time revision REV's incremental solver (git worktree)")
     args = ap.parse_args(argv)
     q = args.quick
     r = 9
@@ -174,7 +225,8 @@ def main(argv=None) -> dict:
     ns_per_cycle = _ns_per_cycle()
     breakdown = [_breakdown(n, rr, 60 if q else 600, 4, ns_per_cycle) for n, rr in ((600, 8), (1000, 9))]
     out = {"benchmark": "rectlr", "quick": q, "cases": cases, "target_ratio_scipy_over_incremental": 20.0,
-           "breakdown": breakdown,
+           "breakdown": breakdown, "before": None if args.before is None else
+           {"revision": args.before, "cases": _compare(args.before, q)},
            "meets_target": all(c["ratio_scipy_over_incremental"] >= 20 for c in cases), "growth": growth,
            "target_ns_per_failure": TARGET_NS,
            "meets_ns_target": all(c["incremental_ns_per_failure"] <= TARGET_NS for c in cases),
@@ -204,6 +256,10 @@ def main(argv=None) -> dict:
                   f"{b['phase0_share_of_calls']:.0%} of the calls at {b['phase0_ns_per_call']:.0f} ns, the other "
                   f"{1 - b['phase0_share_of_calls']:.0%} run Phase 2 at {b['phase2_ns_per_call']:.0f} ns: "
                   f"{b['phase2_share_of_time']:.0%} of the time")
+        if out["before"] is not None:
+            for c in out["before"]["cases"]:
+                print(f"  against {args.before}: cyclic N={c['n_groups']} r={c['r']}: {c['before_ns']:.0f} -> "
+                      f"{c['after_ns']:.0f} ns per failure, {c['speedup']:.2f}x")
     return out
 
 
