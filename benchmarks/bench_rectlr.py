@@ -157,7 +157,9 @@ def _timed_calls(perms, holders, n, r, rec):
             t0 = _cycles()
             rc = _rk.rectlr_step(newly, 1, False, n, r, E, G, D, H, meta, ulog, pplan, out)
             dt = _cycles() - t0
-            if rc != 0:
+            if rc < 0:
+                raise RuntimeError("ReCtlr found no assignment although no type was wiped out")
+            if rc == 1:  # the wipe-out ends the trajectory
                 break
             rec[m, 0] = dt
             rec[m, 1] = out[_rk.O_PHASE0]
