@@ -31,21 +31,18 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import pathlib
-import subprocess
-import sys
-import tempfile
 import time
 
 import numpy as np
+from _revision import at_revision
+from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
-from llvmlite import ir
 
 import spare_mc as sm
 from spare_mc import _rectlr_kernels as _rk
+from spare_mc._timeline_kernels import live_state
 from spare_mc.reference import rectlr_reference
 from spare_mc.reorder import ReCtlr, overhead_mc
 
@@ -84,7 +81,6 @@ def _scipy_per_failure(n, r, samples, seed):
     return float(np.mean(times)), len(times)
 
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 #: the before/after comparison's cases: (N, r, trials)
 COMPARE = ((600, 8, 300), (1000, 9, 200))
 #: its timing, as source so that the "before" subprocess runs exactly the same code
@@ -107,24 +103,15 @@ def _compare(rev: str, quick: bool) -> list:
     cases = [(n, r, max(10, t // 10) if quick else t) for n, r, t in COMPARE]
     ns: dict = {}
     exec(COMPARE_SRC, ns)  # noqa: S102 - our own source, shared with the subprocess
-    with tempfile.TemporaryDirectory() as tmp:
-        wt = pathlib.Path(tmp) / "before"
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(wt), rev], check=True,
-                       capture_output=True, text=True)
-        try:
-            code = COMPARE_SRC + "\nimport json\nprint(json.dumps([per_failure_ns(*c) for c in %r]))" % (cases,)
-            env = {**os.environ, "PYTHONPATH": str(wt)}
-            # after, before, after, before, after: the fastest of each, so that a slow spell of a shared machine
-            # does not land on one side only
-            after = [ns["per_failure_ns"](*c) for c in cases]
-            before = [math.inf] * len(cases)
-            for _ in range(2):
-                proc = subprocess.run([sys.executable, "-c", code], cwd=str(wt), env=env, check=True,
-                                      capture_output=True, text=True)
-                before = [min(b, x) for b, x in zip(before, json.loads(proc.stdout.strip().splitlines()[-1]))]
-                after = [min(a, ns["per_failure_ns"](*c)) for a, c in zip(after, cases)]
-        finally:
-            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(wt)], capture_output=True)
+    code = COMPARE_SRC + "\nimport json\nprint(json.dumps([per_failure_ns(*c) for c in %r]))" % (cases,)
+    with at_revision(rev) as run:
+        # after, before, after, before, after: the fastest of each, so that a slow spell of a shared machine does
+        # not land on one side only
+        after = [ns["per_failure_ns"](*c) for c in cases]
+        before = [math.inf] * len(cases)
+        for _ in range(2):
+            before = [min(b, x) for b, x in zip(before, run(code))]
+            after = [min(a, ns["per_failure_ns"](*c)) for a, c in zip(after, cases)]
     return [{"n_groups": n, "r": r, "trials": t, "before_ns": b, "after_ns": a, "speedup": b / a}
             for (n, r, t), b, a in zip(cases, before, after)]
 
@@ -143,9 +130,9 @@ def _cycles(typingctx):
 def _timed_calls(perms, holders, n, r, rec):
     """ReCtlr on failure orders ``perms`` (one trajectory per row, until the wipe-out), every call timed: ``rec``
     rows (cycles, 1 if Phase 0 settled it). Returns the number of calls."""
-    E, G, D, H, meta, ulog, pplan, out = _rk.alloc(n, r)
-    meta[_rk.MAXDEG_] = _rk.build_stacks(holders, E, G)
-    _rk.initial_assignment(n, r, E, G, D, H, meta, ulog, out)
+    (E, G, D, H, meta, ulog, pplan, out), rc = live_state(holders)
+    if rc < 0:
+        raise RuntimeError("ReCtlr found no initial assignment")
     gstk0, epos0 = E[_rk.GSTK].copy(), E[_rk.EPOS].copy()
     own0, load0, s0 = G[_rk.OWN, :n].copy(), G[_rk.LOAD, :n].copy(), meta[_rk.S_]
     newly = np.empty(1, np.int64)

@@ -24,16 +24,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import pathlib
 import subprocess
-import sys
-import tempfile
 import time
 
 import numpy as np
-
-REPO = pathlib.Path(__file__).resolve().parents[1]
+from _revision import at_revision
 
 #: the job of every column, as source so that the "before" subprocess runs exactly the same code
 JOB_SRC = r'''
@@ -64,19 +59,9 @@ def per_job_ms(cfg, reps):
 
 def _before(rev: str, reps: int) -> dict:
     """Per-job ms of each strategy on revision ``rev``, run in a subprocess from a temporary worktree."""
-    with tempfile.TemporaryDirectory() as tmp:
-        wt = pathlib.Path(tmp) / "before"
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(wt), rev], check=True,
-                       capture_output=True, text=True)
-        try:
-            code = JOB_SRC + ("\nimport json\nprint(json.dumps({s: per_job_ms(config(s), %d) for s in "
-                              "('ckpt', 'rep', 'spare')}))" % reps)
-            env = {**os.environ, "PYTHONPATH": str(wt)}
-            out = subprocess.run([sys.executable, "-c", code], cwd=str(wt), env=env, check=True,
-                                 capture_output=True, text=True)
-            return json.loads(out.stdout.strip().splitlines()[-1])
-        finally:
-            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(wt)], capture_output=True)
+    with at_revision(rev) as run:
+        return run(JOB_SRC + ("\nimport json\nprint(json.dumps({s: per_job_ms(config(s), %d) for s in "
+                              "('ckpt', 'rep', 'spare')}))" % reps))
 
 
 def main(argv=None) -> dict:
