@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 
 from ._validation import UsageValueError
 
@@ -65,12 +66,13 @@ def memory_negligible(nbytes: float) -> bool:
     return nbytes <= NEGLIGIBLE_BYTES and get_options()["max_memory"] is None
 
 
-def check_memory(nbytes: float, what: str, hint: str = "") -> None:
+def check_memory(nbytes: float, what: str | Callable[[], str], hint: str = "") -> None:
     """Raise :class:`ResourceLimitError` if ``nbytes`` exceeds :func:`memory_budget` (a request that is
     :func:`memory_negligible` passes at once).
 
     ``what`` says what would be allocated ("per-replication results of 1e9 replications"), ``hint`` how to need
-    less.
+    less. ``what`` may also be a function returning that text, called only when the check fails: a caller on a hot
+    path (one call per timeline job) then does not format a message that is almost never shown.
     """
     from .options import get_options
 
@@ -78,6 +80,7 @@ def check_memory(nbytes: float, what: str, hint: str = "") -> None:
         return
     budget = memory_budget()
     if nbytes > budget:
+        what = what() if callable(what) else what
         hint = f"; {hint}" if hint else ""
         source = ("the max_memory option" if get_options()["max_memory"] is not None
                   else "half of the available memory")
