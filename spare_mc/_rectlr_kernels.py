@@ -294,10 +294,7 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
         vu = _U(v)
         if D[FSTAMP, vu] == stamp or d > D[DIST, vu]:
             continue
-        D[FSTAMP, vu] = stamp
-        if v == sink:
-            big_d = d
-            break
+        D[FSTAMP, vu] = stamp  # never the sink: its live entry (key sink_d) stops the loop before it is popped
         D[FIN, _U(nfin)] = v
         nfin += 1
         base = d + D[PHI, vu]  # loop invariants, loaded once: the loops below store to G and D
@@ -324,9 +321,7 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
             gu = _U(g)
             if G[LOAD, gu] < cap:
                 nd = base - D[PHI, sink]
-                if D[DSTAMP, sink] != stamp or nd < D[DIST, sink]:
-                    D[DSTAMP, sink] = stamp
-                    D[DIST, sink] = nd
+                if nd < sink_d:  # the sink's label is sink_d alone (it is never popped, so never finished)
                     sink_d = nd
                     g_end = g
                     size = _heap_push(H, size, nd, sink)
