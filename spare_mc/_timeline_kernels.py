@@ -87,7 +87,8 @@ Failure source
 Its state: ``Q`` (``N_Q``): ``Q_N_UP`` (live groups), ``Q_N_PEND`` (dead groups not detected yet), ``Q_IA``
 (arrivals consumed), ``Q_REM`` (operational units left until the next arrival, counted from the wall time
 ``Q_T_REF``), ``Q_IL`` (lifetimes drawn);
-``GB`` (``N_GB x (N + 1)``), rows ``GB_TREE`` (Fenwick tree of the live groups, 1-based), ``GB_UP`` (1 = live),
+``GB`` (``N_GB x max(N + 1, 2 ceil(N / 64) + 1)``), rows ``GB_LIVE`` (the live groups as a bitset with a Fenwick
+tree of its words' counts, for the system source's rank select: :func:`_live_take`), ``GB_UP`` (1 = live),
 ``GB_PEND`` (the pending dead groups ``GB[GB_PEND, :Q[Q_N_PEND]]`` in the order they died); ``next_t`` (unit
 clocks). The loop calls only these five, whatever the model; each branches on ``P[P_SOURCE]`` inside:
 
@@ -252,7 +253,7 @@ Q_N_UP, Q_N_PEND, Q_IA, Q_REM, Q_T_REF, Q_IL, Q_T_LAST, Q_T0, Q_T_NEXT, Q_N_OFF 
 Q_M = 10
 Q_M_FROM = Q_M + N_CLASSES
 N_Q = Q_M_FROM + N_CLASSES
-GB_TREE, GB_UP, GB_PEND, GB_CRIT, GB_TCRIT, GB_READY, GB_LIST, GB_MEMCOPY, GB_BACK = range(9)
+GB_LIVE, GB_UP, GB_PEND, GB_CRIT, GB_TCRIT, GB_READY, GB_LIST, GB_MEMCOPY, GB_BACK = range(9)
 N_GB = 9
 # the unit clocks' block (rows of ``N_UB x 2 S``, ``S`` the least power of two >= the number of units; for the race,
 # which has no tree, ``N_UB x`` the number of units): the tournament tree over ``next_t`` (1-based, leaves at
@@ -431,50 +432,108 @@ def _crit_mark(g, P, E, G, GB, J):
 
 
 # ------------------------------------------------------------------------------ failure source: system process
+#: the live groups' set (row ``GB_LIVE``): bit ``g & 63`` of word ``g >> 6`` is group ``g``; the words sit at
+#: ``W + 1 .. 2 W`` (``W = ceil(N / 64)``) after a Fenwick tree of their bit counts at ``1 .. W``
+_U = np.uint64
+_M1, _M2, _M4 = _U(0x5555555555555555), _U(0x3333333333333333), _U(0x0F0F0F0F0F0F0F0F)
+_L8, _H8 = _U(0x0101010101010101), _U(0x8080808080808080)
+#: ``_SEL8[8 b + j]``: the position of the ``j``-th set bit of the byte ``b``
+_SEL8 = np.zeros(256 * 8, np.uint8)
+for _b in range(256):
+    _j = 0
+    for _i in range(8):
+        if _b >> _i & 1:
+            _SEL8[8 * _b + _j] = _i
+            _j += 1
+del _b, _i, _j
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def live_set_width(n):
+    """Entries of the live-set row for ``n`` groups: ``2 ceil(n / 64) + 1``."""
+    return 2 * ((n + 63) >> 6) + 1
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _select64(x, k):
+    """Position of the ``k``-th (0-based) set bit of the word ``x`` (``k`` below its bit count), without a branch:
+    the byte counts (a SWAR popcount), their running sums by one multiplication, the bytes whose running sum is
+    at most ``k`` counted by a second, then a table of the byte's bits (S. Vigna, "Broadword implementation of
+    rank/select queries", WEA 2008)."""
+    s = x - ((x >> _U(1)) & _M1)
+    s = (s & _M2) + ((s >> _U(2)) & _M2)
+    s = (s + (s >> _U(4))) & _M4
+    b = s * _L8  # byte i: the set bits of bytes 0..i (at most 64, so no carry)
+    le = ((k * _L8 | _H8) - b) & _H8  # the top bit of byte i: its running sum is <= k
+    shift = (((le >> _U(7)) * _L8) >> _U(56)) << _U(3)  # 8 x the bytes before the one holding the bit
+    kin = k - (((b << _U(8)) >> shift) & _U(0xFF))
+    return shift + _U(_SEL8[((x >> shift) & _U(0xFF)) * _U(8) + kin])
+
+
 @_kernel
-def _fenwick_fill(tree, n):
-    """Fenwick tree of n ones (1-based ``tree[1..n]``)."""
-    for i in range(1, n + 1):
-        tree[i] = i & (-i)
+def _live_fill(T, n):
+    """Every one of the ``n`` groups is live."""
+    w = (n + 63) >> 6
+    for i in range(1, w + 1):
+        T[i] = 0
+    for i in range(1, w + 1):
+        T[i] += min(64, n - 64 * (i - 1))
+        j = i + (i & -i)
+        if j <= w:
+            T[j] += T[i]
+        bits = min(64, n - 64 * (i - 1))
+        T[w + i] = np.int64(-1) if bits == 64 else (np.int64(1) << bits) - 1
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _live_count_add(T, w, word, delta):
+    i = word + 1
+    while i <= w:
+        T[_U(i)] += delta
+        i += i & -i
+
+
+@_kernel
+def _live_add(T, n, g):
+    """Group ``g`` (dead) is live again."""
+    w = (n + 63) >> 6
+    word = g >> 6
+    T[w + 1 + word] = np.int64(_U(T[w + 1 + word]) | (_U(1) << _U(g & 63)))
+    _live_count_add(T, w, word, 1)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _live_take(T, n, rank):
+    """Remove and return the live group of 0-based ``rank`` (in increasing index), ``rank`` below the live count:
+    a descent of the words' Fenwick tree (O(log(N / 64))) and a select in the word. The same group as a rank
+    select over the groups one by one (``tests/test_timeline.py`` checks it against ``np.flatnonzero``)."""
+    w = (n + 63) >> 6
+    pos = 0
+    rem = rank
+    step = 1
+    while step * 2 <= w:
+        step *= 2
+    while step > 0:
+        nxt = pos + step
+        if nxt <= w:
+            c = T[_U(nxt)]
+            if c <= rem:
+                pos = nxt
+                rem -= c
+        step >>= 1
+    x = _U(T[_U(w + 1 + pos)])  # the word of 0-based index pos holds the group
+    bit = _select64(x, _U(rem))
+    T[_U(w + 1 + pos)] = np.int64(x & ~(_U(1) << bit))
+    _live_count_add(T, w, pos, -1)
+    return pos * 64 + np.int64(bit)
 
 
 @_kernel
 def _all_live(GB, n):
-    """Every group is live (the system source's Fenwick tree and the ``GB_UP`` row)."""
-    _fenwick_fill(GB[GB_TREE], n)
+    """Every group is live (the system source's live set and the ``GB_UP`` row)."""
+    _live_fill(GB[GB_LIVE], n)
     for g in range(n):
         GB[GB_UP, g] = 1
-
-
-@_kernel
-def _fenwick_add(tree, n, g):
-    """Group ``g`` is live again."""
-    i = g + 1
-    while i <= n:
-        tree[i] += 1
-        i += i & (-i)
-
-
-@_kernel
-def _fenwick_take(tree, n, rank):
-    """Remove and return the live group of 0-based ``rank`` (in increasing index) in O(log N)."""
-    pos = 0
-    rem = rank + 1
-    step = 1
-    while step * 2 <= n:
-        step *= 2
-    while step > 0:
-        nxt = pos + step
-        if nxt <= n and tree[nxt] < rem:
-            pos = nxt
-            rem -= tree[nxt]
-        step //= 2
-    g = pos  # 0-based group index = 1-based position pos + 1, minus 1
-    i = pos + 1
-    while i <= n:
-        tree[i] -= 1
-        i += i & (-i)
-    return g
 
 
 @_kernel
@@ -857,7 +916,7 @@ def _src_init(P, Q, GB, next_t, UB, UF, gaps, uscale, life):
     for i in range(N_Q):
         Q[i] = 0
     Q[Q_N_UP] = n
-    _fenwick_fill(GB[GB_TREE], n)
+    _live_fill(GB[GB_LIVE], n)
     for g in range(n):
         GB[GB_UP, g] = 1
     if P[P_SOURCE] == SRC_UNITS:
@@ -910,7 +969,7 @@ def _src_take_until(t, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgro
         if t_f > t:
             return STATUS_OK
         if Q[Q_N_UP] > 0:  # else (no live scaling, every group dead) the arrival hits nothing
-            g = _fenwick_take(GB[GB_TREE], n, (victims[Q[Q_IA]] * Q[Q_N_UP]) >> 32)
+            g = _live_take(GB[GB_LIVE], n, (victims[Q[Q_IA]] * Q[Q_N_UP]) >> 32)
             Q[Q_N_UP] -= 1
             GB[GB_UP, g] = 0
             GB[GB_MEMCOPY, g] = 0
@@ -1680,7 +1739,7 @@ def _rejoin(P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgrou
         if rt <= t:
             GB[GB_READY, g] = _NEVER
             GB[GB_UP, g] = 1
-            _fenwick_add(GB[GB_TREE], n, g)
+            _live_add(GB[GB_LIVE], n, g)
             Q[Q_N_UP] += 1
             back += 1
             if P[P_STRATEGY] == STRAT_REP:
@@ -1758,7 +1817,7 @@ def timeline(P, PF, holders, live0, gset, ssize, gaps, victims, uscale, dptr, dg
     slive = ssize.copy()
     # the failure source and the job
     Q = np.zeros(N_Q, np.int64)
-    GB = np.zeros((N_GB, n + 1), np.int64)
+    GB = np.zeros((N_GB, max(n + 1, live_set_width(n))), np.int64)
     next_t = np.empty(uscale.shape[0], np.int64)
     if P[P_UNIT_RACE] != 0:  # no tournament tree: a slot per unit (under a third of its width at 19,350 units)
         # not zeroed: the race writes UB_PERM / UB_POS at the start and UB_TMP before it reads it, and has no tree

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from numba import njit
 from scipy import stats
 
 import spare_mc as sm
@@ -80,6 +81,58 @@ def test_kernel_equals_simpy_twin_on_random_traces(strategy, failures):
     assert any(w for _, w, _ in seen)  # wipe-outs happened
     if strategy != "ckpt":
         assert any(m for _, _, m in seen)  # masked failures happened
+
+
+@njit
+def _live_set_run(n, ops, draws, out):
+    """Apply ``ops`` to a live set of ``n`` groups (1: take the group of rank ``draws[i] * live >> 32``, its index
+    into ``out[i]``; 0: bring back group ``draws[i] % n`` if dead, -1 into ``out[i]``; 2: all live again)."""
+    T = np.zeros(TK.live_set_width(n), np.int64)
+    up = np.ones(n, np.int64)
+    TK._live_fill(T, n)
+    live = n
+    for i in range(ops.shape[0]):
+        out[i] = -1
+        if ops[i] == 2:
+            TK._live_fill(T, n)
+            up[:] = 1
+            live = n
+        elif ops[i] == 1 and live > 0:
+            g = TK._live_take(T, n, (draws[i] * live) >> 32)
+            out[i] = g
+            up[g] = 0
+            live -= 1
+        elif ops[i] == 0 and up[draws[i] % n] == 0:
+            TK._live_add(T, n, draws[i] % n)
+            up[draws[i] % n] = 1
+            live += 1
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 63, 64, 65, 127, 128, 129, 600, 1000, 4097])
+def test_live_set_rank_select_equals_the_sorted_live_groups(n):
+    """The system source's victim (the live group of rank ``floor(u live / 2^32)`` in increasing index), taken from
+    the bitset with a Fenwick tree of word counts, is the one a plain sorted list of the live groups gives, through
+    takes, returns and refills (word edges: N = 63, 64, 65, 127-129; the sign bit of a full word)."""
+    rng = np.random.default_rng(n)
+    k = 20 * n + 200
+    ops = rng.choice([0, 1, 1, 1, 2], size=k, p=[0.25, 0.25, 0.25, 0.24, 0.01])
+    draws = rng.integers(0, 1 << 32, k, dtype=np.int64)
+    out = np.empty(k, np.int64)
+    _live_set_run(n, ops, draws, out)
+    live, want = list(range(n)), []
+    for op, d in zip(ops, draws):
+        if op == 2:
+            live = list(range(n))
+            want.append(-1)
+        elif op == 1 and live:
+            want.append(live.pop((int(d) * len(live)) >> 32))
+        elif op == 0 and int(d) % n not in live:
+            live = sorted(live + [int(d) % n])
+            want.append(-1)
+        else:
+            want.append(-1)
+    assert out.tolist() == want
+    assert sum(g >= 0 for g in want) > n // 2  # most of the set was taken at least once
 
 
 @pytest.mark.parametrize("kind", ["per_gpu", "domain"])
