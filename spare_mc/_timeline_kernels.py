@@ -281,7 +281,8 @@ TRACE_OUT = np.int64(-1)
 
 #: a function of the source or a helper: no allocation, so no runtime (see "Compilation" above)
 _kernel = njit(cache=True, _nrt=False)
-#: a step the loop runs at every iteration: inlined into :func:`_job`
+#: a step the loop runs at every iteration, or a small helper of one: inlined into its callers (numba inlines the
+#: source, so these have no compiled code of their own unless called from Python)
 _step = njit(cache=True, _nrt=False, inline="always")
 #: ReCtlr's step and the stacks' reset set their own runtime flag (in :mod:`spare_mc._rectlr_kernels`: the step runs
 #: without it and hands the rare allocation to a function with it), whoever calls them
@@ -433,7 +434,10 @@ def _crit_mark(g, P, E, G, GB, J):
 
 # ------------------------------------------------------------------------------ failure source: system process
 #: the live groups' set (row ``GB_LIVE``): bit ``g & 63`` of word ``g >> 6`` is group ``g``; the words sit at
-#: ``W + 1 .. 2 W`` (``W = ceil(N / 64)``) after a Fenwick tree of their bit counts at ``1 .. W``
+#: ``W + 1 .. 2 W`` (``W = ceil(N / 64)``) after a Fenwick tree of their bit counts at ``1 .. W``. The words are
+#: handled as ``uint64`` (``_U``; numba makes a float of a uint64 and an int64 together, so every operand is cast)
+#: and stored as the int64 of the same bits; the hot take indexes with ``_U`` too, which skips numba's
+#: negative-index wraparound (as in :mod:`spare_mc._rectlr_kernels`)
 _U = np.uint64
 _M1, _M2, _M4 = _U(0x5555555555555555), _U(0x3333333333333333), _U(0x0F0F0F0F0F0F0F0F)
 _L8, _H8 = _U(0x0101010101010101), _U(0x8080808080808080)
@@ -448,18 +452,20 @@ for _b in range(256):
 del _b, _i, _j
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@_step
 def live_set_width(n):
     """Entries of the live-set row for ``n`` groups: ``2 ceil(n / 64) + 1``."""
     return 2 * ((n + 63) >> 6) + 1
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@_step
 def _select64(x, k):
     """Position of the ``k``-th (0-based) set bit of the word ``x`` (``k`` below its bit count), without a branch:
     the byte counts (a SWAR popcount), their running sums by one multiplication, the bytes whose running sum is
     at most ``k`` counted by a second, then a table of the byte's bits (S. Vigna, "Broadword implementation of
     rank/select queries", WEA 2008)."""
+    x = _U(x)
+    k = _U(k)
     s = x - ((x >> _U(1)) & _M1)
     s = (s & _M2) + ((s >> _U(2)) & _M2)
     s = (s + (s >> _U(4))) & _M4
@@ -476,17 +482,18 @@ def _live_fill(T, n):
     w = (n + 63) >> 6
     for i in range(1, w + 1):
         T[i] = 0
-    for i in range(1, w + 1):
-        T[i] += min(64, n - 64 * (i - 1))
+    for i in range(1, w + 1):  # Fenwick's linear build: node i is complete when it is added to its parent
+        bits = min(64, n - 64 * (i - 1))
+        T[i] += bits
         j = i + (i & -i)
         if j <= w:
             T[j] += T[i]
-        bits = min(64, n - 64 * (i - 1))
         T[w + i] = np.int64(-1) if bits == 64 else (np.int64(1) << bits) - 1
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@_step
 def _live_count_add(T, w, word, delta):
+    """Add ``delta`` to the count of word ``word`` (0-based) in the Fenwick tree ``T[1 .. w]``."""
     i = word + 1
     while i <= w:
         T[_U(i)] += delta
@@ -495,18 +502,23 @@ def _live_count_add(T, w, word, delta):
 
 @_kernel
 def _live_add(T, n, g):
-    """Group ``g`` (dead) is live again."""
+    """Group ``g`` is live again (nothing to do if it is in the set: the unit and log sources kill groups without
+    taking them out, and their rejoins come here too)."""
     w = (n + 63) >> 6
     word = g >> 6
-    T[w + 1 + word] = np.int64(_U(T[w + 1 + word]) | (_U(1) << _U(g & 63)))
+    x = _U(T[w + 1 + word])
+    bit = _U(1) << _U(g & 63)
+    if x & bit:
+        return
+    T[w + 1 + word] = np.int64(x | bit)
     _live_count_add(T, w, word, 1)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@_step
 def _live_take(T, n, rank):
     """Remove and return the live group of 0-based ``rank`` (in increasing index), ``rank`` below the live count:
     a descent of the words' Fenwick tree (O(log(N / 64))) and a select in the word. The same group as a rank
-    select over the groups one by one (``tests/test_timeline.py`` checks it against ``np.flatnonzero``)."""
+    select over the groups one by one (``tests/test_timeline.py`` checks it against a sorted list)."""
     w = (n + 63) >> 6
     pos = 0
     rem = rank

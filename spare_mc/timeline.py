@@ -1316,6 +1316,48 @@ def _job_rngs(cfg: TimelineConfig, seed_seq: np.random.SeedSequence) -> tuple:
     return jitter, repair
 
 
+def _checked_trace(cfg: TimelineConfig, trace) -> tuple:
+    """A caller's ``trace`` as the kernel's contiguous arrays, or a ``UsageValueError`` / ``UsageTypeError`` naming
+    the array and the first entry that breaks the rule of :func:`make_trace`: gaps are integers >= 1, victim draws
+    integers in ``[0, 2^32)`` (the kernel takes the victim of rank ``draw * live >> 32``), lifetimes finite floats
+    >= 0 (the kernel does not check them: it would index out of its arrays or run on a negative time)."""
+    race = cfg.failures is not None and cfg.unit_race
+    names = (("gaps", "victims") if cfg.failures is None else ("lifetimes", "victims") if race else ("lifetimes",))
+    try:
+        arrays = tuple(trace)
+    except TypeError:
+        raise UsageTypeError(f"`trace` must be a tuple of arrays {names}, got {type(trace).__name__}") from None
+    if len(arrays) != len(names):
+        raise UsageValueError(f"`trace` must hold {len(names)} arrays {names} for this config's failure source, "
+                              f"got {len(arrays)}")
+    out = []
+    for name, a in zip(names, arrays):
+        a = np.ascontiguousarray(a)
+        if a.ndim != 1:
+            raise UsageValueError(f"`trace` {name} must be one-dimensional, got shape {a.shape}")
+        if name == "lifetimes":
+            if a.dtype.kind not in "fiu":
+                raise UsageTypeError(f"`trace` lifetimes must be real numbers, got dtype {a.dtype}")
+            a = np.ascontiguousarray(a, dtype=np.float64)
+            bad = np.flatnonzero(~(np.isfinite(a) & (a >= 0.0)))
+            rule = "finite and >= 0"
+        else:
+            if a.dtype.kind not in "iu":
+                raise UsageTypeError(f"`trace` {name} must be integers, got dtype {a.dtype}")
+            lo, hi = (1, int(_tk.HORIZON_US)) if name == "gaps" else (0, (1 << 32) - 1)
+            bad = np.flatnonzero((a < lo) | (a > hi))
+            rule = "in [1, 2^61]" if name == "gaps" else "in [0, 2^32)"
+            a = np.ascontiguousarray(a, dtype=np.int64)
+        if bad.size:
+            raise UsageValueError(f"`trace` {name}[{bad[0]}] = {a[bad[0]].item()!r} breaks the rule: each must be "
+                                  f"{rule}")
+        out.append(a)
+    if len(out) == 2 and out[0].size != out[1].size:
+        raise UsageValueError(f"`trace` {names[0]} and {names[1]} must have the same length, got {out[0].size} and "
+                              f"{out[1].size}")
+    return tuple(out)
+
+
 def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace=None) -> TimelineRun:
     """One job from its replication seed (children, :func:`job_seed`: 0 = failure trace, 1 = jitter, 2 = a random
     layout, 3 = the repair times), or on a given ``trace = (gaps, victims)`` (then an exhausted trace is an error).
@@ -1334,7 +1376,7 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
     if holders is None:  # a random SPARe layout
         holders = cfg.layout_object(rng=job_seed(seed_seq, 2)).holders
     if trace is not None:
-        trace = tuple(np.ascontiguousarray(a) for a in trace)
+        trace = _checked_trace(cfg, trace)
         jitter_rng, repair_rng = _job_rngs(cfg, seed_seq)
         res = _run_us(cfg, holders, *trace, jitter_rng=jitter_rng, units=units, repair_rng=repair_rng,
                       live0=plan.live0)

@@ -112,14 +112,17 @@ def _live_set_run(n, ops, draws, out):
 def test_live_set_rank_select_equals_the_sorted_live_groups(n):
     """The system source's victim (the live group of rank ``floor(u live / 2^32)`` in increasing index), taken from
     the bitset with a Fenwick tree of word counts, is the one a plain sorted list of the live groups gives, through
-    takes, returns and refills (word edges: N = 63, 64, 65, 127-129; the sign bit of a full word)."""
+    takes, returns and refills (word edges: N = 63, 64, 65, 127-129; the sign bit of a full word), and through a
+    drain to a few live groups, where whole words are empty and the descent must pass them (W = 10, 16, 65)."""
     rng = np.random.default_rng(n)
     k = 20 * n + 200
-    ops = rng.choice([0, 1, 1, 1, 2], size=k, p=[0.25, 0.25, 0.25, 0.24, 0.01])
-    draws = rng.integers(0, 1 << 32, k, dtype=np.int64)
-    out = np.empty(k, np.int64)
+    mixed = rng.choice([0, 1, 1, 1, 2], size=k, p=[0.25, 0.25, 0.25, 0.24, 0.01])
+    ops = np.concatenate([[2], mixed, [2], np.ones(n - max(1, n // 50), np.int64),  # drain to ~2% live
+                          rng.choice([0, 1], size=4 * n + 20, p=[0.5, 0.5])])
+    draws = rng.integers(0, 1 << 32, ops.size, dtype=np.int64)
+    out = np.empty(ops.size, np.int64)
     _live_set_run(n, ops, draws, out)
-    live, want = list(range(n)), []
+    live, want, least = list(range(n)), [], n
     for op, d in zip(ops, draws):
         if op == 2:
             live = list(range(n))
@@ -131,8 +134,41 @@ def test_live_set_rank_select_equals_the_sorted_live_groups(n):
             want.append(-1)
         else:
             want.append(-1)
+        least = min(least, len(live))
     assert out.tolist() == want
-    assert sum(g >= 0 for g in want) > n // 2  # most of the set was taken at least once
+    assert len({g for g in want if g >= 0}) == n  # every group was taken at least once
+    assert least <= max(1, n // 50)  # the drain emptied most words
+
+
+@njit
+def _select_all(words, out):
+    """``out[i, j]``: the position of the ``j``-th set bit of ``words[i]`` by the kernel's select (-1 past the bit
+    count)."""
+    for i in range(words.shape[0]):
+        x = words[i]
+        c = 0
+        for b in range(64):
+            c += (x >> np.uint64(b)) & np.uint64(1)
+        for j in range(64):
+            out[i, j] = np.int64(TK._select64(x, np.uint64(j))) if j < c else -1
+
+
+def test_select_in_a_word_equals_the_sorted_bit_positions():
+    """The branch-free select in a 64-bit word against the sorted positions of its set bits: random words of every
+    density, single bits (the top one included), the full word and its neighbours, every rank below the count."""
+    rng = np.random.default_rng(64)
+    words = [rng.integers(0, 1 << 63, dtype=np.uint64) | (np.uint64(int(rng.integers(2))) << np.uint64(63))
+             for _ in range(300)]
+    words += [np.uint64(int(rng.integers(0, 1 << 63))) & np.uint64(int(rng.integers(0, 1 << 63))) &
+              np.uint64(int(rng.integers(0, 1 << 63))) for _ in range(100)]  # sparse
+    words += [np.uint64(1) << np.uint64(b) for b in range(64)]
+    words += [np.uint64(2 ** 64 - 1), np.uint64(2 ** 63), np.uint64(2 ** 64 - 2), np.uint64(2 ** 63 - 1), np.uint64(1)]
+    words = np.array(words, dtype=np.uint64)
+    out = np.empty((words.size, 64), np.int64)
+    _select_all(words, out)
+    for x, row in zip(words.tolist(), out):
+        bits = [b for b in range(64) if x >> b & 1]
+        assert row.tolist() == bits + [-1] * (64 - len(bits)), hex(x)
 
 
 @pytest.mark.parametrize("kind", ["per_gpu", "domain"])
@@ -342,6 +378,46 @@ def test_other_errors():
     with pytest.raises(ValueError, match=r"`trace` ran out"):
         run_timeline(cfg, np.random.SeedSequence(0), trace=(short[0][:5], short[1][:5]))
 
+
+
+def _bad_traces():
+    """(failure source, a function of a good trace that breaks it, the error, the message): each rule of a caller's
+    trace (make_trace's contract), which the kernel would not check (a victim draw >= 2^32 indexes past its live
+    set; a negative lifetime runs time backwards)."""
+    sysm, units = {}, dict(failures=sm.PerGPU.from_system_mtbf(300.0, 64 * 8, 0.78), live_scaling=True, shape=0.78,
+                           unit_sampler="per_unit",
+                           topology=sm.Topology(64 * 8, 64))
+    race = {**units, "unit_sampler": "race", "failures": sm.DomainFailures("node", 3e4, 0.78,
+                                                                           background=units["failures"])}
+    return [
+        (sysm, lambda t: (t[0], t[1] + (1 << 32)), ValueError, r"`trace` victims\[0\] = \d+ breaks the rule: each "
+         r"must be in \[0, 2\^32\)"),
+        (sysm, lambda t: (t[0], -t[1]), ValueError, r"victims\[\d+\] = -\d+ breaks the rule"),
+        (sysm, lambda t: (np.where(np.arange(t[0].size) == 7, 0, t[0]), t[1]), ValueError,
+         r"`trace` gaps\[7\] = 0 breaks the rule: each must be in \[1, 2\^61\]"),
+        (sysm, lambda t: (t[0].astype(float), t[1]), TypeError, r"`trace` gaps must be integers, got dtype float64"),
+        (sysm, lambda t: (t[0],), ValueError, r"must hold 2 arrays \('gaps', 'victims'\) .* got 1"),
+        (sysm, lambda t: (t[0], t[1][:-1]), ValueError, r"gaps and victims must have the same length"),
+        (sysm, lambda t: (t[0][None, :], t[1]), ValueError, r"gaps must be one-dimensional, got shape \(1, \d+\)"),
+        (sysm, lambda t: 5, TypeError, r"`trace` must be a tuple of arrays \('gaps', 'victims'\), got int"),
+        (units, lambda t: (np.where(np.arange(t[0].size) == 3, -1.0, t[0]),), ValueError,
+         r"`trace` lifetimes\[3\] = -1.0 breaks the rule: each must be finite and >= 0"),
+        (units, lambda t: (np.where(np.arange(t[0].size) == 2, np.nan, t[0]),), ValueError, r"lifetimes\[2\] = nan"),
+        (units, lambda t: (t[0].astype(str),), TypeError, r"`trace` lifetimes must be real numbers"),
+        (race, lambda t: (t[0], t[1] + (1 << 32)), ValueError, r"`trace` victims\[0\] = \d+ breaks the rule"),
+        (race, lambda t: (t[0],), ValueError, r"must hold 2 arrays \('lifetimes', 'victims'\)"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_bad_traces())))
+def test_a_callers_trace_is_checked(case):
+    """run_timeline(trace=...) names the array, the first bad entry and the rule; the good trace runs."""
+    source, breaker, exc, match = _bad_traces()[case]
+    cfg = TimelineConfig("spare", 64, r=4, n_steps=200, jitter_sd=0.0, **source)
+    good = make_trace(cfg, np.random.default_rng(case), 4096 if cfg.failures is None or cfg.unit_race else 20_000)
+    assert run_timeline(cfg, np.random.SeedSequence(0), trace=good).status == "ok"
+    with pytest.raises(exc, match=match):
+        run_timeline(cfg, np.random.SeedSequence(0), trace=breaker(good))
 
 # ------------------------------------------------------------------------------------------ optimiser and CLI
 def test_theory_ttt_pieces():
