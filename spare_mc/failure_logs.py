@@ -45,6 +45,7 @@ import numpy as np
 
 from . import _log_kernels as _lk
 from . import topology as _topology
+from ._resources import check_memory
 from ._seeding import generator
 from ._validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
 from ._weibull import CI_METHODS, LevelFit, _data_iv, _fit_shared, _make_fits, _weibull_sums, weibull_mle
@@ -314,16 +315,23 @@ def failure_log_from_arrays(time_s, level, unit, topology: Topology, *, repair_s
     """
     topology = _topology_iv(topology)
     levels = log_levels(topology)
-    try:
-        t = np.asarray(time_s, dtype=np.float64).ravel()
-    except (TypeError, ValueError):
-        raise UsageTypeError("`time_s` must be numbers") from None
+    t_raw = np.asarray(time_s)
+    if t_raw.dtype.kind not in "iuf":  # strings would parse, bools would be 0 and 1 s
+        raise UsageTypeError(f"`time_s` must hold real numbers, got dtype {t_raw.dtype}")
+    if t_raw.ndim > 1:
+        raise UsageValueError(f"`time_s` must be one-dimensional, got shape {t_raw.shape}")
+    t = t_raw.astype(np.float64).ravel()
     lv = np.asarray(level, dtype=object).ravel()
     u_raw = np.asarray(unit).ravel()
     if u_raw.size and not np.issubdtype(u_raw.dtype, np.integer):
         raise UsageTypeError(f"`unit` must hold integers, got dtype {u_raw.dtype}")
     u = u_raw.astype(np.int64)
-    rep = None if repair_s is None else np.asarray(repair_s, dtype=np.float64).ravel()
+    rep = None
+    if repair_s is not None:
+        rep = np.asarray(repair_s)
+        if rep.dtype.kind not in "iuf":
+            raise UsageTypeError(f"`repair_s` must hold real numbers (NaN: unknown), got dtype {rep.dtype}")
+        rep = rep.astype(np.float64).ravel()
     sizes = {"level": lv.size, "unit": u.size, **({} if rep is None else {"repair_s": rep.size})}
     for name, size in sizes.items():
         if size != t.size:
@@ -341,6 +349,12 @@ def _parse_metadata(text, lineno, meta, src):
     key, sep, value = body.partition(":")
     key = key.strip()
     if not sep or key not in METADATA_KEYS:
+        # a comment that starts like a metadata key but is not written "# key: value" would silently leave the
+        # window at the last event: refuse it rather than keep it as a plain comment
+        word = body.replace("=", " ").replace(":", " ").split()
+        if word and word[0].lower() in METADATA_KEYS:
+            raise UsageValueError(f"{src}: line {lineno}: a comment names the metadata key `{word[0]}` but is not "
+                                  f"written `# {word[0].lower()}: VALUE`; write it so (or reword the comment)")
         return False
     if key in meta:
         raise UsageValueError(f"{src}: line {lineno}: metadata `{key}` is given twice (first on line {meta[key][1]})")
@@ -360,8 +374,12 @@ def _read_csv(path, topology, duration_s):
     levels = log_levels(topology)
     index = {name: i for i, name in enumerate(levels)}
     # utf-8-sig: a byte-order mark (spreadsheet exports) is not part of the first column's name
-    with open(path, newline="", encoding="utf-8-sig") as f:
-        lines = f.read().splitlines()
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            lines = f.read().splitlines()
+    except UnicodeDecodeError as e:
+        raise UsageValueError(f"{src}: not UTF-8 text (byte {e.start}: {e.reason}); save the log as UTF-8 CSV") \
+            from None
     meta, comments, header, cols = {}, [], None, None
     t, codes, bad_level, units, rep, where_line = [], [], {}, [], [], []
     for lineno, line in enumerate(lines, start=1):
@@ -401,6 +419,9 @@ def _read_csv(path, topology, duration_s):
             units.append(int(fields_[cols["unit"]]))
         except ValueError:
             raise UsageValueError(f"{here}: `unit` must be an integer, got {fields_[cols['unit']]!r}") from None
+        if not -(1 << 63) <= units[-1] < 1 << 63:  # beyond int64: surely not a unit of the topology
+            raise UsageValueError(f"{here}: `unit` must be a unit index of the topology (0 <= unit < the level's "
+                                  f"unit count), got {units[-1]}")
         lv = fields_[cols["level"]]
         code = index.get(lv, -1)
         if code < 0:
@@ -563,6 +584,9 @@ def _layout_iv(layout, n_groups, r, topology):
     elif not isinstance(layout, (Layout, ReplicaSets)):
         raise UsageTypeError(f"`layout` must be a Layout, ReplicaSets or one of {list(LAYOUT_KINDS)}, got "
                              f"{type(layout).__name__}")
+    elif r is not None and as_int(r, "r", min_value=1) != layout.r:
+        raise UsageValueError(f"`r` = {r} disagrees with the given layout's r = {layout.r}: `r` is for a layout "
+                              f"given by name; leave it out with a {type(layout).__name__}")
     if layout.n_groups != topology.n_groups:
         raise UsageValueError(f"the layout has N={layout.n_groups} groups but the log's topology has "
                               f"N={topology.n_groups}")
@@ -858,7 +882,11 @@ class LogFit:
             if not fitted:
                 raise UsageValueError(f"`domain_level`='all' needs a fitted domain level; fitted: {sorted(self.fits)}")
             return tuple(fitted)
-        names = (domain_level,) if isinstance(domain_level, str) else tuple(domain_level)
+        try:
+            names = (domain_level,) if isinstance(domain_level, str) else tuple(domain_level)
+        except TypeError:
+            raise UsageTypeError(f"`domain_level` must be a level name, a sequence of them or 'all', got "
+                                 f"{type(domain_level).__name__}") from None
         if not names:
             raise UsageValueError("`domain_level` must name at least one level")
         if len(set(names)) != len(names):
@@ -953,6 +981,8 @@ def fit_failure_log(log: FailureLog, *, levels=None, shared_shape: bool = False,
         as_choice(name, "levels", log.levels)
         if name not in names:
             names.append(name)
+    if not names:
+        raise UsageValueError(f"`levels` must name at least one level of the log ({', '.join(log.levels)})")
     data, extra, fitted, skipped = [], [], [], {}
     for name in names:
         code = log.levels.index(name)
@@ -973,7 +1003,10 @@ def fit_failure_log(log: FailureLog, *, levels=None, shared_shape: bool = False,
         raise UsageValueError(f"no level of {log.source!r} has at least min_failures={min_failures} failures")
     fits = {}
     if shared_shape:
-        k, b, cov, _ = _fit_shared(data)
+        try:
+            k, b, cov, _ = _fit_shared(data)
+        except UsageValueError as e:
+            raise UsageValueError(f"the levels {fitted} of {log.source!r} fitted with one shape: {e}") from None
         for L, ex in enumerate(extra):
             lx, fail, w, d, sf = data[L]
             sz = _weibull_sums(k, lx, fail, w, b[L])[0]
@@ -981,7 +1014,10 @@ def fit_failure_log(log: FailureLog, *, levels=None, shared_shape: bool = False,
         fits = _make_fits(fitted, k, b, cov, extra, level, ci, data)
     else:
         for L, name in enumerate(fitted):
-            k, b, cov, loglik = _fit_shared([data[L]])
+            try:
+                k, b, cov, loglik = _fit_shared([data[L]])
+            except UsageValueError as e:  # say which level's data the fit failed on
+                raise UsageValueError(f"level {name!r} of {log.source!r}: {e}") from None
             fits.update(_make_fits([name], k, b, cov, [{**extra[L], "loglik": loglik}], level, ci, [data[L]]))
     return LogFit(fits, skipped, shared_shape, log.duration_s, log.topology, log.source)
 
@@ -996,9 +1032,19 @@ def _weibull_params_iv(weibull, topology):
         if not isinstance(spec, (tuple, list)) or len(spec) != 2:
             raise UsageValueError(f"`weibull[{name!r}]` must be (shape, mean_s), got {spec!r}")
         shape = as_float(spec[0], f"weibull[{name!r}] shape", positive=True)
+        if not 0.05 <= shape <= 50:  # the range of the failure models (a larger k overflows Gamma(1 + 1/k) terms)
+            raise UsageValueError(f"`weibull[{name!r}]` shape must lie in [0.05, 50] (Weibull shape k), got {shape}")
         mean = as_float(spec[1], f"weibull[{name!r}] mean_s", positive=True)
         out[name] = (shape, mean)
     return out
+
+
+def _renewals_bound(t, k, mean):
+    """An upper estimate of the mean number of renewals in ``[0, t]`` of Weibull(``k``) lifetimes of the given
+    mean: ``min(t / mean + max(CV^2, 1), 1 / P(X > t))``, ``CV^2 = Gamma(1 + 2/k) / Gamma(1 + 1/k)^2 - 1``."""
+    cv2 = math.exp(min(700.0, math.lgamma(1.0 + 2.0 / k) - 2.0 * math.lgamma(1.0 + 1.0 / k))) - 1.0
+    z = (t / (mean / math.gamma(1.0 + 1.0 / k))) ** k  # -log P(X > t)
+    return min(t / mean + max(cv2, 1.0), math.exp(min(z, 700.0)))
 
 
 def synthetic_log(topology: Topology, weibull: dict, duration_s: float, *, repair_s: float | None = None,
@@ -1040,6 +1086,14 @@ def synthetic_log(topology: Topology, weibull: dict, duration_s: float, *, repai
         repair_s = as_float(repair_s, "repair_s", nonnegative=True)
     rng = generator(rng)
     levels = log_levels(topology)
+    # failures per unit: a renewal process has about duration / mean plus a constant, (CV^2 - 1) / 2 (2 at k = 0.5,
+    # 14 at k = 0.3), and no more than the lifetimes drawn until one outlasts the window, 1 / P(X > duration) on
+    # average (the tighter bound at small k). Each failure is a time, a level and a unit, drawn in rounds and sorted
+    # (64 bytes is generous): refuse a log beyond the memory budget before drawing it
+    expected = sum(_unit_count(topology, name) * _renewals_bound(duration_s, shape, mean)
+                   for name, (shape, mean) in weibull.items())
+    check_memory(64 * expected, lambda: f"a synthetic log of about {expected:.3g} failures",
+                 "a shorter `duration_s`, longer lifetimes or fewer units need less")
     t_all, lv_all, u_all = [], [], []
     for code, name in enumerate(levels):
         if name not in weibull:

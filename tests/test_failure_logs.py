@@ -27,6 +27,7 @@ from spare_mc import (
     sidon,
     wipeout_mc,
 )
+from spare_mc._resources import ResourceLimitError
 from spare_mc.cli import main
 from spare_mc.failure_logs import (
     EXAMPLE,
@@ -84,6 +85,12 @@ MALFORMED = [
     ("earliest offending row wins", H + "5,gpu,0\n3,gpu,1\n4,gpu,99\n", r"data row 2\): `time_s` must be non-decr"),
     ("lines counted with comments and blanks", "# a comment\n\n" + H + "1,gpu,0\n-1,gpu,1\n",
      r"line 5 \(data row 2\): `time_s` must be >= 0"),
+    ("unit beyond 64-bit integers", H + "1,gpu,99999999999999999999\n",
+     r"line 2 \(data row 1\): `unit` must be a unit index of the topology .* got 99999999999999999999"),
+    ("window metadata written with '='", "# duration_s = 50\n" + H + "5,gpu,0\n",
+     r"line 1: a comment names the metadata key `duration_s` but is not written `# duration_s: VALUE`"),
+    ("window metadata key capitalised", "# Duration_s: 50\n" + H + "5,gpu,0\n",
+     r"line 1: a comment names the metadata key `Duration_s`"),
 ]
 
 
@@ -93,6 +100,15 @@ def test_malformed_csv_logs_raise_one_usage_error_naming_line_and_rule(tmp_path,
     path.write_text(text)
     with pytest.raises(UsageValueError, match=match):
         read_failure_log(path, SMALL)
+
+
+def test_a_log_that_is_not_utf8_text_is_a_usage_error(tmp_path):
+    path = tmp_path / "utf16.csv"
+    path.write_bytes((H + "1,gpu,0\n").encode("utf-16"))
+    with pytest.raises(UsageValueError, match=r"utf16.csv: not UTF-8 text \(byte 0: .*\); save the log as UTF-8"):
+        read_failure_log(path, SMALL)
+    path.write_text("# durations are in seconds\n" + H + "1,gpu,0\n")  # a comment that merely mentions it: fine
+    assert len(read_failure_log(path, SMALL)) == 1
 
 
 def test_levels_come_from_the_topology_module():
@@ -517,6 +533,18 @@ def test_fit_validation_and_lifetime_zero():
         fit_failure_log(log, levels=("gpu", "switch"))
     with pytest.raises(UsageValueError, match=r"`min_failures` must be >= 2"):
         fit_failure_log(log, min_failures=1)
+    with pytest.raises(UsageValueError, match=r"`levels` must name at least one level of the log"):
+        fit_failure_log(log, levels=[])
+    same = failure_log_from_arrays([100.0] * 8, ["gpu"] * 8, list(range(8)), SMALL)  # every lifetime 100 s
+    with pytest.raises(UsageValueError, match=r"level 'gpu' of '<arrays>': the Weibull shape MLE lies above"):
+        fit_failure_log(same, min_failures=2)
+    fit = fit_failure_log(log, levels=("gpu", "node"), shared_shape=True)
+    with pytest.raises(UsageTypeError, match=r"`domain_level` must be a level name, a sequence of them or 'all'"):
+        fit.failure_model(5)
+    with pytest.raises(UsageTypeError, match=r"`time_s` must hold real numbers, got dtype <U1"):
+        failure_log_from_arrays(["1", "2"], ["gpu"] * 2, [0, 1], SMALL)
+    with pytest.raises(UsageTypeError, match=r"`repair_s` must hold real numbers \(NaN: unknown\)"):
+        failure_log_from_arrays([1.0], ["gpu"], [0], SMALL, repair_s=["x"])
     twice = failure_log_from_arrays([1.0, 2.0, 2.0, 3.0], ["gpu"] * 4, [0, 1, 1, 2], SMALL)
     with pytest.raises(UsageValueError, match=r"data row 3: gpu 1 fails at time_s=2.0 with a lifetime of 0"):
         fit_failure_log(twice, min_failures=2)
@@ -531,6 +559,12 @@ def test_synthetic_log_validation():
         synthetic_log(SMALL, {"switch": (1.0, 1.0)}, 10.0)
     with pytest.raises(UsageValueError, match=r"`duration_s` must be > 0"):
         synthetic_log(SMALL, {"gpu": (1.0, 1.0)}, 0.0)
+    with pytest.raises(UsageValueError, match=r"`weibull\['gpu'\]` shape must lie in \[0.05, 50\]"):
+        synthetic_log(SMALL, {"gpu": (0.001, 1e5)}, 1e5)
+    # ~6.4e9 failures (64 GPUs, mean life 1 ms, 1e5 s): refused before drawing, not a hang
+    with pytest.raises(ResourceLimitError, match=r"a synthetic log of about 6.4e\+09 failures would need"):
+        synthetic_log(SMALL, {"gpu": (1.0, 1e-3)}, 1e5)
+    assert len(synthetic_log(SMALL, {"gpu": (0.05, 1e6)}, 5e5, rng=1)) > 10_000  # tiny k: many, but within budget
     with pytest.raises(UsageTypeError, match=r"`failures` must be PerGPU or DomainFailures"):
         sampled_failure_log(spare_mc.UniformOrder(), SMALL, cyclic(8, 2), 2)
 
