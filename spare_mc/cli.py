@@ -1219,6 +1219,16 @@ def run_log(args) -> dict:
                          f"{flags['calibration']}{extra}")
         if "gpu" in fit.fits and not fit.shared_shape and len(fit.fits) > 1:
             lines.append("(domain models need one shape for domains and GPUs: add --shared-shape)")
+        # `spare-mc ttt` builds its domains on the default topology sizes: say so when this log's differ, or the
+        # domain flags above would be read as domains of other sizes (the per-GPU model does not depend on them)
+        default = Topology(topo.n_gpus, topo.n_groups)
+        differ = [f"{f.name}={getattr(topo, f.name)} (ttt: {getattr(default, f.name)})" for f in fields(Topology)
+                  if f.name not in ("n_gpus", "n_groups") and getattr(topo, f.name) != getattr(default, f.name)]
+        if differ and any(name != "per-gpu" for name in models):
+            d["flags_note"] = ("the domain flags assume spare-mc ttt's default topology, which differs from this "
+                               "log's: " + ", ".join(differ) + "; for this topology use the Python API "
+                               "(LogFit.failure_model with the same Topology)")
+            lines.append(f"note: {d['flags_note']}")
         d["spare_mc_flags"] = models
         return _stamp({**d, "_table": "\n".join(lines)})
     rep = replay_log(log, args.layout, r=args.r, overhead=args.overhead)

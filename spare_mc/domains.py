@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ._validation import UsageValueError, as_choice, as_int
+from ._validation import UsageTypeError, UsageValueError, as_choice, as_int
 
 __all__ = ["DomainStudy", "DOMAIN_STUDY_LAYOUTS", "run_domain_study", "domain_study_rows"]
 
@@ -100,6 +100,11 @@ class DomainStudy:
 
     def __post_init__(self):
         from .topology import DOMAIN_LEVELS
+        for name in ("n_values", "levels", "mixed_n_values"):
+            if isinstance(getattr(self, name), (str, bytes)) or not hasattr(getattr(self, name), "__iter__"):
+                raise UsageTypeError(f"`{name}` must be a sequence, got {type(getattr(self, name)).__name__}")
+        if not isinstance(self.spare_r, dict):
+            raise UsageTypeError(f"`spare_r` must be a dict N -> r, got {type(self.spare_r).__name__}")
         n_values = tuple(as_int(n, "n_values", min_value=2) for n in self.n_values)
         if not n_values:
             raise UsageValueError("`n_values` must not be empty")
@@ -118,6 +123,10 @@ class DomainStudy:
         object.__setattr__(self, "rep_r", as_int(self.rep_r, "rep_r", min_value=2))
         object.__setattr__(self, "spare_r", {int(k): as_int(v, "spare_r", min_value=2) for k, v in self.spare_r.items()})
         from ._validation import as_float
+        from .failures import _shape_iv
+        object.__setattr__(self, "mtbf_s", as_float(self.mtbf_s, "mtbf_s", positive=True))
+        object.__setattr__(self, "shape", _shape_iv(self.shape))
+        object.__setattr__(self, "seed", as_int(self.seed, "seed", min_value=0))
         mwf = as_float(self.max_wall_factor, "max_wall_factor", positive=True)
         if mwf <= 1.0:
             raise UsageValueError(f"`max_wall_factor` must be > 1 (the cap is that many times T0), got {mwf}")
@@ -177,7 +186,10 @@ def run_domain_study(study: DomainStudy | None = None, *, progress=None) -> dict
 
     study = DomainStudy() if study is None else study
     if not isinstance(study, DomainStudy):
-        raise UsageValueError(f"`study` must be a DomainStudy, got {type(study).__name__}")
+        raise UsageTypeError(f"`study` must be a DomainStudy, got {type(study).__name__}")
+    if progress is not None and not callable(progress):  # checked before any row is computed
+        raise UsageTypeError(f"`progress` must be a function of one line of text (or None), got "
+                             f"{type(progress).__name__}")
     t_start = time.perf_counter()
     rows = []
     for n in study.n_values:

@@ -36,6 +36,7 @@ Models
 
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import asdict, dataclass
 
@@ -335,6 +336,11 @@ def failure_model_from_dict(d: dict):
                "domains": DomainFailures}
     if kind not in classes:
         raise UsageValueError(f"unknown failure model {kind!r}; expected one of {sorted(classes)}")
+    params = inspect.signature(classes[kind]).parameters.values()
+    known = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    unknown = [] if any(p.kind == p.VAR_KEYWORD for p in params) else sorted(set(d) - known)
+    if unknown:
+        raise UsageValueError(f"unknown keys {unknown} for failure model {kind!r}; it takes {sorted(known)}")
     if kind == "domains" and d.get("background") is not None:
         d["background"] = failure_model_from_dict(d["background"])
     return classes[kind](**d)

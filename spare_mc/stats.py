@@ -58,6 +58,9 @@ class MCEstimate:
     def __post_init__(self):
         if self.support not in SUPPORTS:
             raise UsageValueError(f"`support` must be one of {list(SUPPORTS)}, got {self.support!r}")
+        # checked when the estimate is made, not when its interval is first read
+        object.__setattr__(self, "level", as_float(self.level, "level", positive=True, max_value=1.0,
+                                                   max_inclusive=False))
 
     @property
     def ci(self) -> tuple[float, float]:

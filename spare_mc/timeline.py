@@ -1623,7 +1623,11 @@ def replay_log_ttt(cfg: TimelineConfig, log, *, starts_s=None, rng=None) -> LogT
     ev = log.timeline_events()
     if ev.n_groups != cfg.n_groups:
         raise UsageValueError(f"the log's topology has N={ev.n_groups} groups, the config N={cfg.n_groups}")
-    starts = np.atleast_1d(np.asarray([0.0] if starts_s is None else starts_s, dtype=float))
+    raw = np.atleast_1d(np.asarray([0.0] if starts_s is None else starts_s))
+    if raw.dtype.kind not in "iuf":  # not bools (True would be 1 s), strings or objects
+        raise UsageTypeError(f"`starts_s` must be a sequence of real numbers (start times in s), got dtype "
+                             f"{raw.dtype}")
+    starts = raw.astype(float)
     if starts.ndim != 1 or starts.size == 0:
         raise UsageValueError("`starts_s` must be a non-empty sequence of start times (s)")
     duration_s = ev.duration_us / _US

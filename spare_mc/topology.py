@@ -18,11 +18,12 @@ A domain failure kills every group with at least one GPU in the domain (fail-sto
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from ._validation import UsageValueError, as_choice, as_int
+from ._resources import check_memory
+from ._validation import UsageTypeError, UsageValueError, as_choice, as_int
 
 __all__ = ["Topology", "DOMAIN_LEVELS", "PLACEMENTS"]
 
@@ -109,6 +110,9 @@ class Topology:
         if not isinstance(level, str):
             return self.domain_units(level)[:2]
         size = self.domain_size(level)
+        # a GPU-by-GPU computation: about five int64 arrays of G entries at its peak (np.unique sorts a copy)
+        check_memory(5 * 8 * self.n_gpus, lambda: f"the {level} domains of a topology of {self.n_gpus:,} GPUs",
+                     "fewer `n_gpus` need less")
         dom = np.arange(self.n_gpus, dtype=np.int64) // size
         n_dom = int(dom[-1]) + 1
         pairs = np.unique(dom * self.n_groups + self.group_of_gpu())
@@ -131,6 +135,11 @@ class Topology:
         """
         if isinstance(levels, str):
             levels = (levels,)
+        try:
+            levels = list(levels)
+        except TypeError:
+            raise UsageTypeError(f"`levels` must be a level name or a sequence of level names "
+                                 f"({', '.join(DOMAIN_LEVELS)}), got {type(levels).__name__}") from None
         levels = [as_choice(lvl, "levels", DOMAIN_LEVELS) for lvl in levels]
         if not levels:
             raise UsageValueError("`levels` must hold at least one level")
@@ -149,4 +158,10 @@ class Topology:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Topology":
+        if not isinstance(d, dict):
+            raise UsageTypeError(f"a topology dict must be a dict, got {type(d).__name__}")
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(set(d) - set(known))
+        if unknown:
+            raise UsageValueError(f"unknown Topology keys {unknown}; it takes {known}")
         return cls(**d)

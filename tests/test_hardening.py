@@ -688,3 +688,60 @@ def test_qa_reproduce_refuses_duplicate_studies_and_foreign_files(tmp_path, caps
                  "--n-values", "8", "--reps", "2", "--confirm-reps", "2", "--n-steps", "50"]) == 2
     assert "is not a main table written by spare-mc" in capsys.readouterr().err
     assert json.loads((tmp_path / "o" / "main_table.json").read_text()) == {"mine": 1}
+
+
+# --------------------------------------------------------------------- a new user's bad input (QA, 2026-11-30)
+def _qa_cases():
+    """(call, error, message): bad input to the correlated-failure tools that used to escape as a bare TypeError, a
+    numpy memory error, an error naming another parameter, or be silently ignored."""
+    from spare_mc._resources import ResourceLimitError
+    from spare_mc.domains import DomainStudy, run_domain_study
+    from spare_mc.failure_logs import example_log_path, read_failure_log, replay_log
+    from spare_mc.failures import failure_model_from_dict
+    from spare_mc.timeline import replay_log_ttt
+    topo = sm.Topology(256, 32, nodes_per_rack=4, racks_per_power=2)
+    log = lambda: read_failure_log(example_log_path(), topo)  # noqa: E731
+    return [
+        (lambda: sm.Topology(64, 8).domain_units(3), TypeError, r"`levels` must be a level name or a sequence"),
+        (lambda: sm.Topology.from_dict({**sm.Topology(64, 8).to_dict(), "foo": 1}), ValueError,
+         r"unknown Topology keys \['foo'\]"),
+        (lambda: failure_model_from_dict({"model": "per_gpu", "gpu_mtbf_s": 1e6, "bogus": 1}), ValueError,
+         r"unknown keys \['bogus'\] for failure model 'per_gpu'"),
+        (lambda: sm.Topology(100_000_000_000, 8).domain_groups("rack"), ResourceLimitError,
+         r"the rack domains of a topology of 100,000,000,000 GPUs would need about"),
+        (lambda: replay_log(log(), sm.cyclic(32, 2), r=5), ValueError,
+         r"`r` = 5 disagrees with the given layout's r = 2"),
+        (lambda: DomainStudy.quick(n_values=200), TypeError, r"`n_values` must be a sequence, got int"),
+        (lambda: DomainStudy.quick(mtbf_s=-1), ValueError, r"`mtbf_s` must be > 0"),
+        (lambda: DomainStudy.quick(shape=0), ValueError, r"`shape` must be > 0"),
+        (lambda: DomainStudy.quick(seed=-1), ValueError, r"`seed` must be >= 0"),
+        (lambda: run_domain_study(DomainStudy.quick(), progress=True), TypeError,
+         r"`progress` must be a function of one line of text \(or None\), got bool"),
+        (lambda: replay_log_ttt(TimelineConfig("ckpt", 32), log(), starts_s=["abc"]), TypeError,
+         r"`starts_s` must be a sequence of real numbers"),
+        (lambda: replay_log_ttt(TimelineConfig("ckpt", 32), log(), starts_s=[True]), TypeError,
+         r"`starts_s` must be a sequence of real numbers .* got dtype bool"),
+        (lambda: sm.stats.estimate_mean([1.0, 2.0, 3.0], level=2), ValueError, r"`level` must be < 1"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(13))
+def test_qa_bad_input_to_the_domain_and_log_tools_is_named(case):
+    call, exc, match = _qa_cases()[case]
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_qa_log_fit_says_when_its_domain_flags_assume_another_topology(tmp_path, capsys):
+    """`spare-mc log fit` prints `spare-mc ttt` flags; ttt builds the default topology's domains, so a log on other
+    sizes gets a note beside the domain flags (the per-GPU flags do not depend on them)."""
+    from spare_mc.failure_logs import synthetic_log, write_failure_log
+    topo = sm.Topology(2048, 32, nodes_per_rack=4, racks_per_power=2)
+    write_failure_log(tmp_path / "p.csv", synthetic_log(topo, {"gpu": (0.8, 3e6), "power": (0.8, 2e6)}, 3e7, rng=1))
+    args = ["log", "fit", str(tmp_path / "p.csv"), "--n-gpus", "2048", "--n-groups", "32", "--nodes-per-rack", "4",
+            "--racks-per-power", "2", "--levels", "gpu,power"]
+    assert main([*args, "--shared-shape", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert "racks_per_power=2 (ttt: 8)" in d["flags_note"]
+    assert main(args + ["--json"]) == 0  # only the per-GPU flags (no shared shape): no note
+    assert "flags_note" not in json.loads(capsys.readouterr().out)
