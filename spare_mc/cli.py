@@ -80,11 +80,12 @@ class _Once(argparse.Action):
         self.new = new
 
     def __call__(self, parser, namespace, values, option_string=None):
-        seen = getattr(namespace, "_given", set())
-        if self.dest in seen:
-            raise _CliError(f"give --{self.dest} once (--trials is its deprecated alias), got {option_string} too")
-        seen.add(self.dest)
-        namespace._given = seen
+        given = getattr(namespace, "_given", {})  # dest -> the flag that gave it
+        if self.dest in given:
+            how = "twice" if given[self.dest] == option_string else "too"
+            raise _CliError(f"give --{self.dest} once (--trials is its deprecated alias), got {option_string} {how}")
+        given[self.dest] = option_string
+        namespace._given = given
         if self.new:
             _say(f"spare-mc: warning: {option_string} is deprecated and will be removed in the next release; use "
                  f"{self.new}")

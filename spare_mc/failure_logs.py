@@ -273,6 +273,9 @@ def _check_rows(time_s, level_codes, level_text, unit, repair_s, topology, level
     if repair_s is not None:
         rules.append((~np.isnan(repair_s) & (~np.isfinite(repair_s) | (repair_s < 0)),
                       lambda i: f"`repair_s` must be finite and >= 0 (or empty), got {float(repair_s[i])!r}"))
+        rules.append((np.isfinite(repair_s) & (repair_s > MAX_TIME_S),  # its microseconds must fit the clock
+                      lambda i: f"`repair_s` must be <= {MAX_TIME_S:.6g} s (the integer-microsecond clock), got "
+                                f"{float(repair_s[i])!r}"))
     first = [(int(np.argmax(bad)), k) for k, (bad, _) in enumerate(rules) if bad.any()]
     if first:
         i, k = min(first)
@@ -463,6 +466,8 @@ def _pyarrow(what):
 def _read_parquet(path, topology, duration_s):
     src = os.fspath(path)
     pa = _pyarrow(f"reading the Parquet log {src}")
+    if not os.path.exists(path):  # pyarrow's error would carry only the path
+        raise FileNotFoundError(2, "No such file or directory", src)
     table = pa.parquet.read_table(path)
     names = table.column_names
     unknown = [x for x in names if x not in LOG_COLUMNS]

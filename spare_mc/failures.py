@@ -139,9 +139,12 @@ class PerGPU:
         system_mtbf_s = as_float(system_mtbf_s, "system_mtbf_s", positive=True)
         n_gpus = as_int(n_gpus, "n_gpus", min_value=1)
         calibration = as_choice(calibration, "calibration", CALIBRATIONS)
-        if calibration == "long_run":
-            return cls(system_mtbf_s * n_gpus, shape, age_policy)
-        return cls(system_mtbf_s * n_gpus ** (1.0 / shape), shape, age_policy)
+        gpu = system_mtbf_s * (n_gpus if calibration == "long_run" else n_gpus ** (1.0 / shape))
+        if not math.isfinite(gpu):  # name what the caller gave, not the derived lifetime
+            raise UsageValueError(f"`system_mtbf_s`={system_mtbf_s:g} at n_gpus={n_gpus} and shape={shape:g} "
+                                  f"({calibration}) gives a per-GPU mean lifetime beyond floating point: use a "
+                                  f"smaller `system_mtbf_s`")
+        return cls(gpu, shape, age_policy)
 
     def group_scale(self, topology: Topology) -> float:
         """Weibull scale of one group's lifetime, ``lam M^(-1/k)``."""

@@ -76,6 +76,8 @@ MALFORMED = [
     ("negative repair time", HR + "1,gpu,0,-5\n", r"data row 1\): `repair_s` must be finite and >= 0"),
     ("NaN repair time (empty means unknown)", HR + "1,gpu,0,nan\n", r"`repair_s` must be finite and >= 0"),
     ("non-numeric repair time", HR + "1,gpu,0,soon\n", r"`repair_s` must be a number or empty, got 'soon'"),
+    ("repair time beyond the microsecond clock", HR + "1,gpu,0,1e13\n",
+     r"data row 1\): `repair_s` must be <= 5.76461e\+11 s"),
     ("window ends before the last event", "# duration_s: 1\n" + H + "5,gpu,0\n",
      r"`duration_s` \(the observation window end\) must be >= the last event time"),
     ("window metadata twice", "# duration_s: 9\n# duration_s: 10\n" + H + "5,gpu,0\n",
@@ -620,6 +622,9 @@ def test_cli_log_errors_are_one_line_usage_errors(tmp_path, capsys):
     assert "`--min-failures` must be >= 2" in capsys.readouterr().err
     assert main(["log", "replay", example_log_path(), *TOPO_FLAGS]) == 2  # --r is required
     assert main(["log", "check", str(tmp_path / "missing.csv"), *TOPO_FLAGS]) == 1
+    assert "No such file or directory: " in capsys.readouterr().err
+    assert main(["log", "check", str(tmp_path / "missing.parquet"), *TOPO_FLAGS]) == 1  # pyarrow: only the path
+    assert f"No such file or directory: {tmp_path / 'missing.parquet'}" in capsys.readouterr().err
 
 
 @pytest.mark.slow

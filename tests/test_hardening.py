@@ -722,10 +722,13 @@ def _qa_cases():
         (lambda: replay_log_ttt(TimelineConfig("ckpt", 32), log(), starts_s=[True]), TypeError,
          r"`starts_s` must be a sequence of real numbers .* got dtype bool"),
         (lambda: sm.stats.estimate_mean([1.0, 2.0, 3.0], level=2), ValueError, r"`level` must be < 1"),
+        (lambda: sm.PerGPU.from_system_mtbf(1e300, 600_000, 0.5), ValueError,
+         r"`system_mtbf_s`=1e\+300 at n_gpus=600000 and shape=0.5 \(first_failure\) gives a per-GPU mean lifetime "
+         r"beyond floating point"),
     ]
 
 
-@pytest.mark.parametrize("case", range(13))
+@pytest.mark.parametrize("case", range(14))
 def test_qa_bad_input_to_the_domain_and_log_tools_is_named(case):
     call, exc, match = _qa_cases()[case]
     with pytest.raises(exc, match=match):
@@ -745,3 +748,12 @@ def test_qa_log_fit_says_when_its_domain_flags_assume_another_topology(tmp_path,
     assert "racks_per_power=2 (ttt: 8)" in d["flags_note"]
     assert main(args + ["--json"]) == 0  # only the per-GPU flags (no shared shape): no note
     assert "flags_note" not in json.loads(capsys.readouterr().out)
+
+
+def test_qa_a_flag_given_twice_says_which(capsys):
+    """--reps twice names --reps twice; --reps with its deprecated alias --trials names the alias."""
+    base = ["ttt", "--strategy", "ckpt", "--n-groups", "8", "--n-steps", "20"]
+    assert main([*base, "--reps", "2", "--reps", "3"]) == 2
+    assert "give --reps once (--trials is its deprecated alias), got --reps twice" in capsys.readouterr().err
+    assert main([*base, "--reps", "2", "--trials", "3"]) == 2
+    assert "got --trials too" in capsys.readouterr().err
