@@ -349,10 +349,16 @@ class PartsStore:
     def path(self, key: str) -> str:
         return os.path.join(self.folder, f"{key}.npz")
 
-    def save(self, key: str, rep_range: tuple, result: dict) -> None:
-        """Write one finished task atomically, with its provenance."""
+    @staticmethod
+    def point_text(params) -> str:
+        """A task's parameter values as stored with its part (canonical JSON): the part is bound to the point it
+        computed, not only to its position in the grid (:meth:`load` checks it)."""
+        return json.dumps(params, sort_keys=True, default=str)
+
+    def save(self, key: str, rep_range: tuple, result: dict, params=None) -> None:
+        """Write one finished task atomically, with its provenance (and its parameter values, ``params``)."""
         meta = json.dumps({"digest": self.digest, "key": key, "rep_start": int(rep_range[0]),
-                           "rep_stop": int(rep_range[1])})
+                           "rep_stop": int(rep_range[1]), "point": self.point_text(params)})
 
         def write(tmp):
             with open(tmp, "wb") as fh:
@@ -360,10 +366,12 @@ class PartsStore:
 
         _atomic_write(self.path(key), write)
 
-    def load(self, key: str, rep_range: tuple, check=None):
+    def load(self, key: str, rep_range: tuple, check=None, params=None):
         """The task's results, or ``None`` if it is missing, or was rejected (moved aside, with a warning).
 
-        ``check(data)`` returns why the values are impossible (non-finite, outside their range), or ``None``."""
+        ``check(data)`` returns why the values are impossible (non-finite, outside their range), or ``None``;
+        ``params`` are the task's parameter values, which the part must have been computed for (a part written
+        before parts recorded them is rejected, so recomputed)."""
         path = self.path(key)
         if not os.path.exists(path):
             return None
@@ -374,7 +382,8 @@ class PartsStore:
             meta = json.loads(str(data.pop("__meta__")))
         except Exception as exc:  # noqa: BLE001 - any failure to read means the file is unusable
             return self._reject(path, f"unreadable ({type(exc).__name__}: {exc}): corrupt or truncated")
-        expected = {"digest": self.digest, "key": key, "rep_start": a, "rep_stop": b}
+        expected = {"digest": self.digest, "key": key, "rep_start": a, "rep_stop": b,
+                    "point": self.point_text(params)}
         wrong = {k: meta.get(k) for k, v in expected.items() if meta.get(k) != v}
         if wrong:
             return self._reject(path, f"it belongs to another sweep or task ({wrong}, expected {expected})")

@@ -250,13 +250,20 @@ class SweepSpec:
             lines += ["", f"[variants.{_fmt_toml(vname)}]"] + [f"{k} = {_fmt_toml(v)}" for k, v in over.items()]
         return "\n".join(lines) + "\n"
 
-    def digest(self) -> str:
+    def digest(self, *, legacy: bool = False) -> str:
         """Identity of the results: everything the numbers depend on, including the spare_mc and schema versions
-        (not the block size, which changes nothing, nor the name)."""
+        (not the block size, which changes nothing, nor the name).
+
+        The grid's order is part of it: the dataset's dimensions follow it and finished tasks are stored by their
+        position in it, so two specs that list the same grid keys in another order must not share parts. A grid
+        whose keys are in sorted order keeps the digest it had before the order was recorded; ``legacy=True`` gives
+        that older digest for any grid (it ignored the order: see :func:`_check_output`)."""
         d = {"quantity": self.quantity, "grid": self.grid, "fixed": self.fixed, "reps": self.reps, "seed": self.seed,
              "spare_mc": __version__, "schema_version": SCHEMA_VERSION}
         if self.variants or self.first_rep:  # (absent from older digests, which stay valid)
             d.update(variants=[[k, v] for k, v in self.variants.items()], first_rep=self.first_rep)
+        if not legacy and list(self.grid) != sorted(self.grid):  # json's sort_keys would lose the order
+            d["grid_order"] = list(self.grid)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
     # ---------------------------------------------------------------------------------------------- tasks
@@ -521,7 +528,10 @@ def _check_output(out: str, spec: SweepSpec, force: bool):
         return None
     try:
         ds = open_dataset(out)
-        same = ds.attrs.get("spec_digest") == spec.digest()
+        # the digest, and the dimensions in the grid's order: a dataset written before the digest recorded that
+        # order carries the older digest, which a spec listing the same keys in another order shares
+        same = ds.attrs.get("spec_digest") in (spec.digest(), spec.digest(legacy=True)) and \
+            [d for d in ds[next(iter(ds.data_vars))].dims if d != "rep"] == spec.dims
     except CorruptDataset as exc:  # this sweep's own output, damaged: recompute it (its parts make that quick)
         if _claims_digest(out, spec.digest()):
             _Progress(spec, True).warn(f"{exc}; it will be recomputed")
@@ -616,7 +626,7 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
             return existing
         results, todo = {}, []
         for t in tasks:
-            got = store.load(t[0], (t[3], t[4]), check=_part_check(spec.quantity, t[2]))
+            got = store.load(t[0], (t[3], t[4]), check=_part_check(spec.quantity, t[2]), params=t[2])
             if got is None:
                 todo.append(t)
             else:
@@ -625,7 +635,7 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
         if todo and workers == 0 and scheduler is None:
             for key, idx, params, a, b in todo:
                 res = run_task(spec.quantity, spec.seed, idx, params, a, b, lenient)
-                store.save(key, (a, b), res)
+                store.save(key, (a, b), res, params)
                 results[key] = res
                 say.update(len(results), len(tasks))
         elif todo:
@@ -682,9 +692,9 @@ def _run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report
                    for key, idx, params, a, b in todo]
         by_key = {f.key: t for f, t in zip(futures, todo)}
         for fut in as_completed(futures):
-            key, _, _, a, b = by_key[fut.key]
+            key, _, params, a, b = by_key[fut.key]
             res = fut.result()
-            store.save(key, (a, b), res)
+            store.save(key, (a, b), res, params)
             results[key] = res
             report()
             fut.release()

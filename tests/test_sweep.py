@@ -248,6 +248,41 @@ def test_parts_of_another_spec_are_never_adopted(tmp_path, serial):
     assert not np.array_equal(ds["T"].values, ds11["T"].values)
 
 
+def test_grid_order_is_part_of_the_identity(tmp_path):
+    """Parts are stored by their position in the grid, so a spec listing the same grid keys in another order must
+    not adopt them: that put every value under another point's labels (a QA pass found it). The order is in the
+    digest; a grid in sorted key order keeps its older digest, and a dataset written under the older digest is
+    still recognised as its own spec's when its dimensions are in the spec's order."""
+    small = "[sweep]\nname = \"o\"\nquantity = \"wipeout\"\nreps = 3\nblock = 1\nseed = 7\n\n[grid]\n{}\n\n" \
+            "[fixed]\nn_groups = 60\n"
+    r_first = SweepSpec.from_toml(small.format('r = [2, 4]\nlayout = ["cyclic", "block"]'))
+    layout_first = SweepSpec.from_toml(small.format('layout = ["cyclic", "block"]\nr = [2, 4]'))
+    assert r_first.digest() != layout_first.digest()
+    assert layout_first.digest() == layout_first.digest(legacy=True)  # sorted keys: the digest it always had
+    assert r_first.digest(legacy=True) == layout_first.digest(legacy=True)  # the ambiguity that was the bug
+    ref = run_sweep(layout_first, tmp_path / "ref.nc", workers=0, progress=False)
+    run_sweep(r_first, tmp_path / "x.nc", workers=0, progress=False)
+    os.remove(tmp_path / "x.nc")  # as if interrupted after its parts were written
+    mixed = run_sweep(layout_first, tmp_path / "x.nc", workers=0, progress=False)
+    assert _data(mixed).identical(_data(ref))
+    # a dataset written under the older digest: its own spec's if its dimensions are in the spec's order
+    old = run_sweep(r_first, tmp_path / "old.nc", workers=0, progress=False)
+    old.attrs["spec_digest"] = r_first.digest(legacy=True)
+    write_dataset(old, tmp_path / "old2.nc")
+    again = run_sweep(r_first, tmp_path / "old2.nc", workers=0, progress=False)
+    assert again.attrs["spec_digest"] == r_first.digest(legacy=True)  # returned as it was, not recomputed
+    with pytest.raises(ValueError, match=r"already exists and is a dataset of another sweep"):
+        run_sweep(layout_first, tmp_path / "old2.nc", workers=0, progress=False)
+    # parts left by a run before the fix sat under the shared older digest: each part records its point now, so
+    # another point's part at the same position is rejected (and recomputed), whatever folder it is found in
+    src = tmp_path / "x.nc.parts" / r_first.digest()
+    dst = tmp_path / "y.nc.parts" / layout_first.digest()
+    shutil.copytree(src, dst)
+    y = run_sweep(layout_first, tmp_path / "y.nc", workers=0, progress=False)
+    assert _data(y).identical(_data(ref))
+    assert sorted(p.name for p in dst.iterdir() if p.name.endswith(".rejected"))  # set aside, not adopted
+
+
 def test_cli_bad_sweep_arguments():
     proc = _cli("sweep", "does-not-exist.toml")
     assert proc.returncode == 2 and "sweep spec file not found" in proc.stderr
