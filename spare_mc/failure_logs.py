@@ -49,7 +49,7 @@ from ._resources import check_memory
 from ._seeding import generator
 from ._validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
 from ._weibull import CI_METHODS, LevelFit, _data_iv, _fit_shared, _make_fits, _weibull_sums, weibull_mle
-from .failures import DomainFailures, FailureEvents, PerGPU, UniformOrder, sample_events
+from .failures import DomainFailures, FailureEvents, PerGPU, UniformOrder, _shape_iv, sample_events, weibull_scale
 from .layouts import LAYOUT_KINDS, Layout, ReplicaSets, make_layout
 from .topology import Topology
 
@@ -1036,9 +1036,7 @@ def _weibull_params_iv(weibull, topology):
         as_choice(name, "weibull level", log_levels(topology))
         if not isinstance(spec, (tuple, list)) or len(spec) != 2:
             raise UsageValueError(f"`weibull[{name!r}]` must be (shape, mean_s), got {spec!r}")
-        shape = as_float(spec[0], f"weibull[{name!r}] shape", positive=True)
-        if not 0.05 <= shape <= 50:  # the range of the failure models (a larger k overflows Gamma(1 + 1/k) terms)
-            raise UsageValueError(f"`weibull[{name!r}]` shape must lie in [0.05, 50] (Weibull shape k), got {shape}")
+        shape = _shape_iv(spec[0], f"weibull[{name!r}] shape")  # the failure models' range
         mean = as_float(spec[1], f"weibull[{name!r}] mean_s", positive=True)
         out[name] = (shape, mean)
     return out
@@ -1048,7 +1046,7 @@ def _renewals_bound(t, k, mean):
     """An upper estimate of the mean number of renewals in ``[0, t]`` of Weibull(``k``) lifetimes of the given
     mean: ``min(t / mean + max(CV^2, 1), 1 / P(X > t))``, ``CV^2 = Gamma(1 + 2/k) / Gamma(1 + 1/k)^2 - 1``."""
     cv2 = math.exp(min(700.0, math.lgamma(1.0 + 2.0 / k) - 2.0 * math.lgamma(1.0 + 1.0 / k))) - 1.0
-    z = (t / (mean / math.gamma(1.0 + 1.0 / k))) ** k  # -log P(X > t)
+    z = (t / weibull_scale(mean, k)) ** k  # -log P(X > t)
     return min(t / mean + max(cv2, 1.0), math.exp(min(z, 700.0)))
 
 
@@ -1104,7 +1102,7 @@ def synthetic_log(topology: Topology, weibull: dict, duration_s: float, *, repai
         if name not in weibull:
             continue
         shape, mean = weibull[name]
-        lam = mean / math.gamma(1.0 + 1.0 / shape)
+        lam = weibull_scale(mean, shape)
         n = _unit_count(topology, name)
         clock = lam * rng.weibull(shape, size=n)
         units = np.arange(n, dtype=np.int64)

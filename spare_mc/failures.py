@@ -61,10 +61,12 @@ def weibull_scale(mean: float, shape: float) -> float:
     return mean / math.gamma(1.0 + 1.0 / shape)
 
 
-def _shape_iv(shape):
-    shape = as_float(shape, "shape", positive=True)
+def _shape_iv(shape, name: str = "shape"):
+    """A Weibull shape of the failure models, a float in [0.05, 50] (the one place this range is checked; a larger
+    ``k`` overflows ``Gamma(1 + 1/k)`` terms, a smaller one underflows the scale)."""
+    shape = as_float(shape, name, positive=True)
     if not 0.05 <= shape <= 50:
-        raise UsageValueError(f"`shape` must lie in [0.05, 50] (Weibull shape k), got shape={shape}")
+        raise UsageValueError(f"`{name}` must lie in [0.05, 50] (Weibull shape k), got {name}={shape}")
     return shape
 
 

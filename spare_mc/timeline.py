@@ -76,7 +76,7 @@ from ._seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text,
 from ._validation import UsageTypeError, UsageValueError, as_bool, as_choice, as_float, as_int
 from .closed_forms import ckpt_period_optimal, daly_expected_wall_time, daly_optimal_interval
 from .exact import exact_wipeout
-from .failures import DomainFailures, PerGPU, failure_model_from_dict, weibull_scale
+from .failures import DomainFailures, PerGPU, _shape_iv, failure_model_from_dict, weibull_scale
 from .layouts import Layout, ReplicaSets, block, cyclic, random_holders, replica_sets, sidon
 from .paper import paper_setting
 from .stats import MCEstimate, estimate_mean
@@ -705,9 +705,7 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
         out[name] = None if v is None else as_float(v, name, positive=name == "ckpt_period_s", nonnegative=True,
                                                     max_value=MAX_DURATION_S, why=_CLOCK_WHY)
     out["mtbf_s"] = as_float(cfg.mtbf_s, "mtbf_s", positive=True)
-    out["shape"] = as_float(cfg.shape, "shape", positive=True)
-    if not 0.05 <= out["shape"] <= 50:
-        raise UsageValueError(f"`shape` must lie in [0.05, 50] (Weibull shape k), got shape={out['shape']}")
+    out["shape"] = _shape_iv(cfg.shape)
     out["ckpt_period_factor"] = f = as_float(cfg.ckpt_period_factor, "ckpt_period_factor", positive=True,
                                              max_value=1e6)
     if out["ckpt_period_s"] is not None and f != 1.0:

@@ -561,7 +561,7 @@ def test_synthetic_log_validation():
         synthetic_log(SMALL, {"switch": (1.0, 1.0)}, 10.0)
     with pytest.raises(UsageValueError, match=r"`duration_s` must be > 0"):
         synthetic_log(SMALL, {"gpu": (1.0, 1.0)}, 0.0)
-    with pytest.raises(UsageValueError, match=r"`weibull\['gpu'\]` shape must lie in \[0.05, 50\]"):
+    with pytest.raises(UsageValueError, match=r"`weibull\['gpu'\] shape` must lie in \[0.05, 50\]"):
         synthetic_log(SMALL, {"gpu": (0.001, 1e5)}, 1e5)
     # ~6.4e9 failures (64 GPUs, mean life 1 ms, 1e5 s): refused before drawing, not a hang
     with pytest.raises(ResourceLimitError, match=r"a synthetic log of about 6.4e\+09 failures would need"):
