@@ -62,8 +62,8 @@ def weibull_scale(mean: float, shape: float) -> float:
 
 
 def _shape_iv(shape, name: str = "shape"):
-    """A Weibull shape of the failure models, a float in [0.05, 50] (the one place this range is checked; a larger
-    ``k`` overflows ``Gamma(1 + 1/k)`` terms, a smaller one underflows the scale)."""
+    """A Weibull shape of the failure models, a float in [0.05, 50] (their one check of this range, ``name`` the
+    parameter it reports; a larger ``k`` overflows ``Gamma(1 + 1/k)`` terms, a smaller one underflows the scale)."""
     shape = as_float(shape, name, positive=True)
     if not 0.05 <= shape <= 50:
         raise UsageValueError(f"`{name}` must lie in [0.05, 50] (Weibull shape k), got {name}={shape}")

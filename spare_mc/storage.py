@@ -355,7 +355,7 @@ class PartsStore:
         computed, not only to its position in the grid (:meth:`load` checks it)."""
         return json.dumps(params, sort_keys=True, default=str)
 
-    def save(self, key: str, rep_range: tuple, result: dict, params=None) -> None:
+    def save(self, key: str, rep_range: tuple, result: dict, params) -> None:
         """Write one finished task atomically, with its provenance (and its parameter values, ``params``)."""
         meta = json.dumps({"digest": self.digest, "key": key, "rep_start": int(rep_range[0]),
                            "rep_stop": int(rep_range[1]), "point": self.point_text(params)})
@@ -366,7 +366,7 @@ class PartsStore:
 
         _atomic_write(self.path(key), write)
 
-    def load(self, key: str, rep_range: tuple, check=None, params=None):
+    def load(self, key: str, rep_range: tuple, check=None, *, params):
         """The task's results, or ``None`` if it is missing, or was rejected (moved aside, with a warning).
 
         ``check(data)`` returns why the values are impossible (non-finite, outside their range), or ``None``;
