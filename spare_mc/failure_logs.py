@@ -392,7 +392,11 @@ def _read_csv(path, topology, duration_s):
             if not _parse_metadata(line, lineno, meta, src):
                 comments.append(line.lstrip()[1:].strip())
             continue
-        fields_ = [x.strip() for x in next(csv.reader([line]))]
+        try:  # strict: an unclosed or stray quote is an error, not a field that swallows the rest of the line
+            fields_ = [x.strip() for x in next(csv.reader([line], strict=True))]
+        except csv.Error as e:
+            raise UsageValueError(f"{src}: line {lineno}: not a valid CSV line ({e}); a quoted field must close its "
+                                  "quote on the same line") from None
         if header is None:
             dup = sorted({x for x in fields_ if fields_.count(x) > 1})
             if dup:

@@ -93,6 +93,9 @@ MALFORMED = [
      r"line 1: a comment names the metadata key `duration_s` but is not written `# duration_s: VALUE`"),
     ("window metadata key capitalised", "# Duration_s: 50\n" + H + "5,gpu,0\n",
      r"line 1: a comment names the metadata key `Duration_s`"),
+    # a lax CSV reader takes the rest of the line into the field: the unit would be read as '3,"' or the like
+    ("unclosed quote", H + '1,gpu,0\n2,"node,1\n', r"line 3: not a valid CSV line \(unexpected end of data\)"),
+    ("text after a closing quote", H + '1,"gpu"x,0\n', r"line 2: not a valid CSV line \(',' expected after"),
 ]
 
 
