@@ -1405,8 +1405,37 @@ _COMMANDS = {"mu": run_mu, "overhead": run_overhead, "ttt": run_ttt, "reproduce"
              "calibrate": run_calibrate, "dynamic": run_dynamic, "repair": run_repair, "log": run_log}
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a batch scheduler's stop or time limit), raised where the signal lands so that it takes
+    Ctrl-C's way out: a sweep closes its local cluster and the one-line message says how to resume (exit 143)."""
+
+
+def _on_sigterm(signum, frame):
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM stops at once, as it would have without us
+    raise _Terminated
+
+
 def main(argv=None) -> int:
-    """Entry point of the ``spare-mc`` console script."""
+    """Entry point of the ``spare-mc`` console script.
+
+    Exit status: 0 success, 1 the operating system refused, 2 a usage error, 70 a bug of spare-mc, 130 Ctrl-C,
+    143 SIGTERM (docs/robustness.md, "Exit status")."""
+    import signal
+    import threading
+
+    old = None
+    if threading.current_thread() is threading.main_thread():  # signal handlers can only be set there
+        old = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _main(argv)
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+
+
+def _main(argv):
     from ._resources import parse_size
     from .options import set_options
 
@@ -1422,12 +1451,13 @@ def main(argv=None) -> int:
     except OSError as exc:  # the file system or the network refused: one line, exit 1
         _say(f"spare-mc: error: {_os_message(exc)}")
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (_Terminated)
         sweeping = args is not None and args.command in ("sweep", "reproduce", "sensitivity", "calibrate", "dynamic",
                                                                  "repair")
-        _say("spare-mc: interrupted" + (" (a sweep keeps its finished tasks and resumes where it stopped)"
-                                        if sweeping else ""))
-        return 130
+        term = isinstance(exc, _Terminated)
+        _say("spare-mc: " + ("terminated" if term else "interrupted")
+             + (" (a sweep keeps its finished tasks and resumes where it stopped)" if sweeping else ""))
+        return 143 if term else 130
     except Exception:  # anything else is a bug of spare-mc: say so, with the traceback
         import traceback
 

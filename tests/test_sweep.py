@@ -162,19 +162,26 @@ def test_killed_worker_is_survived(tmp_path, real_cluster):
 
 
 @pytest.mark.parametrize("sig", [pytest.param(signal.SIGINT, id="ctrl-c"),
+                                 pytest.param(signal.SIGTERM, id="terminated"),
                                  pytest.param(signal.SIGKILL, id="killed", marks=pytest.mark.slow)])
 def test_interrupted_sweep_resumes_to_the_identical_dataset(tmp_path, sig):
     (tmp_path / "spec.toml").write_text(SLOW_SPEC)
     out = tmp_path / "resumed.nc"
     parts = tmp_path / "resumed.nc.parts" / SweepSpec.from_toml(SLOW_SPEC).digest()
     proc = subprocess.Popen([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"), "--out",
-                             str(out), "--workers", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             str(out), "--workers", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
     for _ in range(1200):
         if parts.exists() and sum(_is_part(p) for p in parts.iterdir()) >= 3:
             break
         time.sleep(0.05)
     proc.send_signal(sig)
-    proc.wait()
+    _, err = proc.communicate(timeout=120)
+    if sig != signal.SIGKILL:  # Ctrl-C and SIGTERM (a batch scheduler's stop) end with one line saying how to resume
+        word, code = ("interrupted", 130) if sig == signal.SIGINT else ("terminated", 143)
+        assert proc.returncode == code and "Traceback" not in err, err[-2000:]
+        assert err.strip().splitlines()[-1] == (f"spare-mc: {word} (a sweep keeps its finished tasks and resumes "
+                                                "where it stopped)")
     done = sorted(p.name for p in parts.iterdir() if _is_part(p))
     total = len(SweepSpec.from_toml(SLOW_SPEC).tasks())
     assert 3 <= len(done) < total, (len(done), total)
