@@ -614,7 +614,7 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
         _check_scheduler(scheduler)
     existing = _check_output(out, spec, force)
     say = _Progress(spec, progress)
-    if existing is not None:
+    if existing is not None and existing.attrs.get("name") == spec.name:
         say.line(f"{out} is up to date (same spec, seed and version); nothing to compute")
         return existing
     lenient = spec.lenient
@@ -622,8 +622,7 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
     with PartsStore(out, spec.digest(), OUTPUTS[spec.quantity], warn=say.warn) as store:
         existing = _check_output(out, spec, force)  # again, under the lock: another sweep may have just finished
         if existing is not None:
-            say.line(f"{out} is up to date (same spec, seed and version); nothing to compute")
-            return existing
+            return _up_to_date(existing, out, spec, say)
         results, todo = {}, []
         for t in tasks:
             got = store.load(t[0], (t[3], t[4]), check=_part_check(spec.quantity, t[2]), params=t[2])
@@ -643,6 +642,22 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
                          lambda: say.update(len(results), len(tasks)))
         say.done()
         ds = write_dataset(_assemble(spec, results), out)
+    return ds
+
+
+def _up_to_date(ds, out, spec, say):
+    """This sweep's up-to-date output ``ds`` (same digest); a spec renamed since (the digest leaves the name out: it
+    changes no number) gets its name written into the file, so that the file, the returned dataset and a study's
+    ownership test (:func:`run_study_sweep`) all say the current name. Called under the output's lock."""
+    was = ds.attrs.get("name")
+    if was == spec.name:
+        say.line(f"{out} is up to date (same spec, seed and version); nothing to compute")
+        return ds
+    ds = ds.copy()
+    ds.attrs["name"] = spec.name
+    ds = write_dataset(ds, out)
+    say.line(f"{out} is up to date (same spec, seed and version); its sweep name is now {spec.name!r} (was "
+             f"{was!r}); nothing to compute")
     return ds
 
 

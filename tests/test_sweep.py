@@ -255,6 +255,27 @@ def test_parts_of_another_spec_are_never_adopted(tmp_path, serial):
     assert not np.array_equal(ds["T"].values, ds11["T"].values)
 
 
+def test_a_renamed_spec_relabels_its_up_to_date_dataset(tmp_path, serial, capsys):
+    """The name is not in the digest (it changes no number), so a spec renamed since its run is up to date; the
+    dataset, returned and on disk, then carries the new name, and nothing is recomputed."""
+    ds_t, _ = serial
+    shutil.copy(tmp_path / "serial.nc", tmp_path / "renamed.nc")
+    spec = SweepSpec.from_toml(SPEC.replace('name = "t"', 'name = "u"'))
+    assert spec.digest() == SweepSpec.from_toml(SPEC).digest()
+    capsys.readouterr()
+    ds = run_sweep(spec, tmp_path / "renamed.nc", workers=0, progress=True)
+    assert "its sweep name is now 'u' (was 't'); nothing to compute" in capsys.readouterr().err
+    parts = tmp_path / "renamed.nc.parts"
+    assert not any(_is_part(p) for p in parts.rglob("*"))  # nothing computed
+    on_disk = open_dataset(tmp_path / "renamed.nc")
+    assert ds.attrs["name"] == on_disk.attrs["name"] == "u"
+    expected = _data(ds_t)
+    expected.attrs["name"] = "u"
+    assert _data(on_disk).identical(expected) and _data(ds).identical(expected)
+    again = run_sweep(spec, tmp_path / "renamed.nc", workers=0, progress=True)  # now plainly up to date
+    assert "nothing to compute" in capsys.readouterr().err and again.attrs["name"] == "u"
+
+
 def test_grid_order_is_part_of_the_identity(tmp_path):
     """Parts are stored by their position in the grid, so a spec listing the same grid keys in another order must
     not adopt them: that put every value under another point's labels (a QA pass found it). The order is in the
