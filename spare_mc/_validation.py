@@ -77,6 +77,22 @@ def as_choice(value, name: str, choices) -> str:
     return value
 
 
+def reject_unknown(given, known, where: str, *, noun: str = "keys") -> None:
+    """Refuse names of ``given`` that ``known`` lacks (a misspelt key would otherwise be ignored, or fail far from
+    its cause), with one message naming them, the place, the closest known name of each and every known one:
+    ``unknown keys ['colour'] in the preset p.json (did you mean 'color'?); expected some of [...]``."""
+    import difflib
+
+    known = sorted(map(str, known))
+    unknown = sorted({str(k) for k in given} - set(known))
+    if not unknown:
+        return
+    close = [(u, difflib.get_close_matches(u, known, n=1)) for u in unknown]
+    hint = ", ".join(f"{m[0]!r}" if len(unknown) == 1 else f"{m[0]!r} for {u!r}" for u, m in close if m)
+    raise UsageValueError(f"unknown {noun} {unknown} in {where}" + (f" (did you mean {hint}?)" if hint else "")
+                          + f"; expected some of {known}")
+
+
 def check_r(r: int, n_groups: int) -> None:
     """The redundancy rule shared by every layout and exact form."""
     if not 1 <= r <= n_groups:

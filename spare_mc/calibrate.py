@@ -67,7 +67,7 @@ from pathlib import Path
 
 
 from ._provenance import SCHEMA_VERSION, software_versions
-from ._validation import UsageError, UsageTypeError, UsageValueError, as_int
+from ._validation import UsageError, UsageTypeError, UsageValueError, as_int, reject_unknown
 from .optimize import PERIOD_FACTORS
 from .sensitivity import (STRATEGIES, _check_base, _check_fields, _check_ns, _check_period_factors, _check_r_ranges,
                           _confirm_spec, _pick, _run, _screen)
@@ -144,10 +144,7 @@ def load_target(target) -> dict:
         raise UsageTypeError(f"`target` must be 'paper', a path or a dict, got {type(target).__name__}")
     if not isinstance(d, dict) or not isinstance(d.get("rows"), list) or not d["rows"]:
         raise UsageValueError("a target table must be an object with a non-empty list `rows`")
-    unknown = set(d) - {"name", "source", "setting", "rows", "description"}
-    if unknown:
-        raise UsageValueError(f"unknown keys in the target table: {sorted(unknown)} (expected name, source, "
-                              f"setting, rows)")
+    reject_unknown(d, ("name", "source", "setting", "rows", "description"), "the target table")
     rows = [_check_row(r, f"rows[{i}]") for i, r in enumerate(d["rows"])]
     ns = [r["n_groups"] for r in rows]
     if len(set(ns)) != len(ns):
@@ -204,10 +201,7 @@ def load_preset(preset) -> dict:
         raise UsageValueError(f"the preset {path} is not valid JSON: {exc}") from None
     if not isinstance(d, dict) or not isinstance(d.get("overrides"), dict):
         raise UsageValueError(f"the preset {path} must be an object with an `overrides` table")
-    unknown = sorted(set(d) - _PRESET_KEYS)
-    if unknown:
-        raise UsageValueError(f"the preset {path} has unknown keys {unknown}; expected some of "
-                              f"{sorted(_PRESET_KEYS)}")
+    reject_unknown(d, _PRESET_KEYS, f"the preset {path}")
     over = _check_base(d["overrides"], f"the preset {path}")
     for s in ("rep", "spare", "ckpt"):
         TimelineConfig(s, 600, r=1 if s == "ckpt" else 3, **applicable(over, s))

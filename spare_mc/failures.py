@@ -44,7 +44,7 @@ import numpy as np
 
 from . import _wipeout_kernels as _k
 from ._seeding import generator
-from ._validation import UsageTypeError, UsageValueError, as_bool, as_choice, as_float, as_int
+from ._validation import UsageTypeError, UsageValueError, as_bool, as_choice, as_float, as_int, reject_unknown
 from .topology import DOMAIN_LEVELS, Topology
 
 __all__ = ["UniformOrder", "SystemRenewal", "PerGPU", "DomainFailures", "FailureEvents", "sample_events",
@@ -343,9 +343,8 @@ def failure_model_from_dict(d: dict):
         raise UsageValueError(f"unknown failure model {kind!r}; expected one of {sorted(classes)}")
     params = inspect.signature(classes[kind]).parameters.values()
     known = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    unknown = [] if any(p.kind == p.VAR_KEYWORD for p in params) else sorted(set(d) - known)
-    if unknown:
-        raise UsageValueError(f"unknown keys {unknown} for failure model {kind!r}; it takes {sorted(known)}")
+    if not any(p.kind == p.VAR_KEYWORD for p in params):
+        reject_unknown(d, known, f"failure model {kind!r}")
     if kind == "domains" and d.get("background") is not None:
         d["background"] = failure_model_from_dict(d["background"])
     return classes[kind](**d)

@@ -49,7 +49,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ._validation import UsageValueError, as_choice, as_float, as_int
+from ._validation import UsageValueError, as_choice, as_float, as_int, reject_unknown
 
 __all__ = ["PhaseStudy", "checkpointing", "cluster", "strategy_key", "base_strategy", "decide", "decide_views",
            "run_phase_cell", "run_phase_study",
@@ -221,9 +221,7 @@ class PhaseStudy:
         q = table.pop("quick", QUICK)
         known = set(cls.__dataclass_fields__)
         for what, t in (("[phase]", table), ("[phase.quick]", q)):
-            unknown = sorted(set(t) - known)
-            if unknown:
-                raise UsageValueError(f"unknown keys in {what} of {path}: {unknown} (expected {sorted(known)})")
+            reject_unknown(t, known, f"{what} of {path}")
         return cls(**{**table, **(q if quick else {})})
 
     def __post_init__(self):

@@ -17,7 +17,7 @@ from pathlib import Path
 import tomllib
 
 from ._provenance import SCHEMA_VERSION, software_versions
-from ._validation import UsageValueError, as_int
+from ._validation import UsageValueError, as_int, reject_unknown
 
 __all__ = ["reproduce", "ReproduceResult", "studies_dir", "main_table_settings", "MAIN_TABLE_DEFAULTS"]
 
@@ -47,9 +47,7 @@ def main_table_settings(studies=None) -> dict:
             d = tomllib.loads(path.read_text(encoding="utf-8")).get("main_table", {})
         except tomllib.TOMLDecodeError as exc:
             raise UsageValueError(f"{path} is not valid TOML: {exc}") from None
-        unknown = set(d) - set(settings)
-        if unknown:
-            raise UsageValueError(f"unknown keys in {path}: {sorted(unknown)} (expected {sorted(settings)})")
+        reject_unknown(d, settings, f"[main_table] of {path}")
         settings.update(d)
     return settings
 

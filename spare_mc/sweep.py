@@ -57,7 +57,7 @@ import tomllib
 from ._provenance import SCHEMA_VERSION, software_versions
 from ._resources import ResourceLimitError, check_memory
 from ._seeding import trace_seed_sequence, warn_old_access
-from ._validation import UsageError, UsageTypeError, UsageValueError, as_choice, as_int
+from ._validation import UsageError, UsageTypeError, UsageValueError, as_choice, as_int, reject_unknown
 from ._version import __version__
 from .failures import FAILURE_KINDS
 from .options import get_options
@@ -200,17 +200,12 @@ class SweepSpec:
             d = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise UsageValueError(f"the sweep spec is not valid TOML: {exc}") from None
-        unknown = set(d) - {"sweep", "grid", "fixed", "variants"}
-        if unknown:
-            raise UsageValueError(f"unknown tables in the sweep spec: {sorted(unknown)} (expected sweep, grid, "
-                                  f"fixed, variants)")
+        reject_unknown(d, ("sweep", "grid", "fixed", "variants"), "the sweep spec", noun="tables")
         s = dict(d.get("sweep", {}))
         for key in ("name", "quantity", "reps", "seed"):
             if key not in s:
                 raise UsageValueError(f"`sweep.{key}` is required")
-        extra = set(s) - {"name", "quantity", "reps", "block", "seed", "quick_reps", "first_rep"}
-        if extra:
-            raise UsageValueError(f"unknown keys in [sweep]: {sorted(extra)}")
+        reject_unknown(s, ("name", "quantity", "reps", "block", "seed", "quick_reps", "first_rep"), "[sweep]")
         return cls(s["name"], s["quantity"], dict(d.get("grid", {})), s["reps"], s.get("block", s["reps"]),
                    s["seed"], dict(d.get("fixed", {})), s.get("quick_reps"), dict(d.get("variants", {})),
                    s.get("first_rep", 0))

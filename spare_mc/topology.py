@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 
 from ._resources import check_memory
-from ._validation import UsageTypeError, UsageValueError, as_choice, as_int
+from ._validation import UsageTypeError, UsageValueError, as_choice, as_int, reject_unknown
 
 __all__ = ["Topology", "DOMAIN_LEVELS", "PLACEMENTS"]
 
@@ -160,8 +160,5 @@ class Topology:
     def from_dict(cls, d: dict) -> "Topology":
         if not isinstance(d, dict):
             raise UsageTypeError(f"a topology dict must be a dict, got {type(d).__name__}")
-        known = [f.name for f in fields(cls)]
-        unknown = sorted(set(d) - set(known))
-        if unknown:
-            raise UsageValueError(f"unknown Topology keys {unknown}; it takes {known}")
+        reject_unknown(d, [f.name for f in fields(cls)], "a Topology dict")
         return cls(**d)

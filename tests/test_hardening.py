@@ -704,9 +704,9 @@ def _qa_cases():
     return [
         (lambda: sm.Topology(64, 8).domain_units(3), TypeError, r"`levels` must be a level name or a sequence"),
         (lambda: sm.Topology.from_dict({**sm.Topology(64, 8).to_dict(), "foo": 1}), ValueError,
-         r"unknown Topology keys \['foo'\]"),
+         r"unknown keys \['foo'\] in a Topology dict; expected some of \['gpus_per_node'"),
         (lambda: failure_model_from_dict({"model": "per_gpu", "gpu_mtbf_s": 1e6, "bogus": 1}), ValueError,
-         r"unknown keys \['bogus'\] for failure model 'per_gpu'"),
+         r"unknown keys \['bogus'\] in failure model 'per_gpu'"),
         (lambda: sm.Topology(100_000_000_000, 8).domain_groups("rack"), ResourceLimitError,
          r"the rack domains of a topology of 100,000,000,000 GPUs would need about"),
         (lambda: replay_log(log(), sm.cyclic(32, 2), r=5), ValueError,
@@ -757,3 +757,23 @@ def test_qa_a_flag_given_twice_says_which(capsys):
     assert "give --reps once (--trials is its deprecated alias), got --reps twice" in capsys.readouterr().err
     assert main([*base, "--reps", "2", "--trials", "3"]) == 2
     assert "got --trials too" in capsys.readouterr().err
+
+
+def test_unknown_keys_are_named_with_the_closest_known_one():
+    """One rule and one message for every dict or file whose keys are checked (topologies, failure models, sweep
+    specs, presets, target tables, study files): the unknown names, the place, a close known name when there is one,
+    and every known name."""
+    from spare_mc._validation import reject_unknown
+
+    reject_unknown({"a": 1}, ["a", "b"], "x")  # known keys pass
+    reject_unknown({}, [], "x")
+    with pytest.raises(sm.UsageValueError) as e:
+        reject_unknown({"reps": 1, "seeed": 2}, ["reps", "seed", "block"], "[sweep]")
+    assert str(e.value) == "unknown keys ['seeed'] in [sweep] (did you mean 'seed'?); expected some of ['block', " \
+                           "'reps', 'seed']"
+    with pytest.raises(sm.UsageValueError) as e:
+        reject_unknown({"colr": 1, "zzz": 2, 3: 4}, ["color"], "the preset p.json")
+    assert str(e.value) == "unknown keys ['3', 'colr', 'zzz'] in the preset p.json (did you mean 'color' for " \
+                           "'colr'?); expected some of ['color']"
+    with pytest.raises(sm.UsageValueError, match=r"unknown tables \['grd'\] in the sweep spec \(did you mean 'grid'"):
+        sm.sweep.SweepSpec.from_toml('[sweep]\nname = "a"\nquantity = "wipeout"\nreps = 3\nseed = 1\n[grd]\nr = [2]\n')

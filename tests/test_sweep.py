@@ -202,7 +202,7 @@ def test_interrupted_sweep_resumes_to_the_identical_dataset(tmp_path, sig):
     (SPEC.replace('quantity = "wipeout"', 'quantity = "speed"'), r"`sweep.quantity` must be one of"),
     (SPEC.replace("reps = 300", "reps = 1"), r"`sweep.reps` must be >= 2"),
     (SPEC.replace("seed = 11", ""), r"`sweep.seed` is required"),
-    (SPEC + "\n[other]\nx = 1\n", r"unknown tables in the sweep spec"),
+    (SPEC + "\n[other]\nx = 1\n", r"unknown tables \['other'\] in the sweep spec; expected some of \['fixed', 'grid'"),
     ("[sweep\nname=", r"not valid TOML"),
     (SPEC.replace("r = [2, 3]", "r = [2, 2]"), r"must not repeat values"),
 ])
