@@ -8,7 +8,8 @@ selected. It is then **re-run on fresh traces** -- replications ``reps .. reps +
 -- so that the reported estimate and CI are not biased by the selection (the minimum of noisy means is
 optimistic). The confirmation runs of two strategies at one ``N`` share their traces, so their comparison is paired.
 
-Theory (no simulation): ``J(r) = S / A*(T_f)`` with ``A* = 2 T_s T_f / T_c*^2`` and ``T_f = E[T] m``; ``S`` is 1
+Theory (no simulation): ``J(r) = S / A*(T_f)`` with ``A* = 2 T_s T_f / T_c*^2`` and ``T_f = E[T] m`` (``T_s`` and
+``T_r`` the config's mean checkpoint cost and restart, :func:`spare_mc.timeline.theory_costs`); ``S`` is 1
 (CKPT-only), ``N / floor(N / r)`` (Rep; ``r`` when ``r`` divides ``N``) or the exact per-epoch lower bound
 ``E[sum c(k)] / E[T]`` (SPARe unit stride; the random-holders value for Sidon). The paper's own ``J(r)`` (its
 ``mu`` and ``S``-bound approximations) and ``r* = floor(log2 N + 0.833)`` are reported next to it.
@@ -21,12 +22,13 @@ from dataclasses import asdict, dataclass, field, replace
 from ._provenance import SCHEMA_VERSION
 from ._resources import ResourceLimitError
 from ._seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, warn_old_access
-from ._validation import UsageValueError, as_choice, as_int
-from .closed_forms import normalized_ttt, optimal_availability, r_star
+from ._validation import UsageTypeError, UsageValueError, as_choice, as_int
+from .closed_forms import availability, normalized_ttt, r_star
 from .paper import paper_row, paper_setting
 from .reorder import exact_stack_bound_sum
 from .stats import MCEstimate, ratio_estimate
-from .timeline import STRATEGIES, TimelineConfig, applicable, mean_wipeout_index, simulate_ttt, theory_ckpt_period_s
+from .timeline import (STRATEGIES, TimelineConfig, applicable, mean_wipeout_index, simulate_ttt,
+                       theory_ckpt_period_s, theory_costs)
 
 __all__ = ["theory_ttt", "TheoryTTT", "optimize_strategy", "admissible_r", "OptimumResult", "main_table", "MainTable",
            "MainTableRow", "PERIOD_FACTORS"]
@@ -48,7 +50,8 @@ class TheoryTTT:
     ckpt_period_s : float
         The availability-optimal period ``T_c*`` (s).
     availability : float
-        ``A* = 2 T_s T_f / T_c*^2``.
+        The availability model at ``ckpt_period_s``: ``A* = 2 T_s T_f / T_c*^2`` at the optimum (see
+        :func:`theory_ttt`).
     S : float
         Mean compute layers per step (1, ``N / n_sets`` for Rep -- ``r`` when ``r`` divides ``N`` -- or the exact
         ``c(k)`` bound).
@@ -76,10 +79,25 @@ class TheoryTTT:
 
 
 def theory_ttt(cfg: TimelineConfig) -> TheoryTTT:
-    """Closed-form ``TTT/T0`` estimate ``J = S / A*`` for a setting, with its pieces."""
+    """Closed-form ``TTT/T0`` estimate ``J = S / A`` for a setting, with its pieces.
+
+    ``A`` is the availability model's value :func:`spare_mc.availability` at the returned period
+    (:func:`spare_mc.timeline.theory_ckpt_period_s`), with the same checkpoint cost ``T_s``, time between wipe-outs
+    ``T_f`` and restart ``T_r`` (:func:`spare_mc.timeline.theory_costs`: the restart's growth with ``N``, the load,
+    in-memory copies and asynchronous saves included); at the optimal period it is ``A* = 2 T_s T_f / T_c*^2``.
+    ``paper_J`` is the paper's own formula, with the plain ``restart_s``.
+    """
+    if not isinstance(cfg, TimelineConfig):
+        raise UsageTypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
     mean_t = mean_wipeout_index(cfg)
-    tf = mean_t * cfg.mtbf_s
-    a_star = optimal_availability(cfg.save_s, tf, cfg.restart_s)
+    ts, tf, tr = theory_costs(cfg)
+    period = theory_ckpt_period_s(cfg)
+    if ts <= 0:  # free checkpoints (no save cost): the limit of a period -> 0, only the restarts cost
+        a_star = tf / (tf + tr)
+    elif period > ts:
+        a_star = availability(period, ts, tf, tr)
+    else:  # pragma: no cover - the optimum always exceeds T_s, and an asynchronous save's clamp is >= save_s > T_s
+        raise RuntimeError(f"the theory period {period} s does not exceed the checkpoint cost {ts} s")
     if cfg.strategy == "ckpt":
         s = 1.0
     elif cfg.strategy == "rep":
@@ -88,7 +106,7 @@ def theory_ttt(cfg: TimelineConfig) -> TheoryTTT:
         s = exact_stack_bound_sum("cyclic" if cfg.layout == "cyclic" else "random", cfg.n_groups, cfg.r).c_mean
     paper_j = (normalized_ttt(cfg.n_groups, cfg.r, cfg.mtbf_s, cfg.save_s, cfg.restart_s)
                if cfg.strategy == "spare" and cfg.r >= 2 else None)
-    return TheoryTTT(cfg.r, mean_t, tf, theory_ckpt_period_s(cfg), a_star, s, s / a_star, paper_j)
+    return TheoryTTT(cfg.r, mean_t, tf, period, a_star, s, s / a_star, paper_j)
 
 
 @dataclass(frozen=True, eq=False)

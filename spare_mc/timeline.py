@@ -83,7 +83,7 @@ from .stats import MCEstimate, estimate_mean
 from .topology import Topology
 
 __all__ = ["TimelineConfig", "TimelineRun", "TTTResult", "simulate_ttt", "run_timeline", "paper_allreduce_s",
-           "theory_ckpt_period_s", "make_trace", "replay_log_ttt", "LogTTTResult", "STRATEGIES", "CLASSICAL_RULES",
+           "theory_ckpt_period_s", "theory_costs", "make_trace", "replay_log_ttt", "LogTTTResult", "STRATEGIES", "CLASSICAL_RULES",
            "classical_config", "classical_expected_ttt_s", "classical_segment_s", "is_classical"]
 
 STRATEGIES = ("ckpt", "rep", "spare")
@@ -907,6 +907,18 @@ def theory_ckpt_period_s(cfg: TimelineConfig) -> float:
     ``remote_every = k``, ``((k - 1) T_mem + C_remote) / k`` with ``C_remote`` the remote save's cost (plus its copy to
     memory when it runs in the background), and ``T_r`` the restart with the memory load (most restarts reload from
     memory; the period is that of all checkpoints)."""
+    ts, tf, tr = theory_costs(cfg)
+    period = ckpt_period_optimal(ts, tf, tr) if ts > 0 else 0.0
+    if cfg.ckpt_async and cfg.memory_copies == 0:  # a save cannot start before the last one completed
+        period = max(period, cfg.save_s)
+    return period
+
+
+def theory_costs(cfg: TimelineConfig) -> tuple[float, float, float]:
+    """``(T_s, T_f, T_r)`` of the availability model for a config, in seconds: the mean cost of a checkpoint, the
+    mean time between wipe-outs and the restart with its load, as :func:`theory_ckpt_period_s` explains. The period
+    and the theory's availability (:func:`spare_mc.theory_ttt`) both take them from here, so that they describe
+    the same checkpointing."""
     tf = mean_wipeout_index(cfg) * cfg.mtbf_s
     ts, tr = cfg.save_s, cfg.restart + cfg.load_s
     # an asynchronous remote save costs the compute its slowdown takes (when steps run all through it)
@@ -917,10 +929,7 @@ def theory_ckpt_period_s(cfg: TimelineConfig) -> float:
         tr = cfg.restart + cfg.memory_load
     elif cfg.ckpt_async:
         ts = remote
-    period = ckpt_period_optimal(ts, tf, tr) if ts > 0 else 0.0
-    if cfg.ckpt_async and cfg.memory_copies == 0:  # a save cannot start before the last one completed
-        period = max(period, cfg.save_s)
-    return period
+    return ts, tf, tr
 
 
 _HORIZON_F = float(_tk.HORIZON_US)

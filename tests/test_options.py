@@ -49,8 +49,10 @@ def test_restart_time_grows_with_n(growth, factor):
     assert res[TK.R_TTT] == 20 * 70 * US + 64 * US + factor * 100 * US
     ref = TimelineConfig("ckpt", 300, restart_s=100.0, restart_growth=growth, restart_ref_groups=150)
     assert ref.restart == cfg.restart  # only N / N_ref matters
-    # the theory period uses the restart time the job pays
-    assert sm.theory_ttt(cfg).ckpt_period_s == sm.ckpt_period_optimal(60.0, 300.0, factor * 100.0)
+    # the theory period, and the availability and TTT it predicts, use the restart time the job pays
+    th = sm.theory_ttt(cfg)
+    assert th.ckpt_period_s == sm.ckpt_period_optimal(60.0, 300.0, factor * 100.0)
+    assert th.availability == pytest.approx(sm.optimal_availability(60.0, 300.0, factor * 100.0), rel=1e-12)
 
 
 # ----------------------------------------------------------------------------------------- Rep's all-reduce

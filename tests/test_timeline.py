@@ -434,6 +434,30 @@ def test_theory_ttt_pieces():
     assert rep.S == 3.0 and rep.mean_T == pytest.approx(sm.exact.block_mean_closed_form(600, 3))
 
 
+@pytest.mark.parametrize("kw", [{"load_s": 1e5}, {"restart_growth": "quadratic", "restart_ref_groups": 6},
+                                {"memory_copies": 2, "memory_save_s": 5.0, "remote_every": 4},
+                                {"ckpt_async": True, "async_slowdown": 1.25}])
+def test_theory_ttt_prices_the_checkpointing_its_period_assumes(kw):
+    """The theory's availability is the model's value at the period it returns, with the same checkpoint cost and
+    restart (a QA pass found the availability still using the plain restart_s while the period took a load time or
+    a restart growing with N into account: A = 0.495 instead of 0.041 at load_s = 1e5)."""
+    from spare_mc.optimize import theory_ttt
+    from spare_mc.timeline import theory_costs
+
+    cfg = TimelineConfig("spare", 60, r=3, **kw)
+    th = theory_ttt(cfg)
+    ts, tf, tr = theory_costs(cfg)
+    assert tf == th.T_f_s and tr == pytest.approx(cfg.restart + (cfg.memory_load if cfg.memory_copies else
+                                                                cfg.load_s))
+    assert th.availability == pytest.approx(sm.availability(th.ckpt_period_s, ts, tf, tr), rel=1e-12)
+    assert th.ttt_over_t0 == pytest.approx(th.S / th.availability, rel=1e-12)
+    plain = theory_ttt(TimelineConfig("spare", 60, r=3))
+    if "load_s" in kw or "restart_growth" in kw:  # a longer restart: a worse availability than the plain config's
+        assert th.availability < 0.1 < 0.4 < plain.availability
+    with pytest.raises(TypeError, match=r"`cfg` must be a TimelineConfig, got dict"):
+        theory_ttt({"strategy": "spare"})
+
+
 def test_optimize_strategy_selects_the_grid_minimum_and_confirms_on_fresh_seeds():
     from spare_mc.optimize import optimize_strategy
     base = {"n_steps": 300, "jitter_sd": 0.0}
