@@ -1302,10 +1302,16 @@ def _job_plan(cfg: TimelineConfig) -> _JobPlan:
     return _JobPlan(cfg)
 
 
-def _trace_memory_check(cfg: TimelineConfig, length: int, per_draw: int) -> None:
-    check_memory(length * per_draw, lambda: f"the failure trace of one job ({length:,} draws: MTBF {cfg.mtbf_s:g} s "
-                 f"against a wall-clock cap of {cfg.cap_s:.4g} s)",  # built only if shown: 7.3 -> 3.3 us a job
-                 "a larger `mtbf_s`, fewer `n_steps` or a smaller `max_wall_factor` needs less")
+def _trace_memory_check(cfg: TimelineConfig, length: int, per_draw: int, grown_from: int = 0) -> None:
+    """Refuse a trace of ``length`` draws that would not fit in the memory budget at its peak: :func:`make_trace`
+    holds its blocks and their concatenation (2 copies of what it draws); a trace extended from ``grown_from`` draws
+    also holds the old trace and the new one, so ``grown_from + 2 (length - grown_from) + length`` (4 times the old
+    length when it doubles)."""
+    drawn = length - grown_from
+    peak = (grown_from + 2 * drawn + (length if grown_from else 0)) * per_draw
+    check_memory(peak, lambda: f"the failure trace of one job ({length:,} draws: MTBF {cfg.mtbf_s:g} s against a "
+                 f"wall-clock cap of {cfg.cap_s:.4g} s; the copies made while it is drawn included)",
+                 "a larger `mtbf_s`, fewer `n_steps` or a smaller `max_wall_factor` needs less")  # built only if shown
 
 
 #: The generator the kernel gets for a stream a job never draws from: the jitter when ``jitter_sd = 0``, the repair
@@ -1402,9 +1408,10 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
             if trace[0].size > plan.trace_length:  # the next jobs of this config start with this length
                 plan.trace_length = trace[0].size
             return _to_run(res, cfg)
-        _trace_memory_check(cfg, 2 * trace[0].size, plan.per_draw)
+        _trace_memory_check(cfg, 2 * trace[0].size, plan.per_draw, grown_from=trace[0].size)
         more = make_trace(cfg, trace_rng, trace[0].size)  # same generator: the trace is extended
         trace = tuple(np.concatenate([a, b]) for a, b in zip(trace, more))
+        del more
 
 
 #: Per-run quantities: (description, support of the estimate's interval).

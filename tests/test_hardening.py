@@ -196,6 +196,25 @@ def test_5_memory_is_checked_before_allocating():
             run_timeline(cfg, np.random.SeedSequence(0))
 
 
+def test_5_a_growing_trace_stays_within_the_memory_budget():
+    """A job whose failures outrun its first trace doubles it until it fits or the budget refuses it; the trace's
+    peak (the old trace, the new draws, their blocks and the concatenation) must stay within the budget (a QA pass
+    measured 12.0 GB peak against an 11.4 GB budget: each doubling was checked as the final size alone)."""
+    import tracemalloc
+
+    budget = 40_000_000
+    cfg = TimelineConfig("ckpt", 60, n_steps=1, mtbf_s=1e-3, jitter_sd=0.0)  # a first trace of 393,216 draws
+    tracemalloc.start()
+    try:
+        with sm.set_options(max_memory=budget):
+            with pytest.raises(sm.UsageValueError, match=r"the failure trace of one job \([0-9,]+ draws: .*copies made"):
+                run_timeline(cfg, np.random.SeedSequence(0))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak <= budget + 2_000_000, peak  # the trace's peak, plus a little of everything else
+
+
 def test_5_mu_streams_its_replications(monkeypatch, capsys):
     """mu runs in chunks on one generator (memory O(chunk)): its numbers are those of the successive calls, exact
     integer sums give the same mean and sd as the concatenated replications, and the estimate agrees with the exact
