@@ -214,11 +214,28 @@ def compare(estimate: MCEstimate, reference: float, *, alpha: float = 1e-3) -> C
                       reference, rel, float(z), p, alpha, bool(p >= alpha), estimate.n)
 
 
+def _successes_iv(successes, n: int) -> np.ndarray:
+    """``successes`` as float64 counts, or a ``UsageTypeError`` / ``UsageValueError``: whole numbers (integer
+    dtype, or floats with integer values) in ``[0, n]``, not bools or strings."""
+    k = np.asarray(successes)
+    if k.dtype.kind not in "iuf":  # not bools (a count, not a flag), strings, None or objects
+        raise UsageTypeError(f"`successes` must be a count or an array of counts (integers), got {successes!r} "
+                             f"of dtype {k.dtype}")
+    k = k.astype(np.float64)
+    bad = ~(np.isfinite(k) & (k == np.floor(k)) & (k >= 0) & (k <= n))
+    if bad.any():
+        raise UsageValueError(f"`successes` must be whole numbers in [0, n] with n={n}, got "
+                              f"{k[bad].ravel()[0]:g}" + (f" (at index {np.flatnonzero(bad.ravel())[0]})"
+                                                          if k.ndim else ""))
+    return k
+
+
 def wilson_interval(successes, n, level: float = 0.95):
-    """Wilson score interval for a binomial proportion (vectorised over ``successes``)."""
+    """Wilson score interval for a binomial proportion (vectorised over ``successes``, whole numbers in
+    ``[0, n]``)."""
     n = as_int(n, "n", min_value=1)
     level = as_float(level, "level", positive=True, max_value=1.0, max_inclusive=False)
-    k = np.asarray(successes, dtype=np.float64)
+    k = _successes_iv(successes, n)
     z = _st.norm.ppf(0.5 + level / 2)
     p = k / n
     den = 1 + z * z / n
@@ -241,7 +258,7 @@ def clopper_pearson_interval(successes, n, level: float = 0.95):
     """
     n = as_int(n, "n", min_value=1)
     level = as_float(level, "level", positive=True, max_value=1.0, max_inclusive=False)
-    k = np.asarray(successes, dtype=np.float64)
+    k = _successes_iv(successes, n)
     a = (1 - level) / 2
     with np.errstate(invalid="ignore"):
         low = np.where(k == 0, 0.0, _st.beta.ppf(a, np.maximum(k, 1), n - k + 1))

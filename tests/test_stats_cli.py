@@ -36,6 +36,12 @@ def test_wilson_interval():
     assert lo[0] == 0 and hi[-1] == 1 and lo[1] < 0.5 < hi[1]
 
 
+def test_interval_counts_may_be_whole_floats_and_numpy_integers():
+    for k in (np.float64(3.0), np.int32(3), [3.0], np.array([3], np.uint8)):
+        for f in (sm.wilson_interval, sm.clopper_pearson_interval):
+            assert np.array_equal(np.ravel(f(k, 10)), np.ravel(f(3, 10)))
+
+
 def test_clopper_pearson_interval_is_scipys_exact_interval():
     k = np.array([0, 1, 3, 50, 97, 99, 100])
     lo, hi = sm.clopper_pearson_interval(k, 100, 0.99)
@@ -66,6 +72,15 @@ def test_clopper_pearson_covers_where_wilson_does_not(p):
     (lambda: sm.compare(3.0, 1.0), TypeError, r"`estimate` must be an MCEstimate"),
     (lambda: sm.compare(sm.estimate_mean([1.0, 2.0]), 1.0, alpha=1.5), ValueError, r"`alpha` must be < 1"),
     (lambda: sm.wilson_interval([1], 0), ValueError, r"`n` must be >= 1"),
+    # impossible counts gave NaN or bounds outside [0, 1] (a QA pass): each is refused, naming the first bad one
+    (lambda: sm.clopper_pearson_interval(11, 10), ValueError, r"`successes` must be whole numbers in \[0, n\] with "
+                                                              r"n=10, got 11"),
+    (lambda: sm.clopper_pearson_interval(-1, 10), ValueError, r"got -1"),
+    (lambda: sm.wilson_interval([3, 5.5], 10), ValueError, r"got 5.5 \(at index 1\)"),
+    (lambda: sm.wilson_interval([3, np.nan], 10), ValueError, r"got nan \(at index 1\)"),
+    (lambda: sm.wilson_interval("5", 10), TypeError, r"`successes` must be a count .* of dtype <U1"),
+    (lambda: sm.wilson_interval(True, 10), TypeError, r"of dtype bool"),
+    (lambda: sm.clopper_pearson_interval(None, 10), TypeError, r"of dtype object"),
 ])
 def test_stats_errors(call, exc, match):
     with pytest.raises(exc, match=match):
