@@ -694,16 +694,16 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
     for name in _DURATIONS:
         out[name] = as_float(getattr(cfg, name), name, positive=name in ("compute_s", "restart_s", "save_s"),
                              nonnegative=True, max_value=MAX_DURATION_S, why=_CLOCK_WHY)
-    for name in (*_DURATIONS, "allreduce_s"):  # the clock counts microseconds: a shorter duration would be 0
-        v = out.get(name, getattr(cfg, name))
-        if v is not None and 0 < v < 1e-6:
-            rule = ("at least 1 microsecond (1e-06 s)" if name in ("compute_s", "restart_s", "save_s") else
-                    "0 or at least 1 microsecond (1e-06 s)")  # the first three must be > 0 (checked above)
-            raise UsageValueError(f"`{name}` must be {rule}, got {name}={v:g}")
     for name in ("allreduce_s", "ckpt_period_s"):
         v = getattr(cfg, name)
         out[name] = None if v is None else as_float(v, name, positive=name == "ckpt_period_s", nonnegative=True,
                                                     max_value=MAX_DURATION_S, why=_CLOCK_WHY)
+    for name in (*_DURATIONS, "allreduce_s"):  # the clock counts microseconds: a shorter duration would be 0
+        v = out[name]
+        if v is not None and 0 < v < 1e-6:
+            rule = ("at least 1 microsecond (1e-06 s)" if name in ("compute_s", "restart_s", "save_s") else
+                    "0 or at least 1 microsecond (1e-06 s)")  # the first three must be > 0 (checked above)
+            raise UsageValueError(f"`{name}` must be {rule}, got {name}={v:g}")
     out["mtbf_s"] = as_float(cfg.mtbf_s, "mtbf_s", positive=True)
     out["shape"] = _shape_iv(cfg.shape)
     out["ckpt_period_factor"] = f = as_float(cfg.ckpt_period_factor, "ckpt_period_factor", positive=True,

@@ -153,3 +153,19 @@ def test_the_cached_live_state_is_the_one_the_kernel_builds(layout):
         assert not plan.live0[i].flags.writeable
     assert T._job_plan(CONFIGS["spare_random"]).live0 is None  # a layout per job: built by the kernel
     assert T._job_plan(CONFIGS["rep_fixed_repair"]).live0 is None
+
+
+def test_every_numeric_field_refuses_a_string_a_list_and_nan_by_name():
+    """A QA pass found `allreduce_s='fast'` compared with a number before its type was checked (a raw TypeError;
+    an internal error from a sweep spec). Every numeric field of the config now gets a usage error naming it."""
+    from dataclasses import fields
+
+    from spare_mc._validation import UsageError
+
+    for f in fields(TimelineConfig):
+        if "float" not in str(f.type) and "int" not in str(f.type):
+            continue
+        for bad in ("fast", [1], float("nan")):
+            kw = {"strategy": "spare", "n_groups": 60, "r": 3, f.name: bad}
+            with pytest.raises(UsageError, match=f"`{f.name}`"):
+                TimelineConfig(**kw)
