@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field, replace
 from ._provenance import SCHEMA_VERSION
 from ._resources import ResourceLimitError
 from ._seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, warn_old_access
-from ._validation import UsageTypeError, UsageValueError, as_choice, as_int
+from ._validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
 from .closed_forms import availability, normalized_ttt, r_star
 from .paper import paper_row, paper_setting
 from .reorder import exact_stack_bound_sum
@@ -161,6 +161,35 @@ class OptimumResult:
         return d
 
 
+def _r_range_iv(r_range) -> tuple[int, int]:
+    """``r_range`` as ``(lo, hi)``: two integers with ``1 <= lo <= hi``."""
+    if isinstance(r_range, (str, bytes)) or not hasattr(r_range, "__len__") or len(r_range) != 2:
+        raise UsageTypeError(f"`r_range` must be a pair (lo, hi) of integers, got {r_range!r}")
+    lo = as_int(r_range[0], "r_range[0]", min_value=1)
+    hi = as_int(r_range[1], "r_range[1]", min_value=lo)
+    return lo, hi
+
+
+def _factors_iv(period_factors) -> tuple[float, ...]:
+    """``period_factors`` as a non-empty tuple of distinct positive finite multiples of the theory period."""
+    if isinstance(period_factors, (str, bytes)) or not hasattr(period_factors, "__iter__"):
+        raise UsageTypeError(f"`period_factors` must be a sequence of numbers (multiples of the theory period), got "
+                             f"{period_factors!r}")
+    out = tuple(as_float(f, f"period_factors[{i}]", positive=True, max_value=1e6)
+                for i, f in enumerate(period_factors))
+    if not out:
+        raise UsageValueError("`period_factors` must hold at least one factor (an empty grid simulates nothing)")
+    if len(set(out)) != len(out):
+        raise UsageValueError(f"`period_factors` must not repeat a factor, got {list(out)}")
+    return out
+
+
+def _base_iv(base) -> dict:
+    if base is not None and not isinstance(base, dict):
+        raise UsageTypeError(f"`base` must be a dict of TimelineConfig fields or None, got {type(base).__name__}")
+    return dict(base or {})
+
+
 def _r_values(strategy, n, r_range):
     if strategy == "ckpt":
         return [1]
@@ -206,7 +235,9 @@ def optimize_strategy(strategy: str, n_groups: int, *, reps: int = 20, confirm_r
     n_groups = as_int(n_groups, "n_groups", min_value=2)
     reps = as_int(reps, "reps", min_value=2)
     confirm_reps = as_int(confirm_reps, "confirm_reps", min_value=2)
-    base = dict(base or {})
+    r_range = _r_range_iv(r_range)
+    period_factors = _factors_iv(period_factors)
+    base = _base_iv(base)
     for key in ("strategy", "n_groups", "r", "ckpt_period_s", "ckpt_period_factor"):
         if key in base:
             raise UsageValueError(f"`base` must not set {key!r}: it is what the optimiser varies")
@@ -302,6 +333,19 @@ def main_table(n_values=(200, 600, 1000), *, reps: int = 20, confirm_reps: int =
     confirmation runs are paired (see :class:`MainTableRow`). ``seed`` is the deprecated alias of ``rng``.
     """
     rng = resolve_seed_alias(rng, seed, "main_table")
+    if isinstance(n_values, (str, bytes)) or not hasattr(n_values, "__iter__"):
+        raise UsageTypeError(f"`n_values` must be a sequence of group counts N, got {n_values!r}")
+    n_values = [as_int(n, f"n_values[{i}]", min_value=2) for i, n in enumerate(n_values)]
+    if not n_values:
+        raise UsageValueError("`n_values` must hold at least one N")
+    if len(set(n_values)) != len(n_values):
+        raise UsageValueError(f"`n_values` must not repeat an N (each is one row), got {n_values}")
+    if progress is not None and not callable(progress):
+        raise UsageTypeError(f"`progress` must be a callable taking one message, or None, got "
+                             f"{type(progress).__name__}")
+    base = _base_iv(base)
+    reps = as_int(reps, "reps", min_value=2)
+    confirm_reps = as_int(confirm_reps, "confirm_reps", min_value=2)
     root = root_seed_sequence(rng)
     rows = []
     for n in n_values:
