@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 from scipy import stats as _st
 
-from ._validation import UsageTypeError, UsageValueError, as_float, as_int
+from ._validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
 
 __all__ = ["MCEstimate", "Comparison", "compare", "wilson_interval", "clopper_pearson_interval", "estimate_mean",
            "ratio_estimate"]
@@ -108,14 +108,41 @@ class MCEstimate:
         return d
 
 
+#: Where each support's values must lie, up to rounding (:data:`_SUPPORT_TOL`): (low, high).
+_SUPPORT_RANGE = {"real": (-math.inf, math.inf), "nonnegative": (0.0, math.inf), "unit": (0.0, 1.0),
+                  "at_most_one": (-math.inf, 1.0)}
+#: Rounding a value may carry across its support's edge (an availability of -7e-17 from a difference of times).
+_SUPPORT_TOL = 1e-9
+
+
+def _real_values(values, name: str) -> np.ndarray:
+    """``values`` as a float64 array, or a ``UsageTypeError`` for strings, None, complex numbers or objects (a
+    generator included: numpy would wrap it in a 0-d object array)."""
+    x = np.asarray(values)
+    if x.dtype.kind not in "biuf":
+        raise UsageTypeError(f"`{name}` must be an array of real numbers, got {type(values).__name__} of dtype "
+                             f"{x.dtype}")
+    return x.astype(np.float64)
+
+
 def estimate_mean(values, name: str = "value", level: float = 0.95, *, support: str = "real",
                   censored: int = 0) -> MCEstimate:
-    """:class:`MCEstimate` of the mean of ``values`` (1-d, at least 2 finite values)."""
-    x = np.asarray(values, dtype=np.float64)
+    """:class:`MCEstimate` of the mean of ``values`` (1-d, at least 2 finite values inside ``support``).
+
+    ``censored`` counts the replications stopped at a cap (at most their number).
+    """
+    x = _real_values(values, "values")
     if x.ndim != 1 or x.size < 2:
         raise UsageValueError(f"`values` must be 1-d with at least 2 replications, got shape {x.shape}")
     if not np.isfinite(x).all():
         raise UsageValueError("`values` must be finite")
+    support = as_choice(support, "support", SUPPORTS)
+    lo, hi = _SUPPORT_RANGE[support]
+    out = np.flatnonzero((x < lo - _SUPPORT_TOL) | (x > hi + _SUPPORT_TOL))
+    if out.size:  # the interval would be computed on a scale the values do not live on
+        raise UsageValueError(f"`values` must lie in [{lo:g}, {hi:g}] for support={support!r}, got "
+                              f"{x[out[0]]:g} at index {out[0]}")
+    censored = as_int(censored, "censored", min_value=0, max_value=x.size)
     sd = float(x.std(ddof=1))
     return MCEstimate(name, float(x.mean()), sd / math.sqrt(x.size), sd, int(x.size), level, support, censored)
 
@@ -135,8 +162,8 @@ def ratio_estimate(numerators, denominators, name: str = "ratio", level: float =
     >>> est.mean, est.se
     (2.0, 0.0)
     """
-    x = np.asarray(numerators, dtype=np.float64)
-    y = np.asarray(denominators, dtype=np.float64)
+    x = _real_values(numerators, "numerators")
+    y = _real_values(denominators, "denominators")
     if x.ndim != 1 or x.shape != y.shape or x.size < 2:
         raise UsageValueError(f"`numerators` and `denominators` must be 1-d of equal length >= 2, got shapes {x.shape} "
                               f"and {y.shape}")

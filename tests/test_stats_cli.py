@@ -36,6 +36,12 @@ def test_wilson_interval():
     assert lo[0] == 0 and hi[-1] == 1 and lo[1] < 0.5 < hi[1]
 
 
+def test_support_allows_rounding_across_its_edge():
+    """A proportion computed as a difference of times can come out at -7e-17: still in the unit support."""
+    est = sm.estimate_mean([-7e-17, 0.5, 1 + 2e-16], support="unit")
+    assert 0 <= est.ci[0] <= est.mean <= est.ci[1] <= 1
+
+
 def test_interval_counts_may_be_whole_floats_and_numpy_integers():
     for k in (np.float64(3.0), np.int32(3), [3.0], np.array([3], np.uint8)):
         for f in (sm.wilson_interval, sm.clopper_pearson_interval):
@@ -79,6 +85,17 @@ def test_clopper_pearson_covers_where_wilson_does_not(p):
     (lambda: sm.wilson_interval([3, 5.5], 10), ValueError, r"got 5.5 \(at index 1\)"),
     (lambda: sm.wilson_interval([3, np.nan], 10), ValueError, r"got nan \(at index 1\)"),
     (lambda: sm.wilson_interval("5", 10), TypeError, r"`successes` must be a count .* of dtype <U1"),
+    # an estimate on a support its values do not live on gave an interval that excludes its own mean (QA pass)
+    (lambda: sm.estimate_mean([1.0, 2.0, 3.0], support="unit"), ValueError,
+     r"`values` must lie in \[0, 1\] for support='unit', got 2 at index 1"),
+    (lambda: sm.estimate_mean([1.0, -2.0], support="nonnegative"), ValueError, r"got -2 at index 1"),
+    (lambda: sm.estimate_mean([1.0, 2.0], support="at_most_one"), ValueError, r"\[-inf, 1\]"),
+    (lambda: sm.estimate_mean([1.0, 2.0, 3.0], censored=5), ValueError, r"`censored` must be <= 3"),
+    (lambda: sm.estimate_mean([1.0, 2.0, 3.0], censored=-1), ValueError, r"`censored` must be >= 0"),
+    (lambda: sm.estimate_mean([1.0, 2.0, 3.0], censored=1.5), TypeError, r"`censored` must be an integer"),
+    (lambda: sm.estimate_mean(["1", "2"]), TypeError, r"`values` must be an array of real numbers"),
+    (lambda: sm.estimate_mean(x for x in (1.0, 2.0)), TypeError, r"got generator of dtype object"),
+    (lambda: sm.ratio_estimate([1.0, 2.0], [1j, 2.0]), TypeError, r"`denominators` must be an array of real"),
     (lambda: sm.wilson_interval(True, 10), TypeError, r"of dtype bool"),
     (lambda: sm.clopper_pearson_interval(None, 10), TypeError, r"of dtype object"),
 ])
