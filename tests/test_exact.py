@@ -128,3 +128,21 @@ def test_expect_and_pmf():
 def test_exact_errors(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         sm.exact_wipeout(**kwargs)
+
+
+def test_a_run_of_over_a_minute_is_announced_before_it_starts(monkeypatch):
+    """The float recursions run in one numba call that Ctrl-C cannot stop (a QA pass waited 40 s at N = 400,000):
+    a warning with the expected time comes first. Checked without the long run: the estimate's threshold is
+    lowered so that a quick case crosses it."""
+    import warnings
+
+    from spare_mc import exact as ex
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet = sm.exact_wipeout("cyclic", 2000, 9)  # ~2e7 steps: silent
+    monkeypatch.setattr(ex, "_WARN_AFTER_S", 1e-3)
+    with pytest.warns(RuntimeWarning, match=r"exact_wipeout\('cyclic', N=2,000, r=9\) runs about 1.8e\+07 steps .* "
+                                            r"Ctrl-C cannot interrupt"):
+        d = sm.exact_wipeout("cyclic", 2000, 9)
+    assert np.array_equal(d.survival, quiet.survival)  # the warning changes nothing else
