@@ -65,7 +65,10 @@ class Layout:
     group_types: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
-        h = np.asarray(self.holders)
+        try:
+            h = np.asarray(self.holders)
+        except ValueError:  # numpy's "inhomogeneous shape" for ragged rows
+            raise UsageValueError("`holders` must be a rectangular (N, r) table: every row lists r groups") from None
         if h.ndim != 2:
             raise UsageValueError(f"`holders` must be a 2-d array of shape (N, r), got ndim={h.ndim}")
         if h.size and not np.issubdtype(h.dtype, np.integer):
@@ -74,15 +77,17 @@ class Layout:
         if n < 1 or r < 1:
             raise UsageValueError(f"`holders` must have at least one row and one column, got shape {h.shape}")
         check_r(r, n)
-        h = h.astype(np.int64)
-        if h.min() < 0 or h.max() >= n:
+        lo, hi = int(h.min()), int(h.max())  # before the conversion: a uint64 beyond 2^63 would wrap
+        if lo < 0 or hi >= n:
             raise UsageValueError(f"`holders` entries must be group indices in [0, N) with N={n}, "
-                             f"got values in [{h.min()}, {h.max()}]")
+                                  f"got values in [{lo}, {hi}]")
+        h = h.astype(np.int64)
         srt = np.sort(h, axis=1)
         dup = np.nonzero((srt[:, 1:] == srt[:, :-1]).any(axis=1))[0]
         if dup.size:
             raise UsageValueError(f"`holders` rows must list distinct groups, but type {dup[0]} has a repeated "
                                   f"holder: {h[dup[0]].tolist()}")
+        object.__setattr__(self, "offsets", _kind_iv(self.kind, self.offsets, h))
         h.setflags(write=False)
         object.__setattr__(self, "holders", h)
         ptr, types = _invert(h)
@@ -134,6 +139,40 @@ class Layout:
         return d
 
 
+#: The labels a :class:`Layout` may carry; those of :data:`_OFFSET_KINDS` are cyclic tables of their offsets, and
+#: ``to_dict`` describes them (and ``block``) by their parameters alone, so the table must be the one they build.
+_KINDS = ("custom", "cyclic", "offsets", "sidon", "random", "block", "domain_aware", "domain_aware_sidon",
+          "domain_aware_block")
+_OFFSET_KINDS = ("cyclic", "offsets", "sidon", "domain_aware", "domain_aware_sidon")
+
+
+def _kind_iv(kind, offsets, h: np.ndarray):
+    """The checked ``offsets`` of a layout labelled ``kind`` with holder table ``h`` (a wrong label would make
+    :meth:`Layout.to_dict` describe another layout)."""
+    if not isinstance(kind, str) or kind not in _KINDS:
+        raise UsageValueError(f"`kind` must be one of {list(_KINDS)}, got {kind!r}")
+    n, r = h.shape
+    if offsets is None and kind == "cyclic":
+        want = tuple(range(r))
+    elif offsets is None:
+        if kind in _OFFSET_KINDS:
+            raise UsageValueError(f"a {kind!r} layout needs its `offsets` (cyclic_offsets builds one)")
+        if kind == "block" and (n % r or not np.array_equal(h, _block_table(n, r))):
+            raise UsageValueError("`holders` is not block replication's table (kind='block'); label it 'custom'")
+        return None
+    else:
+        if kind not in _OFFSET_KINDS:
+            raise UsageValueError(f"`offsets` applies to the cyclic kinds {list(_OFFSET_KINDS)}, not {kind!r}")
+        if isinstance(offsets, (str, bytes)) or not hasattr(offsets, "__len__") or len(offsets) != r:
+            raise UsageValueError(f"`offsets` must be a sequence of r={r} integers, got {offsets!r}")
+        want = tuple(as_int(x, "offsets") for x in offsets)
+    j = np.arange(n, dtype=np.int64)
+    if any(not np.array_equal(h[:, l], (j - s) % n) for l, s in enumerate(want)):  # a column at a time: O(N) memory
+        raise UsageValueError(f"`holders` is not the cyclic table of offsets {list(want)} (holders[j, l] = (j - s_l) "
+                              f"mod N) that kind={kind!r} says; label it 'custom'")
+    return None if offsets is None else want
+
+
 def _invert(holders: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """CSR inverse of a holder table: group -> types, ordered by (layer, type)."""
     n, r = holders.shape
@@ -170,6 +209,8 @@ def cyclic_offsets(n_groups: int, offsets) -> Layout:
         ``holders[j, l] = (j - s_l) mod N``.
     """
     n_groups = as_int(n_groups, "n_groups", min_value=1)
+    if isinstance(offsets, (str, bytes)) or not hasattr(offsets, "__iter__"):
+        raise UsageTypeError(f"`offsets` must be a sequence of integers 0 = s_0 < s_1 < ..., got {offsets!r}")
     s = [as_int(x, "offsets") for x in offsets]
     if not s:
         raise UsageValueError("`offsets` must not be empty")
@@ -289,9 +330,13 @@ def block(n_groups: int, r: int) -> Layout:
         raise UsageValueError(f"block replication as an N x r holder table needs N divisible by r, got N={n_groups}, "
                               f"r={r} (N % r = {n_groups % r}); replica_sets(N, r) (or layout 'block' by name) is "
                               f"Rep with sets of r and r + 1 groups")
-    j = np.arange(n_groups, dtype=np.int64)[:, None]
-    holders = (j // r) * r + (j + np.arange(r, dtype=np.int64)[None, :]) % r
-    return Layout(holders, kind="block")
+    return Layout(_block_table(n_groups, r), kind="block")
+
+
+def _block_table(n: int, r: int) -> np.ndarray:
+    """Block replication's holder table (``r`` divides ``n``): type ``j`` is held by the groups of its set."""
+    j = np.arange(n, dtype=np.int64)[:, None]
+    return (j // r) * r + (j + np.arange(r, dtype=np.int64)[None, :]) % r
 
 
 @dataclass(frozen=True, eq=False)

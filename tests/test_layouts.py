@@ -224,3 +224,32 @@ def test_make_layout_placed_names():
         sm.make_layout("cyclic", 600, 4, topology=topo, level="rack")
     with pytest.raises(ValueError, match=r"`topology` must have n_groups = N = 300, got 600"):
         sm.make_layout("domain_aware", 300, 4, topology=topo, level="rack")
+
+
+@pytest.mark.parametrize("make, match", [
+    # a label or offsets that do not describe the table would make to_dict() rebuild another layout (a QA pass)
+    (lambda: sm.Layout(np.array([[0, 2], [1, 0], [2, 1]]), kind="cyclic", offsets=(0, 5)),
+     r"`holders` is not the cyclic table of offsets \[0, 5\]"),
+    (lambda: sm.Layout(sm.random_holders(30, 3, rng=1).holders, kind="cyclic"), r"offsets \[0, 1, 2\]"),
+    (lambda: sm.Layout(sm.random_holders(30, 3, rng=1).holders, kind="block"), r"not block replication's table"),
+    (lambda: sm.Layout(sm.cyclic(6, 2).holders, kind="sidon"), r"a 'sidon' layout needs its `offsets`"),
+    (lambda: sm.Layout(sm.cyclic(6, 2).holders, kind="random", offsets=(0, 1)), r"`offsets` applies to the cyclic"),
+    (lambda: sm.Layout(sm.cyclic(6, 2).holders, kind="cyclic", offsets=(0, 1, 2)), r"sequence of r=2 integers"),
+    (lambda: sm.Layout([[0, 1], [1, 2], [2, 0]], kind=5), r"`kind` must be one of \['custom', 'cyclic'"),
+    (lambda: sm.Layout([[0, 1], [1], [2, 0]]), r"`holders` must be a rectangular \(N, r\) table"),
+    (lambda: sm.Layout(np.array([[0, 2**63], [1, 2], [2, 0]], dtype=np.uint64)),
+     r"got values in \[0, 9223372036854775808\]"),
+    (lambda: sm.cyclic_offsets(10, 3), r"`offsets` must be a sequence of integers"),
+    (lambda: sm.cyclic_offsets(10, None), r"`offsets` must be a sequence of integers"),
+])
+def test_a_layout_label_must_describe_its_table(make, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        make()
+
+
+def test_every_built_layout_round_trips_through_its_label():
+    for lay in (sm.cyclic(60, 4), sm.sidon(60, 4), sm.block(60, 4), sm.cyclic_offsets(60, (0, 3, 7)),
+                sm.Layout(sm.cyclic(60, 4).holders, kind="cyclic"), sm.Layout(sm.block(60, 4).holders, kind="block")):
+        d = lay.to_dict()
+        again = sm.cyclic_offsets(60, d["offsets"]) if "offsets" in d else sm.make_layout(d["kind"], 60, d["r"])
+        assert np.array_equal(again.holders, lay.holders), d
