@@ -82,6 +82,8 @@ def stack_lower_bound(n_groups: int, k):
     """``c(k) = ceil(N / (N - k))``: the least stack number with ``k`` dead groups (``0 <= k < N``)."""
     n_groups = as_int(n_groups, "n_groups", min_value=1)
     k_arr = np.asarray(k)
+    if k_arr.size == 0 and k_arr.dtype.kind in "biuf":  # [] is float64 to numpy: no k, no bound
+        return np.empty(k_arr.shape, np.int64)
     if not np.issubdtype(k_arr.dtype, np.integer):
         raise UsageTypeError(f"`k` must be integer, got dtype {k_arr.dtype}")
     if np.any(k_arr < 0) or np.any(k_arr >= n_groups):

@@ -203,7 +203,10 @@ class ReCtlr:
         return [(self._gstk[self._gptr[g]:self._gptr[g + 1]] // r).tolist() for g in range(self._n)]
 
     def assignment(self) -> np.ndarray:
-        """``a[t]`` = the group serving type ``t``."""
+        """``a[t]`` = the group serving type ``t``. After a wipe-out there is none (``RuntimeError``): the state
+        is left as the failure found it, with types still pointing at dead groups."""
+        if self._wiped:
+            raise RuntimeError("the layout is wiped out: no assignment exists (build a new ReCtlr, a global restart)")
         return self._eg[self._own].copy()
 
     def validate(self) -> None:

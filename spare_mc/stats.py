@@ -229,6 +229,9 @@ def compare(estimate: MCEstimate, reference: float, *, alpha: float = 1e-3) -> C
         raise UsageTypeError(f"`estimate` must be an MCEstimate, got {type(estimate).__name__}")
     reference = as_float(reference, "reference")
     alpha = as_float(alpha, "alpha", positive=True, max_value=1.0, max_inclusive=False)
+    if 1.0 - alpha == 1.0:  # the interval's level 1 - alpha would round to 1
+        raise UsageValueError(f"`alpha` must be at least 1.2e-16 (1 - alpha, the interval's level, rounds to 1 "
+                              f"below it), got alpha={alpha:g}")
     if estimate.se == 0.0:
         z = 0.0 if estimate.mean == reference else math.copysign(math.inf, estimate.mean - reference)
     else:

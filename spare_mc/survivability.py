@@ -340,6 +340,8 @@ def _wipeout_iv(layout, reps, n_groups, r, failures, topology, fresh_layout):
             fresh_layout = True if fresh_layout is None else fresh_layout
         layout = make_layout(layout, n_groups, r, rng=0)  # the random instance is unused when fresh
     elif isinstance(layout, (Layout, ReplicaSets)):
+        n_groups = None if n_groups is None else as_int(n_groups, "n_groups", min_value=1)
+        r = None if r is None else as_int(r, "r", min_value=1)
         if n_groups is not None and n_groups != layout.n_groups:
             raise UsageValueError(f"`n_groups`={n_groups} disagrees with the layout's N={layout.n_groups}")
         if r is not None and r != layout.r:
@@ -361,14 +363,14 @@ def _wipeout_iv(layout, reps, n_groups, r, failures, topology, fresh_layout):
     if not isinstance(failures, (UniformOrder, SystemRenewal, PerGPU, DomainFailures)):
         raise UsageTypeError(f"`failures` must be UniformOrder, SystemRenewal, PerGPU or DomainFailures, got "
                              f"{type(failures).__name__}")
-    if isinstance(failures, (PerGPU, DomainFailures)):
-        if topology is None:
-            raise UsageValueError(f"`topology` is required for the {type(failures).__name__} failure model")
+    if isinstance(failures, (PerGPU, DomainFailures)) and topology is None:
+        raise UsageValueError(f"`topology` is required for the {type(failures).__name__} failure model")
+    if topology is not None:  # checked whatever the model (the group-level ones do not use it), never ignored
         if not isinstance(topology, Topology):
             raise UsageTypeError(f"`topology` must be a Topology, got {type(topology).__name__}")
         if topology.n_groups != layout.n_groups:
             raise UsageValueError(f"`topology` has N={topology.n_groups} groups but the layout has N={layout.n_groups}")
-    elif topology is None:
+    else:
         topology = Topology(layout.n_groups, layout.n_groups)
     return layout, reps, failures, topology, fresh_layout
 

@@ -121,6 +121,8 @@ def test_edge_cases():
     assert _check_step(ctl, [3]).wiped
     with pytest.raises(RuntimeError, match="wiped out"):
         ctl.fail(0)
+    with pytest.raises(RuntimeError, match="wiped out: no assignment exists"):  # it would name dead servers
+        ctl.assignment()
     # r = N: every group holds everything; S* = c(k) exactly (moves may be needed), wipe-out only with all dead
     n = 7
     ctl = ReCtlr(sm.cyclic(n, n))
@@ -393,9 +395,10 @@ def test_a_too_short_undo_log_is_retried_with_the_same_result(seed):
     for groups in np.array_split(order, 10):  # events of four groups: several orphans at once
         sa, sb = a.fail(groups.tolist()), b.fail(groups.tolist())
         assert sa == sb
-        assert a.stacks() == b.stacks() and np.array_equal(a.assignment(), b.assignment())
+        assert a.stacks() == b.stacks()
         if sa.wiped:
             break
+        assert np.array_equal(a.assignment(), b.assignment())
 
 
 def _trajectory_digest(layout, seed, max_event, from_scratch=False):
@@ -417,7 +420,7 @@ def _trajectory_digest(layout, seed, max_event, from_scratch=False):
             step = ctl.fail(order[i:i + m], from_scratch=from_scratch)
             i += m
             h.update(repr((_key(step), step.orphans, step.patch_plan)).encode())
-            h.update(ctl.assignment().tobytes())
+            h.update(ctl._eg[ctl._own].tobytes())  # the raw state: assignment() refuses after a wipe-out
             h.update(np.concatenate([np.asarray(s, np.int64) for s in ctl.stacks()]).tobytes())
             if not step.wiped:
                 seen["phase2"] += not step.phase0

@@ -78,6 +78,7 @@ def test_clopper_pearson_covers_where_wilson_does_not(p):
     (lambda: sm.compare(3.0, 1.0), TypeError, r"`estimate` must be an MCEstimate"),
     (lambda: sm.compare(sm.estimate_mean([1.0, 2.0]), 1.0, alpha=1.5), ValueError, r"`alpha` must be < 1"),
     (lambda: sm.wilson_interval([1], 0), ValueError, r"`n` must be >= 1"),
+    (lambda: sm.compare(sm.estimate_mean([1.0, 2.0]), 1.0, alpha=1e-300), ValueError, r"`alpha` must be at least"),
     # impossible counts gave NaN or bounds outside [0, 1] (a QA pass): each is refused, naming the first bad one
     (lambda: sm.clopper_pearson_interval(11, 10), ValueError, r"`successes` must be whole numbers in \[0, n\] with "
                                                               r"n=10, got 11"),

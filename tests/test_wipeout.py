@@ -286,6 +286,11 @@ def test_relabelling_groups_changes_nothing(layout, seed):
      ValueError, r"`topology` has N=20 groups but the layout has N=10"),
     (lambda: sm.wipeout_mc(sm.cyclic(10, 2), 10, failures=sm.PerGPU(1e6), topology="big"), TypeError,
      r"`topology` must be a Topology"),
+    # a topology the group-level models do not use is still checked, not ignored; N and r are checked as integers
+    (lambda: sm.wipeout_mc(sm.cyclic(10, 2), 10, topology="x"), TypeError, r"`topology` must be a Topology"),
+    (lambda: sm.wipeout_mc(sm.cyclic(10, 2), 10, topology=sm.Topology(40, 20)), ValueError, r"has N=20 groups"),
+    (lambda: sm.wipeout_mc(sm.cyclic(10, 2), 10, n_groups="10"), TypeError, r"`n_groups` must be an integer, got '10'"),
+    (lambda: sm.wipeout_mc(sm.cyclic(10, 2), 10, r=2.0), TypeError, r"`r` must be an integer, got 2.0"),
     (lambda: sm.wipeout_mc("cyclic", 10, n_groups=10, r=2).estimate("time_s"), ValueError, r"needs a failure model"),
     (lambda: sm.wipeout_mc("cyclic", 10, n_groups=10, r=2).estimate("mean"), ValueError, r"`quantity` must be"),
 ])
@@ -495,9 +500,13 @@ def test_order_stat_layouts_stay_in_step_through_ties():
 
 def test_a_cyclic_label_on_another_table_is_not_trusted():
     """The cyclic kernels assume the unit-stride table; a different table labelled "cyclic" runs the generic
-    kernels and gets its own law (Sidon's table here), the same values as under its own label."""
+    kernels and gets its own law (Sidon's table here), the same values as under its own label. Layout refuses such
+    a label when it is built; the kernels do not rely on that (the label is relabelled here as sidon() does)."""
     sid = sm.sidon(50, 5)
-    fake = sm.Layout(sid.holders, kind="cyclic")
+    with pytest.raises(ValueError, match=r"not the cyclic table of offsets"):
+        sm.Layout(sid.holders, kind="cyclic")
+    fake = sm.Layout(sid.holders)
+    object.__setattr__(fake, "kind", "cyclic")
     assert uniform_order_kernel(fake) == "order" and uniform_order_kernel(fake, "sequential") == "sequential"
     assert uniform_order_kernel(sm.Layout(sm.cyclic(50, 5).holders, kind="custom")) == "cyclic-window"
     for method in WIPEOUT_METHODS:
