@@ -41,6 +41,7 @@ spare-mc: shown with its traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -1062,8 +1063,9 @@ def run_sensitivity(args) -> dict:
     out_dir, figure, result = _study_targets(args, "sensitivity", ("variants", "baseline"), "sensitivity result")
     r_ranges = _r_ranges(args)
     kw = dict(variants=variants, reps=args.reps, pilot_reps=args.pilot_reps, base=base, r_ranges=r_ranges)
-    check_sensitivity_inputs(n_values, target_pp=args.target_pp, max_confirm_reps=args.max_confirm_reps,
-                             rng=args.seed, **kw)  # every rule before the timed jobs of the estimate
+    with _flag_names(n_values="--n-groups"):
+        check_sensitivity_inputs(n_values, target_pp=args.target_pp, max_confirm_reps=args.max_confirm_reps,
+                                 rng=args.seed, **kw)  # every rule before the timed jobs of the estimate
     cost = estimate_cost(n_values, workers=args.workers, **kw)
     _say(f"spare-mc sensitivity: {len(variants)} variants at N = {', '.join(map(str, n_values))}; expected time "
          f"about {cost['expected_s'] / 60:.1f} min on {cost['workers']} worker(s) (a rough estimate from timed jobs)")
@@ -1132,8 +1134,9 @@ def run_dynamic(args) -> dict:
         raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
     out_dir, figure, result = _study_targets(args, "dynamic", ("rows", "settings"), "dynamic-checkpointing result")
     log = (lambda msg: _say(f"... {msg}")) if not args.json else None
-    res = dynamic_study(n_values, shapes=shapes, policies=policies, rng=args.seed, base=base, out_dir=out_dir,
-                        scheduler=args.scheduler, workers=args.workers, force=args.force, progress=log, **kw)
+    with _flag_names(n_values="--n-groups"):
+        res = dynamic_study(n_values, shapes=shapes, policies=policies, rng=args.seed, base=base, out_dir=out_dir,
+                            scheduler=args.scheduler, workers=args.workers, force=args.force, progress=log, **kw)
     d = res.to_dict()
     if figure is not None:
         d["figure"] = save_dynamic_figure(res, figure, force=args.force)
@@ -1162,9 +1165,10 @@ def run_repair(args) -> dict:
     _check_reps_and_seed(reps, "--reps", args.seed)
     out_dir, figure, result = _study_targets(args, "repair", ("rows", "best", "settings"), "repair result")
     log = (lambda msg: _say(f"... {msg}")) if not args.json else None
-    res = repair_study(n_values, repair_times=times, reps=reps, repair=args.law, rng=args.seed, base=base,
-                       out_dir=out_dir, scheduler=args.scheduler, workers=args.workers, force=args.force,
-                       progress=log)
+    with _flag_names(n_values="--n-groups", repair_times="--repair-times"):
+        res = repair_study(n_values, repair_times=times, reps=reps, repair=args.law, rng=args.seed, base=base,
+                           out_dir=out_dir, scheduler=args.scheduler, workers=args.workers, force=args.force,
+                           progress=log)
     d = res.to_dict()
     d["best_r_changes"] = res.best_r_changes()
     if figure is not None:
@@ -1244,6 +1248,21 @@ def run_log(args) -> dict:
             lo, hi = d[f"{name}_ci95"]
             lines.append(f"  {name:<14} {d[name]:>12.6g}  95% CI [{lo:.6g}, {hi:.6g}]")
     return _stamp({**d, "_table": "\n".join(lines)})
+
+
+@contextlib.contextmanager
+def _flag_names(**flags):
+    """Usage errors of the library call inside say the command line's flag where they name a keyword of the
+    Python API (``n_values`` is ``--n-groups`` on the command line)."""
+    try:
+        yield
+    except UsageError as exc:
+        msg = str(exc)
+        for name, flag in flags.items():
+            msg = msg.replace(f"`{name}`", f"`{flag}`").replace(f" {name}=", f" {flag}=")
+        if msg == str(exc):
+            raise
+        raise type(exc)(msg) from None
 
 
 def _ints(text, flag):

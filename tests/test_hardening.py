@@ -818,3 +818,10 @@ def test_qa_optimizer_arguments_are_checked_before_any_run(call, exc, match):
     factors 1 and 5, a repeated N gave duplicate rows, and the rest were raw unpack or type errors."""
     with pytest.raises(exc, match=match):
         call()
+
+
+@pytest.mark.parametrize("cmd, rule", [("sensitivity", ">= 4"), ("dynamic", ">= 2"), ("repair", ">= 2")])
+def test_qa_study_commands_name_the_flag_not_the_keyword(cmd, rule, capsys):
+    """The studies' Python keyword is n_values; their command line says --n-groups, and so do its errors."""
+    assert main([cmd, "--n-groups", "1"]) == 2
+    assert f"`--n-groups` must be {rule}, got --n-groups=1" in capsys.readouterr().err
