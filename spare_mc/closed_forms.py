@@ -66,7 +66,9 @@ def mu_expansion(n_groups: int, r: int) -> float:
     """``E[T]`` for independent random holders to ``o(1)``:
     ``Gamma(1+1/r) N^(1-1/r) + r/2 - (r-1)/2 Gamma(1+1/r) N^(-1/r)``.
 
-    At N = 600, r = 20 it gives 427.50 where the exact value is 427.50 and the paper's form 424.21.
+    At N = 600, r = 20 it gives 427.50 where the exact value is 427.50 and the paper's form 424.21. It is an
+    expansion in large ``N`` for ``r >= 2``: at ``r = 1`` it says 1.5 for every ``N``, while the exact value rises
+    from 1 (N = 1) to ``e / (e - 1) = 1.582`` (a group may hold no type, and its failure wipes nothing out).
     """
     n_groups, r = _nr(n_groups, r)
     g = math.gamma(1.0 + 1.0 / r)
@@ -280,7 +282,7 @@ def optimal_availability(save_s: float, mean_uptime_s: float, restart_s: float) 
     """``A* = 2 T_s T_f / T_c*^2``."""
     ts, tf, tr = _avail_iv(save_s, mean_uptime_s, restart_s)
     tc = ckpt_period_optimal(ts, tf, tr)
-    return 2 * ts * tf / (tc * tc)
+    return min(1.0, 2 * ts * tf / (tc * tc))  # < 1 exactly; rounding gives 1 + 2e-16 at T_f = 1e300
 
 
 def normalized_ttt(n_groups: int, r: int, mtbf_s: float, save_s: float, restart_s: float) -> float:

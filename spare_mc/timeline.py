@@ -1030,13 +1030,15 @@ class TimelineRun:
 
     @property
     def availability(self) -> float:
+        """``1 - (checkpoint + restart + lost) / ttt``, in [0, 1] (a run that only restarted can round to -1e-17)."""
         b = self.breakdown_s
-        return 1.0 - (b["checkpoint"] + b["restart"] + b["lost"]) / self.ttt_s
+        return min(1.0, max(0.0, 1.0 - (b["checkpoint"] + b["restart"] + b["lost"]) / self.ttt_s))
 
     @property
     def useful_fraction(self) -> float:
+        """``(useful + allreduce) / ttt``, in [0, 1]."""
         b = self.breakdown_s
-        return (b["useful"] + b["allreduce"]) / self.ttt_s
+        return min(1.0, max(0.0, (b["useful"] + b["allreduce"]) / self.ttt_s))
 
 
 #: Memory of one TimelineRun with its raw results (measured: about 1.4 KB; rounded up).

@@ -26,6 +26,13 @@ def test_expansion_beats_paper_form_and_converges(r):
     assert errs[-1] < errs[-2]  # o(1): the error eventually shrinks with N (slowly for large r)
 
 
+def test_rounding_keeps_availabilities_in_the_unit_interval():
+    assert sm.optimal_availability(60, 1e300, 3600) == 1.0
+    run = sm.simulate_ttt(sm.TimelineConfig("spare", 60, r=3, n_steps=200, restart_ref_groups=1,
+                                            restart_growth="quadratic"), 3, rng=0)
+    assert all(0.0 <= x.availability <= 1.0 and 0.0 <= x.useful_fraction <= 1.0 for x in run.runs)
+
+
 def test_paper_form_is_the_leading_term():
     # relative error of the paper's form vanishes like N^(-1 + 1/r)
     rel = [abs(sm.mu_paper(n, 3) / sm.exact_wipeout("random", n, 3).mean - 1) for n in (100, 10_000)]
