@@ -198,6 +198,9 @@ def _build_parser() -> argparse.ArgumentParser:
                          "cyclic")
     _add_reps(ov, 2000, "Monte Carlo replications")
     _add_seed(ov)
+    ov.add_argument("--no-exact", action="store_true",
+                    help="skip the exact E[T] and c_mean and the check against them (minutes beyond N = 50,000: "
+                         "their cost grows like N^2)")
     ov.add_argument("--json", action="store_true", help="print one JSON object")
     tt = sub.add_parser("ttt", parents=[common],
                         help="time to train of one strategy (event-driven timeline with ReCtlr)")
@@ -566,7 +569,10 @@ def run_overhead(args) -> dict:
            "epoch_convention": "epoch k = after k failures, k = 0..T-1, S_0 = 1 unless the top layer is not a "
                                "perfect assignment; ReCtlr rates are per masked failure",
            "paper_overhead_lower_bound": overhead_lower_bound(args.n_groups, args.r)}
-    if args.layout in EXACT_LAYOUTS:
+    if args.layout in EXACT_LAYOUTS and not args.no_exact:
+        if args.n_groups > 20_000 and not args.json:
+            _say(f"... exact laws at N={args.n_groups:,}: minutes, in calls Ctrl-C cannot interrupt (--no-exact "
+                 f"skips them)")
         out["exact_c_mean"] = exact_stack_bound_sum(args.layout, args.n_groups, args.r).c_mean
         out["exact_mean_T"] = exact_wipeout(args.layout, args.n_groups, args.r).mean
         # the check is on T: c_mean is a function of T whose mean rare long runs dominate (its intervals under-cover

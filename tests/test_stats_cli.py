@@ -138,6 +138,11 @@ def test_cli_overhead_json(capsys):
     assert out["mc_vs_exact_consistent"] and out["exact_mean_T"] == pytest.approx(
         sm.exact_wipeout("cyclic", 300, 6).mean)
     assert out["s_star_mean"] >= out["c_mean"]
+    # --no-exact: the same estimates, without the exact laws (minutes at large N) or the check against them
+    assert main(["overhead", "--n-groups", "300", "--r", "6", "--layout", "cyclic", "--reps", "400", "--seed", "2",
+                 "--json", "--no-exact"]) == 0
+    quick = json.loads(capsys.readouterr().out)
+    assert not [k for k in quick if "exact" in k] and quick["c_mean"] == out["c_mean"]
 
 
 def test_cli_table_output(capsys):
