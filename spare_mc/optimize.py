@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 
+import numpy as np
+
 from ._provenance import SCHEMA_VERSION
 from ._resources import ResourceLimitError
 from ._seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, warn_old_access
@@ -171,17 +173,28 @@ def _r_range_iv(r_range) -> tuple[int, int]:
 
 
 def _factors_iv(period_factors) -> tuple[float, ...]:
-    """``period_factors`` as a non-empty tuple of distinct positive finite multiples of the theory period."""
+    """``period_factors`` as a non-empty tuple of distinct positive finite multiples of the theory period (the
+    optimiser's, the sensitivity study's and the calibration's grid)."""
     if isinstance(period_factors, (str, bytes)) or not hasattr(period_factors, "__iter__"):
-        raise UsageTypeError(f"`period_factors` must be a sequence of numbers (multiples of the theory period), got "
-                             f"{period_factors!r}")
-    out = tuple(as_float(f, f"period_factors[{i}]", positive=True, max_value=1e6)
-                for i, f in enumerate(period_factors))
-    if not out:
-        raise UsageValueError("`period_factors` must hold at least one factor (an empty grid simulates nothing)")
-    if len(set(out)) != len(out):
-        raise UsageValueError(f"`period_factors` must not repeat a factor, got {list(out)}")
+        raise UsageTypeError(f"`period_factors` must be a sequence of distinct positive numbers (multiples of the "
+                             f"theory period), got {period_factors!r}")
+    out = tuple(as_float(f, f"period_factors[{i}]") for i, f in enumerate(period_factors))
+    if not out or any(not (0 < f <= 1e6) for f in out) or len(set(out)) != len(out):
+        raise UsageValueError(f"`period_factors` must be distinct positive numbers (at most 1e6), got {list(out)}"
+                              + (" (an empty grid simulates nothing)" if not out else ""))
     return out
+
+
+def _ns_iv(values, name: str, min_value: int = 4) -> tuple[int, ...]:
+    """A tuple of distinct group counts ``N >= min_value`` (one integer is one N; may be empty)."""
+    if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
+        values = (values,)
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise UsageTypeError(f"`{name}` must be a sequence of group counts N, got {values!r}")
+    values = tuple(as_int(n, name, min_value=min_value) for n in values)
+    if len(set(values)) != len(values):
+        raise UsageValueError(f"`{name}` must name each N once, got {list(values)}")
+    return values
 
 
 def _base_iv(base) -> dict:
@@ -333,13 +346,9 @@ def main_table(n_values=(200, 600, 1000), *, reps: int = 20, confirm_reps: int =
     confirmation runs are paired (see :class:`MainTableRow`). ``seed`` is the deprecated alias of ``rng``.
     """
     rng = resolve_seed_alias(rng, seed, "main_table")
-    if isinstance(n_values, (str, bytes)) or not hasattr(n_values, "__iter__"):
-        raise UsageTypeError(f"`n_values` must be a sequence of group counts N, got {n_values!r}")
-    n_values = [as_int(n, f"n_values[{i}]", min_value=2) for i, n in enumerate(n_values)]
+    n_values = _ns_iv(n_values, "n_values", min_value=2)
     if not n_values:
         raise UsageValueError("`n_values` must hold at least one N")
-    if len(set(n_values)) != len(n_values):
-        raise UsageValueError(f"`n_values` must not repeat an N (each is one row), got {n_values}")
     if progress is not None and not callable(progress):
         raise UsageTypeError(f"`progress` must be a callable taking one message, or None, got "
                              f"{type(progress).__name__}")

@@ -45,6 +45,8 @@ import numpy as np
 from ._provenance import SCHEMA_VERSION, software_versions
 from ._validation import UsageError, UsageTypeError, UsageValueError, as_int
 from .optimize import PERIOD_FACTORS
+from .optimize import _factors_iv as _check_period_factors
+from .optimize import _ns_iv as _check_ns
 from .stats import MCEstimate, estimate_mean, ratio_estimate
 from .timeline import TimelineConfig, applicable
 
@@ -375,18 +377,6 @@ def _check_out_dir(out_dir, default) -> str:
     return out_dir
 
 
-def _check_ns(values, name) -> tuple:
-    """A tuple of distinct group counts N >= 4 (one int is one N)."""
-    if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
-        values = (values,)
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise UsageTypeError(f"`{name}` must be a sequence of group counts N, got {values!r}")
-    values = tuple(as_int(n, name, min_value=4) for n in values)
-    if len(set(values)) != len(values):
-        raise UsageValueError(f"`{name}` must name each N once, got {list(values)}")
-    return values
-
-
 def _check_r_ranges(r_ranges) -> dict:
     if r_ranges is not None and not isinstance(r_ranges, dict):
         raise UsageTypeError(f"`r_ranges` must be a dict {{'rep': (lo, hi), 'spare': (lo, hi)}}, got {r_ranges!r}")
@@ -398,19 +388,6 @@ def _check_r_ranges(r_ranges) -> dict:
         if lo > hi:
             raise UsageValueError(f"`r_ranges[{s!r}]` must have lo <= hi, got {rr}")
         out[s] = (lo, hi)
-    return out
-
-
-def _check_period_factors(period_factors) -> tuple:
-    if isinstance(period_factors, (str, bytes)):
-        raise UsageTypeError(f"`period_factors` must be a sequence of positive numbers, got {period_factors!r}")
-    try:
-        out = tuple(float(f) for f in period_factors)
-    except (TypeError, ValueError):
-        raise UsageTypeError(f"`period_factors` must be a sequence of positive numbers, got {period_factors!r}") \
-            from None
-    if not out or any(not (f > 0 and math.isfinite(f)) for f in out) or len(set(out)) != len(out):
-        raise UsageValueError(f"`period_factors` must be distinct positive numbers, got {list(out)}")
     return out
 
 

@@ -173,7 +173,7 @@ def test_bad_table_settings(kw, match):
     ({"r_ranges": {"ckpt": (1, 2)}}, "maps 'rep'/'spare'"),
     ({"r_ranges": [2, 3]}, "`r_ranges` must be a dict"),
     ({"period_factors": (0.5, -1)}, "distinct positive"),
-    ({"period_factors": 3}, "sequence of positive numbers"),
+    ({"period_factors": 3}, "sequence of distinct positive numbers"),
     ({"fit_n": 24.5}, "`fit_n` must be"),
     ({"fit_n": (24, 24)}, "each N once"),
     ({"predict_n": "200"}, "`predict_n` must be a sequence"),

@@ -800,15 +800,16 @@ def test_unknown_keys_are_named_with_the_closest_known_one():
 
 @pytest.mark.parametrize("call, exc, match", [
     (lambda: sm.main_table(()), ValueError, r"`n_values` must hold at least one N"),
-    (lambda: sm.main_table(30), TypeError, r"`n_values` must be a sequence of group counts N, got 30"),
-    (lambda: sm.main_table("30"), TypeError, r"`n_values` must be a sequence"),
-    (lambda: sm.main_table([30, 30]), ValueError, r"`n_values` must not repeat an N"),
+    (lambda: sm.main_table(1), ValueError, r"`n_values` must be >= 2, got n_values=1"),  # one int is one N
+    (lambda: sm.main_table("30"), TypeError, r"`n_values` must be a sequence of group counts N, got '30'"),
+    (lambda: sm.main_table([30, 30]), ValueError, r"`n_values` must name each N once"),
     (lambda: sm.main_table([30], progress=5), TypeError, r"`progress` must be a callable"),
     (lambda: sm.main_table([30], base=3), TypeError, r"`base` must be a dict"),
-    (lambda: sm.optimize_strategy("spare", 30, period_factors=()), ValueError, r"at least one factor"),
+    (lambda: sm.optimize_strategy("spare", 30, period_factors=()), ValueError, r"an empty grid simulates nothing"),
     (lambda: sm.optimize_strategy("spare", 30, period_factors="15"), TypeError, r"`period_factors` must be a seq"),
-    (lambda: sm.optimize_strategy("spare", 30, period_factors=(1, -1)), ValueError, r"`period_factors\[1\]` must be > 0"),
-    (lambda: sm.optimize_strategy("spare", 30, period_factors=(1, 1)), ValueError, r"must not repeat a factor"),
+    (lambda: sm.optimize_strategy("spare", 30, period_factors=(1, -1)), ValueError, r"distinct positive numbers"),
+    (lambda: sm.optimize_strategy("spare", 30, period_factors=(1, 1)), ValueError, r"distinct positive numbers"),
+    (lambda: sm.optimize_strategy("spare", 30, period_factors=(1, "x")), TypeError, r"`period_factors\[1\]`"),
     (lambda: sm.optimize_strategy("spare", 30, r_range=(3,)), TypeError, r"`r_range` must be a pair"),
     (lambda: sm.optimize_strategy("spare", 30, r_range=(4, 2)), ValueError, r"`r_range\[1\]` must be >= 4"),
     (lambda: sm.optimize_strategy("spare", 30, base=[1]), TypeError, r"`base` must be a dict"),
