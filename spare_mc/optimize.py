@@ -94,8 +94,8 @@ def theory_ttt(cfg: TimelineConfig) -> TheoryTTT:
     mean_t = mean_wipeout_index(cfg)
     ts, tf, tr = theory_costs(cfg)
     period = theory_ckpt_period_s(cfg)
-    if ts <= 0:  # free checkpoints (no save cost): the limit of a period -> 0, only the restarts cost
-        a_star = tf / (tf + tr)
+    if ts <= 0:  # free checkpoints (an asynchronous save that costs no compute): the model with T_s = 0
+        a_star = tf / (tf + tr + period / 2)
     elif period > ts:
         a_star = availability(period, ts, tf, tr)
     else:  # pragma: no cover - the optimum always exceeds T_s, and an asynchronous save's clamp is >= save_s > T_s

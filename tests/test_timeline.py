@@ -458,6 +458,19 @@ def test_theory_ttt_prices_the_checkpointing_its_period_assumes(kw):
         theory_ttt({"strategy": "spare"})
 
 
+def test_theory_ttt_of_free_checkpoints():
+    """An asynchronous save with no slowdown costs the compute nothing (T_s = 0): the period is the save itself
+    and the availability the model's with T_s = 0, T_f / (T_f + T_r + T_c / 2)."""
+    from spare_mc.optimize import theory_ttt
+    from spare_mc.timeline import theory_costs
+
+    cfg = TimelineConfig("spare", 60, r=3, ckpt_async=True, async_slowdown=1.0)
+    th = theory_ttt(cfg)
+    ts, tf, tr = theory_costs(cfg)
+    assert ts == 0 and th.ckpt_period_s == cfg.save_s
+    assert th.availability == pytest.approx(tf / (tf + tr + cfg.save_s / 2), rel=1e-12)
+
+
 def test_optimize_strategy_selects_the_grid_minimum_and_confirms_on_fresh_seeds():
     from spare_mc.optimize import optimize_strategy
     base = {"n_steps": 300, "jitter_sd": 0.0}
