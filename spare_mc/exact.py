@@ -106,20 +106,21 @@ def _exact_iv(layout, n_groups, r, arithmetic):
 
 #: Seconds per step of the float recursions (about 1.3-1.8 ns on the development machine), and the run time from
 #: which :func:`exact_wipeout` warns before starting.
-_NS_PER_STEP, _WARN_AFTER_S = 1.5e-9, 60.0
+_S_PER_STEP, _WARN_AFTER_S = 1.5e-9, 60.0
 
 
 def _warn_if_long(layout: str, n: int, r: int) -> None:
     """Warn before a float recursion that would run over a minute: it runs in one numba call, which Ctrl-C cannot
     interrupt (the interpreter only sees the signal when the call returns)."""
     steps = {"cyclic": n * n * r / 2, "block": float(n) * n, "random": float(n) * r}[layout]
-    seconds = steps * _NS_PER_STEP
+    seconds = steps * _S_PER_STEP
     if seconds > _WARN_AFTER_S:
         import warnings
 
+        took = f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
         warnings.warn(f"exact_wipeout({layout!r}, N={n:,}, r={r}) runs about {steps:.1e} steps of its recursion, "
-                      f"roughly {f'{seconds:.0f} s' if seconds < 120 else f'{seconds / 60:.0f} min'} on one core, in one numba call that Ctrl-C cannot interrupt; "
-                      f"a smaller N, or wipeout_mc for an estimate, is quicker", RuntimeWarning, stacklevel=3)
+                      f"roughly {took} on one core, in one numba call that Ctrl-C cannot interrupt; a smaller N, or "
+                      f"wipeout_mc for an estimate, is quicker", RuntimeWarning, stacklevel=3)
 
 
 def exact_wipeout(layout: str, n_groups: int, r: int, *, arithmetic: str = "float") -> ExactDistribution:

@@ -83,8 +83,8 @@ from .stats import MCEstimate, estimate_mean
 from .topology import Topology
 
 __all__ = ["TimelineConfig", "TimelineRun", "TTTResult", "simulate_ttt", "run_timeline", "paper_allreduce_s",
-           "theory_ckpt_period_s", "theory_costs", "make_trace", "replay_log_ttt", "LogTTTResult", "STRATEGIES", "CLASSICAL_RULES",
-           "classical_config", "classical_expected_ttt_s", "classical_segment_s", "is_classical"]
+           "theory_ckpt_period_s", "theory_costs", "make_trace", "replay_log_ttt", "LogTTTResult", "STRATEGIES",
+           "CLASSICAL_RULES", "classical_config", "classical_expected_ttt_s", "classical_segment_s", "is_classical"]
 
 STRATEGIES = ("ckpt", "rep", "spare")
 #: SPARe stacking layouts of the timeline.

@@ -207,7 +207,7 @@ def test_5_a_growing_trace_stays_within_the_memory_budget():
     tracemalloc.start()
     try:
         with sm.set_options(max_memory=budget):
-            with pytest.raises(sm.UsageValueError, match=r"the failure trace of one job \([0-9,]+ draws: .*copies made"):
+            with pytest.raises(sm.UsageValueError, match=r"the failure trace of one job \([0-9,]+ draws: .*copies"):
                 run_timeline(cfg, np.random.SeedSequence(0))
         _, peak = tracemalloc.get_traced_memory()
     finally:

@@ -113,7 +113,7 @@ def test_the_experiment_spec_states_the_defaults(tmp_path):
     assert PhaseStudy.from_file(spec, quick=True) == PhaseStudy.quick()
     bad = tmp_path / "bad.toml"
     bad.write_text("[phase]\nn_gpu = [16384]\n")
-    with pytest.raises(ValueError, match="unknown keys \\['n_gpu'\\] in \\[phase\\] of .* \\(did you mean 'n_gpus'\\?\\)"):
+    with pytest.raises(ValueError, match=r"unknown keys \['n_gpu'\] in \[phase\] of .* \(did you mean 'n_gpus'\?\)"):
         PhaseStudy.from_file(bad)
     bad.write_text("[main_table]\nreps = 3\n")
     with pytest.raises(ValueError, match="has no \\[phase\\] table"):
