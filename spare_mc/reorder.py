@@ -164,7 +164,7 @@ class ReCtlr:
             base, end = self._gptr[g], self._gptr[g + 1]
             edges = self._gstk[base:end]
             by_type = {int(e) // r: int(e) for e in edges}
-            order = [int(t) for t in stacks[g]]
+            order = [as_int(t, f"stacks[{g}]") for t in stacks[g]]
             if sorted(order) != sorted(by_type):
                 raise UsageValueError(f"`stacks[{g}]` must be a permutation of the types group {g} holds "
                                       f"{sorted(by_type)}, got {order}")
