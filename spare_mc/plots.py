@@ -144,6 +144,19 @@ def _py(v):
     return v.item() if hasattr(v, "item") else v
 
 
+def _variants(ds) -> dict:
+    """The sweep's ``[variants]`` tables (name -> parameters) from the stored spec; empty without one."""
+    from .sweep import SweepSpec
+
+    spec = ds.attrs.get("spec")
+    if spec:
+        try:
+            return {k: dict(v) for k, v in SweepSpec.from_toml(str(spec)).variants.items()}
+        except UsageError:
+            pass
+    return {}
+
+
 def _fixed(ds):
     """The sweep's fixed parameters (from the stored spec; the scalar attributes as a fallback)."""
     from .sweep import PARAMETERS, SweepSpec
@@ -237,6 +250,7 @@ class _Group:
         if any(d.attrs["quantity"] != self.quantity for d in self.datasets):
             raise UsageValueError(f"datasets of different quantities cannot share a figure: {self.names}")
         self.base = [{**PARAMETERS[self.quantity], **_fixed(d)} for d in self.datasets]
+        self.variants = [_variants(d) for d in self.datasets]
         values = {}
         for ds in self.datasets:
             for d in _grid_dims(ds):
@@ -334,6 +348,9 @@ class _Group:
                 params = {**base, **self.key_dict(key)}
                 if self.line is not None:
                     params[self.line] = lv
+                # a variant's parameters override the fixed ones, the grid's override both (as the sweep runs them)
+                grid = {d: params[d] for d in ds.dims if d in params and d != "variant"}
+                params = {**params, **self.variants[i].get(params.get("variant"), {}), **grid}
                 ls = ("-", "--", "-.", ":")[i % 4] if multi else "-"
                 out.append(_Series(i, sub, params, self._label(i, lv), self._colors[self._color_key(i, lv)], ls))
         return out
@@ -552,9 +569,12 @@ def _ttt_panel(g, key, what, ax):
     capped_label, banded, empty = True, False, []
     for k, s in enumerate(series):
         xs, mean, lo, hi = _head_values(s.sub, g.x, what)
-        if not np.isfinite(mean).all():  # no finished run there: say so, a NaN draws nothing
+        fin = np.atleast_1d(s.sub["finished_mean"].values) if "finished_mean" in s.sub else None
+        # no finished run there (every run entered at the cap, or a NaN that draws nothing): say so
+        none = ~np.isfinite(mean) if fin is None or fin.shape != mean.shape else ~np.isfinite(mean) | (fin == 0)
+        if none.any():
             where = "" if xs is None else f" at {_short(g.x)} = " + ", ".join(
-                _fmt(v) for v, m in zip(xs, mean) if not np.isfinite(m))
+                _fmt(v) for v, m in zip(xs, none) if m)
             cap = s.params.get("max_wall_factor")
             empty.append(f"{s.label or 'all'}: no finished run{where} (every run hit the wall-clock cap"
                          f"{f' {_fmt(cap)} × T0' if cap is not None else ''})")
@@ -565,13 +585,13 @@ def _ttt_panel(g, key, what, ax):
             banded = True
         off = _offset(g, k, len(series))
         artists += _draw(ax, g, s, xs, mean, lo, hi, label, off)
-        if "finished_mean" in s.sub and xs is not None:
-            fin = np.atleast_1d(s.sub["finished_mean"].values)
+        if fin is not None and xs is not None:
             bad = fin < 1
-            if bad.any():
+            if bad.any():  # a capped run enters the mean at the cap: the mean there is a lower bound
                 artists.append(ax.scatter(g.xpos(xs)[bad] + off, mean[bad], s=70, facecolors="none",
                                           edgecolors="r", zorder=5,
-                                          label="some runs capped (excluded from the mean)" if capped_label else None))
+                                          label="runs capped (counted at the cap: the mean is a lower bound)"
+                                          if capped_label else None))
                 capped_label = False
     if empty:
         ax.text(0.02, 0.02, "\n".join(empty), transform=ax.transAxes, fontsize=7, color="r", va="bottom", wrap=True)
@@ -591,8 +611,9 @@ def _optimal_r_panel(g, ax):
     """Best r per panel: argmin over the sweep (with the r whose CI overlaps it), theory J(r), the paper's r*."""
     from .closed_forms import r_star
     from .optimize import theory_ttt
-    from .timeline import TimelineConfig
+    from .timeline import TimelineConfig, applicable
 
+    _TC_FIELDS = set(TimelineConfig.__dataclass_fields__)
     pdim = g.panels[0] if g.panels else "n_groups"
     numeric = pdim not in g.panels or _is_numeric(g.values[pdim])
     rows = {}  # (dataset, line value) -> list of (h, params, argmin r, overlap r's, theory r)
@@ -602,6 +623,8 @@ def _optimal_r_panel(g, ax):
                 continue
             rs = [int(v) for v in s.sub["r"].values]
             m = s.sub["ttt_over_t0_mean"].values.astype(float)
+            if "finished_mean" in s.sub and s.sub["finished_mean"].shape == m.shape:
+                m = np.where(s.sub["finished_mean"].values == 0, np.nan, m)  # every run capped: no value to rank
             lo = s.sub["ttt_over_t0_ci_low"].values.astype(float)
             hi = s.sub["ttt_over_t0_ci_high"].values.astype(float)
             if not np.isfinite(m).any():
@@ -610,9 +633,9 @@ def _optimal_r_panel(g, ax):
             near = [rs[k] for k in range(len(rs)) if k == j or (np.isfinite(lo[k] + hi[k] + lo[j] + hi[j])
                                                                   and lo[k] <= hi[j] and hi[k] >= lo[j])]
             theo = None
-            try:
-                names = ("strategy", "n_groups", "layout", "mtbf_s", "save_s", "restart_s")
-                kw = {n: s.params[n] for n in names if s.params.get(n) is not None}
+            try:  # the series' own configuration, as the sweep ran it (failure model aside: the theory's is m)
+                kw = applicable({n: v for n, v in s.params.items() if n in _TC_FIELDS and v is not None
+                                 and n not in ("r", "failures", "topology")}, str(s.params.get("strategy")))
                 vals = [theory_ttt(TimelineConfig(**kw, r=k)).ttt_over_t0 for k in rs]
                 theo = rs[int(np.argmin(vals))]
             except (UsageError, KeyError, TypeError, ValueError):

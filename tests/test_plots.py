@@ -201,3 +201,47 @@ def test_reproduce_style_datasets_give_the_three_figures(sweeps, tmp_path):
     names = ["wipe_n_r", "over_n_r", "ttt_ckpt", "ttt_rep", "ttt_spare"]
     paths = plots.save_figures({n: open_dataset(sweeps[n]) for n in names}, tmp_path)
     assert sorted(os.path.basename(p) for p in paths) == ["over_n_r.png", "ttt.png", "wipe_n_r.png"]
+
+
+def test_capped_points_variants_and_theory_are_those_of_the_sweep(tmp_path):
+    """A QA pass: (1) a point where every run hit the cap was drawn as a value, labelled 'excluded from the mean'
+    (capped runs enter at the cap: a lower bound) and ranked in the best-r panel; (2) a variant's parameters were
+    ignored, so a random-holders variant got the cyclic exact values; (3) the theory marker left out options such
+    as load_s, which move its best r."""
+    import spare_mc as sm
+    from spare_mc.timeline import TimelineConfig
+
+    def sweep(name, text):
+        spec = SweepSpec.from_toml(text)
+        return run_sweep(spec, tmp_path / f"{name}.nc", workers=0, progress=False)
+
+    capped = sweep("capped", TTT.format(name="capped", grid="r = [2, 3]",
+                                        fixed='strategy = "spare"\nn_groups = 16\nmax_wall_factor = 1.5'))
+    assert float(capped["finished_mean"].max()) == 0  # the premise: no run finished
+    _, ax = plt.subplots()
+    plots.plot_ttt(capped, ax=ax)
+    assert [t.get_text() for t in ax.texts] == ["SPARe+CKPT: no finished run at r = 2, 3 (every run hit the "
+                                                 "wall-clock cap 1.5 × T0)"]
+    assert "runs capped (counted at the cap: the mean is a lower bound)" in _labels(ax)
+    _, ax = plt.subplots()
+    plots.plot_optimal_r(capped, ax=ax)
+    assert [t.get_text() for t in ax.texts] == ["no finished runs to compare"]
+
+    variants = sweep("variants", WIPEOUT.format(name="variants", grid="r = [2, 3]", fixed="n_groups = 20")
+                     + '[variants.a]\nlayout = "cyclic"\n[variants.b]\nlayout = "random"\n')
+    _, ax = plt.subplots()
+    plots.plot_masked(variants, ax=ax)
+    exact = {line.get_label(): list(line.get_ydata()) for line in ax.get_lines() if "(exact)" in line.get_label()}
+    for name, layout in (("a", "cyclic"), ("b", "random")):
+        assert exact[f"variant = {name} (exact)"] == pytest.approx(
+            [sm.exact_wipeout(layout, 20, r).mean - 1 for r in (2, 3)])
+
+    loaded = sweep("loaded", TTT.format(name="loaded", grid="r = [6, 7, 8, 9]",
+                                        fixed='strategy = "spare"\nn_groups = 600\nload_s = 1800.0'))
+    _, ax = plt.subplots()
+    plots.plot_optimal_r(loaded, ax=ax)
+    theory = next(line for line in ax.get_lines() if "theory J(r)" in line.get_label())
+    best = min(range(6, 10), key=lambda r: sm.theory_ttt(TimelineConfig("spare", 600, r=r, n_steps=40,
+                                                                        jitter_sd=0.0, load_s=1800.0)).ttt_over_t0)
+    plain = min(range(6, 10), key=lambda r: sm.theory_ttt(TimelineConfig("spare", 600, r=r)).ttt_over_t0)
+    assert list(theory.get_ydata()) == [best] and best != plain  # the load moves it (8 against 7)
