@@ -1132,6 +1132,7 @@ def run_dynamic(args) -> dict:
     base = _config_overrides(args)
     kw = dict(screen_reps=args.screen_reps, confirm_reps=args.confirm_reps)
     if args.quick:
+        _quick_conflicts(args, "dynamic", ("n_groups", "shapes", "screen_reps", "confirm_reps"))
         n_values, shapes = (200,), (0.5, 1.0)
         kw = dict(screen_reps=6, confirm_reps=20)
         base = {"n_steps": 2000, **base}
@@ -1165,6 +1166,7 @@ def run_repair(args) -> dict:
     base = _config_overrides(args)
     reps = args.reps
     if args.quick:
+        _quick_conflicts(args, "repair", ("n_groups", "repair_times"))
         n_values, times, reps = (200,), (600.0, 3600.0, 14400.0), min(reps, 6)
         base = {"n_steps": 2000, **base}
     _check_reps_and_seed(reps, "--reps", args.seed)
@@ -1253,6 +1255,19 @@ def run_log(args) -> dict:
             lo, hi = d[f"{name}_ci95"]
             lines.append(f"  {name:<14} {d[name]:>12.6g}  95% CI [{lo:.6g}, {hi:.6g}]")
     return _stamp({**d, "_table": "\n".join(lines)})
+
+
+def _quick_conflicts(args, command: str, dests) -> None:
+    """``--quick`` sets these flags itself: refuse one given with another value than its default rather than
+    dropping it silently."""
+    def flag(dest):
+        return "--" + dest.replace("_", "-")
+
+    sub = _build_parser()._subparsers._group_actions[0].choices[command]
+    given = ", ".join(flag(d) for d in dests if getattr(args, d) != sub.get_default(d))
+    if given:
+        raise UsageValueError(f"--quick sets {', '.join(map(flag, dests))} itself, so {given} would be ignored: drop "
+                              f"--quick or {given}")
 
 
 @contextlib.contextmanager

@@ -826,3 +826,13 @@ def test_qa_study_commands_name_the_flag_not_the_keyword(cmd, rule, capsys):
     """The studies' Python keyword is n_values; their command line says --n-groups, and so do its errors."""
     assert main([cmd, "--n-groups", "1"]) == 2
     assert f"`--n-groups` must be {rule}, got --n-groups=1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, given", [(["dynamic", "--quick", "--n-groups", "16", "--shapes", "0.7"],
+                                          "--n-groups, --shapes"),
+                                         (["repair", "--quick", "--repair-times", "60"], "--repair-times")])
+def test_qa_quick_refuses_the_flags_it_would_override(argv, given, capsys):
+    """--quick sets its own sizes; a flag given next to it was silently dropped (a QA pass got N = 200 for
+    --n-groups 16)."""
+    assert main(argv) == 2
+    assert f"so {given} would be ignored: drop --quick or {given}" in capsys.readouterr().err
