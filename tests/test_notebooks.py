@@ -24,8 +24,13 @@ def test_analysis_notebook_runs_on_small_data(tmp_path):
     }
     for name, text in specs.items():
         run_sweep(SweepSpec.from_toml(text), tmp_path / f"{name}.nc", workers=0, progress=False)
+    # another tool's NetCDF file in the folder (a QA pass: the notebook crashed on it with a KeyError)
+    import xarray as xr
+
+    xr.Dataset({"x": ("i", [1.0, 2.0])}).to_netcdf(tmp_path / "foreign.nc", engine="scipy")
     text, images = _execute(NOTEBOOK, "SPARE_MC_DATA", tmp_path)
     assert "grid points consistent with the exact value" in text
+    assert "(not sweeps, left out: ['foreign'])" in text
     assert images >= 3
 
 
