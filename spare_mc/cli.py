@@ -1385,7 +1385,8 @@ def run_plot(args) -> dict:
         raise UsageValueError(f"two datasets are named {dup[0]!r} ({clash}): their figures would overwrite each "
                               f"other; plot them one at a time into different --out folders")
     datasets = {n: open_sweep_dataset(path) for n, path in zip(names, args.dataset)}
-    return _stamp({"figures": save_figures(datasets, args.out, force=args.force)})
+    with _flag_names(outdir="--out"):
+        return _stamp({"figures": save_figures(datasets, args.out, force=args.force)})
 
 
 def _print_main_table(d: dict) -> None:

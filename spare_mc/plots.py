@@ -1016,6 +1016,11 @@ def save_figures(datasets: dict, outdir, *, force: bool = False) -> list:
 
     if not isinstance(datasets, dict) or not datasets:
         raise UsageValueError(f"`datasets` must be a non-empty dict of name -> sweep dataset, got {datasets!r}")
+    outdir = _outdir_iv(outdir)
+    for name in datasets:  # a name is a file name in outdir, never a path out of it
+        if not isinstance(name, str) or not name or name in (".", "..") or "/" in name or os.sep in name:
+            raise UsageValueError(f"a dataset's name is its figure's file name in `outdir`: it must be a plain name, "
+                                  f"got {name!r}")
     quantities = {name: _check_dataset(name, ds) for name, ds in datasets.items()}  # every file before any work
     jobs = []
     ttt_groups = {}
@@ -1040,6 +1045,27 @@ def save_figures(datasets: dict, outdir, *, force: bool = False) -> list:
         _save_png(figure_sweep(group), path)
         paths.append(path)
     return paths
+
+
+#: Extensions that make an ``outdir`` look like a figure's file name rather than a folder.
+_IMAGE_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg", ".eps", ".ps", ".tif", ".tiff", ".webp")
+
+
+def _outdir_iv(outdir) -> str:
+    """The folder the figures go into: a non-empty path that is a folder or does not exist yet, and not a figure's
+    file name (each figure is ``<name>.png`` inside it; `--out fig.png` would have made a folder ``fig.png``)."""
+    import os
+
+    if not isinstance(outdir, (str, os.PathLike)) or isinstance(outdir, bytes) or not os.fspath(outdir):
+        raise UsageValueError(f"`outdir` must be a folder path, got {outdir!r}")
+    outdir = os.fspath(outdir)
+    if os.path.exists(outdir) and not os.path.isdir(outdir):
+        raise UsageValueError(f"`outdir` {outdir} is a file, not a folder: the figures go into a folder, each as "
+                              f"<name>.png")
+    if not os.path.exists(outdir) and outdir.lower().endswith(_IMAGE_SUFFIXES):
+        raise UsageValueError(f"`outdir` is the folder the figures go into (each as <name>.png), got {outdir!r}, a "
+                              f"figure's file name: give a folder")
+    return outdir
 
 
 def _save_png(fig, path) -> None:

@@ -245,3 +245,19 @@ def test_capped_points_variants_and_theory_are_those_of_the_sweep(tmp_path):
                                                                         jitter_sd=0.0, load_s=1800.0)).ttt_over_t0)
     plain = min(range(6, 10), key=lambda r: sm.theory_ttt(TimelineConfig("spare", 600, r=r)).ttt_over_t0)
     assert list(theory.get_ydata()) == [best] and best != plain  # the load moves it (8 against 7)
+
+
+def test_figures_go_into_a_folder_named_plainly(sweeps, tmp_path, capsys):
+    """A QA pass: an existing file as --out was 'File exists' (exit 1), '' said only 'No such file or directory',
+    --out fig.png made a folder named fig.png, and a dataset named '../x' wrote outside the folder."""
+    ds = {"wipe_n_r": open_dataset(sweeps["wipe_n_r"])}
+    (tmp_path / "afile").write_text("x")
+    for out, match in ((tmp_path / "afile", r"is a file, not a folder"), ("", r"must be a folder path, got ''"),
+                       (tmp_path / "fig.png", r"a figure's file name: give a folder")):
+        with pytest.raises(UsageValueError, match=match):
+            plots.save_figures(ds, out)
+    assert not (tmp_path / "fig.png").exists()
+    with pytest.raises(UsageValueError, match=r"it must be a plain name, got '../escape'"):
+        plots.save_figures({"../escape": ds["wipe_n_r"]}, tmp_path / "figs")
+    assert main(["plot", sweeps["wipe_n_r"], "--out", str(tmp_path / "afile")]) == 2
+    assert "`--out`" in capsys.readouterr().err
