@@ -1464,13 +1464,17 @@ def main(argv=None) -> int:
     143 SIGTERM (docs/robustness.md, "Exit status")."""
     import signal
     import threading
+    import warnings
 
     old = None
     if threading.current_thread() is threading.main_thread():  # signal handlers can only be set there
         old = signal.signal(signal.SIGTERM, _on_sigterm)
+    fmt = warnings.formatwarning  # a warning is one line, like an error, not Python's file:line and source
+    warnings.formatwarning = lambda message, category, *rest, **kw: f"spare-mc: warning: {message}\n"
     try:
         return _main(argv)
     finally:
+        warnings.formatwarning = fmt
         if old is not None:
             signal.signal(signal.SIGTERM, old)
 

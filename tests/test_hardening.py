@@ -836,3 +836,21 @@ def test_qa_quick_refuses_the_flags_it_would_override(argv, given, capsys):
     --n-groups 16)."""
     assert main(argv) == 2
     assert f"so {given} would be ignored: drop --quick or {given}" in capsys.readouterr().err
+
+
+def test_qa_cli_warnings_are_one_line(monkeypatch, capsys):
+    """A library warning on the command line reads like an error: one line, without Python's file:line and source
+    line (here exact_wipeout's notice of a long run, its threshold lowered so that a quick case crosses it)."""
+    import warnings
+
+    from spare_mc import exact as ex
+
+    monkeypatch.setattr(ex, "_WARN_AFTER_S", 1e-9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        # print to stderr through formatwarning, as Python does outside pytest (restored on exit)
+        warnings.showwarning = lambda m, c, f, n, file=None, line=None: sys.stderr.write(
+            warnings.formatwarning(m, c, f, n, line))
+        assert main(["mu", "--n-groups", "30", "--r", "3", "--reps", "100", "--seed", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "spare-mc: warning: exact_wipeout('cyclic', N=30, r=3) runs about" in err and ".py:" not in err
