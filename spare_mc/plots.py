@@ -76,6 +76,8 @@ _DIM_TEXT = {
     "ckpt_period_factor": ("f", "checkpoint period factor f (T_c = f × T_c*)"),
     "shrink_s": ("shrink", "communicator shrink time (s)"), "rectlr_s": ("ReCtlr", "ReCtlr time (s)"),
     "jitter_sd": ("jitter", "duration jitter sd"), "max_wall_factor": ("cap", "wall-clock cap (× T0)"),
+    "repair_s": ("repair", "mean repair time (s)"), "domain_aware": ("domain-aware", "domain-aware placement"),
+    "ckpt_policy": ("policy", "checkpoint policy"), "variant": ("variant", "variant"),
 }
 
 _TITLE = {"wipeout": "Masked failures before the first wipe-out", "overhead": "ReCtlr stack number per epoch",

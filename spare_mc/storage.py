@@ -246,7 +246,10 @@ def open_dataset(path):
             ds = ds.load()
     except (OSError, ValueError, TypeError, KeyError, IndexError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise UsageValueError(f"{path} cannot be read as a NetCDF dataset ({first})") from None
+        with open(path, "rb") as fh:  # a NetCDF header that does not read through: most likely a file cut short
+            cut = fh.read(4) in (b"CDF\x01", b"CDF\x02", b"CDF\x05")
+        why = "; it starts as NetCDF, so it is most likely truncated (an interrupted copy or write)" if cut else ""
+        raise UsageValueError(f"{path} cannot be read as a NetCDF dataset ({first}){why}") from None
     expected = ds.attrs.get("content_sha256")
     if expected is not None and content_digest(ds) != expected:
         raise CorruptDataset(f"{path} is corrupt: its content no longer matches the checksum written with it")

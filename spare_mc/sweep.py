@@ -772,6 +772,8 @@ def open_sweep_dataset(path):
     try:
         ds = open_dataset(path)
     except UsageValueError as exc:
+        if not os.path.isfile(path):  # missing, a folder...: the reason alone says it
+            raise
         raise UsageValueError(f"not a spare-mc sweep dataset: {exc}") from None
     q = ds.attrs.get("quantity")
     if q not in QUANTITIES:

@@ -854,3 +854,18 @@ def test_qa_cli_warnings_are_one_line(monkeypatch, capsys):
         assert main(["mu", "--n-groups", "30", "--r", "3", "--reps", "100", "--seed", "1"]) == 0
     err = capsys.readouterr().err
     assert "spare-mc: warning: exact_wipeout('cyclic', N=30, r=3) runs about" in err and ".py:" not in err
+
+
+def test_qa_a_truncated_or_missing_dataset_says_so(tmp_path, capsys):
+    """A file cut short read as raw numpy text ("cannot reshape array of size 0 ..."), and a missing one as "not a
+    spare-mc sweep dataset: dataset file not found"; each now says what is wrong."""
+    from spare_mc.storage import open_dataset, write_dataset
+
+    import xarray as xr
+
+    write_dataset(xr.Dataset({"x": ("i", np.arange(2000.0))}), tmp_path / "full.nc")
+    (tmp_path / "cut.nc").write_bytes((tmp_path / "full.nc").read_bytes()[:3000])
+    with pytest.raises(sm.UsageValueError, match=r"it starts as NetCDF, so it is most likely truncated"):
+        open_dataset(tmp_path / "cut.nc")
+    assert main(["plot", str(tmp_path / "missing.nc"), "--out", str(tmp_path / "f")]) == 2
+    assert capsys.readouterr().err.strip() == f"spare-mc: error: dataset file not found: {tmp_path / 'missing.nc'}"
