@@ -146,29 +146,32 @@ def _py(v):
     return v.item() if hasattr(v, "item") else v
 
 
-def _variants(ds) -> dict:
-    """The sweep's ``[variants]`` tables (name -> parameters) from the stored spec; empty without one."""
+def _stored_spec(ds):
+    """The sweep spec stored with a dataset, or None (none stored, or one that no longer parses)."""
     from .sweep import SweepSpec
 
     spec = ds.attrs.get("spec")
     if spec:
         try:
-            return {k: dict(v) for k, v in SweepSpec.from_toml(str(spec)).variants.items()}
+            return SweepSpec.from_toml(str(spec))
         except UsageError:
             pass
-    return {}
+    return None
+
+
+def _variants(ds) -> dict:
+    """The sweep's ``[variants]`` tables (name -> parameters) from the stored spec; empty without one."""
+    spec = _stored_spec(ds)
+    return {} if spec is None else {k: dict(v) for k, v in spec.variants.items()}
 
 
 def _fixed(ds):
     """The sweep's fixed parameters (from the stored spec; the scalar attributes as a fallback)."""
-    from .sweep import PARAMETERS, SweepSpec
+    from .sweep import PARAMETERS
 
-    spec = ds.attrs.get("spec")
-    if spec:
-        try:
-            return dict(SweepSpec.from_toml(str(spec)).fixed)
-        except UsageError:
-            pass
+    spec = _stored_spec(ds)
+    if spec is not None:
+        return dict(spec.fixed)
     return {k: _py(ds.attrs[k]) for k in PARAMETERS[ds.attrs["quantity"]] if k in ds.attrs}
 
 

@@ -609,9 +609,8 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
         _check_scheduler(scheduler)
     existing = _check_output(out, spec, force)
     say = _Progress(spec, progress)
-    if existing is not None and existing.attrs.get("name") == spec.name:
-        say.line(f"{out} is up to date (same spec, seed and version); nothing to compute")
-        return existing
+    if existing is not None and existing.attrs.get("name") == spec.name:  # (a rename is written under the lock)
+        return _up_to_date(existing, out, spec, say)
     lenient = spec.lenient
     tasks = spec.tasks()
     with PartsStore(out, spec.digest(), OUTPUTS[spec.quantity], warn=say.warn) as store:
