@@ -163,7 +163,8 @@ def repair_study(n_values=(200, 600, 1000), *, repair_times=DEFAULT_REPAIR_TIMES
                     pick = sub.isel(ckpt_period_factor=j)
                     row = {"strategy": s, "n_groups": n, "repair_s": rt, "r": int(r),
                            "factor": float(_FACTORS[j]), "ttt_over_t0": float(mean[j]),
-                           # TTT/T0 >= 1: a t interval with a handful of replications can reach below 0, clip it
+                           # TTT/T0 > 0 (below 1 only with jitter): a t interval from a handful of replications
+                           # can reach below 0, clip it
                            "ttt_ci95": [max(0.0, float(mean[j] - tq * se)), float(mean[j] + tq * se)],
                            "availability": float(pick["availability"].mean()),
                            "wipeouts": float(pick["wipeouts"].mean()),

@@ -67,3 +67,29 @@ def test_command_and_figure(tmp_path, capsys):
     assert "best r changes" in capsys.readouterr().out
     assert main(argv + ["--repair-s", "50"]) == 2
     assert "`base` must not set 'repair_s'" in capsys.readouterr().err
+
+
+def test_interval_clipped_at_zero(monkeypatch, tmp_path):
+    """With a handful of wildly spread replications the t interval of TTT/T0 reaches below 0, a value no run can
+    take: the table clips it at 0 (the upper end and the mean stay as computed)."""
+    import numpy as np
+    import xarray as xr
+
+    import spare_mc.sweep as sweep
+    from spare_mc.repair import _FACTORS
+
+    def fake(spec, path, **kw):
+        variants = list(spec.variants)
+        shape = (len(variants), len(spec.grid["r"]), len(_FACTORS), 2)
+        vals = np.broadcast_to(np.array([1.0, 30.0]), shape)  # mean 15.5, se 14.5, t(0.975, 1) = 12.7
+        dims = ("variant", "r", "ckpt_period_factor", "rep")
+        return xr.Dataset({"ttt_over_t0": (dims, vals), "finished": (dims, np.ones(shape, int)),
+                           "availability": (dims, np.full(shape, 0.5)), "wipeouts": (dims, np.zeros(shape))},
+                          coords={"variant": variants, "r": spec.grid["r"], "ckpt_period_factor": list(_FACTORS)})
+
+    monkeypatch.setattr(sweep, "run_study_sweep", fake)
+    res = repair_study((24,), out_dir=str(tmp_path), **{**TINY, "reps": 2})
+    hi = 15.5 + 12.706204736174696 * 14.5
+    for row in res.rows:
+        assert row["ttt_over_t0"] == 15.5
+        assert row["ttt_ci95"][0] == 0.0 and row["ttt_ci95"][1] == pytest.approx(hi)
