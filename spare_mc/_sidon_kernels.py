@@ -172,3 +172,35 @@ def field_powers(p, deg, f_low, table):
             cur[j] = (cur[j - 1] - top * f_low[j]) % p
         cur[0] = (-top * f_low[0]) % p
     return m
+
+
+@njit(cache=False)
+def sidon_rows_mask(rows, n, seen, stamp, ok):
+    """``ok[i]`` = row ``i`` of ``rows`` (shape ``(B, r)``, residues mod ``n``) is a Sidon set mod ``n``: its
+    ``r (r - 1)`` ordered differences ``a - c mod n`` are nonzero and distinct.
+
+    ``seen`` (``n`` int64) marks the differences met in the current row with the row's stamp, so a row stops at its
+    first repeated difference (most failing rows after a few of their ``r (r - 1)``): no clearing between rows.
+    Pass a zeroed ``seen`` with ``stamp = 0``, then the returned stamp with the same ``seen`` for the next batch.
+    The slow twin is ``spare_mc._sidon._sidon_rows`` (every difference of every row, sorted).
+    """
+    b, r = rows.shape
+    for i in range(b):
+        stamp += 1
+        good = True
+        for a in range(r):
+            for c in range(a + 1, r):
+                d1 = (rows[i, c] - rows[i, a]) % n
+                if d1 == 0 or seen[d1] == stamp:
+                    good = False
+                    break
+                seen[d1] = stamp
+                d2 = n - d1  # the opposite difference; d2 == d1 when 2 d1 = n: a repeat
+                if seen[d2] == stamp:
+                    good = False
+                    break
+                seen[d2] = stamp
+            if not good:
+                break
+        ok[i] = good
+    return stamp

@@ -1,3 +1,5 @@
+import itertools
+
 import numpy as np
 import pytest
 
@@ -143,6 +145,33 @@ def test_field_walk_kernel_matches_python_twin():
             b = np.zeros_like(a)
             ka, kb = field_powers(p, deg, f_low, a), field_powers_py(p, deg, f_low, b)
             assert ka == kb and np.array_equal(a[:ka], b[:kb])
+
+
+def test_sidon_rows_kernel_matches_numpy_twin():
+    """The early-exit check of ruler rows against the sort of all their differences: random rows (most not
+    Sidon), real rulers cut from a Singer set (many Sidon), rows with a difference of n / 2 or a repeated element,
+    and a stamp carried over batches as find_sidon does."""
+    from spare_mc._sidon import _ruler_batches, _sidon_rows
+    from spare_mc._sidon_kernels import sidon_rows_mask
+
+    rng = np.random.default_rng(7)
+    for n, r in ((31, 5), (64, 6), (200, 8), (1000, 26), (1000, 27)):
+        batches = [rng.integers(0, n, size=(300, r))]
+        batches += [rows for _, _, rows in itertools.islice(_ruler_batches(n, r), 3)]
+        special = np.zeros((2, r), dtype=np.int64)
+        special[0, 1:] = np.arange(1, r) ** 2 % n
+        special[0, 1] = n // 2  # 0 and n/2: the difference n/2 is its own opposite (a repeat when n is even)
+        special[1, :] = 0  # repeated elements: a zero difference
+        batches.append(special)
+        seen, stamp = np.zeros(n, dtype=np.int64), 0
+        hits = 0
+        for rows in batches:
+            rows = np.ascontiguousarray(rows % n, dtype=np.int64)
+            ok = np.empty(rows.shape[0], dtype=np.bool_)
+            stamp = sidon_rows_mask(rows, n, seen, stamp, ok)
+            assert np.array_equal(ok, _sidon_rows(rows, n)), (n, r)
+            hits += int(ok.sum())
+        assert stamp == sum(b.shape[0] for b in batches) and hits > 0
 
 
 @pytest.mark.parametrize("n, r, method", [(993, 32, "singer"), (1986, 31, "singer"), (960, 31, "bose_chowla"),
