@@ -695,7 +695,15 @@ def run_compare(args) -> dict:
     return _stamp({"dataset": args.dataset, **res.to_dict()})
 
 
+#: What ``compare`` estimates, per row quantity (the figures of a wipe-out sweep show T - 1, the masked failures).
+_COMPARED = {"T": "mean T, the failures up to and including the wipe-out (figures and tables show the masked "
+                  "failures, T - 1); 95% CI symmetric, as the test uses",
+             "ttt_over_t0": "mean TTT/T0 over the finished runs; 95% CI symmetric, as the test uses"}
+
+
 def _print_compare(d: dict) -> None:
+    for q in sorted({r["quantity"] for r in d["rows"]}):
+        print(f"estimate: {_COMPARED.get(q, q)}")
     print(f"{'grid point':<44} {'estimate':>10} {'95% CI':>22} {'exact':>10} {'rel err':>9} {'p (Holm)':>9}  ok")
     for r in d["rows"]:
         pt = ", ".join(f"{k}={v}" for k, v in r["point"].items())

@@ -99,6 +99,19 @@ def test_compare_with_exact_and_holm(serial):
     assert not any(r.consistent for r in compare_dataset(bad, alpha=1e-4).rows)
 
 
+def test_compare_command_says_what_it_estimates(tmp_path, serial, capsys):
+    """The command prints T, the failures up to the wipe-out, where the figures show the masked failures T - 1:
+    its first line says so."""
+    from spare_mc.cli import main
+
+    assert main(["compare", str(tmp_path / "serial.nc")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("estimate: mean T, the failures up to and including the wipe-out (figures and tables "
+                             "show the masked failures, T - 1)")
+    assert out[1].startswith("grid point") and out[-1] == "8/8 grid points consistent with the exact value at " \
+                                                           "family-wise alpha=0.001"
+
+
 def _dask(args, **kw):
     return subprocess.Popen([sys.executable, "-m", "dask", *args],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
