@@ -96,13 +96,6 @@ def _unit_count(topology: Topology, level: str) -> int:
     return -(-topology.n_gpus // topology.domain_size(level))
 
 
-def _level_csr(topology: Topology, level: str):
-    """Groups touched by every unit at ``level``, CSR ``(ptr, groups)``."""
-    if level == "gpu":
-        return np.arange(topology.n_gpus + 1, dtype=np.int64), topology.group_of_gpu()
-    return topology.domain_groups(level)
-
-
 # ------------------------------------------------------------------------------------------------- the log
 @dataclass(frozen=True, eq=False)
 class FailureLog:
@@ -148,21 +141,33 @@ class FailureLog:
 
     def touched_groups(self) -> tuple[np.ndarray, np.ndarray]:
         """Groups each event touches, CSR ``(ptr, groups)``: ``groups[ptr[e]:ptr[e + 1]]`` (sorted, distinct) for
-        log row ``e``, whether or not they are live."""
-        offsets, cptr, cgroups = [0], [np.zeros(1, dtype=np.int64)], []
-        for name in self.levels:
-            ptr, groups = _level_csr(self.topology, name)
-            cptr.append(ptr[1:] + cptr[-1][-1])
-            cgroups.append(groups)
-            offsets.append(offsets[-1] + ptr.size - 1)
-        cptr = np.concatenate(cptr)
-        cgroups = np.concatenate(cgroups).astype(np.int64)
-        uid = np.asarray(offsets[:-1], dtype=np.int64)[self.level] + self.unit
-        lens = cptr[uid + 1] - cptr[uid]
+        log row ``e``, whether or not they are live. A GPU event touches its GPU's group, computed from the
+        placement (no array of all GPUs); a domain event the groups of :meth:`Topology.domain_groups`."""
+        topo = self.topology
+        lens = np.ones(len(self), dtype=np.int64)
+        csr = {}
+        for code, name in enumerate(self.levels):
+            m = self.level == code
+            if name != "gpu" and m.any():
+                csr[code] = topo.domain_groups(name)
+                dptr = csr[code][0]
+                lens[m] = dptr[self.unit[m] + 1] - dptr[self.unit[m]]
         ptr = np.zeros(len(self) + 1, dtype=np.int64)
         np.cumsum(lens, out=ptr[1:])
-        idx = np.repeat(cptr[uid] - ptr[:-1], lens) + np.arange(ptr[-1], dtype=np.int64)
-        return ptr, cgroups[idx]
+        out = np.empty(int(ptr[-1]), dtype=np.int64)
+        for code, name in enumerate(self.levels):
+            rows = np.nonzero(self.level == code)[0]
+            if rows.size == 0:
+                continue
+            u = self.unit[rows]
+            if name == "gpu":
+                out[ptr[rows]] = u // topo.gpus_per_group if topo.placement == "contiguous" else u % topo.n_groups
+                continue
+            dptr, dgroups = csr[code]
+            n = lens[rows]
+            k = np.arange(int(n.sum()), dtype=np.int64) - np.repeat(np.cumsum(n) - n, n)  # index within the event
+            out[np.repeat(ptr[rows], n) + k] = dgroups[np.repeat(dptr[u], n) + k]
+        return ptr, out
 
     def timeline_events(self) -> TimelineEvents:
         """The log in the form of the job timeline: integer-microsecond times and the groups each event touches
@@ -276,6 +281,13 @@ def _check_rows(time_s, level_codes, level_text, unit, repair_s, topology, level
         rules.append((np.isfinite(repair_s) & (repair_s > MAX_TIME_S),  # its microseconds must fit the clock
                       lambda i: f"`repair_s` must be <= {MAX_TIME_S:.6g} s (the integer-microsecond clock), got "
                                 f"{float(repair_s[i])!r}"))
+    if n > 1:  # a row repeating an earlier one (time, level, unit): a unit fails once at a time
+        key = np.stack([time_s.view(np.int64), level_codes, unit], axis=1)
+        _, first_of, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        first_of = first_of[inverse.ravel()]
+        rules.append((first_of != np.arange(n),
+                      lambda i: f"the event repeats {where(int(first_of[i]))[len(where(None)) + 2:]} (the same "
+                                f"time_s, level and unit): a unit fails once at a time; remove the duplicate row"))
     first = [(int(np.argmax(bad)), k) for k, (bad, _) in enumerate(rules) if bad.any()]
     if first:
         i, k = min(first)
@@ -328,6 +340,10 @@ def failure_log_from_arrays(time_s, level, unit, topology: Topology, *, repair_s
     u_raw = np.asarray(unit).ravel()
     if u_raw.size and not np.issubdtype(u_raw.dtype, np.integer):
         raise UsageTypeError(f"`unit` must hold integers, got dtype {u_raw.dtype}")
+    if u_raw.dtype.kind == "u" and u_raw.size and u_raw.max() >= 1 << 63:  # would wrap to a negative int64
+        i = int(np.argmax(u_raw >= 1 << 63))
+        raise UsageValueError(f"{source}: data row {i + 1}: `unit` must be a unit index of the topology (0 <= unit "
+                              f"< the level's unit count), got {int(u_raw[i])}")
     u = u_raw.astype(np.int64)
     rep = None
     if repair_s is not None:
@@ -347,6 +363,12 @@ def failure_log_from_arrays(time_s, level, unit, topology: Topology, *, repair_s
     return FailureLog(t, codes, u, rep, d, topology, levels, source)
 
 
+def _plain_number(text: str) -> bool:
+    """Whether ``text`` is written with ASCII characters and no underscore: Python's ``int`` and ``float`` also
+    read ``1_0`` as 10 and full-width or other Unicode digits, which a log would not mean as numbers."""
+    return text.isascii() and "_" not in text
+
+
 def _parse_metadata(text, lineno, meta, src):
     body = text.lstrip()[1:].strip()
     key, sep, value = body.partition(":")
@@ -362,6 +384,8 @@ def _parse_metadata(text, lineno, meta, src):
     if key in meta:
         raise UsageValueError(f"{src}: line {lineno}: metadata `{key}` is given twice (first on line {meta[key][1]})")
     try:
+        if not _plain_number(value.strip()):
+            raise ValueError
         v = float(value.strip())
     except ValueError:
         raise UsageValueError(f"{src}: line {lineno}: metadata `{key}` must be a number, got {value.strip()!r}") \
@@ -395,8 +419,9 @@ def _read_csv(path, topology, duration_s):
         try:  # strict: an unclosed or stray quote is an error, not a field that swallows the rest of the line
             fields_ = [x.strip() for x in next(csv.reader([line], strict=True))]
         except csv.Error as e:
-            raise UsageValueError(f"{src}: line {lineno}: not a valid CSV line ({e}); a quoted field must close its "
-                                  "quote on the same line") from None
+            hint = ("a quoted field ends at its closing quote: a ',' or the end of the line must follow it"
+                    if "expected after" in str(e) else "a quoted field must close its quote on the same line")
+            raise UsageValueError(f"{src}: line {lineno}: not a valid CSV line ({e}); {hint}") from None
         if header is None:
             dup = sorted({x for x in fields_ if fields_.count(x) > 1})
             if dup:
@@ -418,6 +443,10 @@ def _read_csv(path, topology, duration_s):
             raise UsageValueError(f"{here}: the header is repeated (two logs concatenated?); give one header line")
         if len(fields_) != len(header):
             raise UsageValueError(f"{here}: expected {len(header)} fields ({', '.join(header)}), got {len(fields_)}")
+        for name in ("time_s", "unit", "repair_s"):
+            if name in cols and not _plain_number(fields_[cols[name]]):
+                raise UsageValueError(f"{here}: `{name}` must be written in ASCII characters without '_', got "
+                                      f"{fields_[cols[name]]!r}")
         try:
             t.append(float(fields_[cols["time_s"]]))
         except ValueError:
@@ -472,7 +501,17 @@ def _read_parquet(path, topology, duration_s):
     pa = _pyarrow(f"reading the Parquet log {src}")
     if not os.path.exists(path):  # pyarrow's error would carry only the path
         raise FileNotFoundError(2, "No such file or directory", src)
-    table = pa.parquet.read_table(path)
+    try:
+        pfile = pa.parquet.ParquetFile(path)
+        names = pfile.schema_arrow.names
+        dup = sorted({x for x in names if names.count(x) > 1})
+        if dup:  # pyarrow's read would fail with "Multiple matches for FieldRef"
+            raise UsageValueError(f"{src}: the table has two columns named `{dup[0]}`")
+        table = pfile.read()
+    except (pa.ArrowException, OSError) as e:  # not Parquet (a CSV named .parquet, an empty or damaged file)
+        raise UsageValueError(f"{src}: not a readable Parquet file ({str(e).strip().splitlines()[0]}); a log whose "
+                              f"name ends {' or '.join(_PARQUET_SUFFIXES)} is read as Parquet, any other as CSV") \
+            from None
     names = table.column_names
     unknown = [x for x in names if x not in LOG_COLUMNS]
     if unknown:
@@ -495,6 +534,16 @@ def _read_parquet(path, topology, duration_s):
             expected = {"unit": "an integer", "level": "a string"}.get(name, "a number")
             raise UsageValueError(f"{src}: column `{name}` has type {typ}, expected {expected}")
         cols[name] = col.to_pylist()
+        if name == "unit" and pa.types.is_unsigned_integer(typ):  # beyond int64: no unit (and no wrapping)
+            i = next((k for k, v in enumerate(cols[name]) if v >= 1 << 63), None)
+            if i is not None:
+                raise UsageValueError(f"{src}: data row {i + 1}: `unit` must be a unit index of the topology (0 <= "
+                                      f"unit < the level's unit count), got {cols[name][i]}")
+        if name == "repair_s":  # null is 'unknown'; a NaN is refused as in a CSV log (where 'nan' is not empty)
+            i = next((k for k, v in enumerate(cols[name]) if v is not None and v != v), None)
+            if i is not None:
+                raise UsageValueError(f"{src}: data row {i + 1}: `repair_s` must be finite and >= 0 (or null), "
+                                      f"got nan")
     meta = table.schema.metadata or {}
     header_d = None
     if b"duration_s" in meta:
@@ -549,12 +598,32 @@ def read_failure_log(path, topology: Topology, *, duration_s=None) -> FailureLog
     return _read_csv(path, topology, duration_s)
 
 
+def _comments_iv(comments) -> tuple:
+    """``comments`` as a tuple of one-line strings that read back as comments (not as metadata)."""
+    if isinstance(comments, (str, bytes)) or not hasattr(comments, "__iter__"):
+        raise UsageTypeError(f"`comments` must be a sequence of strings (one per line), got {comments!r}")
+    out = tuple(comments)
+    for i, c in enumerate(out):
+        if not isinstance(c, str):
+            raise UsageTypeError(f"`comments[{i}]` must be a string, got {type(c).__name__}")
+        if len(c.splitlines()) > 1 or c != c.strip("\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"):
+            raise UsageValueError(f"`comments[{i}]` must be one line (a line break would start a data line), got {c!r}")
+        try:
+            is_meta = _parse_metadata("# " + c, 1, {}, "")
+        except UsageValueError:
+            is_meta = True
+        if is_meta:
+            raise UsageValueError(f"`comments[{i}]` reads as the metadata line `# {c}` (keys: "
+                                  f"{', '.join(METADATA_KEYS)}); reword it")
+    return out
+
+
 def write_failure_log(path, log: FailureLog, *, comments=None) -> None:
     """Write ``log`` as CSV (or Parquet by the suffix), with ``duration_s`` metadata and ``comments`` (default: the
     log's own) as ``#`` lines. Times are written with ``repr`` so that reading gives back the same floats."""
     if not isinstance(log, FailureLog):
         raise UsageTypeError(f"`log` must be a FailureLog, got {type(log).__name__}")
-    comments = log.comments if comments is None else tuple(comments)
+    comments = log.comments if comments is None else _comments_iv(comments)
     names = log.level_names()
     if os.fspath(path).lower().endswith(_PARQUET_SUFFIXES):
         pa = _pyarrow(f"writing the Parquet log {os.fspath(path)}")
@@ -811,8 +880,8 @@ def _level_data(log: FailureLog, code: int):
     if np.any(x <= 0):
         i = order[np.argmax(x <= 0)]
         raise UsageValueError(f"{log.source}: data row {i + 1}: {name} {log.unit[i]} fails at time_s="
-                              f"{float(log.time_s[i])!r} with a lifetime of 0 (at the log start, or twice at one "
-                              f"time); the Weibull fit needs positive lifetimes")
+                              f"{float(log.time_s[i])!r} with a lifetime of 0 (a failure at the log start); the "
+                              f"Weibull fit needs positive lifetimes")
     last = np.concatenate([u[1:] != u[:-1], [True]]) if u.size else np.zeros(0, bool)
     cens = log.duration_s - t[last]
     cens = cens[cens > 0]
@@ -1077,7 +1146,9 @@ def synthetic_log(topology: Topology, weibull: dict, duration_s: float, *, repai
     Notes
     -----
     Exactly the model :func:`fit_failure_log` assumes: each unit new at 0, renewed at every failure, its failures
-    ``t_j = x_1 + ... + x_j <= duration_s`` with iid ``x ~ Weibull(shape, lam)``, ``lam = mean / Gamma(1 + 1/k)``.
+    ``t_j = x_1 + ... + x_j <= duration_s`` with iid ``x ~ Weibull(shape, lam)``, ``lam = mean / Gamma(1 + 1/k)``
+    -- except that a lifetime too short to move the float clock (``t_j + x == t_j``, at shapes near 0.05) gives no
+    second event at the same time: the log would repeat its row, which a log may not.
     Levels are drawn in the order of ``log_levels(topology)``, units in index order, in rounds.
 
     Examples
@@ -1123,6 +1194,10 @@ def synthetic_log(topology: Topology, weibull: dict, duration_s: float, *, repai
     order = np.lexsort((u, lv, t))
     if order.size == 0:
         raise UsageValueError("the synthetic log has no events: lengthen `duration_s` or shorten the lifetimes")
+    # a lifetime below the resolution of the float clock (shapes near 0.05) repeats its unit's last failure time:
+    # one observable event, and a log may not repeat an event
+    ts, ls, us = t[order], lv[order], u[order]
+    order = order[np.concatenate([[True], (ts[1:] != ts[:-1]) | (ls[1:] != ls[:-1]) | (us[1:] != us[:-1])])]
     rep = None if repair_s is None else np.full(order.size, repair_s)
     return failure_log_from_arrays(t[order], np.asarray(levels, dtype=object)[lv[order]], u[order], topology,
                                    repair_s=rep, duration_s=duration_s, source="<synthetic>")

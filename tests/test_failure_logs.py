@@ -96,6 +96,16 @@ MALFORMED = [
     # a lax CSV reader takes the rest of the line into the field: the unit would be read as '3,"' or the like
     ("unclosed quote", H + '1,gpu,0\n2,"node,1\n', r"line 3: not a valid CSV line \(unexpected end of data\)"),
     ("text after a closing quote", H + '1,"gpu"x,0\n', r"line 2: not a valid CSV line \(',' expected after"),
+    # Python's int() and float() read these as 10, 1000.0 and 1: a host id like 1_0 would name the wrong unit
+    ("underscore in a unit", H + "1,gpu,1_0\n", r"line 2 \(data row 1\): `unit` must be written in ASCII characters "
+                                               r"without '_', got '1_0'"),
+    ("underscore in a time", H + "1_000,gpu,1\n", r"`time_s` must be written in ASCII characters without '_'"),
+    ("full-width digit", H + "1,gpu,\uff11\n", r"`unit` must be written in ASCII characters without '_', got '\uff11'"),
+    ("underscore in a repair time", HR + "1,gpu,0,6_0\n", r"`repair_s` must be written in ASCII characters"),
+    ("underscore in the window metadata", "# duration_s: 5_0\n" + H + "5,gpu,0\n",
+     r"line 1: metadata `duration_s` must be a number, got '5_0'"),
+    ("a repeated event (same time, level and unit)", H + "1,gpu,0\n2,gpu,9\n2,gpu,9\n3,gpu,0\n",
+     r"line 4 \(data row 3\): the event repeats line 3 \(data row 2\) \(the same time_s, level and unit\)"),
 ]
 
 
@@ -187,6 +197,27 @@ def test_parquet_round_trip_and_rules(tmp_path):
     pq.write_table(pa.table({"time_s": [1.0], "level": ["gpu"]}), tmp_path / "m.pq")
     with pytest.raises(UsageValueError, match=r"lacks the required column `unit`"):
         read_failure_log(tmp_path / "m.pq", SMALL)
+    # files that are not Parquet, a repeated column, a uint64 unit beyond int64 and a NaN repair time (null is
+    # 'unknown', as an empty CSV field; NaN is refused, as 'nan' in a CSV): each was a traceback or accepted
+    (tmp_path / "csv.PARQUET").write_text(H + "1,gpu,1\n")
+    (tmp_path / "empty.parquet").write_bytes(b"")
+    for name in ("csv.PARQUET", "empty.parquet"):
+        with pytest.raises(UsageValueError, match=rf"{name}: not a readable Parquet file \(.*\); a log whose name "
+                                                  r"ends \.parquet or \.pq is read as Parquet, any other as CSV"):
+            read_failure_log(tmp_path / name, SMALL)
+    pq.write_table(pa.Table.from_arrays([pa.array([1.0]), pa.array(["gpu"]), pa.array([1]), pa.array([2])],
+                                        names=["time_s", "level", "unit", "unit"]), tmp_path / "d.pq")
+    with pytest.raises(UsageValueError, match=r"d.pq: the table has two columns named `unit`"):
+        read_failure_log(tmp_path / "d.pq", SMALL)
+    pq.write_table(pa.table({"time_s": [1.0, 2.0], "level": ["gpu"] * 2, "unit": pa.array([1, 2**63], pa.uint64())}),
+                   tmp_path / "big.pq")
+    with pytest.raises(UsageValueError, match=r"big.pq: data row 2: `unit` must be a unit index .* got "
+                                              r"9223372036854775808"):
+        read_failure_log(tmp_path / "big.pq", SMALL)
+    pq.write_table(pa.table({"time_s": [1.0, 2.0], "level": ["gpu"] * 2, "unit": [1, 2],
+                             "repair_s": [None, float("nan")]}), tmp_path / "nan.pq")
+    with pytest.raises(UsageValueError, match=r"nan.pq: data row 2: `repair_s` must be finite and >= 0 \(or null\)"):
+        read_failure_log(tmp_path / "nan.pq", SMALL)
 
 
 def test_parquet_without_pyarrow_says_to_install_the_extra(tmp_path, monkeypatch):
@@ -210,6 +241,51 @@ def test_from_arrays_validation_names_data_rows():
         failure_log_from_arrays([], [], np.zeros(0, int), SMALL)
     with pytest.raises(UsageTypeError, match=r"`topology` must be a Topology"):
         failure_log_from_arrays([1.0], ["gpu"], [0], "64x8")
+    with pytest.raises(UsageValueError, match=r"data row 2: `unit` must be a unit index .* got 18446744073709551615"):
+        failure_log_from_arrays([1.0, 2.0], ["gpu"] * 2, np.array([1, 2**64 - 1], np.uint64), SMALL)  # was -1
+    with pytest.raises(UsageValueError, match=r"data row 3: the event repeats data row 2"):
+        failure_log_from_arrays([1.0, 2.0, 2.0], ["gpu", "node", "node"], [1, 2, 2], SMALL)
+    failure_log_from_arrays([1.0, 2.0, 2.0], ["gpu", "node", "gpu"], [1, 2, 2], SMALL)  # a tie of two units is fine
+
+
+def test_writer_comments_read_back_as_comments(tmp_path):
+    """A comment with a line break, one that reads as metadata, or a bare string (written letter by letter) made a
+    file the reader refuses or misreads: each is refused when writing."""
+    log = failure_log_from_arrays([1.0, 2.0], ["gpu", "node"], [1, 2], SMALL, duration_s=10)
+    for bad, err, match in ((["first\nsecond"], UsageValueError, r"`comments\[0\]` must be one line"),
+                            (["ok", "a\u2028b"], UsageValueError, r"`comments\[1\]` must be one line"),
+                            (["duration_s: 5"], UsageValueError, r"`comments\[0\]` reads as the metadata line "
+                                                                 r"`# duration_s: 5`"),
+                            (["Duration_s = 4"], UsageValueError, r"reads as the metadata line"),
+                            ("hello", UsageTypeError, r"`comments` must be a sequence of strings"),
+                            (["fine", 3], UsageTypeError, r"`comments\[1\]` must be a string, got int")):
+        with pytest.raises(err, match=match):
+            write_failure_log(tmp_path / "a.csv", log, comments=bad)
+    write_failure_log(tmp_path / "a.csv", log, comments=["made by hand", "duration in seconds"])
+    back = read_failure_log(tmp_path / "a.csv", SMALL)
+    assert back.comments == ("made by hand", "duration in seconds") and back.duration_s == 10
+
+
+def test_gpu_events_need_no_array_of_all_gpus():
+    """A GPU event's group comes from the placement: a log on 60 million GPUs is checked and mapped under a 50 MB
+    budget (it built two arrays of all GPUs, about 1 GB, before any memory check); a rack event still needs the
+    GPU-by-GPU domain map, and is refused under the budget before it is built."""
+    import tracemalloc
+
+    big = Topology(60_000_000, 600)
+    with spare_mc.set_options(max_memory=50 * 2**20):
+        tracemalloc.start()
+        try:
+            log = failure_log_from_arrays([1.0, 2.0], ["gpu", "gpu"], [5, 59_999_999], big)
+            assert log.touched_groups()[1].tolist() == [0, 599]
+            strided = Topology(60_000_000, 600, placement="strided")
+            assert failure_log_from_arrays([1.0], ["gpu"], [59_999_999], strided).touched_groups()[1].tolist() == [599]
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 10 * 2**20  # numpy's buffers are traced
+        with pytest.raises(ResourceLimitError, match=r"the rack domains of a topology of 60,000,000 GPUs"):
+            failure_log_from_arrays([1.0], ["rack"], [5], big).touched_groups()
 
 
 # --------------------------------------------------------------------------------------- unit -> groups
@@ -282,7 +358,8 @@ TINY = Topology(24, 6, gpus_per_node=2, nodes_per_rack=2, racks_per_power=3, pla
 
 @hst.composite
 def tiny_logs(draw):
-    """Random logs on a 24-GPU topology: any level, any unit, non-decreasing times (ties included)."""
+    """Random logs on a 24-GPU topology: any level, any unit, non-decreasing times (ties included; an exact repeat
+    of an event is dropped: a log may not hold one)."""
     n = draw(hst.integers(1, 40))
     levels = log_levels(TINY)
     rows = draw(hst.lists(hst.tuples(hst.sampled_from(levels), hst.integers(0, 23)), min_size=n, max_size=n))
@@ -290,7 +367,11 @@ def tiny_logs(draw):
     gaps = draw(hst.lists(hst.sampled_from([0.0, 0.1, 1.0, 1e-7, 3.3e4]), min_size=n, max_size=n))
     lv = [x[0] for x in rows]
     units = [x[1] % counts.get(x[0], 1) for x in rows]
-    return failure_log_from_arrays(np.cumsum(gaps), lv, np.asarray(units, dtype=np.int64), TINY)
+    times = np.cumsum(gaps).tolist()
+    keep = [i for i in range(n) if (times[i], lv[i], units[i]) not in
+            {(times[j], lv[j], units[j]) for j in range(i)}]
+    return failure_log_from_arrays([times[i] for i in keep], [lv[i] for i in keep],
+                                   np.asarray([units[i] for i in keep], dtype=np.int64), TINY)
 
 
 @settings(max_examples=80, deadline=None)
@@ -550,9 +631,10 @@ def test_fit_validation_and_lifetime_zero():
         failure_log_from_arrays(["1", "2"], ["gpu"] * 2, [0, 1], SMALL)
     with pytest.raises(UsageTypeError, match=r"`repair_s` must hold real numbers \(NaN: unknown\)"):
         failure_log_from_arrays([1.0], ["gpu"], [0], SMALL, repair_s=["x"])
-    twice = failure_log_from_arrays([1.0, 2.0, 2.0, 3.0], ["gpu"] * 4, [0, 1, 1, 2], SMALL)
-    with pytest.raises(UsageValueError, match=r"data row 3: gpu 1 fails at time_s=2.0 with a lifetime of 0"):
-        fit_failure_log(twice, min_failures=2)
+    at_start = failure_log_from_arrays([0.0, 2.0, 2.0, 3.0], ["gpu"] * 4, [1, 0, 1, 2], SMALL)
+    with pytest.raises(UsageValueError, match=r"data row 1: gpu 1 fails at time_s=0.0 with a lifetime of 0 \(a "
+                                              r"failure at the log start\)"):
+        fit_failure_log(at_start, min_failures=2)
 
 
 def test_synthetic_log_validation():
@@ -569,7 +651,9 @@ def test_synthetic_log_validation():
     # ~6.4e9 failures (64 GPUs, mean life 1 ms, 1e5 s): refused before drawing, not a hang
     with pytest.raises(ResourceLimitError, match=r"a synthetic log of about 6.4e\+09 failures would need"):
         synthetic_log(SMALL, {"gpu": (1.0, 1e-3)}, 1e5)
-    assert len(synthetic_log(SMALL, {"gpu": (0.05, 1e6)}, 5e5, rng=1)) > 10_000  # tiny k: many, but within budget
+    tiny_k = synthetic_log(SMALL, {"gpu": (0.05, 1e6)}, 5e5, rng=1)  # tiny k: many failures, but within budget
+    assert len(tiny_k) > 10_000  # and lifetimes below the clock's resolution give no repeated row (refused in a log)
+    assert len({(t, u) for t, u in zip(tiny_k.time_s.tolist(), tiny_k.unit.tolist())}) == len(tiny_k)
     with pytest.raises(UsageTypeError, match=r"`failures` must be PerGPU or DomainFailures"):
         sampled_failure_log(spare_mc.UniformOrder(), SMALL, cyclic(8, 2), 2)
 
