@@ -10,6 +10,7 @@ the summed profile score) and returns the inverse observed information of ``(log
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -127,6 +128,12 @@ def _profile_cis(data, k, b, cov, level):
     a = math.log(k)
     sk = _profile_interval(lambda x: _profile_loglik(math.exp(x), data), a, max(math.sqrt(cov[0, 0]), 1e-6),
                            target, lo, hi)
+    for end, bound in ((sk[0], lo), (sk[1], hi)):
+        if end == bound:  # the likelihood does not fall below the target within the shapes searched
+            warnings.warn(f"the profile interval of the Weibull shape reaches the searched bound "
+                          f"{math.exp(bound):g} ({_SHAPE_BOUNDS[0]:g}..{_SHAPE_BOUNDS[1]:g}): it is open on that side "
+                          f"(the data hardly constrain the shape there; more failures narrow it)", UserWarning,
+                          stacklevel=4)
     out = []
     for L in range(len(data)):
         se = max(math.sqrt(cov[L + 1, L + 1]), 1e-6)

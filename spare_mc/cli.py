@@ -1234,16 +1234,22 @@ def run_log(args) -> dict:
         for name, flags in models.items():
             extra = f" --domain-mtbf-s {flags['domain_mtbf_s']:.6g}" if "domain_mtbf_s" in flags else ""
             extra += f" --domain-levels {flags['domain_levels']}" if "domain_levels" in flags else ""
+            extra += f" --placement {flags['placement']}" if "placement" in flags else ""
             lines.append(f"spare-mc ttt flags ({name}): --failures {flags['failures']} --mtbf-s {flags['mtbf_s']:.6g} "
                          f"--shape {flags['shape']:.4g} --n-gpus {flags['n_gpus']} --calibration "
                          f"{flags['calibration']}{extra}")
         if "gpu" in fit.fits and not fit.shared_shape and len(fit.fits) > 1:
             lines.append("(domain models need one shape for domains and GPUs: add --shared-shape)")
+        if "gpu" not in fit.fits:
+            why = fit.skipped.get("gpu", "not among --levels")
+            lines.append(f"(no spare-mc ttt flags: every failure model needs the GPU fit as its per-GPU background, "
+                         f"and the gpu level was not fitted: {why})")
         # `spare-mc ttt` builds its domains on the default topology sizes: say so when this log's differ, or the
         # domain flags above would be read as domains of other sizes (the per-GPU model does not depend on them)
         default = Topology(topo.n_gpus, topo.n_groups)
         differ = [f"{f.name}={getattr(topo, f.name)} (ttt: {getattr(default, f.name)})" for f in fields(Topology)
-                  if f.name not in ("n_gpus", "n_groups") and getattr(topo, f.name) != getattr(default, f.name)]
+                  if f.name not in ("n_gpus", "n_groups", "placement")  # placement: a flag of its own
+                  and getattr(topo, f.name) != getattr(default, f.name)]
         if differ and any(name != "per-gpu" for name in models):
             d["flags_note"] = ("the domain flags assume spare-mc ttt's default topology, which differs from this "
                                "log's: " + ", ".join(differ) + "; for this topology use the Python API "

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import UsageTypeError, UsageValueError, as_float, as_int
+from ._validation import UsageTypeError, UsageValueError, as_float, as_int, reject_unknown
 from .domain_rates import SNAPSHOT_GPUS, SNAPSHOT_H, SNAPSHOT_UNEXPECTED
 from .stats import MCEstimate, compare, ratio_estimate
 
@@ -257,10 +257,16 @@ class ClusterPreset:
         kw = dict(n_steps=self.n_steps, compute_s=self.step_s, allreduce_s=0.0, mtbf_s=self.system_mtbf_s,
                   shape=self.shape, restart_s=self.restart_s, save_s=self.save_s, jitter_sd=0.0,
                   restart_failures="restart_again", ckpt_failure="lost")
+        if "n_groups" in overrides or "strategy" in overrides:
+            raise UsageValueError("`n_groups` and `strategy` are not overrides: the strategy is the first argument "
+                                  "and N the preset's (preset.replace(n_groups=...) changes it)")
+        reject_unknown(overrides, set(TimelineConfig.__dataclass_fields__) - {"strategy", "n_groups"},
+                       "the TimelineConfig overrides", noun="fields")
         return TimelineConfig(strategy, self.n_groups, **{**kw, **overrides})
 
     def replace(self, **changes) -> "ClusterPreset":
         """A copy with ``changes`` (fields), validated again."""
+        reject_unknown(changes, [f.name for f in dataclasses.fields(self)], "ClusterPreset.replace", noun="fields")
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict:

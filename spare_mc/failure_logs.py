@@ -39,6 +39,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -403,11 +404,13 @@ def _read_csv(path, topology, duration_s):
     # utf-8-sig: a byte-order mark (spreadsheet exports) is not part of the first column's name
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
-            lines = f.read().splitlines()
+            # line breaks are \n, \r\n or \r only: str.splitlines() also breaks at form feeds, U+2028 and the like,
+            # which would shift the line numbers of every message (and cut a comment in two)
+            lines = re.split(r"\r\n|\r|\n", f.read())
     except UnicodeDecodeError as e:
         raise UsageValueError(f"{src}: not UTF-8 text (byte {e.start}: {e.reason}); save the log as UTF-8 CSV") \
             from None
-    meta, comments, header, cols = {}, [], None, None
+    meta, comments, header, cols, commented_header = {}, [], None, None, None
     t, codes, bad_level, units, rep, where_line = [], [], {}, [], [], []
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():
@@ -415,6 +418,9 @@ def _read_csv(path, topology, duration_s):
         if line.lstrip().startswith("#"):
             if not _parse_metadata(line, lineno, meta, src):
                 comments.append(line.lstrip()[1:].strip())
+                if header is None and commented_header is None and \
+                        set(REQUIRED_COLUMNS) <= {x.strip() for x in comments[-1].split(",")} <= set(LOG_COLUMNS):
+                    commented_header = lineno
             continue
         try:  # strict: an unclosed or stray quote is an error, not a field that swallows the rest of the line
             fields_ = [x.strip() for x in next(csv.reader([line], strict=True))]
@@ -423,6 +429,9 @@ def _read_csv(path, topology, duration_s):
                     if "expected after" in str(e) else "a quoted field must close its quote on the same line")
             raise UsageValueError(f"{src}: line {lineno}: not a valid CSV line ({e}); {hint}") from None
         if header is None:
+            if commented_header is not None and not set(fields_) & set(LOG_COLUMNS):
+                raise UsageValueError(f"{src}: line {lineno}: expected the header line, got a data line; line "
+                                      f"{commented_header} names the columns but is a comment: remove its '#'")
             dup = sorted({x for x in fields_ if fields_.count(x) > 1})
             if dup:
                 raise UsageValueError(f"{src}: line {lineno}: the header names column `{dup[0]}` twice")
@@ -757,8 +766,13 @@ class LogReplay:
         if self.epochs < 2:
             raise UsageValueError(f"an estimate needs at least 2 complete epochs (wipe-outs), the log "
                                   f"{self.source!r} has {self.epochs}")
+        from .reorder import ESTIMATORS
+
         if name in ("T", "masked", "time_s"):
             return self.wipeout.estimate(name, level)
+        if name not in ESTIMATORS:
+            raise UsageValueError(f"`name` must be one of ['T', 'masked', 'time_s'] or, with overhead=True, of "
+                                  f"{sorted(ESTIMATORS)}, got {name!r}")
         if self.overhead is None:
             raise UsageValueError(f"`name`={name!r} is a ReCtlr quantity: replay with overhead=True")
         return self.overhead.estimate(name, level)
@@ -978,7 +992,7 @@ class LogFit:
     def cli_flags(self, domain_level=None, calibration: str = "first_failure") -> dict:
         """The ``spare-mc ttt`` / sweep parameters of :meth:`failure_model` (``failures``, ``mtbf_s``, ``shape``,
         ``n_gpus``, ``calibration`` and ``domain_mtbf_s``, or for several levels ``failures="mixed"`` and
-        ``domain_levels``): ``mtbf_s`` is the system MTBF whose per-GPU calibration
+        ``domain_levels``; ``placement`` for a domain model on a strided topology): ``mtbf_s`` is the system MTBF whose per-GPU calibration
         (:meth:`spare_mc.PerGPU.from_system_mtbf`) gives back the fitted GPU mean lifetime."""
         calibration = as_choice(calibration, "calibration", ("first_failure", "long_run"))
         model = self.failure_model(domain_level)
@@ -992,6 +1006,8 @@ class LogFit:
             d["domain_levels"] = ",".join(f"{lvl}={m!r}" for lvl, m in model.levels)
         elif domain_level is not None:
             d["domain_mtbf_s"] = model.domain_mtbf_s
+        if domain_level is not None and self.topology.placement != "contiguous":  # domains depend on it
+            d["placement"] = self.topology.placement
         return d
 
     def to_dict(self) -> dict:

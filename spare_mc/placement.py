@@ -310,9 +310,13 @@ def _offsets(topology, r, level, sidon):
              f"({topology.placement} placement, {topology.domain_size(level)} GPUs per {level}, "
              f"{topology.gpus_per_group} per group)")
     if k is not None and r > n // k:
-        raise UsageValueError(f"no domain-aware layout exists for r={r}: {where}, so the r holders of a type must be "
-                              f"at least {k} groups apart around the cycle, and at most floor(N/{k}) = {n // k} fit; "
-                              f"need r <= {n // k}")
+        if 2 * k > n:  # the co-domain differences are every nonzero residue
+            raise UsageValueError(f"no domain-aware layout exists for r={r}: {where}, and every pair of groups "
+                                  f"shares a {level} domain, so no two holders of a type can sit in distinct "
+                                  f"domains; need r = 1 (or a finer level or another placement)")
+        raise UsageValueError(f"no domain-aware layout exists for r={r}: {where}, so two groups closer than {k} "
+                              f"around the cycle share a domain and the r holders of a type must be pairwise at "
+                              f"least {k} apart; at most floor(N/{k}) = {n // k} fit; need r <= {n // k}")
     avoid = np.zeros(n, dtype=bool)
     avoid[diffs] = True
     if sidon:

@@ -160,6 +160,14 @@ def test_bad_effective_time_arguments():
     with pytest.raises(UsageValueError, match="`reps` must be >= 2"):
         llama3_study(reps=1)
     assert isinstance(llama3_405b(), ClusterPreset)
+    # a misspelt field was Python's plain TypeError from TimelineConfig or dataclasses.replace
+    with pytest.raises(UsageValueError, match=r"unknown fields \['foo'\] in the TimelineConfig overrides"):
+        effective_training_time(reps=2, foo=1)
+    with pytest.raises(UsageValueError, match=r"unknown fields \['shap'\] in ClusterPreset.replace \(did you mean "
+                                              r"'shape'\?\)"):
+        llama3_405b().replace(shap=1.0)
+    with pytest.raises(UsageValueError, match=r"`n_groups` and `strategy` are not overrides"):
+        llama3_405b().timeline_config("ckpt", n_groups=3)
 
 
 # ------------------------------------------------------------------------------------------------ the command

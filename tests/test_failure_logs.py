@@ -104,6 +104,11 @@ MALFORMED = [
     ("underscore in a repair time", HR + "1,gpu,0,6_0\n", r"`repair_s` must be written in ASCII characters"),
     ("underscore in the window metadata", "# duration_s: 5_0\n" + H + "5,gpu,0\n",
      r"line 1: metadata `duration_s` must be a number, got '5_0'"),
+    ("header written as a comment", "#time_s,level,unit\n1,gpu,1\n",
+     r"line 2: expected the header line, got a data line; line 1 names the columns but is a comment: remove its '#'"),
+    # only \n, \r\n and \r end a line: a form feed or U+2028 (str.splitlines breaks there) shifted the line numbers
+    ("form feed and U+2028 are not line breaks", "# made by hand\u2028 version 2\n" + H + "1,gpu,1\x0c\n2,gpu,2\n"
+     "-3,gpu,1\n", r"line 5 \(data row 3\): `time_s` must be >= 0"),
     ("a repeated event (same time, level and unit)", H + "1,gpu,0\n2,gpu,9\n2,gpu,9\n3,gpu,0\n",
      r"line 4 \(data row 3\): the event repeats line 3 \(data row 2\) \(the same time_s, level and unit\)"),
 ]
@@ -461,6 +466,9 @@ def test_replay_validation():
         rep.estimate("T")
     with pytest.raises(UsageValueError, match=r"is a ReCtlr quantity: replay with overhead=True"):
         replay_log(log, "cyclic", r=2).estimate("moves_mean")
+    with pytest.raises(UsageValueError, match=r"`name` must be one of \['T', 'masked', 'time_s'\] or, with "
+                                              r"overhead=True, of \[.*'moves_mean'.*\], got 'foo'"):
+        replay_log(log, "cyclic", r=2).estimate("foo")  # was called a ReCtlr quantity
 
 
 # ------------------------------------------------------------------------------------------------- fit
@@ -521,6 +529,20 @@ def test_profile_intervals_solve_the_likelihood_ratio_equation_with_scipy():
                                                                                 rel=2e-3)
     with pytest.raises(UsageValueError, match=r"`ci` must be one of \['profile', 'wald'\]"):
         weibull_mle(x, ci="bootstrap")
+
+
+def test_a_profile_interval_cut_at_the_shape_bound_says_so():
+    """Two failures barely constrain the shape: its profile interval runs to the searched bound (50 or 0.05), where
+    it was cut without a word and looked like a real end."""
+    close = failure_log_from_arrays([10.0, 11.0], ["gpu", "gpu"], [1, 2], SMALL)
+    with pytest.warns(UserWarning, match=r"the profile interval of the Weibull shape reaches the searched bound 50 "
+                                         r"\(0.05..50\): it is open on that side"):
+        fit = fit_failure_log(close, min_failures=2, ci="profile")
+    assert fit.fits["gpu"].shape_ci[1] == pytest.approx(50.0)
+    early = failure_log_from_arrays([5.0, 6.0], ["gpu", "gpu"], [1, 2], SMALL, duration_s=1e9)
+    with pytest.warns(UserWarning, match=r"reaches the searched bound 0.05 "):
+        fit = fit_failure_log(early, min_failures=2, ci="profile")
+    assert fit.fits["gpu"].shape_ci[0] == pytest.approx(0.05)
 
 
 def test_profile_intervals_cover_with_few_failures():
@@ -683,6 +705,24 @@ def test_cli_log_check_fit_replay(capsys):
                  "--shared-shape"]) == 0
     out = capsys.readouterr().out
     assert "spare-mc ttt flags (mixed): --failures mixed" in out and "--domain-levels node=" in out
+
+
+def test_cli_log_fit_flags_name_the_placement_and_say_why_none(tmp_path, capsys):
+    """A strided log's domain flags carry --placement strided (they said to use the Python API, though `spare-mc
+    ttt` has the flag); a log without a GPU fit printed no flags and no reason."""
+    strided = Topology(256, 32, placement="strided")
+    log = synthetic_log(strided, {"gpu": (0.8, 2e5), "node": (0.8, 1e6)}, 2e6, rng=3)
+    write_failure_log(tmp_path / "s.csv", log)
+    flags = ["--n-gpus", "256", "--n-groups", "32", "--placement", "strided"]
+    assert main(["log", "fit", str(tmp_path / "s.csv"), *flags, "--shared-shape", "--levels", "gpu,node"]) == 0
+    out = capsys.readouterr().out
+    assert "spare-mc ttt flags (node): --failures node" in out and "--placement strided" in out
+    assert "note:" not in out and "--placement" not in out.split("spare-mc ttt flags (per-gpu)")[1].splitlines()[0]
+    assert main(["log", "fit", str(tmp_path / "s.csv"), *flags, "--levels", "node"]) == 0
+    out = capsys.readouterr().out
+    assert "spare-mc ttt flags (" not in out
+    assert ("(no spare-mc ttt flags: every failure model needs the GPU fit as its per-GPU background, and the gpu "
+            "level was not fitted: not among --levels)") in out
 
 
 def test_every_log_subcommand_option_says_what_it_means():

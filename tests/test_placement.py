@@ -178,7 +178,7 @@ def test_domain_aware_is_conflict_free_or_proves_why_not(topo, level, kind, data
             if "exhaustive" in msg and n <= 10:
                 assert not sets_exist(topo, level, r)
         else:  # the stated obstruction is real: no offset set works (exhaustive)
-            assert "need r <=" in msg or "remain" in msg or "exhaustive search shows" in msg
+            assert "need r <=" in msg or "need r = 1" in msg or "remain" in msg or "exhaustive search shows" in msg
             assert not offsets_exist(n, r, diffs, sidon)
         return
     assert domain_conflicts(lay, topo, level).count == 0
@@ -241,7 +241,7 @@ def test_paper_scale_layouts():
     # unit stride puts r - 1 types of every group pair i, i+1 under one pod
     assert domain_conflicts(sm.cyclic(600, 8), topo, "pod").count > 0
     strided = sm.Topology(600_000, 600, placement="strided")
-    with pytest.raises(ValueError, match=r"one domain touches up to 600 of the N=600 groups .* need r <= 1"):
+    with pytest.raises(ValueError, match=r"one domain touches up to 600 of the N=600 groups .* need r = 1"):
         domain_aware(strided, 2, "pod")
     with pytest.raises(ValueError, match=r"at most floor\(N/256\) = 2 fit; need r <= 2"):
         domain_aware(strided, 3, "power")
@@ -278,6 +278,21 @@ TOPO = sm.Topology(600_000, 600)
 def test_placement_errors(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_a_level_whose_domains_join_every_pair_of_groups_says_so():
+    """A strided rack touching all 32 groups: the message said the holders must be "at least 17 groups apart"
+    next to "touches up to 32" (17 is the cyclic distance no pair reaches); it now says every pair shares a rack."""
+    topo = sm.Topology(256, 32, placement="strided")
+    with pytest.raises(sm.UsageValueError, match=r"one domain touches up to 32 of the N=32 groups .*, and every pair "
+                                                 r"of groups shares a rack domain, so no two holders of a type can "
+                                                 r"sit in distinct domains; need r = 1"):
+        domain_aware(topo, 3, "rack")
+    assert domain_aware(topo, 1, "rack").r == 1
+    with pytest.raises(sm.UsageValueError, match=r"two groups closer than 8 around the cycle share a domain and the "
+                                                 r"r holders of a type must be pairwise at least 8 apart; at most "
+                                                 r"floor\(N/8\) = 4 fit; need r <= 4"):
+        domain_aware(topo, 5, "node")  # a node's 8 GPUs sit in 8 consecutive groups
 
 
 def test_impossible_replica_sets_suggest_r_values_that_exist():
