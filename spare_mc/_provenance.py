@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import os
 import platform
 from importlib import metadata
 
-__all__ = ["SCHEMA_VERSION", "software_versions"]
+__all__ = ["SCHEMA_VERSION", "code_digest", "software_versions"]
 
 #: Version of the layout of JSON outputs and datasets; raised whenever a key or a variable changes meaning
 #: (2: replications are ``rep`` everywhere, capped runs are censored observations, provenance of the stack).
@@ -25,3 +28,22 @@ def software_versions() -> dict:
         except metadata.PackageNotFoundError:  # pragma: no cover - an optional part of the stack
             out[name] = "not installed"
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def code_digest() -> str:
+    """A digest of the spare_mc code in use: its Python sources and package data (``*.py``, ``*.json``,
+    ``*.toml``, ``*.csv`` under the package folder, by relative path). The version string alone does not name the
+    code (it stayed 0.2.0 across changes of the random draws); a sweep's parts and its dask workers must all come
+    from one code, which this checks (:mod:`spare_mc.sweep`). Computed once per process (~a few ms)."""
+    root = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256()
+    files = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        files += [os.path.join(folder, n) for n in names if n.endswith((".py", ".json", ".toml", ".csv"))]
+    for path in sorted(files, key=lambda f: os.path.relpath(f, root)):
+        h.update(os.path.relpath(path, root).replace(os.sep, "/").encode() + b"\0")
+        with open(path, "rb") as fh:
+            h.update(hashlib.sha256(fh.read()).digest())
+    return h.hexdigest()[:16]

@@ -310,11 +310,14 @@ class PartsStore:
     removes temporaries that a killed run left, and creates the folder.
     """
 
-    def __init__(self, out_path, digest: str, outputs, *, warn=None):
+    def __init__(self, out_path, digest: str, outputs, *, warn=None, code=None):
+        from ._provenance import code_digest
+
         self.out = os.fspath(out_path)
         self.root = self.out + ".parts"
         self.folder = os.path.join(self.root, digest)
         self.digest = digest
+        self.code = code_digest() if code is None else code  # the code that computes (and computed) the parts
         self.outputs = tuple(outputs)
         self._warn = warn or (lambda msg: print(f"spare-mc: warning: {msg}", file=sys.stderr))
         self._lock_fd = None
@@ -361,7 +364,7 @@ class PartsStore:
     def save(self, key: str, rep_range: tuple, result: dict, params) -> None:
         """Write one finished task atomically, with its provenance (and its parameter values, ``params``)."""
         meta = json.dumps({"digest": self.digest, "key": key, "rep_start": int(rep_range[0]),
-                           "rep_stop": int(rep_range[1]), "point": self.point_text(params)})
+                           "rep_stop": int(rep_range[1]), "point": self.point_text(params), "code": self.code})
 
         def write(tmp):
             with open(tmp, "wb") as fh:
@@ -370,7 +373,8 @@ class PartsStore:
         _atomic_write(self.path(key), write)
 
     def load(self, key: str, rep_range: tuple, check=None, *, params):
-        """The task's results, or ``None`` if it is missing, or was rejected (moved aside, with a warning).
+        """The task's results, or ``None`` if it is missing, or was rejected (moved aside, with a warning): a part
+        of another sweep, task or point, or computed by other code (:func:`spare_mc._provenance.code_digest`).
 
         ``check(data)`` returns why the values are impossible (non-finite, outside their range), or ``None``;
         ``params`` are the task's parameter values, which the part must have been computed for (a part written
@@ -390,6 +394,9 @@ class PartsStore:
         wrong = {k: meta.get(k) for k, v in expected.items() if meta.get(k) != v}
         if wrong:
             return self._reject(path, f"it belongs to another sweep or task ({wrong}, expected {expected})")
+        if meta.get("code") != self.code:  # e.g. a sweep resumed after an update that kept the version string
+            return self._reject(path, f"it was computed by other spare_mc code (code digest {meta.get('code')}, "
+                                      f"this code {self.code}): a dataset must not mix the numbers of two codes")
         for name in self.outputs:
             v = data.get(name)
             if v is None or v.shape != (b - a,) or v.dtype.kind != "f":

@@ -41,6 +41,7 @@ cluster is used.
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime
 import hashlib
 import itertools
@@ -201,6 +202,10 @@ class SweepSpec:
         except tomllib.TOMLDecodeError as exc:
             raise UsageValueError(f"the sweep spec is not valid TOML: {exc}") from None
         reject_unknown(d, ("sweep", "grid", "fixed", "variants"), "the sweep spec", noun="tables")
+        for table in ("sweep", "grid", "fixed", "variants"):  # `grid = 3` at the top is a key, not a table
+            if table in d and not isinstance(d[table], dict):
+                raise UsageValueError(f"`{table}` must be a table ([{table}] on a line of its own, then its keys), "
+                                      f"got a {type(d[table]).__name__} value: {d[table]!r}")
         s = dict(d.get("sweep", {}))
         for key in ("name", "quantity", "reps", "seed"):
             if key not in s:
@@ -223,7 +228,10 @@ class SweepSpec:
             raise UsageValueError(f"sweep spec file not found: {path}")
         if os.path.isdir(path):
             raise UsageValueError(f"the sweep spec {path} is a directory; give a TOML file")
-        with open(path, encoding="utf-8") as fh:
+        if not os.path.isfile(path):  # a FIFO or a device would block the read, or never end
+            raise UsageValueError(f"the sweep spec {path} is not a regular file; give a TOML file")
+        # utf-8-sig: a byte-order mark (as some Windows editors write) is not TOML's business
+        with open(path, encoding="utf-8-sig") as fh:
             try:
                 text = fh.read()
             except UnicodeDecodeError:
@@ -505,10 +513,11 @@ def _check_scheduler(address: str) -> None:
 
 def _check_output(out: str, spec: SweepSpec, force: bool):
     """Before any work: refuse a directory or an unwritable place, and an existing file that is not this sweep's
-    output (unless ``force``). Returns the existing dataset when it is this sweep's up-to-date output."""
-    if os.path.isdir(out):
-        raise UsageValueError(f"`out` {out} is a directory; give the dataset's file name (e.g. {out}/"
-                              f"{spec.name}.nc)")
+    output (unless ``force``). Returns the existing dataset when it is this sweep's up-to-date output (read-only
+    places included: nothing is written then)."""
+    if os.path.isdir(out) or out.endswith(tuple(x for x in (os.sep, os.altsep) if x)):
+        raise UsageValueError(f"`out` {out} is a directory; give the dataset's file name (e.g. "
+                              f"{os.path.join(out, spec.name + '.nc')})")
     check_regular_target(out, "`out`")  # an empty path, a device, a FIFO: refused whatever `force` says
     folder = os.path.dirname(out) or "."
     parent = folder
@@ -516,26 +525,32 @@ def _check_output(out: str, spec: SweepSpec, force: bool):
         parent = os.path.dirname(parent)
     if parent and not os.path.isdir(parent):
         raise UsageValueError(f"cannot write {out}: {parent} is a file, not a folder")
+    ds, same = None, False
+    if os.path.exists(out):
+        try:
+            ds = open_dataset(out)
+            # the digest, and the dimensions in the grid's order. The digest before the grid's order was recorded
+            # (`legacy`) equals today's for a grid listed in sorted key order; for another order it is not trusted:
+            # the code of that time could have filled such a dataset with another order's parts, every value under
+            # another point's labels
+            same = ds.attrs.get("spec_digest") == spec.digest() and \
+                [d for d in ds[next(iter(ds.data_vars))].dims if d != "rep"] == spec.dims
+            if not same and ds.attrs.get("spec_digest") == spec.digest(legacy=True):
+                _Progress(spec, True).warn(f"{out} was written by an older spare_mc that could mix grid points when "
+                                           f"the [grid] keys are not in sorted order; it will be recomputed")
+                return None
+        except (CorruptDataset, UsageError) as exc:  # damaged or truncated: recompute this sweep's own output
+            if _claims_digest(out, spec.digest()):
+                _Progress(spec, True).warn(f"{exc}; it will be recomputed")
+                return None
+            ds, same = None, False
+    if same:
+        return ds
     os.makedirs(folder, exist_ok=True)
     if not os.access(folder, os.W_OK | os.X_OK):
         raise UsageValueError(f"cannot write the dataset into {folder}: permission denied")
-    if not os.path.exists(out):
+    if ds is None and not os.path.exists(out):
         return None
-    try:
-        ds = open_dataset(out)
-        # the digest, and the dimensions in the grid's order: a dataset written before the digest recorded that
-        # order carries the older digest, which a spec listing the same keys in another order shares
-        same = ds.attrs.get("spec_digest") in (spec.digest(), spec.digest(legacy=True)) and \
-            [d for d in ds[next(iter(ds.data_vars))].dims if d != "rep"] == spec.dims
-    except CorruptDataset as exc:  # this sweep's own output, damaged: recompute it (its parts make that quick)
-        if _claims_digest(out, spec.digest()):
-            _Progress(spec, True).warn(f"{exc}; it will be recomputed")
-            return None
-        ds, same = None, False
-    except UsageError:
-        ds, same = None, False
-    if same:
-        return ds
     if not force:
         what = ("a dataset of another sweep or spare_mc version" if ds is not None and "spec_digest" in ds.attrs
                 else "not a dataset of this sweep")
@@ -669,40 +684,72 @@ def run_study_sweep(spec: SweepSpec, out, *, scheduler: str | None = None, worke
     return run_sweep(spec, out, scheduler=scheduler, workers=workers, progress=progress, force=force or own)
 
 
+def _run_task_here(code: str, *args) -> tuple:
+    """:func:`run_task` on a dask worker, returned with the worker's code digest and address: a worker running
+    other spare_mc code (another installation, a checkout before or after an update that kept the version string)
+    must not put its numbers into this sweep's dataset (the client compares ``code`` with what comes back)."""
+    from distributed import get_worker
+
+    from ._provenance import code_digest
+
+    return code_digest(), get_worker().address, run_task(*args)
+
+
+class MixedCodeError(UsageValueError):
+    """A dask worker runs other spare_mc code than the client."""
+
+
+def _check_worker_code(client, code: str) -> None:
+    """Every worker connected now runs the client's code (workers that join later are checked per task)."""
+    from ._provenance import code_digest
+
+    try:
+        theirs = client.run(code_digest)
+    except Exception as exc:  # noqa: BLE001 - a worker whose spare_mc cannot even report it
+        raise MixedCodeError(f"a dask worker cannot report its spare_mc code ({type(exc).__name__}: {exc}); every "
+                             f"worker must run the same spare_mc as this client (code {code})") from None
+    other = {w: c for w, c in theirs.items() if c != code}
+    if other:
+        raise MixedCodeError(_mixed_code_message(other, code))
+
+
+def _mixed_code_message(other: dict, code: str) -> str:
+    shown = ", ".join(f"{w} (code {c})" for w, c in sorted(other.items())[:3])
+    more = f" and {len(other) - 3} more" if len(other) > 3 else ""
+    return (f"dask workers {shown}{more} run other spare_mc code than this client (code {code}): their numbers "
+            f"would be mixed into the dataset. Start every worker from the same spare_mc installation (the code "
+            f"digest covers its sources and data, not only its version); finished tasks are kept")
+
+
 def _run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report):
     from distributed import Client, LocalCluster, as_completed
 
-    cluster = None
-    if scheduler is None:
-        cpus = os.cpu_count() or 1
-        if workers and workers > cpus:
-            _Progress(spec, True).warn(f"{workers} worker processes on {cpus} CPUs: the sweep will be slower than "
-                                       f"with {cpus} (each worker runs one task at a time)")
-        # ":0": the scheduler's HTTP server on a free port, so that several sweeps can run at once. The worker
-        # processes start with SIGINT ignored (kept across exec, and then left alone by Python), so that Ctrl-C
-        # reaches this process only: it stops the sweep with one line instead of a traceback from every worker.
-        import signal
-        import threading
-
-        main_thread = threading.current_thread() is threading.main_thread()
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
-        try:
-            cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0", silence_logs=50)  # task errors surface in results
-        finally:
-            if main_thread:
-                signal.signal(signal.SIGINT, old)
-        client = Client(cluster)
-    else:
-        client = Client(scheduler, timeout="10s")
+    cluster = client = None
     try:
-        futures = [client.submit(run_task, spec.quantity, spec.seed, idx, params, a, b, lenient,
+        if scheduler is None:
+            cpus = os.cpu_count() or 1
+            if workers and workers > cpus:
+                _Progress(spec, True).warn(f"{workers} worker processes on {cpus} CPUs: the sweep will be slower "
+                                           f"than with {cpus} (each worker runs one task at a time)")
+            cluster = _local_cluster(LocalCluster, workers or cpus)
+            client = Client(cluster)
+        else:
+            client = Client(scheduler, timeout="10s")
+        _check_worker_code(client, store.code)
+        futures = [client.submit(_run_task_here, store.code, spec.quantity, spec.seed, idx, params, a, b, lenient,
                                  key=f"{spec.digest()}-{key}", pure=False, retries=3)
                    for key, idx, params, a, b in todo]
         by_key = {f.key: t for f, t in zip(futures, todo)}
         for fut in as_completed(futures):
             key, _, params, a, b = by_key[fut.key]
-            res = fut.result()
+            try:
+                code, where, res = fut.result()
+            except concurrent.futures.CancelledError as exc:  # the scheduler went away ("scheduler-connection-lost")
+                raise ConnectionError(f"lost the dask scheduler {scheduler or '(local)'} "
+                                      f"({' '.join(str(exc).split())}); the {len(results)} finished tasks are kept in "
+                                      f"{store.folder}: run the same command again to resume") from None
+            if code != store.code:  # a worker that joined after the check
+                raise MixedCodeError(_mixed_code_message({where: code}, store.code))
             store.save(key, (a, b), res, params)
             results[key] = res
             report()
@@ -716,11 +763,35 @@ def _run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report
         level = log.level
         log.setLevel(logging.CRITICAL + 1)
         try:
-            client.close()
+            if client is not None:
+                client.close()
             if cluster is not None:
                 cluster.close()
         finally:
             log.setLevel(level)
+
+
+def _local_cluster(local_cluster, n_workers):
+    """A local dask cluster of ``n_workers`` processes, one thread each. ":0": the scheduler's HTTP server on a
+    free port, so that several sweeps can run at once.
+
+    The worker processes start with SIGINT ignored (kept across exec, and then left alone by Python), so that
+    Ctrl-C reaches this process only: it stops the sweep with one line instead of a traceback from every worker.
+    The price: a Ctrl-C during the start (1-3 s) is lost, here too. Blocking SIGINT instead does not help: the
+    threads that spawn the workers (dask's, OpenBLAS's) do not block it, so it would reach one of them and be
+    discarded (or reach the workers' own start-up, as a traceback) -- measured on Linux with distributed 2026.8.
+    """
+    import signal
+    import threading
+
+    main_thread = threading.current_thread() is threading.main_thread()  # signals belong to the main thread
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
+    try:
+        return local_cluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                             silence_logs=50)  # task errors surface in results
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, old)
 
 
 class _Progress:

@@ -227,6 +227,165 @@ def test_a_corrupt_dataset_is_detected(tmp_path, reference):
     assert _data(open_dataset(out)).identical(_data(reference))
 
 
+def test_a_truncated_own_dataset_is_recomputed(tmp_path, reference):
+    """A copy of this sweep's dataset cut short (a full disk, a copy interrupted) was refused as "not a dataset of
+    this sweep" though it names its digest and its parts are there; a byte-flipped one was recomputed. Both are."""
+    out = tmp_path / "out.nc"
+    (tmp_path / "spec.toml").write_text(SPEC)
+    run_sweep(SweepSpec.from_toml(SPEC), out, workers=0, progress=False)
+    out.write_bytes(out.read_bytes()[:5000])
+    rerun = _rerun(tmp_path, out)
+    assert rerun.returncode == 0 and "most likely truncated" in rerun.stderr and "will be recomputed" in rerun.stderr
+    assert _data(open_dataset(out)).identical(_data(reference))
+
+
+def test_output_paths_a_user_gets_wrong(tmp_path, reference, monkeypatch, capsys):
+    """`--out folder/` (a trailing separator) created the folder, then blamed it; a finished dataset in a read-only
+    folder was refused ("permission denied") instead of reported up to date. (The folder's write permission is
+    faked: a test run as root may write anywhere.)"""
+    (tmp_path / "spec.toml").write_text(SPEC)
+    proc = _rerun(tmp_path, str(tmp_path / "ts") + os.sep)
+    assert proc.returncode == 2 and f"`out` {tmp_path / 'ts'}{os.sep} is a directory; give the dataset's file name" \
+        in proc.stderr
+    assert not (tmp_path / "ts").exists() and not list(tmp_path.glob("ts*"))
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    first = run_sweep(SweepSpec.from_toml(SPEC), ro / "f.nc", workers=0, progress=False)
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if os.fspath(p) == str(ro) else real_access(p, mode))
+    again = run_sweep(SweepSpec.from_toml(SPEC), ro / "f.nc", workers=0)
+    assert "is up to date" in capsys.readouterr().err and again.attrs["created"] == first.attrs["created"]
+    with pytest.raises(ValueError, match=r"cannot write the dataset into .*ro: permission denied"):
+        run_sweep(SweepSpec.from_toml(SPEC.replace("seed = 21", "seed = 22")), ro / "f.nc", workers=0, force=True)
+
+
+def test_parts_of_other_code_are_recomputed(tmp_path, reference, capsys):
+    """A sweep resumed after an update that kept the version string: its parts came from other code, and were
+    adopted beside the new code's. Each part records the code digest now; another code's part is recomputed."""
+    import json
+
+    out = tmp_path / "out.nc"
+    run_sweep(SweepSpec.from_toml(SPEC), out, workers=0, progress=False)
+    os.remove(out)  # as if interrupted before the dataset was written
+    part = sorted((tmp_path / "out.nc.parts").rglob("*.npz"))[0]
+    with np.load(part) as z:
+        data = {k: z[k] for k in z.files}
+    meta = json.loads(str(data.pop("__meta__")))
+    data["T"] = data["T"] + 1.0  # what other code might have computed
+    np.savez(part, __meta__=np.array(json.dumps({**meta, "code": "0123456789abcdef"})), **data)
+    again = run_sweep(SweepSpec.from_toml(SPEC), out, workers=0)
+    assert "was rejected and will be recomputed: it was computed by other spare_mc code (code digest " \
+           "0123456789abcdef" in capsys.readouterr().err
+    assert _data(again).identical(_data(reference))
+
+
+def test_a_dask_worker_running_other_code_stops_the_sweep(tmp_path, monkeypatch):
+    """A worker started from another spare_mc (an older checkout, the same version string) put its numbers into
+    the dataset without a word. The workers' code digests are compared with the client's, before the tasks and
+    with every result. (A threads cluster in this process: its worker reports a fake digest.)"""
+    from distributed import LocalCluster, get_worker
+
+    import spare_mc._provenance as prov
+    from spare_mc.sweep import MixedCodeError
+
+    mine = prov.code_digest()  # a string: the fake below is pickled by value for the worker
+
+    def fake():
+        try:
+            get_worker()
+        except ValueError:
+            return mine
+        return "0ther0ther0ther0"
+
+    monkeypatch.setattr(prov, "code_digest", fake)
+    with LocalCluster(n_workers=1, processes=False, threads_per_worker=1, dashboard_address=":0",
+                      protocol="tcp") as cluster:
+        with pytest.raises(MixedCodeError, match=r"dask workers tcp://.* \(code 0ther0ther0ther0\) run other "
+                                                 r"spare_mc code than this client \(code [0-9a-f]{16}\)"):
+            run_sweep(SweepSpec.from_toml(SPEC), tmp_path / "x.nc", scheduler=cluster.scheduler_address,
+                      progress=False)
+    assert not (tmp_path / "x.nc").exists() and not list((tmp_path / "x.nc.parts").rglob("*.npz"))
+
+    class Workers:  # the check before the tasks: what client.run(code_digest) returns for each worker
+        def __init__(self, answer):
+            self.answer = answer
+
+        def run(self, fn):
+            if isinstance(self.answer, Exception):
+                raise self.answer
+            return self.answer
+
+    from spare_mc.sweep import _check_worker_code
+
+    _check_worker_code(Workers({"tcp://a:1": mine, "tcp://b:2": mine}), mine)
+    with pytest.raises(MixedCodeError, match=r"dask workers tcp://b:2 \(code 0ther\) run other spare_mc code"):
+        _check_worker_code(Workers({"tcp://a:1": mine, "tcp://b:2": "0ther"}), mine)
+    with pytest.raises(MixedCodeError, match=r"a dask worker cannot report its spare_mc code \(AttributeError: "):
+        _check_worker_code(Workers(AttributeError("module has no attribute 'code_digest'")), mine)
+
+
+def test_losing_the_scheduler_is_one_error_and_resumable(tmp_path, reference, monkeypatch):
+    """The scheduler killed mid-sweep was "internal error: this is a bug" (exit 70, from the futures cancelled with
+    scheduler-connection-lost). It is now an OSError (one line, exit 1) saying the finished tasks are kept, and a
+    rerun completes the identical dataset. (A threads cluster in this process; its scheduler is closed after 2 s,
+    the client gives up reconnecting 10 s later.)"""
+    import threading
+
+    from distributed import LocalCluster
+
+    import spare_mc.sweep as sweep
+
+    real = sweep.run_task
+    monkeypatch.setattr(sweep, "run_task", lambda *a, **k: time.sleep(0.3) or real(*a, **k))
+    out = tmp_path / "x.nc"
+    cluster = LocalCluster(n_workers=1, processes=False, threads_per_worker=1, dashboard_address=":0", protocol="tcp")
+    try:
+        def close_scheduler():
+            time.sleep(2.0)
+            cluster.sync(cluster.scheduler.close)
+
+        threading.Thread(target=close_scheduler, daemon=True).start()
+        with pytest.raises(ConnectionError, match=r"lost the dask scheduler tcp://.*scheduler-connection-lost.*; the "
+                                                  r"\d+ finished tasks are kept in .*x.nc.parts/[0-9a-f]{16}: run the "
+                                                  r"same command again to resume"):
+            run_sweep(SweepSpec.from_toml(SPEC), out, scheduler=cluster.scheduler_address, progress=False)
+    finally:
+        import gc
+        import warnings
+
+        try:  # its scheduler is gone: a plain close waits 30 s for it
+            cluster.close(timeout=2)
+        except Exception:  # noqa: BLE001 - the TimeoutError of that wait
+            pass
+        from distributed.core import Status
+
+        cluster.status = Status.closed  # else it warns "unclosed cluster" when collected, at the latest at exit
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            del cluster
+            gc.collect()
+    assert 0 < len(list((tmp_path / "x.nc.parts").rglob("*.npz"))) < 8 and not out.exists()
+    monkeypatch.setattr(sweep, "run_task", real)
+    assert _data(run_sweep(SweepSpec.from_toml(SPEC), out, workers=0, progress=False)).identical(_data(reference))
+
+
+def test_spec_files_a_user_gets_wrong(tmp_path):
+    """A top-level key where a table belongs was a traceback (exit 70); a byte-order mark was "Invalid statement
+    (at line 1, column 1)"; a FIFO given as the spec hung."""
+    body = SPEC.strip() + "\n"
+    for top, match in (('fixed = "none"', r"`fixed` must be a table \(\[fixed\] on a line of its own, then its "
+                                          r"keys\), got a str value: 'none'"),
+                       ('variants = ["a"]', r"`variants` must be a table")):
+        (tmp_path / "t.toml").write_text(top + "\n" + body)
+        with pytest.raises(ValueError, match=match):
+            SweepSpec.from_file(tmp_path / "t.toml")
+    (tmp_path / "bom.toml").write_bytes(b"\xef\xbb\xbf" + body.encode())
+    assert SweepSpec.from_file(tmp_path / "bom.toml") == SweepSpec.from_toml(SPEC)
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(ValueError, match=r"the sweep spec .*fifo is not a regular file"):
+        SweepSpec.from_file(tmp_path / "fifo")
+
+
 @pytest.mark.parametrize("value, why", [(np.nan, "not finite"), (-np.inf, "not finite"), (999.0, "outside 1..N"),
                                         (2.5, "not an integer count"), (0.0, "outside 1..N")])
 def test_impossible_values_in_a_part_are_rejected(tmp_path, reference, value, why):

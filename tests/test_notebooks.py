@@ -28,9 +28,12 @@ def test_analysis_notebook_runs_on_small_data(tmp_path):
     import xarray as xr
 
     xr.Dataset({"x": ("i", [1.0, 2.0])}).to_netcdf(tmp_path / "foreign.nc", engine="scipy")
+    # and a truncated copy of a sweep (a QA pass: one damaged file stopped the loader, so nothing loaded)
+    (tmp_path / "cut.nc").write_bytes((tmp_path / "masked.nc").read_bytes()[:3000])
     text, images = _execute(NOTEBOOK, "SPARE_MC_DATA", tmp_path)
     assert "grid points consistent with the exact value" in text
     assert "(not sweeps, left out: ['foreign'])" in text
+    assert "left out, unreadable: cut.nc: " in text and "most likely truncated" in text
     assert images >= 3
 
 

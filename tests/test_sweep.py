@@ -292,8 +292,8 @@ def test_a_renamed_spec_relabels_its_up_to_date_dataset(tmp_path, serial, capsys
 def test_grid_order_is_part_of_the_identity(tmp_path):
     """Parts are stored by their position in the grid, so a spec listing the same grid keys in another order must
     not adopt them: that put every value under another point's labels (a QA pass found it). The order is in the
-    digest; a grid in sorted key order keeps its older digest, and a dataset written under the older digest is
-    still recognised as its own spec's when its dimensions are in the spec's order."""
+    digest; a grid in sorted key order keeps its older digest, and a dataset written under the older digest of a
+    grid in another order is recomputed (that code could have mixed its points)."""
     small = "[sweep]\nname = \"o\"\nquantity = \"wipeout\"\nreps = 3\nblock = 1\nseed = 7\n\n[grid]\n{}\n\n" \
             "[fixed]\nn_groups = 60\n"
     r_first = SweepSpec.from_toml(small.format('r = [2, 4]\nlayout = ["cyclic", "block"]'))
@@ -306,14 +306,22 @@ def test_grid_order_is_part_of_the_identity(tmp_path):
     os.remove(tmp_path / "x.nc")  # as if interrupted after its parts were written
     mixed = run_sweep(layout_first, tmp_path / "x.nc", workers=0, progress=False)
     assert _data(mixed).identical(_data(ref))
-    # a dataset written under the older digest: its own spec's if its dimensions are in the spec's order
+    # a dataset written under the older digest by a spec whose grid is not in sorted key order: the code of that
+    # time could have filled it with another order's parts (values under other points' labels, dimensions in this
+    # spec's order, as a QA pass rebuilt with that code), so it is recomputed, not returned as up to date
     old = run_sweep(r_first, tmp_path / "old.nc", workers=0, progress=False)
-    old.attrs["spec_digest"] = r_first.digest(legacy=True)
-    write_dataset(old, tmp_path / "old2.nc")
+    mixed_up = old.copy(deep=True)
+    mixed_up["T"] = mixed_up["T"].copy(data=mixed_up["T"].values[::-1, ::-1])  # values under other labels
+    mixed_up.attrs["spec_digest"] = r_first.digest(legacy=True)
+    write_dataset(mixed_up, tmp_path / "old2.nc")
+    shutil.rmtree(tmp_path / "old2.nc.parts", ignore_errors=True)
     again = run_sweep(r_first, tmp_path / "old2.nc", workers=0, progress=False)
-    assert again.attrs["spec_digest"] == r_first.digest(legacy=True)  # returned as it was, not recomputed
+    assert again.attrs["spec_digest"] == r_first.digest() and _data(again).identical(_data(old))
     with pytest.raises(ValueError, match=r"already exists and is a dataset of another sweep"):
         run_sweep(layout_first, tmp_path / "old2.nc", workers=0, progress=False)
+    # a grid in sorted key order has one digest, then and now: its dataset stays up to date
+    assert run_sweep(layout_first, tmp_path / "ref.nc", workers=0, progress=False).attrs["created"] == \
+        ref.attrs["created"]
     # parts left by a run before the fix sat under the shared older digest: each part records its point now, so
     # another point's part at the same position is rejected (and recomputed), whatever folder it is found in
     src = tmp_path / "x.nc.parts" / r_first.digest()
