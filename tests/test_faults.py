@@ -362,7 +362,7 @@ def test_losing_the_scheduler_is_one_error_and_resumable(tmp_path, reference, mo
         cluster.status = Status.closed  # else it warns "unclosed cluster" when collected, at the latest at exit
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ResourceWarning)
-            del cluster
+            cluster = None
             gc.collect()
     assert 0 < len(list((tmp_path / "x.nc.parts").rglob("*.npz"))) < 8 and not out.exists()
     monkeypatch.setattr(sweep, "run_task", real)
