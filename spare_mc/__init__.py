@@ -70,3 +70,10 @@ __all__ = [
     "set_options", "get_options",
     "__version__",
 ]
+
+# the digest of the code as loaded, not as it may be on disk later (a session that imported spare_mc, then pulled
+# an update, still runs the old code: its sweep parts must say so); about 2 ms
+from ._provenance import code_digest as _code_digest  # noqa: E402
+
+_code_digest()
+del _code_digest

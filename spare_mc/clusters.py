@@ -257,9 +257,9 @@ class ClusterPreset:
         kw = dict(n_steps=self.n_steps, compute_s=self.step_s, allreduce_s=0.0, mtbf_s=self.system_mtbf_s,
                   shape=self.shape, restart_s=self.restart_s, save_s=self.save_s, jitter_sd=0.0,
                   restart_failures="restart_again", ckpt_failure="lost")
-        if "n_groups" in overrides or "strategy" in overrides:
-            raise UsageValueError("`n_groups` and `strategy` are not overrides: the strategy is the first argument "
-                                  "and N the preset's (preset.replace(n_groups=...) changes it)")
+        if "n_groups" in overrides:
+            raise UsageValueError("`n_groups` is not an override: N is the preset's (preset.replace(n_groups=...) "
+                                  "changes it)")
         reject_unknown(overrides, set(TimelineConfig.__dataclass_fields__) - {"strategy", "n_groups"},
                        "the TimelineConfig overrides", noun="fields")
         return TimelineConfig(strategy, self.n_groups, **{**kw, **overrides})

@@ -283,7 +283,7 @@ def _check_rows(time_s, level_codes, level_text, unit, repair_s, topology, level
                       lambda i: f"`repair_s` must be <= {MAX_TIME_S:.6g} s (the integer-microsecond clock), got "
                                 f"{float(repair_s[i])!r}"))
     if n > 1:  # a row repeating an earlier one (time, level, unit): a unit fails once at a time
-        key = np.stack([time_s.view(np.int64), level_codes, unit], axis=1)
+        key = np.stack([(time_s + 0.0).view(np.int64), level_codes, unit], axis=1)  # + 0.0: -0.0 is 0.0
         _, first_of, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
         first_of = first_of[inverse.ravel()]
         rules.append((first_of != np.arange(n),
@@ -511,12 +511,12 @@ def _read_parquet(path, topology, duration_s):
     if not os.path.exists(path):  # pyarrow's error would carry only the path
         raise FileNotFoundError(2, "No such file or directory", src)
     try:
-        pfile = pa.parquet.ParquetFile(path)
-        names = pfile.schema_arrow.names
-        dup = sorted({x for x in names if names.count(x) > 1})
-        if dup:  # pyarrow's read would fail with "Multiple matches for FieldRef"
-            raise UsageValueError(f"{src}: the table has two columns named `{dup[0]}`")
-        table = pfile.read()
+        with pa.parquet.ParquetFile(path) as pfile:
+            names = pfile.schema_arrow.names
+            dup = sorted({x for x in names if names.count(x) > 1})
+            if dup:  # pyarrow's read would fail with "Multiple matches for FieldRef"
+                raise UsageValueError(f"{src}: the table has two columns named `{dup[0]}`")
+            table = pfile.read()
     except (pa.ArrowException, OSError) as e:  # not Parquet (a CSV named .parquet, an empty or damaged file)
         raise UsageValueError(f"{src}: not a readable Parquet file ({str(e).strip().splitlines()[0]}); a log whose "
                               f"name ends {' or '.join(_PARQUET_SUFFIXES)} is read as Parquet, any other as CSV") \
@@ -615,7 +615,7 @@ def _comments_iv(comments) -> tuple:
     for i, c in enumerate(out):
         if not isinstance(c, str):
             raise UsageTypeError(f"`comments[{i}]` must be a string, got {type(c).__name__}")
-        if len(c.splitlines()) > 1 or c != c.strip("\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"):
+        if "\r" in c or "\n" in c:  # the reader's line breaks (a form feed or U+2028 is not one)
             raise UsageValueError(f"`comments[{i}]` must be one line (a line break would start a data line), got {c!r}")
         try:
             is_meta = _parse_metadata("# " + c, 1, {}, "")
@@ -992,8 +992,9 @@ class LogFit:
     def cli_flags(self, domain_level=None, calibration: str = "first_failure") -> dict:
         """The ``spare-mc ttt`` / sweep parameters of :meth:`failure_model` (``failures``, ``mtbf_s``, ``shape``,
         ``n_gpus``, ``calibration`` and ``domain_mtbf_s``, or for several levels ``failures="mixed"`` and
-        ``domain_levels``; ``placement`` for a domain model on a strided topology): ``mtbf_s`` is the system MTBF whose per-GPU calibration
-        (:meth:`spare_mc.PerGPU.from_system_mtbf`) gives back the fitted GPU mean lifetime."""
+        ``domain_levels``; ``placement`` for a domain model on a strided topology): ``mtbf_s`` is the system
+        MTBF whose per-GPU calibration (:meth:`spare_mc.PerGPU.from_system_mtbf`) gives back the fitted GPU mean
+        lifetime."""
         calibration = as_choice(calibration, "calibration", ("first_failure", "long_run"))
         model = self.failure_model(domain_level)
         bg = model if domain_level is None else model.background

@@ -318,6 +318,7 @@ class PartsStore:
         self.folder = os.path.join(self.root, digest)
         self.digest = digest
         self.code = code_digest() if code is None else code  # the code that computes (and computed) the parts
+        self.other_code = {}  # parts of other code set aside by load(): {their code digest: count}
         self.outputs = tuple(outputs)
         self._warn = warn or (lambda msg: print(f"spare-mc: warning: {msg}", file=sys.stderr))
         self._lock_fd = None
@@ -395,8 +396,9 @@ class PartsStore:
         if wrong:
             return self._reject(path, f"it belongs to another sweep or task ({wrong}, expected {expected})")
         if meta.get("code") != self.code:  # e.g. a sweep resumed after an update that kept the version string
-            return self._reject(path, f"it was computed by other spare_mc code (code digest {meta.get('code')}, "
-                                      f"this code {self.code}): a dataset must not mix the numbers of two codes")
+            os.replace(path, path + ".rejected")  # one warning for all of them: report_other_code()
+            self.other_code[meta.get("code")] = self.other_code.get(meta.get("code"), 0) + 1
+            return None
         for name in self.outputs:
             v = data.get(name)
             if v is None or v.shape != (b - a,) or v.dtype.kind != "f":
@@ -408,6 +410,18 @@ class PartsStore:
         if why:
             return self._reject(path, f"impossible values: {why}")
         return data
+
+    def report_other_code(self) -> None:
+        """One warning for the parts that :meth:`load` set aside as computed by other code (a part per line would
+        flood stderr after an update)."""
+        if self.other_code:
+            n = sum(self.other_code.values())
+            codes = ", ".join("none recorded (written before parts recorded it)" if c is None else c
+                              for c in self.other_code)
+            self._warn(f"{n} part files in {self.folder} were computed by other spare_mc code (code digest {codes}; "
+                       f"this code {self.code}) and will be recomputed: a dataset must not mix the numbers of two "
+                       f"codes (they are kept as *.rejected)")
+            self.other_code = {}
 
     def _reject(self, path, why):
         os.replace(path, path + ".rejected")

@@ -511,10 +511,11 @@ def _check_scheduler(address: str) -> None:
         raise ConnectionError(f"{address} does not answer as a dask scheduler ({why})")
 
 
-def _check_output(out: str, spec: SweepSpec, force: bool):
+def _check_output(out: str, spec: SweepSpec, force: bool, say=None):
     """Before any work: refuse a directory or an unwritable place, and an existing file that is not this sweep's
     output (unless ``force``). Returns the existing dataset when it is this sweep's up-to-date output (read-only
-    places included: nothing is written then)."""
+    places included: nothing is written then). ``say`` (a :class:`_Progress`) gets the warnings: the caller
+    checks twice, before and under the output's lock, and warns once."""
     if os.path.isdir(out) or out.endswith(tuple(x for x in (os.sep, os.altsep) if x)):
         raise UsageValueError(f"`out` {out} is a directory; give the dataset's file name (e.g. "
                               f"{os.path.join(out, spec.name + '.nc')})")
@@ -525,30 +526,32 @@ def _check_output(out: str, spec: SweepSpec, force: bool):
         parent = os.path.dirname(parent)
     if parent and not os.path.isdir(parent):
         raise UsageValueError(f"cannot write {out}: {parent} is a file, not a folder")
-    ds, same = None, False
+    ds, same, recompute = None, False, None
     if os.path.exists(out):
         try:
             ds = open_dataset(out)
-            # the digest, and the dimensions in the grid's order. The digest before the grid's order was recorded
-            # (`legacy`) equals today's for a grid listed in sorted key order; for another order it is not trusted:
-            # the code of that time could have filled such a dataset with another order's parts, every value under
-            # another point's labels
-            same = ds.attrs.get("spec_digest") == spec.digest() and \
-                [d for d in ds[next(iter(ds.data_vars))].dims if d != "rep"] == spec.dims
-            if not same and ds.attrs.get("spec_digest") == spec.digest(legacy=True):
-                _Progress(spec, True).warn(f"{out} was written by an older spare_mc that could mix grid points when "
-                                           f"the [grid] keys are not in sorted order; it will be recomputed")
-                return None
+            dims = [d for d in ds[next(iter(ds.data_vars))].dims if d != "rep"]
+            same = ds.attrs.get("spec_digest") == spec.digest() and dims == spec.dims
+            # the digest of before the grid's order was recorded (`legacy`) is today's for a grid listed in sorted
+            # key order; for another order it is not trusted: the code of that time could fill such a dataset with
+            # another order's parts, every value under another point's labels, and this spec's dimensions
+            if not same and spec.digest(legacy=True) != spec.digest() and dims == spec.dims and \
+                    ds.attrs.get("spec_digest") == spec.digest(legacy=True):
+                recompute = (f"{out} was written by an older spare_mc that could mix grid points when the [grid] keys "
+                             f"are not in sorted order; it will be recomputed")
         except (CorruptDataset, UsageError) as exc:  # damaged or truncated: recompute this sweep's own output
-            if _claims_digest(out, spec.digest()):
-                _Progress(spec, True).warn(f"{exc}; it will be recomputed")
-                return None
             ds, same = None, False
+            if _claims_digest(out, spec.digest()):
+                recompute = f"{exc}; it will be recomputed"
     if same:
         return ds
     os.makedirs(folder, exist_ok=True)
     if not os.access(folder, os.W_OK | os.X_OK):
         raise UsageValueError(f"cannot write the dataset into {folder}: permission denied")
+    if recompute is not None:
+        if say is not None:
+            say.warn(recompute)
+        return None
     if ds is None and not os.path.exists(out):
         return None
     if not force:
@@ -629,7 +632,8 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
     lenient = spec.lenient
     tasks = spec.tasks()
     with PartsStore(out, spec.digest(), OUTPUTS[spec.quantity], warn=say.warn) as store:
-        existing = _check_output(out, spec, force)  # again, under the lock: another sweep may have just finished
+        # again, under the lock: another sweep may have just finished (and now warn, once)
+        existing = _check_output(out, spec, force, say)
         if existing is not None:
             return _up_to_date(existing, out, spec, say)
         results, todo = {}, []
@@ -639,6 +643,7 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
                 todo.append(t)
             else:
                 results[t[0]] = got
+        store.report_other_code()
         say.update(len(results), len(tasks))
         if todo and workers == 0 and scheduler is None:
             for key, idx, params, a, b in todo:

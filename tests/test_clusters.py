@@ -166,7 +166,7 @@ def test_bad_effective_time_arguments():
     with pytest.raises(UsageValueError, match=r"unknown fields \['shap'\] in ClusterPreset.replace \(did you mean "
                                               r"'shape'\?\)"):
         llama3_405b().replace(shap=1.0)
-    with pytest.raises(UsageValueError, match=r"`n_groups` and `strategy` are not overrides"):
+    with pytest.raises(UsageValueError, match=r"`n_groups` is not an override"):
         llama3_405b().timeline_config("ckpt", n_groups=3)
 
 

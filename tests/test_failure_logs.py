@@ -251,6 +251,8 @@ def test_from_arrays_validation_names_data_rows():
     with pytest.raises(UsageValueError, match=r"data row 3: the event repeats data row 2"):
         failure_log_from_arrays([1.0, 2.0, 2.0], ["gpu", "node", "node"], [1, 2, 2], SMALL)
     failure_log_from_arrays([1.0, 2.0, 2.0], ["gpu", "node", "gpu"], [1, 2, 2], SMALL)  # a tie of two units is fine
+    with pytest.raises(UsageValueError, match=r"data row 2: the event repeats data row 1"):  # -0.0 is 0.0
+        failure_log_from_arrays([0.0, -0.0], ["gpu", "gpu"], [1, 1], SMALL)
 
 
 def test_writer_comments_read_back_as_comments(tmp_path):
@@ -258,7 +260,7 @@ def test_writer_comments_read_back_as_comments(tmp_path):
     file the reader refuses or misreads: each is refused when writing."""
     log = failure_log_from_arrays([1.0, 2.0], ["gpu", "node"], [1, 2], SMALL, duration_s=10)
     for bad, err, match in ((["first\nsecond"], UsageValueError, r"`comments\[0\]` must be one line"),
-                            (["ok", "a\u2028b"], UsageValueError, r"`comments\[1\]` must be one line"),
+                            (["ok", "a\rb"], UsageValueError, r"`comments\[1\]` must be one line"),
                             (["duration_s: 5"], UsageValueError, r"`comments\[0\]` reads as the metadata line "
                                                                  r"`# duration_s: 5`"),
                             (["Duration_s = 4"], UsageValueError, r"reads as the metadata line"),
@@ -266,9 +268,9 @@ def test_writer_comments_read_back_as_comments(tmp_path):
                             (["fine", 3], UsageTypeError, r"`comments\[1\]` must be a string, got int")):
         with pytest.raises(err, match=match):
             write_failure_log(tmp_path / "a.csv", log, comments=bad)
-    write_failure_log(tmp_path / "a.csv", log, comments=["made by hand", "duration in seconds"])
-    back = read_failure_log(tmp_path / "a.csv", SMALL)
-    assert back.comments == ("made by hand", "duration in seconds") and back.duration_s == 10
+    write_failure_log(tmp_path / "a.csv", log, comments=["made by hand", "duration in seconds", "U+2028: \u2028 ok"])
+    back = read_failure_log(tmp_path / "a.csv", SMALL)  # a U+2028 is no line break for the reader: it reads back
+    assert back.comments == ("made by hand", "duration in seconds", "U+2028: \u2028 ok") and back.duration_s == 10
 
 
 def test_gpu_events_need_no_array_of_all_gpus():

@@ -257,6 +257,11 @@ def test_output_paths_a_user_gets_wrong(tmp_path, reference, monkeypatch, capsys
     assert "is up to date" in capsys.readouterr().err and again.attrs["created"] == first.attrs["created"]
     with pytest.raises(ValueError, match=r"cannot write the dataset into .*ro: permission denied"):
         run_sweep(SweepSpec.from_toml(SPEC.replace("seed = 21", "seed = 22")), ro / "f.nc", workers=0, force=True)
+    # this sweep's own dataset, truncated, in that read-only folder: refused before any work, not recomputed into
+    # a PermissionError half-way
+    (ro / "f.nc").write_bytes((ro / "f.nc").read_bytes()[:5000])
+    with pytest.raises(ValueError, match=r"cannot write the dataset into .*ro: permission denied"):
+        run_sweep(SweepSpec.from_toml(SPEC), ro / "f.nc", workers=0)
 
 
 def test_parts_of_other_code_are_recomputed(tmp_path, reference, capsys):
@@ -267,16 +272,19 @@ def test_parts_of_other_code_are_recomputed(tmp_path, reference, capsys):
     out = tmp_path / "out.nc"
     run_sweep(SweepSpec.from_toml(SPEC), out, workers=0, progress=False)
     os.remove(out)  # as if interrupted before the dataset was written
-    part = sorted((tmp_path / "out.nc.parts").rglob("*.npz"))[0]
-    with np.load(part) as z:
-        data = {k: z[k] for k in z.files}
-    meta = json.loads(str(data.pop("__meta__")))
-    data["T"] = data["T"] + 1.0  # what other code might have computed
-    np.savez(part, __meta__=np.array(json.dumps({**meta, "code": "0123456789abcdef"})), **data)
+    parts = sorted((tmp_path / "out.nc.parts").rglob("*.npz"))
+    for part in parts[:3]:  # what other code might have computed
+        with np.load(part) as z:
+            data = {k: z[k] for k in z.files}
+        meta = json.loads(str(data.pop("__meta__")))
+        data["T"] = data["T"] + 1.0
+        np.savez(part, __meta__=np.array(json.dumps({**meta, "code": "0123456789abcdef"})), **data)
     again = run_sweep(SweepSpec.from_toml(SPEC), out, workers=0)
-    assert "was rejected and will be recomputed: it was computed by other spare_mc code (code digest " \
-           "0123456789abcdef" in capsys.readouterr().err
-    assert _data(again).identical(_data(reference))
+    err = capsys.readouterr().err
+    # one line for all of them (after an update every part of an unfinished sweep is of other code)
+    assert err.count("spare-mc: warning:") == 1 and "3 part files in " in err and \
+        "were computed by other spare_mc code (code digest 0123456789abcdef; this code " in err
+    assert _data(again).identical(_data(reference)) and len(list(parts[0].parent.glob("*.rejected"))) == 3
 
 
 def test_a_dask_worker_running_other_code_stops_the_sweep(tmp_path, monkeypatch):

@@ -322,6 +322,12 @@ def test_grid_order_is_part_of_the_identity(tmp_path):
     # a grid in sorted key order has one digest, then and now: its dataset stays up to date
     assert run_sweep(layout_first, tmp_path / "ref.nc", workers=0, progress=False).attrs["created"] == \
         ref.attrs["created"]
+    # and the other spec's dataset is still another sweep's (its digest is the unsorted spec's legacy one, but its
+    # dimensions are in the other order): refused, not recomputed over (a review caught the first version of the
+    # legacy rule doing that)
+    with pytest.raises(ValueError, match=r"already exists and is a dataset of another sweep"):
+        run_sweep(r_first, tmp_path / "ref.nc", workers=0, progress=False)
+    assert open_dataset(tmp_path / "ref.nc").attrs["created"] == ref.attrs["created"]
     # parts left by a run before the fix sat under the shared older digest: each part records its point now, so
     # another point's part at the same position is rejected (and recomputed), whatever folder it is found in
     src = tmp_path / "x.nc.parts" / r_first.digest()
