@@ -1493,13 +1493,28 @@ def main(argv=None) -> int:
             signal.signal(signal.SIGTERM, old)
 
 
+def _glue_negative_sizes(argv: list) -> list:
+    """``--max-memory -5G`` as ``--max-memory=-5G``: argparse reads a value that starts with '-' (and is not a plain
+    negative number) as another flag, and says "expected one argument"; glued, the size's own check names the
+    rule."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] == "--max-memory" and i + 1 < len(argv) and argv[i + 1][:1] == "-" and argv[i + 1][1:2].isdigit():
+            out.append(f"--max-memory={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
 def _main(argv):
     from ._resources import parse_size
     from .options import set_options
 
     args = None
     try:
-        args = _build_parser().parse_args(argv)
+        args = _build_parser().parse_args(_glue_negative_sizes(sys.argv[1:] if argv is None else list(argv)))
         memory = {} if args.max_memory is None else {"max_memory": parse_size(args.max_memory)}
         with set_options(**memory):
             out = _COMMANDS[args.command](args)

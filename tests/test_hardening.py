@@ -242,6 +242,8 @@ def test_5_mu_streams_its_replications(monkeypatch, capsys):
     (["mu", "--n-groups", "1e12", "--r", "2"], r"invalid int value: '1e12'"),
     (["mu", "--n-groups", "100000", "--r", "2", "--max-memory", "1K"], r"would need about"),
     (["mu", "--n-groups", "10", "--r", "2", "--max-memory", "lots"], r"`--max-memory` must be a size like"),
+    # argparse read '-5G' as a flag ("expected one argument"); the size's own rule is named now
+    (["mu", "--n-groups", "10", "--r", "2", "--max-memory", "-5G"], r"`--max-memory` must be a size like .*got '-5G'"),
 ])
 def test_5_cli_resource_errors_are_one_line(argv, match, capsys):
     assert main(argv) == 2
