@@ -530,7 +530,7 @@ def _check_output(out: str, spec: SweepSpec, force: bool, say=None):
     if os.path.exists(out):
         try:
             ds = open_dataset(out)
-            dims = [d for d in ds[next(iter(ds.data_vars))].dims if d != "rep"]
+            dims = [d for d in ds[next(iter(ds.data_vars))].dims if d != "rep"] if ds.data_vars else None
             same = ds.attrs.get("spec_digest") == spec.digest() and dims == spec.dims
             # the digest of before the grid's order was recorded (`legacy`) is today's for a grid listed in sorted
             # key order; for another order it is not trusted: the code of that time could fill such a dataset with

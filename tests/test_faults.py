@@ -248,6 +248,11 @@ def test_output_paths_a_user_gets_wrong(tmp_path, reference, monkeypatch, capsys
     assert proc.returncode == 2 and f"`out` {tmp_path / 'ts'}{os.sep} is a directory; give the dataset's file name" \
         in proc.stderr
     assert not (tmp_path / "ts").exists() and not list(tmp_path.glob("ts*"))
+    import xarray as xr  # a NetCDF file with no variables at --out: refused like any foreign file
+
+    xr.Dataset(coords={"x": [1, 2]}).to_netcdf(tmp_path / "novars.nc", engine="scipy")
+    with pytest.raises(ValueError, match=r"already exists and is not a dataset of this sweep"):
+        run_sweep(SweepSpec.from_toml(SPEC), tmp_path / "novars.nc", workers=0, progress=False)
     ro = tmp_path / "ro"
     ro.mkdir()
     first = run_sweep(SweepSpec.from_toml(SPEC), ro / "f.nc", workers=0, progress=False)
