@@ -162,7 +162,7 @@ class FailureLog:
                 continue
             u = self.unit[rows]
             if name == "gpu":
-                out[ptr[rows]] = u // topo.gpus_per_group if topo.placement == "contiguous" else u % topo.n_groups
+                out[ptr[rows]] = topo.groups_of(u)
                 continue
             dptr, dgroups = csr[code]
             n = lens[rows]

@@ -310,14 +310,14 @@ class PartsStore:
     removes temporaries that a killed run left, and creates the folder.
     """
 
-    def __init__(self, out_path, digest: str, outputs, *, warn=None, code=None):
+    def __init__(self, out_path, digest: str, outputs, *, warn=None):
         from ._provenance import code_digest
 
         self.out = os.fspath(out_path)
         self.root = self.out + ".parts"
         self.folder = os.path.join(self.root, digest)
         self.digest = digest
-        self.code = code_digest() if code is None else code  # the code that computes (and computed) the parts
+        self.code = code_digest()  # the code that computes (and computed) the parts
         self.other_code = {}  # parts of other code set aside by load(): {their code digest: count}
         self.outputs = tuple(outputs)
         self._warn = warn or (lambda msg: print(f"spare-mc: warning: {msg}", file=sys.stderr))

@@ -527,21 +527,22 @@ def _check_output(out: str, spec: SweepSpec, force: bool, say=None):
     if parent and not os.path.isdir(parent):
         raise UsageValueError(f"cannot write {out}: {parent} is a file, not a folder")
     ds, same, recompute = None, False, None
+    digest = spec.digest()
     if os.path.exists(out):
         try:
             ds = open_dataset(out)
             dims = [d for d in ds[next(iter(ds.data_vars))].dims if d != "rep"] if ds.data_vars else None
-            same = ds.attrs.get("spec_digest") == spec.digest() and dims == spec.dims
+            same = ds.attrs.get("spec_digest") == digest and dims == spec.dims
             # the digest of before the grid's order was recorded (`legacy`) is today's for a grid listed in sorted
             # key order; for another order it is not trusted: the code of that time could fill such a dataset with
             # another order's parts, every value under another point's labels, and this spec's dimensions
-            if not same and spec.digest(legacy=True) != spec.digest() and dims == spec.dims and \
-                    ds.attrs.get("spec_digest") == spec.digest(legacy=True):
+            legacy = spec.digest(legacy=True)
+            if not same and legacy != digest and dims == spec.dims and ds.attrs.get("spec_digest") == legacy:
                 recompute = (f"{out} was written by an older spare_mc that could mix grid points when the [grid] keys "
                              f"are not in sorted order; it will be recomputed")
         except (CorruptDataset, UsageError) as exc:  # damaged or truncated: recompute this sweep's own output
             ds, same = None, False
-            if _claims_digest(out, spec.digest()):
+            if _claims_digest(out, digest):
                 recompute = f"{exc}; it will be recomputed"
     if same:
         return ds
@@ -727,7 +728,7 @@ def _mixed_code_message(other: dict, code: str) -> str:
 
 
 def _run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report):
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import Client, as_completed
 
     cluster = client = None
     try:
@@ -736,7 +737,7 @@ def _run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report
             if workers and workers > cpus:
                 _Progress(spec, True).warn(f"{workers} worker processes on {cpus} CPUs: the sweep will be slower "
                                            f"than with {cpus} (each worker runs one task at a time)")
-            cluster = _local_cluster(LocalCluster, workers or cpus)
+            cluster = _local_cluster(workers or cpus)
             client = Client(cluster)
         else:
             client = Client(scheduler, timeout="10s")
@@ -776,7 +777,7 @@ def _run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report
             log.setLevel(level)
 
 
-def _local_cluster(local_cluster, n_workers):
+def _local_cluster(n_workers):
     """A local dask cluster of ``n_workers`` processes, one thread each. ":0": the scheduler's HTTP server on a
     free port, so that several sweeps can run at once.
 
@@ -789,11 +790,13 @@ def _local_cluster(local_cluster, n_workers):
     import signal
     import threading
 
+    from distributed import LocalCluster
+
     main_thread = threading.current_thread() is threading.main_thread()  # signals belong to the main thread
     old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
     try:
-        return local_cluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0",
-                             silence_logs=50)  # task errors surface in results
+        return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                            silence_logs=50)  # task errors surface in results
     finally:
         if main_thread:
             signal.signal(signal.SIGINT, old)

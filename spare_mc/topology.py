@@ -97,8 +97,12 @@ class Topology:
 
     def group_of_gpu(self) -> np.ndarray:
         """The group of every GPU (length ``G``)."""
-        x = np.arange(self.n_gpus, dtype=np.int64)
-        return x // self.gpus_per_group if self.placement == "contiguous" else x % self.n_groups
+        return self.groups_of(np.arange(self.n_gpus, dtype=np.int64))
+
+    def groups_of(self, gpus: np.ndarray) -> np.ndarray:
+        """The group of each GPU index in ``gpus`` (int64 array): ``g // (G / N)`` placed contiguously, ``g mod N``
+        strided. No array of all GPUs is built (a failure log's GPU events at 60 million GPUs need none)."""
+        return gpus // self.gpus_per_group if self.placement == "contiguous" else gpus % self.n_groups
 
     def domain_groups(self, level) -> tuple[np.ndarray, np.ndarray]:
         """Groups touched by each domain at ``level``, in CSR form ``(ptr, groups)``.
