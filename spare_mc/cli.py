@@ -57,7 +57,7 @@ from .closed_forms import mu_expansion, mu_paper
 from .exact import EXACT_LAYOUTS, exact_wipeout
 from .layouts import LAYOUT_KINDS
 from .stats import MCEstimate, compare
-from .storage import check_own_json, json_default
+from .storage import SweepWriteError, check_own_json, json_default
 from .topology import DOMAIN_LEVELS
 
 #: Replications per chunk of ``spare-mc mu`` (one chunk's per-replication arrays live at once).
@@ -1447,6 +1447,15 @@ def _say(message: str) -> None:
         pass
 
 
+_RESUMES = " (a sweep keeps its finished tasks and resumes where it stopped)"
+
+
+def _sweeping(args) -> bool:
+    """The command runs a resumable sweep (its finished tasks are on disk)."""
+    return args is not None and args.command in ("sweep", "reproduce", "sensitivity", "calibrate", "dynamic",
+                                                 "repair")
+
+
 def _os_message(exc: OSError) -> str:
     if exc.strerror is None:  # raised by spare_mc with its own message
         return str(exc)
@@ -1522,14 +1531,11 @@ def _main(argv):
         _say(f"spare-mc: error: {exc}")
         return 2
     except OSError as exc:  # the file system or the network refused: one line, exit 1
-        _say(f"spare-mc: error: {_os_message(exc)}")
+        _say(f"spare-mc: error: {_os_message(exc)}" + (_RESUMES if isinstance(exc, SweepWriteError) else ""))
         return 1
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (_Terminated)
-        sweeping = args is not None and args.command in ("sweep", "reproduce", "sensitivity", "calibrate", "dynamic",
-                                                                 "repair")
         term = isinstance(exc, _Terminated)
-        _say("spare-mc: " + ("terminated" if term else "interrupted")
-             + (" (a sweep keeps its finished tasks and resumes where it stopped)" if sweeping else ""))
+        _say("spare-mc: " + ("terminated" if term else "interrupted") + (_RESUMES if _sweeping(args) else ""))
         return 143 if term else 130
     except Exception:  # anything else is a bug of spare-mc: say so, with the traceback
         import traceback

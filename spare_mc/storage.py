@@ -124,11 +124,14 @@ def _atomic_write(path: str, write) -> None:
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.remove(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and exc.strerror is not None and not exc.filename:
+            # a write to an open file (a full disk, a quota) names no file: name the one being written
+            raise OSError(exc.errno, exc.strerror, path) from exc
         raise
     _fsync_dir(folder)
 
@@ -303,6 +306,11 @@ class SweepLocked(UsageValueError):
     """Another process is running a sweep into the same output."""
 
 
+class SweepWriteError(OSError):
+    """A sweep could not write a finished task or its dataset (a full disk, a quota): the tasks already on disk
+    are kept, and a rerun resumes from them."""
+
+
 class PartsStore:
     """The finished tasks of one sweep (``<out>.parts/<digest>/<task key>.npz``), locked while in use.
 
@@ -371,7 +379,12 @@ class PartsStore:
             with open(tmp, "wb") as fh:
                 np.savez(fh, __meta__=np.array(meta), **result)
 
-        _atomic_write(self.path(key), write)
+        try:
+            _atomic_write(self.path(key), write)
+        except OSError as exc:
+            if exc.strerror is None:  # raised with a message of its own
+                raise
+            raise SweepWriteError(exc.errno, exc.strerror, exc.filename or self.path(key)) from exc
 
     def load(self, key: str, rep_range: tuple, check=None, *, params):
         """The task's results, or ``None`` if it is missing, or was rejected (moved aside, with a warning): a part

@@ -68,6 +68,7 @@ from .storage import (
     QUANTITIES,
     CorruptDataset,
     PartsStore,
+    SweepWriteError,
     check_regular_target,
     open_dataset,
     summarize,
@@ -656,7 +657,12 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
             _run_on_dask(spec, todo, store, results, scheduler, workers, lenient,
                          lambda: say.update(len(results), len(tasks)))
         say.done()
-        ds = write_dataset(_assemble(spec, results), out)
+        try:
+            ds = write_dataset(_assemble(spec, results), out)
+        except OSError as exc:  # every task is on disk: a rerun only assembles them
+            if exc.strerror is None:  # raised with a message of its own
+                raise
+            raise SweepWriteError(exc.errno, exc.strerror, exc.filename or os.fspath(out)) from exc
     return ds
 
 

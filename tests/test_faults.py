@@ -6,6 +6,7 @@ write (held there by a patched writer), truncated and foreign part files, and tw
 """
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -379,6 +380,42 @@ def test_losing_the_scheduler_is_one_error_and_resumable(tmp_path, reference, mo
             gc.collect()
     assert 0 < len(list((tmp_path / "x.nc.parts").rglob("*.npz"))) < 8 and not out.exists()
     monkeypatch.setattr(sweep, "run_task", real)
+    assert _data(run_sweep(SweepSpec.from_toml(SPEC), out, workers=0, progress=False)).identical(_data(reference))
+
+
+@pytest.mark.parametrize("fail_on", ["part", "dataset"])
+def test_a_full_disk_names_the_file_and_the_sweep_resumes(tmp_path, reference, monkeypatch, capsys, fail_on):
+    """ENOSPC while writing a finished task (or the dataset) said "No space left on device" and no path: a write
+    to an open file carries no file name. The error now names the file and says the finished tasks are kept
+    (exit 1), the torn temporary is gone, and a rerun completes the identical dataset."""
+    import errno
+
+    import spare_mc.storage as storage
+    from spare_mc.cli import main
+
+    real_fsync = os.fsync
+    written = []
+
+    def full_disk(fd):
+        name = os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))  # the temporary: .<target>.<random>.tmp
+        if name.startswith(".out.nc." if fail_on == "dataset" else ".p") and (fail_on == "dataset" or len(written) >= 3):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        if name.startswith(".p"):
+            written.append(name)
+        return real_fsync(fd)
+
+    monkeypatch.setattr(storage.os, "fsync", full_disk)
+    (tmp_path / "spec.toml").write_text(SPEC)
+    out = tmp_path / "out.nc"
+    assert main(["sweep", str(tmp_path / "spec.toml"), "--out", str(out), "--workers", "0"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    where = r"out\.nc\.parts/[0-9a-f]{16}/p[\d-]+_r\d+-\d+\.npz" if fail_on == "part" else r"out\.nc"
+    assert re.fullmatch(rf"spare-mc: error: No space left on device: \S*{where} \(a sweep keeps its finished tasks "
+                        r"and resumes where it stopped\)", err), err
+    parts = sorted(p.name for p in (tmp_path / "out.nc.parts").rglob("*") if p.is_file() and p.name != ".lock")
+    assert not out.exists() and not any(p.endswith(".tmp") for p in parts), parts
+    assert len(parts) == len(written) == (3 if fail_on == "part" else 24)  # 24 tasks: 4 points x 6 blocks
+    monkeypatch.setattr(storage.os, "fsync", real_fsync)
     assert _data(run_sweep(SweepSpec.from_toml(SPEC), out, workers=0, progress=False)).identical(_data(reference))
 
 
