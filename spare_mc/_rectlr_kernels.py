@@ -29,6 +29,12 @@ cast to unsigned (``_U``): numba then skips its negative-index wraparound, a loa
 stack in these register-starved loops) and three operations per access. The values are the same; only the indexing
 is.
 
+Measured dead ends (the paper's SPARe timeline, N = 600, r = 8, fastest of 3 batches of 200 jobs, alternated
+with the code as it is, 2026-12-01): 32-bit blocks ``E``, ``G``, ``D``, ``H`` (half the memory) 1.21 ms per job
+against 1.16-1.21 ms; a first Phase-2 search that continues from the region Phase 0's failed search has just
+explored (layer by layer, no heap; it returns other, equally cheap assignments) 1.19-1.24 ms against 1.16-1.21 ms,
+and 504 instead of 461 ns per Phase-2 call in ``benchmarks/bench_rectlr.py``. Neither is kept.
+
 Invariant between calls: every type is served by a live group that holds it in its top ``S`` positions and no group
 serves more than ``S`` types.
 
