@@ -787,25 +787,92 @@ def _local_cluster(n_workers):
     """A local dask cluster of ``n_workers`` processes, one thread each. ":0": the scheduler's HTTP server on a
     free port, so that several sweeps can run at once.
 
-    The worker processes start with SIGINT ignored (kept across exec, and then left alone by Python), so that
-    Ctrl-C reaches this process only: it stops the sweep with one line instead of a traceback from every worker.
-    The price: a Ctrl-C during the start (1-3 s) is lost, here too. Blocking SIGINT instead does not help: the
-    threads that spawn the workers (dask's, OpenBLAS's) do not block it, so it would reach one of them and be
-    discarded (or reach the workers' own start-up, as a traceback) -- measured on Linux with distributed 2026.8.
+    Ctrl-C at a terminal reaches the whole process group. The worker processes must ignore it, so that it stops
+    the sweep with one line instead of a traceback from every worker: a process started with SIGINT ignored keeps
+    ignoring it (across exec, and Python leaves it alone). Where the platform has it, the workers are forked from
+    multiprocessing's fork server, started once with SIGINT ignored (a fraction of a second, and a no-op when it
+    already runs), so they ignore it whatever this process does meanwhile; SIGINT and SIGTERM that arrive while the
+    cluster starts are then recorded, and acted upon once it is up (closed at once, then the signal's own handler
+    runs: one line, exit 130 or 143). Interrupting the start itself leaves a half-started cluster that dask's exit
+    handler reports with a traceback. Without a fork server (Windows), SIGINT is ignored during the whole start
+    (1-3 s), so that the spawned workers inherit the ignore, and a Ctrl-C then is lost.
     """
+    import multiprocessing
     import signal
     import threading
 
+    import dask
     from distributed import LocalCluster
 
-    main_thread = threading.current_thread() is threading.main_thread()  # signals belong to the main thread
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
-    try:
+    def start():
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                             silence_logs=50)  # task errors surface in results
-    finally:
-        if main_thread:
+
+    if threading.current_thread() is not threading.main_thread():  # signals belong to the main thread
+        return start()
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            return start()
+        finally:
             signal.signal(signal.SIGINT, old)
+    from multiprocessing import forkserver
+
+    from distributed.deploy.spec import SpecCluster
+    from distributed.utils import get_mp_context
+
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        get_mp_context()  # dask's preload of the fork server (its packages, imported once for every worker)
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            forkserver.ensure_running()
+        finally:
+            signal.signal(signal.SIGINT, old)
+        got = []
+        olds = {sig: signal.signal(sig, lambda signum, frame: got.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+        before = set(SpecCluster._instances)
+        failed = None
+        try:
+            cluster = start()
+        except Exception as exc:
+            if not got:
+                raise
+            # a group's SIGTERM also ends the fork server and the workers, and the start fails: the signal is the
+            # news, not the failure
+            failed = exc
+        finally:
+            for sig, handler in olds.items():
+                signal.signal(sig, handler)
+    if not got:
+        return cluster
+    # the first signal of the start, acted upon now that the cluster can be closed cleanly
+    handler = olds[got[0]]
+    try:
+        if callable(handler):
+            handler(got[0], None)  # KeyboardInterrupt, the CLI's SIGTERM handler, or a caller's own
+        elif handler == signal.SIG_DFL:  # the default action ends the process
+            _close_quietly(set(SpecCluster._instances) - before)
+            signal.raise_signal(got[0])
+    except BaseException:
+        _close_quietly(set(SpecCluster._instances) - before)
+        raise
+    if failed is not None:  # the signal was ignored, or handled without stopping: the start's own failure
+        raise failed
+    return cluster
+
+
+def _close_quietly(clusters) -> None:
+    """Close local clusters, started or half-started, with no message now or at exit (dask's exit handler reports a
+    half-started cluster it still finds open with a traceback)."""
+    from distributed.core import Status
+
+    for cluster in clusters:
+        try:
+            cluster.close(timeout=10)
+        except Exception:  # noqa: BLE001 - a half-started cluster fails its own close; it is marked closed below
+            pass
+        cluster.status = Status.closed
 
 
 class _Progress:

@@ -5,6 +5,7 @@ silently wrong one. The faults are real: ``kill -9`` of a process that is inside
 write (held there by a patched writer), truncated and foreign part files, and two concurrent processes.
 """
 
+import glob
 import os
 import re
 import signal
@@ -58,6 +59,21 @@ CHILD = textwrap.dedent("""
     sweep.run_task = slow_task
     from spare_mc.cli import main
     sys.exit(main(["sweep", sys.argv[1], "--out", sys.argv[2], "--workers", "0"]))
+""")
+
+
+#: A sweep on a local cluster that touches ``MARK`` when the cluster starts (then starts it as usual).
+CLUSTER_MARK = textwrap.dedent("""
+    import os, sys
+    if __name__ == "__main__":  # the workers import this module too
+        import distributed
+        real_init = distributed.LocalCluster.__init__
+        def init(self, *a, **k):
+            open(os.environ["MARK"], "w").close()
+            real_init(self, *a, **k)
+        distributed.LocalCluster.__init__ = init
+        from spare_mc.cli import main
+        sys.exit(main(["sweep", sys.argv[1], "--out", sys.argv[2], "--workers", "2"]))
 """)
 
 
@@ -485,6 +501,43 @@ def test_a_port_that_is_not_a_dask_scheduler_fails_fast_in_one_line(tmp_path, mo
     finally:
         server.kill()
         server.communicate()
+
+
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_while_the_local_cluster_starts_stops_the_sweep(tmp_path, sig, code, word):
+    """A Ctrl-C while the local cluster started (1-3 s) was lost: SIGINT was ignored then, so that the workers
+    inherit the ignore, and the sweep ran on to the end; a SIGTERM then left a half-started cluster that dask's
+    exit handler reported with a traceback. The workers now fork from a fork server that ignores SIGINT, and a
+    signal during the start is acted upon once the cluster is up: one line, no traceback, nothing left running."""
+    (tmp_path / "spec.toml").write_text(SPEC)
+    (tmp_path / "child.py").write_text(CLUSTER_MARK)
+    out, mark = tmp_path / "out.nc", tmp_path / "starting"
+    proc = subprocess.Popen([sys.executable, str(tmp_path / "child.py"), str(tmp_path / "spec.toml"), str(out)],
+                            env={**os.environ, "MARK": str(mark)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    _wait_for(mark, proc)
+    os.killpg(proc.pid, sig)  # as a terminal's Ctrl-C does: the whole process group
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == code and "Traceback" not in err, err[-2000:]
+    assert err.strip().splitlines()[-1].startswith(f"spare-mc: {word}"), err
+    assert not out.exists()
+    time.sleep(1.0)  # the workers and the fork server end with their parent
+    assert not _live_members(proc.pid)
+
+
+def _live_members(pgid):
+    """The processes of process group ``pgid`` that are still running (zombies left aside; Linux ``/proc``)."""
+    live = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat) as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()  # after the command name: state, ppid, pgrp, ...
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            live.append(stat)
+    return live
 
 
 def test_ctrl_c_of_a_dask_sweep_is_one_line_and_resumable(tmp_path):
