@@ -540,6 +540,27 @@ def _live_members(pgid):
     return live
 
 
+def test_ctrl_c_while_the_console_script_loads_is_one_line():
+    """A Ctrl-C in the second that `spare-mc` spends importing its packages was a traceback from inside an import:
+    now one line, exit 130. Importing spare_mc elsewhere leaves the importer's SIGINT handler alone."""
+    import shutil
+
+    script = os.path.join(os.path.dirname(sys.executable), "spare-mc")  # the installed console script
+    script = script if os.path.exists(script) else shutil.which("spare-mc")
+    assert script, "the spare-mc console script is not installed (pip install -e .)"
+    proc = subprocess.Popen([script, "mu", "--n-groups", "100", "--r", "3"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(0.3)  # past the interpreter's start, inside the imports (about a second)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err == "spare-mc: interrupted\n" and out == "", (proc.returncode, err)
+    here = subprocess.run([sys.executable, "-c", "import signal, spare_mc; "
+                           "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"],
+                          capture_output=True, text=True)
+    assert here.stdout.strip() == "True", here
+
+
 def test_ctrl_c_of_a_dask_sweep_is_one_line_and_resumable(tmp_path):
     """Ctrl-C at the terminal reaches the whole process group (the sweep and its worker processes): exit 130 with
     one message and no traceback from the workers or the scheduler; the rerun gives the identical dataset."""
