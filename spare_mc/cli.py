@@ -639,7 +639,8 @@ def _run_ttt_classical(args) -> dict:
     mean, se = est.mean * cfg.t0_s, est.se * cfg.t0_s
     z = (mean - exact) / se if se > 0 else math.nan
     solve = cfg.n_steps * cfg.compute_s
-    tau_opt, e_opt = daly_optimal_interval(solve, cfg.save_s, cfg.restart_s, cfg.mtbf_s)
+    restart = cfg.restart_s + cfg.load_s  # Daly's R: the whole restart, its checkpoint load included
+    tau_opt, e_opt = daly_optimal_interval(solve, cfg.save_s, restart, cfg.mtbf_s)
     at = {"exact_optimum": tau_opt, "young": ckpt_period_young(cfg.save_s, cfg.mtbf_s),
           "daly_higher_order": ckpt_period_daly(cfg.save_s, cfg.mtbf_s)}
     out = {"seed": args.seed, "model": "classical", **res.summary(), "config": cfg.to_dict(),
@@ -651,7 +652,7 @@ def _run_ttt_classical(args) -> dict:
            "p_value": float(2 * stats.norm.sf(abs(z))) if math.isfinite(z) else math.nan,
            "comparable": res.n_capped == 0,
            "optimum": {name: {"interval_s": tau, "exact_ttt_s": daly_expected_wall_time(solve, tau, cfg.save_s,
-                                                                                     cfg.restart_s, cfg.mtbf_s)}
+                                                                                     restart, cfg.mtbf_s)}
                        for name, tau in at.items()}}
     out["optimum"]["exact_optimum"]["exact_ttt_s"] = e_opt
     if res.n_capped:

@@ -763,7 +763,7 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
 CLASSICAL_RULES = {"strategy": "ckpt", "r": 1, "allreduce_s": 0.0, "shape": 1.0, "jitter_sd": 0.0,
                    "live_scaling": True, "detection": "immediate", "restart_failures": "restart_again",
                    "final_checkpoint": True, "restart_growth": "constant", "ckpt_failure": "completes",
-                   "ckpt_every_steps": 0, "failures": None}
+                   "ckpt_every_steps": 0, "failures": None, "ckpt_policy": "periodic"}
 
 
 def classical_config(**kw) -> TimelineConfig:
@@ -772,7 +772,7 @@ def classical_config(**kw) -> TimelineConfig:
     ``kw`` are :class:`TimelineConfig` fields: the solve time is ``n_steps x compute_s``, the interval ``tau`` is
     ``ckpt_period_s`` (a checkpoint at the first step boundary ``tau`` or more after the last checkpoint or restart,
     so a segment is ``ceil(tau / T_comp)`` steps: see :func:`classical_segment_s`; default: the exact optimum of
-    :func:`spare_mc.closed_forms.daly_optimal_interval`, rounded to the best whole number of steps), ``save_s`` is ``delta``, ``restart_s`` is ``R`` and
+    :func:`spare_mc.closed_forms.daly_optimal_interval`, rounded to the best whole number of steps), ``save_s`` is ``delta``, ``restart_s + load_s`` is ``R`` and
     ``mtbf_s`` is ``M``. ``n_groups`` does not matter (default 2, which leaves the most room for the wall-clock
     cap on the integer clock): every failure wipes out at once. A rule given
     with another value than the classical one is an error naming it.
@@ -799,7 +799,7 @@ def _best_classical_period(cfg: TimelineConfig) -> float:
     """The interval of whole steps ``k T_comp`` with the least exact expected time: ``k`` walks from the step count
     nearest the exact optimum of :func:`spare_mc.closed_forms.daly_optimal_interval` while the value improves."""
     c = cfg.compute_s
-    tau = daly_optimal_interval(cfg.n_steps * c, cfg.save_s, cfg.restart_s, cfg.mtbf_s)[0]
+    tau = daly_optimal_interval(cfg.n_steps * c, cfg.save_s, cfg.restart_s + cfg.load_s, cfg.mtbf_s)[0]
 
     def value(k):
         return classical_expected_ttt_s(dataclasses.replace(cfg, ckpt_period_s=k * c))
@@ -833,12 +833,13 @@ def classical_segment_s(cfg: TimelineConfig) -> float:
 
 def classical_expected_ttt_s(cfg: TimelineConfig) -> float:
     """Daly's exact expected wall time (:func:`spare_mc.closed_forms.daly_expected_wall_time`) for a classical
-    config: solve time ``n_steps x T_comp``, interval :func:`classical_segment_s`, ``delta = T_s``, ``R = T_r``,
-    ``M`` the MTBF."""
+    config: solve time ``n_steps x T_comp``, interval :func:`classical_segment_s`, ``delta = T_s``, ``R`` the whole
+    restart (``T_r`` plus the checkpoint's load ``load_s``), ``M`` the MTBF."""
     if not is_classical(cfg):
         raise UsageValueError("`cfg` does not follow the classical rules: build it with classical_config")
+    restart = (round(cfg.restart * _US) + round(cfg.load_s * _US)) / _US  # as the kernel's clock has it
     return daly_expected_wall_time(cfg.n_steps * round(cfg.compute_s * _US) / _US, classical_segment_s(cfg),
-                                   round(cfg.save_s * _US) / _US, round(cfg.restart * _US) / _US, cfg.mtbf_s)
+                                   round(cfg.save_s * _US) / _US, restart, cfg.mtbf_s)
 
 
 def mean_wipeout_index(cfg: TimelineConfig) -> float:

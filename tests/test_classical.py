@@ -80,11 +80,11 @@ def test_segments_are_whole_steps():
 
 
 # ---------------------------------------------------------------------------------- the timeline against Daly
-def _check_against_daly(tau, delta, restart, m, n_steps, compute_s, reps, seed):
+def _check_against_daly(tau, delta, restart, m, n_steps, compute_s, reps, seed, load_s=0.0):
     """The simulated mean time equals Daly's exact one at ALPHA_EXACT, with a relative 95% half-width <= 1% and no
     run stopped by the cap. Returns (relative error, relative half-width)."""
     cfg = classical_config(n_steps=n_steps, compute_s=compute_s, ckpt_period_s=tau, save_s=delta,
-                           restart_s=restart, mtbf_s=m, max_wall_factor=1e4)
+                           restart_s=restart, mtbf_s=m, max_wall_factor=1e4, load_s=load_s)
     res = simulate_ttt(cfg, reps, rng=seed)
     assert res.n_capped == 0
     v = np.array([r.ttt_s for r in res.runs])
@@ -103,6 +103,18 @@ def _check_against_daly(tau, delta, restart, m, n_steps, compute_s, reps, seed):
 ])
 def test_timeline_matches_daly(tau, delta, restart, m, n_steps, compute_s):
     _check_against_daly(tau, delta, restart, m, n_steps, compute_s, reps=2000, seed=5)
+
+
+def test_daly_restart_includes_the_checkpoint_load():
+    """The restart a run pays is ``restart_s + load_s``; the exact value and its optimum used ``restart_s`` alone,
+    so a split restart (600 s of re-scheduling, 3000 s of loading) was "rejected" at z = 50. Now the split and the
+    whole restart have one exact value, and the simulation agrees with it."""
+    kw = dict(n_steps=600, compute_s=60.0, ckpt_period_s=1800.0, save_s=300.0, mtbf_s=3600.0)
+    split = classical_config(restart_s=600.0, load_s=3000.0, **kw)
+    assert classical_expected_ttt_s(split) == classical_expected_ttt_s(classical_config(restart_s=3600.0, **kw))
+    assert classical_config(restart_s=600.0, load_s=3000.0, **{**kw, "ckpt_period_s": None}).ckpt_period == \
+        classical_config(restart_s=3600.0, **{**kw, "ckpt_period_s": None}).ckpt_period
+    _check_against_daly(1800.0, 300.0, 600.0, 3600.0, 2400, 60.0, reps=2000, seed=5, load_s=3000.0)
 
 
 @pytest.mark.slow
@@ -154,6 +166,7 @@ def test_cli_classical_prints_the_exact_time(capsys):
     (["--failures", "per-gpu"], "`--failures` must be 'system' with --model classical"),
     (["--no-live-scaling"], "`--no-live-scaling` has no effect with --model classical"),
     (["--restart-failures", "absorbed"], "`restart_failures`='absorbed' contradicts"),
+    (["--ckpt-policy", "hazard"], "`ckpt_policy`='hazard' contradicts the classical model"),
 ])
 def test_cli_classical_refuses_other_rules(argv, match, capsys):
     assert main(["ttt", "--model", "classical", "--n-steps", "100", "--reps", "10", *argv]) == 2
