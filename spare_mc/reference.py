@@ -906,7 +906,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
         if not base > 0.0:
             return False
         tf = lam * (n if cfg.live_scaling else len(live)) / (n_crit * base)
-        ts, tr = cfg.save_s, restart_seconds
+        ts, tr = cfg.save_s, restart_seconds + cfg.load_s  # T_r with its checkpoint load
         x = ts + math.sqrt(ts * ts + 2.0 * ts * (tf + tr)) if policy == "hazard" else math.sqrt(2.0 * ts * tf)
         thr = cfg.ckpt_period_factor * x * 1e6
         return math.isfinite(thr) and since_ck >= round(thr)

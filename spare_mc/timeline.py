@@ -240,7 +240,8 @@ class TimelineConfig:
         system's Weibull hazard at the time since the last failure (the renewal clock: a restart does not reset
         it), scaled to the known live groups, times the share of known live groups whose failure would wipe out
         (all for CKPT-only; the last member of a replica set for Rep; the last live holder of a type for SPARe).
-        ``hazard``: ``T_s + sqrt(T_s^2 + 2 T_s (T_f + T_r))`` (the theory optimum with ``T_f`` made
+        ``hazard``: ``T_s + sqrt(T_s^2 + 2 T_s (T_f + T_r))`` (``T_r`` the restart with its load ``load_s``; the
+        theory optimum with ``T_f`` made
         instantaneous: for CKPT-only under exponential failures it is the periodic ``T_c*`` exactly);
         ``young_hazard``: ``sqrt(2 T_s T_f)``, the variational optimum of Ling, Mi and Lin (IEEE TC 2001). Both are
         multiplied by ``ckpt_period_factor``, which is what the optimiser tunes. System-level failures only, no
@@ -1167,7 +1168,7 @@ def _kernel_params(cfg: TimelineConfig):
         PF[_tk.PF_SHAPE] = cfg.shape
         PF[_tk.PF_FACTOR] = cfg.ckpt_period_factor
         PF[_tk.PF_SAVE_S] = cfg.save_s
-        PF[_tk.PF_RESTART_S] = cfg.restart
+        PF[_tk.PF_RESTART_S] = cfg.restart + cfg.load_s  # T_r as the periodic theory has it: with the load
     if cfg.repair == "lognormal":  # mean repair_s: mu = log(mean) - sigma^2 / 2, in log-seconds
         PF[_tk.PF_REPAIR_SIGMA] = cfg.repair_sd
         PF[_tk.PF_REPAIR_MU] = math.log(cfg.repair_s) - cfg.repair_sd ** 2 / 2

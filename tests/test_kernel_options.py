@@ -682,13 +682,15 @@ def test_kernel_equals_twin_under_dynamic_policies(strategy):
         assert ("masked", True) in seen
 
 
-@pytest.mark.parametrize("n, mtbf, restart, save, factor", [
-    (600, 300.0, 3600.0, 60.0, 1.0), (100, 2000.0, 600.0, 30.0, 0.5), (12, 150.0, 100.0, 5.0, 2.0)])
-def test_hazard_policy_is_the_periodic_optimum_for_ckpt_under_exponential_failures(n, mtbf, restart, save, factor):
+@pytest.mark.parametrize("n, mtbf, restart, save, factor, load", [
+    (600, 300.0, 3600.0, 60.0, 1.0, 0.0), (100, 2000.0, 600.0, 30.0, 0.5, 0.0), (12, 150.0, 100.0, 5.0, 2.0, 0.0),
+    (200, 3000.0, 600.0, 60.0, 1.0, 600.0)])  # a restart with a checkpoint load: T_r = restart + load (QA pass)
+def test_hazard_policy_is_the_periodic_optimum_for_ckpt_under_exponential_failures(n, mtbf, restart, save, factor,
+                                                                                     load):
     """CKPT-only, shape 1: the wipe-out hazard is 1/M whatever the time since the last failure, so the hazard policy
     is the periodic T_c* (times the same factor): the same runs, to the microsecond, on the same traces."""
     kw = dict(n_steps=300, compute_s=20.0, allreduce_s=2.0, mtbf_s=mtbf, shape=1.0, restart_s=restart, save_s=save,
-              jitter_sd=0.0, ckpt_period_factor=factor)
+              jitter_sd=0.0, ckpt_period_factor=factor, load_s=load)
     periodic = TimelineConfig("ckpt", n, **kw)
     hazard = TimelineConfig("ckpt", n, ckpt_policy="hazard", **kw)
     wipeouts = 0
