@@ -117,6 +117,10 @@ def _check(n_values, repair_times, r_values, reps, repair, base):
     return n_values, repair_times, r_values, reps, base
 
 
+#: TimelineConfig fields that describe a repair: set on the repair variants only
+_REPAIR_OPTIONS = ("repair_sd", "rejoin", "rejoin_s")
+
+
 def repair_study(n_values=(200, 600, 1000), *, repair_times=DEFAULT_REPAIR_TIMES, r_values=None, reps: int = 20,
                  repair: str = "fixed", rng=0, base=None, out_dir=os.path.join("data", "repair"), scheduler=None,
                  workers=None, force: bool = False, progress=None) -> RepairResult:
@@ -130,7 +134,10 @@ def repair_study(n_values=(200, 600, 1000), *, repair_times=DEFAULT_REPAIR_TIMES
     from .sweep import SweepSpec, run_study_sweep
 
     n_values, repair_times, r_values, reps, base = _check(n_values, repair_times, r_values, reps, repair, base)
-    variants = {"none": {}, **{f"t{t:g}": {"repair": repair, "repair_s": t} for t in repair_times}}
+    # the options of a repair (its spread, how a repaired group rejoins) belong to the repair variants: the
+    # no-repair baseline refuses them (no effect without a repair)
+    of_repair = {k: base.pop(k) for k in _REPAIR_OPTIONS if k in base}
+    variants = {"none": {}, **{f"t{t:g}": {"repair": repair, "repair_s": t, **of_repair} for t in repair_times}}
     tq = float(stats.t.ppf(0.975, reps - 1))
     rows, best, paths, skipped = [], [], [], {}
     for s, rs_all in r_values.items():
@@ -188,5 +195,5 @@ def repair_study(n_values=(200, 600, 1000), *, repair_times=DEFAULT_REPAIR_TIMES
                                    "reduction": 1 - pair["spare"]["ttt_over_t0"] / pair["rep"]["ttt_over_t0"]})
     settings = {"n_values": list(n_values), "repair_times": list(repair_times), "repair": repair,
                 "r_values": {s: list(r) for s, r in r_values.items()}, "factors": list(_FACTORS), "reps": reps,
-                "seed": rng, "base": base, "datasets": paths, "skipped_r_above_n": skipped}
+                "seed": rng, "base": {**base, **of_repair}, "datasets": paths, "skipped_r_above_n": skipped}
     return RepairResult(tuple(rows), tuple(best), tuple(reductions), settings)

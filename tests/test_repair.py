@@ -69,6 +69,22 @@ def test_command_and_figure(tmp_path, capsys):
     assert "`base` must not set 'repair_s'" in capsys.readouterr().err
 
 
+def test_options_of_a_repair_go_to_the_repair_variants(tmp_path):
+    """`--repair-sd`, `--rejoin` and `--rejoin-s` (in the help, and docs/repair.md) were refused: they were set on
+    the no-repair baseline too, where they have no effect. They now belong to the repair variants only: the
+    baseline is the no-repair run, and the repaired runs differ with them."""
+    from spare_mc.storage import open_dataset
+
+    kw = {**TINY, "repair_times": (60.0,), "r_values": {"rep": (2,)}, "repair": "lognormal"}
+    plain = repair_study((24,), out_dir=str(tmp_path / "a"), **kw)
+    wide = repair_study((24,), out_dir=str(tmp_path / "b"), **{**kw, "base": {**TINY["base"], "repair_sd": 2.0,
+                                                                            "rejoin": "checkpoint"}})
+    assert wide.settings["base"] == {**TINY["base"], "repair_sd": 2.0, "rejoin": "checkpoint"}
+    a, b = open_dataset(plain.settings["datasets"][0]), open_dataset(wide.settings["datasets"][0])
+    assert a["ttt_over_t0"].sel(variant="none").equals(b["ttt_over_t0"].sel(variant="none"))
+    assert not a["ttt_over_t0"].sel(variant="t60").equals(b["ttt_over_t0"].sel(variant="t60"))
+
+
 def test_interval_clipped_at_zero(monkeypatch, tmp_path):
     """With a handful of wildly spread replications the t interval of TTT/T0 reaches below 0, a value no run can
     take: the table clips it at 0 (the upper end and the mean stay as computed)."""
