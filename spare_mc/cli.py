@@ -1457,6 +1457,26 @@ def _sweeping(args) -> bool:
                                                  "repair")
 
 
+def _interrupted(exc: KeyboardInterrupt, args) -> int:
+    """One line for Ctrl-C or SIGTERM (:class:`_Terminated`); the exit status, 130 or 143."""
+    term = isinstance(exc, _Terminated)
+    _say("spare-mc: " + ("terminated" if term else "interrupted") + (_RESUMES if _sweeping(args) else ""))
+    return 143 if term else 130
+
+
+def _interrupt_inside(exc: BaseException):
+    """The KeyboardInterrupt (Ctrl-C, or SIGTERM's :class:`_Terminated`) an exception was raised from or during,
+    if any: numba reports a signal handler's exception raised inside a compiled call as "SystemError: ...
+    returned a result with an exception set", with the handler's exception as its cause."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def _os_message(exc: OSError) -> str:
     if exc.strerror is None:  # raised by spare_mc with its own message
         return str(exc)
@@ -1539,10 +1559,11 @@ def _main(argv):
         _say(f"spare-mc: error: {_os_message(exc)}" + (_RESUMES if isinstance(exc, SweepWriteError) else ""))
         return 1
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (_Terminated)
-        term = isinstance(exc, _Terminated)
-        _say("spare-mc: " + ("terminated" if term else "interrupted") + (_RESUMES if _sweeping(args) else ""))
-        return 143 if term else 130
-    except Exception:  # anything else is a bug of spare-mc: say so, with the traceback
+        return _interrupted(exc, args)
+    except Exception as exc:  # anything else is a bug of spare-mc: say so, with the traceback
+        interrupt = _interrupt_inside(exc)
+        if interrupt is not None:  # a signal handler raised inside a numba call, which wraps it in a SystemError
+            return _interrupted(interrupt, args)
         import traceback
 
         _say(traceback.format_exc().rstrip())

@@ -319,6 +319,27 @@ def test_7_an_interrupt_exits_130_with_one_line(monkeypatch, capsys):
     assert _one_line(err) and "interrupted" in err
 
 
+@pytest.mark.parametrize("signal_exc, code, word", [("KeyboardInterrupt", 130, "interrupted"),
+                                                     ("_Terminated", 143, "terminated")])
+def test_7_an_interrupt_inside_a_numba_call_is_one_line(monkeypatch, capsys, signal_exc, code, word):
+    """A signal handler that raises while a numba kernel runs (SIGTERM during the exact law at N = 60,000) came out
+    as "SystemError: CPUDispatcher(...) returned a result with an exception set" and "internal error: this is a
+    bug": numba wraps the handler's exception. It is now the interrupt's one line and exit status."""
+    import spare_mc.cli as cli
+
+    def inside_numba(args):
+        try:
+            raise KeyboardInterrupt if signal_exc == "KeyboardInterrupt" else cli._Terminated
+        except KeyboardInterrupt as exc:
+            raise SystemError("CPUDispatcher(<function cyclic_survival>) returned a result with an exception "
+                              "set") from exc
+
+    monkeypatch.setitem(cli._COMMANDS, "mu", inside_numba)
+    assert main(["mu", "--n-groups", "10", "--r", "2"]) == code
+    err = capsys.readouterr().err
+    assert _one_line(err) and f"spare-mc: {word}" in err and "bug" not in err
+
+
 def test_7_a_bug_shows_as_one(monkeypatch, capsys):
     import spare_mc.cli as cli
     monkeypatch.setitem(cli._COMMANDS, "mu", lambda args: {}["boom"])
