@@ -82,18 +82,19 @@ class MCEstimate:
             return (math.nan, math.nan)
         t = float(_st.t.ppf(0.5 + level / 2, self.n - 1))
         m, se = self.mean, self.se
+        if self.support != "real" and se == 0:  # identical replications: the point (the transforms' round trips
+            return (m, m)                        # could miss it by a rounding step)
+        # the transformed intervals contain the mean exactly, not only up to a round trip's rounding
         if self.support == "nonnegative" and m > 0:
             h = t * se / m
-            return (m * math.exp(-h), m * math.exp(h))
+            return (min(m * math.exp(-h), m), max(m * math.exp(h), m))
         if self.support == "at_most_one" and m < 1:
             h = t * se / (1 - m)
-            return (1 - (1 - m) * math.exp(h), 1 - (1 - m) * math.exp(-h))
+            return (min(1 - (1 - m) * math.exp(h), m), max(1 - (1 - m) * math.exp(-h), m))
         if self.support == "unit" and 0 < m < 1:
             lm = math.log(m / (1 - m))
             h = t * se / (m * (1 - m))
-            return (1 / (1 + math.exp(-(lm - h))), 1 / (1 + math.exp(-(lm + h))))
-        if self.support != "real" and se == 0:
-            return (m, m)
+            return (min(1 / (1 + math.exp(-(lm - h))), m), max(1 / (1 + math.exp(-(lm + h))), m))
         lo, hi = m - t * se, m + t * se
         if self.support in ("nonnegative", "unit"):  # a mean on the boundary with spread: clip to the support
             lo = max(lo, 0.0)
