@@ -597,12 +597,19 @@ def run_ttt(args) -> dict:
         if value is None:
             raise UsageValueError(f"`{flag}` is required with --model step")
     r = args.r if args.r is not None else {"ckpt": 1, "rep": 3, "spare": 8}[args.strategy]
+    if args.ckpt_period == "optimal" and (args.ckpt_policy not in (None, "periodic") or args.ckpt_every_steps):
+        how = (f"--ckpt-policy {args.ckpt_policy}" if args.ckpt_policy not in (None, "periodic")
+               else f"--ckpt-every-steps {args.ckpt_every_steps}")
+        raise UsageValueError(f"`--ckpt-period optimal` (the periodic optimum T_c*) contradicts `{how}`, which "
+                              f"sets the checkpoints itself: drop one of them")
     cfg = TimelineConfig(args.strategy, args.n_groups, r=r, ckpt_period_s=args.ckpt_period_s,
                          **_config_overrides(args, args.n_groups))
     res = simulate_ttt(cfg, args.reps, rng=args.seed)
     out = {"seed": args.seed, **res.summary(), "config": cfg.to_dict()}
     out["ckpt_period_rule"] = ("given" if args.ckpt_period_s is not None else
                                f"every {cfg.ckpt_every_steps} steps" if cfg.ckpt_every_steps else
+                               f"{cfg.ckpt_period_factor:g} x the {cfg.ckpt_policy} policy's period, re-evaluated "
+                               f"at every step boundary" if cfg.ckpt_policy != "periodic" else
                                f"{cfg.ckpt_period_factor:g} x the theory optimum T_c*")
     out["theory"] = theory_ttt(cfg).to_dict()
     out["availability_definition"] = ("uptime / wall clock; uptime = kept step time (useful + redundant + patch "

@@ -74,3 +74,16 @@ def test_command_and_figure(tmp_path, capsys):
     assert "result:" in capsys.readouterr().out
     assert main(argv[:-2] + ["--out-dir", str(out), "--shape", "0.7"]) == 2
     assert "`base` must not set 'shape'" in capsys.readouterr().err
+
+
+def test_ttt_says_which_policy_set_the_period(capsys):
+    """`spare-mc ttt --ckpt-policy young_hazard --ckpt-period-factor 0.5` said "0.5 x the theory optimum T_c*",
+    and `--ckpt-period optimal` beside a dynamic policy or --ckpt-every-steps was silently ignored (QA pass)."""
+    argv = ["ttt", "--strategy", "rep", "--r", "2", "--n-groups", "20", "--n-steps", "100", "--reps", "3", "--json"]
+    assert main(argv + ["--ckpt-policy", "young_hazard", "--ckpt-period-factor", "0.5"]) == 0
+    rule = json.loads(capsys.readouterr().out)["ckpt_period_rule"]
+    assert rule == "0.5 x the young_hazard policy's period, re-evaluated at every step boundary"
+    for extra, named in ((["--ckpt-policy", "hazard"], "--ckpt-policy hazard"),
+                         (["--ckpt-every-steps", "5"], "--ckpt-every-steps 5")):
+        assert main(argv + extra + ["--ckpt-period", "optimal"]) == 2
+        assert f"`--ckpt-period optimal` (the periodic optimum T_c*) contradicts `{named}`" in capsys.readouterr().err
