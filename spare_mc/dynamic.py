@@ -183,10 +183,19 @@ def _check(n_values, shapes, policies, r_values, factors, screen_reps, confirm_r
             raise UsageValueError(f"`base` must not set {name!r}: the study sets it")
     for s, rs in r_values.items():  # every setting valid before any work
         for n in n_values:
+            if any(r > n for r in rs):
+                raise UsageValueError(f"the study's {s} r values {list(rs)} need N >= {max(rs)} groups, got N = "
+                                      f"{n} (`n_values`)")
             for r in rs:
                 for k in shapes:
                     for pol in ("periodic", *policies):
-                        TimelineConfig(s, n, r=r, shape=k, ckpt_policy=pol, **applicable(base, s))
+                        try:
+                            TimelineConfig(s, n, r=r, shape=k, ckpt_policy=pol, **applicable(base, s))
+                        except UsageValueError as exc:
+                            if pol == "periodic":
+                                raise
+                            raise UsageValueError(f"the study compares the periodic period with ckpt_policy="
+                                                  f"{pol!r}, which this setting does not allow: {exc}") from None
     return n_values, shapes, policies, r_values, factors, screen_reps, confirm_reps, base
 
 

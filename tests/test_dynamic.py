@@ -56,6 +56,9 @@ def test_paired_statistics():
     (dict(shapes=(0.0,)), "`shapes` must lie in"),
     (dict(factors=(0.0,)), "`factors` must be positive"),
     (dict(screen_reps=1), "`screen_reps` must be >= 2"),
+    (dict(r_values={"rep": (2, 30)}), r"the study's rep r values \[2, 30\] need N >= 30 groups, got N = 24"),
+    (dict(base={"memory_copies": 2}), "the study compares the periodic period with ckpt_policy='hazard', which "
+                                      "this setting does not allow: in-memory checkpoints"),
 ])
 def test_bad_input(kw, match, tmp_path):
     with pytest.raises(sm.UsageValueError, match=match):
