@@ -792,10 +792,10 @@ def _local_cluster(n_workers):
     ignoring it (across exec, and Python leaves it alone). Where the platform has it, the workers are forked from
     multiprocessing's fork server, started once with SIGINT ignored (a fraction of a second, and a no-op when it
     already runs), so they ignore it whatever this process does meanwhile; SIGINT and SIGTERM that arrive while the
-    cluster starts are then recorded, and acted upon once it is up (closed at once, then the signal's own handler
-    runs: one line, exit 130 or 143). Interrupting the start itself leaves a half-started cluster that dask's exit
-    handler reports with a traceback. Without a fork server (Windows), SIGINT is ignored during the whole start
-    (1-3 s), so that the spawned workers inherit the ignore, and a Ctrl-C then is lost.
+    cluster starts are then recorded, and acted upon once it is up (the signal's own handler runs, and the cluster
+    is closed: one line, exit 130 or 143), because interrupting the start itself would leave a half-started cluster
+    that dask's exit handler reports with a traceback. Without a fork server (Windows), SIGINT is ignored during
+    the whole start (1-3 s), so that the spawned workers inherit the ignore, and a Ctrl-C then is lost.
     """
     import multiprocessing
     import signal
