@@ -283,8 +283,14 @@ class SensitivityRow:
              "reduction_ci95": list(self.reduction.ci)}
         if self.delta is not None:
             d.update(delta_reduction_pp=self.delta.mean, delta_reduction_pp_ci95=list(self.delta.ci),
-                     p_value=self.p_value, p_holm=self.p_holm)
+                     p_value=self.p_value, p_holm=self.p_holm, identical=self.identical)
         return d
+
+    @property
+    def identical(self) -> bool:
+        """The variant changed no run of either strategy (its change is 0 with no spread): a setting with no effect
+        here (e.g. jitter turned off where the baseline has none), not a measured zero."""
+        return self.delta is not None and self.delta.mean == 0.0 and self.delta.se == 0.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -336,6 +342,7 @@ class SensitivityResult:
                 lines.append(f"  {var.name:<28} {row.rep.r:>5} {row.rep.ttt.mean:>7.3f} {row.spare.r:>7} "
                              f"{row.spare.ttt.mean:>7.3f} {100 * row.reduction.mean:>8.1f}% "
                              f"{row.delta.mean:>+9.1f} {ci:>16} {row.p_holm:>8.2g}"
+                             + ("  identical runs" if row.identical else "")
                              + (f"  ({capped} capped runs: restricted means)" if capped else ""))
         return "\n".join(lines)
 

@@ -120,6 +120,10 @@ def test_a_variant_of_the_other_strategy_reuses_the_baseline_exactly(small):
     same = res.row("same_at_ref", 24)  # linear growth with its reference at N: the baseline for both
     assert same.delta.mean == 0 and same.delta.se == 0 and same.p_value == 1 and same.p_holm == 1
     assert res.row("same_at_ref", 30).delta.se > 0  # at N = 30 the restart is longer: a real change
+    # a setting with no effect is said to be one, in the table and the JSON, not shown as a measured zero
+    assert same.identical and not res.row("same_at_ref", 30).identical and same.to_dict()["identical"] is True
+    lines = [line for line in res.table().splitlines() if "same_at_ref" in line]
+    assert lines[0].endswith("identical runs") and not lines[1].endswith("identical runs")
 
 
 def test_rows_deltas_holm_and_json(small):
