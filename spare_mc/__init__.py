@@ -11,29 +11,13 @@ training job (CKPT-only, Rep+CKPT, SPARe+CKPT) and ``optimize`` finds each strat
 period. ``reference`` holds the slow, obviously correct twins of every fast kernel.
 """
 
-import os as _os
-import signal as _signal
-import sys as _sys
-
-
-def _interrupted_while_loading(signum, frame):  # pragma: no cover - runs in a child process (tests/test_faults.py)
-    """The ``spare-mc`` console script's Ctrl-C while the package loads (about a second): nothing has been done
-    yet, so one line and exit 130 (docs/robustness.md), not a traceback from inside an import."""
-    _os.write(2, b"spare-mc: interrupted\n")
-    _os._exit(130)
-
-
-# only for the console script (cli.main puts Python's handler back first thing); importers keep theirs
-if _os.path.basename(_sys.argv[0] if _sys.argv else "") in ("spare-mc", "spare-mc.exe") and \
-        _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
-    _signal.signal(_signal.SIGINT, _interrupted_while_loading)
-
-from ._validation import UsageError, UsageTypeError, UsageValueError  # noqa: E402
-from ._version import __version__  # noqa: E402
+from . import _loading  # noqa: F401 - first: the console script's Ctrl-C while the package loads
+from ._validation import UsageError, UsageTypeError, UsageValueError
+from ._version import __version__
 from .closed_forms import (availability, ckpt_period_daly, ckpt_period_optimal, ckpt_period_young, mu_expansion,
                            mu_paper, mu_rep_paper, normalized_ttt, optimal_availability, overhead_lower_bound, r_star,
                            stack_lower_bound)
-from .exact import EXACT_LAYOUTS, ExactDistribution, exact_wipeout  # noqa: E402
+from .exact import EXACT_LAYOUTS, ExactDistribution, exact_wipeout
 from .failure_logs import (FailureLog, LevelFit, LogFit, LogReplay, TimelineEvents, failure_log_from_arrays,
                            fit_failure_log, read_failure_log, replay_log, sampled_failure_log, synthetic_log,
                            weibull_mle, write_failure_log)
@@ -41,18 +25,18 @@ from .failures import (DomainFailures, FailureEvents, PerGPU, SystemRenewal, Uni
                        failure_model_from_dict, sample_events)
 from .layouts import (LAYOUT_KINDS, Layout, ReplicaSets, block, cyclic, cyclic_offsets, make_layout, random_holders,
                       replica_sets, sidon)
-from .placement import (PLACED_LAYOUT_KINDS, DomainConflicts, co_domain_differences, domain_aware,  # noqa: E402
+from .placement import (PLACED_LAYOUT_KINDS, DomainConflicts, co_domain_differences, domain_aware,
                         domain_aware_offsets, domain_aware_replica_sets, domain_conflicts, make_placed_layout,
                         max_groups_per_domain)
 from .optimize import MainTable, MainTableRow, OptimumResult, TheoryTTT, main_table, optimize_strategy, theory_ttt
-from .options import get_options, set_options  # noqa: E402
+from .options import get_options, set_options
 from .reorder import OverheadResult, ReCtlr, ReCtlrStep, StackBoundSum, exact_stack_bound_sum, overhead_mc
 from .stats import (Comparison, MCEstimate, clopper_pearson_interval, compare, estimate_mean, ratio_estimate,
                     wilson_interval)
-from .survivability import WipeoutResult, wipeout_mc  # noqa: E402
+from .survivability import WipeoutResult, wipeout_mc
 from .timeline import (LogTTTResult, TimelineConfig, TimelineRun, TTTResult, paper_allreduce_s, replay_log_ttt,
                        simulate_ttt)
-from .topology import Topology  # noqa: E402
+from .topology import Topology
 
 __all__ = [
     # topology and failure models

@@ -1520,9 +1520,9 @@ def main(argv=None) -> int:
     old = None
     if threading.current_thread() is threading.main_thread():  # signal handlers can only be set there
         old = signal.signal(signal.SIGTERM, _on_sigterm)
-        from . import _interrupted_while_loading
+        from ._loading import interrupted_while_loading
 
-        if signal.getsignal(signal.SIGINT) is _interrupted_while_loading:  # the console script has loaded
+        if signal.getsignal(signal.SIGINT) is interrupted_while_loading:  # the console script has loaded
             signal.signal(signal.SIGINT, signal.default_int_handler)
     fmt = warnings.formatwarning  # a warning is one line, like an error, not Python's file:line and source
     warnings.formatwarning = lambda message, category, *rest, **kw: f"spare-mc: warning: {message}\n"
