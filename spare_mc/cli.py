@@ -1472,15 +1472,16 @@ def _interrupted(exc: KeyboardInterrupt, args) -> int:
 
 
 def _interrupt_inside(exc: BaseException):
-    """The KeyboardInterrupt (Ctrl-C, or SIGTERM's :class:`_Terminated`) an exception was raised from or during,
-    if any: numba reports a signal handler's exception raised inside a compiled call as "SystemError: ...
-    returned a result with an exception set", with the handler's exception as its cause."""
+    """The KeyboardInterrupt (Ctrl-C, or SIGTERM's :class:`_Terminated`) an exception was raised from, if any: a
+    signal handler's exception raised inside a numba call comes out as "SystemError: ... returned a result with an
+    exception set", with the handler's exception as its cause. Only explicit causes are followed: a bug raised
+    while handling an interrupt stays a bug."""
     seen = set()
     while exc is not None and id(exc) not in seen:
         if isinstance(exc, KeyboardInterrupt):
             return exc
         seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
+        exc = exc.__cause__
     return None
 
 

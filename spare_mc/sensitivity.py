@@ -277,6 +277,9 @@ class SensitivityRow:
     delta: MCEstimate | None = None
     p_value: float | None = None
     p_holm: float | None = None
+    #: the variant's confirmation runs of both strategies equal the baseline's, run for run: a setting with no
+    #: effect here (e.g. jitter turned off where the baseline has none), not a measured zero
+    identical: bool = False
 
     def to_dict(self) -> dict:
         d = {"rep": self.rep.to_dict(), "spare": self.spare.to_dict(), "reduction": self.reduction.mean,
@@ -286,11 +289,6 @@ class SensitivityRow:
                      p_value=self.p_value, p_holm=self.p_holm, identical=self.identical)
         return d
 
-    @property
-    def identical(self) -> bool:
-        """The variant changed no run of either strategy (its change is 0 with no spread): a setting with no effect
-        here (e.g. jitter turned off where the baseline has none), not a measured zero."""
-        return self.delta is not None and self.delta.mean == 0.0 and self.delta.se == 0.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -678,7 +676,8 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
             d = paired_delta_reduction(b.spare.values, b.rep.values, sp.values, rp.values)
             p = _t_p_value(d)
             ps.append(p)
-            rows[n] = SensitivityRow(n, rp, sp, reduction(sp, rp), d, p)
+            same = bool(np.array_equal(b.spare.values, sp.values) and np.array_equal(b.rep.values, rp.values))
+            rows[n] = SensitivityRow(n, rp, sp, reduction(sp, rp), d, p, identical=same)
         out.append((v, rows))
     adj = iter(holm(ps)) if ps else iter(())
     out = [(v, {n: replace(row, p_holm=float(next(adj))) for n, row in rows.items()}) for v, rows in out]

@@ -42,6 +42,7 @@ cluster is used.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import datetime
 import hashlib
 import itertools
@@ -737,13 +738,15 @@ def _run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report
     from distributed import Client, as_completed
 
     cluster = client = None
+    stack = contextlib.ExitStack()  # left after the cluster is closed (below): its workers' start method
     try:
         if scheduler is None:
             cpus = os.cpu_count() or 1
             if workers and workers > cpus:
                 _Progress(spec, True).warn(f"{workers} worker processes on {cpus} CPUs: the sweep will be slower "
                                            f"than with {cpus} (each worker runs one task at a time)")
-            cluster = _local_cluster(workers or cpus)
+            forked = stack.enter_context(_forked_workers())
+            cluster = _local_cluster(workers or cpus, forked)
             client = Client(cluster)
         else:
             client = Client(scheduler, timeout="10s")
@@ -781,44 +784,28 @@ def _run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report
                 cluster.close()
         finally:
             log.setLevel(level)
+            stack.close()
 
 
-def _local_cluster(n_workers):
-    """A local dask cluster of ``n_workers`` processes, one thread each. ":0": the scheduler's HTTP server on a
-    free port, so that several sweeps can run at once.
-
-    Ctrl-C at a terminal reaches the whole process group. The worker processes must ignore it, so that it stops
-    the sweep with one line instead of a traceback from every worker: a process started with SIGINT ignored keeps
-    ignoring it (across exec, and Python leaves it alone). Where the platform has it, the workers are forked from
-    multiprocessing's fork server, started once with SIGINT ignored (a fraction of a second, and a no-op when it
-    already runs), so they ignore it whatever this process does meanwhile; SIGINT and SIGTERM that arrive while the
-    cluster starts are then recorded, and acted upon once it is up (the signal's own handler runs, and the cluster
-    is closed: one line, exit 130 or 143), because interrupting the start itself would leave a half-started cluster
-    that dask's exit handler reports with a traceback. Without a fork server (Windows), SIGINT is ignored during
-    the whole start (1-3 s), so that the spawned workers inherit the ignore, and a Ctrl-C then is lost.
-    """
+@contextlib.contextmanager
+def _forked_workers():
+    """While in force, dask starts worker processes (and any its nannies restart) from multiprocessing's fork
+    server, started once with SIGINT ignored: so the workers ignore it, whatever this process does meanwhile.
+    Yields whether it could (only from the main thread, where signals are handled, and where the platform has a
+    fork server: not on Windows). A fork server already running (started by other code of this process) is reused
+    as it is. Workers forked from it get the environment it started with: a later change of ``os.environ`` in this
+    process does not reach them."""
     import multiprocessing
     import signal
     import threading
 
+    if threading.current_thread() is not threading.main_thread() or \
+            "forkserver" not in multiprocessing.get_all_start_methods():
+        yield False
+        return
     import dask
-    from distributed import LocalCluster
-
-    def start():
-        return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0",
-                            silence_logs=50)  # task errors surface in results
-
-    if threading.current_thread() is not threading.main_thread():  # signals belong to the main thread
-        return start()
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            return start()
-        finally:
-            signal.signal(signal.SIGINT, old)
     from multiprocessing import forkserver
 
-    from distributed.deploy.spec import SpecCluster
     from distributed.utils import get_mp_context
 
     with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
@@ -828,38 +815,79 @@ def _local_cluster(n_workers):
             forkserver.ensure_running()
         finally:
             signal.signal(signal.SIGINT, old)
-        got = []
-        olds = {sig: signal.signal(sig, lambda signum, frame: got.append(signum))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
-        before = set(SpecCluster._instances)
-        failed = None
+        yield True
+
+
+def _local_cluster(n_workers, forked: bool):
+    """A local dask cluster of ``n_workers`` processes, one thread each. ":0": the scheduler's HTTP server on a
+    free port, so that several sweeps can run at once.
+
+    Ctrl-C at a terminal reaches the whole process group. The worker processes must ignore it, so that it stops
+    the sweep with one line instead of a traceback from every worker: a process started with SIGINT ignored keeps
+    ignoring it (across exec, and Python leaves it alone). With ``forked`` (inside :func:`_forked_workers`) they
+    do; SIGINT and SIGTERM that arrive while the cluster starts are then recorded, and acted upon once it is up
+    (the signal's own handler runs, and the cluster is closed: one line, exit 130 or 143), because interrupting
+    the start itself would leave a half-started cluster that dask's exit handler reports with a traceback. Without
+    a fork server (Windows), SIGINT is ignored during the whole start (1-3 s), so that the spawned workers inherit
+    the ignore, and a Ctrl-C then is lost.
+    """
+    import signal
+    import threading
+
+    from distributed import LocalCluster
+
+    def start():
+        return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                            silence_logs=50)  # task errors surface in results
+
+    if threading.current_thread() is not threading.main_thread():  # signals belong to the main thread
+        return start()
+    if not forked:
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
-            cluster = start()
-        except Exception as exc:
-            if not got:
-                raise
-            # a group's SIGTERM also ends the fork server and the workers, and the start fails: the signal is the
-            # news, not the failure
-            failed = exc
+            return start()
         finally:
-            for sig, handler in olds.items():
-                signal.signal(sig, handler)
-    if not got:
-        return cluster
-    # the first signal of the start, acted upon now that the cluster can be closed cleanly
-    handler = olds[got[0]]
+            signal.signal(signal.SIGINT, old)
+    return _start_recording_signals(start)
+
+
+def _start_recording_signals(start):
+    """``start()`` with SIGINT and SIGTERM recorded instead of handled (those not ignored), then the first one
+    recorded handled as its handler says; every cluster started here is closed quietly if anything raises."""
+    import signal
+
+    from distributed.deploy.spec import SpecCluster
+
+    before = set(SpecCluster._instances)
+    got, olds = [], {}
     try:
-        if callable(handler):
-            handler(got[0], None)  # KeyboardInterrupt, the CLI's SIGTERM handler, or a caller's own
-        elif handler == signal.SIG_DFL:  # the default action ends the process
-            _close_quietly(set(SpecCluster._instances) - before)
-            signal.raise_signal(got[0])
+        failed = cluster = None
+        with contextlib.ExitStack() as restore:  # every handler is put back, even if one of them raises
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                if signal.getsignal(sig) is not signal.SIG_IGN:
+                    olds[sig] = signal.signal(sig, lambda signum, frame: got.append(signum))
+                    restore.callback(signal.signal, sig, olds[sig])
+            try:
+                cluster = start()
+            except BaseException as exc:
+                if not got:
+                    raise
+                # a group's SIGTERM also ends the fork server and the workers, and the start fails: the signal is
+                # the news, not the failure
+                failed = exc
+        if got:
+            handler = olds[got[0]]
+            if callable(handler):
+                handler(got[0], None)  # KeyboardInterrupt, the CLI's SIGTERM handler, or a caller's own
+            else:  # SIG_DFL (or a handler not set from Python): the default action ends the process
+                _close_quietly(set(SpecCluster._instances) - before)
+                signal.raise_signal(got[0])
+        if failed is not None:  # the handler let the process go on: the start's own failure
+            raise failed
+        return cluster
     except BaseException:
         _close_quietly(set(SpecCluster._instances) - before)
         raise
-    if failed is not None:  # the signal was ignored, or handled without stopping: the start's own failure
-        raise failed
-    return cluster
 
 
 def _close_quietly(clusters) -> None:

@@ -773,10 +773,10 @@ def classical_config(**kw) -> TimelineConfig:
     ``kw`` are :class:`TimelineConfig` fields: the solve time is ``n_steps x compute_s``, the interval ``tau`` is
     ``ckpt_period_s`` (a checkpoint at the first step boundary ``tau`` or more after the last checkpoint or restart,
     so a segment is ``ceil(tau / T_comp)`` steps: see :func:`classical_segment_s`; default: the exact optimum of
-    :func:`spare_mc.closed_forms.daly_optimal_interval`, rounded to the best whole number of steps), ``save_s`` is ``delta``, ``restart_s + load_s`` is ``R`` and
-    ``mtbf_s`` is ``M``. ``n_groups`` does not matter (default 2, which leaves the most room for the wall-clock
-    cap on the integer clock): every failure wipes out at once. A rule given
-    with another value than the classical one is an error naming it.
+    :func:`spare_mc.closed_forms.daly_optimal_interval`, rounded to the best whole number of steps), ``save_s``
+    is ``delta``, ``restart_s + load_s`` is ``R`` and ``mtbf_s`` is ``M``. ``n_groups`` does not matter (default
+    2, which leaves the most room for the wall-clock cap on the integer clock): every failure wipes out at once. A
+    rule given with another value than the classical one is an error naming it.
 
     Examples
     --------

@@ -414,7 +414,8 @@ def test_a_full_disk_names_the_file_and_the_sweep_resumes(tmp_path, reference, m
 
     def full_disk(fd):
         name = os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))  # the temporary: .<target>.<random>.tmp
-        if name.startswith(".out.nc." if fail_on == "dataset" else ".p") and (fail_on == "dataset" or len(written) >= 3):
+        started = fail_on == "dataset" or len(written) >= 3
+        if name.startswith(".out.nc." if fail_on == "dataset" else ".p") and started:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         if name.startswith(".p"):
             written.append(name)
@@ -522,7 +523,10 @@ def test_a_signal_while_the_local_cluster_starts_stops_the_sweep(tmp_path, sig, 
     assert proc.returncode == code and "Traceback" not in err, err[-2000:]
     assert err.strip().splitlines()[-1].startswith(f"spare-mc: {word}"), err
     assert not out.exists()
-    time.sleep(1.0)  # the workers and the fork server end with their parent
+    for _ in range(600):  # the workers and the fork server end with their parent
+        if not _live_members(proc.pid):
+            break
+        time.sleep(0.05)
     assert not _live_members(proc.pid)
 
 
@@ -551,7 +555,12 @@ def test_ctrl_c_while_the_console_script_loads_is_one_line():
     proc = subprocess.Popen([script, "mu", "--n-groups", "100", "--r", "3"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(0.3)  # past the interpreter's start, inside the imports (about a second)
+    for _ in range(2000):  # until numpy's core is loaded: spare_mc._loading has run, the imports are under way
+        with open(f"/proc/{proc.pid}/maps") as fh:
+            if "_multiarray_umath" in fh.read():
+                break
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.002)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and err == "spare-mc: interrupted\n" and out == "", (proc.returncode, err)
