@@ -646,7 +646,7 @@ def _run_ttt_classical(args) -> dict:
     mean, se = est.mean * cfg.t0_s, est.se * cfg.t0_s
     z = (mean - exact) / se if se > 0 else math.nan
     solve = cfg.n_steps * cfg.compute_s
-    restart = cfg.restart_s + cfg.load_s  # Daly's R: the whole restart, its checkpoint load included
+    restart = cfg.remote_restart  # Daly's R: the whole restart, its checkpoint load included
     tau_opt, e_opt = daly_optimal_interval(solve, cfg.save_s, restart, cfg.mtbf_s)
     at = {"exact_optimum": tau_opt, "young": ckpt_period_young(cfg.save_s, cfg.mtbf_s),
           "daly_higher_order": ckpt_period_daly(cfg.save_s, cfg.mtbf_s)}

@@ -468,6 +468,13 @@ class TimelineConfig:
         return self.restart_s * (self.n_groups / self.restart_ref_groups) ** RESTART_GROWTH[self.restart_growth]
 
     @property
+    def remote_restart(self) -> float:
+        """A global restart that reloads the last checkpoint from remote storage, in seconds: :attr:`restart` plus
+        ``load_s``. The ``T_r`` of the theory period (:func:`theory_costs`), of the dynamic ``hazard`` policy and
+        of the classical model's ``R``."""
+        return self.restart + self.load_s
+
+    @property
     def t0_s(self) -> float:
         """``T0 = n_steps (T_comp + T_a)``: failure-free, redundancy-free time to train."""
         return self.n_steps * (self.compute_s + self.allreduce)
@@ -800,7 +807,7 @@ def _best_classical_period(cfg: TimelineConfig) -> float:
     """The interval of whole steps ``k T_comp`` with the least exact expected time: ``k`` walks from the step count
     nearest the exact optimum of :func:`spare_mc.closed_forms.daly_optimal_interval` while the value improves."""
     c = cfg.compute_s
-    tau = daly_optimal_interval(cfg.n_steps * c, cfg.save_s, cfg.restart_s + cfg.load_s, cfg.mtbf_s)[0]
+    tau = daly_optimal_interval(cfg.n_steps * c, cfg.save_s, cfg.remote_restart, cfg.mtbf_s)[0]
 
     def value(k):
         return classical_expected_ttt_s(dataclasses.replace(cfg, ckpt_period_s=k * c))
@@ -922,7 +929,7 @@ def theory_costs(cfg: TimelineConfig) -> tuple[float, float, float]:
     and the theory's availability (:func:`spare_mc.theory_ttt`) both take them from here, so that they describe
     the same checkpointing."""
     tf = mean_wipeout_index(cfg) * cfg.mtbf_s
-    ts, tr = cfg.save_s, cfg.restart + cfg.load_s
+    ts, tr = cfg.save_s, cfg.remote_restart
     # an asynchronous remote save costs the compute its slowdown takes (when steps run all through it)
     remote = cfg.save_s * (1.0 - 1.0 / cfg.async_slowdown) if cfg.ckpt_async else cfg.save_s
     if cfg.memory_copies > 0:  # the mean cost of a checkpoint: k - 1 to memory, then one remote (after its copy
@@ -1168,7 +1175,7 @@ def _kernel_params(cfg: TimelineConfig):
         PF[_tk.PF_SHAPE] = cfg.shape
         PF[_tk.PF_FACTOR] = cfg.ckpt_period_factor
         PF[_tk.PF_SAVE_S] = cfg.save_s
-        PF[_tk.PF_RESTART_S] = cfg.restart + cfg.load_s  # T_r as the periodic theory has it: with the load
+        PF[_tk.PF_RESTART_S] = cfg.remote_restart  # T_r as the periodic theory has it: with the load
     if cfg.repair == "lognormal":  # mean repair_s: mu = log(mean) - sigma^2 / 2, in log-seconds
         PF[_tk.PF_REPAIR_SIGMA] = cfg.repair_sd
         PF[_tk.PF_REPAIR_MU] = math.log(cfg.repair_s) - cfg.repair_sd ** 2 / 2
