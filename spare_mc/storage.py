@@ -20,6 +20,7 @@ Guarantees
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -311,6 +312,18 @@ class SweepWriteError(OSError):
     are kept, and a rerun resumes from them."""
 
 
+@contextlib.contextmanager
+def sweep_writing(path):
+    """The operating system's refusals inside as :class:`SweepWriteError` naming their file (``path`` if they name
+    none); an error raised with a message of its own (no ``strerror``) passes as it is."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.strerror is None:
+            raise
+        raise SweepWriteError(exc.errno, exc.strerror, exc.filename or os.fspath(path)) from exc
+
+
 class PartsStore:
     """The finished tasks of one sweep (``<out>.parts/<digest>/<task key>.npz``), locked while in use.
 
@@ -379,12 +392,8 @@ class PartsStore:
             with open(tmp, "wb") as fh:
                 np.savez(fh, __meta__=np.array(meta), **result)
 
-        try:
+        with sweep_writing(self.path(key)):
             _atomic_write(self.path(key), write)
-        except OSError as exc:
-            if exc.strerror is None:  # raised with a message of its own
-                raise
-            raise SweepWriteError(exc.errno, exc.strerror, exc.filename or self.path(key)) from exc
 
     def load(self, key: str, rep_range: tuple, check=None, *, params):
         """The task's results, or ``None`` if it is missing, or was rejected (moved aside, with a warning): a part

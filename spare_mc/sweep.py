@@ -69,10 +69,10 @@ from .storage import (
     QUANTITIES,
     CorruptDataset,
     PartsStore,
-    SweepWriteError,
     check_regular_target,
     open_dataset,
     summarize,
+    sweep_writing,
     write_dataset,
 )
 from .timeline import TimelineConfig, applicable
@@ -658,12 +658,8 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
             _run_on_dask(spec, todo, store, results, scheduler, workers, lenient,
                          lambda: say.update(len(results), len(tasks)))
         say.done()
-        try:
+        with sweep_writing(out):  # every task is on disk: a rerun only assembles them
             ds = write_dataset(_assemble(spec, results), out)
-        except OSError as exc:  # every task is on disk: a rerun only assembles them
-            if exc.strerror is None:  # raised with a message of its own
-                raise
-            raise SweepWriteError(exc.errno, exc.strerror, exc.filename or os.fspath(out)) from exc
     return ds
 
 
