@@ -290,7 +290,6 @@ class SensitivityRow:
         return d
 
 
-
 @dataclass(frozen=True, eq=False)
 class SensitivityResult:
     """Outcome of :func:`sensitivity`: the baseline row and each variant's rows per ``N``."""
