@@ -58,9 +58,17 @@ class MCEstimate:
     def __post_init__(self):
         if self.support not in SUPPORTS:
             raise UsageValueError(f"`support` must be one of {list(SUPPORTS)}, got {self.support!r}")
-        # checked when the estimate is made, not when its interval is first read
-        object.__setattr__(self, "level", as_float(self.level, "level", positive=True, max_value=1.0,
-                                                   max_inclusive=False))
+        # checked when the estimate is made, not when its interval is first read: an estimate built by hand with a
+        # negative se or n = 0 would give a reversed interval, or a comparison called consistent on a NaN interval
+        object.__setattr__(self, "n", as_int(self.n, "n", min_value=0))
+        object.__setattr__(self, "mean", _real_or_nan(self.mean, "mean"))
+        for name in ("se", "sd"):
+            v = _real_or_nan(getattr(self, name), name)
+            if v < 0:
+                raise UsageValueError(f"`{name}` must be >= 0 (or NaN: unknown), got {name}={v:g}")
+            object.__setattr__(self, name, v)
+        object.__setattr__(self, "censored", as_int(self.censored, "censored", min_value=0, max_value=self.n))
+        object.__setattr__(self, "level", _level(self.level))
 
     @property
     def ci(self) -> tuple[float, float]:
@@ -77,8 +85,8 @@ class MCEstimate:
         quantities): the log-scale interval of ``1 - mean``, so the interval stays below 1. For large ``n`` all of
         them agree to first order. A mean on the boundary of the support with ``se = 0`` gives the point interval.
         """
-        level = as_float(level, "level", positive=True, max_value=1.0, max_inclusive=False)
-        if self.n < 2 or not math.isfinite(self.se):
+        level = _level(level)
+        if self.n < 2 or not math.isfinite(self.se) or not math.isfinite(self.mean):
             return (math.nan, math.nan)
         t = float(_st.t.ppf(0.5 + level / 2, self.n - 1))
         m, se = self.mean, self.se
@@ -109,6 +117,23 @@ class MCEstimate:
         return d
 
 
+def _level(level) -> float:
+    """A confidence level in (0, 1) whose two-sided quantile ``(1 + level) / 2`` is below 1 in floating point (above
+    ``1 - 2.2e-16`` it rounds to 1 and the interval is infinite or NaN)."""
+    level = as_float(level, "level", positive=True, max_value=1.0, max_inclusive=False)
+    if 0.5 + level / 2 >= 1.0:
+        raise UsageValueError(f"`level` must be below 1 - 2.2e-16 (the quantile (1 + level)/2 rounds to 1 above "
+                              f"it), got level={level!r}")
+    return level
+
+
+def _real_or_nan(value, name: str) -> float:
+    """A real number (NaN allowed: unknown) as a float, or a ``UsageTypeError``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise UsageTypeError(f"`{name}` must be a real number, got {value!r} of type {type(value).__name__}")
+    return float(value)
+
+
 #: Where each support's values must lie, up to rounding (:data:`_SUPPORT_TOL`): (low, high).
 _SUPPORT_RANGE = {"real": (-math.inf, math.inf), "nonnegative": (0.0, math.inf), "unit": (0.0, 1.0),
                   "at_most_one": (-math.inf, 1.0)}
@@ -124,6 +149,22 @@ def _real_values(values, name: str) -> np.ndarray:
         raise UsageTypeError(f"`{name}` must be an array of real numbers, got {type(values).__name__} of dtype "
                              f"{x.dtype}")
     return x.astype(np.float64)
+
+
+#: Beyond this magnitude a sum or a square of values can overflow: :func:`_mean_sd` scales them first.
+_BIG = 1e150
+
+
+def _mean_sd(x: np.ndarray) -> tuple[float, float]:
+    """Mean and ``ddof=1`` standard deviation of finite values; values beyond :data:`_BIG` in magnitude are scaled
+    by the largest first, so that finite values give a finite mean (1e308 twice: a sum of inf otherwise). The sd
+    can still exceed the largest float (then inf)."""
+    scale = float(np.max(np.abs(x)))
+    if scale <= _BIG:
+        return float(x.mean()), float(x.std(ddof=1))
+    xs = x / scale
+    with np.errstate(over="ignore"):
+        return float(xs.mean()) * scale, float(np.float64(xs.std(ddof=1)) * scale)
 
 
 def estimate_mean(values, name: str = "value", level: float = 0.95, *, support: str = "real",
@@ -144,8 +185,8 @@ def estimate_mean(values, name: str = "value", level: float = 0.95, *, support: 
         raise UsageValueError(f"`values` must lie in [{lo:g}, {hi:g}] for support={support!r}, got "
                               f"{x[out[0]]:g} at index {out[0]}")
     censored = as_int(censored, "censored", min_value=0, max_value=x.size)
-    sd = float(x.std(ddof=1))
-    return MCEstimate(name, float(x.mean()), sd / math.sqrt(x.size), sd, int(x.size), level, support, censored)
+    mean, sd = _mean_sd(x)
+    return MCEstimate(name, mean, sd / math.sqrt(x.size), sd, int(x.size), level, support, censored)
 
 
 def ratio_estimate(numerators, denominators, name: str = "ratio", level: float = 0.95, *,
@@ -176,8 +217,13 @@ def ratio_estimate(numerators, denominators, name: str = "ratio", level: float =
             raise UsageValueError("`denominators` sum to zero but `numerators` do not: the ratio is undefined")
         return MCEstimate(name, math.nan, math.nan, math.nan, int(x.size), level, support)  # 0 / 0: undefined
     ratio = float(x.sum() / y.sum())
+    support = as_choice(support, "support", SUPPORTS)
+    lo, hi = _SUPPORT_RANGE[support]
+    if not lo - _SUPPORT_TOL <= ratio <= hi + _SUPPORT_TOL:  # the interval would be computed on a scale it misses
+        raise UsageValueError(f"the ratio sum(numerators) / sum(denominators) = {ratio:g} must lie in [{lo:g}, "
+                              f"{hi:g}] for support={support!r}")
     d = x - ratio * y
-    se = float(math.sqrt(np.sum(d * d) / (x.size * (x.size - 1))) / ybar)
+    se = float(math.sqrt(np.sum(d * d) / (x.size * (x.size - 1))) / abs(ybar))  # |mean(Y)|: Y may be negative
     return MCEstimate(name, ratio, se, se * math.sqrt(x.size), int(x.size), level, support)
 
 
@@ -233,6 +279,9 @@ def compare(estimate: MCEstimate, reference: float, *, alpha: float = 1e-3) -> C
     if 1.0 - alpha == 1.0:  # the interval's level 1 - alpha would round to 1
         raise UsageValueError(f"`alpha` must be at least 1.2e-16 (1 - alpha, the interval's level, rounds to 1 "
                               f"below it), got alpha={alpha:g}")
+    if estimate.n < 2 or not math.isfinite(estimate.se) or not math.isfinite(estimate.mean):
+        raise UsageValueError(f"`estimate` must come from at least 2 replications with a finite mean and standard "
+                              f"error, got n={estimate.n}, mean={estimate.mean:g}, se={estimate.se:g}")
     if estimate.se == 0.0:
         z = 0.0 if estimate.mean == reference else math.copysign(math.inf, estimate.mean - reference)
     else:
@@ -265,7 +314,7 @@ def wilson_interval(successes, n, level: float = 0.95):
     """Wilson score interval for a binomial proportion (vectorised over ``successes``, whole numbers in
     ``[0, n]``)."""
     n = as_int(n, "n", min_value=1)
-    level = as_float(level, "level", positive=True, max_value=1.0, max_inclusive=False)
+    level = _level(level)
     k = _successes_iv(successes, n)
     z = _st.norm.ppf(0.5 + level / 2)
     p = k / n
@@ -288,7 +337,7 @@ def clopper_pearson_interval(successes, n, level: float = 0.95):
     for simultaneous (Bonferroni) bands.
     """
     n = as_int(n, "n", min_value=1)
-    level = as_float(level, "level", positive=True, max_value=1.0, max_inclusive=False)
+    level = _level(level)
     k = _successes_iv(successes, n)
     a = (1 - level) / 2
     with np.errstate(invalid="ignore"):

@@ -117,6 +117,22 @@ def test_clopper_pearson_covers_where_wilson_does_not(p):
     (lambda: sm.ratio_estimate([1.0, 2.0], [1j, 2.0]), TypeError, r"`denominators` must be an array of real"),
     (lambda: sm.wilson_interval(True, 10), TypeError, r"of dtype bool"),
     (lambda: sm.clopper_pearson_interval(None, 10), TypeError, r"of dtype object"),
+    # a second QA pass: a ratio off its support gave an interval excluding its mean; a level whose quantile rounds
+    # to 1 gave NaN or infinite intervals; a hand-made estimate with n = 0 compared as consistent, a negative se
+    # gave a reversed interval
+    (lambda: sm.ratio_estimate([2.0, 3.0], [1.0, 1.0], support="unit"), ValueError,
+     r"the ratio sum\(numerators\) / sum\(denominators\) = 2.5 must lie in \[0, 1\] for support='unit'"),
+    (lambda: sm.ratio_estimate([-2.0, -2.1], [1.0, 1.0], support="nonnegative"), ValueError, r"= -2.05 must lie"),
+    (lambda: sm.wilson_interval(5, 10, level=1 - 1e-16), ValueError, r"`level` must be below 1 - 2.2e-16"),
+    (lambda: sm.clopper_pearson_interval(5, 10, level=1 - 1e-16), ValueError, r"`level` must be below"),
+    (lambda: sm.estimate_mean([1.0, 2.0, 3.0], level=1 - 1e-16), ValueError, r"`level` must be below"),
+    (lambda: sm.MCEstimate("x", 1.0, -0.1, 1.0, 10), ValueError, r"`se` must be >= 0 \(or NaN: unknown\)"),
+    (lambda: sm.MCEstimate("x", 1.0, 0.1, 1.0, -5), ValueError, r"`n` must be >= 0"),
+    (lambda: sm.MCEstimate("x", "1", 0.1, 1.0, 10), TypeError, r"`mean` must be a real number"),
+    (lambda: sm.MCEstimate("x", 1.0, 0.1, 1.0, "10"), TypeError, r"`n` must be an integer"),
+    (lambda: sm.compare(sm.MCEstimate("x", 1.0, 0.1, 1.0, 0), 5.0), ValueError,
+     r"`estimate` must come from at least 2 replications"),
+    (lambda: sm.compare(sm.MCEstimate("x", 1.0, float("nan"), float("nan"), 1), 1.0), ValueError, r"n=1"),
 ])
 def test_stats_errors(call, exc, match):
     with pytest.raises(exc, match=match):
@@ -214,3 +230,26 @@ def test_cli_output_into_a_closed_pipe_is_not_an_error(monkeypatch):
         assert main(["overhead", "--n-groups", "100", "--r", "4", "--reps", "50", "--json"]) == 0
     finally:
         out.close()
+
+
+def test_ratio_with_negative_denominators_has_a_positive_se():
+    """The delta-method se divides by |mean(Y)|: negative denominators gave a negative se and a reversed interval
+    (QA pass)."""
+    pos = sm.ratio_estimate([1.0, 2.0, 3.0], [1.0, 2.0, 3.5])
+    neg = sm.ratio_estimate([1.0, 2.0, 3.0], [-1.0, -2.0, -3.5])
+    assert neg.mean == -pos.mean and neg.se == pos.se > 0
+    lo, hi = neg.ci
+    assert lo < neg.mean < hi
+
+
+def test_huge_finite_values_give_a_finite_mean():
+    """1e308 twice summed to inf (mean inf, interval NaN); values beyond 1e150 are scaled first (QA pass). Below
+    that the usual sums are kept, bit for bit."""
+    est = sm.estimate_mean([1e308, 1e308])
+    assert est.mean == 1e308 and est.se == 0.0 and est.ci == (1e308, 1e308)
+    est = sm.estimate_mean([1e200, 3e200], support="nonnegative")
+    assert est.mean == pytest.approx(2e200) and est.sd == pytest.approx(np.sqrt(2) * 1e200)
+    lo, hi = est.ci
+    assert 0 < lo < est.mean < hi < np.inf
+    x = np.array([1.0, 2.5, 4.0])
+    assert sm.estimate_mean(x).mean == float(x.mean()) and sm.estimate_mean(x).sd == float(x.std(ddof=1))
