@@ -222,7 +222,8 @@ def daly_optimal_interval(solve_s: float, save_s: float, restart_s: float, mtbf_
     ``T_s`` the segments should be equal (``e^x`` is convex, so a shorter last segment costs more than spreading it),
     so the exact optimum is ``n`` equal segments of ``T_s / n`` with ``n`` the best of the integers around
     ``T_s / tau*`` (the objective in ``n`` is convex; the search widens until both neighbours are worse).
-    ``R`` only scales the objective: the optimum does not depend on it.
+    ``R`` only scales the objective: the optimum does not depend on it. With ``delta = 0`` (free checkpoints) every
+    extra segment lowers the cost: the result is the limit ``tau -> 0``, ``(0, T_s e^(R/M))``.
 
     Examples
     --------
@@ -236,6 +237,8 @@ def daly_optimal_interval(solve_s: float, save_s: float, restart_s: float, mtbf_
     d = as_float(save_s, "save_s", nonnegative=True)
     r = as_float(restart_s, "restart_s", nonnegative=True)
     m = as_float(mtbf_s, "mtbf_s", positive=True)
+    if d == 0.0:  # free checkpoints: the cost falls with every extra segment (the walk below would not end); the
+        return 0.0, ts * math.exp(r / m)  # infimum is the limit tau -> 0, T_s e^(R/M), approached but not attained
     tau_inf = m * (1.0 + float(np.real(lambertw(-math.exp(-d / m - 1.0), 0))))
 
     def cost(n):

@@ -111,10 +111,22 @@ class Layout:
     def is_wiped(self, dead) -> bool:
         """Whether some type has lost all its holders when the groups in ``dead`` are dead.
 
-        The obviously correct (slow) definition, used as the reference for every fast kernel.
+        The obviously correct (slow) definition, used as the reference for every fast kernel. ``dead`` is a
+        collection of group indices in ``[0, N)`` (repeats allowed); anything else is refused, not wrapped (-1) or
+        truncated (1.7).
         """
+        if isinstance(dead, (str, bytes)) or not hasattr(dead, "__iter__"):
+            raise UsageTypeError(f"`dead` must be a collection of group indices, got {type(dead).__name__}")
+        g = np.asarray(list(dead))
+        if g.size == 0:
+            return False
+        if g.ndim != 1 or g.dtype.kind not in "iu":
+            raise UsageTypeError(f"`dead` must hold integer group indices, got dtype {g.dtype} and shape {g.shape}")
+        if g.min() < 0 or g.max() >= self.n_groups:
+            raise UsageValueError(f"`dead` must lie in [0, N) with N={self.n_groups}, got values in [{g.min()}, "
+                                  f"{g.max()}]")
         dead_mask = np.zeros(self.n_groups, dtype=bool)
-        dead_mask[np.asarray(list(dead), dtype=np.int64)] = True
+        dead_mask[g.astype(np.int64)] = True
         return bool(dead_mask[self.holders].all(axis=1).any())
 
     def max_shared_holders(self) -> int:

@@ -176,3 +176,12 @@ def test_cli_classical_refuses_other_rules(argv, match, capsys):
 def test_cli_step_model_still_needs_strategy_and_n(capsys):
     assert main(["ttt", "--n-groups", "10", "--reps", "10"]) == 2
     assert "`--strategy` is required with --model step" in capsys.readouterr().err
+
+
+def test_free_checkpoints_give_the_limit_of_ever_more_segments():
+    """With save_s = 0 every extra segment lowers the cost; the walk over n did not end (QA pass). The optimum is
+    the limit tau -> 0, T_s e^(R/M), which a million segments approach from above."""
+    tau, best = daly_optimal_interval(3600.0, 0.0, 600.0, 3600.0)
+    assert tau == 0.0 and best == pytest.approx(3600.0 * math.exp(600.0 / 3600.0), rel=1e-15)
+    many = daly_expected_wall_time(3600.0, 3600.0 / 1e6, 0.0, 600.0, 3600.0)
+    assert best < many < best * (1 + 1e-5)

@@ -42,6 +42,21 @@ def test_cyclic_wipeout_is_r_consecutive_dead_groups():
     assert not lay.is_wiped([0, 2, 4, 5, 7, 8])  # runs of length <= 2 only
 
 
+@pytest.mark.parametrize("dead, exc, match", [
+    ([-1, -2], ValueError, r"`dead` must lie in \[0, N\) with N=4, got values in \[-2, -1\]"),  # wrapped before
+    ([0.9, 1.9], TypeError, r"must hold integer group indices, got dtype float64"),  # truncated to 0, 1 before
+    ("01", TypeError, r"`dead` must be a collection of group indices, got str"),  # read as groups 0 and 1 before
+    ([4], ValueError, r"got values in \[4, 4\]"),  # an IndexError before
+    (3, TypeError, r"got int"),
+])
+def test_is_wiped_refuses_what_is_not_a_set_of_groups(dead, exc, match):
+    """The reference definition answered True for wrapped, truncated or character 'groups' (QA pass)."""
+    lay = sm.cyclic(4, 2)
+    with pytest.raises(exc, match=match):
+        lay.is_wiped(dead)
+    assert not lay.is_wiped([]) and lay.is_wiped({0, 1}) and lay.is_wiped(np.array([1, 2], dtype=np.uint8))
+
+
 @pytest.mark.parametrize("ruler", OPTIMAL_GOLOMB_RULERS)
 def test_golomb_table_entries_are_golomb_rulers(ruler):
     diffs = [b - a for a in ruler for b in ruler if b > a]
