@@ -46,7 +46,10 @@ def as_float(value, name: str, *, positive: bool = False, nonnegative: bool = Fa
     """Return ``value`` as a finite float, or raise naming ``name`` and the rule."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise UsageTypeError(f"`{name}` must be a real number, got {value!r} of type {type(value).__name__}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond floating point (2**2000)
+        raise UsageValueError(f"`{name}` must be finite, got an integer of {int(value).bit_length()} bits") from None
     if not math.isfinite(value):
         raise UsageValueError(f"`{name}` must be finite, got {name}={value}")
     if positive and value <= 0:

@@ -43,6 +43,21 @@ __all__ = ["mu_paper", "mu_expansion", "daly_optimal_interval", "mu_rep_paper", 
 R_STAR_OFFSET = np.euler_gamma / math.log(2)
 
 
+#: The range of a duration in the closed forms (seconds; 0 where allowed). The formulas are written so that no
+#: intermediate square or sum overflows (``T_s^2`` and ``T_f + T_r`` at 1e308 gave inf, and an availability of 1 from
+#: NaN); below the lower end their ratios underflow (5e-324 divided by zero).
+_DURATION_RANGE = (1e-150, math.inf)
+
+
+def _duration(value, name: str, *, zero: bool = False) -> float:
+    """``value`` as a duration in :data:`_DURATION_RANGE` (or 0 with ``zero``), or a usage error naming it."""
+    v = as_float(value, name, nonnegative=zero, positive=not zero)
+    if 0 < v < _DURATION_RANGE[0]:
+        raise UsageValueError(f"`{name}` must be {'0 or ' if zero else ''}at least {_DURATION_RANGE[0]:g} s "
+                              f"(below it the formulas underflow), got {name}={v:g}")
+    return v
+
+
 def _nr(n_groups, r):
     n_groups = as_int(n_groups, "n_groups", min_value=1)
     r = as_int(r, "r")
@@ -127,9 +142,9 @@ def _stack_bound_total(n: int, m: int) -> int:
 
 def ckpt_period_young(save_s: float, mtbf_s: float) -> float:
     """Young's first-order optimum ``sqrt(2 T_s M)`` (Young, CACM 1974)."""
-    save_s = as_float(save_s, "save_s", positive=True)
-    mtbf_s = as_float(mtbf_s, "mtbf_s", positive=True)
-    return math.sqrt(2.0 * save_s * mtbf_s)
+    save_s = _duration(save_s, "save_s")
+    mtbf_s = _duration(mtbf_s, "mtbf_s")
+    return math.sqrt(2.0) * math.sqrt(save_s) * math.sqrt(mtbf_s)  # not sqrt(2 T_s M): it overflows at 1e308
 
 
 def ckpt_period_daly(save_s: float, mtbf_s: float) -> float:
@@ -137,12 +152,12 @@ def ckpt_period_daly(save_s: float, mtbf_s: float) -> float:
 
     ``sqrt(2 d M) [1 + (1/3) sqrt(d / (2M)) + (1/9) (d / (2M))] - d`` for ``d < 2M``, else ``M``.
     """
-    d = as_float(save_s, "save_s", positive=True)
-    m = as_float(mtbf_s, "mtbf_s", positive=True)
-    if d >= 2 * m:
+    d = _duration(save_s, "save_s")
+    m = _duration(mtbf_s, "mtbf_s")
+    if d / 2 >= m:
         return m
-    x = d / (2 * m)
-    return math.sqrt(2 * d * m) * (1 + math.sqrt(x) / 3 + x / 9) - d
+    x = d / 2 / m
+    return math.sqrt(2.0) * math.sqrt(d) * math.sqrt(m) * (1 + math.sqrt(x) / 3 + x / 9) - d
 
 
 def daly_expected_wall_time(solve_s: float, interval_s: float, save_s: float, restart_s: float,
@@ -181,11 +196,11 @@ def daly_expected_wall_time(solve_s: float, interval_s: float, save_s: float, re
     >>> round(daly_expected_wall_time(3600.0, 600.0, 0.0, 0.0, 1e12), 3)  # (almost) no failures: the solve time
     3600.0
     """
-    ts = as_float(solve_s, "solve_s", positive=True)
-    tau = as_float(interval_s, "interval_s", positive=True)
-    d = as_float(save_s, "save_s", nonnegative=True)
-    r = as_float(restart_s, "restart_s", nonnegative=True)
-    m = as_float(mtbf_s, "mtbf_s", positive=True)
+    ts = _duration(solve_s, "solve_s")
+    tau = _duration(interval_s, "interval_s")
+    d = _duration(save_s, "save_s", zero=True)
+    r = _duration(restart_s, "restart_s", zero=True)
+    m = _duration(mtbf_s, "mtbf_s")
     ratio = ts / tau
     n = round(ratio)
     if abs(ratio - n) > 1e-9 * max(1.0, ratio):
@@ -233,10 +248,10 @@ def daly_optimal_interval(solve_s: float, save_s: float, restart_s: float, mtbf_
     """
     from scipy.special import lambertw
 
-    ts = as_float(solve_s, "solve_s", positive=True)
-    d = as_float(save_s, "save_s", nonnegative=True)
-    r = as_float(restart_s, "restart_s", nonnegative=True)
-    m = as_float(mtbf_s, "mtbf_s", positive=True)
+    ts = _duration(solve_s, "solve_s")
+    d = _duration(save_s, "save_s", zero=True)
+    r = _duration(restart_s, "restart_s", zero=True)
+    m = _duration(mtbf_s, "mtbf_s")
     if d == 0.0:  # free checkpoints: the cost falls with every extra segment (the walk below would not end); the
         return 0.0, ts * math.exp(r / m)  # infimum is the limit tau -> 0, T_s e^(R/M), approached but not attained
     tau_inf = m * (1.0 + float(np.real(lambertw(-math.exp(-d / m - 1.0), 0))))
@@ -258,8 +273,8 @@ def daly_optimal_interval(solve_s: float, save_s: float, restart_s: float, mtbf_
 
 
 def _avail_iv(save_s, mean_uptime_s, restart_s):
-    return (as_float(save_s, "save_s", positive=True), as_float(mean_uptime_s, "mean_uptime_s", positive=True),
-            as_float(restart_s, "restart_s", nonnegative=True))
+    return (_duration(save_s, "save_s"), _duration(mean_uptime_s, "mean_uptime_s"),
+            _duration(restart_s, "restart_s", zero=True))
 
 
 def availability(ckpt_period_s: float, save_s: float, mean_uptime_s: float, restart_s: float) -> float:
@@ -269,29 +284,29 @@ def availability(ckpt_period_s: float, save_s: float, mean_uptime_s: float, rest
     half a checkpoint period of work is lost per restart.
     """
     ts, tf, tr = _avail_iv(save_s, mean_uptime_s, restart_s)
-    tc = as_float(ckpt_period_s, "ckpt_period_s", positive=True)
+    tc = _duration(ckpt_period_s, "ckpt_period_s")
     if tc <= ts:
         raise UsageValueError(f"`ckpt_period_s` must exceed `save_s`, got {tc} <= {ts}")
-    return tf * (1 - ts / tc) / (tf + tr + tc / 2)
+    return (1 - ts / tc) / (1 + tr / tf + tc / 2 / tf)  # divided through by T_f: no sum overflows
 
 
 def ckpt_period_optimal(save_s: float, mean_uptime_s: float, restart_s: float) -> float:
     """``T_c* = T_s + sqrt(T_s^2 + 2 T_s (T_f + T_r))``, the maximiser of :func:`availability`."""
     ts, tf, tr = _avail_iv(save_s, mean_uptime_s, restart_s)
-    return ts + math.sqrt(ts * ts + 2 * ts * (tf + tr))
+    return ts + 2 * math.sqrt(ts) * math.sqrt(ts / 4 + tf / 2 + tr / 2)  # the same, with no square or sum overflowing
 
 
 def optimal_availability(save_s: float, mean_uptime_s: float, restart_s: float) -> float:
     """``A* = 2 T_s T_f / T_c*^2``."""
     ts, tf, tr = _avail_iv(save_s, mean_uptime_s, restart_s)
     tc = ckpt_period_optimal(ts, tf, tr)
-    return min(1.0, 2 * ts * tf / (tc * tc))  # < 1 exactly; rounding gives 1 + 2e-16 at T_f = 1e300
+    return min(1.0, (2 * ts / tc) * (tf / tc))  # < 1 exactly; rounding gives 1 + 2e-16 at T_f = 1e300
 
 
 def normalized_ttt(n_groups: int, r: int, mtbf_s: float, save_s: float, restart_s: float) -> float:
     """The paper's ``J(r) = S(N, r) / A*(mu(N, r) m)`` with ``S`` the :func:`overhead_lower_bound`."""
     n_groups, r = _nr(n_groups, r)
-    mtbf_s = as_float(mtbf_s, "mtbf_s", positive=True)
+    mtbf_s = _duration(mtbf_s, "mtbf_s")
     mu = mu_paper(n_groups, r)
     return overhead_lower_bound(n_groups, r, mu) / optimal_availability(save_s, mu * mtbf_s, restart_s)
 

@@ -123,6 +123,9 @@ def paper_allreduce_s(n_groups: int) -> float:
 #: Largest value of any duration parameter, in seconds (about 32 years): larger values are unit mistakes, and every
 #: duration must fit the integer-microsecond clock with room to add them up.
 MAX_DURATION_S = 1e9
+#: Largest system MTBF: a failure-free run (the test of a saturating clock runs 1e300); 1e308 overflowed the mean
+#: uptime of the theory.
+MAX_MTBF_S = 1e300
 #: Largest jitter standard deviation (exclusive): see :func:`_timeline_config_iv`.
 MAX_JITTER_SD = 0.2
 #: The wall clock of a run never passes ``2^59`` microseconds (about 18,000 years): the cap is checked against it,
@@ -712,7 +715,10 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
             rule = ("at least 1 microsecond (1e-06 s)" if name in ("compute_s", "restart_s", "save_s") else
                     "0 or at least 1 microsecond (1e-06 s)")  # the first three must be > 0 (checked above)
             raise UsageValueError(f"`{name}` must be {rule}, got {name}={v:g}")
-    out["mtbf_s"] = as_float(cfg.mtbf_s, "mtbf_s", positive=True)
+    out["mtbf_s"] = as_float(cfg.mtbf_s, "mtbf_s", positive=True, max_value=MAX_MTBF_S,
+                             why="beyond it the theory's mean uptime overflows")
+    if out["mtbf_s"] < 1e-6:  # 5e-324 overflowed a conversion to the clock; a run at 1e-6 is already all failures
+        raise UsageValueError(f"`mtbf_s` must be at least 1 microsecond (1e-06 s), got mtbf_s={out['mtbf_s']:g}")
     out["shape"] = _shape_iv(cfg.shape)
     out["ckpt_period_factor"] = f = as_float(cfg.ckpt_period_factor, "ckpt_period_factor", positive=True,
                                              max_value=1e6)

@@ -27,7 +27,7 @@ def test_expansion_beats_paper_form_and_converges(r):
 
 
 def test_rounding_keeps_availabilities_in_the_unit_interval():
-    assert sm.optimal_availability(60, 1e300, 3600) == 1.0
+    assert 1.0 - 1e-15 < sm.optimal_availability(60, 1e300, 3600) <= 1.0  # 1 - 1e-149 exactly
     run = sm.simulate_ttt(sm.TimelineConfig("spare", 60, r=3, n_steps=200, restart_ref_groups=1,
                                             restart_growth="quadratic"), 3, rng=0)
     assert all(0.0 <= x.availability <= 1.0 and 0.0 <= x.useful_fraction <= 1.0 for x in run.runs)
@@ -195,3 +195,19 @@ def test_daly_expected_wall_time_bad_input(kw, match):
     args = {**dict(solve_s=100.0, interval_s=10.0, save_s=1.0, restart_s=1.0, mtbf_s=100.0), **kw}
     with pytest.raises((sm.UsageValueError, sm.UsageTypeError), match=match):
         daly_expected_wall_time(**args)
+
+
+def test_closed_forms_do_not_overflow_at_the_ends_of_floating_point():
+    """Products and sums of durations near 1e308 overflowed: A* of 1 from NaN, inf for finite periods (QA pass).
+    Scale invariance gives the exact values: A* and A depend only on ratios, the periods scale with the inputs."""
+    a_small = sm.optimal_availability(1.0, 1.0, 0.0)
+    assert sm.optimal_availability(1e160, 1e160, 0.0) == pytest.approx(a_small, rel=1e-14)
+    assert sm.optimal_availability(1e300, 1e300, 0.0) == pytest.approx(a_small, rel=1e-14)
+    assert sm.availability(1e308, 60.0, 1e308, 1e308) == pytest.approx(0.4)  # T_f / (T_f + T_r + T_c / 2), T_s -> 0
+    assert sm.ckpt_period_optimal(1e200, 1e200, 0.0) == pytest.approx(1e200 * (1 + np.sqrt(3)), rel=1e-14)
+    assert sm.ckpt_period_young(1e308, 1e308) == pytest.approx(np.sqrt(2) * 1e308, rel=1e-14)
+    assert np.isfinite(sm.ckpt_period_daly(1e300, 1e308))
+    with pytest.raises(ValueError, match=r"`save_s` must be at least 1e-150 s \(below it the formulas underflow\)"):
+        sm.optimal_availability(1e-200, 1e-200, 0.0)  # a ZeroDivisionError before
+    with pytest.raises(ValueError, match=r"`mtbf_s` must be at least 1e-150 s"):
+        sm.normalized_ttt(600, 9, 5e-324, 60.0, 600.0)

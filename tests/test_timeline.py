@@ -349,6 +349,11 @@ def test_paper_allreduce_model():
     (dict(strategy="spare", n_groups=10, r=11), ValueError, r"`r` must be <= 10"),
     (dict(strategy="spare", n_groups=1, r=1), ValueError, r"`n_groups` must be >= 2"),
     (dict(strategy="spare", n_groups=10, r=2, mtbf_s=0.0), ValueError, r"`mtbf_s` must be > 0"),
+    # accepted before, then an OverflowError deep in a run (5e-324) or a message about `mean_uptime_s` (1e308)
+    (dict(strategy="spare", n_groups=10, r=2, mtbf_s=5e-324), ValueError, r"`mtbf_s` must be at least 1 microsecond"),
+    (dict(strategy="spare", n_groups=10, r=2, mtbf_s=1e308), ValueError, r"`mtbf_s` must be <= 1e\+300"),
+    (dict(strategy="spare", n_groups=10, r=2, mtbf_s=2**2000), ValueError, r"`mtbf_s` must be finite, got an integer "
+                                                                            r"of 2001 bits"),
     (dict(strategy="spare", n_groups=10, r=2, jitter_sd=0.7), ValueError, r"`jitter_sd` must be < 0.2"),
     (dict(strategy="spare", n_groups=10, r=2, jitter_sd=-0.1), ValueError, r"`jitter_sd` must be >= 0"),
     (dict(strategy="spare", n_groups=10, r=2, ckpt_period_s=-5.0), ValueError, r"`ckpt_period_s` must be > 0"),
