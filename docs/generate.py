@@ -58,14 +58,24 @@ def page_options() -> str:
     t0 = time.perf_counter()
     out = ["## Time-to-train settings (`TimelineConfig`)\n",
            "Each field is a keyword of `spare_mc.TimelineConfig`, a parameter of a `ttt` sweep and (where a flag is "
-           "shown) a flag of `spare-mc ttt` and `spare-mc reproduce`. Defaults are the paper's stated values "
+           "shown) a flag of `spare-mc ttt`, and of `spare-mc reproduce` too unless marked (ttt only). Defaults are "
+           "the paper's stated values "
            "(`spare_mc/data/paper.json`) and, for the modelling choices the paper leaves open, the plainest reading. "
            "An option that only concerns some strategies (column 'for') must stay at its default for the others "
            "(an error otherwise; a sweep over strategies ignores it where it does not apply).\n",
            "| field | flag | default | for | meaning |", "|---|---|---|---|---|"]
+    subs = next(a for a in _build_parser()._actions if a.choices and "ttt" in a.choices).choices
+
+    def flags_of(command, name):  # read off the parser: a field's own flag, or its --no- switch
+        return [o for a in subs[command]._actions if a.dest in (name, f"no_{name}") for o in a.option_strings
+                if o.startswith("--")]
+
     for f in fields(sm.TimelineConfig):
         default = "required" if f.default is MISSING else f"`{f.default!r}`"
-        flag = f"`--{f.name.replace('_', '-')}`" if f.metadata.get("cli") else ""
+        ttt_flags = flags_of("ttt", f.name)
+        flag = ", ".join(f"`{o}`" for o in ttt_flags)
+        if ttt_flags and not flags_of("reproduce", f.name):
+            flag += " (ttt only)"
         who = ", ".join(f.metadata.get("strategies") or ()) or "all"
         out.append(f"| `{f.name}` | {flag} | {default} | {who} | {f.metadata['help']} |")
     out += ["", "## Failure models (sweeps and the command line)\n",
