@@ -1626,7 +1626,8 @@ def _emit(args, out) -> None:
             print("datasets: " + ", ".join(out["datasets"].values()))
             print("figures:  " + ", ".join(out["figures"]))
             if "phase_map" in out:
-                print(f"phase map: {out['phase_map']} (spare-mc reproduce --table phase prints it)")
+                print(f"phase map: {out['phase_map']} (spare-mc reproduce --table phase --quick recomputes and prints it "
+                      f"in ~10 s)")
             print(f"main table: {out['main_table']} ({out['elapsed_s']:.0f} s in all)")
         _print_main_table(out)
     elif args.command == "compare":
