@@ -339,12 +339,16 @@ def failure_model_from_dict(d: dict):
     kind = d.pop("model")
     classes = {"uniform_order": UniformOrder, "system_renewal": SystemRenewal, "per_gpu": PerGPU,
                "domains": DomainFailures}
-    if kind not in classes:
+    if not isinstance(kind, str) or kind not in classes:
         raise UsageValueError(f"unknown failure model {kind!r}; expected one of {sorted(classes)}")
     params = inspect.signature(classes[kind]).parameters.values()
-    known = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    named = [p for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     if not any(p.kind == p.VAR_KEYWORD for p in params):
-        reject_unknown(d, known, f"failure model {kind!r}")
+        reject_unknown(d, {p.name for p in named}, f"failure model {kind!r}")
+    missing = [p.name for p in named if p.default is p.empty and p.name not in d]
+    if missing:  # the constructor's own TypeError names no dict
+        raise UsageValueError(f"failure model {kind!r} needs {', '.join(repr(m) for m in missing)}, missing from "
+                              f"{dict(model=kind, **d)!r}")
     if kind == "domains" and d.get("background") is not None:
         d["background"] = failure_model_from_dict(d["background"])
     return classes[kind](**d)

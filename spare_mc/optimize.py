@@ -17,14 +17,14 @@ Theory (no simulation): ``J(r) = S / A*(T_f)`` with ``A* = 2 T_s T_f / T_c*^2`` 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 
 import numpy as np
 
 from ._provenance import SCHEMA_VERSION
 from ._resources import ResourceLimitError
 from ._seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, warn_old_access
-from ._validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
+from ._validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int, reject_unknown
 from .closed_forms import availability, normalized_ttt, r_star
 from .paper import paper_row, paper_setting
 from .reorder import exact_stack_bound_sum
@@ -200,7 +200,9 @@ def _ns_iv(values, name: str, min_value: int = 4) -> tuple[int, ...]:
 def _base_iv(base) -> dict:
     if base is not None and not isinstance(base, dict):
         raise UsageTypeError(f"`base` must be a dict of TimelineConfig fields or None, got {type(base).__name__}")
-    return dict(base or {})
+    base = dict(base or {})
+    reject_unknown(base, {f.name for f in fields(TimelineConfig)}, "`base` (TimelineConfig fields)")
+    return base
 
 
 def _r_values(strategy, n, r_range):

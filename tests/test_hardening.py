@@ -749,6 +749,12 @@ def _qa_cases():
          r"unknown keys \['foo'\] in a Topology dict; expected some of \['gpus_per_node'"),
         (lambda: failure_model_from_dict({"model": "per_gpu", "gpu_mtbf_s": 1e6, "bogus": 1}), ValueError,
          r"unknown keys \['bogus'\] in failure model 'per_gpu'"),
+        # a second QA pass: the constructor's TypeError, an unhashable model name, a dataclass TypeError
+        (lambda: failure_model_from_dict({"model": "per_gpu"}), ValueError,
+         r"failure model 'per_gpu' needs 'gpu_mtbf_s', missing from \{'model': 'per_gpu'\}"),
+        (lambda: failure_model_from_dict({"model": ["x"]}), ValueError, r"unknown failure model \['x'\]"),
+        (lambda: sm.optimize_strategy("spare", 20, base={"n_step": 100}), ValueError,
+         r"unknown keys \['n_step'\] in `base` \(TimelineConfig fields\) \(did you mean 'n_steps'\?\)"),
         (lambda: sm.Topology(100_000_000_000, 8).domain_groups("rack"), ResourceLimitError,
          r"the rack domains of a topology of 100,000,000,000 GPUs would need about"),
         (lambda: replay_log(log(), sm.cyclic(32, 2), r=5), ValueError,
