@@ -97,7 +97,7 @@ def mu_rep_paper(n_groups: int, r: int) -> float:
 
 def stack_lower_bound(n_groups: int, k):
     """``c(k) = ceil(N / (N - k))``: the least stack number with ``k`` dead groups (``0 <= k < N``)."""
-    n_groups = as_int(n_groups, "n_groups", min_value=1)
+    n_groups = as_int(n_groups, "n_groups", min_value=1, max_value=1 << 62)  # the arithmetic is in int64
     k_arr = np.asarray(k)
     if k_arr.size == 0 and k_arr.dtype.kind in "biuf":  # [] is float64 to numpy: no k, no bound
         return np.empty(k_arr.shape, np.int64)
@@ -105,6 +105,7 @@ def stack_lower_bound(n_groups: int, k):
         raise UsageTypeError(f"`k` must be integer, got dtype {k_arr.dtype}")
     if np.any(k_arr < 0) or np.any(k_arr >= n_groups):
         raise UsageValueError(f"`k` must satisfy 0 <= k < N={n_groups}")
+    k_arr = k_arr.astype(np.int64)  # uint64 or int8 k: numpy 2 refuses -N (or N) in their own dtype
     out = -(-n_groups // (n_groups - k_arr))
     return int(out) if out.ndim == 0 else out
 

@@ -178,6 +178,9 @@ def _kind_iv(kind, offsets, h: np.ndarray):
         if isinstance(offsets, (str, bytes)) or not hasattr(offsets, "__len__") or len(offsets) != r:
             raise UsageValueError(f"`offsets` must be a sequence of r={r} integers, got {offsets!r}")
         want = tuple(as_int(x, "offsets") for x in offsets)
+        if want[0] != 0 or any(b <= a for a, b in zip(want, want[1:])) or want[-1] >= n:  # as cyclic_offsets: else
+            raise UsageValueError(f"`offsets` must satisfy 0 = s_0 < s_1 < ... < s_(r-1) < N={n}, got "  # no round
+                                  f"{list(want)}")  # trip through to_dict (offsets (0, 5) at N = 4 was accepted)
     j = np.arange(n, dtype=np.int64)
     if any(not np.array_equal(h[:, l], (j - s) % n) for l, s in enumerate(want)):  # a column at a time: O(N) memory
         raise UsageValueError(f"`holders` is not the cyclic table of offsets {list(want)} (holders[j, l] = (j - s_l) "

@@ -211,3 +211,11 @@ def test_closed_forms_do_not_overflow_at_the_ends_of_floating_point():
         sm.optimal_availability(1e-200, 1e-200, 0.0)  # a ZeroDivisionError before
     with pytest.raises(ValueError, match=r"`mtbf_s` must be at least 1e-150 s"):
         sm.normalized_ttt(600, 9, 5e-324, 60.0, 600.0)
+
+
+def test_stack_lower_bound_takes_any_integer_dtype():
+    """uint64 or int8 k raised numpy 2's OverflowError (-N in k's own dtype), N = 2**70 an int64 one (QA pass)."""
+    for dtype in (np.uint64, np.int8, np.uint8, np.int32):
+        assert sm.stack_lower_bound(100, np.array([3, 60], dtype=dtype)).tolist() == [2, 3]
+    with pytest.raises(ValueError, match=r"`n_groups` must be <= 4611686018427387904"):
+        sm.stack_lower_bound(2**70, 5)

@@ -272,8 +272,12 @@ def test_make_layout_placed_names():
 
 @pytest.mark.parametrize("make, match", [
     # a label or offsets that do not describe the table would make to_dict() rebuild another layout (a QA pass)
-    (lambda: sm.Layout(np.array([[0, 2], [1, 0], [2, 1]]), kind="cyclic", offsets=(0, 5)),
-     r"`holders` is not the cyclic table of offsets \[0, 5\]"),
+    (lambda: sm.Layout(np.array([[0, 2], [1, 0], [2, 1]]), kind="cyclic", offsets=(0, 2)),
+     r"`holders` is not the cyclic table of offsets \[0, 2\]"),
+    # offsets off the canonical form were accepted and did not survive to_dict -> cyclic_offsets (QA pass)
+    (lambda: sm.Layout(np.array([[0, 2], [1, 0], [2, 1]]), kind="offsets", offsets=(0, 4)),
+     r"`offsets` must satisfy 0 = s_0 < s_1 < ... < s_\(r-1\) < N=3, got \[0, 4\]"),
+    (lambda: sm.Layout(np.array([[0, 1], [1, 2], [2, 0]]), kind="offsets", offsets=(0, -1)), r"got \[0, -1\]"),
     (lambda: sm.Layout(sm.random_holders(30, 3, rng=1).holders, kind="cyclic"), r"offsets \[0, 1, 2\]"),
     (lambda: sm.Layout(sm.random_holders(30, 3, rng=1).holders, kind="block"), r"not block replication's table"),
     (lambda: sm.Layout(sm.cyclic(6, 2).holders, kind="sidon"), r"a 'sidon' layout needs its `offsets`"),
