@@ -538,7 +538,8 @@ class FailureEvents:
         return len(self.times)
 
     def killed(self, e: int) -> np.ndarray:
-        """Groups killed by event ``e``."""
+        """Groups killed by event ``e`` (``0 <= e < n_events``; -1 gave an empty array, not the last event)."""
+        e = as_int(e, "e", min_value=0, max_value=self.ptr.size - 2)
         return self.groups[self.ptr[e]:self.ptr[e + 1]]
 
 

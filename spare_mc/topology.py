@@ -101,7 +101,14 @@ class Topology:
 
     def groups_of(self, gpus: np.ndarray) -> np.ndarray:
         """The group of each GPU index in ``gpus`` (int64 array): ``g // (G / N)`` placed contiguously, ``g mod N``
-        strided. No array of all GPUs is built (a failure log's GPU events at 60 million GPUs need none)."""
+        strided. No array of all GPUs is built (a failure log's GPU events at 60 million GPUs need none). Indices
+        outside ``[0, G)`` are refused (-1 mapped to group -1 before)."""
+        gpus = np.asarray(gpus)
+        if gpus.dtype.kind not in "iu":
+            raise UsageTypeError(f"`gpus` must hold integer GPU indices, got dtype {gpus.dtype}")
+        if gpus.size and (gpus.min() < 0 or gpus.max() >= self.n_gpus):
+            raise UsageValueError(f"`gpus` must lie in [0, {self.n_gpus}), got values in [{gpus.min()}, {gpus.max()}]")
+        gpus = gpus.astype(np.int64, copy=False)
         return gpus // self.gpus_per_group if self.placement == "contiguous" else gpus % self.n_groups
 
     def domain_groups(self, level) -> tuple[np.ndarray, np.ndarray]:

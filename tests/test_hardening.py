@@ -753,6 +753,11 @@ def _qa_cases():
         (lambda: failure_model_from_dict({"model": "per_gpu"}), ValueError,
          r"failure model 'per_gpu' needs 'gpu_mtbf_s', missing from \{'model': 'per_gpu'\}"),
         (lambda: failure_model_from_dict({"model": ["x"]}), ValueError, r"unknown failure model \['x'\]"),
+        (lambda: sm.sample_events(sm.PerGPU(100.0), sm.Topology(64, 8), rng=0).killed(-1), ValueError,
+         r"`e` must be >= 0, got e=-1"),  # the empty array before
+        (lambda: sm.Topology(64, 8).groups_of(np.array([-1, 3])), ValueError,
+         r"`gpus` must lie in \[0, 64\), got values in \[-1, 3\]"),  # group -1 before
+        (lambda: sm.Topology(64, 8).groups_of([0.5]), TypeError, r"`gpus` must hold integer GPU indices"),
         (lambda: sm.optimize_strategy("spare", 20, base={"n_step": 100}), ValueError,
          r"unknown keys \['n_step'\] in `base` \(TimelineConfig fields\) \(did you mean 'n_steps'\?\)"),
         (lambda: sm.Topology(100_000_000_000, 8).domain_groups("rack"), ResourceLimitError,
