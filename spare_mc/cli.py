@@ -1376,10 +1376,17 @@ def run_calibrate(args) -> dict:
         if not os.path.isdir(parent):
             raise UsageValueError(f"`--preset-out`: the folder {parent} does not exist")
         check_own_json(po, args.force, ("overrides", "fitted"), "preset")
+    base = _config_overrides(args)
+    for opt, values in space.items():  # said with the command line's names (calibrate's own error names `base`)
+        clash = sorted({k for _, over in values for k in over} & set(base))
+        if clash:
+            flags = ", ".join(f"--{k.replace('_', '-')}" for k in clash)
+            raise UsageValueError(f"`{flags}` sets what the calibration fits (option {opt!r}): drop the flag, or "
+                                  f"leave {opt!r} out of `--options`")
     log = (lambda msg: _say(f"... {msg}")) if not args.json else None
     res = calibrate(args.target, fit_n=None if args.fit_n is None else _ints(args.fit_n, "--fit-n"),
                     predict_n=None if args.predict_n is None else _ints(args.predict_n, "--predict-n"),
-                    space=space, base=_config_overrides(args), schedule=schedule, eta=args.eta,
+                    space=space, base=base, schedule=schedule, eta=args.eta,
                     min_keep=args.min_keep, tol_ttt=args.tol_ttt, tol_availability=args.tol_availability,
                     alpha=args.alpha, rng=args.seed, r_ranges=_r_ranges(args), period_factors=pf,
                     out_dir=args.out_dir, scheduler=args.scheduler, workers=args.workers, force=args.force,

@@ -231,6 +231,11 @@ def test_cli_calibrate_smoke(tmp_path, capsys):
     assert main(["calibrate", "--target", str(tmp_path / "missing.json")]) == 2
     assert main(["calibrate", "--target", "paper", "--options", "colour"]) == 2
     assert main(["calibrate", "--target", "paper", "--schedule", "2-4"]) == 2
+    capsys.readouterr()
+    # a flag that sets a fitted option is named as a flag (it was "`base` fixes ['layout'], which `space[...]` fits")
+    assert main(["calibrate", "--target", "paper", "--layout", "sidon"]) == 2
+    assert ("`--layout` sets what the calibration fits (option 'layout'): drop the flag, or leave 'layout' out of "
+            "`--options`") in capsys.readouterr().err
 
 
 def test_a_preset_pins_every_fitted_option_even_at_its_default(capsys):
