@@ -43,17 +43,18 @@ __all__ = ["mu_paper", "mu_expansion", "daly_optimal_interval", "mu_rep_paper", 
 R_STAR_OFFSET = np.euler_gamma / math.log(2)
 
 
-#: The range of a duration in the closed forms (seconds; 0 where allowed). The formulas are written so that no
-#: intermediate square or sum overflows (``T_s^2`` and ``T_f + T_r`` at 1e308 gave inf, and an availability of 1 from
-#: NaN); below the lower end their ratios underflow (5e-324 divided by zero).
-_DURATION_RANGE = (1e-150, math.inf)
+#: The least duration the closed forms take (seconds; 0 where allowed): below it their ratios underflow (5e-324
+#: divided by zero). There is no upper bound: the formulas are written so that no intermediate square or sum
+#: overflows (``T_s^2`` and ``T_f + T_r`` at 1e308 gave inf, and an availability of 1 from NaN).
+_MIN_DURATION_S = 1e-150
 
 
 def _duration(value, name: str, *, zero: bool = False) -> float:
-    """``value`` as a duration in :data:`_DURATION_RANGE` (or 0 with ``zero``), or a usage error naming it."""
+    """``value`` as a finite duration of at least :data:`_MIN_DURATION_S` (or 0 with ``zero``), or a usage error
+    naming it."""
     v = as_float(value, name, nonnegative=zero, positive=not zero)
-    if 0 < v < _DURATION_RANGE[0]:
-        raise UsageValueError(f"`{name}` must be {'0 or ' if zero else ''}at least {_DURATION_RANGE[0]:g} s "
+    if 0 < v < _MIN_DURATION_S:
+        raise UsageValueError(f"`{name}` must be {'0 or ' if zero else ''}at least {_MIN_DURATION_S:g} s "
                               f"(below it the formulas underflow), got {name}={v:g}")
     return v
 
