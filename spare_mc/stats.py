@@ -40,8 +40,9 @@ class MCEstimate:
     support : {"real", "nonnegative", "unit", "at_most_one"}
         Where the quantity lives; the interval respects it (see :meth:`confidence_interval`).
     censored : int
-        Replications that were stopped at a cap and enter the mean at the cap value (0 = none; then the mean is a
-        restricted mean, a lower bound on the uncapped mean).
+        Runs that were stopped at a cap and enter the mean at the cap value (0 = none; then the mean is a
+        restricted mean, a lower bound on the uncapped mean). A paired estimate of two runs per replication counts
+        the capped runs of both, so it may exceed ``n``.
     ci : tuple of float
         The interval at ``level``.
     """
@@ -67,7 +68,8 @@ class MCEstimate:
             if v < 0:
                 raise UsageValueError(f"`{name}` must be >= 0 (or NaN: unknown), got {name}={v:g}")
             object.__setattr__(self, name, v)
-        object.__setattr__(self, "censored", as_int(self.censored, "censored", min_value=0, max_value=self.n))
+        # no upper bound: a paired estimate (a reduction of two strategies' runs) counts the capped runs of both
+        object.__setattr__(self, "censored", as_int(self.censored, "censored", min_value=0))
         object.__setattr__(self, "level", _level(self.level))
 
     @property
