@@ -709,16 +709,15 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
         v = getattr(cfg, name)
         out[name] = None if v is None else as_float(v, name, positive=name == "ckpt_period_s", nonnegative=True,
                                                     max_value=MAX_DURATION_S, why=_CLOCK_WHY)
-    for name in (*_DURATIONS, "allreduce_s"):  # the clock counts microseconds: a shorter duration would be 0
-        v = out[name]
-        if v is not None and 0 < v < 1e-6:
-            rule = ("at least 1 microsecond (1e-06 s)" if name in ("compute_s", "restart_s", "save_s") else
-                    "0 or at least 1 microsecond (1e-06 s)")  # the first three must be > 0 (checked above)
-            raise UsageValueError(f"`{name}` must be {rule}, got {name}={v:g}")
     out["mtbf_s"] = as_float(cfg.mtbf_s, "mtbf_s", positive=True, max_value=MAX_MTBF_S,
                              why="beyond it the theory's mean uptime overflows")
-    if out["mtbf_s"] < 1e-6:  # 5e-324 overflowed a conversion to the clock; a run at 1e-6 is already all failures
-        raise UsageValueError(f"`mtbf_s` must be at least 1 microsecond (1e-06 s), got mtbf_s={out['mtbf_s']:g}")
+    # the clock counts microseconds: a shorter duration would be 0 (an MTBF of 5e-324 overflowed a conversion)
+    for name in (*_DURATIONS, "allreduce_s", "mtbf_s"):
+        v = out[name]
+        if v is not None and 0 < v < 1e-6:
+            rule = ("at least 1 microsecond (1e-06 s)" if name in ("compute_s", "restart_s", "save_s", "mtbf_s") else
+                    "0 or at least 1 microsecond (1e-06 s)")  # the first four must be > 0 (checked above)
+            raise UsageValueError(f"`{name}` must be {rule}, got {name}={v:g}")
     out["shape"] = _shape_iv(cfg.shape)
     out["ckpt_period_factor"] = f = as_float(cfg.ckpt_period_factor, "ckpt_period_factor", positive=True,
                                              max_value=1e6)
