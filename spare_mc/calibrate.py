@@ -234,6 +234,16 @@ def write_preset(result: "CalibrationResult", path, *, name: str = "paper-n600")
 
 
 # ---------------------------------------------------------------------------------------------- the search
+def fitted_clash(space, base) -> tuple | None:
+    """The first option of ``space`` (option -> list of (label, overrides)) whose values set a field that ``base``
+    fixes, as ``(option, sorted fields)``; None if there is none. A fitted option must be free to vary."""
+    for opt, values in space.items():
+        clash = sorted({k for _, over in values for k in over} & set(base))
+        if clash:
+            return opt, clash
+    return None
+
+
 def _space(space):
     space = SEARCH_SPACE if space is None else space
     if not isinstance(space, dict) or not space:
@@ -479,11 +489,9 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
                               f"({clash}): a table is fitted under its own stated inputs")
     base = {**tgt["setting"], **given}
     space = _space(space)
-    for opt, values in space.items():
-        for _, over in values:
-            clash = set(over) & set(base)
-            if clash:
-                raise UsageValueError(f"`base` fixes {sorted(clash)}, which `space[{opt!r}]` fits")
+    clash = fitted_clash(space, base)
+    if clash:
+        raise UsageValueError(f"`base` fixes {clash[1]}, which `space[{clash[0]!r}]` fits")
     rows = {r["n_groups"]: r for r in tgt["rows"]}
     fit_n = tuple(sorted(rows)) if fit_n is None else _check_ns(fit_n, "fit_n")
     missing = [n for n in fit_n if n not in rows]

@@ -1327,7 +1327,7 @@ def _r_ranges(args):
 
 def run_calibrate(args) -> dict:
     """The ``calibrate`` command (:func:`spare_mc.calibrate.calibrate`)."""
-    from .calibrate import DEFAULT_SCHEDULE, SEARCH_SPACE, calibrate, write_preset
+    from .calibrate import DEFAULT_SCHEDULE, SEARCH_SPACE, calibrate, fitted_clash, write_preset
     from .optimize import PERIOD_FACTORS
 
     space = SEARCH_SPACE
@@ -1377,12 +1377,12 @@ def run_calibrate(args) -> dict:
             raise UsageValueError(f"`--preset-out`: the folder {parent} does not exist")
         check_own_json(po, args.force, ("overrides", "fitted"), "preset")
     base = _config_overrides(args)
-    for opt, values in space.items():  # said with the command line's names (calibrate's own error names `base`)
-        clash = sorted({k for _, over in values for k in over} & set(base))
-        if clash:
-            flags = ", ".join(f"--{k.replace('_', '-')}" for k in clash)
-            raise UsageValueError(f"`{flags}` sets what the calibration fits (option {opt!r}): drop the flag, or "
-                                  f"leave {opt!r} out of `--options`")
+    clash = fitted_clash(space, base)  # said with the command line's names (calibrate's own error names `base`)
+    if clash:
+        opt, keys = clash
+        flags = ", ".join(f"--{k.replace('_', '-')}" for k in keys)
+        raise UsageValueError(f"`{flags}` sets what the calibration fits (option {opt!r}): drop the flag, or "
+                              f"leave {opt!r} out of `--options`")
     log = (lambda msg: _say(f"... {msg}")) if not args.json else None
     res = calibrate(args.target, fit_n=None if args.fit_n is None else _ints(args.fit_n, "--fit-n"),
                     predict_n=None if args.predict_n is None else _ints(args.predict_n, "--predict-n"),
