@@ -395,8 +395,8 @@ def effective_training_time(preset: ClusterPreset | None = None, *, reps: int = 
     reps : int
         Replications (>= 2).
     rng : seed, optional
-        Root seed (anything ``np.random.default_rng`` accepts); replication ``i`` uses the stream of
-        :func:`spare_mc.simulate_ttt`, so settings compared under one seed see the same failure traces.
+        Root seed (None, an int >= 0 or a list of them, a SeedSequence or a Generator); replication ``i`` uses the
+        stream of :func:`spare_mc.simulate_ttt`, so settings compared under one seed see the same failure traces.
     **overrides
         :class:`spare_mc.TimelineConfig` fields on top of :meth:`ClusterPreset.timeline_config` (not ``strategy``
         or ``r``).

@@ -1153,7 +1153,9 @@ def synthetic_log(topology: Topology, weibull: dict, duration_s: float, *, repai
         Window length (the log's ``duration_s``).
     repair_s : float, optional
         A constant repair time written in the ``repair_s`` column (default: no such column).
-    rng : anything :func:`numpy.random.default_rng` accepts
+    rng : None, int >= 0, list of them, SeedSequence or Generator
+        The randomness (``None``: fresh entropy). A Generator is used as it is and advanced; numpy's other seed
+        forms (arrays, bit generators, ``RandomState``) are refused with a :class:`UsageTypeError`.
 
     Returns
     -------
@@ -1278,7 +1280,9 @@ def sampled_failure_log(failures, topology: Topology, layout, reps: int, *, r: i
     reps : int
     r : int, optional
         With a layout name.
-    rng : anything :func:`numpy.random.default_rng` accepts
+    rng : None, int >= 0, list of them, SeedSequence or Generator
+        The randomness (``None``: fresh entropy). A Generator is used as it is and advanced; numpy's other seed
+        forms (arrays, bit generators, ``RandomState``) are refused with a :class:`UsageTypeError`.
 
     Returns
     -------

@@ -550,7 +550,9 @@ def sample_events(failures, topology: Topology, *, rng=None) -> FailureEvents:
     ----------
     failures : UniformOrder, SystemRenewal, PerGPU or DomainFailures
     topology : Topology
-    rng : anything :func:`numpy.random.default_rng` accepts
+    rng : None, int >= 0, list of them, SeedSequence or Generator
+        The randomness (``None``: fresh entropy). A Generator is used as it is and advanced; numpy's other seed
+        forms (arrays, bit generators, ``RandomState``) are refused with a :class:`UsageTypeError`.
 
     Returns
     -------

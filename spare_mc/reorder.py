@@ -461,7 +461,9 @@ def overhead_mc(layout, reps: int | None = None, *, n_groups: int | None = None,
         ``log_trials`` is its deprecated alias).
     from_scratch : bool
         Solve every ReCtlr call from an empty assignment (identical results, slower; for checks and benchmarks).
-    rng : anything :func:`numpy.random.default_rng` accepts.
+    rng : None, int >= 0, list of them, SeedSequence or Generator
+        The randomness (``None``: fresh entropy). A Generator is used as it is and advanced; numpy's other seed
+        forms (arrays, bit generators, ``RandomState``) are refused with a :class:`UsageTypeError`.
 
     Returns
     -------

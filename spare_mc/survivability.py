@@ -398,7 +398,9 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
         Draw a new independent-random-holders layout for every replication. Default: True for ``layout="random"`` given
         by name (so that the estimate targets the exact formula, an average over random layouts), False for a
         given :class:`Layout`.
-    rng : anything :func:`numpy.random.default_rng` accepts.
+    rng : None, int >= 0, list of them, SeedSequence or Generator
+        The randomness (``None``: fresh entropy). A Generator is used as it is and advanced; numpy's other seed
+        forms (arrays, bit generators, ``RandomState``) are refused with a :class:`UsageTypeError`.
     method : {"auto", "sequential", "order"}
         How uniform order without replacement is simulated (other failure models are always simulated event by
         event). Every method has the same law of ``T``; they differ in cost and in which draws make a trial.

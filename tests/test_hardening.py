@@ -673,6 +673,27 @@ def test_qa_rng_errors_are_usage_errors():
             sm.random_holders(10, 3, rng=bad)
 
 
+@pytest.mark.parametrize("bad", [(True,), [np.True_], [], (1, -2), np.random.RandomState(0), np.array([1, 2]),
+                                 np.random.PCG64(1)])
+def test_every_entry_point_takes_the_same_seeds(bad):
+    """A bool inside a tuple was a seed to every entry point, and a RandomState, a BitGenerator or an array was one
+    to the generator-based ones (wipe-out, layouts) but not to the SeedSequence-based ones (time to train): both
+    kinds of entry point now take exactly the documented set."""
+    with pytest.raises(sm.UsageTypeError, match=r"`rng` must be None, a non-negative int, a non-empty list"):
+        sm.wipeout_mc("cyclic", 5, n_groups=10, r=2, rng=bad)
+    with pytest.raises(sm.UsageTypeError, match=r"`rng` must be None, a non-negative int, a non-empty list"):
+        sm.simulate_ttt(sm.TimelineConfig("ckpt", 24, n_steps=10), 2, rng=bad)
+
+
+def test_seeds_given_as_a_list_or_a_numpy_int_are_one_seed_everywhere():
+    a = sm.wipeout_mc("cyclic", 50, n_groups=10, r=2, rng=[3, 4])
+    b = sm.wipeout_mc("cyclic", 50, n_groups=10, r=2, rng=(np.int64(3), 4))
+    assert np.array_equal(a.T, b.T)
+    cfg = sm.TimelineConfig("ckpt", 24, n_steps=10)
+    assert np.array_equal(sm.simulate_ttt(cfg, 2, rng=np.uint8(5)).values("ttt_over_t0"),
+                          sm.simulate_ttt(cfg, 2, rng=5).values("ttt_over_t0"))
+
+
 def test_qa_reductions_stay_below_one_and_zero_spread_is_not_testable(tmp_path, capsys):
     est = sm.MCEstimate("ttt_reduction", mean=0.57, se=0.25, sd=0.35, n=2, support="at_most_one")
     lo, hi = est.ci
