@@ -100,3 +100,33 @@ def check_r(r: int, n_groups: int) -> None:
     """The redundancy rule shared by every layout and exact form."""
     if not 1 <= r <= n_groups:
         raise UsageValueError(f"`r` must satisfy 1 <= r <= N, got r={r} with N={n_groups}")
+
+
+_KIND_WORDS = {"f": "real numbers", "iuf": "real numbers", "iu": "integers", "b": "booleans", "biu": "booleans or 0/1"}
+
+
+def as_vector(value, name: str, kinds: str = "iuf", *, size: int | None = None) -> np.ndarray:
+    """``value`` as a 1-d numpy array whose dtype kind is one of ``kinds`` (numpy's letters: ``b`` bool, ``i``/``u``
+    integers, ``f`` floats), not coerced: strings, objects, bools where numbers are expected and 2-d input are
+    refused, where ``np.asarray(value, float)`` would parse ``"3"`` or flatten a table. ``size``: the length it must
+    have. Integer input asked for as real numbers comes back as float64; ``kinds="biu"`` (flags) must be 0/1 and
+    comes back as bool."""
+    try:
+        a = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # ragged nesting
+        raise UsageTypeError(f"`{name}` must be a 1-d array of {_KIND_WORDS.get(kinds, kinds)}: {exc}") from None
+    if a.ndim == 0:
+        raise UsageTypeError(f"`{name}` must be a 1-d array of {_KIND_WORDS.get(kinds, kinds)}, got {value!r}"[:300])
+    if a.ndim != 1:
+        raise UsageValueError(f"`{name}` must be a 1-d array, got shape {a.shape}")
+    if a.size and a.dtype.kind not in kinds:
+        raise UsageTypeError(f"`{name}` must hold {_KIND_WORDS.get(kinds, kinds)}, got dtype {a.dtype}")
+    if size is not None and a.size != size:
+        raise UsageValueError(f"`{name}` must have {size} entries, got {a.size}")
+    if kinds == "biu":
+        if a.size and a.dtype.kind != "b" and not np.all((a == 0) | (a == 1)):
+            raise UsageValueError(f"`{name}` must be booleans or 0/1, got values other than 0 and 1")
+        return a.astype(bool)
+    if "f" in kinds and a.dtype.kind != "f":
+        return a.astype(np.float64)
+    return a

@@ -18,7 +18,7 @@ from scipy import optimize as _opt
 from scipy import special as _sp
 from scipy import stats as _st
 
-from ._validation import UsageValueError, as_choice, as_float
+from ._validation import UsageValueError, as_choice, as_float, as_vector
 
 __all__ = ["CI_METHODS", "LevelFit", "weibull_mle"]
 
@@ -145,11 +145,9 @@ def _profile_cis(data, k, b, cov, level):
 
 
 def _data_iv(lifetimes, censored, weights):
-    x = np.asarray(lifetimes, dtype=np.float64).ravel()
-    c = np.zeros(x.size, bool) if censored is None else np.asarray(censored, dtype=bool).ravel()
-    w = np.ones(x.size) if weights is None else np.asarray(weights, dtype=np.float64).ravel()
-    if c.size != x.size or w.size != x.size:
-        raise UsageValueError(f"`censored` and `weights` must have one entry per lifetime ({x.size})")
+    x = as_vector(lifetimes, "lifetimes")
+    c = np.zeros(x.size, bool) if censored is None else as_vector(censored, "censored", "biu", size=x.size)
+    w = np.ones(x.size) if weights is None else as_vector(weights, "weights", size=x.size)
     if not np.all(np.isfinite(x)) or np.any(x <= 0):
         raise UsageValueError("`lifetimes` must be finite and > 0")
     if not np.all(np.isfinite(w)) or np.any(w < 0):
@@ -259,11 +257,11 @@ def weibull_mle(lifetimes, censored=None, *, weights=None, level: float = 0.95, 
 
     Parameters
     ----------
-    lifetimes : array_like of float
-        Positive lifetimes (s).
-    censored : array_like of bool, optional
+    lifetimes : 1-d array_like of real numbers
+        Positive lifetimes (s). Strings, bools and 2-d input are refused, not converted.
+    censored : 1-d array_like of bool (or 0/1), optional
         True where the lifetime is right-censored (the unit was still alive then). Default: none.
-    weights : array_like of float, optional
+    weights : 1-d array_like of real numbers, optional
         Multiplicity of each entry (e.g. many units never failing, all censored at the window end).
     level : float
     ci : {"wald", "profile"}

@@ -510,6 +510,28 @@ def test_weibull_mle_twins_scipy_uncensored_and_censored():
         weibull_mle([1.0, 0.0, 2.0])
 
 
+@pytest.mark.parametrize("kwargs, err, match", [
+    ({"lifetimes": ["1", "2", "3"]}, TypeError, r"`lifetimes` must hold real numbers, got dtype <U1"),
+    ({"lifetimes": [[1.0, 2.0], [3.0, 4.0]]}, ValueError, r"`lifetimes` must be a 1-d array, got shape \(2, 2\)"),
+    ({"lifetimes": [True, True, False]}, TypeError, r"`lifetimes` must hold real numbers, got dtype bool"),
+    ({"lifetimes": None}, TypeError, r"`lifetimes` must be a 1-d array of real numbers, got None"),
+    ({"censored": ["False"] * 4}, TypeError, r"`censored` must hold booleans or 0/1, got dtype <U5"),
+    ({"censored": [0.5] * 4}, TypeError, r"`censored` must hold booleans or 0/1, got dtype float64"),
+    ({"censored": [0, 2, 0, 0]}, ValueError, r"`censored` must be booleans or 0/1"),
+    ({"censored": [False, True]}, ValueError, r"`censored` must have 4 entries, got 2"),
+    ({"weights": ["1"] * 4}, TypeError, r"`weights` must hold real numbers"),
+])
+def test_weibull_mle_refuses_what_it_used_to_coerce(kwargs, err, match):
+    """Strings were parsed as numbers, a table was flattened and any censoring flag was truthiness ("False" and 0.5
+    meant censored): each is now a usage error naming the argument."""
+    args = {"lifetimes": [1.0, 2.0, 3.0, 4.0], **kwargs}
+    with pytest.raises(err, match=match):
+        weibull_mle(args.pop("lifetimes"), **args)
+    # 0/1 flags and integer lifetimes are what they say
+    assert weibull_mle([1, 2, 3, 4], [0, 0, 0, 1]).shape == weibull_mle([1.0, 2.0, 3.0, 4.0],
+                                                                        [False, False, False, True]).shape
+
+
 def test_profile_intervals_solve_the_likelihood_ratio_equation_with_scipy():
     """Twin: at each end of the profile interval of the shape, scipy's maximised log-likelihood with the shape fixed
     (``weibull_min.fit(..., f0=k)``) is the maximum minus chi2_1(0.95) / 2; the Wald and profile intervals agree
