@@ -50,7 +50,7 @@ from .closed_forms import stack_lower_bound
 from .exact import exact_wipeout
 from .failures import UniformOrder, sample_events
 from .layouts import Layout
-from .stats import MCEstimate, estimate_mean, ratio_estimate
+from .stats import MCEstimate, estimate_mean, one_run_estimate, ratio_estimate
 from .survivability import _reps_alias, _wipeout_iv
 
 __all__ = ["ReCtlr", "ReCtlrStep", "OverheadResult", "overhead_mc", "exact_stack_bound_sum", "StackBoundSum"]
@@ -351,12 +351,16 @@ class OverheadResult:
         Per-replication means use the t interval; per-epoch and per-call quantities are ratios of
         per-replication sums (``sum num / sum den``) whose standard error is the delta method over replications
         (events of one replication are dependent, replications are independent). Intervals respect the support
-        (rates in [0, 1], everything else non-negative; see :meth:`MCEstimate.confidence_interval`).
+        (rates in [0, 1], everything else non-negative; see :meth:`MCEstimate.confidence_interval`). From a
+        single replication: the value with NaN standard error and interval, as :meth:`TTTResult.estimate`.
         """
         if name not in ESTIMATORS:
             raise UsageValueError(f"`name` must be one of {sorted(ESTIMATORS)}, got {name!r}")
         num, den, _ = ESTIMATORS[name]
         support = "unit" if name.endswith("_rate") else "nonnegative"
+        if self.reps < 2:
+            return one_run_estimate(name, self._column(num), level, support,
+                                    denominators=None if den is None else self._column(den))
         if den is None:
             return estimate_mean(self._column(num), name=name, level=level, support=support)
         return ratio_estimate(self._column(num), self._column(den), name=name, level=level, support=support)

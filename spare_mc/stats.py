@@ -169,6 +169,20 @@ def _mean_sd(x: np.ndarray) -> tuple[float, float]:
         return float(xs.mean()) * scale, float(np.float64(xs.std(ddof=1)) * scale)
 
 
+def one_run_estimate(name: str, values, level: float = 0.95, support: str = "real", censored: int = 0,
+                     denominators=None) -> MCEstimate:
+    """What a result object's ``estimate`` returns from fewer than 2 replications: the value (or the ratio
+    ``numerator / denominator``; NaN with no replication) with NaN standard error, sd and interval -- one run has
+    no spread to estimate. :func:`estimate_mean` and :func:`ratio_estimate` themselves refuse such input."""
+    x = np.asarray(values, dtype=np.float64)
+    if denominators is not None:
+        y = np.asarray(denominators, dtype=np.float64)
+        mean = float(x[0] / y[0]) if x.size and y[0] != 0 else math.nan
+    else:
+        mean = float(x[0]) if x.size else math.nan
+    return MCEstimate(name, mean, math.nan, math.nan, int(x.size), level, support, censored)
+
+
 def estimate_mean(values, name: str = "value", level: float = 0.95, *, support: str = "real",
                   censored: int = 0) -> MCEstimate:
     """:class:`MCEstimate` of the mean of ``values`` (1-d, at least 2 finite values inside ``support``).

@@ -31,7 +31,7 @@ from ._validation import UsageTypeError, UsageValueError, as_choice, as_int
 from .failures import DomainFailures, PerGPU, SystemRenewal, UniformOrder, lower
 from .layouts import LAYOUT_KINDS, Layout, ReplicaSets, make_layout
 from .exact import block_mean
-from .stats import MCEstimate, clopper_pearson_interval, estimate_mean, wilson_interval
+from .stats import MCEstimate, clopper_pearson_interval, estimate_mean, one_run_estimate, wilson_interval
 from .topology import Topology
 
 __all__ = ["WipeoutResult", "wipeout_mc", "partition_classes", "partition_kernel_classes", "uniform_order_kernel",
@@ -298,11 +298,14 @@ class WipeoutResult:
         return self.reps
 
     def estimate(self, quantity: str = "T", level: float = 0.95) -> MCEstimate:
-        """Mean of ``"T"``, ``"masked"`` (``dead_before``) or ``"time_s"`` with its standard error and CI."""
+        """Mean of ``"T"``, ``"masked"`` (``dead_before``) or ``"time_s"`` with its standard error and CI (NaN
+        standard error and interval from a single replication, as :meth:`TTTResult.estimate`)."""
         quantity = as_choice(quantity, "quantity", ("T", "masked", "time_s"))
         if quantity == "time_s" and self.time_s is None:
             raise UsageValueError("`quantity`='time_s' needs a failure model with a clock (not UniformOrder)")
         values = {"T": self.T, "masked": self.dead_before, "time_s": self.time_s}[quantity]
+        if values.size < 2:
+            return one_run_estimate(quantity, values, level, "nonnegative")
         return estimate_mean(values, quantity, level, support="nonnegative")
 
     def survival_curve(self, level: float = 0.95, interval: str = "wilson"):

@@ -79,7 +79,7 @@ from .exact import exact_wipeout
 from .failures import DomainFailures, PerGPU, _shape_iv, failure_model_from_dict, weibull_scale
 from .layouts import Layout, ReplicaSets, block, cyclic, random_holders, replica_sets, sidon
 from .paper import paper_setting
-from .stats import MCEstimate, estimate_mean
+from .stats import MCEstimate, estimate_mean, one_run_estimate
 from .topology import Topology
 
 __all__ = ["TimelineConfig", "TimelineRun", "TTTResult", "simulate_ttt", "run_timeline", "paper_allreduce_s",
@@ -1507,8 +1507,7 @@ class TTTResult:
         v = self.values(name)
         support = _EST[name][1]
         if v.size < 2:
-            return MCEstimate(name, math.nan if v.size == 0 else float(v[0]), math.nan, math.nan, int(v.size),
-                              level, support, self.n_capped)
+            return one_run_estimate(name, v, level, support, self.n_capped)
         return estimate_mean(v, name=name, level=level, support=support, censored=self.n_capped)
 
     def summary(self) -> dict:

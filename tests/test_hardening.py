@@ -924,3 +924,22 @@ def test_qa_a_truncated_or_missing_dataset_says_so(tmp_path, capsys):
         open_dataset(tmp_path / "cut.nc")
     assert main(["plot", str(tmp_path / "missing.nc"), "--out", str(tmp_path / "f")]) == 2
     assert capsys.readouterr().err.strip() == f"spare-mc: error: dataset file not found: {tmp_path / 'missing.nc'}"
+
+
+def test_one_replication_gives_the_value_with_an_unknown_spread_in_every_simulation_result():
+    """wipeout_mc and overhead_mc results raised an error naming `values` (an argument the caller never passed) on
+    one replication, while a time-to-train result gave the value with NaN spread, as documented: all three now do
+    the latter, and the value is that replication's own."""
+    w = sm.wipeout_mc("cyclic", 1, n_groups=10, r=2, rng=1)
+    est = w.estimate("masked")
+    assert (est.n, est.mean) == (1, float(w.dead_before[0])) and math.isnan(est.se) and all(map(math.isnan, est.ci))
+    o = sm.overhead_mc("cyclic", 1, n_groups=10, r=2, rng=1)
+    for name, (num, den, _) in sm.reorder.ESTIMATORS.items():
+        one = o.estimate(name)
+        assert one.n == 1 and math.isnan(one.se) and math.isnan(one.sd)
+        expect = o._column(num)[0] / (1.0 if den is None else o._column(den)[0])
+        assert one.mean == pytest.approx(expect)
+    t = sm.simulate_ttt(sm.TimelineConfig("ckpt", 24, n_steps=10), 1, rng=5).estimate("ttt_over_t0")
+    assert t.n == 1 and math.isnan(t.se)
+    with pytest.raises(sm.UsageValueError, match=r"`level` must be < 1"):
+        o.estimate("masked", level=2)
