@@ -109,7 +109,7 @@ class ReCtlr:
     ----------
     layout : Layout
         Any layout.
-    stacks : list of list of int, optional
+    stacks : list of list of int or 2-d int array, optional
         Initial stack order of every group (top first), each a permutation of the types the group holds. Default:
         ``layout.stacks()`` (layer order).
 
@@ -157,13 +157,21 @@ class ReCtlr:
 
     def _set_stacks(self, stacks):
         n, r = self._n, self._r
-        if not isinstance(stacks, (list, tuple)) or len(stacks) != n:
-            raise UsageValueError(f"`stacks` must be a list of N={n} stacks, got {type(stacks).__name__} of length "
-                                  f"{len(stacks) if hasattr(stacks, '__len__') else '?'}")
+        def is_seq(x, ndim):  # a list or tuple (ragged allowed), or an array of that many dimensions
+            return isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and x.ndim == ndim)
+        if not is_seq(stacks, 2):
+            shape = f" of shape {stacks.shape}" if isinstance(stacks, np.ndarray) else ""
+            raise UsageTypeError(f"`stacks` must be a list of N={n} stacks (or an N x r array), got "
+                                 f"{type(stacks).__name__}{shape}")
+        if len(stacks) != n:
+            raise UsageValueError(f"`stacks` must be a list of N={n} stacks, got {len(stacks)}")
         for g in range(n):
             base, end = self._gptr[g], self._gptr[g + 1]
             edges = self._gstk[base:end]
             by_type = {int(e) // r: int(e) for e in edges}
+            if not is_seq(stacks[g], 1) or any(isinstance(t, (list, tuple, np.ndarray)) for t in stacks[g]):
+                raise UsageTypeError(f"`stacks[{g}]` must be a list of the type indices group {g} holds, top first, "
+                                     f"got {stacks[g]!r}")
             order = [as_int(t, f"stacks[{g}]") for t in stacks[g]]
             if sorted(order) != sorted(by_type):
                 raise UsageValueError(f"`stacks[{g}]` must be a permutation of the types group {g} holds "

@@ -355,6 +355,10 @@ def test_ratio_estimate_coverage(rng):
 @pytest.mark.parametrize("call, exc, match", [
     (lambda: ReCtlr("cyclic"), TypeError, r"`layout` must be a Layout"),
     (lambda: ReCtlr(sm.cyclic(4, 2), stacks=[[0, 1]]), ValueError, r"`stacks` must be a list of N=4"),
+    (lambda: ReCtlr(sm.cyclic(4, 2), stacks=5), TypeError, r"`stacks` must be a list of N=4 stacks .*got int$"),
+    (lambda: ReCtlr(sm.cyclic(4, 2), stacks=np.zeros(4)), TypeError, r"got ndarray of shape \(4,\)"),
+    (lambda: ReCtlr(sm.cyclic(4, 2), stacks=[5] * 4), TypeError, r"`stacks\[0\]` must be a list of the type indices"),
+    (lambda: ReCtlr(sm.cyclic(4, 2), stacks=[[[0, 1]]] * 4), TypeError, r"`stacks\[0\]` must be a list of the type"),
     (lambda: ReCtlr(sm.cyclic(4, 2), stacks=[[0.0, 3.0], [1, 0], [2, 1], [3, 2]]), TypeError,
      r"`stacks\[0\]` must be an integer, got 0.0"),
     (lambda: ReCtlr(sm.cyclic(4, 2), stacks=[[0, 1], [1, 2], [2, 3], [3, 1]]), ValueError,
