@@ -36,7 +36,6 @@ import math
 import time
 from dataclasses import asdict, dataclass, field
 
-import numpy as np
 
 from ._validation import UsageTypeError, UsageValueError, as_choice, as_int
 
