@@ -36,7 +36,6 @@ import math
 import time
 from dataclasses import asdict, dataclass, field
 
-
 from ._validation import UsageTypeError, UsageValueError, as_choice, as_int
 
 __all__ = ["DomainStudy", "DOMAIN_STUDY_LAYOUTS", "run_domain_study", "domain_study_rows"]
