@@ -291,6 +291,11 @@ def page_calibration() -> str:
     for rd in d["rounds"]:
         out.append(f"| {rd['round']} | {rd['reps']} + {rd['confirm_reps']} | " + " | ".join(
             f"{rd[s]['evaluated']} / {rd[s]['rejected']} / {rd[s]['kept']}" for s in ("rep", "spare")) + " |")
+    out.append("\n*kept* = the sub-combinations that go on to the next round (after the last: to the joined table): "
+               "every one not rejected, and, in each cell of the shared options whose members were all rejected, "
+               "the closest (`--min-keep`), flagged as rejected, so that the closest combinations are reported at "
+               "the final precision. So *kept* can exceed *evaluated* - *rejected*. Method: "
+               "[calibration.md](../calibration.md).")
     eq = d["equivalence_set"]
     out += ["", f"## Equivalence set: {len(eq)} combination(s) not rejected\n"]
     shown = eq or d["combinations"][:6]

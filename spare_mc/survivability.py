@@ -390,7 +390,11 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
     reps : int
         Independent replications (``trials`` is its deprecated alias). Their per-replication results must fit the
         memory budget (:mod:`spare_mc.options`); for more, call again with the same Generator: the kernels advance
-        it in place, so consecutive calls continue one random stream (``spare-mc mu`` streams that way).
+        it in place, so consecutive calls continue one random stream (``spare-mc mu`` streams that way). Split calls
+        give exactly the values of one call only with the failure-time kernels (``"order"`` and ``"partition"``,
+        which ``method="auto"`` may pick: :func:`uniform_order_kernel` says which runs); the other kernels keep a
+        permutation (of the groups, or of the domains) across the replications of a call, so split calls give other
+        values of the same law (statistics.md section 7).
     n_groups, r : int, optional
         Required with a layout name.
     failures : UniformOrder, SystemRenewal, PerGPU or DomainFailures, optional

@@ -406,14 +406,22 @@ def test_order_stat_kernel_has_the_exact_law(layout, drop):
     assert _exact_law_pvalue(layout, T) > ALPHA
 
 
-def test_order_method_consecutive_calls_equal_one_call():
+@pytest.mark.parametrize("lay, method", [(sm.sidon(300, 8), "order"), (sm.block(300, 5), "auto")],
+                         ids=["order", "partition"])
+def test_failure_time_kernels_consecutive_calls_equal_one_call(lay, method):
     """One raw draw per trial and no state carried between trials: chunks of one stream are exactly one call's
-    values, which failure by failure they are not (its permutation state carries over between trials)."""
-    lay = sm.sidon(300, 8)
-    one = sm.wipeout_mc(lay, 400, rng=3, method="order").T
+    values, which failure by failure they are not (its permutation state carries over between trials), as the
+    docstring of ``reps`` says."""
+    if method == "auto":
+        assert uniform_order_kernel(lay, "auto") == "partition"
+    one = sm.wipeout_mc(lay, 400, rng=3, method=method).T
     gen = np.random.default_rng(3)
-    parts = [sm.wipeout_mc(lay, k, rng=gen, method="order").T for k in (150, 1, 249)]
+    parts = [sm.wipeout_mc(lay, k, rng=gen, method=method).T for k in (150, 1, 249)]
     assert np.array_equal(one, np.concatenate(parts))
+    seq = sm.wipeout_mc(lay, 400, rng=3, method="sequential").T
+    gen = np.random.default_rng(3)
+    assert not np.array_equal(seq, np.concatenate([sm.wipeout_mc(lay, k, rng=gen, method="sequential").T
+                                                   for k in (150, 1, 249)]))
 
 
 def test_order_method_shares_failure_times_between_layouts():
