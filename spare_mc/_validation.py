@@ -130,3 +130,42 @@ def as_vector(value, name: str, kinds: str = "iuf", *, size: int | None = None) 
     if "f" in kinds and a.dtype.kind != "f":
         return a.astype(np.float64)
     return a
+
+
+def as_indices(value, name: str, n: int, what: str = "group", *, n_name: str | None = "N", scalar: bool = False,
+               distinct: bool = False, nonempty: bool = False) -> np.ndarray:
+    """``value`` as a 1-d int64 array of indices in ``[0, n)``, the one check of every index argument (dead or
+    failed groups, GPUs): integers only (no bools, floats or strings, which numpy would truncate or parse), no
+    negative index (which numpy would wrap to the end) and none past ``n``. ``scalar``: a single index is accepted
+    as one entry; ``distinct``: repeats are refused; ``nonempty``: an empty input is refused. Any iterable (a set, a
+    generator) is accepted where a collection is. ``n_name``: how the bound is named in the message."""
+    if isinstance(value, (str, bytes)) or (not scalar and np.ndim(value) == 0 and not hasattr(value, "__iter__")):
+        raise UsageTypeError(f"`{name}` must be a collection of {what} indices, got {type(value).__name__}")
+    if not isinstance(value, np.ndarray) and hasattr(value, "__iter__") and not hasattr(value, "__len__"):
+        value = list(value)  # a set's or a generator's entries
+    elif isinstance(value, (set, frozenset)):
+        value = sorted(value)
+    try:
+        a = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # ragged nesting
+        raise UsageTypeError(f"`{name}` must be a 1-d collection of {what} indices: {exc}") from None
+    if a.ndim == 0 and scalar:
+        a = a.reshape(1)
+    if a.ndim != 1:
+        raise UsageValueError(f"`{name}` must be a {what} index or a 1-d collection of them, got shape {a.shape}"
+                              if scalar else f"`{name}` must be a 1-d collection of {what} indices, got shape "
+                              f"{a.shape}")
+    if a.size == 0:
+        if nonempty:
+            raise UsageValueError(f"`{name}` must be a {what} index or a non-empty 1-d collection of them, got an "
+                                  f"empty one")
+        return np.empty(0, np.int64)
+    if a.dtype.kind not in "iu":
+        raise UsageTypeError(f"`{name}` must hold integer {what} indices, got dtype {a.dtype}")
+    if a.min() < 0 or a.max() >= n:
+        bound = f"[0, {n_name}) with {n_name}={n}" if n_name else f"[0, {n})"
+        raise UsageValueError(f"`{name}` must lie in {bound}, got values in [{a.min()}, {a.max()}]")
+    a = a.astype(np.int64, copy=False)
+    if distinct and np.unique(a).size != a.size:
+        raise UsageValueError(f"`{name}` must be distinct, got {a.tolist()}"[:300])
+    return a

@@ -26,7 +26,7 @@ import numpy as np
 
 from ._resources import check_memory
 from ._seeding import generator
-from ._validation import UsageTypeError, UsageValueError, as_choice, as_int, check_r
+from ._validation import UsageTypeError, UsageValueError, as_choice, as_indices, as_int, check_r
 from ._sidon import OPTIMAL_GOLOMB_RULERS, find_sidon, is_modular_sidon  # noqa: F401 (the table is re-exported)
 from ._draws import random_holders_into, raw_source
 
@@ -115,18 +115,9 @@ class Layout:
         collection of group indices in ``[0, N)`` (repeats allowed); anything else is refused, not wrapped (-1) or
         truncated (1.7).
         """
-        if isinstance(dead, (str, bytes)) or not hasattr(dead, "__iter__"):
-            raise UsageTypeError(f"`dead` must be a collection of group indices, got {type(dead).__name__}")
-        g = np.asarray(list(dead))
-        if g.size == 0:
-            return False
-        if g.ndim != 1 or g.dtype.kind not in "iu":
-            raise UsageTypeError(f"`dead` must hold integer group indices, got dtype {g.dtype} and shape {g.shape}")
-        if g.min() < 0 or g.max() >= self.n_groups:
-            raise UsageValueError(f"`dead` must lie in [0, N) with N={self.n_groups}, got values in [{g.min()}, "
-                                  f"{g.max()}]")
+        g = as_indices(dead, "dead", self.n_groups)
         dead_mask = np.zeros(self.n_groups, dtype=bool)
-        dead_mask[g.astype(np.int64)] = True
+        dead_mask[g] = True
         return bool(dead_mask[self.holders].all(axis=1).any())
 
     def max_shared_holders(self) -> int:
@@ -424,9 +415,10 @@ class ReplicaSets:
         return self.n_groups / self.n_sets
 
     def is_wiped(self, dead) -> bool:
-        """Whether some set is entirely dead (the obviously correct definition)."""
+        """Whether some set is entirely dead (the obviously correct definition). ``dead`` as in
+        :meth:`Layout.is_wiped`: group indices in ``[0, N)``, repeats allowed."""
         dead_mask = np.zeros(self.n_groups, dtype=bool)
-        dead_mask[np.asarray(list(dead), dtype=np.int64)] = True
+        dead_mask[as_indices(dead, "dead", self.n_groups)] = True
         dead_per_set = np.bincount(self.set_of_group[dead_mask], minlength=self.n_sets)
         return bool((dead_per_set == self.sizes).any())
 

@@ -44,7 +44,7 @@ import numpy as np
 from . import _rectlr_kernels as _rk
 from ._resources import check_memory
 from ._seeding import _UNSET, generator, warn_old_access
-from ._validation import UsageTypeError, UsageValueError, as_int
+from ._validation import UsageTypeError, UsageValueError, as_indices, as_int
 from ._draws import raw_source
 from .closed_forms import stack_lower_bound
 from .exact import exact_wipeout
@@ -256,18 +256,9 @@ class ReCtlr:
         """
         if self._wiped:
             raise RuntimeError("the layout is wiped out; build a new ReCtlr (a global restart)")
-        g = np.atleast_1d(np.asarray(groups))
-        if g.ndim != 1 or g.size == 0:
-            raise UsageValueError(f"`groups` must be a group index or a non-empty 1-d sequence, got shape {g.shape}")
-        if not np.issubdtype(g.dtype, np.integer):
-            raise UsageTypeError(f"`groups` must hold integers, got dtype {g.dtype}")
-        if g.min() < 0 or g.max() >= self._n:
-            raise UsageValueError(f"`groups` must lie in [0, N) with N={self._n}, got values in [{g.min()}, {g.max()}]")
-        if np.unique(g).size != g.size:
-            raise UsageValueError(f"`groups` must be distinct, got {g.tolist()}")
+        newly = as_indices(groups, "groups", self._n, scalar=True, distinct=True, nonempty=True)
         if not isinstance(from_scratch, bool):
             raise UsageTypeError(f"`from_scratch` must be a bool, got {from_scratch!r}")
-        newly = g.astype(np.int64)
         rc = _rk.rectlr_step(newly, newly.size, from_scratch, self._n, self._r, self._E, self._G, self._D, self._H,
                              self._meta, self._ulog, self._pplan, self._out)
         if rc < 0:  # pragma: no cover - an internal error

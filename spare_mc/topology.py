@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 
 from ._resources import check_memory
-from ._validation import UsageTypeError, UsageValueError, as_choice, as_int, reject_unknown
+from ._validation import UsageTypeError, UsageValueError, as_choice, as_indices, as_int, reject_unknown
 
 __all__ = ["Topology", "DOMAIN_LEVELS", "PLACEMENTS"]
 
@@ -103,13 +103,10 @@ class Topology:
         """The group of each GPU index in ``gpus`` (int64 array): ``g // (G / N)`` placed contiguously, ``g mod N``
         strided. No array of all GPUs is built (a failure log's GPU events at 60 million GPUs need none). Indices
         outside ``[0, G)`` are refused (-1 mapped to group -1 before)."""
-        gpus = np.asarray(gpus)
-        if gpus.dtype.kind not in "iu":
-            raise UsageTypeError(f"`gpus` must hold integer GPU indices, got dtype {gpus.dtype}")
-        if gpus.size and (gpus.min() < 0 or gpus.max() >= self.n_gpus):
-            raise UsageValueError(f"`gpus` must lie in [0, {self.n_gpus}), got values in [{gpus.min()}, {gpus.max()}]")
-        gpus = gpus.astype(np.int64, copy=False)
-        return gpus // self.gpus_per_group if self.placement == "contiguous" else gpus % self.n_groups
+        one = isinstance(gpus, (int, np.integer)) or (isinstance(gpus, np.ndarray) and gpus.ndim == 0)
+        g = as_indices(gpus, "gpus", self.n_gpus, "GPU", n_name=None, scalar=True)
+        g = g // self.gpus_per_group if self.placement == "contiguous" else g % self.n_groups
+        return g[0] if one else g
 
     def domain_groups(self, level) -> tuple[np.ndarray, np.ndarray]:
         """Groups touched by each domain at ``level``, in CSR form ``(ptr, groups)``.

@@ -49,12 +49,14 @@ def test_cyclic_wipeout_is_r_consecutive_dead_groups():
     ([4], ValueError, r"got values in \[4, 4\]"),  # an IndexError before
     (3, TypeError, r"got int"),
 ])
-def test_is_wiped_refuses_what_is_not_a_set_of_groups(dead, exc, match):
-    """The reference definition answered True for wrapped, truncated or character 'groups' (QA pass)."""
-    lay = sm.cyclic(4, 2)
+@pytest.mark.parametrize("lay", [sm.cyclic(4, 2), sm.block(4, 2)], ids=["Layout", "ReplicaSets"])
+def test_is_wiped_refuses_what_is_not_a_set_of_groups(lay, dead, exc, match):
+    """The reference definition answered True for wrapped, truncated or character 'groups' (QA pass); the replica
+    sets' definition had no check at all (-1 wrapped to the last group, 0.9 was group 0)."""
     with pytest.raises(exc, match=match):
         lay.is_wiped(dead)
-    assert not lay.is_wiped([]) and lay.is_wiped({0, 1}) and lay.is_wiped(np.array([1, 2], dtype=np.uint8))
+    assert not lay.is_wiped([]) and lay.is_wiped({0, 1}) and lay.is_wiped(np.array([2, 3], dtype=np.uint8))
+    assert lay.is_wiped(g for g in (2, 3)) and lay.is_wiped([0, 0, 1]) and not lay.is_wiped([0, 0])
 
 
 @pytest.mark.parametrize("ruler", OPTIMAL_GOLOMB_RULERS)

@@ -366,7 +366,7 @@ def test_ratio_estimate_coverage(rng):
     (lambda: ReCtlr(sm.cyclic(4, 2)).fail(4), ValueError, r"`groups` must lie in \[0, N\)"),
     (lambda: ReCtlr(sm.cyclic(4, 2)).fail([1, 1]), ValueError, r"`groups` must be distinct"),
     (lambda: ReCtlr(sm.cyclic(4, 2)).fail([]), ValueError, r"`groups` must be a group index or a non-empty"),
-    (lambda: ReCtlr(sm.cyclic(4, 2)).fail(1.5), TypeError, r"`groups` must hold integers"),
+    (lambda: ReCtlr(sm.cyclic(4, 2)).fail(1.5), TypeError, r"`groups` must hold integer group indices"),
     (lambda: ReCtlr(sm.cyclic(4, 2)).fail(1, from_scratch=1), TypeError, r"`from_scratch` must be a bool"),
     (lambda: overhead_mc("cyclic", 10, n_groups=10, r=2, failures=sm.UniformOrder(True)), ValueError,
      r"with_replacement=True"),
