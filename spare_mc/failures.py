@@ -49,7 +49,7 @@ from .topology import DOMAIN_LEVELS, Topology
 
 __all__ = ["UniformOrder", "SystemRenewal", "PerGPU", "DomainFailures", "FailureEvents", "sample_events",
            "failure_model_from_dict", "failure_from_spec", "FAILURE_KINDS", "FAILURE_SPEC_DEFAULTS", "CALIBRATIONS",
-           "weibull_scale", "PerGPUClock", "AGE_POLICIES", "parse_domain_levels"]
+           "weibull_scale", "PerGPUClock", "AGE_POLICIES", "parse_domain_levels", "system_mtbf_s"]
 
 AGE_POLICIES = ("renew", "keep")
 #: How per-GPU lifetimes are calibrated to a system MTBF (:meth:`PerGPU.from_system_mtbf`).
@@ -59,6 +59,28 @@ CALIBRATIONS = ("first_failure", "long_run")
 def weibull_scale(mean: float, shape: float) -> float:
     """Scale ``lam`` of the Weibull with shape ``k`` and the given mean: ``lam = mean / Gamma(1 + 1/k)``."""
     return mean / math.gamma(1.0 + 1.0 / shape)
+
+
+def system_mtbf_s(failures, topology) -> tuple[float, float]:
+    """The full-system MTBF of a unit-clock model (:class:`PerGPU` or :class:`DomainFailures`) on ``topology``, in
+    the two senses of :data:`CALIBRATIONS`: ``(first_failure, long_run)``.
+
+    With common shape ``k``, unit ``i`` (``c_i`` of them: the GPUs, the domains of each level) of mean lifetime
+    ``m_i`` has cumulative hazard ``(t / lam_i)^k``, ``lam_i = m_i / Gamma(1 + 1/k)``; the first failure of a fresh
+    system is Weibull(``k``) with scale ``(sum_i c_i lam_i^-k)^(-1/k)``, so its mean is
+    ``Gamma(1 + 1/k) (sum_i c_i lam_i^-k)^(-1/k)`` (``gpu_mtbf_s G^(-1/k)`` for GPUs alone: what
+    :meth:`PerGPU.from_system_mtbf` inverts). Units replaced on failure fail in the long run once per
+    ``1 / sum_i (c_i / m_i)`` seconds. The two agree for ``k = 1``; for ``k < 1`` the first is the smaller."""
+    parts = []  # (count, mean lifetime)
+    per_gpu = failures if isinstance(failures, PerGPU) else failures.background
+    if per_gpu is not None:
+        parts.append((topology.n_gpus, per_gpu.gpu_mtbf_s))
+    for level, mtbf in getattr(failures, "levels", ()):
+        parts.append((-(-topology.n_gpus // topology.domain_size(level)), mtbf))
+    k = failures.shape
+    g = math.gamma(1.0 + 1.0 / k)
+    hazard = math.fsum(c * (m / g) ** -k for c, m in parts)
+    return g * hazard ** (-1.0 / k), 1.0 / math.fsum(c / m for c, m in parts)
 
 
 def _shape_iv(shape, name: str = "shape"):

@@ -187,7 +187,9 @@ class TimelineConfig:
     max_wall_factor : float
         A run stops with status ``"capped"`` once the wall clock passes ``max_wall_factor x T0``.
     failures : PerGPU or DomainFailures, optional
-        Unit-clock failure model instead of the system-level process.
+        Unit-clock failure model instead of the system-level process. ``mtbf_s`` still sets the ``m`` of the
+        theory checkpoint period; when that period is used it must lie within a factor 2 of the model's system
+        MTBF in one of its two readings (:func:`spare_mc.failures.system_mtbf_s`), else the config is refused.
     topology : Topology, optional
         GPUs and failure domains for ``failures`` (default ``Topology(600_000, n_groups)``).
     restart_growth, restart_ref_groups, rep_allreduce : str, int, str
@@ -598,6 +600,27 @@ def _no_effect_iv(cfg, out) -> None:
                               "the last restart); with age_policy='keep' use 'per_unit' or 'auto'")
 
 
+#: How far `mtbf_s` may lie outside the range of a unit-clock model's system MTBF (its first-failure and long-run
+#: values, :func:`spare_mc.failures.system_mtbf_s`) when it sets the theory checkpoint period.
+UNIT_MTBF_SLACK = 2.0
+
+
+def _unit_mtbf_iv(out) -> None:
+    """With a unit-clock model the theory period still takes ``m`` from ``mtbf_s``, which the model does not set
+    (its system MTBF has two readings: :func:`spare_mc.failures.system_mtbf_s`). An ``mtbf_s`` that no reading of
+    the model supports, even within a factor :data:`UNIT_MTBF_SLACK`, would silently give a period for another
+    system (the paper's 300 s against per-GPU lifetimes 60 times as frequent): refused."""
+    from .failures import system_mtbf_s
+
+    first, long_run = system_mtbf_s(out["failures"], out["topology"])
+    lo, hi = min(first, long_run) / UNIT_MTBF_SLACK, max(first, long_run) * UNIT_MTBF_SLACK
+    if not lo <= out["mtbf_s"] <= hi:
+        raise UsageValueError(
+            f"`mtbf_s`={out['mtbf_s']:g} s sets the theory checkpoint period, but `failures` gives a system MTBF "
+            f"of {first:.4g} s (first failure of a fresh system) to {long_run:.4g} s (long run), "
+            f"spare_mc.failures.system_mtbf_s: set `mtbf_s` to the one you mean, or give `ckpt_period_s`")
+
+
 def _tiered_iv(cfg, out, n) -> None:
     """In-memory copies and asynchronous saves: their values and the rules they do not combine with."""
     fs = TimelineConfig.__dataclass_fields__
@@ -752,6 +775,8 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
     elif cfg.failures is not None:
         out["topology"] = Topology(_PAPER["n_gpus"], n)
     _no_effect_iv(cfg, out)
+    if out["failures"] is not None and out["ckpt_period_s"] is None and k == 0:
+        _unit_mtbf_iv(out)
     growth = (n / out["restart_ref_groups"]) ** RESTART_GROWTH[out["restart_growth"]]
     if out["restart_s"] * growth + out["load_s"] > MAX_DURATION_S:
         raise UsageValueError(f"the restart time restart_s x (N / restart_ref_groups)^p = "

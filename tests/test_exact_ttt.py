@@ -56,7 +56,7 @@ def test_restart_again_costs_the_expected_restart_of_restarts():
     (dict(restart_failures="stay_dead"), "`restart_failures` = 'absorbed' or 'restart_again'"),
     (dict(detection="immediate"), "`detection` = 'allreduce'"),
     (dict(ckpt_failure="lost"), "`ckpt_failure` = 'completes'"),
-    (dict(failures=sm.PerGPU(1e6, 1.0)), "`failures` = None"),
+    (dict(failures=sm.PerGPU(1e6, 1.0), ckpt_period_s=600.0), "`failures` = None"),
 ])
 def test_outside_its_scope_it_names_the_rule(kw, match):
     base = dict(strategy="ckpt", n_groups=12, n_steps=50, shape=1.0, jitter_sd=0.0)

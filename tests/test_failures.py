@@ -224,3 +224,35 @@ def test_per_gpu_clock_errors():
 def test_per_gpu_construction_errors(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_system_mtbf_s_is_the_mean_first_failure_and_the_long_run_interval():
+    """First failure of a fresh system: a Monte Carlo over the units' own Weibull lifetimes (GPUs and every domain)
+    agrees with the closed form at ALPHA; for GPUs alone it is what PerGPU.from_system_mtbf inverts; the long-run
+    interval is 1 / sum(count / mean); with k = 1 the two readings coincide."""
+    from spare_mc.failures import system_mtbf_s
+    topo = sm.Topology(256, 8)  # 32 nodes, 8 racks, 1 power domain
+    k = 0.7
+    model = sm.DomainFailures(levels={"node": 4e4, "rack": 9e4}, shape=k, background=sm.PerGPU(5e5, k))
+    first, long_run = system_mtbf_s(model, topo)
+    assert long_run == pytest.approx(1.0 / (256 / 5e5 + 32 / 4e4 + 8 / 9e4), rel=1e-12)
+    rng = np.random.default_rng(11)
+    scales = np.repeat([weibull_scale(5e5, k), weibull_scale(4e4, k), weibull_scale(9e4, k)], [256, 32, 8])
+    mins = (rng.weibull(k, (20_000, scales.size)) * scales).min(axis=1)
+    assert sm.compare(sm.estimate_mean(mins), first, alpha=ALPHA).consistent
+    cal = sm.PerGPU.from_system_mtbf(300.0, 256, k)
+    assert system_mtbf_s(cal, topo)[0] == pytest.approx(300.0, rel=1e-12)
+    f1, l1 = system_mtbf_s(sm.DomainFailures("rack", 9e4, 1.0, background=sm.PerGPU(5e5, 1.0)), topo)
+    assert f1 == pytest.approx(l1, rel=1e-12)
+
+
+def test_a_timeline_mtbf_that_no_reading_of_the_unit_model_supports_is_refused():
+    """The theory period takes m from mtbf_s: per-GPU lifetimes 60 times as frequent as the paper's 300 s used to
+    run with the period of 300 s (QA pass); now refused, unless the period is given or mtbf_s matches the model."""
+    fast = sm.PerGPU(1e7, shape=0.7)  # at 600k GPUs: 0.056 s (first failure) to 16.7 s (long run)
+    with pytest.raises(ValueError, match=r"`mtbf_s`=300 s sets the theory checkpoint period, .* 0.05565 s .* 16.67 s"):
+        sm.TimelineConfig("spare", 600, r=8, failures=fast, n_steps=300)
+    assert sm.TimelineConfig("spare", 600, r=8, failures=fast, n_steps=300, ckpt_period_s=60.0).ckpt_period == 60.0
+    assert sm.TimelineConfig("spare", 600, r=8, failures=fast, n_steps=300, mtbf_s=16.7).ckpt_period > 0
+    cal = sm.PerGPU.from_system_mtbf(300.0, 600_000, 0.78)  # the paper's MTBF, as the domain study runs it
+    assert sm.TimelineConfig("spare", 600, r=8, failures=sm.DomainFailures.at_default_rates(0.78, background=cal))

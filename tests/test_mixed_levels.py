@@ -208,16 +208,18 @@ def test_domain_aware_places_against_the_coarsest_level_that_allows_it():
     exist against racks but not pods, r = 9 evenly spread offsets against power domains (only 8 pods)."""
     every = sm.DomainFailures.at_default_rates(1.0)
     for r, layout, level in ((5, "sidon", "pod"), (8, "sidon", "rack"), (9, "cyclic", "power")):
-        cfg = TimelineConfig("spare", 64, r=r, layout=layout, failures=every, topology=NESTED, domain_aware=True)
+        cfg = TimelineConfig("spare", 64, r=r, layout=layout, failures=every, topology=NESTED, domain_aware=True,
+                             ckpt_period_s=600.0)  # a period: the default 300 s MTBF is not these models'
         assert cfg.domain_level == level
         one = TimelineConfig("spare", 64, r=r, layout=layout, failures=sm.DomainFailures(level, 1e6, 1.0),
-                             topology=NESTED, domain_aware=True)
+                             topology=NESTED, domain_aware=True, ckpt_period_s=600.0)
         lay = cfg.layout_object()
         assert np.array_equal(lay.holders, one.layout_object().holders)
         for lvl in every.level_names[:every.level_names.index(level) + 1]:
             assert sm.placement.domain_conflicts(lay, NESTED, lvl).count == 0
     with pytest.raises(sm.UsageValueError, match="no domain-aware Sidon offsets exist for r=9"):
-        TimelineConfig("spare", 64, r=9, layout="sidon", failures=every, topology=NESTED, domain_aware=True)
+        TimelineConfig("spare", 64, r=9, layout="sidon", failures=every, topology=NESTED, domain_aware=True,
+                       ckpt_period_s=600.0)
 
 
 # ---------------------------------------------------------------------------------------- bad input

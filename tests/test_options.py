@@ -205,7 +205,7 @@ def test_an_option_given_where_it_has_no_effect_is_an_error(strategy, kw, match)
 def test_shared_settings_apply_where_they_can():
     """A unit-clock model's own shape is the job's; the optimiser's base and a sweep over strategies give each
     strategy the options it has."""
-    cfg = TimelineConfig("spare", 60, r=3, failures=sm.PerGPU(1e9, 1.0))
+    cfg = TimelineConfig("spare", 60, r=3, failures=sm.PerGPU(1e9, 1.0), ckpt_period_s=600.0)
     assert cfg.shape == 1.0
     opt = sm.optimize_strategy("rep", 24, reps=2, confirm_reps=2, r_range=(2, 3), period_factors=(1.0,),
                                base={"n_steps": 50, "patch_cost": "none", "layout": "sidon"}, rng=1)

@@ -180,7 +180,7 @@ def test_twin_derives_the_kernels_unit_clocks(kind):
     rng = np.random.default_rng(5)
     for _ in range(40):
         n = int(rng.choice([12, 24, 60]))
-        cfg = TimelineConfig("ckpt", n, **_random_units(rng, n, kind))
+        cfg = TimelineConfig("ckpt", n, ckpt_period_s=600.0, **_random_units(rng, n, kind))  # not 300 s's period
         scales, n_gu, ptr, groups, keep, _, _ = cfg.unit_clocks()
         mine = timeline_unit_clocks(cfg)
         assert (mine[1], list(mine[2]), list(mine[3]), mine[4]) == (n_gu, ptr.tolist(), groups.tolist(), keep)
