@@ -32,7 +32,7 @@ import numpy as np
 
 from . import _exact_kernels as _k
 from ._resources import check_memory
-from ._validation import UsageValueError, as_choice, as_int, check_r
+from ._validation import UsageTypeError, UsageValueError, as_choice, as_int, check_r
 
 __all__ = ["ExactDistribution", "exact_wipeout", "EXACT_LAYOUTS", "block_mean_closed_form", "block_mean"]
 
@@ -95,6 +95,10 @@ def _moments(surv):
 
 
 def _exact_iv(layout, n_groups, r, arithmetic):
+    if not isinstance(layout, str):
+        kind = getattr(layout, "kind", None)
+        raise UsageTypeError(f"`layout` must be a layout kind name, one of {list(EXACT_LAYOUTS)}, got a "
+                             f"{type(layout).__name__}" + (f" (kind {kind!r}: pass its name)" if kind else ""))
     layout = as_choice(layout, "layout", EXACT_LAYOUTS)
     n_groups = as_int(n_groups, "n_groups", min_value=1)
     r = as_int(r, "r")

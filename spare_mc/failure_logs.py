@@ -299,6 +299,9 @@ def _duration_iv(duration_s, header_duration, last, where):
     d = header_duration if duration_s is None else as_float(duration_s, "duration_s", nonnegative=True)
     if d is None:
         return float(last)
+    if d > MAX_TIME_S:
+        raise UsageValueError(f"{where}: `duration_s` (the observation window end) must be <= {MAX_TIME_S:.6g} s "
+                              f"(the integer-microsecond clock), got duration_s={float(d)!r}")
     if d < last:
         raise UsageValueError(f"{where}: `duration_s` (the observation window end) must be >= the last event time "
                               f"{float(last)!r}, got duration_s={float(d)!r}")
@@ -632,6 +635,8 @@ def write_failure_log(path, log: FailureLog, *, comments=None) -> None:
     log's own) as ``#`` lines. Times are written with ``repr`` so that reading gives back the same floats."""
     if not isinstance(log, FailureLog):
         raise UsageTypeError(f"`log` must be a FailureLog, got {type(log).__name__}")
+    if not isinstance(path, (str, os.PathLike)):
+        raise UsageTypeError(f"`path` must be a path, got {type(path).__name__}")
     comments = log.comments if comments is None else _comments_iv(comments)
     names = log.level_names()
     if os.fspath(path).lower().endswith(_PARQUET_SUFFIXES):
@@ -763,16 +768,16 @@ class LogReplay:
     def estimate(self, name: str, level: float = 0.95):
         """``"T"``, ``"masked"``, ``"time_s"`` from :attr:`wipeout`, any other name from :attr:`overhead`
         (:meth:`spare_mc.OverheadResult.estimate`). Needs at least 2 complete epochs."""
+        from .reorder import ESTIMATORS
+
+        if name not in ("T", "masked", "time_s") and name not in ESTIMATORS:
+            raise UsageValueError(f"`name` must be one of ['T', 'masked', 'time_s'] or, with overhead=True, of "
+                                  f"{sorted(ESTIMATORS)}, got {name!r}")
         if self.epochs < 2:
             raise UsageValueError(f"an estimate needs at least 2 complete epochs (wipe-outs), the log "
                                   f"{self.source!r} has {self.epochs}")
-        from .reorder import ESTIMATORS
-
         if name in ("T", "masked", "time_s"):
             return self.wipeout.estimate(name, level)
-        if name not in ESTIMATORS:
-            raise UsageValueError(f"`name` must be one of ['T', 'masked', 'time_s'] or, with overhead=True, of "
-                                  f"{sorted(ESTIMATORS)}, got {name!r}")
         if self.overhead is None:
             raise UsageValueError(f"`name`={name!r} is a ReCtlr quantity: replay with overhead=True")
         return self.overhead.estimate(name, level)

@@ -243,7 +243,9 @@ def optimize_strategy(strategy: str, n_groups: int, *, reps: int = 20, confirm_r
     """Best ``(r, T_c)`` of a strategy at ``N`` by simulation (see the module docstring), with theory alongside.
 
     ``base`` overrides :class:`TimelineConfig` fields (e.g. ``{"jitter_sd": 0.0, "n_steps": 2000}``); ``rng`` gives
-    the root seed (``seed`` is its deprecated alias).
+    the root seed (``seed`` is its deprecated alias). ``r_range`` is searched for Rep and SPARe; CKPT-only has no
+    redundancy and runs ``r = 1`` whatever it says (callers such as the phase study pass one range to every
+    strategy).
     """
     rng = resolve_seed_alias(rng, seed, "optimize_strategy")
     strategy = as_choice(strategy, "strategy", STRATEGIES)

@@ -423,9 +423,12 @@ def _overhead_iv(layout, reps, n_groups, r, failures, topology, fresh_layout, lo
     layout, reps, failures, topology, fresh_layout = _wipeout_iv(layout, reps, n_groups, r, failures, topology,
                                                                  fresh_layout)
     if not isinstance(layout, Layout):
-        raise UsageValueError(f"ReCtlr runs on an N x r holder table; Rep with replica sets of unequal size "
-                              f"(N={layout.n_groups}, r={layout.r}: N not divisible by r) does not reorder, so it has "
-                              f"no stacking overhead")
+        equal = bool(np.all(layout.sizes == layout.r))
+        why = ("a ReplicaSets object is not one: for sets of r consecutive groups pass block(N, r), the same sets as "
+               "a holder table" if equal else f"Rep with replica sets of unequal size (N={layout.n_groups}, "
+               f"r={layout.r}: sizes {sorted(set(layout.sizes.tolist()))}) does not reorder, so it has no stacking "
+               f"overhead")
+        raise UsageValueError(f"ReCtlr runs on an N x r holder table (a Layout); {why}")
     if isinstance(failures, UniformOrder) and failures.with_replacement:
         raise UsageValueError("`failures` with_replacement=True is not a sequence of distinct group deaths; ReCtlr "
                               "needs UniformOrder(with_replacement=False)")

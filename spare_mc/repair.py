@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import UsageValueError, as_int
-from .timeline import TimelineConfig, applicable
+from ._validation import UsageValueError, as_float, as_int
+from .timeline import MAX_DURATION_S, TimelineConfig, applicable
 
 __all__ = ["RepairResult", "repair_study", "DEFAULT_REPAIR_TIMES", "DEFAULT_R"]
 
@@ -94,9 +94,13 @@ class RepairResult:
 
 def _check(n_values, repair_times, r_values, reps, repair, base):
     n_values = tuple(as_int(n, "n_values", min_value=2) for n in n_values)
-    repair_times = tuple(float(t) for t in repair_times)
-    if not repair_times or min(repair_times) <= 0:
-        raise UsageValueError(f"`repair_times` must be positive seconds, got {list(repair_times)}")
+    repair_times = tuple(as_float(t, "repair_times", positive=True, max_value=MAX_DURATION_S, why="seconds")
+                         for t in repair_times)
+    if not repair_times:
+        raise UsageValueError("`repair_times` must hold at least one repair time (positive seconds)")
+    for name, values in (("n_values", n_values), ("repair_times", repair_times)):
+        if len(set(values)) != len(values):  # a repeated value would run (and record) one variant twice
+            raise UsageValueError(f"`{name}` must be distinct, got {list(values)}")
     r_values = {s: tuple(r_values.get(s, ())) for s in DEFAULT_R} if r_values else dict(DEFAULT_R)
     if not any(r_values.values()):
         raise UsageValueError("`r_values` selects no strategy")

@@ -943,3 +943,47 @@ def test_one_replication_gives_the_value_with_an_unknown_spread_in_every_simulat
     assert t.n == 1 and math.isnan(t.se)
     with pytest.raises(sm.UsageValueError, match=r"`level` must be < 1"):
         o.estimate("masked", level=2)
+
+
+@pytest.mark.parametrize("argv, rule", [
+    (["repair", "--repair-times", "1,1"], "`--repair-times` must be distinct, got [1.0, 1.0]"),
+    (["repair", "--n-groups", "600,600"], "`--n-groups` must be distinct, got [600, 600]"),
+    (["repair", "--repair-times", "300,nan"], "`--repair-times` must be finite"),
+    (["repair", "--repair-times", "300,inf"], "`--repair-times` must be finite"),
+])
+def test_qa_repair_refuses_repeated_or_infinite_values_before_any_run(argv, rule, capsys):
+    """A third QA pass: repeated values started the whole study (one variant ran twice, or was merged while the
+    settings recorded both) and nan passed the up-front check, to fail once the study had started."""
+    assert main(argv) == 2
+    assert rule in capsys.readouterr().err
+
+
+def test_qa_third_pass_bad_inputs_are_named(tmp_path):
+    """A third QA pass (2026-12-03): a log window beyond the integer-microsecond clock (accepted, then an
+    OverflowError in replay_log_ttt), a non-path to write_failure_log (Python's TypeError), an unknown estimate
+    name on a short log (blamed on the epochs), replica sets of equal size (called 'N not divisible by r'), a
+    Layout object where exact_wipeout takes a kind name (its whole repr in the message) and a mean failure count
+    above N (a bound for an impossible system)."""
+    from spare_mc.failure_logs import failure_log_from_arrays, replay_log, write_failure_log
+    topo = sm.Topology(64, 8)
+    with pytest.raises(ValueError, match=r"`duration_s` \(the observation window end\) must be <= 5.76461e\+11 s"):
+        failure_log_from_arrays([1.0], ["gpu"], [3], topo, duration_s=1e15)
+    (tmp_path / "far.csv").write_text("# duration_s: 1e300\ntime_s,level,unit\n1.0,gpu,3\n")
+    with pytest.raises(ValueError, match=r"far.csv: `duration_s` .* must be <= 5.76461e\+11 s"):
+        sm.read_failure_log(tmp_path / "far.csv", topo)
+    log = failure_log_from_arrays([1.0], ["gpu"], [3], topo, duration_s=10.0)
+    with pytest.raises(TypeError, match=r"`path` must be a path, got int"):
+        write_failure_log(5, log)
+    with pytest.raises(ValueError, match=r"`name` must be one of \['T', 'masked', 'time_s'\]"):
+        replay_log(log, "cyclic", r=2).estimate("bogus")
+    with pytest.raises(ValueError, match=r"at least 2 complete epochs"):
+        replay_log(log, "cyclic", r=2).estimate("T")
+    with pytest.raises(ValueError, match=r"a ReplicaSets object is not one: .* pass block\(N, r\)"):
+        sm.overhead_mc(sm.replica_sets(30, 3), 10, rng=1)
+    with pytest.raises(ValueError, match=r"sizes \[3, 4\]\) does not reorder"):
+        sm.overhead_mc(sm.replica_sets(31, 3), 10, rng=1)
+    with pytest.raises(TypeError, match=r"`layout` must be a layout kind name, .* got a Layout \(kind 'cyclic': pass"):
+        sm.exact_wipeout(sm.cyclic(10, 3), 10, 3)
+    with pytest.raises(ValueError, match=r"`mu` \(the mean failures to a wipe-out\) must be <= N = 10"):
+        sm.overhead_lower_bound(10, 3, mu=50)
+    assert sm.overhead_lower_bound(10, 3, mu=10) > 0
