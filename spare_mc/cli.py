@@ -490,6 +490,30 @@ def _stamp(out: dict) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------ commands
+#: The longest exact law (seconds on one core, :func:`spare_mc.exact.exact_cost`) ``mu`` and ``overhead`` compute
+#: by default: beyond it they refuse up front and point to ``--no-exact``, as they refuse work beyond the memory
+#: budget (the recursion is one numba call that Ctrl-C and SIGTERM cannot interrupt).
+CLI_EXACT_MAX_S = 600.0
+
+
+def _exact_budget(args, wanted: bool) -> None:
+    """Refuse, before any Monte Carlo, an exact law longer than :data:`CLI_EXACT_MAX_S`; say how long one over
+    20 s takes."""
+    from .exact import _S_PER_STEP, exact_cost
+
+    if not wanted:
+        return
+    steps, took = exact_cost(args.layout, args.n_groups, args.r)
+    if steps * _S_PER_STEP > CLI_EXACT_MAX_S:
+        raise UsageValueError(f"the exact law of T at N={args.n_groups:,}, r={args.r} ({args.layout}) would take "
+                              f"roughly {took} on one core, in one call that Ctrl-C cannot interrupt: pass "
+                              f"--no-exact for the Monte Carlo alone (spare_mc.exact_wipeout computes it if you "
+                              f"mean to wait)")
+    if steps * _S_PER_STEP > 20 and not args.json:
+        _say(f"... the exact law of T at N={args.n_groups:,} takes roughly {took}, after the Monte Carlo, in a call "
+             f"Ctrl-C cannot interrupt (--no-exact skips it)")
+
+
 def run_mu(args) -> dict:
     """The ``mu`` command as a dict (what ``--json`` prints).
 
@@ -506,6 +530,7 @@ def run_mu(args) -> dict:
 
     _check_reps_and_seed(args.reps, "--reps", args.seed)
     layout = make_layout(args.layout, args.n_groups, args.r, rng=0)  # validates N and r first
+    _exact_budget(args, args.layout in EXACT_LAYOUTS and not args.with_replacement and not args.no_exact)
     gen = np.random.default_rng(np.random.SeedSequence(args.seed))
     failures = UniformOrder(with_replacement=args.with_replacement)
     sums = {"T": [0, 0], "masked": [0, 0]}
@@ -524,9 +549,6 @@ def run_mu(args) -> dict:
     est = {name: _streamed_estimate(name, s1, s2, args.reps) for name, (s1, s2) in sums.items()}
     exact = None
     if args.layout in EXACT_LAYOUTS and not args.with_replacement and not args.no_exact:
-        if args.n_groups > 20_000 and not args.json:
-            _say(f"... exact law of T at N={args.n_groups:,}: about {2.7e-8 * args.n_groups ** 2:.0f} s "
-                 f"(--no-exact skips it)")
         exact = exact_wipeout(args.layout, args.n_groups, args.r)
     out = {
         "n_groups": args.n_groups, "r": args.r, "layout": args.layout, "reps": args.reps, "seed": args.seed,
@@ -563,6 +585,7 @@ def run_overhead(args) -> dict:
     from .reorder import exact_stack_bound_sum, overhead_mc
 
     _check_reps_and_seed(args.reps, "--reps", args.seed)
+    _exact_budget(args, args.layout in EXACT_LAYOUTS and not args.no_exact)
     res = overhead_mc(args.layout, args.reps, n_groups=args.n_groups, r=args.r,
                       rng=np.random.SeedSequence(args.seed))
     out = {"seed": args.seed, **res.summary(),
@@ -570,9 +593,6 @@ def run_overhead(args) -> dict:
                                "perfect assignment; ReCtlr rates are per masked failure",
            "paper_overhead_lower_bound": overhead_lower_bound(args.n_groups, args.r)}
     if args.layout in EXACT_LAYOUTS and not args.no_exact:
-        if args.n_groups > 20_000 and not args.json:
-            _say(f"... exact laws at N={args.n_groups:,}: minutes, in calls Ctrl-C cannot interrupt (--no-exact "
-                 f"skips them)")
         out["exact_c_mean"] = exact_stack_bound_sum(args.layout, args.n_groups, args.r).c_mean
         out["exact_mean_T"] = exact_wipeout(args.layout, args.n_groups, args.r).mean
         # the check is on T: c_mean is a function of T whose mean rare long runs dominate (its intervals under-cover

@@ -351,7 +351,9 @@ class OverheadResult:
         per-replication sums (``sum num / sum den``) whose standard error is the delta method over replications
         (events of one replication are dependent, replications are independent). Intervals respect the support
         (rates in [0, 1], everything else non-negative; see :meth:`MCEstimate.confidence_interval`). From a
-        single replication: the value with NaN standard error and interval, as :meth:`TTTResult.estimate`.
+        single replication: the value with NaN standard error and interval, as :meth:`TTTResult.estimate`. A
+        per-call quantity of runs with no ReCtlr call (every replication wiped out at its first failure, e.g.
+        ``r = 1``) is 0 / 0: NaN, undefined (:func:`spare_mc.ratio_estimate`).
         """
         if name not in ESTIMATORS:
             raise UsageValueError(f"`name` must be one of {sorted(ESTIMATORS)}, got {name!r}")

@@ -987,3 +987,16 @@ def test_qa_third_pass_bad_inputs_are_named(tmp_path):
     with pytest.raises(ValueError, match=r"`mu` \(the mean failures to a wipe-out\) must be <= N = 10"):
         sm.overhead_lower_bound(10, 3, mu=50)
     assert sm.overhead_lower_bound(10, 3, mu=10) > 0
+
+
+@pytest.mark.parametrize("argv", [["mu", "--n-groups", "2000000", "--r", "3", "--reps", "10"],
+                                  ["overhead", "--n-groups", "1000000", "--r", "3", "--reps", "2"]])
+def test_qa_an_exact_law_of_hours_is_refused_before_the_monte_carlo(argv, capsys):
+    """A third QA pass: `mu` at N = 2,000,000 ran its Monte Carlo, then said 'about 108000 s' and, from the exact
+    module, 'roughly 150 min' (two estimates), then ran the exact law in a call SIGTERM could not stop. Now one
+    estimate (spare_mc.exact.exact_cost) and a refusal up front that names --no-exact."""
+    from spare_mc.exact import exact_cost
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    n = int(argv[2])
+    assert f"would take roughly {exact_cost('cyclic', n, 3)[1]} on one core" in err and "pass --no-exact" in err
