@@ -152,6 +152,9 @@ def _data_iv(lifetimes, censored, weights):
         raise UsageValueError("`lifetimes` must be finite and > 0")
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         raise UsageValueError("`weights` must be finite and >= 0")
+    if math.fsum(w) > 2.0**53:  # multiplicities: 1e300 each overflowed the likelihood sums, blamed on the data
+        raise UsageValueError(f"`weights` (multiplicities of the lifetimes) must sum to at most 2^53 = 9.0e15, "
+                              f"got {math.fsum(w):.3g}")
     fail = ~c
     d = float((w * fail).sum())
     if d < 2:
@@ -262,7 +265,8 @@ def weibull_mle(lifetimes, censored=None, *, weights=None, level: float = 0.95, 
     censored : 1-d array_like of bool (or 0/1), optional
         True where the lifetime is right-censored (the unit was still alive then). Default: none.
     weights : 1-d array_like of real numbers, optional
-        Multiplicity of each entry (e.g. many units never failing, all censored at the window end).
+        Multiplicity of each entry (e.g. many units never failing, all censored at the window end); they must
+        sum to at most ``2^53`` (counts exact in floating point).
     level : float
     ci : {"wald", "profile"}
         Wald intervals on the log scale (default), or profile-likelihood intervals (better with few failures,

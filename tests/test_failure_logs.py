@@ -520,6 +520,8 @@ def test_weibull_mle_twins_scipy_uncensored_and_censored():
     ({"censored": [0, 2, 0, 0]}, ValueError, r"`censored` must be booleans or 0/1"),
     ({"censored": [False, True]}, ValueError, r"`censored` must have 4 entries, got 2"),
     ({"weights": ["1"] * 4}, TypeError, r"`weights` must hold real numbers"),
+    # multiplicities of 1e300 overflowed the likelihood sums and were blamed on the lifetimes (a third QA pass)
+    ({"weights": [1e300] * 4}, ValueError, r"`weights` \(multiplicities of the lifetimes\) must sum to at most 2\^53"),
 ])
 def test_weibull_mle_refuses_what_it_used_to_coerce(kwargs, err, match):
     """Strings were parsed as numbers, a table was flattened and any censoring flag was truthiness ("False" and 0.5
