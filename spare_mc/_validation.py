@@ -139,7 +139,7 @@ def as_indices(value, name: str, n: int, what: str = "group", *, n_name: str | N
     negative index (which numpy would wrap to the end) and none past ``n``. ``scalar``: a single index is accepted
     as one entry; ``distinct``: repeats are refused; ``nonempty``: an empty input is refused. Any iterable (a set, a
     generator) is accepted where a collection is. ``n_name``: how the bound is named in the message."""
-    if isinstance(value, (str, bytes)) or (not scalar and np.ndim(value) == 0 and not hasattr(value, "__iter__")):
+    if isinstance(value, (str, bytes)) or (not scalar and not hasattr(value, "__iter__")):
         raise UsageTypeError(f"`{name}` must be a collection of {what} indices, got {type(value).__name__}")
     if not isinstance(value, np.ndarray) and hasattr(value, "__iter__") and not hasattr(value, "__len__"):
         value = list(value)  # a set's or a generator's entries

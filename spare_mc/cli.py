@@ -499,17 +499,17 @@ CLI_EXACT_MAX_S = 600.0
 def _exact_budget(args, wanted: bool) -> None:
     """Refuse, before any Monte Carlo, an exact law longer than :data:`CLI_EXACT_MAX_S`; say how long one over
     20 s takes."""
-    from .exact import _S_PER_STEP, exact_cost
+    from .exact import exact_cost
 
     if not wanted:
         return
-    steps, took = exact_cost(args.layout, args.n_groups, args.r)
-    if steps * _S_PER_STEP > CLI_EXACT_MAX_S:
+    _, seconds, took = exact_cost(args.layout, args.n_groups, args.r)
+    if seconds > CLI_EXACT_MAX_S:
         raise UsageValueError(f"the exact law of T at N={args.n_groups:,}, r={args.r} ({args.layout}) would take "
                               f"roughly {took} on one core, in one call that Ctrl-C cannot interrupt: pass "
                               f"--no-exact for the Monte Carlo alone (spare_mc.exact_wipeout computes it if you "
                               f"mean to wait)")
-    if steps * _S_PER_STEP > 20 and not args.json:
+    if seconds > 20 and not args.json:
         _say(f"... the exact law of T at N={args.n_groups:,} takes roughly {took}, after the Monte Carlo, in a call "
              f"Ctrl-C cannot interrupt (--no-exact skips it)")
 

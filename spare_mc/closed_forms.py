@@ -114,11 +114,13 @@ def stack_lower_bound(n_groups: int, k):
 def overhead_lower_bound(n_groups: int, r: int, mu: float | None = None) -> float:
     """The paper's ``(1/floor(mu)) sum_{k < floor(mu)} c(k)``, with ``mu = mu_paper(N, r)`` by default."""
     n_groups, r = _nr(n_groups, r)
-    mu_given = mu is not None
-    mu = mu_paper(n_groups, r) if mu is None else as_float(mu, "mu", positive=True)
-    if mu > n_groups and mu_given:
-        raise UsageValueError(f"`mu` (the mean failures to a wipe-out) must be <= N = {n_groups}: no more than N "
-                              f"groups can fail, got mu={mu:g}")
+    if mu is None:
+        mu = mu_paper(n_groups, r)
+    else:
+        mu = as_float(mu, "mu", positive=True)
+        if mu > n_groups:
+            raise UsageValueError(f"`mu` (the mean failures to a wipe-out) must be <= N = {n_groups}: no more than N "
+                                  f"groups can fail, got mu={mu:g}")
     m = min(int(math.floor(mu)), n_groups)
     if m < 1:
         return 1.0

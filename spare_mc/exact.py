@@ -113,20 +113,20 @@ def _exact_iv(layout, n_groups, r, arithmetic):
 _S_PER_STEP, _WARN_AFTER_S = 1.5e-9, 60.0
 
 
-def exact_cost(layout: str, n: int, r: int) -> tuple[float, str]:
-    """``(steps, duration)`` of :func:`exact_wipeout`'s float recursion: its step count and the time it takes on
-    one core at :data:`_S_PER_STEP`, worded ("40 s", "150 min"). The one estimate of that cost (the warning below
-    and the command line's up-front refusal quote it)."""
+def exact_cost(layout: str, n: int, r: int) -> tuple[float, float, str]:
+    """``(steps, seconds, worded)`` of :func:`exact_wipeout`'s float recursion: its step count, the time it takes on
+    one core at :data:`_S_PER_STEP`, and that time worded ("40 s", "150 min"). The one estimate of that cost (the
+    warning below and the command line's up-front refusal quote it)."""
     steps = {"cyclic": n * n * r / 2, "block": float(n) * n, "random": float(n) * r}[layout]
     seconds = steps * _S_PER_STEP
-    return steps, f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+    return steps, seconds, f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 def _warn_if_long(layout: str, n: int, r: int) -> None:
     """Warn before a float recursion that would run over a minute: it runs in one numba call, which Ctrl-C cannot
     interrupt (the interpreter only sees the signal when the call returns)."""
-    steps, took = exact_cost(layout, n, r)
-    if steps * _S_PER_STEP > _WARN_AFTER_S:
+    steps, seconds, took = exact_cost(layout, n, r)
+    if seconds > _WARN_AFTER_S:
         import warnings
 
         warnings.warn(f"exact_wipeout({layout!r}, N={n:,}, r={r}) runs about {steps:.1e} steps of its recursion, "

@@ -91,12 +91,6 @@ def log_levels(topology: Topology) -> tuple:
     return ("gpu", *_topology.DOMAIN_LEVELS)
 
 
-def _unit_count(topology: Topology, level: str) -> int:
-    if level == "gpu":
-        return topology.n_gpus
-    return -(-topology.n_gpus // topology.domain_size(level))
-
-
 # ------------------------------------------------------------------------------------------------- the log
 @dataclass(frozen=True, eq=False)
 class FailureLog:
@@ -200,7 +194,7 @@ class FailureLog:
         for i, name in enumerate(self.levels):
             m = self.level == i
             per[name] = {"events": int(m.sum()), "units_failed": int(np.unique(self.unit[m]).size),
-                         "units": _unit_count(self.topology, name)}
+                         "units": self.topology.unit_count(name)}
         fresh = self.failure_events()
         return {"source": self.source, "rows": len(self), "duration_s": self.duration_s,
                 "first_event_s": float(self.time_s[0]), "last_event_s": float(self.time_s[-1]),
@@ -258,7 +252,7 @@ def _check_rows(time_s, level_codes, level_text, unit, repair_s, topology, level
     n = time_s.size
     if n == 0:
         raise UsageValueError(f"{where(None)}: the log has no events (at least one data row is required)")
-    counts = np.array([_unit_count(topology, name) for name in levels], dtype=np.int64)
+    counts = np.array([topology.unit_count(name) for name in levels], dtype=np.int64)
     finite = np.isfinite(time_s)
     prev = np.concatenate([[-np.inf], time_s[:-1]])
     known = level_codes >= 0
@@ -889,7 +883,7 @@ def replay_log(log: FailureLog, layout, *, r: int | None = None, overhead: bool 
 def _level_data(log: FailureLog, code: int):
     """Renewal lifetimes of one level: ``(x, censored, weights, units, rows)``."""
     name = log.levels[code]
-    units = _unit_count(log.topology, name)
+    units = log.topology.unit_count(name)
     rows = np.flatnonzero(log.level == code)
     order = rows[np.lexsort((log.time_s[rows], log.unit[rows]))]
     u, t = log.unit[order], log.time_s[order]
@@ -1192,7 +1186,7 @@ def synthetic_log(topology: Topology, weibull: dict, duration_s: float, *, repai
     # 14 at k = 0.3), and no more than the lifetimes drawn until one outlasts the window, 1 / P(X > duration) on
     # average (the tighter bound at small k). Each failure is a time, a level and a unit, drawn in rounds and sorted
     # (64 bytes is generous): refuse a log beyond the memory budget before drawing it
-    expected = sum(_unit_count(topology, name) * _renewals_bound(duration_s, shape, mean)
+    expected = sum(topology.unit_count(name) * _renewals_bound(duration_s, shape, mean)
                    for name, (shape, mean) in weibull.items())
     check_memory(64 * expected, lambda: f"a synthetic log of about {expected:.3g} failures",
                  "a shorter `duration_s`, longer lifetimes or fewer units need less")
@@ -1202,7 +1196,7 @@ def synthetic_log(topology: Topology, weibull: dict, duration_s: float, *, repai
             continue
         shape, mean = weibull[name]
         lam = weibull_scale(mean, shape)
-        n = _unit_count(topology, name)
+        n = topology.unit_count(name)
         clock = lam * rng.weibull(shape, size=n)
         units = np.arange(n, dtype=np.int64)
         while units.size:

@@ -71,16 +71,14 @@ def system_mtbf_s(failures, topology) -> tuple[float, float]:
     ``Gamma(1 + 1/k) (sum_i c_i lam_i^-k)^(-1/k)`` (``gpu_mtbf_s G^(-1/k)`` for GPUs alone: what
     :meth:`PerGPU.from_system_mtbf` inverts). Units replaced on failure fail in the long run once per
     ``1 / sum_i (c_i / m_i)`` seconds. The two agree for ``k = 1``; for ``k < 1`` the first is the smaller."""
-    parts = []  # (count, mean lifetime)
     per_gpu = failures if isinstance(failures, PerGPU) else failures.background
-    if per_gpu is not None:
-        parts.append((topology.n_gpus, per_gpu.gpu_mtbf_s))
-    for level, mtbf in getattr(failures, "levels", ()):
-        parts.append((-(-topology.n_gpus // topology.domain_size(level)), mtbf))
+    parts = [] if per_gpu is None else [("gpu", per_gpu.gpu_mtbf_s)]  # (level, mean lifetime)
+    parts += getattr(failures, "levels", ())
+    counts = [topology.unit_count(level) for level, _ in parts]
     k = failures.shape
-    g = math.gamma(1.0 + 1.0 / k)
-    hazard = math.fsum(c * (m / g) ** -k for c, m in parts)
-    return g * hazard ** (-1.0 / k), 1.0 / math.fsum(c / m for c, m in parts)
+    hazard = math.fsum(c * weibull_scale(m, k) ** -k for c, (_, m) in zip(counts, parts))
+    first = math.gamma(1.0 + 1.0 / k) * hazard ** (-1.0 / k)
+    return first, 1.0 / math.fsum(c / m for c, (_, m) in zip(counts, parts))
 
 
 def _shape_iv(shape, name: str = "shape"):

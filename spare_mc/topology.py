@@ -95,6 +95,11 @@ class Topology:
         factors = (self.gpus_per_node, self.nodes_per_rack, self.racks_per_power, self.power_per_pod)
         return math.prod(factors[:DOMAIN_LEVELS.index(level) + 1])
 
+    def unit_count(self, level: str) -> int:
+        """Failure units at ``level``: the GPUs (``"gpu"``), or the domains of a domain level (``ceil(G / size)``:
+        the last one may be partial)."""
+        return self.n_gpus if level == "gpu" else -(-self.n_gpus // self.domain_size(level))
+
     def group_of_gpu(self) -> np.ndarray:
         """The group of every GPU (length ``G``)."""
         return self.groups_of(np.arange(self.n_gpus, dtype=np.int64))

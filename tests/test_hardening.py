@@ -999,4 +999,4 @@ def test_qa_an_exact_law_of_hours_is_refused_before_the_monte_carlo(argv, capsys
     assert main(argv) == 2
     err = capsys.readouterr().err
     n = int(argv[2])
-    assert f"would take roughly {exact_cost('cyclic', n, 3)[1]} on one core" in err and "pass --no-exact" in err
+    assert f"would take roughly {exact_cost('cyclic', n, 3)[2]} on one core" in err and "pass --no-exact" in err
