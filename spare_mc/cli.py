@@ -622,9 +622,10 @@ def run_ttt(args) -> dict:
                else f"--ckpt-every-steps {args.ckpt_every_steps}")
         raise UsageValueError(f"`--ckpt-period optimal` (the periodic optimum T_c*) contradicts `{how}`, which "
                               f"sets the checkpoints itself: drop one of them")
-    cfg = TimelineConfig(args.strategy, args.n_groups, r=r, ckpt_period_s=args.ckpt_period_s,
-                         **_config_overrides(args, args.n_groups))
-    res = simulate_ttt(cfg, args.reps, rng=args.seed)
+    with _flag_names(**_timeline_flags()):  # the library's rules, in the command line's words
+        cfg = TimelineConfig(args.strategy, args.n_groups, r=r, ckpt_period_s=args.ckpt_period_s,
+                             **_config_overrides(args, args.n_groups))
+        res = simulate_ttt(cfg, args.reps, rng=args.seed)
     out = {"seed": args.seed, **res.summary(), "config": cfg.to_dict()}
     out["ckpt_period_rule"] = ("given" if args.ckpt_period_s is not None else
                                f"every {cfg.ckpt_every_steps} steps" if cfg.ckpt_every_steps else
@@ -1310,6 +1311,16 @@ def _quick_conflicts(args, command: str, dests) -> None:
     if given:
         raise UsageValueError(f"--quick sets {', '.join(map(flag, dests))} itself, so {given} would be ignored: drop "
                               f"--quick or {given}")
+
+
+def _timeline_flags() -> dict:
+    """Every :class:`TimelineConfig` keyword and failure-model parameter that is a flag, with its flag
+    (``mtbf_s`` is ``--mtbf-s``; ``failure_model`` and ``failures`` are ``--failures``)."""
+    from .timeline import TimelineConfig
+
+    names = [f.name for f in fields(TimelineConfig) if f.metadata.get("cli")]
+    names += ["ckpt_period_s", "n_gpus", "age_policy", "calibration", "domain_mtbf_s", "domain_levels", "placement"]
+    return {**{n: "--" + n.replace("_", "-") for n in names}, "failures": "--failures", "failure_model": "--failures"}
 
 
 @contextlib.contextmanager

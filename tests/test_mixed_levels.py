@@ -269,4 +269,10 @@ def test_command_line_runs_a_mixed_model(capsys):
     assert main([*flags, "--json"]) == 0  # every level at its default rate
     assert list(json.loads(capsys.readouterr().out)["config"]["failures"]["levels"]) == list(DOMAIN_MTBF_DEFAULTS)
     assert main([*flags[:-2], "--failures", "rack", "--domain-mtbf-s", "1e7", "--domain-levels", "node"]) == 2
-    assert "`domain_levels` has no effect with failure_model='rack'" in capsys.readouterr().err
+    # the command line names its flags where the library names its keywords
+    assert "`--domain-levels` has no effect with --failures='rack'" in capsys.readouterr().err
+    # a domain level far more frequent than the --mtbf-s the theory period is taken from: refused, in flags
+    assert main([*flags, "--domain-levels", "node=1e3", "--n-gpus", "24000"]) == 2
+    err = capsys.readouterr().err
+    assert "`--mtbf-s`=300 s sets the theory checkpoint period" in err and "give `--ckpt-period-s`" in err
+    assert "`mtbf_s`" not in err
