@@ -622,7 +622,7 @@ def run_ttt(args) -> dict:
                else f"--ckpt-every-steps {args.ckpt_every_steps}")
         raise UsageValueError(f"`--ckpt-period optimal` (the periodic optimum T_c*) contradicts `{how}`, which "
                               f"sets the checkpoints itself: drop one of them")
-    with _flag_names(**_timeline_flags()):  # the library's rules, in the command line's words
+    with _flag_names(**_timeline_flags(args)):  # the library's rules, in the command line's words
         cfg = TimelineConfig(args.strategy, args.n_groups, r=r, ckpt_period_s=args.ckpt_period_s,
                              **_config_overrides(args, args.n_groups))
         res = simulate_ttt(cfg, args.reps, rng=args.seed)
@@ -775,12 +775,13 @@ def run_reproduce(args) -> dict:
             raise UsageValueError(f"`{flag}` must be >= 2, got {v}")
     if args.seed is not None and args.seed < 0:
         raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
-    base = _config_overrides(args)
     log = (lambda msg: _say(f"... {msg}")) if not args.json else None
-    res = reproduce(quick=args.quick, table=args.table, studies=args.studies, out_dir=args.out_dir,
-                    n_values=n_values, reps=args.reps, confirm_reps=args.confirm_reps, rng=args.seed, base=base,
-                    scheduler=args.scheduler, workers=args.workers, force=args.force, progress=log,
-                    preset=args.preset)
+    with _flag_names(**_timeline_flags(args), n_values="--n-values"):  # the library's rules, in flags
+        base = _config_overrides(args)
+        res = reproduce(quick=args.quick, table=args.table, studies=args.studies, out_dir=args.out_dir,
+                        n_values=n_values, reps=args.reps, confirm_reps=args.confirm_reps, rng=args.seed, base=base,
+                        scheduler=args.scheduler, workers=args.workers, force=args.force, progress=log,
+                        preset=args.preset)
     out = res.to_dict()
     out["table"] = args.table
     pre = out.get("settings", {}).get("preset")
@@ -1313,26 +1314,33 @@ def _quick_conflicts(args, command: str, dests) -> None:
                               f"--quick or {given}")
 
 
-def _timeline_flags() -> dict:
-    """Every :class:`TimelineConfig` keyword and failure-model parameter that is a flag, with its flag
-    (``mtbf_s`` is ``--mtbf-s``; ``failure_model`` and ``failures`` are ``--failures``)."""
+def _timeline_flags(args) -> dict:
+    """The :class:`TimelineConfig` keywords and failure-model parameters that are flags of this command, with
+    their flags (``mtbf_s`` is ``--mtbf-s``; ``failure_model`` and ``failures`` are ``--failures``)."""
     from .timeline import TimelineConfig
 
     names = [f.name for f in fields(TimelineConfig) if f.metadata.get("cli")]
-    names += ["ckpt_period_s", "n_gpus", "age_policy", "calibration", "domain_mtbf_s", "domain_levels", "placement"]
-    return {**{n: "--" + n.replace("_", "-") for n in names}, "failures": "--failures", "failure_model": "--failures"}
+    names += ["n_groups", "ckpt_period_s", "n_gpus", "age_policy", "calibration", "domain_mtbf_s", "domain_levels",
+              "placement"]
+    out = {n: "--" + n.replace("_", "-") for n in names if hasattr(args, n)}
+    if hasattr(args, "failures"):
+        out.update(failures="--failures", failure_model="--failures")
+    return out
 
 
 @contextlib.contextmanager
 def _flag_names(**flags):
     """Usage errors of the library call inside say the command line's flag where they name a keyword of the
-    Python API (``n_values`` is ``--n-groups`` on the command line)."""
+    Python API (``n_values`` is ``--n-groups`` on the command line), and the command line's spelling of a
+    failure model (``'per_gpu'`` is ``'per-gpu'``) where ``--failures`` is a flag."""
     try:
         yield
     except UsageError as exc:
         msg = str(exc)
         for name, flag in flags.items():
             msg = msg.replace(f"`{name}`", f"`{flag}`").replace(f" {name}=", f" {flag}=")
+        if flags.get("failures") == "--failures":
+            msg = msg.replace("'per_gpu'", "'per-gpu'")
         if msg == str(exc):
             raise
         raise type(exc)(msg) from None
