@@ -31,8 +31,8 @@ SLOW_SPEC = """
 [sweep]
 name = "slow"
 quantity = "wipeout"
-reps = 16000
-block = 2000
+reps = 8000
+block = 1000
 seed = 5
 
 [grid]
@@ -58,6 +58,13 @@ def _data(ds):
 def serial(tmp_path):
     spec = SweepSpec.from_toml(SPEC)
     return run_sweep(spec, tmp_path / "serial.nc", workers=0, progress=False), spec
+
+
+@pytest.fixture(scope="module")
+def slow_reference(tmp_path_factory):
+    """SLOW_SPEC's dataset computed in this process (about 8 s), once for the tests that compare with it."""
+    return run_sweep(SweepSpec.from_toml(SLOW_SPEC), tmp_path_factory.mktemp("slow") / "ref.nc", workers=0,
+                     progress=False)
 
 
 def test_local_cluster_and_block_size_give_the_identical_dataset(tmp_path, serial):
@@ -156,7 +163,7 @@ def test_real_scheduler_gives_the_identical_dataset(tmp_path, serial, real_clust
 
 
 @pytest.mark.slow  # a real cluster and a killed worker: about 25 s, in .ci/run's slow tier
-def test_killed_worker_is_survived(tmp_path, real_cluster):
+def test_killed_worker_is_survived(tmp_path, real_cluster, slow_reference):
     address, workers = real_cluster
     (tmp_path / "spec.toml").write_text(SLOW_SPEC)
     parts = tmp_path / "remote.nc.parts" / SweepSpec.from_toml(SLOW_SPEC).digest()
@@ -170,14 +177,13 @@ def test_killed_worker_is_survived(tmp_path, real_cluster):
     workers[0].kill()
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
-    ref = run_sweep(SweepSpec.from_toml(SLOW_SPEC), tmp_path / "local.nc", workers=0, progress=False)
-    assert _data(open_dataset(tmp_path / "remote.nc")).identical(_data(ref))
+    assert _data(open_dataset(tmp_path / "remote.nc")).identical(_data(slow_reference))
 
 
 @pytest.mark.parametrize("sig", [pytest.param(signal.SIGINT, id="ctrl-c"),
                                  pytest.param(signal.SIGTERM, id="terminated"),
                                  pytest.param(signal.SIGKILL, id="killed", marks=pytest.mark.slow)])
-def test_interrupted_sweep_resumes_to_the_identical_dataset(tmp_path, sig):
+def test_interrupted_sweep_resumes_to_the_identical_dataset(tmp_path, sig, slow_reference):
     (tmp_path / "spec.toml").write_text(SLOW_SPEC)
     out = tmp_path / "resumed.nc"
     parts = tmp_path / "resumed.nc.parts" / SweepSpec.from_toml(SLOW_SPEC).digest()
@@ -203,8 +209,7 @@ def test_interrupted_sweep_resumes_to_the_identical_dataset(tmp_path, sig):
     proc = _cli("sweep", str(tmp_path / "spec.toml"), "--out", str(out), "--workers", "0")
     assert proc.returncode == 0, proc.stderr
     assert all((parts / name).stat().st_mtime_ns == t for name, t in stamps.items())  # not recomputed
-    ref = run_sweep(SweepSpec.from_toml(SLOW_SPEC), tmp_path / "ref.nc", workers=0, progress=False)
-    assert _data(open_dataset(out)).identical(_data(ref))
+    assert _data(open_dataset(out)).identical(_data(slow_reference))
 
 
 @pytest.mark.parametrize("text, match", [
