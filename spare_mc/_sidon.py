@@ -81,20 +81,33 @@ def singer_set(q: int) -> tuple[int, ...] | None:
     if not _is_prime(q):
         return None
     v = q * q + q + 1
+    walk = _singer_walk_py
+    if v > SMALL_FIELD:  # numba (about 100x faster: q = 601 took 0.6 s in Python); small fields need no compilation
+        from ._sidon_kernels import singer_walk
+
+        buf = np.empty(q + 2, dtype=np.int64)
+        walk = lambda q, a, b, c: buf[:singer_walk(q, a, b, c, buf)].tolist()  # noqa: E731
     for a in range(q):
         for b in range(q):
             for c in range(1, q):
-                c0, c1, c2 = 1, 0, 0
-                s = []
-                for i in range(v):
-                    if c2 == 0:
-                        s.append(i)
-                        if len(s) > q + 1:
-                            break
-                    c0, c1, c2 = (-c * c2) % q, (c0 - b * c2) % q, (c1 - a * c2) % q
+                s = walk(q, a, b, c)
                 if len(s) == q + 1 and is_modular_sidon(s, v):
                     return tuple(s)
     return None  # pragma: no cover - a primitive cubic exists for every prime q
+
+
+def _singer_walk_py(q, a, b, c):
+    """The walk of :func:`singer_set` for one cubic: exponents with no ``x^2`` term, stopping at ``q + 2`` of
+    them (the pure-Python twin of :func:`spare_mc._sidon_kernels.singer_walk`)."""
+    c0, c1, c2 = 1, 0, 0
+    s = []
+    for i in range(q * q + q + 1):
+        if c2 == 0:
+            s.append(i)
+            if len(s) > q + 1:
+                break
+        c0, c1, c2 = (-c * c2) % q, (c0 - b * c2) % q, (c1 - a * c2) % q
+    return s
 
 
 @functools.lru_cache(maxsize=None)
@@ -113,31 +126,48 @@ def bose_chowla_set(q: int) -> tuple[int, ...] | None:
     if not _is_prime(q):
         return None
     v = q * q - 1
+    walk = _bose_chowla_walk_py
+    if v > SMALL_FIELD:  # numba (q = 601 took 15 s in Python), as singer_set
+        from ._sidon_kernels import bose_chowla_walk
+
+        buf = np.empty(q + 1, dtype=np.int64)
+        walk = lambda q, a, b: buf[:bose_chowla_walk(q, a, b, buf)].tolist()  # noqa: E731
     for a in range(q):
         for b in range(1, q):
-            c0, c1 = 1, 0
-            s = []
-            for i in range(v):
-                if c1 == 1:
-                    s.append(i)
-                    if len(s) > q:
-                        break
-                c0, c1 = (b * c1) % q, (c0 + a * c1) % q
+            s = walk(q, a, b)
             if len(s) == q and is_modular_sidon(s, v):
                 return tuple(s)
     return None  # pragma: no cover
 
 
+def _bose_chowla_walk_py(q, a, b):
+    """The walk of :func:`bose_chowla_set` for one quadratic: exponents with ``c1 = 1``, stopping at ``q + 1`` of
+    them (the pure-Python twin of :func:`spare_mc._sidon_kernels.bose_chowla_walk`)."""
+    c0, c1 = 1, 0
+    s = []
+    for i in range(q * q - 1):
+        if c1 == 1:
+            s.append(i)
+            if len(s) > q:
+                break
+        c0, c1 = (b * c1) % q, (c0 + a * c1) % q
+    return s
+
+
 def _prime_power(q: int):
-    """``(p, e)`` with ``q = p^e``, ``p`` prime, or ``None``."""
-    for p in range(2, q + 1):
+    """``(p, e)`` with ``q = p^e``, ``p`` prime, or ``None``. Trial division up to ``sqrt(q)``: a ``q`` with no
+    divisor there is prime (dividing up to ``q`` itself made the scan of every ``q`` up to ``2 N / (r - 1)`` in
+    :func:`_ruler_batches` quadratic: 110 s for ``N = 10^5``)."""
+    if q < 2:
+        return None
+    for p in range(2, math.isqrt(q) + 1):
         if q % p == 0:
             e, x = 0, q
             while x % p == 0:
                 x //= p
                 e += 1
-            return (p, e) if x == 1 and _is_prime(p) else None
-    return None
+            return (p, e) if x == 1 else None  # p is the least divisor > 1 of q: prime
+    return (q, 1)
 
 
 #: Fields up to this many nonzero elements are walked in Python (:func:`field_powers_py`), larger ones by numba.
@@ -287,30 +317,76 @@ def _normalise(s, n: int) -> tuple[int, ...]:
     return tuple(sorted(((s - s.min()) % n).tolist()))
 
 
-def _ruler_batches(n: int, r: int):
-    """Golomb rulers of ``r`` marks and span ``< n`` cut from the algebraic sets, in batches ``(name, q, rulers)``.
+#: Work limit of the ruler search: window spans computed (dilations x set size, per set) plus ruler marks built
+#: (rulers x r). ``N = 20,000, r = 130`` needs 1.2e9 (2.1e8 + 1.0e9, 37 s) and stays within it, as does every
+#: case of the coverage table in docs/placement.md; the densest larger cases reach it (``N = 5 * 10^4, r = 200``
+#: would need over 1.2e10, about 6 minutes and, before the rulers were built a batch at a time, 12 GB).
+RULER_WORK_BUDGET = 1.5e9
+
+
+def _ruler_batches(n: int, r: int, batch: int = 4096, spent: dict | None = None, block_spans: int = 1 << 21):
+    """Golomb rulers of ``r`` marks and span ``< n`` cut from the algebraic sets, in batches ``(name, q, rulers)``
+    of at most ``batch`` rows.
 
     For every Singer / Bose--Chowla set of ``k >= r`` elements mod ``v``, every unit dilation ``t <= v / 2``
     (``v - t`` gives the mirror image) and every window of ``r`` cyclically consecutive elements of ``t S mod v``,
     the window re-based at 0 is a Golomb ruler: a Sidon set mod ``v`` read as integers in ``[0, v)`` has distinct
-    integer differences. Within a set the rulers come shortest first. Sets whose typical window is far longer than
-    ``n`` (``(r - 1) v / k > 2 n``) are skipped.
+    integer differences. Within a set the rulers come shortest first (ties in (dilation, window) order). Sets whose
+    typical window is far longer than ``n`` (``(r - 1) v / k > 2 n``, so ``q <= 2 n / (r - 1) + 1``) are skipped.
+
+    Memory stays bounded: the spans are computed for blocks of dilations and only the windows shorter than ``n``
+    are kept, as indices; the rulers are built a batch at a time (a set mod ``v < n`` has all its ``v k / 2``
+    windows shorter than ``n``: 14.5 million rulers of 300 marks for ``N = 10^5, r = 300`` took 24 GB at once).
+    Time is bounded by :data:`RULER_WORK_BUDGET`: the search stops before the set or the batch that would pass it,
+    and records that set's modulus in ``spent["stopped_at"]`` (``spent["work"]``: the work done).
     """
-    for name, q, v, s in algebraic_sets(max_v=4 * n * n, min_size=r, keep=lambda q, v, k: (r - 1) * v <= 2 * n * k):
+    spent = {} if spent is None else spent
+    spent["work"] = 0
+    q_max = 2 * n // max(r - 1, 1) + 1  # the keep rule below fails beyond it (v / k >= q - 1 for both families)
+    max_v = min(4 * n * n, q_max * q_max + q_max + 1)
+    for name, q, v, s in algebraic_sets(max_v=max_v, min_size=r, keep=lambda q, v, k: (r - 1) * v <= 2 * n * k):
         base = np.asarray(s, dtype=np.int64)
         k = base.size
         ts = _units(v)
         ts = ts[ts <= v // 2]
-        dil = np.sort((ts[:, None] * base[None, :]) % v, axis=1)  # (n_t, k)
-        ext = np.concatenate([dil, dil + v], axis=1)
-        spans = ext[:, r - 1:r - 1 + k] - ext[:, :k]  # the window starting at element i
-        ti, wi = np.nonzero(spans < n)
+        if spent["work"] + ts.size * k > RULER_WORK_BUDGET:
+            spent["stopped_at"] = v
+            return
+        spent["work"] += ts.size * k
+        per = max(1, block_spans // k)  # dilations per block: about 2 million spans
+        found = []
+        for lo in range(0, ts.size, per):
+            spans = _window_spans(ts[lo:lo + per], base, v, r)
+            ti, wi = np.nonzero(spans < n)  # row-major: the order of one nonzero over all dilations
+            found.append((ti + lo, wi, spans[ti, wi]))
+        ti = np.concatenate([f[0] for f in found])
         if ti.size == 0:
             continue
-        order = np.argsort(spans[ti, wi], kind="stable")
-        ti, wi = ti[order], wi[order]
-        rows = ext[ti[:, None], wi[:, None] + np.arange(r)[None, :]]
-        yield name, q, rows - rows[:, :1]
+        wi = np.concatenate([f[1] for f in found])
+        order = np.argsort(np.concatenate([f[2] for f in found]), kind="stable")
+        del found
+        for lo in range(0, order.size, batch):
+            sel = order[lo:lo + batch]
+            if spent["work"] + sel.size * r > RULER_WORK_BUDGET:
+                spent["stopped_at"] = v
+                return
+            spent["work"] += sel.size * r
+            ext = _dilations(ts[ti[sel]], base, v)
+            rows = ext[np.arange(sel.size)[:, None], wi[sel][:, None] + np.arange(r)[None, :]]
+            yield name, q, rows - rows[:, :1]
+
+
+def _dilations(ts, base, v):
+    """``t S mod v`` sorted, for every ``t`` of ``ts`` (rows), followed by the same plus ``v`` (cyclic windows)."""
+    dil = np.sort((ts[:, None] * base[None, :]) % v, axis=1)
+    return np.concatenate([dil, dil + v], axis=1)
+
+
+def _window_spans(ts, base, v, r):
+    """Span of the window of ``r`` cyclically consecutive elements starting at each element of each dilation."""
+    ext = _dilations(ts, base, v)
+    k = base.size
+    return ext[:, r - 1:r - 1 + k] - ext[:, :k]
 
 
 def _sidon_rows(rows: np.ndarray, n: int) -> np.ndarray:
@@ -345,10 +421,9 @@ def find_sidon(n: int, r: int, avoid: tuple = (), attempts: int = 200):
     if avoid:
         av = np.zeros(n, dtype=bool)
         av[np.asarray(avoid, dtype=np.int64) % n] = True
-    found = _search(n, r, av, attempts)
-    if found is None:
-        return None, "not found"
-    s, method = found
+    s, method = _search(n, r, av, attempts)
+    if s is None:
+        return None, method
     out = _normalise(s, n)
     if len(out) != r or not is_modular_sidon(out, n) or not _avoids(np.asarray(out), n, av):
         raise RuntimeError(f"find_sidon built an invalid set {out} mod {n} ({method})")  # pragma: no cover
@@ -387,7 +462,8 @@ def _search(n, r, av, attempts):
     from ._sidon_kernels import sidon_rows_mask
 
     seen, stamp = np.zeros(n, dtype=np.int64), 0
-    for name, q, rows in itertools.chain(batches, _ruler_batches(n, r)):
+    spent = {}
+    for name, q, rows in itertools.chain(batches, _ruler_batches(n, r, spent=spent)):
         label = name if name == "golomb_table" else name + "_ruler"
         for lo in range(0, rows.shape[0], 4096):
             batch = np.ascontiguousarray(rows[lo:lo + 4096], dtype=np.int64)
@@ -410,7 +486,16 @@ def _search(n, r, av, attempts):
     s = _local_search(n, r, av, attempts) if n <= LOCAL_SEARCH_MAX_N else None
     if s is not None:
         return s, "local_search"
-    return None
+    tried = ["the optimal Golomb ruler"] if r <= len(OPTIMAL_GOLOMB_RULERS) else []
+    tried += [f"{attempts} greedy orders", "Singer and Bose-Chowla sets whose modulus divides N"]
+    if "stopped_at" in spent:
+        tried.append(f"rulers cut from Singer and Bose-Chowla sets up to modulus {spent['stopped_at']:,}, where "
+                     f"the search stopped at its work limit (spare_mc._sidon.RULER_WORK_BUDGET = "
+                     f"{RULER_WORK_BUDGET:.1e} window spans and ruler marks)")
+    else:
+        tried.append(f"rulers cut from every Singer and Bose-Chowla set of order q <= {2 * n // max(r - 1, 1) + 1}")
+    tried.append("a tabu search" if n <= LOCAL_SEARCH_MAX_N else f"no tabu search (only for N <= {LOCAL_SEARCH_MAX_N})")
+    return None, "not found: tried " + ", ".join(tried)
 
 
 def _greedy(n, r, av, attempts):

@@ -151,6 +151,42 @@ def sidon_greedy(n, r, used0, order, out):
 
 
 @njit(cache=False)
+def singer_walk(q, a, b, c, out):
+    """The exponents ``i < q^2 + q + 1`` at which ``x^i`` in ``GF(q)[x] / (x^3 + a x^2 + b x + c)`` has no ``x^2``
+    term, written to ``out`` (``q + 2`` slots) until ``q + 2`` are found; returns how many. The twin is the walk of
+    :func:`spare_mc._sidon.singer_set`."""
+    v = q * q + q + 1
+    c0, c1, c2 = 1, 0, 0
+    m = 0
+    for i in range(v):
+        if c2 == 0:
+            out[m] = i
+            m += 1
+            if m > q + 1:
+                break
+        c0, c1, c2 = (-c * c2) % q, (c0 - b * c2) % q, (c1 - a * c2) % q
+    return m
+
+
+@njit(cache=False)
+def bose_chowla_walk(q, a, b, out):
+    """The exponents ``i < q^2 - 1`` at which ``theta^i = c0 + c1 theta`` in ``GF(q)[x] / (x^2 - a x - b)`` has
+    ``c1 = 1``, written to ``out`` (``q + 1`` slots) until ``q + 1`` are found; returns how many. The twin is the
+    walk of :func:`spare_mc._sidon.bose_chowla_set`."""
+    v = q * q - 1
+    c0, c1 = 1, 0
+    m = 0
+    for i in range(v):
+        if c1 == 1:
+            out[m] = i
+            m += 1
+            if m > q:
+                break
+        c0, c1 = (b * c1) % q, (c0 + a * c1) % q
+    return m
+
+
+@njit(cache=False)
 def field_powers(p, deg, f_low, table):
     """Powers of ``x`` in ``GF(p)[x] / (x^deg + f_low[deg-1] x^(deg-1) + ... + f_low[0])``: row ``i`` of ``table``
     (shape ``(p^deg - 1, deg)``) gets the coefficients of ``x^i``. Returns the multiplicative order of ``x`` if it

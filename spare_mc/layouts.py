@@ -297,11 +297,10 @@ def sidon_offsets(n_groups: int, r: int, *, attempts: int = 200) -> tuple[int, .
     if r * (r - 1) > n_groups - 1:
         raise UsageValueError(f"Sidon offsets are impossible: r(r-1) must be <= N-1 for r={r} shard copies "
                               f"to have distinct pairwise differences mod N={n_groups}, got r(r-1)={r * (r - 1)}")
-    s, _ = find_sidon(n_groups, r, (), attempts)
+    s, how = find_sidon(n_groups, r, (), attempts)
     if s is None:
-        raise UsageValueError(f"no modular Sidon offsets found for N={n_groups}, r={r} by any construction (Golomb "
-                              f"table, Singer, Bose-Chowla, rulers cut from them, {attempts} greedy attempts, tabu "
-                              f"search); pass explicit offsets to cyclic_offsets()")
+        raise UsageValueError(f"no modular Sidon offsets found for N={n_groups}, r={r} ({how}); pass explicit "
+                              f"offsets to cyclic_offsets()")
     return s
 
 

@@ -118,9 +118,87 @@ def test_layout_errors(call, exc, match):
 def test_sidon_search_failure_is_a_clear_error():
     # r(r-1) = 42 = N-1 would make a perfect difference set mod 43, i.e. a projective plane of order 6, which does
     # not exist (Bruck-Ryser); every construction fails and the error says so and what to do
-    with pytest.raises(ValueError, match=r"no modular Sidon offsets found for N=43, r=7 by any construction .* "
-                                         r"cyclic_offsets"):
+    with pytest.raises(ValueError, match=r"no modular Sidon offsets found for N=43, r=7 \(not found: tried the "
+                                         r"optimal Golomb ruler, 3 greedy orders, .*, a tabu search\); pass "
+                                         r"explicit offsets to cyclic_offsets\(\)"):
         sidon_offsets(43, 7, attempts=3)
+
+
+def test_sidon_ruler_search_stops_at_its_work_limit(monkeypatch):
+    """The ruler search has a work limit (N = 10^5, r = 300 took 24 GB and was killed before): with a tiny one,
+    a case the rulers solve is not found, and the error names the limit and where the search stopped."""
+    import spare_mc._sidon as sid
+    find_sidon.cache_clear()
+    try:
+        assert find_sidon(1000, 26)[1] == "singer_ruler"
+        find_sidon.cache_clear()
+        monkeypatch.setattr(sid, "RULER_WORK_BUDGET", 10_000)
+        with pytest.raises(ValueError, match=r"N=1000, r=26 \(not found: .*rulers cut from Singer and Bose-Chowla "
+                                             r"sets up to modulus [\d,]+, where the search stopped at its work "
+                                             r"limit .*RULER_WORK_BUDGET = 1\.0e\+04.*no tabu search"):
+            sidon_offsets(1000, 26)
+    finally:
+        find_sidon.cache_clear()
+
+
+def _ruler_batches_at_once(n, r):
+    """The ruler construction as one array per set (the slow twin of ``_ruler_batches``, whose memory is bounded:
+    shortest first, ties in (dilation, window) order)."""
+    from spare_mc._sidon import _units, algebraic_sets
+    for name, q, v, s in algebraic_sets(max_v=4 * n * n, min_size=r, keep=lambda q, v, k: (r - 1) * v <= 2 * n * k):
+        base = np.asarray(s, dtype=np.int64)
+        k = base.size
+        ts = _units(v)
+        ts = ts[ts <= v // 2]
+        dil = np.sort((ts[:, None] * base[None, :]) % v, axis=1)
+        ext = np.concatenate([dil, dil + v], axis=1)
+        spans = ext[:, r - 1:r - 1 + k] - ext[:, :k]
+        ti, wi = np.nonzero(spans < n)
+        if ti.size == 0:
+            continue
+        order = np.argsort(spans[ti, wi], kind="stable")
+        ti, wi = ti[order], wi[order]
+        rows = ext[ti[:, None], wi[:, None] + np.arange(r)[None, :]]
+        yield name, q, rows - rows[:, :1]
+
+
+@pytest.mark.parametrize("n, r", [(1000, 26), (700, 22), (300, 16)])
+def test_ruler_batches_are_the_all_at_once_rulers_in_bounded_batches(n, r):
+    from spare_mc._sidon import _ruler_batches
+    want = list(_ruler_batches_at_once(n, r))
+    assert want
+    for batch, block_spans in ((4096, 1 << 21), (37, 100)):  # small blocks and batches: every boundary crossed
+        got = list(_ruler_batches(n, r, batch=batch, block_spans=block_spans))
+        assert all(rows.shape[0] <= batch for _, _, rows in got)
+        assert [(a, b) for a, b, _ in want] == list(dict.fromkeys((a, b) for a, b, _ in got))
+        assert np.array_equal(np.concatenate([x for _, _, x in want]), np.concatenate([x for _, _, x in got]))
+
+
+@pytest.mark.parametrize("q", [149, 151, 211])
+def test_singer_and_bose_chowla_walk_kernels_match_their_twins(q):
+    """The numba walks used for fields above SMALL_FIELD against the Python walks, candidate by candidate
+    (primitive ones, which give the whole set, and the others, which stop early)."""
+    from spare_mc._sidon import SMALL_FIELD, _bose_chowla_walk_py, _singer_walk_py
+    from spare_mc._sidon_kernels import bose_chowla_walk, singer_walk
+    assert q * q - 1 > SMALL_FIELD
+    buf = np.empty(q + 2, dtype=np.int64)
+    full = 0
+    for a, b, c in itertools.product((0, 1, q - 1), (0, 2, q - 2), (1, 3, q - 1)):
+        want = _singer_walk_py(q, a, b, c)
+        assert buf[:singer_walk(q, a, b, c, buf)].tolist() == want
+        full += len(want) == q + 1
+        if b:
+            assert buf[:bose_chowla_walk(q, a, b, buf)].tolist() == _bose_chowla_walk_py(q, a, b)
+    s = singer_set(q)  # the kernel's set is the Python definition's first full, Sidon walk
+    assert len(s) == q + 1 and _is_modular_sidon(s, q * q + q + 1)
+
+
+def test_prime_power_by_trial_division_to_the_square_root():
+    from spare_mc._sidon import _is_prime, _prime_power
+    powers = {p ** e: (p, e) for p in range(2, 5000) if _is_prime(p) for e in range(1, 13) if p ** e < 5000}
+    assert len(powers) == 669 + 42  # the primes below 5000, and their higher powers
+    for q in range(0, 5000):
+        assert _prime_power(q) == powers.get(q), q
 
 
 def test_sidon_offsets_dense_n1000_r25():
