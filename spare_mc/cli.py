@@ -45,6 +45,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import sys
 from dataclasses import MISSING, fields
 
@@ -1338,7 +1339,8 @@ def _flag_names(**flags):
     except UsageError as exc:
         msg = str(exc)
         for name, flag in flags.items():
-            msg = msg.replace(f"`{name}`", f"`{flag}`").replace(f" {name}=", f" {flag}=")
+            # " name=" as in "got name=5", not a field inside a repr such as "PerGPU(gpu_mtbf_s=..., shape=0.78)"
+            msg = re.sub(rf"(?<![(,]) {re.escape(name)}=", f" {flag}=", msg.replace(f"`{name}`", f"`{flag}`"))
         if flags.get("failures") == "--failures":
             msg = msg.replace("'per_gpu'", "'per-gpu'")
         if msg == str(exc):

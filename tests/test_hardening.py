@@ -396,6 +396,14 @@ def test_9_failure_options_are_never_silently_ignored(argv, match, capsys):
     assert _one_line(err) and re.search(match, err)
 
 
+def test_9_flag_names_leave_a_models_repr_alone(capsys):
+    """The command line swaps keywords for flags in the library's errors, but not the fields of a repr."""
+    assert main(["ttt", "--strategy", "spare", "--n-groups", "20", "--r", "3", "--failures", "per-gpu", "--n-gpus",
+                 "160", "--ckpt-policy", "hazard"]) == 2
+    err = capsys.readouterr().err
+    assert _one_line(err) and "`--failures` must be None" in err and ", shape=0.78, age_policy='renew')" in err
+
+
 def test_9_the_default_gpu_count_only_applies_where_it_is_used():
     """N beyond the default 600,000 GPUs is fine for the system-level process (n_gpus plays no role there)."""
     cfg = TimelineConfig("ckpt", 700_000, n_steps=5, allreduce_s=1.0)
