@@ -348,7 +348,7 @@ def test_paper_allreduce_model():
     (dict(strategy="rep", n_groups=10, r=11), ValueError, r"`r` must be <= 10"),  # any r <= N (replica sets)
     (dict(strategy="spare", n_groups=10, r=11), ValueError, r"`r` must be <= 10"),
     (dict(strategy="spare", n_groups=1, r=1), ValueError, r"`n_groups` must be >= 2"),
-    (dict(strategy="spare", n_groups=10, r=2, mtbf_s=0.0), ValueError, r"`--mtbf-s` must be > 0"),
+    (dict(strategy="spare", n_groups=10, r=2, mtbf_s=0.0), ValueError, r"`mtbf_s` must be > 0"),
     # accepted before, then an OverflowError deep in a run (5e-324) or a message about `mean_uptime_s` (1e308)
     (dict(strategy="spare", n_groups=10, r=2, mtbf_s=5e-324), ValueError, r"`mtbf_s` must be at least 1 microsecond"),
     (dict(strategy="spare", n_groups=10, r=2, mtbf_s=1e308), ValueError, r"`mtbf_s` must be <= 1e\+300"),
