@@ -342,7 +342,7 @@ def _ruler_batches(n: int, r: int, batch: int = 4096, spent: dict | None = None,
     """
     spent = {} if spent is None else spent
     spent["work"] = 0
-    q_max = 2 * n // max(r - 1, 1) + 1  # the keep rule below fails beyond it (v / k >= q - 1 for both families)
+    q_max = _ruler_q_max(n, r)
     max_v = min(4 * n * n, q_max * q_max + q_max + 1)
     for name, q, v, s in algebraic_sets(max_v=max_v, min_size=r, keep=lambda q, v, k: (r - 1) * v <= 2 * n * k):
         base = np.asarray(s, dtype=np.int64)
@@ -374,6 +374,12 @@ def _ruler_batches(n: int, r: int, batch: int = 4096, spent: dict | None = None,
             ext = _dilations(ts[ti[sel]], base, v)
             rows = ext[np.arange(sel.size)[:, None], wi[sel][:, None] + np.arange(r)[None, :]]
             yield name, q, rows - rows[:, :1]
+
+
+def _ruler_q_max(n: int, r: int) -> int:
+    """The largest order ``q`` whose Singer or Bose--Chowla set :func:`_ruler_batches` keeps: its rule
+    ``(r - 1) v <= 2 n k`` fails beyond it, as ``v / k >= q - 1`` for both families."""
+    return 2 * n // max(r - 1, 1) + 1
 
 
 def _dilations(ts, base, v):
@@ -463,25 +469,25 @@ def _search(n, r, av, attempts):
 
     seen, stamp = np.zeros(n, dtype=np.int64), 0
     spent = {}
+    # the ruler batches have at most 4096 rows (the table's ruler is one), so each is checked as it comes
     for name, q, rows in itertools.chain(batches, _ruler_batches(n, r, spent=spent)):
         label = name if name == "golomb_table" else name + "_ruler"
-        for lo in range(0, rows.shape[0], 4096):
-            batch = np.ascontiguousarray(rows[lo:lo + 4096], dtype=np.int64)
-            ok = np.empty(batch.shape[0], dtype=np.bool_)
-            stamp = sidon_rows_mask(batch, n, seen, stamp, ok)  # as _sidon_rows(batch, n), stopping early per row
-            batch = batch[ok]
-            if batch.shape[0] == 0:
-                continue
-            if av is None:
-                return batch[0], label
-            present = np.zeros((batch.shape[0], n), dtype=bool)
-            d = ((batch[:, :, None] - batch[:, None, :]) % n)[:, off]
-            present[np.arange(batch.shape[0])[:, None], d] = True
-            ok = ~present[:, moved].any(axis=2)  # (rows, units)
-            hit = np.nonzero(ok.any(axis=1))[0]
-            if hit.size:
-                i = hit[0]
-                return (units[np.argmax(ok[i])] * batch[i]) % n, label
+        batch = np.ascontiguousarray(rows, dtype=np.int64)
+        ok = np.empty(batch.shape[0], dtype=np.bool_)
+        stamp = sidon_rows_mask(batch, n, seen, stamp, ok)  # as _sidon_rows(batch, n), stopping early per row
+        batch = batch[ok]
+        if batch.shape[0] == 0:
+            continue
+        if av is None:
+            return batch[0], label
+        present = np.zeros((batch.shape[0], n), dtype=bool)
+        d = ((batch[:, :, None] - batch[:, None, :]) % n)[:, off]
+        present[np.arange(batch.shape[0])[:, None], d] = True
+        ok = ~present[:, moved].any(axis=2)  # (rows, units)
+        hit = np.nonzero(ok.any(axis=1))[0]
+        if hit.size:
+            i = hit[0]
+            return (units[np.argmax(ok[i])] * batch[i]) % n, label
     # 5: local search (only for small n: it costs O(n r) per move and has not beaten 4 above on larger n)
     s = _local_search(n, r, av, attempts) if n <= LOCAL_SEARCH_MAX_N else None
     if s is not None:
@@ -493,7 +499,7 @@ def _search(n, r, av, attempts):
                      f"the search stopped at its work limit (spare_mc._sidon.RULER_WORK_BUDGET = "
                      f"{RULER_WORK_BUDGET:.1e} window spans and ruler marks)")
     else:
-        tried.append(f"rulers cut from every Singer and Bose-Chowla set of order q <= {2 * n // max(r - 1, 1) + 1}")
+        tried.append(f"rulers cut from every Singer and Bose-Chowla set of order q <= {_ruler_q_max(n, r)}")
     tried.append("a tabu search" if n <= LOCAL_SEARCH_MAX_N else f"no tabu search (only for N <= {LOCAL_SEARCH_MAX_N})")
     return None, "not found: tried " + ", ".join(tried)
 

@@ -1318,11 +1318,11 @@ def _quick_conflicts(args, command: str, dests) -> None:
 def _timeline_flags(args) -> dict:
     """The :class:`TimelineConfig` keywords and failure-model parameters that are flags of this command, with
     their flags (``mtbf_s`` is ``--mtbf-s``; ``failure_model`` and ``failures`` are ``--failures``)."""
+    from .failures import FAILURE_SPEC_DEFAULTS
     from .timeline import TimelineConfig
 
     names = [f.name for f in fields(TimelineConfig) if f.metadata.get("cli")]
-    names += ["n_groups", "ckpt_period_s", "n_gpus", "age_policy", "calibration", "domain_mtbf_s", "domain_levels",
-              "placement"]
+    names += ["n_groups", "ckpt_period_s", *FAILURE_SPEC_DEFAULTS]  # the last: failure_from_spec's parameters
     out = {n: "--" + n.replace("_", "-") for n in names if hasattr(args, n)}
     if hasattr(args, "failures"):
         out.update(failures="--failures", failure_model="--failures")
