@@ -14,7 +14,7 @@ from collections.abc import Callable
 from ._validation import UsageValueError
 
 __all__ = ["ResourceLimitError", "available_memory", "memory_budget", "check_memory", "memory_negligible",
-           "format_bytes", "parse_size"]
+           "format_bytes", "parse_size", "check_local_workers", "LOCAL_WORKERS_PER_CPU"]
 
 #: Without a ``max_memory`` option, requests up to this size (1 MiB) pass :func:`check_memory` without reading the
 #: system's available memory (``/proc/meminfo``, ~0.1 ms: more than a short timeline job's setup): the interpreter
@@ -24,6 +24,29 @@ NEGLIGIBLE_BYTES = 1 << 20
 
 class ResourceLimitError(UsageValueError):
     """The request needs more memory or tasks than the configured limit allows."""
+
+
+#: Local worker processes allowed per CPU. Each is a Python process with numpy, numba and its compiled kernels
+#: (about 200 MB) that runs one task at a time, so beyond one per CPU they only add memory and start-up time; the
+#: limit stops a typo (``--workers 1000``) from starting a thousand processes. More machines: a dask scheduler.
+LOCAL_WORKERS_PER_CPU = 4
+
+
+def check_local_workers(workers, name: str = "workers", *, min_value: int = 0):
+    """``workers`` (None: the default, kept) as an int in ``min_value .. LOCAL_WORKERS_PER_CPU x CPUs``, or a
+    :class:`ResourceLimitError` naming ``name`` and the rule."""
+    from ._validation import as_int
+
+    if workers is None:
+        return None
+    workers = as_int(workers, name, min_value=min_value)
+    cpus = os.cpu_count() or 1
+    if workers > LOCAL_WORKERS_PER_CPU * cpus:
+        raise ResourceLimitError(f"`{name}`={workers} local worker processes is more than {LOCAL_WORKERS_PER_CPU} per "
+                                 f"CPU ({LOCAL_WORKERS_PER_CPU * cpus} on {cpus} CPUs): each is a process of about "
+                                 f"200 MB that runs one task at a time, so more only slows the run; for more machines "
+                                 f"start a dask scheduler and pass its address (`scheduler`)")
+    return workers
 
 
 def available_memory() -> int:

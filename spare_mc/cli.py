@@ -52,6 +52,7 @@ from dataclasses import MISSING, fields
 import numpy as np
 
 from ._provenance import SCHEMA_VERSION, software_versions
+from ._resources import check_local_workers
 from ._validation import UsageError, UsageValueError
 from ._version import __version__
 from .closed_forms import mu_expansion, mu_paper
@@ -282,8 +283,9 @@ def _build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--confirm-reps", type=int, default=None,
                     help="replications of each selected optimum on fresh traces (default 50; quick 12; --table "
                          "phase: 100, quick 30; --table domain-period: 100 per compared period, quick 8)")
-    rp.add_argument("--seed", type=int, default=None, help="root seed of the main table, the domain study, the "
-                                                             "Llama 3 study or the phase map (default 0)")
+    rp.add_argument("--seed", type=int, default=None,
+                    help="root seed of the table run (--table), or of every study of the full reproduce: each sweep's, "
+                         "the main table's and the phase map's (default: each study's own, 0 for the tables)")
     rp.add_argument("--preset", default=None,
                     help="run under a preset's option values (a shipped name, e.g. paper-n600, or a JSON file); "
                          "presets are fitted, never the default")
@@ -776,8 +778,25 @@ def run_reproduce(args) -> dict:
             raise UsageValueError(f"`{flag}` must be >= 2, got {v}")
     if args.seed is not None and args.seed < 0:
         raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
+    if args.table == "main":  # writes nothing and runs no sweep
+        for flag in ("out_dir", "workers", "scheduler"):
+            if getattr(args, flag) is not None:
+                raise UsageValueError(f"`--{flag.replace('_', '-')}` has no effect with --table main: it runs in this "
+                                      f"process and writes nothing (--json prints the table; the full `spare-mc "
+                                      f"reproduce` writes main_table.json with the sweeps)")
+        if args.force:
+            raise UsageValueError("`--force` has no effect with --table main: it writes nothing")
+    else:  # one folder, one setting: what only the main table would take is refused, not applied to it alone
+        if args.preset is not None:
+            raise UsageValueError("`--preset` applies to the main table only: add --table main (the studies' specs "
+                                  "state their own settings)")
+        given = _given_config_flags(args)
+        if given:
+            raise UsageValueError(f"`{given[0]}` applies to the main table only: add --table main (the full "
+                                  f"reproduce runs every study at its spec's settings, so that one output folder "
+                                  f"holds one setting)")
     log = (lambda msg: _say(f"... {msg}")) if not args.json else None
-    with _flag_names(**_timeline_flags(args), n_values="--n-values"):  # the library's rules, in flags
+    with _flag_names(n_values="--n-values", rng="--seed"):
         base = _config_overrides(args)
         res = reproduce(quick=args.quick, table=args.table, studies=args.studies, out_dir=args.out_dir,
                         n_values=n_values, reps=args.reps, confirm_reps=args.confirm_reps, rng=args.seed, base=base,
@@ -899,8 +918,7 @@ def _run_phase_table(args) -> dict:
     from .phase import PhaseStudy, phase_rows, run_phase_study
 
     kw = _table_sizes(args, {"reps": "reps", "confirm_reps": "confirm_reps"})
-    if args.workers is not None and args.workers < 1:
-        raise UsageValueError(f"`--workers` must be >= 1, got {args.workers}")
+    check_local_workers(args.workers, "--workers", min_value=1)
     for flag in ("preset", "scheduler", "n_values"):
         if getattr(args, flag) is not None:
             hint = (" (cluster sizes and the grid: a spec's [phase] table through --studies, or "
@@ -1136,8 +1154,7 @@ def _study_targets(args, name, keys, what):
     the JSON result ``<out-dir>/<name>.json`` (the same rule, its keys ``keys``); ``--workers`` must be >= 0."""
     from .plots import _check_figure_target
 
-    if args.workers is not None and args.workers < 0:
-        raise UsageValueError(f"`--workers` must be >= 0, got {args.workers}")
+    check_local_workers(args.workers, "--workers")  # before any work
     out_dir = args.out_dir or os.path.join("data", name)
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise UsageValueError(f"`--out-dir` {out_dir} exists and is not a folder")
@@ -1338,7 +1355,11 @@ def _flag_names(**flags):
         yield
     except UsageError as exc:
         msg = str(exc)
+        # a study's reserved keyword: "`base` must not set 'repair'" is "`--repair` must not be given"
+        msg = re.sub(r"`base` must not set '(\w+)'",
+                     lambda m: f"`{flags[m[1]]}` must not be given" if m[1] in flags else m[0], msg)
         for name, flag in flags.items():
+            msg = re.sub(rf"(?<![(,\w]){re.escape(name)}=True\b", flag, msg)  # a switch: "pass force=True"
             # " name=" as in "got name=5", not a field inside a repr such as "PerGPU(gpu_mtbf_s=..., shape=0.78)"
             msg = re.sub(rf"(?<![(,]) {re.escape(name)}=", f" {flag}=", msg.replace(f"`{name}`", f"`{flag}`"))
         if flags.get("failures") == "--failures":
@@ -1346,6 +1367,17 @@ def _flag_names(**flags):
         if msg == str(exc):
             raise
         raise type(exc)(msg) from None
+
+
+#: Keywords of the Python API that are flags of the same name and meaning wherever a command has them.
+_GENERIC_FLAGS = ("force", "out", "out_dir", "workers", "scheduler")
+
+
+def _generic_flags(args) -> dict:
+    """:data:`_GENERIC_FLAGS` this command has, with their flags (``out_dir`` is ``--out-dir``). With
+    :func:`_timeline_flags` they rename the library's errors of every command (:func:`_main`); a command adds the
+    keywords its flags spell otherwise (``n_values`` is ``--n-groups``)."""
+    return {n: "--" + n.replace("_", "-") for n in _GENERIC_FLAGS if hasattr(args, n)}
 
 
 def _ints(text, flag):
@@ -1400,8 +1432,7 @@ def run_calibrate(args) -> dict:
     out_dir = args.out_dir or os.path.join("data", "calibrate")
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise UsageValueError(f"`--out-dir` {out_dir} exists and is not a folder")
-    if args.workers is not None and args.workers < 0:
-        raise UsageValueError(f"`--workers` must be >= 0, got {args.workers}")
+    check_local_workers(args.workers, "--workers")  # before any work
     result = os.path.join(out_dir, "calibration.json")
     check_own_json(result, args.force, ("equivalence_set", "target"), "calibration result")
     if args.preset_out is not None:
@@ -1606,7 +1637,7 @@ def _main(argv):
     try:
         args = _build_parser().parse_args(_glue_negative_sizes(sys.argv[1:] if argv is None else list(argv)))
         memory = {} if args.max_memory is None else {"max_memory": parse_size(args.max_memory)}
-        with set_options(**memory):
+        with set_options(**memory), _flag_names(**_timeline_flags(args), **_generic_flags(args)):
             out = _COMMANDS[args.command](args)
     except (_CliError, UsageError) as exc:  # the caller's input broke a rule: one line, exit 2
         _say(f"spare-mc: error: {exc}")

@@ -49,6 +49,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ._resources import check_local_workers
 from ._validation import UsageValueError, as_choice, as_float, as_int, reject_unknown
 
 __all__ = ["PhaseStudy", "checkpointing", "cluster", "strategy_key", "base_strategy", "decide", "decide_views",
@@ -534,7 +535,7 @@ def run_phase_study(study: PhaseStudy | None = None, *, progress=None, out_dir=N
     study = PhaseStudy() if study is None else study
     if not isinstance(study, PhaseStudy):
         raise UsageValueError(f"`study` must be a PhaseStudy, got {type(study).__name__}")
-    workers = as_int(workers, "workers", min_value=1)
+    workers = check_local_workers(as_int(workers, "workers", min_value=1))
     t_start = time.perf_counter()
     log = progress or (lambda msg: None)
     cells = [(g, s, r) for g in study.n_gpus for s in study.save_s for r in study.restart_s]

@@ -1109,7 +1109,7 @@ def _check_figure_target(path, force):
         ours = False
     if not ours:
         raise UsageValueError(f"{path} exists and is not a figure written by spare-mc; refusing to replace it (pass "
-                              f"force=True / --force, or choose another folder)")
+                              f"force=True, or choose another folder)")
 
 
 # ------------------------------------------------------------------------------------------- sensitivity study

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
@@ -57,7 +57,7 @@ def _check_main_table_target(path, force):
     from .storage import check_own_json
 
     check_own_json(path, force, ("rows", "paper_N600"), "main table",
-                   "pass force=True / --force, or choose another out_dir")
+                   "pass force=True, or choose another `out_dir`")
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,10 +99,16 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
     out_dir : path, optional
         Where datasets, ``main_table.json``, ``phase.json`` (with its finished cells in ``phase_cells/``) and
         ``figures/`` go (default ``data/``, ``data/quick/`` for quick).
-    n_values, reps, confirm_reps, rng : optional
-        Override the main table's settings (``rng``: its root seed).
+    n_values, reps, confirm_reps : optional
+        Override the main table's settings.
+    rng : int, optional
+        Root seed. With ``table="main"``: the main table's (any seed :func:`spare_mc.optimize.main_table` takes).
+        Otherwise a non-negative integer that replaces the seed of every study -- each sweep spec's, the main
+        table's and the phase map's -- so that one output folder holds one replicate of the whole reproduction
+        (default: each spec's own seed).
     base : dict, optional
-        :class:`spare_mc.TimelineConfig` overrides for the main table.
+        :class:`spare_mc.TimelineConfig` overrides for the main table; only with ``table="main"`` (the sweeps and
+        the phase map state their settings in their specs, so one folder would otherwise mix two settings).
     scheduler, workers : optional
         Where the sweeps run (see :func:`spare_mc.sweep.run_sweep`); ``workers`` also sets the processes of the
         phase map (default: one per core).
@@ -128,15 +134,22 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
     reps = as_int(settings["quick_reps" if quick else "reps"] if reps is None else reps, "reps", min_value=2)
     confirm_reps = as_int(settings["quick_confirm_reps" if quick else "confirm_reps"] if confirm_reps is None
                           else confirm_reps, "confirm_reps", min_value=2)
+    seed_given = rng is not None
     rng = settings["seed"] if rng is None else rng
     base = dict(base or {})
+    if table is None and base:
+        raise UsageValueError(f"`base` applies to the main table only (table='main'), got {sorted(base)}: the sweeps "
+                              f"and the phase map state their settings in their specs, so one output folder would "
+                              f"mix two settings")
+    if table is None and seed_given:
+        rng = as_int(rng, "rng", min_value=0)  # the seed of every study, so an int as the specs' seeds
     preset_info = None
     if preset is not None:
         from .calibrate import load_preset
 
         if table != "main":
-            raise UsageValueError("`preset` applies to the main table only (table='main' / --table main); the "
-                                  "studies' specs state their own settings")
+            raise UsageValueError("`preset` applies to the main table only (table='main'); the studies' specs "
+                                  "state their own settings")
         p = load_preset(preset)
         clash = {k: (v, p["overrides"][k]) for k, v in base.items() if k in p["overrides"] and
                  p["overrides"][k] != v}
@@ -168,6 +181,8 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
     if not specs:
         raise UsageValueError(f"no sweep specs (*.toml) in {folder}")
     specs = [sp.quick() if quick else sp for sp in specs]
+    if seed_given:
+        specs = [replace(sp, seed=rng) for sp in specs]
     names = [sp.name for sp in specs]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -183,6 +198,8 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
         phase = PhaseStudy.from_file(phase_spec, quick=quick)
     else:
         phase = PhaseStudy.quick() if quick else PhaseStudy()
+    if seed_given:
+        phase = replace(phase, seed=rng)
     if not quick:
         log("full flavour: expected run time about 2 minutes on 2 cores plus about 8 minutes for the phase map "
             "(quick: about 1.5 minutes)")
@@ -192,8 +209,8 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
     phase_path = os.path.join(root, "phase.json")
     from .storage import check_own_json
 
-    check_own_json(phase_path, force, ("rows", "settings"), "phase map", "pass force=True / --force, or choose "
-                   "another out_dir")
+    check_own_json(phase_path, force, ("rows", "settings"), "phase map", "pass force=True, or choose another "
+                   "`out_dir`")
     datasets, paths = {}, {}
     for sp in specs:
         log(f"sweep {sp.name} ({sp.quantity}, {sp.reps} replications per point)")

@@ -110,9 +110,11 @@ def default_variants(base: dict | None = None) -> tuple:
     (see ``docs/sensitivity.md``): ``ckpt_every_steps`` (another checkpoint policy, whose ``k`` the optimiser would
     have to search instead of the period), the per-GPU ``calibration`` (the paper's failures are system-level),
     ``rep_allreduce`` and ``restart_growth`` are in the list but act only through ``N`` (at ``N`` = 600 the latter
-    is the baseline exactly).
+    is the baseline exactly). A ``restart_ref_groups`` in ``base`` under constant restart growth is the reference
+    ``N`` of the two restart-growth variants (:func:`_hand_restart_ref`).
     """
-    cfg = TimelineConfig("spare", 600, r=2, **applicable(_check_base(base), "spare"))
+    base = _check_base(base)
+    cfg = TimelineConfig("spare", 600, r=2, **applicable(_hand_restart_ref(base, ())[0], "spare"))
     v = [
         Variant("rep_redo_step", "option", "rep_masked_cost", "redo_step", {"rep_masked_cost": "redo_step"},
                 "Rep: a masked failure also recomputes the step in progress"),
@@ -162,7 +164,24 @@ def default_variants(base: dict | None = None) -> tuple:
         if k != cfg.shape:
             v.append(Variant(f"shape_{k:g}", "input", "shape", k, {"shape": k},
                              f"Weibull shape k = {k:g} (1: exponential)"))
-    return tuple(v)
+    return _hand_restart_ref(base, tuple(v))[1]
+
+
+def _hand_restart_ref(base: dict, variants: tuple) -> tuple:
+    """``(base, variants)`` with ``base``'s ``restart_ref_groups`` moved into the variants whose restart time grows
+    with ``N``, where the baseline's does not (``restart_growth`` constant): there it has no effect on the baseline
+    (whose restart time is ``restart_s`` at every ``N``) and is the reference ``N`` of those variants; a variant
+    that sets its own keeps it. An error if no variant grows the restart time (``variants=()``: only ``base``)."""
+    if "restart_ref_groups" not in base or base.get("restart_growth", "constant") != "constant":
+        return base, variants
+    base = dict(base)
+    ref = base.pop("restart_ref_groups")
+    growing = [v.overrides.get("restart_growth", "constant") != "constant" for v in variants]
+    if variants and not any(growing):
+        raise UsageValueError(f"`restart_ref_groups`={ref} has no effect: the baseline's restart time is constant "
+                              f"and no variant grows it (restart_growth 'linear' or 'quadratic')")
+    return base, tuple(replace(v, overrides={"restart_ref_groups": ref, **v.overrides}) if g else v
+                       for v, g in zip(variants, growing))
 
 
 def cfg_rep_resync(base) -> bool:
@@ -405,6 +424,7 @@ def _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_r
     for v in variants:
         if not isinstance(v, Variant):
             raise UsageTypeError(f"`variants` must hold Variant objects, got {type(v).__name__}")
+    base, variants = _hand_restart_ref(base, variants)
     names = [v.name for v in variants]
     dup = sorted({x for x in names if names.count(x) > 1})
     if dup:
@@ -580,7 +600,8 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
         The root seed (a non-negative int: the sweeps' seed).
     base : dict, optional
         The baseline's :class:`~spare_mc.TimelineConfig` overrides (shared by both strategies; each takes the
-        options it has).
+        options it has). A ``restart_ref_groups`` under constant restart growth is the reference ``N`` of the
+        variants that grow the restart time.
     r_ranges : dict, optional
         ``{"rep": (lo, hi), "spare": (lo, hi)}`` (default :data:`R_RANGES`).
     period_factors : sequence of float

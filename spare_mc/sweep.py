@@ -57,7 +57,7 @@ import numpy as np
 import tomllib
 
 from ._provenance import SCHEMA_VERSION, software_versions
-from ._resources import ResourceLimitError, check_memory
+from ._resources import ResourceLimitError, check_local_workers, check_memory
 from ._seeding import trace_seed_sequence, warn_old_access
 from ._validation import UsageError, UsageTypeError, UsageValueError, as_choice, as_int, reject_unknown
 from ._version import __version__
@@ -320,9 +320,9 @@ class SweepSpec:
 
     @property
     def lenient(self) -> tuple:
-        """The varying parameters that make others inapplicable at some points (the failure model, the strategy):
-        there an option that does not apply is validated but ignored instead of refused."""
-        return tuple(name for name in ("failure_model", "strategy") if self.varies(name))
+        """The varying parameters that make others inapplicable at some points (the failure model, the strategy,
+        the restart growth): there an option that does not apply is validated but ignored instead of refused."""
+        return tuple(name for name in ("failure_model", "strategy", "restart_growth") if self.varies(name))
 
     def check_resources(self) -> None:
         """Refuse, before any work, a sweep with more tasks than ``max_tasks`` or a dataset beyond the memory
@@ -388,6 +388,9 @@ def _model(quantity, params, lenient=()):
     kw = {k: v for k, v in params.items() if k in _TC_DEFAULTS}
     if "strategy" in lenient:  # an option of another strategy is ignored at this point
         kw = applicable(kw, params["strategy"])
+    if "restart_growth" in lenient and kw.get("restart_growth", "constant") == "constant" \
+            and "restart_ref_groups" in kw:  # the reference N of the points whose restart time grows
+        as_int(kw.pop("restart_ref_groups"), "restart_ref_groups", min_value=1)
     failures, topo = _failure_objects(params, params["n_groups"], clocked=True, strict=strict)
     cfg = TimelineConfig(failures=failures, topology=topo, **kw)
     if cfg.repair == "log":
@@ -560,8 +563,8 @@ def _check_output(out: str, spec: SweepSpec, force: bool, say=None):
     if not force:
         what = ("a dataset of another sweep or spare_mc version" if ds is not None and "spec_digest" in ds.attrs
                 else "not a dataset of this sweep")
-        raise UsageValueError(f"`out` {out} already exists and is {what}; refusing to replace it (pass force=True / "
-                              f"--force to replace it, or choose another `out`)")
+        raise UsageValueError(f"`out` {out} already exists and is {what}; refusing to replace it (pass force=True to "
+                              f"replace it, or choose another `out`)")
     return None
 
 
@@ -621,8 +624,7 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
     """
     if not isinstance(spec, SweepSpec):
         raise UsageTypeError(f"`spec` must be a SweepSpec, got {type(spec).__name__}")
-    if workers is not None:
-        workers = as_int(workers, "workers", min_value=0)
+    workers = check_local_workers(workers)
     spec.check_resources()
     spec.check_points()  # every invalid value fails here, before any work
     out = os.path.join("data", f"{spec.name}.nc") if out is None else os.fspath(out)
@@ -742,7 +744,7 @@ def _run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report
                 _Progress(spec, True).warn(f"{workers} worker processes on {cpus} CPUs: the sweep will be slower "
                                            f"than with {cpus} (each worker runs one task at a time)")
             forked = stack.enter_context(_forked_workers())
-            cluster = _local_cluster(workers or cpus, forked)
+            cluster = _local_cluster(min(workers or cpus, len(todo)), forked)  # no idle process
             client = Client(cluster)
         else:
             client = Client(scheduler, timeout="10s")

@@ -292,7 +292,7 @@ class TimelineConfig:
                                               "constant (T_r), linear (T_r N / N_ref) or quadratic (T_r (N / "
                                               "N_ref)^2), equal to T_r at N = restart_ref_groups")
     restart_ref_groups: int = _option(600, "the N at which a growing restart time equals restart_s (the paper's "
-                                           "setting, N = 600)")
+                                           "setting, N = 600); only with a linear or quadratic restart_growth")
     rep_allreduce: str = _option("per_step", "Rep+CKPT's gradient all-reduce: once per step (per_step) or once per "
                                              "replica, N / n_sets times per step (per_replica; r times when r "
                                              "divides N)", strategies=("rep",))
@@ -675,6 +675,12 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
     out["layout"] = as_choice(cfg.layout, "layout", SPARE_LAYOUTS)
     out["restart_growth"] = as_choice(cfg.restart_growth, "restart_growth", tuple(RESTART_GROWTH))
     out["restart_ref_groups"] = as_int(cfg.restart_ref_groups, "restart_ref_groups", min_value=1)
+    ref_default = TimelineConfig.__dataclass_fields__["restart_ref_groups"].default
+    if out["restart_growth"] == "constant" and out["restart_ref_groups"] != ref_default:
+        raise UsageValueError(f"`restart_ref_groups`={out['restart_ref_groups']} has no effect with "
+                              f"restart_growth='constant' (the restart time is `restart_s` at every N): set "
+                              f"`restart_growth` to 'linear' or 'quadratic', or leave `restart_ref_groups` at its "
+                              f"default {ref_default}")
     out["rep_allreduce"] = as_choice(cfg.rep_allreduce, "rep_allreduce", ("per_step", "per_replica"))
     out["rep_masked_cost"] = as_choice(cfg.rep_masked_cost, "rep_masked_cost", REP_MASKED_COSTS)
     out["patch_cost"] = as_choice(cfg.patch_cost, "patch_cost", PATCH_COSTS)

@@ -6,6 +6,7 @@ Each test failed on the commit before the fix (ac9aee0) and names the item it co
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 
 import spare_mc as sm
+from spare_mc._resources import ResourceLimitError
 from spare_mc.cli import main
 from spare_mc.storage import open_dataset, write_dataset
 from spare_mc.sweep import SweepSpec, compare_dataset, run_sweep
@@ -238,7 +240,7 @@ def test_5_mu_streams_its_replications(monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["mu", "--n-groups", "1000000000000", "--r", "2"], r"`n_groups` must be <= 2147483647"),
+    (["mu", "--n-groups", "1000000000000", "--r", "2"], r"`--n-groups` must be <= 2147483647"),
     (["mu", "--n-groups", "1e12", "--r", "2"], r"invalid int value: '1e12'"),
     (["mu", "--n-groups", "100000", "--r", "2", "--max-memory", "1K"], r"would need about"),
     (["mu", "--n-groups", "10", "--r", "2", "--max-memory", "lots"], r"`--max-memory` must be a size like"),
@@ -750,15 +752,92 @@ def test_qa_reproduce_refuses_duplicate_studies_and_foreign_files(tmp_path, caps
     (studies / "one.toml").write_text(SMALL)
     (studies / "two.toml").write_text(SMALL.replace("seed = 7", "seed = 99"))
     assert main(["reproduce", "--studies", str(studies), "--out-dir", str(tmp_path / "o"), "--quick",
-                 "--n-values", "8", "--reps", "2", "--confirm-reps", "2", "--n-steps", "50"]) == 2
+                 "--n-values", "8", "--reps", "2", "--confirm-reps", "2"]) == 2
     assert "two studies in" in capsys.readouterr().err
     (studies / "two.toml").unlink()
     (tmp_path / "o").mkdir()
     (tmp_path / "o" / "main_table.json").write_text("{\"mine\": 1}\n")
     assert main(["reproduce", "--studies", str(studies), "--out-dir", str(tmp_path / "o"), "--quick",
-                 "--n-values", "8", "--reps", "2", "--confirm-reps", "2", "--n-steps", "50"]) == 2
+                 "--n-values", "8", "--reps", "2", "--confirm-reps", "2"]) == 2
     assert "is not a main table written by spare-mc" in capsys.readouterr().err
     assert json.loads((tmp_path / "o" / "main_table.json").read_text()) == {"mine": 1}
+
+
+def _tiny_studies(folder):
+    """A studies folder that runs in seconds: one wipe-out sweep, a main table at N = 8, a one-cell phase map."""
+    folder.mkdir()
+    (folder / "one.toml").write_text(SMALL)
+    (folder / "main_table.toml").write_text("[main_table]\nn_values = [8]\nreps = 2\nconfirm_reps = 2\n")
+    (folder / "phase_map.toml").write_text('[phase]\nn_gpus = [16384]\nsave_s = [1.0]\nrestart_s = [60.0]\n'
+                                           'kinds = ["today"]\nn_steps = 300\nreps = 2\nconfirm_reps = 3\n')
+    return folder
+
+
+def test_qa_full_reproduce_keeps_one_setting_per_folder(tmp_path, capsys):
+    """QA 2026-12-03: the full reproduce applied --seed and the timeline flags to the main table alone, so one
+    folder mixed two settings. The seed now applies to every study; a timeline flag, a preset or a ``base`` is
+    refused (they apply to the main table only: --table main)."""
+    from spare_mc.reproduce import reproduce
+
+    studies, out = _tiny_studies(tmp_path / "st"), tmp_path / "o"
+    for argv, flag in ((["--layout", "sidon"], "--layout"), (["--n-steps", "50"], "--n-steps"),
+                       (["--failures", "rack", "--domain-mtbf-s", "1e8"], "--failures"),
+                       (["--preset", "paper-n600"], "--preset")):
+        assert main(["reproduce", "--studies", str(studies), "--out-dir", str(out), *argv]) == 2
+        err = capsys.readouterr().err
+        assert _one_line(err) and f"`{flag}` applies to the main table only: add --table main" in err
+    assert not out.exists()  # refused before any work
+    with pytest.raises(sm.UsageValueError, match=r"`base` applies to the main table only \(table='main'\)"):
+        reproduce(studies=studies, out_dir=out, base={"layout": "sidon"})
+    with pytest.raises(sm.UsageValueError, match=r"`rng` must be >= 0"):
+        reproduce(studies=studies, out_dir=out, rng=-1)
+    assert main(["reproduce", "--studies", str(studies), "--out-dir", str(out), "--workers", "0", "--json"]) == 0
+    capsys.readouterr()
+
+    def seeds():
+        return (open_dataset(out / "h.nc").attrs["root_seed"],
+                json.loads((out / "main_table.json").read_text())["settings"]["rng_root"],
+                json.loads((out / "phase.json").read_text())["settings"]["seed"])
+
+    assert seeds() == ("7", "0", 0)  # each spec's own seed
+    assert main(["reproduce", "--studies", str(studies), "--out-dir", str(out), "--workers", "0", "--seed", "5",
+                 "--json"]) == 0
+    capsys.readouterr()
+    assert seeds() == ("5", "5", 5)  # every study of the folder at the given seed
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["reproduce", "--table", "main", "--out-dir", "x"], r"`--out-dir` has no effect with --table main"),
+    (["reproduce", "--table", "main", "--workers", "2"], r"`--workers` has no effect with --table main"),
+    (["reproduce", "--table", "main", "--scheduler", "tcp://127.0.0.1:1"],
+     r"`--scheduler` has no effect with --table main"),
+    (["reproduce", "--table", "main", "--force"], r"`--force` has no effect with --table main"),
+    (["repair", "--repair", "fixed"], r"`--repair` must not be given: the study sets it"),
+    (["dynamic", "--shape", "0.9"], r"`--shape` must not be given: the study sets it"),
+    (["sensitivity", "--ckpt-period-factor", "2"], r"`--ckpt-period-factor` must not be given"),
+    (["sweep", "masked", "--workers", "1000"], r"`--workers`=1000 local worker processes is more than 4 per CPU"),
+    (["repair", "--workers", "1000"], r"`--workers`=1000 local worker processes"),
+    (["reproduce", "--table", "phase", "--workers", "1000"], r"`--workers`=1000 local worker processes"),
+])
+def test_qa_2026_12_03_flags_that_would_be_ignored_or_unbounded(argv, match, capsys):
+    """QA 2026-12-03: flags --table main ignored (an unreachable scheduler exited 0), errors that named the Python
+    API (`base`, force=True), and an unbounded number of local workers (1,000 processes for 8 tasks)."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert _one_line(err) and re.search(match, err), err
+    assert "`base`" not in err and "force=True" not in err
+
+
+def test_qa_errors_about_foreign_files_name_the_flag(tmp_path, capsys):
+    out = tmp_path / "x.nc"
+    out.write_text("not mine")
+    assert main(["sweep", "masked", "--quick", "--workers", "0", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "(pass --force to replace it, or choose another `--out`)" in err and "force=True" not in err
+    with pytest.raises(sm.UsageValueError, match=r"pass force=True to replace it, or choose another `out`"):
+        run_sweep(SweepSpec.from_toml(SMALL), out, workers=0, progress=False)
+    with pytest.raises(ResourceLimitError, match=r"`workers`=1000 local worker processes .* \(`scheduler`\)"):
+        run_sweep(SweepSpec.from_toml(SMALL), tmp_path / "y.nc", workers=1000, progress=False)
 
 
 # --------------------------------------------------------------------- a new user's bad input (QA, 2026-11-30)

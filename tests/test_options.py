@@ -47,7 +47,8 @@ def test_restart_time_grows_with_n(growth, factor):
     res = _agree(cfg, _one_failure(10 * US, 1200))
     assert res[TK.R_RESTART] == factor * 100 * US and res[TK.R_LOST] == 64 * US
     assert res[TK.R_TTT] == 20 * 70 * US + 64 * US + factor * 100 * US
-    ref = TimelineConfig("ckpt", 300, restart_s=100.0, restart_growth=growth, restart_ref_groups=150)
+    ref_groups = {} if growth == "constant" else {"restart_ref_groups": 150}  # (refused where it has no effect)
+    ref = TimelineConfig("ckpt", 300, restart_s=100.0, restart_growth=growth, **ref_groups)
     assert ref.restart == cfg.restart  # only N / N_ref matters
     # the theory period, and the availability and TTT it predicts, use the restart time the job pays
     th = sm.theory_ttt(cfg)
@@ -97,11 +98,13 @@ def test_random_traces_agree_with_the_twin_under_every_wrapper_option():
         strategy = str(rng.choice(["ckpt", "rep", "spare"]))
         n = int(rng.choice([24, 48]))
         r = 1 if strategy == "ckpt" else int(rng.choice([2, 3, 4]))
+        growth = str(rng.choice(["constant", "linear", "quadratic"]))
+        ref = int(rng.integers(10, 60))
         cfg = TimelineConfig(strategy, n, r=r, n_steps=int(rng.integers(50, 250)), mtbf_s=float(rng.uniform(30, 300)),
                              restart_s=float(rng.uniform(10, 300)), save_s=float(rng.uniform(1, 20)),
                              ckpt_period_s=float(rng.uniform(50, 800)), compute_s=float(rng.uniform(1, 20)),
-                             jitter_sd=0.0, restart_growth=str(rng.choice(["constant", "linear", "quadratic"])),
-                             restart_ref_groups=int(rng.integers(10, 60)),
+                             jitter_sd=0.0, restart_growth=growth,
+                             restart_ref_groups=600 if growth == "constant" else ref,  # no effect there: refused
                              rep_allreduce=str(rng.choice(["per_step", "per_replica"])) if strategy == "rep"
                              else "per_step",
                              layout=str(rng.choice(["cyclic", "random"])) if strategy == "spare" else "cyclic",
@@ -146,6 +149,7 @@ def test_cli_calibration_flag_reaches_the_model():
     (dict(restart_growth="cubic"), r"`restart_growth` must be one of \['constant', 'linear', 'quadratic'\]"),
     (dict(restart_ref_groups=0), r"`restart_ref_groups` must be >= 1"),
     (dict(restart_growth="quadratic", restart_ref_groups=1, restart_s=3600.0), r"the restart time .* must be <="),
+    (dict(restart_ref_groups=300), r"`restart_ref_groups`=300 has no effect with restart_growth='constant'"),
     (dict(rep_allreduce="sometimes"), r"`rep_allreduce` must be one of \['per_replica', 'per_step'\]"),
     (dict(layout="hexagonal"), r"`layout` must be one of \['cyclic', 'random', 'sidon'\]"),
 ])
@@ -254,3 +258,34 @@ def test_the_options_page_is_current():
 
     assert body(gen.page_options()) == body((path.parent / "options.md").read_text(encoding="utf-8")), \
         "docs/options.md is out of date: run `python docs/generate.py options`"
+
+
+def test_restart_ref_groups_where_it_has_no_effect(tmp_path, capsys):
+    """The reference N of a growing restart time is refused under constant growth (it would change nothing), on
+    the command line in flags; a sweep over ``restart_growth`` keeps it for the points that grow, and the
+    sensitivity study hands it to its restart-growth variants."""
+    from spare_mc.cli import main
+    from spare_mc.sensitivity import Variant, check_sensitivity_inputs, default_variants
+    from spare_mc.sweep import SweepSpec, run_sweep
+
+    assert main(["ttt", "--strategy", "ckpt", "--n-groups", "60", "--restart-ref-groups", "30"]) == 2
+    assert "`--restart-ref-groups`=30 has no effect with --restart-growth='constant'" in capsys.readouterr().err
+    assert TimelineConfig("ckpt", 60, restart_growth="linear", restart_ref_groups=30).restart == 2 * 3600.0
+    spec = SweepSpec("g", "ttt", {"restart_growth": ["constant", "linear"]}, 2, 2, 3,
+                     {"strategy": "ckpt", "n_groups": 24, "n_steps": 50, "restart_ref_groups": 12, "jitter_sd": 0.0})
+    ds = run_sweep(spec, tmp_path / "g.nc", workers=0, progress=False)
+    for growth in ("constant", "linear"):
+        ref = {} if growth == "constant" else {"restart_ref_groups": 12}
+        res = sm.simulate_ttt(TimelineConfig("ckpt", 24, n_steps=50, jitter_sd=0.0, restart_growth=growth, **ref), 2,
+                              rng=3)
+        np.testing.assert_array_equal(ds["ttt_over_t0"].sel(restart_growth=growth).values,
+                                      res.values("ttt_over_t0"))
+    with pytest.raises(sm.UsageValueError, match=r"grid point \(n_groups=24\).*`restart_ref_groups`=12 has no"):
+        SweepSpec("h", "ttt", {"n_groups": [24]}, 2, 2, 3, {"strategy": "ckpt", "restart_ref_groups": 12}).check_points()
+    grown = {v.name: v.overrides for v in default_variants({"restart_ref_groups": 300})
+             if "restart_growth" in v.overrides}
+    assert grown == {"restart_linear": {"restart_ref_groups": 300, "restart_growth": "linear"},
+                     "restart_quadratic": {"restart_ref_groups": 300, "restart_growth": "quadratic"}}
+    sidon = Variant("sidon", "option", "layout", "sidon", {"layout": "sidon"})
+    with pytest.raises(sm.UsageValueError, match=r"`restart_ref_groups`=300 has no effect: .* no variant grows it"):
+        check_sensitivity_inputs((24,), variants=[sidon], base={"restart_ref_groups": 300})

@@ -282,7 +282,7 @@ def test_cli_figure_and_out_dir_rules(tmp_path, capsys):
     for extra, msg in ((["--figure", str(tmp_path / "f.pdf")], "must end in .png"),
                        (["--out-dir", str(tmp_path / "file")], "exists and is not a folder"),
                        (["--workers", "-1"], "must be >= 0"),
-                       (["--max-wall-factor", "0.5"], "`max_wall_factor` must be > 1")):
+                       (["--max-wall-factor", "0.5"], "`--max-wall-factor` must be > 1")):
         assert main(base + ["--out-dir", str(tmp_path / "o")] + extra) == 2
         assert msg in capsys.readouterr().err
 
