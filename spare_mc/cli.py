@@ -215,8 +215,8 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="ckpt (checkpointing only), rep (replication + checkpoints), spare (stacking with adaptive "
                          "reordering + checkpoints); required with --model step, ckpt with --model classical")
     tt.add_argument("--n-groups", type=int, default=None,
-                    help="number of data-parallel groups N (required with --model step; with --model classical it "
-                         "does not matter, default 2)")
+                    help="number of data-parallel groups N (required with --model step; not with --model classical, "
+                         "where every failure stops the whole system)")
     tt.add_argument("--r", type=int, default=None,
                     help="redundancy r (default: 1 for ckpt, 3 for rep, 8 for spare: the paper's optima)")
     period = tt.add_mutually_exclusive_group()
@@ -661,8 +661,9 @@ def _run_ttt_classical(args) -> dict:
     for name, value in (("strategy", args.strategy), ("r", args.r)):
         if value is not None:
             kw[name] = value
-    if args.n_groups is not None:
-        kw["n_groups"] = args.n_groups
+    if args.n_groups is not None:  # it would change only which random stream a replication draws
+        raise UsageValueError("`--n-groups` has no effect with --model classical (every failure stops the whole "
+                              "system): drop it")
     cfg = classical_config(ckpt_period_s=args.ckpt_period_s, **kw)
     res = simulate_ttt(cfg, args.reps, rng=args.seed)
     est = res.estimate("ttt_over_t0")  # a capped run enters at the cap: the mean and its CI are one estimator
@@ -1261,8 +1262,9 @@ def run_log(args) -> dict:
     if args.log_command == "fit":
         if args.min_failures < 2:
             raise UsageValueError(f"`--min-failures` must be >= 2, got {args.min_failures}")
-        fit = fit_failure_log(log, levels=args.levels, shared_shape=args.shared_shape,
-                              min_failures=args.min_failures, ci=args.ci)
+        with _flag_names(levels="--levels", min_failures="--min-failures"):
+            fit = fit_failure_log(log, levels=args.levels, shared_shape=args.shared_shape,
+                                  min_failures=args.min_failures, ci=args.ci)
         d = fit.to_dict()
         lines = [f"{'level':<8} {'failures':>8} {'units':>8} {'shape k [95% CI]':>28} {'mean lifetime s [95% CI]':>40}"]
         for name, x in fit.fits.items():
@@ -1339,7 +1341,7 @@ def _timeline_flags(args) -> dict:
     from .timeline import TimelineConfig
 
     names = [f.name for f in fields(TimelineConfig) if f.metadata.get("cli")]
-    names += ["n_groups", "ckpt_period_s", *FAILURE_SPEC_DEFAULTS]  # the last: failure_from_spec's parameters
+    names += ["strategy", "n_groups", "r", "ckpt_period_s", *FAILURE_SPEC_DEFAULTS]  # last: failure_from_spec's
     out = {n: "--" + n.replace("_", "-") for n in names if hasattr(args, n)}
     if hasattr(args, "failures"):
         out.update(failures="--failures", failure_model="--failures")
@@ -1445,7 +1447,7 @@ def run_calibrate(args) -> dict:
             raise UsageValueError(f"`--preset-out` {po} is one of this run's own outputs in {out_dir}; choose "
                                   f"another path")
         parent = os.path.dirname(os.path.abspath(po))
-        if not os.path.isdir(parent):
+        if not os.path.isdir(parent) and parent != os.path.abspath(out_dir):  # (--out-dir is made by the run)
             raise UsageValueError(f"`--preset-out`: the folder {parent} does not exist")
         check_own_json(po, args.force, ("overrides", "fitted"), "preset")
     base = _config_overrides(args)

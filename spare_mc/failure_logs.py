@@ -358,7 +358,7 @@ def failure_log_from_arrays(time_s, level, unit, topology: Topology, *, repair_s
     _check_rows(t, codes, lambda i: lv[i], u, rep, topology, levels,
                 lambda i: source if i is None else f"{source}: data row {i + 1}")
     d = _duration_iv(duration_s, None, t[-1], source)
-    return FailureLog(t, codes, u, rep, d, topology, levels, source)
+    return FailureLog(t + 0.0, codes, u, rep, d, topology, levels, source)  # + 0.0: a time of -0.0 is 0.0
 
 
 def _plain_number(text: str) -> bool:
@@ -488,7 +488,7 @@ def _read_csv(path, topology, duration_s):
                 lambda i: src if i is None else f"{src}: line {where_line[i]} (data row {i + 1})")
     header_d = meta["duration_s"][0] if "duration_s" in meta else None
     d = _duration_iv(duration_s, header_d, t[-1], src)
-    return FailureLog(t, np.asarray(codes, dtype=np.int64), np.asarray(units, dtype=np.int64), rep_a, d, topology,
+    return FailureLog(t + 0.0, np.asarray(codes, dtype=np.int64), np.asarray(units, dtype=np.int64), rep_a, d, topology,
                       levels, src, tuple(comments))
 
 
@@ -1073,8 +1073,9 @@ def fit_failure_log(log: FailureLog, *, levels=None, shared_shape: bool = False,
     names = []
     for name in levels:
         as_choice(name, "levels", log.levels)
-        if name not in names:
-            names.append(name)
+        if name in names:  # a repeated level would be fitted (and reported) once: say so rather than drop it
+            raise UsageValueError(f"`levels` must name each level once, got {name!r} twice")
+        names.append(name)
     if not names:
         raise UsageValueError(f"`levels` must name at least one level of the log ({', '.join(log.levels)})")
     data, extra, fitted, skipped = [], [], [], {}

@@ -406,16 +406,19 @@ def parse_domain_levels(text: str) -> dict:
         return dict(DOMAIN_MTBF_DEFAULTS)
     out = {}
     for item in text.split(","):
-        name, _, value = item.partition("=")
+        name, eq, value = item.partition("=")
         name = name.strip()
         if name not in DOMAIN_LEVELS:
             raise UsageValueError(f"`domain_levels` must list levels of {list(DOMAIN_LEVELS)} as 'level' or "
                                   f"'level=mtbf_s', comma-separated, got {item.strip()!r} in {text!r}")
         if name in out:
             raise UsageValueError(f"`domain_levels` must name each level once, got {name!r} twice in {text!r}")
-        if not value.strip():
+        if not eq:
             out[name] = DOMAIN_MTBF_DEFAULTS[name]
             continue
+        if not value.strip():
+            raise UsageValueError(f"`domain_levels`: {item.strip()!r} has no mean lifetime after '=' (give "
+                                  f"'{name}=mtbf_s', or '{name}' for its default rate), in {text!r}")
         try:
             out[name] = float(value)
         except ValueError:

@@ -184,9 +184,13 @@ class SweepSpec:
         for key, values in self.grid.items():
             if not isinstance(values, list) or not values:
                 raise UsageValueError(f"`grid.{key}` must be a non-empty list, got {values!r}")
-            if len({_value_key(v) for v in values}) != len(values):
-                raise UsageValueError(f"`grid.{key}` must not repeat values (300 and 300.0 are one value), got "
-                                      f"{values}")
+            seen = {}
+            for v in values:
+                if _value_key(v) in seen:
+                    same = (f"{seen[_value_key(v)]!r} and {v!r} are one value" if seen[_value_key(v)] != v or
+                            type(seen[_value_key(v)]) is not type(v) else f"{v!r} appears twice")
+                    raise UsageValueError(f"`grid.{key}` must not repeat values ({same}), got {values}")
+                seen[_value_key(v)] = v
         both = set(self.grid) & set(self.fixed)
         if both:
             raise UsageValueError(f"parameters both swept and fixed: {sorted(both)}")

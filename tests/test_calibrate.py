@@ -213,21 +213,22 @@ def test_bad_calls(tmp_path):
 def test_cli_calibrate_smoke(tmp_path, capsys):
     table = tmp_path / "t.json"
     table.write_text(json.dumps(_table_of({})))
+    preset = tmp_path / "o" / "p.json"  # inside --out-dir, which the run creates (QA 2026-12-03: was refused)
     argv = ["calibrate", "--target", str(table), "--options", "layout,restart_failures", "--schedule", "4:8",
             "--rep-r", "2-3", "--spare-r", "2-4", "--period-factors", "0.71,1.41", "--n-steps", "150",
             "--seed", "3", "--predict-n", "", "--workers", "0", "--out-dir", str(tmp_path / "o"),
-            "--preset-out", str(tmp_path / "p.json"), "--json"]
+            "--preset-out", str(preset), "--json"]
     assert main(argv) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["target"]["name"] == "synthetic" and d["equivalence_set"][0]["distance"] == 0.0
-    assert json.loads((tmp_path / "p.json").read_text())["fitted"] is True
+    assert json.loads(preset.read_text())["fitted"] is True
     assert json.loads((tmp_path / "o" / "calibration.json").read_text())["equivalence_set"]
     assert main(argv) == 0  # its own results are replaced...
     capsys.readouterr()
-    (tmp_path / "p.json").write_text("my notes")
+    preset.write_text("my notes")
     assert main(argv) == 2  # ...a file it did not write is not
     assert "is not a preset written by spare-mc" in capsys.readouterr().err
-    assert (tmp_path / "p.json").read_text() == "my notes"
+    assert preset.read_text() == "my notes"
     assert main(["calibrate", "--target", str(tmp_path / "missing.json")]) == 2
     assert main(["calibrate", "--target", "paper", "--options", "colour"]) == 2
     assert main(["calibrate", "--target", "paper", "--schedule", "2-4"]) == 2

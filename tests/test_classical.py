@@ -161,12 +161,13 @@ def test_cli_classical_prints_the_exact_time(capsys):
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["--shape", "0.78"], "`shape`=0.78 contradicts the classical model"),
-    (["--strategy", "spare"], "`strategy`='spare' contradicts the classical model"),
+    (["--shape", "0.78"], "`--shape`=0.78 contradicts the classical model"),
+    (["--strategy", "spare"], "`--strategy`='spare' contradicts the classical model"),
     (["--failures", "per-gpu"], "`--failures` must be 'system' with --model classical"),
     (["--no-live-scaling"], "`--no-live-scaling` has no effect with --model classical"),
-    (["--restart-failures", "absorbed"], "`restart_failures`='absorbed' contradicts"),
-    (["--ckpt-policy", "hazard"], "`ckpt_policy`='hazard' contradicts the classical model"),
+    (["--n-groups", "4"], "`--n-groups` has no effect with --model classical"),  # it only changed the streams
+    (["--restart-failures", "absorbed"], "`--restart-failures`='absorbed' contradicts"),
+    (["--ckpt-policy", "hazard"], "`--ckpt-policy`='hazard' contradicts the classical model"),
 ])
 def test_cli_classical_refuses_other_rules(argv, match, capsys):
     assert main(["ttt", "--model", "classical", "--n-steps", "100", "--reps", "10", *argv]) == 2

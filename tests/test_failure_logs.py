@@ -253,6 +253,10 @@ def test_from_arrays_validation_names_data_rows():
     failure_log_from_arrays([1.0, 2.0, 2.0], ["gpu", "node", "gpu"], [1, 2, 2], SMALL)  # a tie of two units is fine
     with pytest.raises(UsageValueError, match=r"data row 2: the event repeats data row 1"):  # -0.0 is 0.0
         failure_log_from_arrays([0.0, -0.0], ["gpu", "gpu"], [1, 1], SMALL)
+    log = failure_log_from_arrays([-0.0, 1.0], ["gpu", "gpu"], [1, 2], SMALL)  # and is stored (and shown) as 0
+    assert not np.signbit(log.time_s).any() and log.summary()["first_event_s"] == 0.0
+    with pytest.raises(UsageValueError, match=r"`levels` must name each level once, got 'gpu' twice"):
+        fit_failure_log(log, levels="gpu,gpu", min_failures=2)
 
 
 def test_writer_comments_read_back_as_comments(tmp_path):

@@ -244,6 +244,7 @@ def test_domain_aware_places_against_the_coarsest_level_that_allows_it():
     (lambda: parse_domain_levels("rack,row"), ValueError, r"`domain_levels` must list levels"),
     (lambda: parse_domain_levels("rack,rack=3"), ValueError, r"name each level once"),
     (lambda: parse_domain_levels("rack=fast"), ValueError, r"must be a number of seconds"),
+    (lambda: parse_domain_levels("node="), ValueError, r"'node=' has no mean lifetime after '='"),  # was the default
     (lambda: parse_domain_levels("rack=-1"), ValueError, r"`domain_levels\['rack'\]` must be > 0"),
     (lambda: failure_from_spec("mixed", 600, mtbf_s=300.0, shape=0.78, domain_mtbf_s=1e6), ValueError,
      r"`domain_mtbf_s` has no effect with failure_model='mixed'"),

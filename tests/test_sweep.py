@@ -222,7 +222,7 @@ def test_interrupted_sweep_resumes_to_the_identical_dataset(tmp_path, sig, slow_
     (SPEC.replace("seed = 11", ""), r"`sweep.seed` is required"),
     (SPEC + "\n[other]\nx = 1\n", r"unknown tables \['other'\] in the sweep spec; expected some of \['fixed', 'grid'"),
     ("[sweep\nname=", r"not valid TOML"),
-    (SPEC.replace("r = [2, 3]", "r = [2, 2]"), r"must not repeat values"),
+    (SPEC.replace("r = [2, 3]", "r = [2, 2]"), r"must not repeat values \(2 appears twice\)"),
 ])
 def test_bad_specs_fail_before_any_work(tmp_path, text, match):
     with pytest.raises((ValueError, TypeError), match=match):
