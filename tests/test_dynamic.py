@@ -76,7 +76,7 @@ def test_command_and_figure(tmp_path, capsys):
     assert main(argv) == 0  # the second run reuses every dataset and replaces its own result
     assert "result:" in capsys.readouterr().out
     assert main(argv[:-2] + ["--out-dir", str(out), "--shape", "0.7"]) == 2
-    assert "`base` must not set 'shape'" in capsys.readouterr().err
+    assert "`--shape` must not be given: the study sets it" in capsys.readouterr().err
 
 
 def test_ttt_says_which_policy_set_the_period(capsys):

@@ -262,7 +262,7 @@ def test_output_paths_a_user_gets_wrong(tmp_path, reference, monkeypatch, capsys
     faked: a test run as root may write anywhere.)"""
     (tmp_path / "spec.toml").write_text(SPEC)
     proc = _rerun(tmp_path, str(tmp_path / "ts") + os.sep)
-    assert proc.returncode == 2 and f"`out` {tmp_path / 'ts'}{os.sep} is a directory; give the dataset's file name" \
+    assert proc.returncode == 2 and f"`--out` {tmp_path / 'ts'}{os.sep} is a directory; give the dataset's file name" \
         in proc.stderr
     assert not (tmp_path / "ts").exists() and not list(tmp_path.glob("ts*"))
     import xarray as xr  # a NetCDF file with no variables at --out: refused like any foreign file

@@ -69,7 +69,7 @@ def test_command_and_figure(tmp_path, capsys):
     assert main(argv) == 0  # every dataset reused, its own result replaced
     assert "best r changes" in capsys.readouterr().out
     assert main(argv + ["--repair-s", "50"]) == 2
-    assert "`base` must not set 'repair_s'" in capsys.readouterr().err
+    assert "`--repair-s` must not be given: the study sets it" in capsys.readouterr().err
 
 
 def test_options_of_a_repair_go_to_the_repair_variants(tmp_path):

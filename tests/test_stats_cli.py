@@ -185,14 +185,14 @@ def test_cli_table_output(capsys):
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["mu", "--n-groups", "6", "--r", "8"], r"`r` must satisfy 1 <= r <= N, got r=8 with N=6"),
+    (["mu", "--n-groups", "6", "--r", "8"], r"`--r` must satisfy 1 <= r <= N, got --r=8 with N=6"),
     (["mu", "--n-groups", "x", "--r", "8"], r"argument --n-groups: invalid int value: 'x'"),
     (["mu", "--n-groups", "10", "--r", "4", "--layout", "sidon"], r"Sidon offsets are impossible"),
     (["mu", "--n-groups", "10", "--r", "3", "--layout", "ring"], r"argument --layout: invalid choice"),
     (["mu", "--n-groups", "10", "--r", "3", "--reps", "1"], r"`--reps` must be >= 2"),
     (["mu", "--n-groups", "10", "--r", "3", "--seed", "-1"], r"`--seed` must be >= 0"),
     (["mu", "--r", "3"], r"required: --n-groups"),
-    (["overhead", "--n-groups", "6", "--r", "8"], r"`r` must satisfy 1 <= r <= N, got r=8 with N=6"),
+    (["overhead", "--n-groups", "6", "--r", "8"], r"`--r` must satisfy 1 <= r <= N, got --r=8 with N=6"),
     (["overhead", "--n-groups", "10", "--r", "3", "--reps", "1"], r"`--reps` must be >= 2"),
     (["overhead", "--n-groups", "10", "--r", "3", "--seed", "-2"], r"`--seed` must be >= 0"),
     ([], r"required: command"),
@@ -208,7 +208,7 @@ def test_cli_bad_arguments_one_line(argv, match, capsys):
 def test_console_script_runs():
     proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "mu", "--n-groups", "0", "--r", "1"],
                           capture_output=True, text=True)
-    assert proc.returncode == 2 and proc.stderr.startswith("spare-mc: error: `n_groups` must be >= 1")
+    assert proc.returncode == 2 and proc.stderr.startswith("spare-mc: error: `--n-groups` must be >= 1")
 
 
 def test_confidence_interval_level_rule():

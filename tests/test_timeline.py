@@ -523,7 +523,7 @@ def test_cli_ttt_and_reproduce_json(capsys):
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["ttt", "--strategy", "rep", "--n-groups", "10", "--r", "11"], r"`r` must be <= 10"),
+    (["ttt", "--strategy", "rep", "--n-groups", "10", "--r", "11"], r"`--r` must be <= 10"),
     (["ttt", "--strategy", "spare", "--n-groups", "600", "--reps", "1"], r"`--reps` must be >= 2"),
     (["ttt", "--strategy", "spare", "--n-groups", "600", "--mtbf-s", "-3"], r"`--mtbf-s` must be > 0"),
     (["ttt", "--strategy", "spare", "--n-groups", "600", "--ckpt-period-s", "10", "--ckpt-period", "optimal"],
