@@ -436,6 +436,10 @@ def find_sidon(n: int, r: int, avoid: tuple = (), attempts: int = 200):
     return out, method
 
 
+#: Bytes of the boolean tables of one chunk of rulers checked against the differences to avoid (step 4 of
+#: :func:`find_sidon` with ``avoid``): about 32 MB.
+AVOID_CHUNK_BYTES = 1 << 25
+
 #: Largest ``n`` for which :func:`find_sidon` runs the tabu search.
 LOCAL_SEARCH_MAX_N = 600
 
@@ -480,14 +484,19 @@ def _search(n, r, av, attempts):
             continue
         if av is None:
             return batch[0], label
-        present = np.zeros((batch.shape[0], n), dtype=bool)
-        d = ((batch[:, :, None] - batch[:, None, :]) % n)[:, off]
-        present[np.arange(batch.shape[0])[:, None], d] = True
-        ok = ~present[:, moved].any(axis=2)  # (rows, units)
-        hit = np.nonzero(ok.any(axis=1))[0]
-        if hit.size:
-            i = hit[0]
-            return (units[np.argmax(ok[i])] * batch[i]) % n, label
+        # rows in chunks: a chunk's tables are (rows x n) and (rows x units x |av|) booleans, which for a whole
+        # batch of 4096 rows at n = 10^5 would be 0.4 GB and several GB
+        step = max(1, AVOID_CHUNK_BYTES // max(n, moved.size))
+        for a in range(0, batch.shape[0], step):
+            chunk = batch[a:a + step]
+            present = np.zeros((chunk.shape[0], n), dtype=bool)
+            d = ((chunk[:, :, None] - chunk[:, None, :]) % n)[:, off]
+            present[np.arange(chunk.shape[0])[:, None], d] = True
+            ok = ~present[:, moved].any(axis=2)  # (rows, units)
+            hit = np.nonzero(ok.any(axis=1))[0]
+            if hit.size:
+                i = hit[0]
+                return (units[np.argmax(ok[i])] * chunk[i]) % n, label
     # 5: local search (only for small n: it costs O(n r) per move and has not beaten 4 above on larger n)
     s = _local_search(n, r, av, attempts) if n <= LOCAL_SEARCH_MAX_N else None
     if s is not None:

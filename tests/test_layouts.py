@@ -174,6 +174,20 @@ def test_ruler_batches_are_the_all_at_once_rulers_in_bounded_batches(n, r):
         assert np.array_equal(np.concatenate([x for _, _, x in want]), np.concatenate([x for _, _, x in got]))
 
 
+@pytest.mark.parametrize("n, r, avoid", [(300, 14, tuple(range(1, 9))), (300, 15, (1, 2, 3, 4)),
+                                         (400, 17, (1, 2, 3, 4))])
+def test_rulers_checked_against_avoided_differences_in_chunks_give_the_same_set(monkeypatch, n, r, avoid):
+    """Step 4 of find_sidon with differences to avoid checks the rulers in chunks of bounded memory: the same set
+    as checking a whole batch at once (a chunk of every size, one row each included). Each case reaches step 4."""
+    from spare_mc import _sidon
+    monkeypatch.setattr(_sidon, "AVOID_CHUNK_BYTES", 1 << 62)  # the whole batch at once, as before the chunks
+    want = _sidon.find_sidon(n, r, avoid=avoid, attempts=20)
+    assert want[0] is not None and want[1].endswith("_ruler")
+    for size in (1, 3 * max(n, 1000), 1 << 25):
+        monkeypatch.setattr(_sidon, "AVOID_CHUNK_BYTES", size)
+        assert _sidon.find_sidon(n, r, avoid=avoid, attempts=20) == want
+
+
 @pytest.mark.parametrize("q", [149, 151, 211])
 def test_singer_and_bose_chowla_walk_kernels_match_their_twins(q):
     """The numba walks used for fields above SMALL_FIELD against the Python walks, candidate by candidate
