@@ -1660,10 +1660,12 @@ def _wipeout(t_c, c_step, in_step, s0, P, PF, J, W, Q, GB, next_t, UB, UF, gaps,
     restart; the failures during it are absorbed (or, under ``P_STAY_DEAD``, kill groups that stay dead; under
     ``P_RESTART_AGAIN``, each starts the restart again from its arrival); every other group is back, and the stacks
     reset. Returns 1 if the run stopped inside the restart (it ends past the cap: nothing during it can change the
-    outcome, so its failures are not drawn -- with a tiny MTBF and a long restart they could be billions), else 0;
-    sets ``J[J_STATUS]``."""
+    outcome, so its failures are not drawn -- with a tiny MTBF and a long restart they could be billions; the run
+    stops at the cap, and the restart counts up to it), else 0; sets ``J[J_STATUS]``."""
     t_end = _global_restart(t_c, c_step, in_step, s0, P, PF, J, W, GB, rng, res)
-    if t_end > P[P_CAP_US]:
+    if t_end > P[P_CAP_US]:  # the run stops at the cap, inside the restart: the restart counts up to the cap
+        res[R_RESTART] -= t_end - P[P_CAP_US]
+        J[J_T] = P[P_CAP_US]
         J[J_STATUS] = STATUS_CAPPED
         return 1
     if P[P_RESTART_AGAIN] != 0:
@@ -1671,7 +1673,9 @@ def _wipeout(t_c, c_step, in_step, s0, P, PF, J, W, Q, GB, next_t, UB, UF, gaps,
         J[J_T] = t_end
         J[J_CKPT_DUE] = t_end + P[P_PERIOD_US]
         J[J_LAST_CK] = t_end
-        if status == STATUS_CAPPED:
+        if status == STATUS_CAPPED:  # as above
+            res[R_RESTART] -= t_end - P[P_CAP_US]
+            J[J_T] = P[P_CAP_US]
             J[J_STATUS] = STATUS_CAPPED
             return 1
     else:

@@ -960,9 +960,9 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
             start = env.now
             r_s = dur(base)
             while True:
-                if env.now + r_s > cap:  # a restart that ends past the cap ends the run there, unsimulated
-                    tot["restart"] += env.now + r_s - start
-                    result.update(status="capped", done=st.done, end=env.now + r_s, cut=start)
+                if env.now + r_s > cap:  # a restart that ends past the cap ends the run at the cap, unsimulated
+                    tot["restart"] += cap - start
+                    result.update(status="capped", done=st.done, end=cap, cut=start)
                     return True
                 fleet.restart_end = env.now + r_s
                 fleet.restart_hit = env.event()

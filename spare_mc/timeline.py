@@ -1487,7 +1487,8 @@ class TTTResult:
     :meth:`estimate` of ``"ttt_over_t0"`` is the *restricted mean* ``E[min(TTT, cap)] / T0`` -- the exact mean when no
     run is capped, and a lower bound on it otherwise (the estimate's ``censored`` count says how many runs are at the
     cap; :attr:`capped_fraction` is always reported). The other quantities are measured over each run's simulated
-    wall clock.
+    wall clock: a run capped inside a global restart stops at the cap (the restart counts up to it); one capped
+    otherwise ends with the step or checkpoint save under way at the cap, at most one of each past it.
 
     Attributes
     ----------
@@ -1560,7 +1561,10 @@ class TTTResult:
         if cfg.ckpt_async:
             d["async_slowdown_s_mean"] = float(np.mean(self.values("async_slowdown_s")))
         d["breakdown"] = {name: float(np.mean(self.values(name)) / cfg.t0_s) for name in _BREAKDOWN}
-        d["breakdown_units"] = "fraction of T0 (mean over all runs)"
+        d["breakdown_units"] = "fraction of T0 (mean over all runs)" + (
+            "; a capped run's parts cover its simulated wall clock, which ends at the cap inside a restart, or up to "
+            "one step and one checkpoint save past it (the parts can sum slightly above ttt_over_t0)"
+            if self.n_capped else "")
         if self.n_capped == 0:
             d["ttt_estimator"] = "mean"
             d["status"] = "ok"

@@ -173,15 +173,17 @@ def test_options_are_sweep_parameters_and_cli_flags(tmp_path):
 # ------------------------------------------------------------------------------ a restart that ends past the cap
 def test_a_restart_past_the_cap_ends_the_run_without_drawing_its_failures():
     """CKPT-only, one failure during the first step; the restart (1e6 s) ends far past the cap (5 x T0): the run
-    stops at the restart's end, status capped, and the failures the restart would absorb are never drawn (the
-    job that used to take 10 GB and 30 s with MTBF 1 ms takes milliseconds)."""
+    stops at the cap (7000 s), status capped, the restart counting up to it (it counted to its end, 1e6 s, so the
+    breakdown summed to 143 x T0 against the time to train's 5; QA 2026-12-04), and the failures the restart would
+    absorb are never drawn (the job that used to take 10 GB and 30 s with MTBF 1 ms takes milliseconds)."""
     cfg = TimelineConfig("ckpt", 12, jitter_sd=0.0, ckpt_period_s=1e6, n_steps=20, restart_s=1e6, allreduce_s=6.0,
                          max_wall_factor=5.0, mtbf_s=1.0)
     # one failure at 10 s (during the first step), then arrivals from about 100 s on: inside the restart
     gaps = np.array([10 * US * 12, 90 * US * 12] + [US * 12] * 10 + [NEVER], dtype=np.int64)
     res = _agree(cfg, (gaps, np.zeros(gaps.size, dtype=np.int64)))
-    assert res[TK.R_STATUS] == TK.STATUS_CAPPED and res[TK.R_TTT] == 64 * US + 10**6 * US
-    assert res[TK.R_RESTART] == 10**6 * US and res[TK.R_ABSORBED] == 0 and res[TK.R_FAILURES] == 1
+    assert res[TK.R_STATUS] == TK.STATUS_CAPPED and res[TK.R_TTT] == 7000 * US == cfg.cap_s * US
+    assert res[TK.R_RESTART] == (7000 - 64) * US and res[TK.R_ABSORBED] == 0 and res[TK.R_FAILURES] == 1
+    assert res[TK.R_USEFUL:TK.R_LOST + 1].sum() == res[TK.R_TTT]  # the breakdown adds up to the capped time
     assert res[TK.R_ARRIVALS] == 1  # the restart's arrivals were not drawn
     import time
     t = time.perf_counter()
