@@ -483,6 +483,12 @@ def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, 
             raise UsageValueError(f"{', '.join(f'`{k}`' for k in useless)} has no effect with "
                                   f"failure_model='per_gpu' (equal groups: where their GPUs sit does not change "
                                   f"their lifetimes; it applies to 'node', 'rack', 'power', 'pod' or 'mixed')")
+        if clocked and "n_gpus" in given and p["calibration"] == "first_failure":
+            raise UsageValueError(f"`n_gpus`={n_gpus} has no effect on a time-to-train run with "
+                                  f"failure_model='per_gpu' and calibration='first_failure': its unit is a whole "
+                                  f"group, whose first failure has the same law for any number of GPUs (per-GPU "
+                                  f"lifetimes scale as n_gpus^(1/shape)); it matters with calibration='long_run' or "
+                                  f"failure domains")
         return bg, topo
     if kind == "mixed":
         if "domain_mtbf_s" in given:

@@ -833,7 +833,11 @@ def classical_config(**kw) -> TimelineConfig:
             raise UsageValueError(f"`{name}`={kw[name]!r} contradicts the classical model, whose rule is "
                                   f"{name}={value!r}: drop it")
     kw = {**CLASSICAL_RULES, "n_groups": 2, **kw}
-    if kw.get("ckpt_period_s") is None and kw.get("ckpt_period_factor", 1.0) == 1.0:
+    if kw.get("ckpt_period_s") is None and kw.get("ckpt_period_factor", 1.0) != 1.0:
+        raise UsageValueError(f"`ckpt_period_factor`={kw['ckpt_period_factor']!r} scales the step model's T_c*, not "
+                              f"the classical optimum: give `ckpt_period_s` instead (default: the whole number of "
+                              f"steps with the least exact expected time)")
+    if kw.get("ckpt_period_s") is None:
         probe = TimelineConfig(**{**kw, "ckpt_period_s": 1.0})  # validates the durations first
         kw["ckpt_period_s"] = _best_classical_period(probe)
     return TimelineConfig(**kw)

@@ -166,6 +166,8 @@ def test_cli_classical_prints_the_exact_time(capsys):
     (["--failures", "per-gpu"], "`--failures` must be 'system' with --model classical"),
     (["--no-live-scaling"], "`--no-live-scaling` has no effect with --model classical"),
     (["--n-groups", "4"], "`--n-groups` has no effect with --model classical"),  # it only changed the streams
+    # it scaled the step model's T_c* (2 x 2400 s) while saying "the least exact E[T_w]" (QA 2026-12-04)
+    (["--ckpt-period-factor", "2"], "`--ckpt-period-factor`=2.0 scales the step model's T_c*, not the classical"),
     (["--restart-failures", "absorbed"], "`--restart-failures`='absorbed' contradicts"),
     (["--ckpt-policy", "hazard"], "`--ckpt-policy`='hazard' contradicts the classical model"),
 ])

@@ -401,9 +401,33 @@ def test_9_failure_options_are_never_silently_ignored(argv, match, capsys):
 def test_9_flag_names_leave_a_models_repr_alone(capsys):
     """The command line swaps keywords for flags in the library's errors, but not the fields of a repr."""
     assert main(["ttt", "--strategy", "spare", "--n-groups", "20", "--r", "3", "--failures", "per-gpu", "--n-gpus",
-                 "160", "--ckpt-policy", "hazard"]) == 2
+                 "160", "--calibration", "long_run", "--ckpt-policy", "hazard"]) == 2
     err = capsys.readouterr().err
     assert _one_line(err) and "`--failures` must be None" in err and ", shape=0.78, age_policy='renew')" in err
+
+
+def test_qa_n_gpus_without_effect_on_a_per_gpu_timeline_is_refused(capsys):
+    """QA 2026-12-04: per-GPU lifetimes calibrated to the first failure gave the same jobs for any --n-gpus (the
+    timeline's unit is a whole group, whose first-failure law does not depend on G), yet the flag was accepted."""
+    argv = ["ttt", "--strategy", "spare", "--n-groups", "20", "--r", "3", "--n-steps", "200", "--reps", "3",
+            "--failures", "per-gpu", "--age-policy", "keep", "--json"]
+    runs = []
+    for g in (None, 160, 2000):
+        assert main(argv + ([] if g is None else ["--n-gpus", str(g), "--calibration", "long_run"])) == 0
+        runs.append(json.loads(capsys.readouterr().out)["ttt_over_t0"])
+    assert len(set(runs)) == 3  # with long_run it matters
+    # why it has no effect with first_failure: a group's first failure is the minimum of its G/N fresh GPUs, of mean
+    # gpu_mtbf (G/N)^(-1/k) = system_mtbf N^(1/k), the same for every G
+    group_mean = [sm.PerGPU.from_system_mtbf(300.0, g, 0.78).gpu_mtbf_s * (g / 20) ** (-1 / 0.78)
+                  for g in (160, 2000, 600_000)]
+    assert group_mean == pytest.approx([300.0 * 20 ** (1 / 0.78)] * 3, rel=1e-12)
+    spec = dict(mtbf_s=300.0, shape=0.78, clocked=True)
+    assert main(argv + ["--n-gpus", "2000"]) == 2
+    err = capsys.readouterr().err
+    assert _one_line(err) and "`--n-gpus`=2000 has no effect on a time-to-train run with --failures='per-gpu'" in err
+    with pytest.raises(sm.UsageValueError, match=r"`n_gpus`=2000 has no effect"):
+        sm.failure_from_spec("per_gpu", 20, n_gpus=2000, **spec)
+    sm.failure_from_spec("per_gpu", 20, n_gpus=2000, mtbf_s=300.0, shape=0.78)  # the wipe-out models: its time scale
 
 
 def test_9_the_default_gpu_count_only_applies_where_it_is_used():
