@@ -108,10 +108,12 @@ def _add_seed(p):
 _CHOICES = {"layout": ("cyclic", "sidon", "random"), "repair": ("none", "fixed", "lognormal")}
 
 
-def _add_config_options(p, topology=True, failures=True) -> None:
+def _add_config_options(p, topology=True, failures=True, reserved=()) -> None:
     """One flag per :class:`TimelineConfig` field marked for the command line, with its meaning, unit and default
     taken from the field (so every default lives in one place); ``failures=False``: the system-level failure
-    process only (no failure-model flags)."""
+    process only (no failure-model flags). ``reserved``: fields the command sets itself; their flags stay (so that
+    argparse does not read them as abbreviations of other flags, e.g. ``--shape`` of ``--shapes``) but are hidden
+    from the help, and the library refuses them by name."""
     from .timeline import TimelineConfig
 
     for f in fields(TimelineConfig):
@@ -119,14 +121,16 @@ def _add_config_options(p, topology=True, failures=True) -> None:
             continue
         if f.type == "bool":  # a switch that turns the option on (its default is off)
             p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, action="store_const", const=True,
-                           default=None, help=f.metadata["help"] + " (default off)")
+                           default=None, help=argparse.SUPPRESS if f.name in reserved else
+                           f.metadata["help"] + " (default off)")
             continue
         kind = {"int": int, "str": str}.get(f.type, float)
         default = None if f.default is MISSING else f.default
         shown = "" if default is None else f" (default {default:g})" if isinstance(default, float) else \
             f" (default {default})"
         p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=kind, default=None,
-                       choices=_CHOICES.get(f.name), help=f.metadata["help"] + shown)
+                       choices=_CHOICES.get(f.name),
+                       help=argparse.SUPPRESS if f.name in reserved else f.metadata["help"] + shown)
     p.add_argument("--no-live-scaling", action="store_true",
                    help="the system-level failure rate does not fall as groups die (default: proportional to the "
                         "live GPUs)")
@@ -161,17 +165,23 @@ def _add_config_options(p, topology=True, failures=True) -> None:
                    help="how groups map onto nodes and racks for domain failures (default contiguous)")
 
 
-def _add_study_flags(p) -> None:
+def _add_study_flags(p, reserved=()) -> None:
     """Where a study runs, whether it may replace foreign files, and its baseline (the ``ttt`` flags of
-    system-level failures): shared by ``sensitivity`` and ``calibrate``."""
+    system-level failures, but ``reserved``: those the study sets): shared by ``sensitivity``, ``calibrate``,
+    ``dynamic`` and ``repair``."""
     p.add_argument("--workers", type=int, default=None,
                    help="local worker processes (default: the number of CPUs; 0 = in this process)")
     p.add_argument("--scheduler", default=None, help="address of an existing dask scheduler")
     p.add_argument("--force", action="store_true", help="replace output files spare-mc did not write")
-    _add_config_options(p, topology=False, failures=False)
+    _add_config_options(p, topology=False, failures=False, reserved=reserved)
 
 
 def _build_parser() -> argparse.ArgumentParser:
+    from .dynamic import STUDY_SETS as _DYNAMIC_SETS
+    from .optimize import OPTIMISED
+    from .repair import STUDY_SETS as _REPAIR_SETS
+    from .sensitivity import _OPTIMISED as _SENS_OPTIMISED
+
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--max-memory", metavar="SIZE", default=None,
                         help="memory this run may allocate, e.g. 512M, 8G (default: half of the available memory)")
@@ -289,7 +299,7 @@ def _build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--preset", default=None,
                     help="run under a preset's option values (a shipped name, e.g. paper-n600, or a JSON file); "
                          "presets are fitted, never the default")
-    _add_config_options(rp, topology=False)
+    _add_config_options(rp, topology=False, reserved=OPTIMISED)
     rp.add_argument("--json", action="store_true", help="print one JSON object")
     se = sub.add_parser("sensitivity", parents=[common],
                         help="paired sensitivity of SPARe's reduction over Rep to every open modelling choice and "
@@ -312,7 +322,7 @@ def _build_parser() -> argparse.ArgumentParser:
     se.add_argument("--out-dir", default=None, help="folder of the datasets and the figure (default data/sensitivity)")
     se.add_argument("--figure", default=None,
                     help="tornado figure path (default <out-dir>/sensitivity.png; 'none' to skip it)")
-    _add_study_flags(se)
+    _add_study_flags(se, reserved=_SENS_OPTIMISED)
     se.add_argument("--json", action="store_true", help="print one JSON object")
     ca = sub.add_parser("calibrate", parents=[common],
                         help="search the option combinations a published table does not reject (successive halving)")
@@ -345,7 +355,7 @@ def _build_parser() -> argparse.ArgumentParser:
     ca.add_argument("--out-dir", default=None, help="folder of the round datasets (default data/calibrate)")
     ca.add_argument("--preset-out", default=None,
                     help="write the best-fitting combination as a preset file here (labelled as fitted)")
-    _add_study_flags(ca)
+    _add_study_flags(ca, reserved=_SENS_OPTIMISED)
     ca.add_argument("--json", action="store_true", help="print one JSON object")
     dy = sub.add_parser("dynamic", parents=[common],
                         help="dynamic checkpointing (the hazard policies) against the periodic period, paired, for "
@@ -363,7 +373,7 @@ def _build_parser() -> argparse.ArgumentParser:
     dy.add_argument("--out-dir", default=None, help="folder of the datasets, the result and the figure "
                                                     "(default data/dynamic)")
     dy.add_argument("--figure", default=None, help="figure path (default <out-dir>/dynamic.png; 'none' to skip it)")
-    _add_study_flags(dy)
+    _add_study_flags(dy, reserved=_DYNAMIC_SETS)
     dy.add_argument("--json", action="store_true", help="print one JSON object")
     _add_log_parser(sub, common)
     rp = sub.add_parser("repair", parents=[common],
@@ -380,7 +390,7 @@ def _build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out-dir", default=None, help="folder of the datasets, the result and the figure "
                                                     "(default data/repair)")
     rp.add_argument("--figure", default=None, help="figure path (default <out-dir>/repair.png; 'none' to skip it)")
-    _add_study_flags(rp)
+    _add_study_flags(rp, reserved=_REPAIR_SETS)
     rp.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
@@ -758,6 +768,15 @@ def run_reproduce(args) -> dict:
     """The ``reproduce`` command as a dict: the main table only (``--table main``), the failure-domain study
     (``--table domains``) or every study."""
     from .reproduce import reproduce
+
+    if args.table not in (None, "main") and args.force and args.out_dir is None:
+        raise UsageValueError(f"`--force` has no effect with --table {args.table} without --out-dir: nothing is "
+                              f"written")
+    if args.table == "phase" and args.out_dir is not None and not args.force and \
+            os.path.exists(os.path.join(args.out_dir, "main_table.json")):
+        raise UsageValueError(f"`--out-dir` {args.out_dir} holds a full reproduce, whose phase map is part of it at "
+                              f"the folder's settings: rerun the full `spare-mc reproduce` there, choose another "
+                              f"folder, or pass --force to replace its phase map")
 
     if args.table == "domains":
         return _run_domains_table(args)
@@ -1229,7 +1248,13 @@ def run_repair(args) -> dict:
     _check_reps_and_seed(reps, "--reps", args.seed)
     out_dir, figure, result = _study_targets(args, "repair", ("rows", "best", "settings"), "repair result")
     log = (lambda msg: _say(f"... {msg}")) if not args.json else None
-    with _flag_names(n_values="--n-groups", repair_times="--repair-times"):
+    from .repair import STUDY_SETS
+
+    for name in STUDY_SETS:  # (before the mapping below, which reads the study's `repair` as --law)
+        if getattr(args, name, None) is not None:
+            raise UsageValueError(f"`--{name.replace('_', '-')}` must not be given: the study sets it (the repair law "
+                                  f"is --law, the repair times --repair-times)")
+    with _flag_names(n_values="--n-groups", repair_times="--repair-times", repair="--law"):
         res = repair_study(n_values, repair_times=times, reps=reps, repair=args.law, rng=args.seed, base=base,
                            out_dir=out_dir, scheduler=args.scheduler, workers=args.workers, force=args.force,
                            progress=log)
@@ -1371,15 +1396,18 @@ def _flag_names(**flags):
         raise type(exc)(msg) from None
 
 
-#: Keywords of the Python API that are flags of the same name and meaning wherever a command has them.
-_GENERIC_FLAGS = ("force", "out", "out_dir", "workers", "scheduler")
-
-
-def _generic_flags(args) -> dict:
-    """:data:`_GENERIC_FLAGS` this command has, with their flags (``out_dir`` is ``--out-dir``). With
-    :func:`_timeline_flags` they rename the library's errors of every command (:func:`_main`); a command adds the
-    keywords its flags spell otherwise (``n_values`` is ``--n-groups``)."""
-    return {n: "--" + n.replace("_", "-") for n in _GENERIC_FLAGS if hasattr(args, n)}
+def _command_flags(parser, args) -> dict:
+    """Every option of the command ``args`` ran (``log fit``: the ``fit`` parser's), as ``dest -> flag``
+    (``min_failures`` is ``--min-failures``). With :func:`_timeline_flags` they rename the library's errors of every
+    command (:func:`_main`): its keywords have the flags' names and meanings; a command adds the keywords its flags
+    spell otherwise (``n_values`` is ``--n-groups``)."""
+    while True:
+        sub = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not sub or getattr(args, sub[0].dest, None) not in sub[0].choices:
+            break
+        parser = sub[0].choices[getattr(args, sub[0].dest)]
+    return {a.dest: max(a.option_strings, key=len) for a in parser._actions
+            if a.option_strings and a.dest not in ("help", "max_memory") and a.option_strings[0].startswith("--")}
 
 
 def _ints(text, flag):
@@ -1637,9 +1665,10 @@ def _main(argv):
 
     args = None
     try:
-        args = _build_parser().parse_args(_glue_negative_sizes(sys.argv[1:] if argv is None else list(argv)))
+        parser = _build_parser()
+        args = parser.parse_args(_glue_negative_sizes(sys.argv[1:] if argv is None else list(argv)))
         memory = {} if args.max_memory is None else {"max_memory": parse_size(args.max_memory)}
-        with set_options(**memory), _flag_names(**_timeline_flags(args), **_generic_flags(args)):
+        with set_options(**memory), _flag_names(**{**_command_flags(parser, args), **_timeline_flags(args)}):
             out = _COMMANDS[args.command](args)
     except (_CliError, UsageError) as exc:  # the caller's input broke a rule: one line, exit 2
         _say(f"spare-mc: error: {exc}")

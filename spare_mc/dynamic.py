@@ -177,8 +177,7 @@ def _check(n_values, shapes, policies, r_values, factors, screen_reps, confirm_r
     screen_reps = as_int(screen_reps, "screen_reps", min_value=2)
     confirm_reps = as_int(confirm_reps, "confirm_reps", min_value=2)
     base = {"jitter_sd": 0.0, **(base or {})}
-    for name in ("ckpt_policy", "ckpt_period_s", "ckpt_every_steps", "ckpt_period_factor", "shape", "r",
-                 "failures"):
+    for name in STUDY_SETS:
         if name in base:
             raise UsageValueError(f"`base` must not set {name!r}: the study sets it")
     for s, rs in r_values.items():  # every setting valid before any work
@@ -197,6 +196,10 @@ def _check(n_values, shapes, policies, r_values, factors, screen_reps, confirm_r
                             raise UsageValueError(f"the study compares the periodic period with ckpt_policy="
                                                   f"{pol!r}, which this setting does not allow: {exc}") from None
     return n_values, shapes, policies, r_values, factors, screen_reps, confirm_reps, base
+
+
+#: The :class:`~spare_mc.TimelineConfig` fields the study sets itself (never in ``base``).
+STUDY_SETS = ("ckpt_policy", "ckpt_period_s", "ckpt_every_steps", "ckpt_period_factor", "shape", "r", "failures")
 
 
 def dynamic_study(n_values=(200, 600, 1000), *, shapes=(0.5, 0.78, 1.0), policies=("hazard", "young_hazard"),

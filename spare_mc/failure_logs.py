@@ -599,6 +599,10 @@ def read_failure_log(path, topology: Topology, *, duration_s=None) -> FailureLog
     topology = _topology_iv(topology)
     if not isinstance(path, (str, os.PathLike)):
         raise UsageTypeError(f"`path` must be a path, got {type(path).__name__}")
+    if not os.path.exists(path):  # the caller's input, as for a dataset (spare_mc.storage.open_dataset)
+        raise UsageValueError(f"failure log not found: {os.fspath(path)}")
+    if os.path.isdir(path):
+        raise UsageValueError(f"{os.fspath(path)} is a directory, not a failure log file")
     if os.fspath(path).lower().endswith(_PARQUET_SUFFIXES):
         return _read_parquet(path, topology, duration_s)
     return _read_csv(path, topology, duration_s)

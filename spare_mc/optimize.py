@@ -237,6 +237,17 @@ def admissible_r(strategy: str, n_groups: int, r_range=(2, 14), overrides: dict 
     return ok, skipped
 
 
+#: What the optimiser chooses itself: never set by its ``base``.
+OPTIMISED = ("strategy", "n_groups", "r", "ckpt_period_s", "ckpt_period_factor")
+
+
+def _not_optimised(base: dict) -> dict:
+    for key in OPTIMISED:
+        if key in base:
+            raise UsageValueError(f"`base` must not set {key!r}: it is what the optimiser varies")
+    return base
+
+
 def optimize_strategy(strategy: str, n_groups: int, *, reps: int = 20, confirm_reps: int = 50, rng=None,
                       r_range=(2, 14), period_factors=PERIOD_FACTORS, base: dict | None = None,
                       seed=_UNSET) -> OptimumResult:
@@ -254,10 +265,7 @@ def optimize_strategy(strategy: str, n_groups: int, *, reps: int = 20, confirm_r
     confirm_reps = as_int(confirm_reps, "confirm_reps", min_value=2)
     r_range = _r_range_iv(r_range)
     period_factors = _factors_iv(period_factors)
-    base = _base_iv(base)
-    for key in ("strategy", "n_groups", "r", "ckpt_period_s", "ckpt_period_factor"):
-        if key in base:
-            raise UsageValueError(f"`base` must not set {key!r}: it is what the optimiser varies")
+    base = _not_optimised(_base_iv(base))
     base = applicable(base, strategy)  # a table's shared settings: each strategy takes the options it has
     root = root_seed_sequence(rng)
     grid, theory = [], []
@@ -356,7 +364,7 @@ def main_table(n_values=(200, 600, 1000), *, reps: int = 20, confirm_reps: int =
     if progress is not None and not callable(progress):
         raise UsageTypeError(f"`progress` must be a callable taking one message, or None, got "
                              f"{type(progress).__name__}")
-    base = _base_iv(base)
+    base = _not_optimised(_base_iv(base))  # before any work
     reps = as_int(reps, "reps", min_value=2)
     confirm_reps = as_int(confirm_reps, "confirm_reps", min_value=2)
     root = root_seed_sequence(rng)
@@ -369,8 +377,7 @@ def main_table(n_values=(200, 600, 1000), *, reps: int = 20, confirm_reps: int =
             opt[s] = optimize_strategy(s, n, reps=reps, confirm_reps=confirm_reps, rng=root, base=base)
         rows.append(MainTableRow(int(n), opt, _reduction(opt["spare"], opt["rep"])))
     cfg = TimelineConfig("spare", n_values[0], r=2, **applicable(base or {}, "spare"))
-    settings = {k: v for k, v in cfg.to_dict().items()
-                if k not in ("strategy", "n_groups", "r", "ckpt_period_s", "ckpt_period_factor")}
+    settings = {k: v for k, v in cfg.to_dict().items() if k not in OPTIMISED}
     settings.update(base or {})  # every shared setting, including those only some strategies use
     settings.update(reps=reps, confirm_reps=confirm_reps, rng_root=root_text(root),
                     period_factors=list(PERIOD_FACTORS),

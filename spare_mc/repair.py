@@ -108,7 +108,7 @@ def _check(n_values, repair_times, r_values, reps, repair, base):
     if repair not in ("fixed", "lognormal"):
         raise UsageValueError(f"`repair` must be 'fixed' or 'lognormal', got {repair!r}")
     base = dict(base or {})
-    for name in ("repair", "repair_s", "r", "ckpt_period_factor", "ckpt_period_s"):
+    for name in STUDY_SETS:
         if name in base:
             raise UsageValueError(f"`base` must not set {name!r}: the study sets it")
     for s, rs in r_values.items():
@@ -123,6 +123,10 @@ def _check(n_values, repair_times, r_values, reps, repair, base):
 
 #: TimelineConfig fields that describe a repair: set on the repair variants only
 _REPAIR_OPTIONS = ("repair_sd", "rejoin", "rejoin_s")
+
+
+#: The :class:`~spare_mc.TimelineConfig` fields the study sets itself (never in ``base``).
+STUDY_SETS = ("repair", "repair_s", "r", "ckpt_period_factor", "ckpt_period_s")
 
 
 def repair_study(n_values=(200, 600, 1000), *, repair_times=DEFAULT_REPAIR_TIMES, r_values=None, reps: int = 20,

@@ -110,8 +110,9 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
         :class:`spare_mc.TimelineConfig` overrides for the main table; only with ``table="main"`` (the sweeps and
         the phase map state their settings in their specs, so one folder would otherwise mix two settings).
     scheduler, workers : optional
-        Where the sweeps run (see :func:`spare_mc.sweep.run_sweep`); ``workers`` also sets the processes of the
-        phase map (default: one per core).
+        Where the sweeps run (see :func:`spare_mc.sweep.run_sweep`). The phase map always runs on this machine, in
+        ``workers`` local processes (default: one per core; ``0``: in this process, as the sweeps); with a
+        ``scheduler``, ``workers`` sets the phase map's processes only.
     force : bool
         Replace existing output files that are not this study's datasets (a study's own earlier dataset, of another
         version or seed, is always replaced).
@@ -215,13 +216,17 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
     for sp in specs:
         log(f"sweep {sp.name} ({sp.quantity}, {sp.reps} replications per point)")
         path = os.path.join(root, f"{sp.name}.nc")
-        datasets[sp.name] = run_study_sweep(sp, path, scheduler=scheduler, workers=workers, force=force)
+        datasets[sp.name] = run_study_sweep(sp, path, scheduler=scheduler,
+                                            workers=None if scheduler is not None else workers, force=force)
         paths[sp.name] = path
     log("main table")
     mt = main_table(n_values, reps=reps, confirm_reps=confirm_reps, rng=rng, base=base)
     write_json({**mt.to_dict(), "software": software_versions()}, mt_path)
-    log(f"phase map ({len(phase.n_gpus) * len(phase.save_s) * len(phase.restart_s)} cells)")
-    pm = run_phase_study(phase, out_dir=root, workers=workers or os.cpu_count() or 1)
+    phase_workers = (os.cpu_count() or 1) if workers is None else max(workers, 1)  # 0: in this process
+    log(f"phase map ({len(phase.n_gpus) * len(phase.save_s) * len(phase.restart_s)} cells, "
+        + ("in this process" if phase_workers == 1 else f"{phase_workers} local processes")
+        + (": it does not run on the dask scheduler)" if scheduler is not None else ")"))
+    pm = run_phase_study(phase, out_dir=root, workers=phase_workers)
     write_json({"schema_version": SCHEMA_VERSION, "software": software_versions(), **pm}, phase_path)
     log("figures")
     figures = save_figures(datasets, os.path.join(root, "figures"), force=force)

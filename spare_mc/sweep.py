@@ -629,6 +629,9 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
     if not isinstance(spec, SweepSpec):
         raise UsageTypeError(f"`spec` must be a SweepSpec, got {type(spec).__name__}")
     workers = check_local_workers(workers)
+    if workers is not None and scheduler is not None:
+        raise UsageValueError(f"`workers`={workers} has no effect with `scheduler`: the scheduler's own workers run "
+                              f"the tasks (give one of them)")
     spec.check_resources()
     spec.check_points()  # every invalid value fails here, before any work
     out = os.path.join("data", f"{spec.name}.nc") if out is None else os.fspath(out)

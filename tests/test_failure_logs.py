@@ -778,10 +778,13 @@ def test_cli_log_errors_are_one_line_usage_errors(tmp_path, capsys):
     assert main(["log", "fit", example_log_path(), *TOPO_FLAGS, "--min-failures", "1"]) == 2
     assert "`--min-failures` must be >= 2" in capsys.readouterr().err
     assert main(["log", "replay", example_log_path(), *TOPO_FLAGS]) == 2  # --r is required
-    assert main(["log", "check", str(tmp_path / "missing.csv"), *TOPO_FLAGS]) == 1
-    assert "No such file or directory: " in capsys.readouterr().err
-    assert main(["log", "check", str(tmp_path / "missing.parquet"), *TOPO_FLAGS]) == 1  # pyarrow: only the path
-    assert f"No such file or directory: {tmp_path / 'missing.parquet'}" in capsys.readouterr().err
+    # a missing or wrong input path is the caller's input (exit 2, as a dataset for compare); it was exit 1
+    assert main(["log", "check", str(tmp_path / "missing.csv"), *TOPO_FLAGS]) == 2
+    assert f"failure log not found: {tmp_path / 'missing.csv'}" in capsys.readouterr().err
+    assert main(["log", "check", str(tmp_path / "missing.parquet"), *TOPO_FLAGS]) == 2  # without pyarrow too
+    assert f"failure log not found: {tmp_path / 'missing.parquet'}" in capsys.readouterr().err
+    assert main(["log", "fit", str(tmp_path), *TOPO_FLAGS]) == 2
+    assert f"{tmp_path} is a directory, not a failure log file" in capsys.readouterr().err
 
 
 @pytest.mark.slow
