@@ -164,6 +164,9 @@ def default_variants(base: dict | None = None) -> tuple:
         if k != cfg.shape:
             v.append(Variant(f"shape_{k:g}", "input", "shape", k, {"shape": k},
                              f"Weibull shape k = {k:g} (1: exponential)"))
+    # a variant that sets the baseline's own values changes nothing (Delta = 0 by construction): left out, as the
+    # shape equal to the baseline's is above
+    v = [x for x in v if any(base.get(k, getattr(cfg, k)) != val for k, val in x.overrides.items())]
     return _hand_restart_ref(base, tuple(v))[1]
 
 

@@ -304,3 +304,15 @@ def test_capped_rows_are_marked(tmp_path):
                       workers=0)
     assert res.row("short", 24).rep.ttt.censored > 0
     assert "capped runs: restricted means" in res.table()
+
+
+def test_default_variants_leave_out_those_that_are_the_baseline():
+    """QA 2026-12-04: a baseline's own value as a variant (--jitter-sd 0 listed no_jitter) changes nothing; only
+    the shape was left out. Now every such variant is, Rep's options included (their baseline is ``base``'s)."""
+    names = {v.name for v in default_variants()}
+    assert {"no_jitter", "layout_sidon", "rep_redo_step", "restart_linear", "shape_0.6"} <= names
+    for over, gone in (({"jitter_sd": 0.0}, "no_jitter"), ({"layout": "sidon"}, "layout_sidon"),
+                       ({"rep_masked_cost": "redo_step"}, "rep_redo_step"),
+                       ({"restart_growth": "linear"}, "restart_linear"), ({"shape": 0.6}, "shape_0.6")):
+        left = {v.name for v in default_variants(over)}
+        assert left == names - {gone}

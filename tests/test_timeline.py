@@ -289,7 +289,8 @@ def test_ckpt_only_with_restart_longer_than_mtbf_is_capped_with_a_clear_status()
     assert s["ttt_over_t0"] == pytest.approx(20.0, rel=1e-12) and "restricted mean" in s["ttt_estimator"]
     assert res.estimate("ttt_over_t0").censored == 3
     assert all(r.steps_done < 0.05 * cfg.n_steps for r in res.runs)
-    assert all(r.ttt_s > 20 * cfg.t0_s for r in res.runs)
+    assert all(r.ttt_s == 20 * cfg.t0_s for r in res.runs)  # each stopped at the cap, inside a restart
+    assert all(sum(r.breakdown_s.values()) == pytest.approx(r.ttt_s, rel=1e-12) for r in res.runs)
 
 
 def test_rep_never_patches_and_spare_s_follows_rectlr():
