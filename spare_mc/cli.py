@@ -635,10 +635,9 @@ def run_ttt(args) -> dict:
                else f"--ckpt-every-steps {args.ckpt_every_steps}")
         raise UsageValueError(f"`--ckpt-period optimal` (the periodic optimum T_c*) contradicts `{how}`, which "
                               f"sets the checkpoints itself: drop one of them")
-    with _flag_names(**_timeline_flags(args)):  # the library's rules, in the command line's words
-        cfg = TimelineConfig(args.strategy, args.n_groups, r=r, ckpt_period_s=args.ckpt_period_s,
-                             **_config_overrides(args, args.n_groups))
-        res = simulate_ttt(cfg, args.reps, rng=args.seed)
+    cfg = TimelineConfig(args.strategy, args.n_groups, r=r, ckpt_period_s=args.ckpt_period_s,
+                         **_config_overrides(args, args.n_groups))  # (its errors name flags: _main)
+    res = simulate_ttt(cfg, args.reps, rng=args.seed)
     out = {"seed": args.seed, **res.summary(), "config": cfg.to_dict()}
     out["ckpt_period_rule"] = ("given" if args.ckpt_period_s is not None else
                                f"every {cfg.ckpt_every_steps} steps" if cfg.ckpt_every_steps else
@@ -1287,9 +1286,8 @@ def run_log(args) -> dict:
     if args.log_command == "fit":
         if args.min_failures < 2:
             raise UsageValueError(f"`--min-failures` must be >= 2, got {args.min_failures}")
-        with _flag_names(levels="--levels", min_failures="--min-failures"):
-            fit = fit_failure_log(log, levels=args.levels, shared_shape=args.shared_shape,
-                                  min_failures=args.min_failures, ci=args.ci)
+        fit = fit_failure_log(log, levels=args.levels, shared_shape=args.shared_shape,
+                              min_failures=args.min_failures, ci=args.ci)
         d = fit.to_dict()
         lines = [f"{'level':<8} {'failures':>8} {'units':>8} {'shape k [95% CI]':>28} {'mean lifetime s [95% CI]':>40}"]
         for name, x in fit.fits.items():
