@@ -177,6 +177,7 @@ def test_two_concurrent_sweeps_to_one_output(tmp_path, reference):
     assert _data(open_dataset(out)).identical(_data(reference))
 
 
+@pytest.mark.slow  # 14 s; two sweeps of one spec to one output stay in the default tier
 def test_two_concurrent_sweeps_of_different_specs_to_one_output(tmp_path, reference):
     """A different spec aimed at the same output while the first runs: refused; after it finished: refused too
     (the file is another sweep's dataset) unless forced."""
@@ -489,7 +490,10 @@ JUNK = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("mode", [pytest.param("garbage", marks=pytest.mark.slow), "silent"])
+# 15-20 s each (the probe's timeout); the unreachable port stays in the default tier
+# (test_hardening.py::test_7_unreachable_scheduler_fails_fast)
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["garbage", "silent"])
 def test_a_port_that_is_not_a_dask_scheduler_fails_fast_in_one_line(tmp_path, mode):
     (tmp_path / "junk.py").write_text(JUNK)
     (tmp_path / "spec.toml").write_text(SPEC)
@@ -573,6 +577,7 @@ def test_ctrl_c_while_the_console_script_loads_is_one_line():
     assert here.stdout.strip() == "True", here
 
 
+@pytest.mark.slow  # 17 s; test_sweep.py's interrupted[ctrl-c] stays in the default tier
 def test_ctrl_c_of_a_dask_sweep_is_one_line_and_resumable(tmp_path):
     """Ctrl-C at the terminal reaches the whole process group (the sweep and its worker processes): exit 130 with
     one message and no traceback from the workers or the scheduler; the rerun gives the identical dataset."""

@@ -181,7 +181,7 @@ def test_killed_worker_is_survived(tmp_path, real_cluster, slow_reference):
 
 
 @pytest.mark.parametrize("sig", [pytest.param(signal.SIGINT, id="ctrl-c"),
-                                 pytest.param(signal.SIGTERM, id="terminated"),
+                                 pytest.param(signal.SIGTERM, id="terminated", marks=pytest.mark.slow),
                                  pytest.param(signal.SIGKILL, id="killed", marks=pytest.mark.slow)])
 def test_interrupted_sweep_resumes_to_the_identical_dataset(tmp_path, sig, slow_reference):
     (tmp_path / "spec.toml").write_text(SLOW_SPEC)
