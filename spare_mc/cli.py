@@ -684,7 +684,10 @@ def _run_ttt_classical(args) -> dict:
     tau_opt, e_opt = daly_optimal_interval(solve, cfg.save_s, restart, cfg.mtbf_s)
     at = {"exact_optimum": tau_opt, "young": ckpt_period_young(cfg.save_s, cfg.mtbf_s),
           "daly_higher_order": ckpt_period_daly(cfg.save_s, cfg.mtbf_s)}
-    out = {"seed": args.seed, "model": "classical", **res.summary(), "config": cfg.to_dict(),
+    # (the groups, r and layout of the step model mean nothing here: every failure stops the whole system; the
+    # config keeps them, as the timeline ran)
+    summary = {k: v for k, v in res.summary().items() if k not in ("n_groups", "r", "layout")}
+    out = {"seed": args.seed, "model": "classical", **summary, "config": cfg.to_dict(),
            "solve_s": solve, "ckpt_period_s": cfg.ckpt_period,
            "ckpt_period_rule": "given" if args.ckpt_period_s is not None else "the whole number of steps with the least exact E[T_w]",
            "segment_s": classical_segment_s(cfg),
@@ -1384,14 +1387,32 @@ def _flag_names(**flags):
         msg = re.sub(r"`base` must not set '(\w+)'",
                      lambda m: f"`{flags[m[1]]}` must not be given" if m[1] in flags else m[0], msg)
         for name, flag in flags.items():
-            msg = re.sub(rf"(?<![(,\w]){re.escape(name)}=True\b", flag, msg)  # a switch: "pass force=True"
-            # " name=" as in "got name=5", not a field inside a repr such as "PerGPU(gpu_mtbf_s=..., shape=0.78)"
-            msg = re.sub(rf"(?<![(,]) {re.escape(name)}=", f" {flag}=", msg.replace(f"`{name}`", f"`{flag}`"))
+            msg = msg.replace(f"`{name}`=True", f"`{flag}`")  # a switch: "`overhead`=True" is "`--overhead`"
+            msg = re.sub(rf"(?<![(,\w]){re.escape(name)}=True\b", flag, msg)  # "pass force=True"
+            # "name=" as in "got name=5" or "(got a=1, name=5)", not a field inside a repr such as
+            # "PerGPU(gpu_mtbf_s=..., shape=0.78)"
+            msg = msg.replace(f"`{name}`", f"`{flag}`")
+            msg = re.sub(rf"(?:(?<=[ (])|\A){re.escape(name)}=",
+                         lambda m: m[0] if _inside_repr(m.string, m.start()) else f"{flag}=", msg)
         if flags.get("failures") == "--failures":
             msg = msg.replace("'per_gpu'", "'per-gpu'")
         if msg == str(exc):
             raise
         raise type(exc)(msg) from None
+
+
+def _inside_repr(text: str, i: int) -> bool:
+    """Whether position ``i`` of ``text`` lies inside the parentheses of a call or repr (``PerGPU(...)``: the
+    innermost open parenthesis follows a name), not a parenthetical remark (``(got ...)``)."""
+    depth = 0
+    for j in range(i - 1, -1, -1):
+        if text[j] == ")":
+            depth += 1
+        elif text[j] == "(":
+            if depth == 0:
+                return j > 0 and (text[j - 1].isalnum() or text[j - 1] == "_")
+            depth -= 1
+    return False
 
 
 def _command_flags(parser, args) -> dict:

@@ -407,6 +407,24 @@ def test_9_flag_names_leave_a_models_repr_alone(capsys):
     assert _one_line(err) and "`--failures` must be None" in err and ", shape=0.78, age_policy='renew')" in err
 
 
+@pytest.mark.parametrize("msg, want", [
+    ("give `a_b` or `c`, not both (got a_b=1.0, c=2.0)", "give `--a-b` or `--c`, not both (got --a-b=1.0, --c=2.0)"),
+    ("c='x' needs a_b=1", "--c='x' needs --a-b=1"),
+    ("`c`=True runs it", "`--c` runs it"),
+    ("pass c=True, or not", "pass --c, or not"),
+    ("got a_b=PerGPU(a_b=1.0, c=2)", "got --a-b=PerGPU(a_b=1.0, c=2)"),  # a repr's fields stay
+    ("x (see f(c=1), a_b=2)", "x (see f(c=1), --a-b=2)"),
+])
+def test_flag_names_rename_keywords_but_not_a_reprs_fields(msg, want):
+    """QA 2026-12-04: a keyword after a comma ("(got --ckpt-period-s=1800.0, ckpt_period_factor=2.0)") or at the
+    start of a message, and a switch "`overhead`=True", kept their Python spelling."""
+    from spare_mc.cli import _flag_names
+    with pytest.raises(sm.UsageValueError) as info:
+        with _flag_names(a_b="--a-b", c="--c"):
+            raise sm.UsageValueError(msg)
+    assert str(info.value) == want
+
+
 def test_qa_n_gpus_without_effect_on_a_per_gpu_timeline_is_refused(capsys):
     """QA 2026-12-04: per-GPU lifetimes calibrated to the first failure gave the same jobs for any --n-gpus (the
     timeline's unit is a whole group, whose first-failure law does not depend on G), yet the flag was accepted."""
