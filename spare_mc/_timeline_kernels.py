@@ -1663,22 +1663,18 @@ def _wipeout(t_c, c_step, in_step, s0, P, PF, J, W, Q, GB, next_t, UB, UF, gaps,
     outcome, so its failures are not drawn -- with a tiny MTBF and a long restart they could be billions; the run
     stops at the cap, and the restart counts up to it), else 0; sets ``J[J_STATUS]``."""
     t_end = _global_restart(t_c, c_step, in_step, s0, P, PF, J, W, GB, rng, res)
-    if t_end > P[P_CAP_US]:  # the run stops at the cap, inside the restart: the restart counts up to the cap
-        res[R_RESTART] -= t_end - P[P_CAP_US]
-        J[J_T] = P[P_CAP_US]
-        J[J_STATUS] = STATUS_CAPPED
-        return 1
-    if P[P_RESTART_AGAIN] != 0:
+    status = STATUS_CAPPED if t_end > P[P_CAP_US] else STATUS_OK
+    if status == STATUS_OK and P[P_RESTART_AGAIN] != 0:
         status, t_end = _src_restart_again(t_c, t_end, J[J_RESTART_BASE], P, PF, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, rng, res)
         J[J_T] = t_end
         J[J_CKPT_DUE] = t_end + P[P_PERIOD_US]
         J[J_LAST_CK] = t_end
-        if status == STATUS_CAPPED:  # as above
-            res[R_RESTART] -= t_end - P[P_CAP_US]
-            J[J_T] = P[P_CAP_US]
-            J[J_STATUS] = STATUS_CAPPED
-            return 1
-    else:
+    if status == STATUS_CAPPED:  # the run stops at the cap, inside the restart: the restart counts up to the cap
+        res[R_RESTART] -= t_end - P[P_CAP_US]
+        J[J_T] = P[P_CAP_US]
+        J[J_STATUS] = STATUS_CAPPED
+        return 1
+    if P[P_RESTART_AGAIN] == 0:
         status = _src_restart(t_c, t_end, P, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, dptr, dgroups, res)
     J[J_STATUS] = status
     if P[P_MEM_COPIES] > 0:  # the restored checkpoint is in every group's memory: m of them keep a copy

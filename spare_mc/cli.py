@@ -180,7 +180,6 @@ def _build_parser() -> argparse.ArgumentParser:
     from .dynamic import STUDY_SETS as _DYNAMIC_SETS
     from .optimize import OPTIMISED
     from .repair import STUDY_SETS as _REPAIR_SETS
-    from .sensitivity import _OPTIMISED as _SENS_OPTIMISED
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--max-memory", metavar="SIZE", default=None,
@@ -322,7 +321,7 @@ def _build_parser() -> argparse.ArgumentParser:
     se.add_argument("--out-dir", default=None, help="folder of the datasets and the figure (default data/sensitivity)")
     se.add_argument("--figure", default=None,
                     help="tornado figure path (default <out-dir>/sensitivity.png; 'none' to skip it)")
-    _add_study_flags(se, reserved=_SENS_OPTIMISED)
+    _add_study_flags(se, reserved=OPTIMISED)
     se.add_argument("--json", action="store_true", help="print one JSON object")
     ca = sub.add_parser("calibrate", parents=[common],
                         help="search the option combinations a published table does not reject (successive halving)")
@@ -355,7 +354,7 @@ def _build_parser() -> argparse.ArgumentParser:
     ca.add_argument("--out-dir", default=None, help="folder of the round datasets (default data/calibrate)")
     ca.add_argument("--preset-out", default=None,
                     help="write the best-fitting combination as a preset file here (labelled as fitted)")
-    _add_study_flags(ca, reserved=_SENS_OPTIMISED)
+    _add_study_flags(ca, reserved=OPTIMISED)
     ca.add_argument("--json", action="store_true", help="print one JSON object")
     dy = sub.add_parser("dynamic", parents=[common],
                         help="dynamic checkpointing (the hazard policies) against the periodic period, paired, for "

@@ -157,6 +157,10 @@ def _paired(d, p):
     return mean, (mean - tq * se, mean + tq * se), rel, (rel - tq * rse, rel + tq * rse), pval
 
 
+#: The :class:`~spare_mc.TimelineConfig` fields the study sets itself (never in ``base``).
+STUDY_SETS = ("ckpt_policy", "ckpt_period_s", "ckpt_every_steps", "ckpt_period_factor", "shape", "r", "failures")
+
+
 def _check(n_values, shapes, policies, r_values, factors, screen_reps, confirm_reps, base):
     n_values = tuple(as_int(n, "n_values", min_value=2) for n in n_values)
     shapes = tuple(float(k) for k in shapes)
@@ -196,10 +200,6 @@ def _check(n_values, shapes, policies, r_values, factors, screen_reps, confirm_r
                             raise UsageValueError(f"the study compares the periodic period with ckpt_policy="
                                                   f"{pol!r}, which this setting does not allow: {exc}") from None
     return n_values, shapes, policies, r_values, factors, screen_reps, confirm_reps, base
-
-
-#: The :class:`~spare_mc.TimelineConfig` fields the study sets itself (never in ``base``).
-STUDY_SETS = ("ckpt_policy", "ckpt_period_s", "ckpt_every_steps", "ckpt_period_factor", "shape", "r", "failures")
 
 
 def dynamic_study(n_values=(200, 600, 1000), *, shapes=(0.5, 0.78, 1.0), policies=("hazard", "young_hazard"),

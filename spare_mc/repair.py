@@ -92,6 +92,10 @@ class RepairResult:
         return "\n".join(lines)
 
 
+#: The :class:`~spare_mc.TimelineConfig` fields the study sets itself (never in ``base``).
+STUDY_SETS = ("repair", "repair_s", "r", "ckpt_period_factor", "ckpt_period_s")
+
+
 def _check(n_values, repair_times, r_values, reps, repair, base):
     n_values = tuple(as_int(n, "n_values", min_value=2) for n in n_values)
     repair_times = tuple(as_float(t, "repair_times", positive=True, max_value=MAX_DURATION_S, why="seconds")
@@ -123,10 +127,6 @@ def _check(n_values, repair_times, r_values, reps, repair, base):
 
 #: TimelineConfig fields that describe a repair: set on the repair variants only
 _REPAIR_OPTIONS = ("repair_sd", "rejoin", "rejoin_s")
-
-
-#: The :class:`~spare_mc.TimelineConfig` fields the study sets itself (never in ``base``).
-STUDY_SETS = ("repair", "repair_s", "r", "ckpt_period_factor", "ckpt_period_s")
 
 
 def repair_study(n_values=(200, 600, 1000), *, repair_times=DEFAULT_REPAIR_TIMES, r_values=None, reps: int = 20,

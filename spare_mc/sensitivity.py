@@ -44,7 +44,7 @@ import numpy as np
 
 from ._provenance import SCHEMA_VERSION, software_versions
 from ._validation import UsageError, UsageTypeError, UsageValueError, as_int
-from .optimize import PERIOD_FACTORS
+from .optimize import OPTIMISED, PERIOD_FACTORS
 from .optimize import _factors_iv as _check_period_factors
 from .optimize import _ns_iv as _check_ns
 from .stats import MCEstimate, estimate_mean, ratio_estimate
@@ -201,18 +201,15 @@ def _check_base(base, what: str = "`base`") -> dict:
     return dict(base)
 
 
-#: What the study optimises (never set by ``base``, a variant or a preset).
-_OPTIMISED = ("strategy", "n_groups", "r", "ckpt_period_s", "ckpt_period_factor")
-
-
 def _check_fields(over: dict, what: str) -> None:
-    """``over`` holds only TimelineConfig fields, none of those the study optimises (a clear error otherwise)."""
+    """``over`` holds only TimelineConfig fields, none of those the study optimises (:data:`OPTIMISED`: never set
+    by ``base``, a variant or a preset; a clear error otherwise)."""
     known = set(TimelineConfig.__dataclass_fields__) - {"failures", "topology"}
     unknown = sorted(set(over) - known)
     if unknown:
         raise UsageValueError(f"{what} sets {unknown}, which are not TimelineConfig fields (system-level failures "
-                              f"only); expected some of {sorted(known - set(_OPTIMISED))}")
-    for key in _OPTIMISED:
+                              f"only); expected some of {sorted(known - set(OPTIMISED))}")
+    for key in OPTIMISED:
         if key in over:
             raise UsageValueError(f"{what} must not set {key!r}: the study optimises it")
 

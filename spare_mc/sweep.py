@@ -187,8 +187,9 @@ class SweepSpec:
             seen = {}
             for v in values:
                 if _value_key(v) in seen:
-                    same = (f"{seen[_value_key(v)]!r} and {v!r} are one value" if seen[_value_key(v)] != v or
-                            type(seen[_value_key(v)]) is not type(v) else f"{v!r} appears twice")
+                    first = seen[_value_key(v)]
+                    same = (f"{v!r} appears twice" if type(first) is type(v) and first == v else
+                            f"{first!r} and {v!r} are one value")
                     raise UsageValueError(f"`grid.{key}` must not repeat values ({same}), got {values}")
                 seen[_value_key(v)] = v
         both = set(self.grid) & set(self.fixed)
