@@ -24,6 +24,7 @@ fast enough for N = 10^4; ``"exact"`` returns
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -131,7 +132,7 @@ def _warn_if_long(layout: str, n: int, r: int) -> None:
 
         warnings.warn(f"exact_wipeout({layout!r}, N={n:,}, r={r}) runs about {steps:.1e} steps of its recursion, "
                       f"roughly {took} on one core, in one numba call that Ctrl-C cannot interrupt; a smaller N, or "
-                      f"wipeout_mc for an estimate, is quicker", RuntimeWarning, stacklevel=3)
+                      f"wipeout_mc for an estimate, is quicker", RuntimeWarning, stacklevel=4)
 
 
 def exact_wipeout(layout: str, n_groups: int, r: int, *, arithmetic: str = "float") -> ExactDistribution:
@@ -173,6 +174,15 @@ def exact_wipeout(layout: str, n_groups: int, r: int, *, arithmetic: str = "floa
         surv = np.array([float(x) for x in surv_q])
         return ExactDistribution(layout, n_groups, r, surv, float(mean_q), math.sqrt(float(var_q)), arithmetic,
                                  tuple(surv_q), mean_q, var_q)
+    surv, mean, sd = _float_law(layout, n_groups, r)
+    return ExactDistribution(layout, n_groups, r, surv.copy(), mean, sd, arithmetic)
+
+
+@functools.lru_cache(maxsize=8)
+def _float_law(layout: str, n_groups: int, r: int):
+    """``(survival, mean, sd)`` of the float recursion, the survival read-only. Kept for the last 8 cases: one
+    time-to-train run asks for the same law twice (the checkpoint period's mean wipe-out index and the stack
+    bound), which at N = 50,000 is 2 x 27 s of recursion."""
     _warn_if_long(layout, n_groups, r)
     surv = np.empty(n_groups + 1)
     if layout == "cyclic":
@@ -186,7 +196,8 @@ def exact_wipeout(layout: str, n_groups: int, r: int, *, arithmetic: str = "floa
     # the true law is <= 1 and non-increasing; rounding (within the error bound above) can break both by ~1e-15
     surv = np.minimum.accumulate(np.clip(surv, 0.0, 1.0))
     mean, sd = _moments(surv)
-    return ExactDistribution(layout, n_groups, r, surv, mean, sd, arithmetic)
+    surv.setflags(write=False)
+    return surv, mean, sd
 
 
 # ---------------------------------------------------------------------------------------------------------------

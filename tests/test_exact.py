@@ -59,6 +59,38 @@ def test_float_recursion_matches_exact_arithmetic(layout, n, r):
     assert fl.sd == pytest.approx(math.sqrt(ex.var_exact), rel=1e-9)
 
 
+def _cyclic_survival_by_rows(n, r):
+    """The recursion of ``_exact_kernels.cyclic_survival`` as first written: one ``d`` at a time, its terms ``i``
+    in a loop (plain Python floats: the same IEEE operations in the same order)."""
+    g = [1.0 if d < r else 0.0 for d in range(n)] + [0.0]
+    out = [0.0] * (n + 1)
+    out[n - 1] = g[n - 1]
+    for z in range(1, n):
+        top = n - z - 1
+        for d in range(top, -1, -1):
+            if d < r:
+                g[d] = 1.0
+                continue
+            w = z / (d + z)
+            acc = w * g[d]
+            for i in range(0, r - 1):
+                w = w * (d - i) / (d - i + z - 1)
+                acc += w * g[d - i - 1]
+            g[d] = acc
+        out[top] = g[top]
+    return out
+
+
+@pytest.mark.parametrize("n,r", [(1, 1), (2, 1), (9, 4), (300, 1), (300, 2), (520, 7), (520, 258), (520, 520)])
+def test_cyclic_kernel_in_blocks_is_bitwise_the_row_recursion(n, r):
+    """The kernel updates blocks of 256 values of d term by term; it must give exactly the row-by-row floats
+    (n = 520 crosses two block boundaries; r = 258 leaves a block of 6 values)."""
+    from spare_mc import _exact_kernels
+
+    got = _exact_kernels.cyclic_survival(n, r, np.empty(n + 1))
+    assert got.tolist() == _cyclic_survival_by_rows(n, r)
+
+
 def test_block_r2_mean_is_casanova_formula():
     for b in (1, 2, 5, 50, 300):
         d = sm.exact_wipeout("block", 2 * b, 2, arithmetic="exact")
@@ -142,7 +174,30 @@ def test_a_run_of_over_a_minute_is_announced_before_it_starts(monkeypatch):
         warnings.simplefilter("error")
         quiet = sm.exact_wipeout("cyclic", 2000, 9)  # ~2e7 steps: silent
     monkeypatch.setattr(ex, "_WARN_AFTER_S", 1e-3)
+    with warnings.catch_warnings():  # the law is kept: asked again, it is not recomputed, and nothing is announced
+        warnings.simplefilter("error")
+        again = sm.exact_wipeout("cyclic", 2000, 9)
+    assert np.array_equal(again.survival, quiet.survival)
+    ex._float_law.cache_clear()
     with pytest.warns(RuntimeWarning, match=r"exact_wipeout\('cyclic', N=2,000, r=9\) runs about 1.8e\+07 steps .* "
-                                            r"Ctrl-C cannot interrupt"):
+                                            r"Ctrl-C cannot interrupt") as caught:
         d = sm.exact_wipeout("cyclic", 2000, 9)
+    assert caught[0].filename == __file__  # the warning points at the caller's line
     assert np.array_equal(d.survival, quiet.survival)  # the warning changes nothing else
+
+
+def test_the_float_law_is_computed_once_and_each_caller_gets_its_own_copy(monkeypatch):
+    """A time-to-train run asks for the same law twice (checkpoint period, stack bound): the recursion runs once,
+    and a caller that writes into its survival array does not change what the next caller gets."""
+    from spare_mc import exact as ex
+
+    ex._float_law.cache_clear()
+    calls = []
+    kernel = ex._k.cyclic_survival
+    monkeypatch.setattr(ex._k, "cyclic_survival", lambda n, r, out: calls.append(n) or kernel(n, r, out))
+    a = sm.exact_wipeout("cyclic", 300, 5)
+    a.survival[:] = -1.0
+    b = sm.exact_wipeout("cyclic", 300, 5)
+    assert calls == [300]
+    assert b.survival[0] == 1.0 and b.survival.flags.writeable
+    assert b.mean == a.mean and b.survival[-1] == 0.0
