@@ -1557,6 +1557,8 @@ def _print_main_table(d: dict) -> None:
         print(f"preset {pre['name']} ({'FITTED' if pre['fitted'] else 'stated'}): "
               + ", ".join(f"{k}={v}" for k, v in pre["overrides"].items()))
     p = d["paper_N600"]
+    if not any(row["n_groups"] == 600 for row in d["rows"]):
+        return  # the paper's row is compared with ours at N = 600 only
     print(f"paper, N=600: Rep+CKPT {p['rep']['ttt_over_t0']} / {p['rep']['availability']:.2%} (r={p['rep']['best_r']}),"
           f" SPARe+CKPT {p['spare']['ttt_over_t0']} / {p['spare']['availability']:.2%} (r={p['spare']['best_r']}),"
           f" reduction {p['ttt_reduction']:.1%}")

@@ -523,6 +523,22 @@ def test_cli_ttt_and_reproduce_json(capsys):
                 assert key in row[s]
 
 
+@pytest.mark.parametrize("n_values, shown", [((24, 60), False), ((200, 600), True)])
+def test_the_papers_n600_line_is_printed_beside_an_n600_row_only(capsys, n_values, shown):
+    """QA: `reproduce --table main --n-values 7` printed "paper, N=600: ..." under a table without N = 600."""
+    from spare_mc.cli import _print_main_table
+    from spare_mc.optimize import _paper_summary
+
+    cell = {"best_r": 3, "ckpt_period_s": 100.0, "ttt_over_t0": 2.0, "ttt_over_t0_ci95": [1.9, 2.1],
+            "availability": 0.5, "availability_ci95": [0.49, 0.51], "capped_fraction": 0.0}
+    rows = [{"n_groups": n, "ckpt": cell, "rep": cell, "spare": cell, "ttt_reduction": 0.1,
+             "ttt_reduction_ci95": [0.05, 0.15]} for n in n_values]
+    _print_main_table({"rows": rows, "paper_N600": _paper_summary()})
+    out = capsys.readouterr().out
+    assert ("paper, N=600:" in out) is shown
+    assert out.count("TTT reduction") == 2
+
+
 @pytest.mark.parametrize("argv, match", [
     (["ttt", "--strategy", "rep", "--n-groups", "10", "--r", "11"], r"`--r` must be <= 10"),
     (["ttt", "--strategy", "spare", "--n-groups", "600", "--reps", "1"], r"`--reps` must be >= 2"),
