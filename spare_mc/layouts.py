@@ -363,6 +363,8 @@ class ReplicaSets:
     Attributes
     ----------
     n_groups, r : int
+    kind : str
+        ``"block"``; ``"domain_aware_block"`` for the sets of :func:`spare_mc.placement.domain_aware`.
     assignment : ndarray of int64 or None
         The set of each group as given (``None``: consecutive runs).
     sizes : ndarray of int64

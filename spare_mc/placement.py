@@ -513,6 +513,7 @@ def domain_aware(topology: Topology, r: int, level: str, *, kind: str = "spare",
         return layout
     sets = _replica_sets(topology, r, level)
     if n % r:
+        object.__setattr__(sets, "kind", "domain_aware_block")  # not the consecutive sets of replica_sets(n, r)
         return sets
     members = np.argsort(sets.set_of_group, kind="stable").reshape(-1, r)  # row j: the members of set j
     holders = np.empty((n, r), dtype=np.int64)

@@ -218,6 +218,9 @@ def test_domain_aware_rep_holder_table_and_sets():
     sets = domain_aware(topo, 7, "pod", kind="rep")  # 7 does not divide 600: ReplicaSets with sizes 8 and 7
     assert isinstance(sets, sm.ReplicaSets) and sets.sizes.tolist() == sm.layouts.set_sizes(600, 7)
     assert domain_conflicts(sets, topo, "pod").count == 0
+    # labelled as placed sets, not the consecutive ones of replica_sets(600, 7) (QA: both said "block")
+    assert sets.kind == "domain_aware_block" and sm.replica_sets(600, 7).kind == "block"
+    assert sm.wipeout_mc(sets, 4, rng=1).layout == "domain_aware_block"
 
 
 def test_domain_aware_layouts_survive_pod_failures_longer():
