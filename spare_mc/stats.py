@@ -63,6 +63,11 @@ class MCEstimate:
         # negative se or n = 0 would give a reversed interval, or a comparison called consistent on a NaN interval
         object.__setattr__(self, "n", as_int(self.n, "n", min_value=0))
         object.__setattr__(self, "mean", _real_or_nan(self.mean, "mean"))
+        lo, hi = _SUPPORT_RANGE[self.support]
+        if not (math.isnan(self.mean) or lo - _SUPPORT_TOL <= self.mean <= hi + _SUPPORT_TOL):
+            # the interval is computed on the support's scale: outside it, it came out reversed ((1.30, 1.0))
+            raise UsageValueError(f"`mean` must lie in [{lo:g}, {hi:g}] for support={self.support!r}, got "
+                                  f"mean={self.mean:g}")
         for name in ("se", "sd"):
             v = _real_or_nan(getattr(self, name), name)
             if v < 0:

@@ -133,6 +133,11 @@ def test_clopper_pearson_covers_where_wilson_does_not(p):
     (lambda: sm.compare(sm.MCEstimate("x", 1.0, 0.1, 1.0, 0), 5.0), ValueError,
      r"`estimate` must come from at least 2 replications"),
     (lambda: sm.compare(sm.MCEstimate("x", 1.0, float("nan"), float("nan"), 1), 1.0), ValueError, r"n=1"),
+    # a third QA pass: a hand-made mean off its support gave a reversed interval ((1.30, 1.0) for a unit mean 1.5)
+    (lambda: sm.MCEstimate("x", 1.5, 0.1, 1.0, 100, support="unit"), ValueError,
+     r"`mean` must lie in \[0, 1\] for support='unit', got mean=1.5"),
+    (lambda: sm.MCEstimate("x", -1.0, 0.1, 1.0, 100, support="nonnegative"), ValueError, r"\[0, inf\].*mean=-1"),
+    (lambda: sm.MCEstimate("x", 2.0, 0.05, 0.07, 10, support="at_most_one"), ValueError, r"\[-inf, 1\].*mean=2"),
 ])
 def test_stats_errors(call, exc, match):
     with pytest.raises(exc, match=match):
