@@ -20,8 +20,18 @@ failures are detected, ReCtlr runs:
 ``S`` never decreases until the wipe-out (then a global restart resets everything). The solver is incremental:
 after a failure it repairs the previous assignment by augmenting paths from the orphaned types (the ones the dead
 groups served) instead of starting over; ``from_scratch=True`` solves every phase from an empty assignment, and
-:func:`spare_mc.reference.rectlr_reference` does it with scipy (and networkx for the min-cost flow). All three
-must agree on Phase-0 feasibility, ``S*``, the minimal number of moves and the patch.
+:func:`spare_mc.reference.rectlr_reference` does it with scipy (and networkx for the min-cost flow). From the same
+state all three must agree on Phase-0 feasibility, ``S*``, the minimal number of moves and the patch.
+
+They need not leave the same assignment: several assignments are often equally good (as many moves), and which
+one the solver keeps (its tie rule) is the state the next failure meets. Over a run of failures, ``T``, ``c(k)``
+and ``S*`` do not depend on it (``S*`` is the least capacity with a perfect assignment over all live holders,
+whatever the stacks' order), but the per-call counts that read the stacks and the assignment do: Phase-0
+success, moves, orphans and the patch. The paper does not specify a tie rule. Measured on the same failure orders
+(``overhead_mc(layout, 300, n_groups=600, r=8, rng=1)`` with and without ``from_scratch``): identical ``T`` and
+``S*`` in every replication, and per-call means that differ by 0.2-1.5% (cyclic: ``hk_fixed_rate`` 0.6234 vs
+0.6259, ``moves_mean`` 0.5958 vs 0.5979, ``patch_mean`` 0.3808 vs 0.3789; random holders: ``hk_fixed_rate``
+0.3959 vs 0.4019), inside each other's 95% intervals.
 
 Epoch convention
 ----------------
@@ -36,6 +46,7 @@ moves, patch) are per **masked** failure event, i.e. per ReCtlr call (``T - 1`` 
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 
@@ -251,8 +262,10 @@ class ReCtlr:
     def fail(self, groups, *, from_scratch: bool = False) -> ReCtlrStep:
         """Kill ``groups`` (an int or a sequence of distinct groups failing together) and run ReCtlr.
 
-        Already-dead groups are ignored. ``from_scratch=True`` re-solves from an empty assignment (same answers,
-        used to check the incremental repair). After a wipe-out the controller refuses further failures.
+        Already-dead groups are ignored. ``from_scratch=True`` re-solves from an empty assignment: the same answers
+        as the incremental repair from this state (used to check it), but possibly another, equally good
+        assignment, which later calls start from (see the module docstring). After a wipe-out the controller
+        refuses further failures.
         """
         if self._wiped:
             raise RuntimeError("the layout is wiped out; build a new ReCtlr (a global restart)")
@@ -369,7 +382,8 @@ class OverheadResult:
     def gap_distribution(self, level: float = 0.95):
         """Fraction of epochs with ``S_k - c(k) = j`` for ``j = 0 .. r`` (last: ``>= r``), with CIs.
 
-        Returns ``(j, fraction, low, high)``; the intervals are ratio (delta-method) intervals over trials.
+        Returns ``(j, fraction, low, high)``; the intervals are ratio (delta-method) intervals over trials (NaN
+        from a single replication, as :meth:`estimate`).
         """
         den = self.rep_stats["T"]
         frac, low, high = [], [], []
@@ -380,11 +394,14 @@ class OverheadResult:
                 low.append(0.0)
                 high.append(0.0)
                 continue
-            est = ratio_estimate(num, den, name=f"gap={j}", level=level)
+            if self.reps < 2:
+                est = one_run_estimate(f"gap={j}", num, level, "unit", denominators=den)
+            else:
+                est = ratio_estimate(num, den, name=f"gap={j}", level=level)
             lo, hi = est.ci
             frac.append(est.mean)
-            low.append(max(lo, 0.0))
-            high.append(min(hi, 1.0))
+            low.append(lo if math.isnan(lo) else max(lo, 0.0))
+            high.append(hi if math.isnan(hi) else min(hi, 1.0))
         return np.arange(self.gap_counts.shape[1]), np.array(frac), np.array(low), np.array(high)
 
     def summary(self, level=_UNSET) -> dict:
@@ -468,7 +485,11 @@ def overhead_mc(layout, reps: int | None = None, *, n_groups: int | None = None,
         Keep one row per ReCtlr call for the first ``log_reps`` replications (:attr:`OverheadResult.log`;
         ``log_trials`` is its deprecated alias).
     from_scratch : bool
-        Solve every ReCtlr call from an empty assignment (identical results, slower; for checks and benchmarks).
+        Solve every ReCtlr call from an empty assignment (slower; for checks and benchmarks). Each call answers
+        as the incremental solver would from the same state, but may keep another of the equally good
+        assignments: ``T``, ``c_mean``, ``s_star_mean`` and ``rho_mean`` are identical replication by
+        replication; the Phase-0 rate, moves, orphans and patch can differ slightly (by 0.2-1.5% at N = 600,
+        r = 8; the module docstring has the measurement).
     rng : None, int >= 0, list of them, SeedSequence or Generator
         The randomness (``None``: fresh entropy). A Generator is used as it is and advanced; numpy's other seed
         forms (arrays, bit generators, ``RandomState``) are refused with a :class:`UsageTypeError`.
