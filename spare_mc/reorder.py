@@ -46,6 +46,7 @@ moves, patch) are per **masked** failure event, i.e. per ReCtlr call (``T - 1`` 
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -434,7 +435,7 @@ class OverheadResult:
         data["gap_counts"] = (("rep", "gap"), self.gap_counts)
         ds = xr.Dataset(data, coords={"rep": np.arange(self.reps), "gap": np.arange(self.gap_counts.shape[1])})
         ds.attrs.update(layout=self.layout, n_groups=self.n_groups, r=self.r, fresh_layout=int(self.fresh_layout),
-                        failures=str(self.failures), epoch_convention="epoch k = after k failures, k = 0..T-1")
+                        failures=json.dumps(self.failures), epoch_convention="epoch k = after k failures, k = 0..T-1")
         return ds
 
 

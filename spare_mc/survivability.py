@@ -18,6 +18,7 @@ seeded per trial) and about three holder look-ups per type for the other layouts
 from __future__ import annotations
 
 import functools
+import json
 import warnings
 import weakref
 from dataclasses import dataclass, field
@@ -330,7 +331,7 @@ class WipeoutResult:
         if self.time_s is not None:
             data["time_s"] = ("rep", self.time_s, {"long_name": "time to first wipe-out", "units": "s"})
         return xr.Dataset(data, attrs={"layout": self.layout, "n_groups": self.n_groups, "r": self.r,
-                                       "fresh_layout": int(self.fresh_layout), "failures": str(self.failures)})
+                                       "fresh_layout": int(self.fresh_layout), "failures": json.dumps(self.failures)})
 
 
 def _wipeout_iv(layout, reps, n_groups, r, failures, topology, fresh_layout):

@@ -1583,13 +1583,27 @@ class TTTResult:
         return d
 
     def to_xarray(self):
+        """The per-replication values as an :class:`xarray.Dataset` with dimension ``rep``.
+
+        The configuration is in the attributes in a form netCDF can store: every option as its own attribute,
+        booleans as 0/1 (as in the other results' datasets; the strings ``"True"``/``"False"`` it used to store
+        are both true in Python), options that are ``None`` (their default rule applies) left out, the failure
+        model and topology as JSON; and the whole configuration as JSON in ``config``, so that
+        ``TimelineConfig.from_dict(json.loads(ds.attrs["config"]))`` gives it back.
+        """
+        import json
+
         import xarray as xr
 
         data = {name: ("rep", self.values(name)) for name in _EST}
         data["status"] = ("rep", np.array([r.status for r in self.runs]))
         ds = xr.Dataset(data, coords={"rep": np.arange(self.first_rep, self.first_rep + self.reps)})
-        ds.attrs.update({k: (str(v) if v is None or isinstance(v, (bool, dict)) else v)
-                         for k, v in self.config.to_dict().items()})
+        cfg = self.config.to_dict()
+        for k, v in cfg.items():
+            if v is None:
+                continue
+            ds.attrs[k] = int(v) if isinstance(v, bool) else json.dumps(v) if isinstance(v, dict) else v
+        ds.attrs["config"] = json.dumps(cfg)
         ds.attrs["root_entropy"] = self.root_entropy
         return ds
 

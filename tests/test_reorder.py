@@ -1,6 +1,8 @@
 """ReCtlr: the incremental kernels against from-scratch solving, scipy and networkx; the overhead driver against a
 Python replay and the exact lower bound."""
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -350,6 +352,7 @@ def test_summary_and_xarray():
     assert res.summary() == overhead_mc("cyclic", 100, n_groups=100, r=4, rng=0).summary()
     ds = res.to_xarray()
     assert ds.sizes["rep"] == 100 and int(ds["sum_s"].sum()) == int(res.rep_stats["sum_s"].sum())
+    assert json.loads(ds.attrs["failures"]) == res.failures  # JSON, not a Python repr
     j, frac, lo, hi = res.gap_distribution()
     assert frac.sum() == pytest.approx(1.0) and (lo <= frac).all() and (frac <= hi).all()
 

@@ -325,7 +325,11 @@ def test_trace_extension_is_transparent():
     assert again.ttt_s == run.ttt_s and again.breakdown_s == run.breakdown_s
 
 
-def test_results_dataset_and_estimates():
+def test_results_dataset_and_estimates(tmp_path):
+    import json
+
+    import xarray as xr
+
     cfg = TimelineConfig("spare", 200, r=6, n_steps=800)
     res = simulate_ttt(cfg, 5, rng=2)
     est = res.estimate("ttt_over_t0")
@@ -333,6 +337,14 @@ def test_results_dataset_and_estimates():
     ds = res.to_xarray()
     assert ds.sizes["rep"] == 5 and ds.attrs["strategy"] == "spare"
     np.testing.assert_allclose(ds["ttt_over_t0"].values, res.values("ttt_over_t0"))
+    # QA: booleans were stored as the strings "True"/"False" (both true in Python) and None as "None"
+    assert ds.attrs["live_scaling"] == 1 and ds.attrs["ckpt_async"] == 0 and "ckpt_period_s" not in ds.attrs
+    assert not any(isinstance(v, str) and v in ("True", "False", "None") for v in ds.attrs.values())
+    path = tmp_path / "ttt.nc"
+    ds.to_netcdf(path)
+    with xr.open_dataset(path) as back:
+        assert TimelineConfig.from_dict(json.loads(back.attrs["config"])) == cfg
+        assert not back.attrs["ckpt_async"] and back.attrs["live_scaling"]
     for run in res.runs:
         assert sum(run.breakdown_s.values()) == pytest.approx(run.ttt_s, rel=1e-12)
         assert 0 < run.availability <= 1 and run.useful_fraction <= run.availability

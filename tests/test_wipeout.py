@@ -1,3 +1,4 @@
+import json
 
 import numpy as np
 import pytest
@@ -242,6 +243,7 @@ def test_same_seed_same_result_and_xarray():
     assert np.array_equal(a.T, b.T)
     ds = a.to_xarray()
     assert ds["T"].attrs["units"] == "failures" and ds.attrs["layout"] == "block"
+    assert json.loads(ds.attrs["failures"]) == a.failures  # JSON, not a Python repr
 
 
 # --- property tests (hypothesis) -----------------------------------------------------------------------------
