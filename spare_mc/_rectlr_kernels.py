@@ -95,6 +95,11 @@ DIST, DSTAMP, FSTAMP, PHI, PHIL, FIN = range(6)                                 
 HK, HV = 0, 1                                                                         # H: 2 x (2 N r + 2 N + 2)
 
 _BIG = np.int64(1) << 40
+# A counter that starts at a constant (``n = 0``) is first typed by numba as that literal, and a call it feeds
+# compiles a specialisation for the literal that is never run, besides the int64 one: five of ``rectlr_step``, three
+# of ``_resolve``, ``_phases12``... in one test run, each a full compilation. Starting such counters (and the
+# constant arguments of the large kernels) at these int64 values keeps one specialisation per call site.
+_Z, _ONE = np.int64(0), np.int64(1)
 _U = np.uint64  # an unsigned index skips numba's negative-index wraparound (a load of the shape and 3 ops)
 _NO_ROOM = -2  # _phases12: the undo log is too short (state restored; retry with a longer one)
 
@@ -423,7 +428,7 @@ def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
         return 0, 0
     if npatch == 1:  # what the search below finds for one type: its first live holder in layer order, at L = 1
         return 1, 1
-    cap = 1
+    cap = _ONE
     for i in range(npatch):
         t = pplan[i]
         while not _augment_bfs(t, cap, _BIG, r, E, G, meta, POWN, PLOAD, pplan, -1)[0]:
@@ -449,7 +454,7 @@ def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan,
         out[i] = 0
     S = meta[S_]
     # deaths
-    m = 0
+    m = _Z
     wiped = False
     for i in range(n_new):
         g = newly[i]
@@ -478,7 +483,7 @@ def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan,
     out[O_C] = c
     out[O_PATCH_TYPES], out[O_PATCH] = _patch(newly, m, S, n, r, E, G, meta, pplan)
     # orphans: the types the dead groups served
-    n_orph = 0
+    n_orph = _Z
     for i in range(m):
         g = newly[i]
         for p in range(G[GPTR, _U(g)], G[GPTR, _U(g + 1)]):
@@ -491,7 +496,7 @@ def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan,
         G[LOAD, g] = 0
     out[O_ORPHANS] = n_orph
     if from_scratch:
-        n_orph = 0
+        n_orph = _Z
         for t in range(n):
             G[OWN, t] = -1
             G[ORPH, n_orph] = t
@@ -506,7 +511,7 @@ def _resolve(n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
     """Phases 0-2 for the unassigned types ``G[ORPH, :n_orph]`` (every other type is validly assigned)."""
     k = meta[K_]
     # Phase 0: HK-Fixed (current stacks, capacity S, top-S edges only)
-    first = 0
+    first = _Z
     if S * (n - k) >= n:
         while first < n_orph:
             if not _augment_bfs(G[ORPH, first], S, S, r, E, G, meta, OWN, LOAD, ulog, -1)[0]:
@@ -549,7 +554,7 @@ def _phases12(first, n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
         return rc
     # Phase 1: HK-Free -- the least capacity >= max(S, c(k)) with a perfect assignment, then undone
     cap = max(S, c)
-    nlog = 0
+    nlog = _Z
     for i in range(first, n_orph):
         while True:
             if nlog > room:
@@ -574,8 +579,8 @@ def _phase2(first, n_orph, s_star, n, r, E, G, D, H, meta, ulog, room, out):
     (no perfect assignment there); in both of the last cases the assignment and the potentials are as on entry.
     """
     # Phase 2: fewest moves at S*, successive shortest paths from the Phase-0 assignment
-    n_phi = 0
-    nlog = 0
+    n_phi = _Z
+    nlog = _Z
     meta[STAMP_] += 1
     meta[P2_] = meta[STAMP_]
     for i in range(first, n_orph):
@@ -640,7 +645,7 @@ def initial_assignment(n, r, E, G, D, H, meta, ulog, out):
     meta[K_] = 0
     for i in range(N_OUT):
         out[i] = 0
-    return _resolve(n, 1, 1, n, r, E, G, D, H, meta, ulog, out)
+    return _resolve(n, _ONE, _ONE, n, r, E, G, D, H, meta, ulog, out)
 
 
 @njit(cache=True, _nrt=True)  # as rectlr_step
@@ -735,7 +740,7 @@ def overhead_uniform(next_u64, state, n, r, holders, fresh, trials, from_scratch
     own0 = G[OWN, :n].copy()
     load0 = G[LOAD, :n].copy()
     s0 = meta[S_]
-    n_log = 0
+    n_log = _Z
     for trial in range(trials):
         if fresh:
             random_holders_into(next_u64, state, n, r, hold)
@@ -746,11 +751,11 @@ def overhead_uniform(next_u64, state, n, r, holders, fresh, trials, from_scratch
             reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, r)
         stats = out_stats[trial]
         _start_trial(stats, out_gap[trial], meta[S_])
-        i = 0
+        i = _Z
         while True:
             newly[0] = _draw_group(next_u64, state, perm, i, n, False)
             i += 1
-            rc = rectlr_step(newly, 1, from_scratch, n, r, E, G, D, H, meta, ulog, pplan, out)
+            rc = rectlr_step(newly, _ONE, from_scratch, n, r, E, G, D, H, meta, ulog, pplan, out)
             if rc < 0:
                 return -1
             if rc == 1:

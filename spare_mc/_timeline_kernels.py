@@ -287,6 +287,9 @@ _step = njit(cache=True, _nrt=False, inline="always")
 #: ReCtlr's step and the stacks' reset set their own runtime flag (in :mod:`spare_mc._rectlr_kernels`: the step runs
 #: without it and hands the rare allocation to a function with it), whoever calls them
 _rectlr_step = _rk.rectlr_step
+#: ``from_scratch=False`` as a plain bool, not the literal ``False``: the same compiled ``rectlr_step`` as
+#: ``ReCtlr.fail`` and the overhead drivers use (a literal compiles one more; see ``_rectlr_kernels._Z``)
+_NOT_FROM_SCRATCH = np.bool_(False)
 _reset_state = _rk.reset_state
 
 
@@ -1369,7 +1372,8 @@ def _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset, slive, rn
     Q[Q_N_PEND] = 0
     sd = PF[PF_JITTER_SD]
     if P[P_STRATEGY] == STRAT_SPARE:
-        rc = _rectlr_step(GB[GB_PEND], n_pend, False, P[P_N_GROUPS], P[P_R], E, G, D, H, meta, ulog, pplan, out)
+        rc = _rectlr_step(GB[GB_PEND], n_pend, _NOT_FROM_SCRATCH, P[P_N_GROUPS], P[P_R], E, G, D, H, meta, ulog, pplan,
+                          out)
         if rc != 0:
             return rc, np.int64(0), np.int64(0)
         if P[P_CKPT_POLICY] != POLICY_PERIODIC:  # what the dynamic policy knows: the dead and the critical groups
@@ -1742,7 +1746,7 @@ def _rejoin(P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgrou
     Q[Q_T_REF] = t
     n = P[P_N_GROUPS]
     nxt = _NEVER
-    n_dead = 0
+    n_dead = np.int64(0)  # not the literal 0: see _NOT_FROM_SCRATCH
     back = 0
     for g in range(n):
         rt = GB[GB_READY, g]
@@ -1770,7 +1774,7 @@ def _rejoin(P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgrou
     if P[P_STRATEGY] == STRAT_SPARE:
         _reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, P[P_R])
         if n_dead > 0:
-            if _rectlr_step(GB[GB_LIST], n_dead, False, n, P[P_R], E, G, D, H, meta, ulog, pplan, out) != 0:
+            if _rectlr_step(GB[GB_LIST], n_dead, _NOT_FROM_SCRATCH, n, P[P_R], E, G, D, H, meta, ulog, pplan, out) != 0:
                 return -1
         J[J_S] = meta[_rk.S_]
         J[J_C_NOM] = J[J_S] * P[P_COMP_US]
