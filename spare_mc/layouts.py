@@ -91,6 +91,9 @@ class Layout:
         h.setflags(write=False)
         object.__setattr__(self, "holders", h)
         ptr, types = _invert(h)
+        # read-only, as the holders and ReplicaSets' set_of_group (its group_types): the kernels that take either
+        # then compile once, not once per writability
+        types.setflags(write=False)
         object.__setattr__(self, "group_ptr", ptr)
         object.__setattr__(self, "group_types", types)
 
