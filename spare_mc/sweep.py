@@ -78,7 +78,7 @@ from .storage import (
 from .timeline import TimelineConfig, applicable
 
 __all__ = ["SweepSpec", "run_sweep", "open_sweep_dataset", "compare_dataset", "DatasetComparison", "PointComparison",
-           "QUANTITIES", "PARAMETERS", "OUTPUTS", "FAILURE_CHOICES"]
+           "QUANTITIES", "PARAMETERS", "OUTPUTS", "FAILURE_CHOICES", "WorkersLost", "NO_WORKER_TIMEOUT_S"]
 
 FAILURE_CHOICES = FAILURE_KINDS
 
@@ -626,9 +626,24 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
         Progress on stderr (a bar on a terminal, a line per 10% otherwise; never fatal if stderr is gone).
     force : bool
         Replace an existing ``out`` that is not this sweep's output.
+
+    Raises
+    ------
+    WorkersLost
+        The dask workers died (a task killed every worker that ran it, or a local cluster kept none for
+        :data:`NO_WORKER_TIMEOUT_S` seconds), or the local cluster did not start. Finished tasks are kept.
+    ConnectionError
+        The scheduler was lost mid-sweep. Finished tasks are kept.
+
+    Notes
+    -----
+    A script that runs a sweep on a local cluster must call this under ``if __name__ == "__main__":``: the worker
+    processes import the script, and each would start the sweep again. Such a call from a re-imported script is
+    refused with :class:`~spare_mc._validation.UsageValueError`.
     """
     if not isinstance(spec, SweepSpec):
         raise UsageTypeError(f"`spec` must be a SweepSpec, got {type(spec).__name__}")
+    _check_not_reimported()
     workers = check_local_workers(workers)
     if workers is not None and scheduler is not None:
         raise UsageValueError(f"`workers`={workers} has no effect with `scheduler`: the scheduler's own workers run "
@@ -657,6 +672,8 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
             else:
                 results[t[0]] = got
         store.report_other_code()
+        if todo:
+            _warn_other_blocks(store.folder, spec, {t[0] for t in tasks}, say.warn)
         say.update(len(results), len(tasks))
         if todo and workers == 0 and scheduler is None:
             for key, idx, params, a, b in todo:
@@ -671,6 +688,37 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
         with sweep_writing(out):  # every task is on disk: a rerun only assembles them
             ds = write_dataset(_assemble(spec, results), out)
     return ds
+
+
+def _warn_other_blocks(folder, spec, keys, warn) -> None:
+    """Warn when the parts folder holds tasks of this sweep cut into blocks of another size (a part is one task:
+    a point and a range of replications): they are not reused, and the warning names the block that would."""
+    import re
+
+    sizes = {}
+    for name in os.listdir(folder):
+        m = re.fullmatch(r"p[0-9-]+_r([0-9]+)-([0-9]+)\.npz", name)
+        if m and name[:-4] not in keys:
+            size = int(m.group(2)) - int(m.group(1))
+            sizes[size] = sizes.get(size, 0) + 1
+    if sizes:
+        found = ", ".join(f"{n} of block {b}" for b, n in sorted(sizes.items(), key=lambda kv: -kv[1]))
+        best = max(sizes, key=sizes.get)
+        warn(f"{folder} holds finished tasks of this sweep cut into blocks of another size ({found}); with "
+             f"block = {spec.block} they are not reused. To reuse them, stop and run again with block = {best} "
+             f"(sweep.block in the spec): the numbers do not depend on the block")
+
+
+def _check_not_reimported() -> None:
+    """Refuse a call from the top level of a script that a worker process is importing (as ``__mp_main__``): the
+    script lacks the ``if __name__ == "__main__":`` guard, and each worker would start the sweep again."""
+    frame = sys._getframe(2)  # the caller of run_sweep and the callers above it
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__mp_main__":
+            raise UsageValueError('run_sweep was called from the top level of a script without the `if __name__ == '
+                                  '"__main__":` guard: dask starts worker processes that import the script, and each '
+                                  'would start the sweep again. Put the call under that guard')
+        frame = frame.f_back
 
 
 def _up_to_date(ds, out, spec, say):
@@ -740,19 +788,84 @@ def _mixed_code_message(other: dict, code: str) -> str:
             f"digest covers its sources and data, not only its version); finished tasks are kept")
 
 
+class WorkersLost(OSError):
+    """The sweep's dask workers are gone, or never came: killed (often for memory), failed to start, or none
+    connected for :data:`NO_WORKER_TIMEOUT_S` seconds on a local cluster. The finished tasks are kept: running the
+    same sweep again resumes it (the command line exits 1 with one line)."""
+
+
+#: Seconds a local cluster may have no worker connected, with tasks left, before the sweep stops with
+#: :class:`WorkersLost` (its nannies restart a killed worker within a few seconds; a cluster left with none would
+#: otherwise wait forever). With an external scheduler, workers may join later: the sweep warns and waits.
+NO_WORKER_TIMEOUT_S = 60.0
+_WATCH_EVERY_S = 2.0  # how often the connected workers are counted while no task finishes
+
+
+def _completed(ac, client, local: bool, where: str, warn, resume):
+    """The futures of the ``as_completed`` iterator ``ac`` as they finish, watching meanwhile that some worker is
+    connected (see :data:`NO_WORKER_TIMEOUT_S`): raises :class:`WorkersLost` (its message ends with ``resume()``)
+    on a local cluster, warns (once per such spell) with an external scheduler."""
+    import time
+
+    idle_since = None
+    warned = False
+    next_look = time.monotonic() + _WATCH_EVERY_S
+    while True:
+        batch = ac.next_batch(block=False)
+        if batch:
+            yield from batch
+            continue
+        if ac.is_empty():
+            return
+        now = time.monotonic()
+        if now >= next_look:
+            next_look = now + _WATCH_EVERY_S
+            try:
+                n = len(client.nthreads())
+            except Exception:  # noqa: BLE001 - the scheduler's own loss shows as cancelled futures
+                n = None
+            if n == 0:
+                idle_since = now if idle_since is None else idle_since
+                if now - idle_since >= NO_WORKER_TIMEOUT_S:
+                    if local:
+                        raise WorkersLost(f"the local dask cluster has had no worker for {now - idle_since:.0f} s "
+                                          f"(its worker processes were killed and not restarted); {resume()}")
+                    if not warned:
+                        warn(f"no dask worker has been connected to {where} for {now - idle_since:.0f} s: waiting "
+                             f"for one (finished tasks are kept; Ctrl-C stops)")
+                        warned = True
+            elif n is not None:
+                idle_since, warned = None, False
+        time.sleep(0.05)
+
+
+def _resume_note(n: int, folder: str) -> str:
+    if n == 0:
+        return "no task had finished: run the same command again once that is fixed"
+    return f"the {n} finished tasks are kept in {folder}: run the same command again to resume"
+
+
 def _run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report):
-    from distributed import Client, as_completed
+    from distributed import Client, KilledWorker, as_completed
 
     cluster = client = None
     stack = contextlib.ExitStack()  # left after the cluster is closed (below): its workers' start method
+    warn = _Progress(spec, True).warn
     try:
         if scheduler is None:
             cpus = os.cpu_count() or 1
             if workers and workers > cpus:
-                _Progress(spec, True).warn(f"{workers} worker processes on {cpus} CPUs: the sweep will be slower "
-                                           f"than with {cpus} (each worker runs one task at a time)")
+                warn(f"{workers} worker processes on {cpus} CPUs: the sweep will be slower than with {cpus} (each "
+                     f"worker runs one task at a time)")
             forked = stack.enter_context(_forked_workers())
-            cluster = _local_cluster(min(workers or cpus, len(todo)), forked)  # no idle process
+            try:
+                cluster = _local_cluster(min(workers or cpus, len(todo)), forked)  # no idle process
+            except Exception as exc:  # (not a signal: KeyboardInterrupt and SIGTERM's _Terminated pass)
+                raise WorkersLost(
+                    f"the local dask cluster did not start ({type(exc).__name__}: {' '.join(str(exc).split())}); "
+                    f"if run_sweep is called from a script, call it under `if __name__ == \"__main__\":` (worker "
+                    f"processes import the script); with little memory, give fewer workers; "
+                    + _resume_note(len(results), store.folder)) from None
             client = Client(cluster)
         else:
             client = Client(scheduler, timeout="10s")
@@ -761,14 +874,20 @@ def _run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report
                                  key=f"{spec.digest()}-{key}", pure=False, retries=3)
                    for key, idx, params, a, b in todo]
         by_key = {f.key: t for f, t in zip(futures, todo)}
-        for fut in as_completed(futures):
+        done = _completed(as_completed(futures), client, scheduler is None, scheduler or "the local cluster", warn,
+                          lambda: _resume_note(len(results), store.folder))
+        for fut in done:
             key, _, params, a, b = by_key[fut.key]
             try:
                 code, where, res = fut.result()
             except concurrent.futures.CancelledError as exc:  # the scheduler went away ("scheduler-connection-lost")
                 raise ConnectionError(f"lost the dask scheduler {scheduler or '(local)'} "
-                                      f"({' '.join(str(exc).split())}); the {len(results)} finished tasks are kept in "
-                                      f"{store.folder}: run the same command again to resume") from None
+                                      f"({' '.join(str(exc).split())}); "
+                                      + _resume_note(len(results), store.folder)) from None
+            except KilledWorker:  # the task's workers died one after another (dask gave up on it)
+                raise WorkersLost(f"task {key} ended the dask workers that ran it, one after another (most often "
+                                  f"out of memory: give fewer workers, so that each has more); "
+                                  + _resume_note(len(results), store.folder)) from None
             if code != store.code:  # a worker that joined after the check
                 raise MixedCodeError(_mixed_code_message({where: code}, store.code))
             store.save(key, (a, b), res, params)

@@ -600,3 +600,169 @@ def test_ctrl_c_of_a_dask_sweep_is_one_line_and_resumable(tmp_path):
     assert rerun.returncode == 0, rerun.stderr
     ref = run_sweep(SweepSpec.from_toml(slow), tmp_path / "ref.nc", workers=0, progress=False)
     assert _data(open_dataset(out)).identical(_data(ref))
+
+
+def _threads_cluster(n_workers):
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=n_workers, processes=False, threads_per_worker=1, dashboard_address=":0",
+                        protocol="tcp")
+
+
+def test_a_local_cluster_left_without_workers_stops_the_sweep(tmp_path, monkeypatch):
+    """QA: after repeated kill -9 of its workers a local cluster had none left, and the sweep waited silently for
+    ever. A local cluster with no worker connected for NO_WORKER_TIMEOUT_S now stops it: one OSError (exit 1)
+    that says why and that a rerun resumes. (A threads cluster that never has a worker; the timeout shortened.)"""
+    import spare_mc.sweep as sweep
+
+    monkeypatch.setattr(sweep, "NO_WORKER_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(sweep, "_WATCH_EVERY_S", 0.2)
+    monkeypatch.setattr(sweep, "_local_cluster", lambda n, forked: _threads_cluster(0))
+    t0 = time.monotonic()
+    with pytest.raises(sweep.WorkersLost, match=r"^the local dask cluster has had no worker for [0-9] s \(its worker "
+                                                 r"processes were killed and not restarted\); no task had finished"):
+        run_sweep(SweepSpec.from_toml(SPEC), tmp_path / "x.nc", workers=2, progress=False)
+    assert time.monotonic() - t0 < 60 and not (tmp_path / "x.nc").exists()
+    assert issubclass(sweep.WorkersLost, OSError)  # the command line's one line and exit 1
+
+
+def test_an_external_scheduler_without_workers_warns_and_waits(tmp_path, reference, monkeypatch, capsys):
+    """With an external scheduler workers may join later: the sweep warns once and goes on waiting; a worker that
+    joins then computes the identical dataset."""
+    import threading
+
+    import spare_mc.sweep as sweep
+
+    monkeypatch.setattr(sweep, "NO_WORKER_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(sweep, "_WATCH_EVERY_S", 0.1)
+    warned = threading.Event()
+    real_warn = sweep._Progress.warn
+
+    def warn(self, msg):
+        real_warn(self, msg)
+        if msg.startswith("no dask worker"):
+            warned.set()
+
+    monkeypatch.setattr(sweep._Progress, "warn", warn)
+    with _threads_cluster(0) as cluster:
+        def add_a_worker():
+            if warned.wait(120):
+                cluster.scale(1)
+
+        threading.Thread(target=add_a_worker, daemon=True).start()
+        ds = run_sweep(SweepSpec.from_toml(SPEC), tmp_path / "x.nc", scheduler=cluster.scheduler_address,
+                       progress=False)
+    assert warned.is_set()
+    err = capsys.readouterr().err
+    assert re.search(r"warning: no dask worker has been connected to tcp://\S+ for [0-9] s: waiting for one "
+                     r"\(finished tasks are kept; Ctrl-C stops\)", err), err
+    assert err.count("no dask worker") == 1
+    assert _data(ds).identical(_data(reference))
+
+
+def test_a_task_that_kills_its_workers_is_one_error_and_resumable(tmp_path, reference, monkeypatch):
+    """QA: dask's KilledWorker (a task whose workers all died, e.g. out of memory) reached the user as "internal
+    error: this is a bug" (exit 70). It is one OSError now, naming the task and the likely cause; the finished
+    tasks are kept and a rerun completes the identical dataset. (dask's own exception, raised by the third
+    finished future of a threads cluster.)"""
+    from distributed import KilledWorker
+
+    import spare_mc.sweep as sweep
+
+    real = sweep._completed
+
+    class Killed:
+        def __init__(self, fut):
+            self.key = fut.key
+
+        def result(self):
+            raise KilledWorker(self.key, None, 3)
+
+    def completed(*a, **k):
+        for i, fut in enumerate(real(*a, **k)):
+            yield Killed(fut) if i == 2 else fut
+
+    monkeypatch.setattr(sweep, "_completed", completed)
+    out = tmp_path / "x.nc"
+    with _threads_cluster(1) as cluster:
+        with pytest.raises(sweep.WorkersLost, match=r"^task p[0-9-]+_r\d+-\d+ ended the dask workers that ran it, one "
+                                                     r"after another \(most often out of memory: give fewer workers, "
+                                                     r"so that each has more\); the 2 finished tasks are kept in "
+                                                     r".*x.nc.parts/[0-9a-f]{16}: run the same command again"):
+            run_sweep(SweepSpec.from_toml(SPEC), out, scheduler=cluster.scheduler_address, progress=False)
+    assert len(list((tmp_path / "x.nc.parts").rglob("*.npz"))) == 2 and not out.exists()
+    monkeypatch.setattr(sweep, "_completed", real)
+    assert _data(run_sweep(SweepSpec.from_toml(SPEC), out, workers=0, progress=False)).identical(_data(reference))
+
+
+def test_a_local_cluster_that_does_not_start_is_one_line(tmp_path, monkeypatch, capsys):
+    """QA: "Nanny failed to start" (a RuntimeError from dask) was "internal error" with a traceback, exit 70. It is
+    one line and exit 1 now, with the two usual causes (a script without the main guard; too little memory)."""
+    import spare_mc.sweep as sweep
+    from spare_mc.cli import main
+
+    def fail(n, forked):
+        raise RuntimeError("Nanny failed to start.")
+
+    monkeypatch.setattr(sweep, "_local_cluster", fail)
+    (tmp_path / "spec.toml").write_text(SPEC)
+    assert main(["sweep", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "x.nc"), "--workers", "2"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len([ln for ln in err.splitlines() if "error" in ln]) == 1, err
+    assert err.splitlines()[-1].startswith("spare-mc: error: the local dask cluster did not start (RuntimeError: Nanny failed to "
+                          "start.); if run_sweep is called from a script, call it under `if __name__ == "
+                          "\"__main__\":`"), err
+
+
+def test_run_sweep_from_a_script_without_the_main_guard(tmp_path):
+    """QA: a script that calls run_sweep at its top level, without ``if __name__ == "__main__":``, was imported
+    again by every dask worker process, which started the sweep again. A call from the top level of a script being
+    imported as ``__mp_main__`` is refused, naming the guard, and the script itself gets one error (the cluster
+    could not start) with the same hint; nothing is computed."""
+    from spare_mc._validation import UsageValueError
+
+    spec = SweepSpec.from_toml(SPEC)
+    code = compile("run_sweep(spec, out, workers=0, progress=False)", str(tmp_path / "script.py"), "exec")
+    with pytest.raises(UsageValueError, match=r"run_sweep was called from the top level of a script without the "
+                                              r"`if __name__ == \"__main__\":` guard"):
+        exec(code, {"__name__": "__mp_main__", "run_sweep": run_sweep, "spec": spec, "out": tmp_path / "a.nc"})
+    exec(code, {"__name__": "__main__", "run_sweep": run_sweep, "spec": spec, "out": tmp_path / "b.nc"})  # guarded
+    assert (tmp_path / "b.nc").exists() and not (tmp_path / "a.nc").exists()
+
+    (tmp_path / "spec.toml").write_text(SPEC)
+    (tmp_path / "noguard.py").write_text(textwrap.dedent(f"""
+        from spare_mc.sweep import SweepSpec, run_sweep
+        run_sweep(SweepSpec.from_file({str(tmp_path / 'spec.toml')!r}), {str(tmp_path / 'c.nc')!r}, workers=2,
+                  progress=False)
+    """))
+    proc = subprocess.run([sys.executable, str(tmp_path / "noguard.py")], capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("spare_mc.sweep.WorkersLost: the local dask cluster did not start") and \
+        'call it under `if __name__ == "__main__":`' in last, proc.stderr
+    assert 'UsageValueError: run_sweep was called from the top level of a script without the' in proc.stderr
+    assert not (tmp_path / "c.nc").exists() and not list((tmp_path / "c.nc.parts").rglob("*.npz"))
+
+
+def test_resuming_with_another_block_size_names_the_block_that_reuses_the_parts(tmp_path, reference, capsys):
+    """QA: a sweep resumed with another block size recomputed everything, silently leaving the finished parts
+    unused (a part is a point and a range of replications). It still recomputes (the numbers do not depend on the
+    block), but warns and names the block that would reuse them."""
+    import dataclasses
+
+    spec = SweepSpec.from_toml(SPEC)
+    out = tmp_path / "x.nc"
+    run_sweep(spec, out, workers=0, progress=False)
+    out.unlink()  # as if the sweep had stopped before its dataset: every part is on disk
+    capsys.readouterr()
+    ds = run_sweep(dataclasses.replace(spec, block=20), out, workers=0, progress=False)
+    err = capsys.readouterr().err
+    assert re.search(r"warning: \S+x.nc.parts/[0-9a-f]{16} holds finished tasks of this sweep cut into blocks of "
+                     r"another size \(24 of block 10\); with block = 20 they are not reused. To reuse them, stop and "
+                     r"run again with block = 10", err), err
+    assert _data(ds).drop_attrs().identical(_data(reference).drop_attrs())
+    assert {k: v for k, v in _data(ds).attrs.items() if k != "spec"} == \
+        {k: v for k, v in _data(reference).attrs.items() if k != "spec"}
+    out.unlink()
+    run_sweep(dataclasses.replace(spec, block=20), out, workers=0, progress=False)  # its own parts: no warning
+    assert "another size" not in capsys.readouterr().err
