@@ -1698,6 +1698,10 @@ def _main(argv):
         return 1
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (_Terminated)
         return _interrupted(exc, args)
+    except MemoryError:  # the machine's or the process's limit (ulimit -v, a container), not a bug: one line, exit 1
+        _say("spare-mc: error: out of memory: the run needs more memory than this process may use (give a smaller "
+             "problem, fewer replications per task or fewer workers; a sweep keeps its finished tasks and resumes)")
+        return 1
     except Exception as exc:  # anything else is a bug of spare-mc: say so, with the traceback
         interrupt = _interrupt_inside(exc)
         if interrupt is not None:  # a signal handler raised inside a numba call, which wraps it in a SystemError

@@ -861,6 +861,11 @@ def _run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report
             try:
                 cluster = _local_cluster(min(workers or cpus, len(todo)), forked)  # no idle process
             except Exception as exc:  # (not a signal: KeyboardInterrupt and SIGTERM's _Terminated pass)
+                if getattr(sys.modules.get("__main__"), "__file__", None) == "<stdin>":
+                    raise WorkersLost("the local dask cluster did not start: code read from standard input (python "
+                                      "-) cannot start one, because its worker processes re-import the main script, "
+                                      "which has no file here. Save the code to a file, or run the tasks in this "
+                                      "process (workers=0)") from None
                 raise WorkersLost(
                     f"the local dask cluster did not start ({type(exc).__name__}: {' '.join(str(exc).split())}); "
                     f"if run_sweep is called from a script, call it under `if __name__ == \"__main__\":` (worker "
@@ -884,9 +889,14 @@ def _run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report
                 raise ConnectionError(f"lost the dask scheduler {scheduler or '(local)'} "
                                       f"({' '.join(str(exc).split())}); "
                                       + _resume_note(len(results), store.folder)) from None
-            except KilledWorker:  # the task's workers died one after another (dask gave up on it)
-                raise WorkersLost(f"task {key} ended the dask workers that ran it, one after another (most often "
-                                  f"out of memory: give fewer workers, so that each has more); "
+            except KilledWorker as exc:  # dask gave up on the task: the workers that had it died, one after another
+                # (a task merely queued on a dying worker counts too: the message does not say it caused the deaths)
+                raise WorkersLost(f"dask gave up on task {key} after {exc.allowed_failures + 1} workers that had it "
+                                  f"died (most often a task out of memory: give fewer workers, so that each has "
+                                  f"more); " + _resume_note(len(results), store.folder)) from None
+            except MemoryError:  # a worker's task ran out of memory (ulimit -v, a container), raised, and retried
+                raise WorkersLost(f"task {key} ran out of memory on a dask worker (give fewer workers, so that each "
+                                  f"has more, or fewer replications per task: sweep.block); "
                                   + _resume_note(len(results), store.folder)) from None
             if code != store.code:  # a worker that joined after the check
                 raise MixedCodeError(_mixed_code_message({where: code}, store.code))

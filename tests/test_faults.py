@@ -660,11 +660,14 @@ def test_an_external_scheduler_without_workers_warns_and_waits(tmp_path, referen
     assert _data(ds).identical(_data(reference))
 
 
-def test_a_task_that_kills_its_workers_is_one_error_and_resumable(tmp_path, reference, monkeypatch):
-    """QA: dask's KilledWorker (a task whose workers all died, e.g. out of memory) reached the user as "internal
-    error: this is a bug" (exit 70). It is one OSError now, naming the task and the likely cause; the finished
-    tasks are kept and a rerun completes the identical dataset. (dask's own exception, raised by the third
-    finished future of a threads cluster.)"""
+@pytest.mark.parametrize("error", ["killed", "memory"])
+def test_a_task_that_kills_its_workers_is_one_error_and_resumable(tmp_path, reference, monkeypatch, error):
+    """QA: dask's KilledWorker (a task whose workers all died, e.g. out of memory) and a task's MemoryError (a
+    worker under ``ulimit -v``) reached the user as "internal error: this is a bug" (exit 70). Each is one OSError
+    now, naming the task and the likely cause; the finished tasks are kept and a rerun completes the identical
+    dataset. (dask's own exception, or numpy's, raised by the third finished future of a threads cluster.) The
+    KilledWorker message does not say the task caused the deaths: a task merely queued on a dying worker counts
+    too (QA: it named a tiny task)."""
     from distributed import KilledWorker
 
     import spare_mc.sweep as sweep
@@ -676,6 +679,8 @@ def test_a_task_that_kills_its_workers_is_one_error_and_resumable(tmp_path, refe
             self.key = fut.key
 
         def result(self):
+            if error == "memory":
+                np.empty(1 << 52, np.uint8)  # 4 PB: numpy's _ArrayMemoryError, a MemoryError
             raise KilledWorker(self.key, None, 3)
 
     def completed(*a, **k):
@@ -684,11 +689,13 @@ def test_a_task_that_kills_its_workers_is_one_error_and_resumable(tmp_path, refe
 
     monkeypatch.setattr(sweep, "_completed", completed)
     out = tmp_path / "x.nc"
+    why = (r"^task p[0-9-]+_r\d+-\d+ ran out of memory on a dask worker \(give fewer workers, so that each has more, "
+           r"or fewer replications per task: sweep.block\); the 2 finished tasks are kept" if error == "memory" else
+           r"^dask gave up on task p[0-9-]+_r\d+-\d+ after 4 workers that had it died \(most often a task out of "
+           r"memory: give fewer workers, so that each has more\); the 2 finished tasks are kept in "
+           r".*x.nc.parts/[0-9a-f]{16}: run the same command again")
     with _threads_cluster(1) as cluster:
-        with pytest.raises(sweep.WorkersLost, match=r"^task p[0-9-]+_r\d+-\d+ ended the dask workers that ran it, one "
-                                                     r"after another \(most often out of memory: give fewer workers, "
-                                                     r"so that each has more\); the 2 finished tasks are kept in "
-                                                     r".*x.nc.parts/[0-9a-f]{16}: run the same command again"):
+        with pytest.raises(sweep.WorkersLost, match=why):
             run_sweep(SweepSpec.from_toml(SPEC), out, scheduler=cluster.scheduler_address, progress=False)
     assert len(list((tmp_path / "x.nc.parts").rglob("*.npz"))) == 2 and not out.exists()
     monkeypatch.setattr(sweep, "_completed", real)
@@ -709,9 +716,9 @@ def test_a_local_cluster_that_does_not_start_is_one_line(tmp_path, monkeypatch, 
     assert main(["sweep", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "x.nc"), "--workers", "2"]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err and len([ln for ln in err.splitlines() if "error" in ln]) == 1, err
-    assert err.splitlines()[-1].startswith("spare-mc: error: the local dask cluster did not start (RuntimeError: Nanny failed to "
-                          "start.); if run_sweep is called from a script, call it under `if __name__ == "
-                          "\"__main__\":`"), err
+    assert err.splitlines()[-1].startswith("spare-mc: error: the local dask cluster did not start (RuntimeError: "
+                                           "Nanny failed to start.); if run_sweep is called from a script, call it "
+                                           "under `if __name__ == \"__main__\":`"), err
 
 
 def test_run_sweep_from_a_script_without_the_main_guard(tmp_path):
@@ -766,3 +773,41 @@ def test_resuming_with_another_block_size_names_the_block_that_reuses_the_parts(
     out.unlink()
     run_sweep(dataclasses.replace(spec, block=20), out, workers=0, progress=False)  # its own parts: no warning
     assert "another size" not in capsys.readouterr().err
+
+
+def test_out_of_memory_is_one_line_not_a_bug(tmp_path, monkeypatch, capsys):
+    """QA: a MemoryError (``ulimit -v``, a container without overcommit) in any command was "internal error: this is
+    a bug" with a traceback, exit 70. It is one line and exit 1."""
+    import spare_mc.sweep as sweep
+    from spare_mc.cli import main
+
+    def big(*a, **k):
+        np.empty(1 << 52, np.uint8)  # 4 PB: numpy raises a MemoryError
+
+    monkeypatch.setattr(sweep, "run_task", big)
+    (tmp_path / "spec.toml").write_text(SPEC)
+    assert main(["sweep", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "x.nc"), "--workers", "0"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert err.splitlines()[-1].startswith("spare-mc: error: out of memory: the run needs more memory than this "
+                                           "process may use"), err
+
+
+def test_run_sweep_from_standard_input_names_the_cause(tmp_path):
+    """QA: code piped into ``python -`` cannot start a local cluster (its workers re-import a main script that has
+    no file); the error said to add the main guard, which cannot help. It names the cause and the way out."""
+    (tmp_path / "spec.toml").write_text(SPEC)
+    code = textwrap.dedent(f"""
+        from spare_mc.sweep import SweepSpec, run_sweep
+        if __name__ == "__main__":
+            run_sweep(SweepSpec.from_file({str(tmp_path / 'spec.toml')!r}), {str(tmp_path / 'c.nc')!r}, workers=2,
+                      progress=False)
+    """)
+    proc = subprocess.run([sys.executable, "-"], input=code, capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    assert proc.returncode != 0
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "spare_mc.sweep.WorkersLost: the local dask cluster did not start: code read from standard input (python -) "
+        "cannot start one, because its worker processes re-import the main script, which has no file here. Save the "
+        "code to a file, or run the tasks in this process (workers=0)"), proc.stderr
+    assert not (tmp_path / "c.nc").exists()
