@@ -107,6 +107,14 @@ def _wait_for(path, proc, seconds=120):
     raise AssertionError(f"{path} never appeared")
 
 
+def _threads_cluster(n_workers):
+    """A dask cluster of ``n_workers`` threads in this process (its scheduler on tcp, for ``scheduler=``)."""
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=n_workers, processes=False, threads_per_worker=1, dashboard_address=":0",
+                        protocol="tcp")
+
+
 def _rerun(tmp_path, out):
     return subprocess.run([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"), "--out",
                            str(out), "--workers", "0"], capture_output=True, text=True)
@@ -314,7 +322,7 @@ def test_a_dask_worker_running_other_code_stops_the_sweep(tmp_path, monkeypatch)
     """A worker started from another spare_mc (an older checkout, the same version string) put its numbers into
     the dataset without a word. The workers' code digests are compared with the client's, before the tasks and
     with every result. (A threads cluster in this process: its worker reports a fake digest.)"""
-    from distributed import LocalCluster, get_worker
+    from distributed import get_worker
 
     import spare_mc._provenance as prov
     from spare_mc.sweep import MixedCodeError
@@ -329,8 +337,7 @@ def test_a_dask_worker_running_other_code_stops_the_sweep(tmp_path, monkeypatch)
         return "0ther0ther0ther0"
 
     monkeypatch.setattr(prov, "code_digest", fake)
-    with LocalCluster(n_workers=1, processes=False, threads_per_worker=1, dashboard_address=":0",
-                      protocol="tcp") as cluster:
+    with _threads_cluster(1) as cluster:
         with pytest.raises(MixedCodeError, match=r"dask workers tcp://.* \(code 0ther0ther0ther0\) run other "
                                                  r"spare_mc code than this client \(code [0-9a-f]{16}\)"):
             run_sweep(SweepSpec.from_toml(SPEC), tmp_path / "x.nc", scheduler=cluster.scheduler_address,
@@ -363,14 +370,12 @@ def test_losing_the_scheduler_is_one_error_and_resumable(tmp_path, reference, mo
     gives up reconnecting 10 s later.)"""
     import threading
 
-    from distributed import LocalCluster
-
     import spare_mc.sweep as sweep
 
     real = sweep.run_task
     monkeypatch.setattr(sweep, "run_task", lambda *a, **k: time.sleep(0.3) or real(*a, **k))
     out = tmp_path / "x.nc"
-    cluster = LocalCluster(n_workers=1, processes=False, threads_per_worker=1, dashboard_address=":0", protocol="tcp")
+    cluster = _threads_cluster(1)
     try:
         def close_scheduler():
             deadline = time.monotonic() + 120.0
@@ -600,13 +605,6 @@ def test_ctrl_c_of_a_dask_sweep_is_one_line_and_resumable(tmp_path):
     assert rerun.returncode == 0, rerun.stderr
     ref = run_sweep(SweepSpec.from_toml(slow), tmp_path / "ref.nc", workers=0, progress=False)
     assert _data(open_dataset(out)).identical(_data(ref))
-
-
-def _threads_cluster(n_workers):
-    from distributed import LocalCluster
-
-    return LocalCluster(n_workers=n_workers, processes=False, threads_per_worker=1, dashboard_address=":0",
-                        protocol="tcp")
 
 
 def test_a_local_cluster_left_without_workers_stops_the_sweep(tmp_path, monkeypatch):
