@@ -242,6 +242,39 @@ def test_driver_equals_python_replay(layout):
     np.testing.assert_array_equal(got, twin)
 
 
+@pytest.mark.parametrize("layout", [sm.cyclic(60, 4), sm.sidon(61, 5), sm.random_holders(50, 4, rng=2)])
+def test_reset_state_restores_every_stack_phase_2_reordered(layout):
+    """A global restart copies back only the stacks of the groups Phase 2 moved (``G[MOVED]``): after trajectories
+    with moves, the whole state is the saved one, row for row, as a copy of every row gives it."""
+    from spare_mc import _rectlr_kernels as RK
+
+    n, r = layout.n_groups, layout.r
+    E, G, D, H, meta, ulog, pplan, out = RK.alloc(n, r)
+    meta[RK.MAXDEG_] = RK.build_stacks(layout.holders, E, G)
+    assert RK.initial_assignment(n, r, E, G, D, H, meta, ulog, out) == 0
+    E0, G0, s0 = E.copy(), G.copy(), int(meta[RK.S_])
+    saved = (E[RK.GSTK].copy(), E[RK.EPOS].copy(), G[RK.OWN, :n].copy(), G[RK.LOAD, :n].copy())
+    rng = np.random.default_rng(7)
+    moved = 0
+    for _ in range(5):
+        newly = np.empty(1, np.int64)
+        for g in rng.permutation(n):
+            newly[0] = g
+            rc = RK.rectlr_step(newly, 1, False, n, r, E, G, D, H, meta, ulog, pplan, out)
+            assert rc >= 0
+            moved += out[RK.O_MOVES]
+            if rc == 1:
+                break
+        assert not np.array_equal(E[RK.GSTK], E0[RK.GSTK]) or moved == 0
+        RK.reset_state(E, G, meta, *saved, s0, r)
+        np.testing.assert_array_equal(E, E0)
+        rows = [RK.GPTR, RK.ALIVE, RK.NLIVE, RK.OWN, RK.LOAD]
+        np.testing.assert_array_equal(G[rows, :n], G0[rows, :n])
+        assert not G[RK.MOVED].any()
+        assert meta[RK.S_] == s0 and meta[RK.K_] == 0
+    assert moved > 0  # the trajectories did reorder stacks
+
+
 def test_driver_fresh_random_equals_python_replay_and_wipeout_T():
     res = overhead_mc("random", 40, n_groups=30, r=3, rng=8)
     twin = _replay(sm.random_holders(30, 3, rng=0), 40, 8, fresh=True, r=3)  # only N is used
