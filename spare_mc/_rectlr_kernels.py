@@ -89,7 +89,7 @@ S_, K_, STAMP_, MAXDEG_, P2_ = 0, 1, 2, 3, 4
 O_K, O_C, O_S, O_PHASE0, O_MOVES, O_ORPHANS, O_PATCH_TYPES, O_PATCH, O_WIPED = range(9)
 N_OUT = 9
 # rows of the packed blocks
-EG, GSTK, EPOS, ET = 0, 1, 2, 3                                                      # E: 4 x (N r)
+EG, GSTK, EPOS, ET, STYPE = 0, 1, 2, 3, 4                                            # E: 5 x (N r)
 GPTR, ALIVE, NLIVE, OWN, LOAD, POWN, PLOAD, MARKG, MARKT, VIA, QUEUE, ORPH, DEEP, MOVED = range(14)  # G: 14 x (N + 1)
 DIST, DSTAMP, FSTAMP, PHI, PHIL, FIN = range(6)                                      # D: 6 x (2N + 1)
 HK, HV = 0, 1                                                                         # H: 2 x (2 N r + 2 N + 2)
@@ -108,7 +108,7 @@ _NO_ROOM = -2  # _phases12: the undo log is too short (state restored; retry wit
 def alloc(n, r):
     """Fresh blocks ``(E, G, D, H, meta, ulog, pplan, out)`` for ``n`` groups and redundancy ``r``."""
     nr = n * r
-    E = np.zeros((4, nr), np.int64)
+    E = np.zeros((5, nr), np.int64)
     for e in range(nr):
         E[ET, e] = e // r
     G = np.zeros((14, n + 1), np.int64)
@@ -140,6 +140,7 @@ def build_stacks(holders, E, G):
             e = t * r + l
             E[EG, e] = g
             E[GSTK, fill[g]] = e
+            E[STYPE, fill[g]] = t
             E[EPOS, e] = fill[g] - G[GPTR, g]
             fill[g] += 1
     best = 0
@@ -227,7 +228,7 @@ def _augment_bfs_inlined(t0, cap, window, r, E, G, meta, own_row, load_row, ulog
             base = G[GPTR, gu]
             for p in range(base, min(G[GPTR, _U(g + 1)], base + window)):
                 e2 = E[GSTK, _U(p)]
-                v = E[ET, _U(e2)]
+                v = E[STYPE, _U(p)]
                 if G[own_row, _U(v)] == e2:
                     G[QUEUE, _U(tail)] = v
                     tail += 1
@@ -358,12 +359,11 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
                 hi = min(hi, lo + cap)
             for p in range(lo, hi):
                 e2 = E[GSTK, _U(p)]
-                e2u = _U(e2)
-                u = E[ET, e2u]
+                u = E[STYPE, _U(p)]
                 uu = _U(u)
                 if G[OWN, uu] != e2 or D[FSTAMP, uu] == stamp:
                     continue
-                c = 1 if E[EPOS, e2u] >= cap else 0
+                c = 1 if p - lo >= cap else 0  # E[EPOS, e2], the position of slot p
                 nd = base - c - D[PHI, uu]
                 if D[DSTAMP, uu] != stamp or nd < D[DIST, uu]:
                     D[DSTAMP, uu] = stamp
@@ -408,7 +408,7 @@ def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
         base = G[GPTR, _U(g)]
         top = min(S, G[GPTR, _U(g + 1)] - base)
         for p in range(base, base + top):
-            t = E[ET, _U(E[GSTK, _U(p)])]
+            t = E[STYPE, _U(p)]
             tu = _U(t)
             if G[MARKT, tu] == stamp:
                 continue
@@ -472,7 +472,7 @@ def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan,
         G[ALIVE, g] = 0
         meta[K_] += 1
         for p in range(G[GPTR, _U(g)], G[GPTR, _U(g + 1)]):
-            tu = _U(E[ET, _U(E[GSTK, _U(p)])])
+            tu = _U(E[STYPE, _U(p)])
             G[NLIVE, tu] -= 1
             if G[NLIVE, tu] == 0:
                 wiped = True
@@ -495,7 +495,7 @@ def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan,
         g = newly[i]
         for p in range(G[GPTR, _U(g)], G[GPTR, _U(g + 1)]):
             e = E[GSTK, _U(p)]
-            t = E[ET, _U(e)]
+            t = E[STYPE, _U(p)]
             if G[OWN, _U(t)] == e:
                 G[OWN, _U(t)] = -1
                 G[ORPH, _U(n_orph)] = t
@@ -622,12 +622,14 @@ def _phase2(first, n_orph, s_star, n, r, E, G, D, H, meta, ulog, room, out):
         e2 = -1
         while q >= 0:
             e2 = E[GSTK, base + q]
-            if G[OWN, E[ET, e2]] != e2:
+            if G[OWN, E[STYPE, base + q]] != e2:
                 break
             q -= 1
         p_old = E[EPOS, e]
         E[GSTK, base + q] = e
         E[GSTK, base + p_old] = e2
+        E[STYPE, base + p_old] = E[STYPE, base + q]
+        E[STYPE, base + q] = t
         E[EPOS, e] = q
         E[EPOS, e2] = p_old
         G[MOVED, g] = 1
@@ -671,6 +673,7 @@ def reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, r):
             for p in range(G[GPTR, g], G[GPTR, g + 1]):
                 e = gstk0[p]
                 E[GSTK, p] = e
+                E[STYPE, p] = E[ET, e]
                 E[EPOS, e] = epos0[e]
     for i in range(n):
         G[OWN, i] = own0[i]

@@ -191,6 +191,7 @@ class ReCtlr:
             for p, t in enumerate(order):
                 e = by_type[t]
                 self._gstk[base + p] = e
+                self._E[_rk.STYPE, base + p] = t  # the slot's type, which the kernels read beside its edge
                 self._epos[e] = p
 
     # ------------------------------------------------------------------------------------------ inspection
