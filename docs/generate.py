@@ -412,7 +412,11 @@ def page_benchmarks() -> str:
            "## Timeline vs its SimPy twin (`python benchmarks/bench_timeline.py`)\n",
            f"Paper setting, N = 600, SPARe r = 8, {tl['n_steps']} steps, jitter off, the same traces (results "
            f"checked identical): numba {tl['numba_ms_per_rep']:.2f} ms per job, SimPy "
-           f"{1000 / tl['simpy_reps_per_s']:.0f} ms: **{tl['ratio']:.0f}x**; Rep+CKPT r = 3 (no ReCtlr): "
+           f"{1000 / tl['simpy_reps_per_s']:.0f} ms: **{tl['ratio']:.0f}x** (target "
+           f"{tl['target_ratio']:.0f}x; the median over {len(tl['ratio_per_trace'])} traces of the twin's time on a "
+           f"trace over the kernel's on the same trace, timed just before and after it, {tl['pair_runs']} runs each: "
+           + ", ".join(f"{x:.0f}x" for x in tl["ratio_per_trace"])
+           + f"; two consecutive blocks give {tl['ratio_blockwise']:.0f}x); Rep+CKPT r = 3 (no ReCtlr): "
            f"{tl['rep_numba_ms_per_rep']:.2f} ms vs "
            f"{tl['rep_simpy_s_per_rep'] * 1000:.0f} ms: **{tl['rep_ratio']:.0f}x**. Per job: "
            f"{tl['failures_per_rep']:.0f} failures, {tl['checkpoints_per_rep']:.0f} checkpoints, "

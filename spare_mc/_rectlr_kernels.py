@@ -8,8 +8,11 @@ Data model (int64 arrays packed by rows)
 - ``G[GPTR]`` (N + 1): group ``g``'s stack occupies slots ``G[GPTR, g] .. G[GPTR, g + 1] - 1`` of ``E[GSTK]``.
 - ``E[GSTK, G[GPTR, g] + p]`` is the edge at **position** ``p`` of group ``g``'s current stack (0 = top) and
   ``E[EPOS, e]`` is the position of edge ``e``: the two are inverse permutations within each group.
+  ``E[STYPE, G[GPTR, g] + p]`` is that slot's type (``E[ET, E[GSTK, ...]]`` kept beside the slot): a scan of a
+  stack reads the slot's edge and type side by side, not one through the other.
 - ``G[OWN, t]`` is the edge whose group computes (serves) type ``t`` (``-1`` = unassigned), ``G[LOAD, g]`` the
-  number of types group ``g`` serves, ``G[ALIVE, g]`` 1/0 and ``G[NLIVE, t]`` the number of live holders of ``t``.
+  number of types group ``g`` serves, ``G[ALIVE, g]`` 1/0 and ``G[NLIVE, t]`` the number of live holders of ``t``;
+  ``G[MOVED, g]`` is 1 once Phase 2 has reordered group ``g``'s stack since the last :func:`reset_state`.
 - ``meta = [S, k, stamp, max_degree, phase2_id]``: stack number, dead groups, visit stamp, longest stack, and the
   stamp of the current Phase-2 run; ``G[DEEP, g] == phase2_id`` marks a group that Phase 2 has given a type below
   the window (every other group serves only types in its top ``S*`` positions, so the search scans only those).
@@ -19,10 +22,14 @@ argument of a non-inlined numba call costs a reference-count round trip (about 8
 the calls alone took ~300 ns per failure. The per-failure path (:func:`rectlr_step` and everything it calls but
 :func:`_phases12_grown`) is compiled without the runtime (``_nrt=False``), so it does no reference counting at all;
 the one allocation (a longer undo log, rarely needed) happens in :func:`_phases12_grown`, which declares the runtime.
-The heap, :func:`_flip`, :func:`_augment_min_cost` and :func:`_patch` are inlined by numba (``inline="always"``):
-a call passes every array as its exploded fields (9 machine words for a 2-d block), which cost 5-7% of a ReCtlr
-call at N = 600, r = 8; inlining also :func:`_augment_bfs` (three call sites), :func:`_phase2` and :func:`_undo` would
-gain another ~8% but triples the module's first compilation (12 -> 37 s), so they stay calls.
+The heap, :func:`_flip`, :func:`_augment_min_cost`, :func:`_patch`, :func:`_resolve`, :func:`_phases12` and Phase
+0's search (:func:`_augment_bfs_inlined`) are inlined by numba (``inline="always"``): a call passes every array as
+its exploded fields (9 machine words for a 2-d block). Inlining the last four, with the slot-type row and the
+inlined ``_dur`` and partial restart of the timeline, made the paper's SPARe timeline job 18-20% faster (1.73-1.85
+against 2.02-2.15 ms, best of 12 batches of 200 jobs, alternated, 2026-12-04) with a cold compilation no longer
+(63 s against 66 s for a first timeline run). Phase 1 and the patch call :func:`_augment_bfs` (a call; their
+searches are rarer), and :func:`_phase2` stays a call: inlining its two call sites gained nothing measurable and
+cost ~30 s of compilation.
 
 In the per-failure loops (the searches, their heap, :func:`_flip`, the deaths, orphans and patch scan) indices are
 cast to unsigned (``_U``): numba then skips its negative-index wraparound, a load of the row length (spilled to the
