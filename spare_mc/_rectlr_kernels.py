@@ -25,9 +25,9 @@ the one allocation (a longer undo log, rarely needed) happens in :func:`_phases1
 The heap, :func:`_flip`, :func:`_augment_min_cost`, :func:`_patch`, :func:`_resolve`, :func:`_phases12` and Phase
 0's search (:func:`_augment_bfs_inlined`) are inlined by numba (``inline="always"``): a call passes every array as
 its exploded fields (9 machine words for a 2-d block). Inlining the last four, with the slot-type row and the
-inlined ``_dur`` and partial restart of the timeline, made the paper's SPARe timeline job 18-20% faster (1.73-1.85
-against 2.02-2.15 ms, best of 12 batches of 200 jobs, alternated, 2026-12-04) with a cold compilation no longer
-(63 s against 66 s for a first timeline run). Phase 1 and the patch call :func:`_augment_bfs` (a call; their
+inlined ``_dur`` of the timeline, made the paper's SPARe timeline job about 15% faster (8-20% in six alternated
+pairs, either order first, best of 12 batches of 200 jobs each, 2026-12-04) with a cold compilation no longer (63 s
+against 66 s for a first timeline run). Phase 1 and the patch call :func:`_augment_bfs` (a call; their
 searches are rarer), and :func:`_phase2` stays a call: inlining its two call sites gained nothing measurable and
 cost ~30 s of compilation.
 
@@ -670,9 +670,11 @@ def reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, r):
     """Back to a saved fully-live state (a global restart).
 
     Only the stacks of the groups Phase 2 has reordered since (``G[MOVED]``, set by every move) are copied back:
-    a move swaps two edges of one group, so that group's slots of ``E[GSTK]`` and its edges' ``E[EPOS]`` are
-    all it changes. Copying the whole rows took ~5 us per restart (3% of the paper's SPARe timeline); a flagged
-    group whose stack is back as saved is copied again, which is harmless."""
+    a move swaps two edges of one group, so that group's slots of ``E[GSTK]``, ``E[STYPE]`` and its edges'
+    ``E[EPOS]`` are all it changes; a flagged group whose stack is back as saved is copied again, which is
+    harmless. About a sixth of the groups are flagged at a wipe-out (cyclic N = 600, r = 8), but the saved rows
+    are cold in the cache by then: in the paper's SPARe timeline the restarts still cost ~65 us per job against
+    ~75 us with whole-row copies (perf samples, 2026-12-04), a small gain."""
     n = own0.shape[0]
     for g in range(n):
         if G[MOVED, g] != 0:
