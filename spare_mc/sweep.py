@@ -49,6 +49,7 @@ import itertools
 import json
 import math
 import os
+import re
 import socket
 import sys
 from dataclasses import MISSING, dataclass, field, fields, replace
@@ -315,8 +316,7 @@ class SweepSpec:
         for idx, params in self.points():
             for a in range(lo, hi, self.block):
                 b = min(a + self.block, hi)
-                key = "p" + "-".join(map(str, idx)) + f"_r{a}-{b}"
-                out.append((key, idx, params, a, b))
+                out.append((_task_key(idx, a, b), idx, params, a, b))
         return out
 
     def varies(self, name) -> bool:
@@ -690,14 +690,22 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
     return ds
 
 
+def _task_key(idx, a, b) -> str:
+    """A task's key, the name of its part file: the point's indices and its replications ``a .. b - 1``
+    (``p0-2_r0-25``). :data:`_TASK_KEY_RE` reads it back."""
+    return "p" + "-".join(map(str, idx)) + f"_r{a}-{b}"
+
+
+#: a task key (:func:`_task_key`) and its replications ``a``, ``b``
+_TASK_KEY_RE = re.compile(r"p[0-9-]+_r([0-9]+)-([0-9]+)")
+
+
 def _warn_other_blocks(folder, spec, keys, warn) -> None:
     """Warn when the parts folder holds tasks of this sweep cut into blocks of another size (a part is one task:
     a point and a range of replications): they are not reused, and the warning names the block that would."""
-    import re
-
     sizes = {}
     for name in os.listdir(folder):
-        m = re.fullmatch(r"p[0-9-]+_r([0-9]+)-([0-9]+)\.npz", name)
+        m = _TASK_KEY_RE.fullmatch(name[:-4]) if name.endswith(".npz") else None
         if m and name[:-4] not in keys:
             size = int(m.group(2)) - int(m.group(1))
             sizes[size] = sizes.get(size, 0) + 1

@@ -773,6 +773,20 @@ def test_resuming_with_another_block_size_names_the_block_that_reuses_the_parts(
     assert "another size" not in capsys.readouterr().err
 
 
+def test_task_keys_are_read_back_by_the_pattern_that_finds_other_blocks():
+    """The block warning reads the part names back with ``_TASK_KEY_RE``, the pattern of ``_task_key`` that
+    ``SweepSpec.tasks()`` names them with: every key of a sweep matches and gives its replications."""
+    import dataclasses
+
+    from spare_mc.sweep import _TASK_KEY_RE
+
+    for block in (7, 10, 40):
+        spec = dataclasses.replace(SweepSpec.from_toml(SPEC), block=block)
+        for key, _idx, _params, a, b in spec.tasks():
+            m = _TASK_KEY_RE.fullmatch(key)
+            assert m and (int(m.group(1)), int(m.group(2))) == (a, b), key
+
+
 def test_out_of_memory_is_one_line_not_a_bug(tmp_path, monkeypatch, capsys):
     """QA: a MemoryError (``ulimit -v``, a container without overcommit) in any command was "internal error: this is
     a bug" with a traceback, exit 70. It is one line and exit 1."""
