@@ -4,7 +4,9 @@ Setting: 600,000 GPUs in N = 600 groups, rack failure domains (18,750 racks of 3
 per-GPU background calibrated to a 300 s system MTBF, Weibull k = 0.78, age policy "renew", 2,000 steps, jitter
 off; CKPT-only, Rep+CKPT (r = 3) and SPARe+CKPT (r = 8). The cost of a job is :func:`spare_mc.timeline.run_timeline`
 end to end (trace drawing included), averaged over ``--reps`` seeded jobs after a warm-up (a first job that
-compiles or loads the kernels, then a second of jobs, at least one: the steady cost a sweep's jobs run at).
+compiles or loads the kernels, then a second of jobs, at least one: the steady cost a sweep's jobs run at); those
+jobs run in passes for at least a second and the fastest pass counts, on both revisions (a job of the slowest
+column, CKPT-only before, takes seconds: one pass).
 
 - **after**: this checkout, with ``unit_sampler="race"`` (the default under "renew": O(log units) per failure, O(1)
   per restart) and ``"per_unit"`` (a lifetime per unit in a tournament tree: O(log units) per failure, O(units)
@@ -60,9 +62,17 @@ def per_job_ms(cfg, reps):
         if i > 1 and time.perf_counter() - t0 > 1.0:
             break
         run_timeline(cfg, np.random.SeedSequence(10_000 + i))
-    t0 = time.perf_counter()
-    runs = [run_timeline(cfg, np.random.SeedSequence(i)) for i in range(reps)]
-    ms = (time.perf_counter() - t0) / reps * 1e3
+    # the same reps seeded jobs in passes for at least a second, the fastest pass: one pass of 2 SPARe jobs is under
+    # 1 ms, and a single pass gave this checkout 0.42-0.69 ms per job in three runs on a shared machine (a
+    # speed-up of 18-28x) against a steady 0.41 ms
+    ms = np.inf
+    t_end = time.perf_counter() + 1.0
+    while True:
+        t0 = time.perf_counter()
+        runs = [run_timeline(cfg, np.random.SeedSequence(i)) for i in range(reps)]
+        ms = min(ms, (time.perf_counter() - t0) / reps * 1e3)
+        if time.perf_counter() >= t_end:
+            break
     return ms, float(np.mean([x.failures + x.absorbed for x in runs])), float(np.mean([x.wipeouts for x in runs]))
 '''
 
