@@ -431,7 +431,7 @@ def _crit_mark(g, P, E, G, GB, J):
     n, r = P[P_N_GROUPS], P[P_R]
     lo, hi = (0, n) if g < 0 else (G[_rk.GPTR, g], G[_rk.GPTR, g + 1])
     for i in range(lo, hi):
-        t = i if g < 0 else E[_rk.GSTK, i] // r
+        t = i if g < 0 else E[_rk.STYPE, i]  # the type of stack slot i
         if G[_rk.NLIVE, t] != 1 or GB[GB_TCRIT, t] != 0:
             continue
         GB[GB_TCRIT, t] = 1
