@@ -46,6 +46,9 @@ line (the same code, only ``alloc`` changed; identical results): 1.73 against 1.
 Nor is a fused path for the common call (one new failure of a live group: its deaths, orphans and patch scan in
 one inlined loop, the patch's cap search split out; identical results): fastest of 5 batches of 200 jobs,
 alternated four times on 2026-12-03, 2.30-3.11 ms per job against 2.43-2.50 ms, i.e. no gain above the noise.
+Nor is ``D`` as one record per node (``D[v, DIST]``: a node's label, stamps and potential in one cache line) with
+the forward arcs testing ``own == e`` before loading the group's liveness (identical results): best of 12 batches of
+200 jobs, 1.71-1.85 against 1.70-1.88 ms per job in three pairs with it run first, a wash (2026-12-04).
 Where the time goes (cycle counters read around each part of :func:`rectlr_step` inside that timeline, 200 jobs,
 2026-12-01): ReCtlr is 78% of the job's cycles; per call, the deaths 78 cycles, the patch 165, the orphans 43,
 Phase 0 118; the 44% of calls that reach Phase 2 cost 1,300 cycles each, 960 of them in the searches of
