@@ -3,12 +3,12 @@ measured in one run.
 
 The reference is one job of the paper's setting (SPARe+CKPT, N = 600, r = 8, 10,000 steps, the default
 :class:`~spare_mc.TimelineConfig`), timed as the median over a few replications. Then, at every cluster size of the
-full map (:class:`spare_mc.phase.PhaseStudy` defaults: six strategies, each searched over its ``r`` range and nine
+full map (:class:`spare_mc.analyses.phase.PhaseStudy` defaults: six strategies, each searched over its ``r`` range and nine
 period factors with ``reps`` replications, then confirmed), two cells are timed -- the cheapest-looking and the
 dearest-looking corner of the grid, (smallest ``T_s``, smallest ``T_r``) and (largest, largest) -- and their mean
 times the cells per size gives the whole map's serial cost; on ``W`` cores with one cell per process it is about
 ``1 / W`` of that (cells are independent; the largest cluster size dominates). The quick flavour
-(:data:`spare_mc.phase.QUICK`, what ``reproduce --quick`` runs) is timed whole, serially. Reported: seconds per
+(:data:`spare_mc.analyses.phase.QUICK`, what ``reproduce --quick`` runs) is timed whole, serially. Reported: seconds per
 cell, the same in reference jobs (the ratio, which is what transfers to another machine), and the map estimates.
 
 Usage: ``python benchmarks/bench_phase.py [--json] [--kinds today,modern] [--workers 2]``
@@ -21,8 +21,8 @@ import json
 import statistics
 import time
 
-from spare_mc.phase import PhaseStudy, run_phase_cell, run_phase_study
-from spare_mc.timeline import TimelineConfig, simulate_ttt
+from spare_mc.analyses.phase import PhaseStudy, run_phase_cell, run_phase_study
+from spare_mc.ttt.timeline import TimelineConfig, simulate_ttt
 
 
 def _reference_job_s(reps: int = 5) -> float:

@@ -4,7 +4,7 @@ For cyclic unit stride with r = 9 at N = 1000 and N = 10,000, failures in unifor
 
 - ``incremental``: :func:`spare_mc.overhead_mc` (numba; repair by augmenting paths from the orphaned types);
 - ``numba_scratch``: the same kernels with ``from_scratch=True`` (every phase solved from an empty assignment);
-- ``scipy_scratch``: :func:`spare_mc.reference.rectlr_reference` (scipy ``maximum_bipartite_matching`` and
+- ``scipy_scratch``: :func:`spare_mc.testing.reference.rectlr_reference` (scipy ``maximum_bipartite_matching`` and
   ``min_weight_full_bipartite_matching`` on capacity-split graphs), timed on failures sampled evenly along real
   trajectories (the controller state is advanced by the fast kernel between samples).
 
@@ -42,9 +42,9 @@ from numba.extending import intrinsic
 
 import spare_mc as sm
 from spare_mc import _rectlr_kernels as _rk
-from spare_mc._timeline_kernels import live_state
-from spare_mc.reference import rectlr_reference
-from spare_mc.reorder import ReCtlr, overhead_mc
+from spare_mc._kernels.timeline import live_state
+from spare_mc.mc.reorder import ReCtlr, overhead_mc
+from spare_mc.testing.reference import rectlr_reference
 
 TARGET_NS = 200.0  # ns per ReCtlr failure (issue 12, item 5)
 
@@ -86,7 +86,7 @@ COMPARE = ((600, 8, 300), (1000, 9, 200))
 #: its timing, as source so that the "before" subprocess runs exactly the same code
 COMPARE_SRC = r"""
 import math, time
-from spare_mc.reorder import overhead_mc
+from spare_mc.mc.reorder import overhead_mc
 def per_failure_ns(n, r, trials, repeat=5):
     overhead_mc("cyclic", 2, n_groups=n, r=r, rng=0)
     best = math.inf

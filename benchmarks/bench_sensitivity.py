@@ -27,7 +27,7 @@ import numpy as np
 
 
 def _variants(k):
-    from spare_mc.sensitivity import default_variants
+    from spare_mc.analyses.sensitivity import default_variants
 
     pick = ["restart_stay_dead", "layout_sidon", "rep_redo_step", "mtbf_s_x2"]
     vs = {v.name: v for v in default_variants()}
@@ -35,7 +35,7 @@ def _variants(k):
 
 
 def _study(k, reps, pilot, address, tmp, tag):
-    from spare_mc.sensitivity import sensitivity
+    from spare_mc.analyses.sensitivity import sensitivity
 
     t0 = time.perf_counter()
     res = sensitivity((600,), variants=_variants(k), reps=reps, pilot_reps=pilot, target_pp=50.0,
@@ -45,8 +45,8 @@ def _study(k, reps, pilot, address, tmp, tag):
 
 def _jobs(k, reps, pilot):
     """Timeline jobs the study runs: screen points x reps + confirmation points x pilot."""
-    from spare_mc.optimize import PERIOD_FACTORS
-    from spare_mc.sensitivity import _strategy_overrides
+    from spare_mc.analyses.sensitivity import _strategy_overrides
+    from spare_mc.ttt.optimize import PERIOD_FACTORS
 
     n = 0
     for s, n_r in (("rep", 5), ("spare", 13)):
@@ -63,8 +63,8 @@ def main(argv=None) -> dict:
     args = ap.parse_args(argv)
     from distributed import LocalCluster
 
-    from spare_mc._seeding import trace_seed_sequence
-    from spare_mc.timeline import TimelineConfig, run_timeline
+    from spare_mc._lib.seeding import trace_seed_sequence
+    from spare_mc.ttt.timeline import TimelineConfig, run_timeline
 
     root = np.random.SeedSequence(99)
     job_ms = {}

@@ -25,8 +25,8 @@ import time
 import numpy as np
 
 from spare_mc import _timeline_kernels as TK
-from spare_mc.reference import timeline_simpy
-from spare_mc.timeline import TimelineConfig, _live_state, _run_us, make_trace
+from spare_mc.testing.reference import timeline_simpy
+from spare_mc.ttt.timeline import TimelineConfig, _live_state, _run_us, make_trace
 
 
 def _paired(cfg, holders, traces, m, live0=None):

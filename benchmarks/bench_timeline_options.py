@@ -5,7 +5,7 @@ On identical failure traces (paper setting, N = 600, jitter off): CKPT-only with
 (r = 8) under the periodic checkpoint policy and the two dynamic ones (which check the period at every step
 boundary instead of jumping to the next due checkpoint); Rep+CKPT and SPARe+CKPT with repair (fixed 30 min,
 rejoining at the next step boundary) and without. Also the cost of one exact step-model expectation
-(:func:`spare_mc.exact_ttt.exact_step_ttt`). Ratios > 1 mean the option costs more.
+(:func:`spare_mc.ttt.exact_ttt.exact_step_ttt`). Ratios > 1 mean the option costs more.
 
 Usage: ``python benchmarks/bench_timeline_options.py [--json] [--reps 40] [--n-steps 10000]``
 """
@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
-from spare_mc.exact_ttt import exact_step_ttt
-from spare_mc.timeline import TimelineConfig, _run_us, make_trace
+from spare_mc.ttt.exact_ttt import exact_step_ttt
+from spare_mc.ttt.timeline import TimelineConfig, _run_us, make_trace
 
 
 def _per_job(cfg, traces):

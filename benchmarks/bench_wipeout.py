@@ -4,14 +4,14 @@ N = 1000, r = 9, uniform order without replacement, a fixed layout per row: ``cy
 ``random`` (one fixed random-holders layout), ``block`` (Rep: 111 replica sets of 9 or 10 groups, as
 ``make_layout("block", 1000, 9)`` builds) and ``custom`` (the cyclic holder table with its groups relabelled by a
 fixed permutation: a user's table, same law as cyclic). Each row runs the kernel :func:`spare_mc.wipeout_mc` runs
-for it (:func:`spare_mc.survivability.uniform_order_kernel`): ``block`` the replica sets' order statistics
-(:func:`spare_mc._wipeout_kernels.wipeout_partition`, about one draw per set); ``cyclic`` the sliding-window maxima
+for it (:func:`spare_mc.mc.survivability.uniform_order_kernel`): ``block`` the replica sets' order statistics
+(:func:`spare_mc._kernels.wipeout.wipeout_partition`, about one draw per set); ``cyclic`` the sliding-window maxima
 of the groups' failure times (``wipeout_cyclic_window``); ``sidon``, ``random`` and ``custom`` the failure times'
 order statistics on the holder table (``wipeout_order_stat``). The extra rows ``cyclic-seq``, ``sidon-seq`` and
 ``block-seq`` are the same layouts failure by failure (``wipeout_mc(method="sequential")``, which keeps common
 random numbers between all layouts and with ``overhead_mc``): shown for comparison, without a target.
 
-The baseline is :func:`spare_mc.reference.wipeout_order_statistics`: numpy, vectorised over replications in batches
+The baseline is :func:`spare_mc.testing.reference.wipeout_order_statistics`: numpy, vectorised over replications in batches
 of 500; per replication one uniform failure time per group, per type the max over its holders' times (the same
 holder table as the kernel), the min over types (the wipe-out time) and ``T`` = its rank among the failure times.
 It is a correct alternative method: the run checks that its mean ``T`` agrees with the kernel's (two-sample z,
@@ -25,7 +25,7 @@ copy without the order-statistic or partition kernels runs failure by failure in
 
 ``--crossover`` instead times failure by failure against the order statistics on cyclic and random-holders layouts
 at N = 200 and 1000, r = 2..9, next to ``E[T]/N`` and its estimate ``N^(-1/r)``: where the two cost the same is
-:data:`spare_mc.survivability.ORDER_STAT_MIN_FRACTION`, the fraction from which ``method="auto"`` takes the order
+:data:`spare_mc.mc.survivability.ORDER_STAT_MIN_FRACTION`, the fraction from which ``method="auto"`` takes the order
 statistics.
 
 Usage: ``python benchmarks/bench_wipeout.py [--json] [--reps 20000] [--baseline-reps 2000] [--compare-with F]
@@ -47,8 +47,8 @@ from scipy import stats
 
 import spare_mc as sm
 from spare_mc import _wipeout_kernels as K
-from spare_mc.reference import holder_table, wipeout_order_statistics
-from spare_mc.survivability import ORDER_STAT_MIN_FRACTION, order_stat_table, partition_classes, uniform_order_kernel
+from spare_mc.mc.survivability import ORDER_STAT_MIN_FRACTION, order_stat_table, partition_classes, uniform_order_kernel
+from spare_mc.testing.reference import holder_table, wipeout_order_statistics
 
 LAYOUT_NAMES = ("cyclic", "sidon", "random", "block", "custom", "cyclic-seq", "sidon-seq", "block-seq")
 NO_TARGET = ("cyclic-seq", "sidon-seq", "block-seq")  # informational rows

@@ -33,7 +33,7 @@ REPO = DOCS.parent
 
 
 def _header(title: str, command: str, seconds: float) -> str:
-    from spare_mc._provenance import software_versions
+    from spare_mc._lib.provenance import software_versions
 
     v = software_versions()
     stack = ", ".join(f"{k} {v[k]}" for k in ("numpy", "numba", "scipy", "xarray", "dask"))
@@ -49,11 +49,11 @@ def _ci(mean, ci, digits=3):
 # ------------------------------------------------------------------------------------------------------ options
 def page_options() -> str:
     import spare_mc as sm
-    from spare_mc.cli import _build_parser
-    from spare_mc.failures import FAILURE_KINDS, FAILURE_SPEC_DEFAULTS
+    from spare_mc.cli.commands import _build_parser
+    from spare_mc.model.failures import FAILURE_KINDS, FAILURE_SPEC_DEFAULTS
+    from spare_mc.model.topology import DOMAIN_LEVELS
     from spare_mc.options import OPTIONS_DEFAULTS
-    from spare_mc.sweep import OUTPUTS, PARAMETERS
-    from spare_mc.topology import DOMAIN_LEVELS
+    from spare_mc.sweep.runner import OUTPUTS, PARAMETERS
 
     t0 = time.perf_counter()
     out = ["## Time-to-train settings (`TimelineConfig`)\n",
@@ -81,7 +81,7 @@ def page_options() -> str:
     out += ["", "## Failure models (sweeps and the command line)\n",
             f"`failure_model` is one of {', '.join(f'`{k}`' for k in FAILURE_KINDS)} (command line: `--failures`, "
             "with `per-gpu` for `per_gpu`). The other parameters and their defaults "
-            "(`spare_mc.failures.failure_from_spec`); a value given for a model it does not affect is an error:\n",
+            "(`spare_mc.model.failures.failure_from_spec`); a value given for a model it does not affect is an error:\n",
             "| parameter | default | applies to |", "|---|---|---|",
             "| `mtbf_s`, `shape` | `300.0`, `0.78` | every clocked model (per-GPU lifetimes: the first failure of a "
             "fresh system has mean `mtbf_s`) |"]
@@ -90,7 +90,7 @@ def page_options() -> str:
                "n_gpus": f"per_gpu, {domains}", "placement": domains,
                "calibration": f"per_gpu, {domains} (how per-GPU lifetimes match `mtbf_s`)",
                "domain_levels": "mixed: the levels at once, comma-separated `level` (its default rate, "
-                                "`spare_mc.domain_rates`) or `level=mtbf_s`; `None` = every level at its default rate"}
+                                "`spare_mc.model.domain_rates`) or `level=mtbf_s`; `None` = every level at its default rate"}
     out += [f"| `{k}` | `{v!r}` | {applies[k]} |" for k, v in FAILURE_SPEC_DEFAULTS.items()]
     out += ["", "## Global options (`spare_mc.set_options`)\n", "| option | default | meaning |", "|---|---|---|",
             f"| `max_memory` | `{OPTIONS_DEFAULTS['max_memory']!r}` (half of the available memory) | bytes one call "
@@ -171,7 +171,7 @@ def page_overhead() -> str:
 
 
 def page_main() -> str:
-    from spare_mc.reproduce import reproduce
+    from spare_mc.analyses.reproduce import reproduce
 
     t0 = time.perf_counter()
     d = reproduce(table="main").main_table.to_dict()
@@ -203,7 +203,7 @@ def page_main() -> str:
 
 def _cli_json(*argv):
     """Run ``spare-mc ARGV --json`` in the repository and return its JSON (the sweeps resume from their data)."""
-    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", *argv, "--json"], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli.commands", *argv, "--json"], capture_output=True, text=True,
                           cwd=REPO)
     if proc.returncode != 0:
         raise SystemExit(f"spare-mc {' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")

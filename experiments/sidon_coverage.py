@@ -1,4 +1,4 @@
-"""Coverage of ``spare_mc.layouts.sidon_offsets``: for each N, which r are found, by which construction, how fast.
+"""Coverage of ``spare_mc.model.layouts.sidon_offsets``: for each N, which r are found, by which construction, how fast.
 
 Usage: ``PYTHONPATH=. python experiments/sidon_coverage.py > table.md``. For every N the scan goes up in r from 2
 and stops after two consecutive r without a set (r(r-1) <= N-1 is the existence bound ``r_lim``).
@@ -7,7 +7,7 @@ and stops after two consecutive r without a set (r(r-1) <= N-1 is the existence 
 import math
 import time
 
-from spare_mc._sidon import find_sidon
+from spare_mc.model._sidon import find_sidon
 
 NS = (100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1200, 1400, 1600, 1800, 2000)
 

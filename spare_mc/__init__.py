@@ -11,32 +11,33 @@ training job (CKPT-only, Rep+CKPT, SPARe+CKPT) and ``optimize`` finds each strat
 period. ``reference`` holds the slow, obviously correct twins of every fast kernel.
 """
 
-from . import _loading  # noqa: F401 - first: the console script's Ctrl-C while the package loads
-from ._validation import UsageError, UsageTypeError, UsageValueError
-from ._version import __version__
-from .closed_forms import (availability, ckpt_period_daly, ckpt_period_optimal, ckpt_period_young, mu_expansion,
-                           mu_paper, mu_rep_paper, normalized_ttt, optimal_availability, overhead_lower_bound, r_star,
-                           stack_lower_bound)
-from .exact import EXACT_LAYOUTS, ExactDistribution, exact_wipeout
-from .failure_logs import (FailureLog, LevelFit, LogFit, LogReplay, TimelineEvents, failure_log_from_arrays,
-                           fit_failure_log, read_failure_log, replay_log, sampled_failure_log, synthetic_log,
-                           weibull_mle, write_failure_log)
-from .failures import (DomainFailures, FailureEvents, PerGPU, SystemRenewal, UniformOrder, failure_from_spec,
-                       failure_model_from_dict, sample_events)
-from .layouts import (LAYOUT_KINDS, Layout, ReplicaSets, block, cyclic, cyclic_offsets, make_layout, random_holders,
-                      replica_sets, sidon)
-from .placement import (PLACED_LAYOUT_KINDS, DomainConflicts, co_domain_differences, domain_aware,
-                        domain_aware_offsets, domain_aware_replica_sets, domain_conflicts, make_placed_layout,
-                        max_groups_per_domain)
-from .optimize import MainTable, MainTableRow, OptimumResult, TheoryTTT, main_table, optimize_strategy, theory_ttt
+from ._lib import loading as _loading  # noqa: F401 - first: the console script's Ctrl-C while the package loads
+from ._lib.validation import UsageError, UsageTypeError, UsageValueError
+from ._lib.version import __version__
+from .logs.failure_logs import (FailureLog, LevelFit, LogFit, LogReplay, TimelineEvents, failure_log_from_arrays,
+                                fit_failure_log, read_failure_log, replay_log, sampled_failure_log, synthetic_log,
+                                weibull_mle, write_failure_log)
+from .logs.replay_ttt import LogTTTResult, replay_log_ttt
+from .mc.reorder import OverheadResult, ReCtlr, ReCtlrStep, StackBoundSum, exact_stack_bound_sum, overhead_mc
+from .mc.survivability import WipeoutResult, wipeout_mc
+from .model.failures import (DomainFailures, FailureEvents, PerGPU, SystemRenewal, UniformOrder, failure_from_spec,
+                             failure_model_from_dict, sample_events)
+from .model.kinds import make_layout
+from .model.layouts import (LAYOUT_KINDS, Layout, ReplicaSets, block, cyclic, cyclic_offsets, random_holders,
+                            replica_sets, sidon)
+from .model.placement import (PLACED_LAYOUT_KINDS, DomainConflicts, co_domain_differences, domain_aware,
+                              domain_aware_offsets, domain_aware_replica_sets, domain_conflicts, make_placed_layout,
+                              max_groups_per_domain)
+from .model.topology import Topology
 from .options import get_options, set_options
-from .reorder import OverheadResult, ReCtlr, ReCtlrStep, StackBoundSum, exact_stack_bound_sum, overhead_mc
 from .stats import (Comparison, MCEstimate, clopper_pearson_interval, compare, estimate_mean, ratio_estimate,
                     wilson_interval)
-from .survivability import WipeoutResult, wipeout_mc
-from .timeline import (LogTTTResult, TimelineConfig, TimelineRun, TTTResult, paper_allreduce_s, replay_log_ttt,
-                       simulate_ttt)
-from .topology import Topology
+from .theory.closed_forms import (availability, ckpt_period_daly, ckpt_period_optimal, ckpt_period_young, mu_expansion,
+                                  mu_paper, mu_rep_paper, normalized_ttt, optimal_availability, overhead_lower_bound,
+                                  r_star, stack_lower_bound)
+from .theory.exact import EXACT_LAYOUTS, ExactDistribution, exact_wipeout
+from .ttt.optimize import MainTable, MainTableRow, OptimumResult, TheoryTTT, main_table, optimize_strategy, theory_ttt
+from .ttt.timeline import TimelineConfig, TimelineRun, TTTResult, paper_allreduce_s, simulate_ttt
 
 __all__ = [
     # topology and failure models
@@ -74,7 +75,13 @@ __all__ = [
 
 # the digest of the code as loaded, not as it may be on disk later (a session that imported spare_mc, then pulled
 # an update, still runs the old code: its sweep parts must say so); about 2 ms
-from ._provenance import code_digest as _code_digest  # noqa: E402
+from ._lib.provenance import code_digest as _code_digest  # noqa: E402
 
 _code_digest()
 del _code_digest
+
+# the module paths of 0.2 (spare_mc.timeline, spare_mc.failure_logs, ...) stay importable, with a warning, for 0.3.x
+from ._moved import install as _install_moved  # noqa: E402
+
+_install_moved()
+del _install_moved

@@ -21,7 +21,7 @@ Examples
 
 from __future__ import annotations
 
-from ._validation import as_int
+from ._lib.validation import UsageValueError, as_int
 
 __all__ = ["set_options", "get_options", "OPTIONS_DEFAULTS"]
 
@@ -35,7 +35,6 @@ def _validate(name, value):
         return None if value is None else as_int(value, "max_memory", min_value=1)
     if name == "max_tasks":
         return as_int(value, "max_tasks", min_value=1)
-    from ._validation import UsageValueError
 
     raise UsageValueError(f"unknown option {name!r}; expected one of {sorted(OPTIONS_DEFAULTS)}")
 

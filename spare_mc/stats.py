@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 from scipy import stats as _st
 
-from ._validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
+from ._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
 
 __all__ = ["MCEstimate", "Comparison", "compare", "wilson_interval", "clopper_pearson_interval", "estimate_mean",
            "ratio_estimate"]

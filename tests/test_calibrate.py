@@ -5,10 +5,10 @@ import json
 import pytest
 
 import spare_mc as sm
-from spare_mc.calibrate import (SEARCH_SPACE, _subcombos, calibrate, load_preset, load_target, preset_names,
-                                write_preset)
-from spare_mc.cli import main
-from spare_mc.optimize import optimize_strategy
+from spare_mc.analyses.calibrate import (SEARCH_SPACE, _subcombos, calibrate, load_preset, load_target, preset_names,
+                                         write_preset)
+from spare_mc.cli.commands import main
+from spare_mc.ttt.optimize import optimize_strategy
 
 BASE = {"n_steps": 150}
 RR = {"rep": (2, 3), "spare": (2, 4)}
@@ -91,7 +91,7 @@ def test_preset_roundtrip_and_reproduce(recovered, tmp_path):
     path = write_preset(res, tmp_path / "mine.json", name="mine")
     p = load_preset(path)
     assert p["fitted"] is True and p["fitted_options"] == res.best["labels"] and "FITTED" in p["description"]
-    from spare_mc.reproduce import reproduce
+    from spare_mc.analyses.reproduce import reproduce
 
     assert p["overrides"] == {**BASE, **over} and p["fixed"] == BASE  # the fit's own settings travel with it
     mt = reproduce(table="main", n_values=(24,), reps=2, confirm_reps=3, preset=path)

@@ -2,10 +2,10 @@ import math
 
 import numpy as np
 import pytest
+from conftest import ALPHA
 from scipy import optimize
 
 import spare_mc as sm
-from conftest import ALPHA
 
 
 def test_mu_paper_values_and_limits():
@@ -64,7 +64,7 @@ def test_overhead_lower_bound_by_hand():
 def test_overhead_lower_bound_sums_by_blocks_exactly_at_any_n():
     """The sum of c(k) goes one step per distinct value (a QA pass: N = 10^18 allocated 6.5 TiB, N = 2^31 - 1 took
     40 s and 8 GB); it equals the term-by-term sum for every N <= 120 and every cut, and is exact in integers."""
-    from spare_mc.closed_forms import _stack_bound_total
+    from spare_mc.theory.closed_forms import _stack_bound_total
 
     for n in range(1, 121):
         for m in range(1, n + 1):
@@ -154,7 +154,7 @@ def _classical_mc(solve_s, tau, delta, restart, mtbf, reps, seed):
     (600.0, 600.0, 60.0, 0.0, 400.0),        # one segment longer than M, no restart time
 ])
 def test_daly_expected_wall_time_matches_a_direct_simulation(solve, tau, delta, restart, mtbf):
-    from spare_mc.closed_forms import daly_expected_wall_time
+    from spare_mc.theory.closed_forms import daly_expected_wall_time
 
     exact = daly_expected_wall_time(solve, tau, delta, restart, mtbf)
     sim = _classical_mc(solve, tau, delta, restart, mtbf, 6000, seed=11)
@@ -165,7 +165,7 @@ def test_daly_expected_wall_time_matches_a_direct_simulation(solve, tau, delta, 
 def test_daly_expected_wall_time_limits_and_optimum():
     from scipy.optimize import minimize_scalar
 
-    from spare_mc.closed_forms import ckpt_period_daly, ckpt_period_young, daly_expected_wall_time
+    from spare_mc.theory.closed_forms import ckpt_period_daly, ckpt_period_young, daly_expected_wall_time
 
     # no failures: the solve time plus one checkpoint per segment
     assert daly_expected_wall_time(3600.0, 600.0, 10.0, 50.0, 1e13) == pytest.approx(3660.0, rel=1e-9)
@@ -190,7 +190,7 @@ def test_daly_expected_wall_time_limits_and_optimum():
     (dict(mtbf_s="1"), "`mtbf_s` must be a real number"),
 ])
 def test_daly_expected_wall_time_bad_input(kw, match):
-    from spare_mc.closed_forms import daly_expected_wall_time
+    from spare_mc.theory.closed_forms import daly_expected_wall_time
 
     args = {**dict(solve_s=100.0, interval_s=10.0, save_s=1.0, restart_s=1.0, mtbf_s=100.0), **kw}
     with pytest.raises((sm.UsageValueError, sm.UsageTypeError), match=match):

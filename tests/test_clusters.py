@@ -7,16 +7,15 @@ import math
 import re
 
 import pytest
+from conftest import ALPHA
 from scipy import stats
 
 from spare_mc import UsageTypeError, UsageValueError
-from spare_mc.cli import main
-from spare_mc.clusters import (LLAMA3_ROOT_CAUSES, REPORTED_EFFECTIVE, ClusterPreset, effective_training_time,
-                               llama3_405b, llama3_study, report_verdict)
+from spare_mc.analyses.clusters import (LLAMA3_ROOT_CAUSES, REPORTED_EFFECTIVE, ClusterPreset, effective_training_time,
+                                        llama3_405b, llama3_study, report_verdict)
+from spare_mc.cli.commands import main
 from spare_mc.stats import MCEstimate, compare
-from spare_mc.timeline import classical_expected_ttt_s, is_classical
-
-from conftest import ALPHA
+from spare_mc.ttt.timeline import classical_expected_ttt_s, is_classical
 
 # the report's facts, typed in again here (not read from the module)
 GPUS, DAYS, UNEXPECTED, PLANNED = 16_384, 54, 419, 47
@@ -43,7 +42,7 @@ def test_rates_follow_from_the_facts():
 def test_root_causes_add_up_to_the_unexpected_interruptions():
     """Table 5's counts sum to 419 and its shares are count / 419, except "Faulty GPU" (printed 30.1%, 148 / 419 =
     35.3%); the report's GPU total of 58.7% (domain_rates' per-GPU events) adds the printed GPU shares."""
-    from spare_mc.domain_rates import DOMAIN_RATES
+    from spare_mc.model.domain_rates import DOMAIN_RATES
 
     assert sum(c.count for c in LLAMA3_ROOT_CAUSES) == UNEXPECTED
     off = [c.cause for c in LLAMA3_ROOT_CAUSES if abs(100 * c.count / UNEXPECTED - c.percent) > 0.051]
@@ -203,7 +202,7 @@ def test_modern_checkpointing_row_beats_the_blocking_saves_on_the_same_traces():
     """The study's "modern" row (in-memory copies, background remote saves, the restart split) runs the central
     preset on the same failure traces: its effective training time is higher, far beyond the sampling error, and it
     states the settings it used."""
-    from spare_mc.clusters import _modern_row, effective_training_time, llama3_405b
+    from spare_mc.analyses.clusters import _modern_row, effective_training_time, llama3_405b
 
     preset = llama3_405b()
     base = effective_training_time(preset, reps=12, rng=3)

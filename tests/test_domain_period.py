@@ -1,12 +1,12 @@
-"""The checkpoint period per failure-domain level (spare_mc.domain_period): the screen, the choice of the best
+"""The checkpoint period per failure-domain level (spare_mc.analyses.domain_period): the screen, the choice of the best
 period, the paired confirmation and its errors, on a small setting."""
 
 import numpy as np
 import pytest
 
-from spare_mc.domain_period import run_domain_period_study
-from spare_mc.domains import DomainStudy, _failures
-from spare_mc.timeline import simulate_ttt
+from spare_mc.analyses.domain_period import run_domain_period_study
+from spare_mc.analyses.domains import DomainStudy, _failures
+from spare_mc.ttt.timeline import simulate_ttt
 
 SMALL = DomainStudy(n_values=(200,), levels=("none", "pod"), spare_r={200: 8}, n_steps=600, seed=3,
                     mixed_n_values=(200,))
@@ -41,7 +41,7 @@ def test_rows_layouts_and_the_best_screen_point(result):
 
 def test_screen_and_confirmation_are_the_jobs_of_simulate_ttt(result):
     """The screen at factor 1 is replications 0-3 of the row's config; the confirmation replications 4-9."""
-    from spare_mc.domain_period import _layouts
+    from spare_mc.analyses.domain_period import _layouts
     failures, topo = _failures(SMALL, "pod", 200)
     (_, _, _, cfg), = [x for x in _layouts(SMALL, 200, failures, topo, "pod") if x[0] == "spare"]
     row = next(r for r in result["rows"] if r["level"] == "pod" and r["strategy"] == "spare")
@@ -88,7 +88,7 @@ def test_docs_table_is_the_shipped_result():
 def test_reproduce_table_domain_period_cli(tmp_path, capsys):
     import json
 
-    from spare_mc.cli import main
+    from spare_mc.cli.commands import main
     assert main(["reproduce", "--table", "domain-period", "--quick", "--reps", "3", "--confirm-reps", "4",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

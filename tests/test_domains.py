@@ -1,4 +1,4 @@
-"""The failure-domain study (spare_mc.domains, ``reproduce --table domains``) and the timeline's domain-aware
+"""The failure-domain study (spare_mc.analyses.domains, ``reproduce --table domains``) and the timeline's domain-aware
 placement: the Monte Carlo against exact laws where the domains reduce to one, the kernel against the twin, the
 table's shape and its errors."""
 
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import spare_mc as sm
-from spare_mc.domains import DOMAIN_STUDY_LAYOUTS, DomainStudy, domain_study_rows, run_domain_study
-from spare_mc.exact import exact_wipeout
-from spare_mc.reference import survival_by_subsets, timeline_simpy
-from spare_mc.timeline import TimelineConfig, _run_us, make_trace
+from spare_mc.analyses.domains import DOMAIN_STUDY_LAYOUTS, DomainStudy, domain_study_rows, run_domain_study
+from spare_mc.testing.reference import survival_by_subsets, timeline_simpy
+from spare_mc.theory.exact import exact_wipeout
+from spare_mc.ttt.timeline import TimelineConfig, _run_us, make_trace
 
 ALPHA = 1e-4
 Z = 3.8906  # two-sided normal quantile at alpha = 1e-4
@@ -143,7 +143,7 @@ def test_study_rows_with_every_level_at_once(tmp_path):
     alone = domain_study_rows(run_domain_study(DomainStudy.quick(**kw, mixed_n_values=())))
     assert [r for r in rows if r["level"] != "all"] == alone
     assert res["settings"]["mixed_n_values"] == (200,)
-    from spare_mc.plots import figure_domains
+    from spare_mc.plots.figures import figure_domains
     assert figure_domains(res, str(tmp_path / "domains.png")) == str(tmp_path / "domains.png")
 
 
@@ -157,7 +157,7 @@ def test_study_settings_are_validated():
 
 
 def test_reproduce_table_domains_cli(tmp_path, capsys):
-    from spare_mc.cli import main
+    from spare_mc.cli.commands import main
     assert main(["reproduce", "--table", "domains", "--quick", "--reps", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["table"] == "domains" and out["rows"]

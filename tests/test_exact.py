@@ -7,7 +7,7 @@ from scipy import integrate
 
 import spare_mc as sm
 from spare_mc import reference as ref
-from spare_mc.exact import block_mean_closed_form
+from spare_mc.theory.exact import block_mean_closed_form
 
 SMALL = [(n, r) for n in range(1, 13) for r in range(1, n + 1)]
 

@@ -14,36 +14,14 @@ from hypothesis import strategies as hst
 from scipy import stats as st
 
 import spare_mc
-from spare_mc import (
-    DomainFailures,
-    PerGPU,
-    Topology,
-    UsageTypeError,
-    UsageValueError,
-    cyclic,
-    overhead_mc,
-    replica_sets,
-    sample_events,
-    sidon,
-    wipeout_mc,
-)
-from spare_mc._resources import ResourceLimitError
-from spare_mc.cli import main
-from spare_mc.failure_logs import (
-    EXAMPLE,
-    example_log_path,
-    failure_log_from_arrays,
-    fit_failure_log,
-    log_levels,
-    read_failure_log,
-    replay_log,
-    sampled_failure_log,
-    synthetic_log,
-    weibull_mle,
-    write_example_log,
-    write_failure_log,
-)
-from spare_mc.topology import DOMAIN_LEVELS
+from spare_mc import (DomainFailures, PerGPU, Topology, UsageTypeError, UsageValueError, cyclic, overhead_mc,
+                      replica_sets, sample_events, sidon, wipeout_mc)
+from spare_mc._lib.resources import ResourceLimitError
+from spare_mc.cli.commands import main
+from spare_mc.logs.failure_logs import (EXAMPLE, example_log_path, failure_log_from_arrays, fit_failure_log, log_levels,
+                                        read_failure_log, replay_log, sampled_failure_log, synthetic_log, weibull_mle,
+                                        write_example_log, write_failure_log)
+from spare_mc.model.topology import DOMAIN_LEVELS
 
 EX_TOPO = Topology(**EXAMPLE["topology"])
 SMALL = Topology(64, 8)  # 8 GPUs per node: 8 nodes, 2 racks, 1 power domain
@@ -640,7 +618,7 @@ def test_fit_builds_spare_mc_failure_models():
 def test_fit_of_several_levels_builds_the_mixed_model():
     """A log with node and rack failures, fitted with one shape: ``failure_model("all")`` (or the two levels by
     name) is the mixed model of both at their fitted mean lifetimes; its flags rebuild it through the spec."""
-    from spare_mc.failures import failure_from_spec
+    from spare_mc.model.failures import failure_from_spec
     log = read_failure_log(example_log_path(), EX_TOPO)
     joint = fit_failure_log(log, levels=("gpu", "node", "rack"), shared_shape=True, min_failures=2)
     mixed = joint.failure_model("all")
@@ -756,7 +734,7 @@ def test_cli_log_fit_flags_name_the_placement_and_say_why_none(tmp_path, capsys)
 
 
 def test_every_log_subcommand_option_says_what_it_means():
-    from spare_mc.cli import _build_parser
+    from spare_mc.cli.commands import _build_parser
 
     log = _build_parser()._subparsers._group_actions[0].choices["log"]
     subs = log._subparsers._group_actions[0].choices

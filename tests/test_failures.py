@@ -1,12 +1,12 @@
 
 import numpy as np
 import pytest
+from conftest import ALPHA
 from scipy import stats
 
 import spare_mc as sm
 from spare_mc import reference as ref
-from spare_mc.failures import weibull_scale
-from conftest import ALPHA
+from spare_mc.model.failures import weibull_scale
 
 TOPO = sm.Topology(600_000, 600)
 
@@ -230,7 +230,7 @@ def test_system_mtbf_s_is_the_mean_first_failure_and_the_long_run_interval():
     """First failure of a fresh system: a Monte Carlo over the units' own Weibull lifetimes (GPUs and every domain)
     agrees with the closed form at ALPHA; for GPUs alone it is what PerGPU.from_system_mtbf inverts; the long-run
     interval is 1 / sum(count / mean); with k = 1 the two readings coincide."""
-    from spare_mc.failures import system_mtbf_s
+    from spare_mc.model.failures import system_mtbf_s
     topo = sm.Topology(256, 8)  # 32 nodes, 8 racks, 1 power domain
     k = 0.7
     model = sm.DomainFailures(levels={"node": 4e4, "rack": 9e4}, shape=k, background=sm.PerGPU(5e5, k))

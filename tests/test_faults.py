@@ -17,8 +17,8 @@ import time
 import numpy as np
 import pytest
 
-from spare_mc.storage import open_dataset
-from spare_mc.sweep import SweepSpec, run_sweep
+from spare_mc.sweep.runner import SweepSpec, run_sweep
+from spare_mc.sweep.storage import open_dataset
 
 SPEC = """
 [sweep]
@@ -37,8 +37,8 @@ r = [2, 3]
 #: half written to the temporary file) until it is killed; ``SLOW`` = seconds of sleep in every task.
 CHILD = textwrap.dedent("""
     import os, sys, time
-    import spare_mc.storage as storage
-    import spare_mc.sweep as sweep
+    import spare_mc.sweep.storage as storage
+    import spare_mc.sweep.runner as sweep
     hold = os.environ.get("HOLD", "")
     slow = float(os.environ.get("SLOW", "0"))
     real_atomic = storage._atomic_write
@@ -57,7 +57,7 @@ CHILD = textwrap.dedent("""
         time.sleep(slow)
         return real_task(*a, **k)
     sweep.run_task = slow_task
-    from spare_mc.cli import main
+    from spare_mc.cli.commands import main
     sys.exit(main(["sweep", sys.argv[1], "--out", sys.argv[2], "--workers", "0"]))
 """)
 
@@ -72,7 +72,7 @@ CLUSTER_MARK = textwrap.dedent("""
             open(os.environ["MARK"], "w").close()
             real_init(self, *a, **k)
         distributed.LocalCluster.__init__ = init
-        from spare_mc.cli import main
+        from spare_mc.cli.commands import main
         sys.exit(main(["sweep", sys.argv[1], "--out", sys.argv[2], "--workers", "2"]))
 """)
 
@@ -116,7 +116,7 @@ def _threads_cluster(n_workers):
 
 
 def _rerun(tmp_path, out):
-    return subprocess.run([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"), "--out",
+    return subprocess.run([sys.executable, "-m", "spare_mc.cli.commands", "sweep", str(tmp_path / "spec.toml"), "--out",
                            str(out), "--workers", "0"], capture_output=True, text=True)
 
 
@@ -194,12 +194,12 @@ def test_two_concurrent_sweeps_of_different_specs_to_one_output(tmp_path, refere
     _wait_for(f"{out}.parts", first)
     other = tmp_path / "other.toml"
     other.write_text(SPEC.replace("seed = 21", "seed = 5"))
-    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "sweep", str(other), "--out", str(out),
+    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli.commands", "sweep", str(other), "--out", str(out),
                            "--workers", "0"], capture_output=True, text=True)
     assert proc.returncode == 2 and "another spare-mc sweep is running" in proc.stderr
     _, err = first.communicate(timeout=300)
     assert first.returncode == 0, err
-    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "sweep", str(other), "--out", str(out),
+    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli.commands", "sweep", str(other), "--out", str(out),
                            "--workers", "0"], capture_output=True, text=True)
     assert proc.returncode == 2 and "refusing to replace it" in proc.stderr
     assert _data(open_dataset(out)).identical(_data(reference))
@@ -213,14 +213,14 @@ def test_non_regular_outputs_are_refused_even_with_force(tmp_path):
     os.mkfifo(fifo)
     (tmp_path / "spec.toml").write_text(SPEC)
     for extra in ([], ["--force"]):
-        proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"), "--out",
+        proc = subprocess.run([sys.executable, "-m", "spare_mc.cli.commands", "sweep", str(tmp_path / "spec.toml"), "--out",
                                str(fifo), "--workers", "0", *extra], capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2 and "is a FIFO; spare-mc only writes regular files" in proc.stderr
     assert os.path.exists(fifo) and not os.path.isfile(fifo)
-    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "compare", str(fifo)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli.commands", "compare", str(fifo)], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 2 and "not a regular file" in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"), "--out", "",
+    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli.commands", "sweep", str(tmp_path / "spec.toml"), "--out", "",
                            "--workers", "0"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 2 and "path is empty" in proc.stderr
     assert not list(tmp_path.glob("*.parts"))
@@ -245,7 +245,7 @@ def test_a_corrupt_dataset_is_detected(tmp_path, reference):
     i = len(blob) - 200  # inside the data section
     blob[i:i + 8] = b"\x7f" * 8
     out.write_bytes(bytes(blob))
-    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "compare", str(out)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli.commands", "compare", str(out)], capture_output=True,
                           text=True)
     assert proc.returncode == 2 and "is corrupt" in proc.stderr
     rerun = _rerun(tmp_path, out)  # this sweep's own damaged output: recomputed from its parts
@@ -324,8 +324,8 @@ def test_a_dask_worker_running_other_code_stops_the_sweep(tmp_path, monkeypatch)
     with every result. (A threads cluster in this process: its worker reports a fake digest.)"""
     from distributed import get_worker
 
-    import spare_mc._provenance as prov
-    from spare_mc.sweep import MixedCodeError
+    import spare_mc._lib.provenance as prov
+    from spare_mc.sweep.runner import MixedCodeError
 
     mine = prov.code_digest()  # a string: the fake below is pickled by value for the worker
 
@@ -353,7 +353,7 @@ def test_a_dask_worker_running_other_code_stops_the_sweep(tmp_path, monkeypatch)
                 raise self.answer
             return self.answer
 
-    from spare_mc.sweep import _check_worker_code
+    from spare_mc.sweep.runner import _check_worker_code
 
     _check_worker_code(Workers({"tcp://a:1": mine, "tcp://b:2": mine}), mine)
     with pytest.raises(MixedCodeError, match=r"dask workers tcp://b:2 \(code 0ther\) run other spare_mc code"):
@@ -370,7 +370,7 @@ def test_losing_the_scheduler_is_one_error_and_resumable(tmp_path, reference, mo
     gives up reconnecting 10 s later.)"""
     import threading
 
-    import spare_mc.sweep as sweep
+    import spare_mc.sweep.runner as sweep
 
     real = sweep.run_task
     monkeypatch.setattr(sweep, "run_task", lambda *a, **k: time.sleep(0.3) or real(*a, **k))
@@ -415,8 +415,8 @@ def test_a_full_disk_names_the_file_and_the_sweep_resumes(tmp_path, reference, m
     (exit 1), the torn temporary is gone, and a rerun completes the identical dataset."""
     import errno
 
-    import spare_mc.storage as storage
-    from spare_mc.cli import main
+    import spare_mc.sweep.storage as storage
+    from spare_mc.cli.commands import main
 
     real_fsync = os.fsync
     written = []
@@ -506,7 +506,7 @@ def test_a_port_that_is_not_a_dask_scheduler_fails_fast_in_one_line(tmp_path, mo
     try:
         port = int(server.stdout.readline())
         t = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"),
+        proc = subprocess.run([sys.executable, "-m", "spare_mc.cli.commands", "sweep", str(tmp_path / "spec.toml"),
                                "--scheduler", f"tcp://127.0.0.1:{port}", "--out", str(tmp_path / "x.nc")],
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 1 and "does not answer as a dask scheduler" in proc.stderr
@@ -567,7 +567,7 @@ def test_ctrl_c_while_the_console_script_loads_is_one_line():
     proc = subprocess.Popen([script, "mu", "--n-groups", "100", "--r", "3"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    for _ in range(2000):  # until numpy's core is loaded: spare_mc._loading has run, the imports are under way
+    for _ in range(2000):  # until numpy's core is loaded: spare_mc._lib.loading has run, the imports are under way
         with open(f"/proc/{proc.pid}/maps") as fh:
             if "_multiarray_umath" in fh.read():
                 break
@@ -589,7 +589,7 @@ def test_ctrl_c_of_a_dask_sweep_is_one_line_and_resumable(tmp_path):
     slow = SPEC.replace("block = 10", "block = 1")
     (tmp_path / "spec.toml").write_text(slow)
     out = tmp_path / "out.nc"
-    proc = subprocess.Popen([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"), "--out",
+    proc = subprocess.Popen([sys.executable, "-m", "spare_mc.cli.commands", "sweep", str(tmp_path / "spec.toml"), "--out",
                              str(out), "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     folder = f"{out}.parts/{SweepSpec.from_toml(slow).digest()}"
@@ -611,7 +611,7 @@ def test_a_local_cluster_left_without_workers_stops_the_sweep(tmp_path, monkeypa
     """QA: after repeated kill -9 of its workers a local cluster had none left, and the sweep waited silently for
     ever. A local cluster with no worker connected for NO_WORKER_TIMEOUT_S now stops it: one OSError (exit 1)
     that says why and that a rerun resumes. (A threads cluster that never has a worker; the timeout shortened.)"""
-    import spare_mc.sweep as sweep
+    import spare_mc.sweep.runner as sweep
 
     monkeypatch.setattr(sweep, "NO_WORKER_TIMEOUT_S", 1.0)
     monkeypatch.setattr(sweep, "_WATCH_EVERY_S", 0.2)
@@ -629,7 +629,7 @@ def test_an_external_scheduler_without_workers_warns_and_waits(tmp_path, referen
     joins then computes the identical dataset."""
     import threading
 
-    import spare_mc.sweep as sweep
+    import spare_mc.sweep.runner as sweep
 
     monkeypatch.setattr(sweep, "NO_WORKER_TIMEOUT_S", 0.5)
     monkeypatch.setattr(sweep, "_WATCH_EVERY_S", 0.1)
@@ -668,7 +668,7 @@ def test_a_task_that_kills_its_workers_is_one_error_and_resumable(tmp_path, refe
     too (QA: it named a tiny task)."""
     from distributed import KilledWorker
 
-    import spare_mc.sweep as sweep
+    import spare_mc.sweep.runner as sweep
 
     real = sweep._completed
 
@@ -703,8 +703,8 @@ def test_a_task_that_kills_its_workers_is_one_error_and_resumable(tmp_path, refe
 def test_a_local_cluster_that_does_not_start_is_one_line(tmp_path, monkeypatch, capsys):
     """QA: "Nanny failed to start" (a RuntimeError from dask) was "internal error" with a traceback, exit 70. It is
     one line and exit 1 now, with the two usual causes (a script without the main guard; too little memory)."""
-    import spare_mc.sweep as sweep
-    from spare_mc.cli import main
+    import spare_mc.sweep.runner as sweep
+    from spare_mc.cli.commands import main
 
     def fail(n, forked):
         raise RuntimeError("Nanny failed to start.")
@@ -724,7 +724,7 @@ def test_run_sweep_from_a_script_without_the_main_guard(tmp_path):
     again by every dask worker process, which started the sweep again. A call from the top level of a script being
     imported as ``__mp_main__`` is refused, naming the guard, and the script itself gets one error (the cluster
     could not start) with the same hint; nothing is computed."""
-    from spare_mc._validation import UsageValueError
+    from spare_mc._lib.validation import UsageValueError
 
     spec = SweepSpec.from_toml(SPEC)
     code = compile("run_sweep(spec, out, workers=0, progress=False)", str(tmp_path / "script.py"), "exec")
@@ -736,14 +736,14 @@ def test_run_sweep_from_a_script_without_the_main_guard(tmp_path):
 
     (tmp_path / "spec.toml").write_text(SPEC)
     (tmp_path / "noguard.py").write_text(textwrap.dedent(f"""
-        from spare_mc.sweep import SweepSpec, run_sweep
+        from spare_mc.sweep.runner import SweepSpec, run_sweep
         run_sweep(SweepSpec.from_file({str(tmp_path / 'spec.toml')!r}), {str(tmp_path / 'c.nc')!r}, workers=2,
                   progress=False)
     """))
     proc = subprocess.run([sys.executable, str(tmp_path / "noguard.py")], capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("spare_mc.sweep.WorkersLost: the local dask cluster did not start") and \
+    assert last.startswith("spare_mc.sweep.runner.WorkersLost: the local dask cluster did not start") and \
         'call it under `if __name__ == "__main__":`' in last, proc.stderr
     assert 'UsageValueError: run_sweep was called from the top level of a script without the' in proc.stderr
     assert not (tmp_path / "c.nc").exists() and not list((tmp_path / "c.nc.parts").rglob("*.npz"))
@@ -778,7 +778,7 @@ def test_task_keys_are_read_back_by_the_pattern_that_finds_other_blocks():
     ``SweepSpec.tasks()`` names them with: every key of a sweep matches and gives its replications."""
     import dataclasses
 
-    from spare_mc.sweep import _TASK_KEY_RE
+    from spare_mc.sweep.runner import _TASK_KEY_RE
 
     for block in (7, 10, 40):
         spec = dataclasses.replace(SweepSpec.from_toml(SPEC), block=block)
@@ -790,8 +790,8 @@ def test_task_keys_are_read_back_by_the_pattern_that_finds_other_blocks():
 def test_out_of_memory_is_one_line_not_a_bug(tmp_path, monkeypatch, capsys):
     """QA: a MemoryError (``ulimit -v``, a container without overcommit) in any command was "internal error: this is
     a bug" with a traceback, exit 70. It is one line and exit 1."""
-    import spare_mc.sweep as sweep
-    from spare_mc.cli import main
+    import spare_mc.sweep.runner as sweep
+    from spare_mc.cli.commands import main
 
     def big(*a, **k):
         np.empty(1 << 52, np.uint8)  # 4 PB: numpy raises a MemoryError
@@ -810,7 +810,7 @@ def test_run_sweep_from_standard_input_names_the_cause(tmp_path):
     no file); the error said to add the main guard, which cannot help. It names the cause and the way out."""
     (tmp_path / "spec.toml").write_text(SPEC)
     code = textwrap.dedent(f"""
-        from spare_mc.sweep import SweepSpec, run_sweep
+        from spare_mc.sweep.runner import SweepSpec, run_sweep
         if __name__ == "__main__":
             run_sweep(SweepSpec.from_file({str(tmp_path / 'spec.toml')!r}), {str(tmp_path / 'c.nc')!r}, workers=2,
                       progress=False)
@@ -819,7 +819,7 @@ def test_run_sweep_from_standard_input_names_the_cause(tmp_path):
                           cwd=tmp_path)
     assert proc.returncode != 0
     assert proc.stderr.strip().splitlines()[-1] == (
-        "spare_mc.sweep.WorkersLost: the local dask cluster did not start: code read from standard input (python -) "
+        "spare_mc.sweep.runner.WorkersLost: the local dask cluster did not start: code read from standard input (python -) "
         "cannot start one, because its worker processes re-import the main script, which has no file here. Save the "
         "code to a file, or run the tasks in this process (workers=0)"), proc.stderr
     assert not (tmp_path / "c.nc").exists()

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 import spare_mc as sm
-from spare_mc._resources import ResourceLimitError
-from spare_mc.cli import main
-from spare_mc.storage import open_dataset, write_dataset
-from spare_mc.sweep import SweepSpec, compare_dataset, run_sweep
-from spare_mc.timeline import TimelineConfig, run_timeline, simulate_ttt
+from spare_mc._lib.resources import ResourceLimitError
+from spare_mc.cli.commands import main
+from spare_mc.sweep.runner import SweepSpec, compare_dataset, run_sweep
+from spare_mc.sweep.storage import open_dataset, write_dataset
+from spare_mc.ttt.timeline import TimelineConfig, run_timeline, simulate_ttt
 
 SMALL = """
 [sweep]
@@ -38,7 +38,7 @@ r = [2, 3]
 
 
 def _cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "spare_mc.cli", *args], capture_output=True, text=True, **kw)
+    return subprocess.run([sys.executable, "-m", "spare_mc.cli.commands", *args], capture_output=True, text=True, **kw)
 
 
 def _one_line(err):
@@ -70,7 +70,7 @@ def test_1_cli_times_beyond_the_clock_are_one_line_errors(flag, value, capsys):
 def test_2_a_version_bump_recomputes_and_stamps_the_right_version(tmp_path, monkeypatch):
     spec = SweepSpec.from_toml(SMALL)
     old = run_sweep(spec, tmp_path / "a.nc", workers=0, progress=False)
-    import spare_mc.sweep as sweep_mod
+    import spare_mc.sweep.runner as sweep_mod
     monkeypatch.setattr(sweep_mod, "__version__", "9.9.9")
     assert spec.digest() != old.attrs["spec_digest"]  # the version is part of the identity of the results
     computed = []
@@ -165,7 +165,7 @@ def test_3_out_a_directory_fails_at_once_without_a_stray_file(tmp_path):
 def test_3_own_up_to_date_output_is_returned_without_work(tmp_path, monkeypatch):
     spec = SweepSpec.from_toml(SMALL)
     first = run_sweep(spec, tmp_path / "a.nc", workers=0, progress=False)
-    import spare_mc.sweep as sweep_mod
+    import spare_mc.sweep.runner as sweep_mod
     monkeypatch.setattr(sweep_mod, "run_task", lambda *a, **k: pytest.fail("recomputed"))
     again = run_sweep(spec, tmp_path / "a.nc", workers=0, progress=False)
     assert np.array_equal(again["T"].values, first["T"].values)
@@ -222,7 +222,7 @@ def test_5_mu_streams_its_replications(monkeypatch, capsys):
     """mu runs in chunks on one generator (memory O(chunk)): its numbers are those of the successive calls, exact
     integer sums give the same mean and sd as the concatenated replications, and the estimate agrees with the exact
     law."""
-    import spare_mc.cli as cli
+    import spare_mc.cli.commands as cli
     monkeypatch.setattr(cli, "MU_CHUNK", 700)
     assert main(["mu", "--n-groups", "30", "--r", "3", "--reps", "5000", "--seed", "4", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -304,14 +304,14 @@ def test_7_a_broken_stderr_pipe_does_not_abort_a_sweep(tmp_path):
     (tmp_path / "spec.toml").write_text(SMALL)
     r, w = os.pipe()
     os.close(r)  # nobody reads stderr
-    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"), "--out",
+    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli.commands", "sweep", str(tmp_path / "spec.toml"), "--out",
                            str(tmp_path / "x.nc"), "--workers", "0"], stdout=subprocess.DEVNULL, stderr=w)
     os.close(w)
     assert proc.returncode == 0 and open_dataset(tmp_path / "x.nc")["T"].notnull().all()
 
 
 def test_7_an_interrupt_exits_130_with_one_line(monkeypatch, capsys):
-    import spare_mc.cli as cli
+    import spare_mc.cli.commands as cli
 
     def interrupted(args):
         raise KeyboardInterrupt
@@ -328,7 +328,7 @@ def test_7_an_interrupt_inside_a_numba_call_is_one_line(monkeypatch, capsys, sig
     """A signal handler that raises while a numba kernel runs (SIGTERM during the exact law at N = 60,000) came out
     as "SystemError: CPUDispatcher(...) returned a result with an exception set" and "internal error: this is a
     bug": numba wraps the handler's exception. It is now the interrupt's one line and exit status."""
-    import spare_mc.cli as cli
+    import spare_mc.cli.commands as cli
 
     def inside_numba(args):
         try:
@@ -344,7 +344,7 @@ def test_7_an_interrupt_inside_a_numba_call_is_one_line(monkeypatch, capsys, sig
 
 
 def test_7_a_bug_shows_as_one(monkeypatch, capsys):
-    import spare_mc.cli as cli
+    import spare_mc.cli.commands as cli
     monkeypatch.setitem(cli._COMMANDS, "mu", lambda args: {}["boom"])
     assert main(["mu", "--n-groups", "10", "--r", "2"]) == 70
     err = capsys.readouterr().err
@@ -418,7 +418,7 @@ def test_9_flag_names_leave_a_models_repr_alone(capsys):
 def test_flag_names_rename_keywords_but_not_a_reprs_fields(msg, want):
     """QA 2026-12-04: a keyword after a comma ("(got --ckpt-period-s=1800.0, ckpt_period_factor=2.0)") or at the
     start of a message, and a switch "`overhead`=True", kept their Python spelling."""
-    from spare_mc.cli import _flag_names
+    from spare_mc.cli.commands import _flag_names
     with pytest.raises(sm.UsageValueError) as info:
         with _flag_names(a_b="--a-b", c="--c"):
             raise sm.UsageValueError(msg)
@@ -544,8 +544,8 @@ def test_common_random_numbers_across_strategies():
     rp = simulate_ttt(TimelineConfig("rep", 40, r=2, **base), 3, rng=9)
     for a, b in zip(ck.runs, rp.runs):  # the first detection happens at the same step
         assert a.failures > 0 and b.failures > 0
-    from spare_mc._seeding import trace_seed_sequence
-    from spare_mc.timeline import make_trace
+    from spare_mc._lib.seeding import trace_seed_sequence
+    from spare_mc.ttt.timeline import make_trace
     for strategy, r in (("ckpt", 1), ("rep", 2), ("spare", 4)):
         c = TimelineConfig(strategy, 40, r=r, **base)
         ss = trace_seed_sequence(np.random.SeedSequence(9), 40, 1).spawn(2)[0]
@@ -624,9 +624,9 @@ def test_defaults_live_in_one_place():
     """Sweep parameters and CLI flags are derived from TimelineConfig's fields; the paper's numbers from one file."""
     from dataclasses import fields
 
-    from spare_mc.cli import _build_parser
-    from spare_mc.paper import paper_setting
-    from spare_mc.sweep import PARAMETERS
+    from spare_mc.cli.commands import _build_parser
+    from spare_mc.model.paper import paper_setting
+    from spare_mc.sweep.runner import PARAMETERS
     for f in fields(TimelineConfig):
         if f.metadata.get("sweep"):
             assert f.name in PARAMETERS["ttt"]
@@ -640,11 +640,11 @@ def test_defaults_live_in_one_place():
     cfg = TimelineConfig("spare", 600, r=8)
     assert (cfg.mtbf_s, cfg.shape, cfg.restart_s, cfg.save_s, cfg.compute_s, cfg.n_steps) == tuple(
         setting[k] for k in ("mtbf_s", "shape", "restart_s", "save_s", "compute_s", "n_steps"))
-    assert sm.main_table.__module__ == "spare_mc.optimize"
+    assert sm.main_table.__module__ == "spare_mc.ttt.optimize"
 
 
 def test_every_cli_option_says_what_it_means():
-    from spare_mc.cli import _build_parser
+    from spare_mc.cli.commands import _build_parser
     sub = _build_parser()._subparsers._group_actions[0].choices
     for name, parser in sub.items():
         for action in parser._actions:
@@ -658,7 +658,7 @@ def test_every_cli_option_says_what_it_means():
 
 
 def test_studies_ship_as_package_data():
-    from spare_mc.reproduce import main_table_settings, studies_dir
+    from spare_mc.analyses.reproduce import main_table_settings, studies_dir
     names = sorted(p.name for p in studies_dir().glob("*.toml"))
     assert {"masked.toml", "overhead.toml", "ttt_spare.toml", "main_table.toml"} <= set(names)
     assert main_table_settings()["n_values"] == [200, 600, 1000]
@@ -695,11 +695,11 @@ def test_warnings_policy_is_intact():
 
 # ---------------------------------------------------------------------------- what a fresh-eyes QA pass found
 def test_qa_closed_stdout_and_full_disk():
-    proc = subprocess.run(f"{sys.executable} -m spare_mc.cli mu --n-groups 20 --r 2 --reps 50 >&-", shell=True,
+    proc = subprocess.run(f"{sys.executable} -m spare_mc.cli.commands mu --n-groups 20 --r 2 --reps 50 >&-", shell=True,
                           capture_output=True, text=True)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
     if os.path.exists("/dev/full"):
-        proc = subprocess.run(f"{sys.executable} -m spare_mc.cli mu --n-groups 20 --r 2 --reps 50 --json > /dev/full",
+        proc = subprocess.run(f"{sys.executable} -m spare_mc.cli.commands mu --n-groups 20 --r 2 --reps 50 --json > /dev/full",
                               shell=True, capture_output=True, text=True)
         assert proc.returncode == 1 and _one_line(proc.stderr) and "cannot write the output" in proc.stderr
 
@@ -822,7 +822,7 @@ def test_qa_full_reproduce_keeps_one_setting_per_folder(tmp_path, capsys):
     """QA 2026-12-03: the full reproduce applied --seed and the timeline flags to the main table alone, so one
     folder mixed two settings. The seed now applies to every study; a timeline flag, a preset or a ``base`` is
     refused (they apply to the main table only: --table main)."""
-    from spare_mc.reproduce import reproduce
+    from spare_mc.analyses.reproduce import reproduce
 
     studies, out = _tiny_studies(tmp_path / "st"), tmp_path / "o"
     for argv, flag in ((["--layout", "sidon"], "--layout"), (["--n-steps", "50"], "--n-steps"),
@@ -889,11 +889,11 @@ def test_qa_errors_about_foreign_files_name_the_flag(tmp_path, capsys):
 def _qa_cases():
     """(call, error, message): bad input to the correlated-failure tools that used to escape as a bare TypeError, a
     numpy memory error, an error naming another parameter, or be silently ignored."""
-    from spare_mc._resources import ResourceLimitError
-    from spare_mc.domains import DomainStudy, run_domain_study
-    from spare_mc.failure_logs import example_log_path, read_failure_log, replay_log
-    from spare_mc.failures import failure_model_from_dict
-    from spare_mc.timeline import replay_log_ttt
+    from spare_mc._lib.resources import ResourceLimitError
+    from spare_mc.analyses.domains import DomainStudy, run_domain_study
+    from spare_mc.logs.failure_logs import example_log_path, read_failure_log, replay_log
+    from spare_mc.model.failures import failure_model_from_dict
+    from spare_mc.logs.replay_ttt import replay_log_ttt
     topo = sm.Topology(256, 32, nodes_per_rack=4, racks_per_power=2)
     log = lambda: read_failure_log(example_log_path(), topo)  # noqa: E731
     return [
@@ -944,7 +944,7 @@ def test_qa_bad_input_to_the_domain_and_log_tools_is_named(case):
 def test_qa_log_fit_says_when_its_domain_flags_assume_another_topology(tmp_path, capsys):
     """`spare-mc log fit` prints `spare-mc ttt` flags; ttt builds the default topology's domains, so a log on other
     sizes gets a note beside the domain flags (the per-GPU flags do not depend on them)."""
-    from spare_mc.failure_logs import synthetic_log, write_failure_log
+    from spare_mc.logs.failure_logs import synthetic_log, write_failure_log
     topo = sm.Topology(2048, 32, nodes_per_rack=4, racks_per_power=2)
     write_failure_log(tmp_path / "p.csv", synthetic_log(topo, {"gpu": (0.8, 3e6), "power": (0.8, 2e6)}, 3e7, rng=1))
     args = ["log", "fit", str(tmp_path / "p.csv"), "--n-gpus", "2048", "--n-groups", "32", "--nodes-per-rack", "4",
@@ -969,7 +969,7 @@ def test_unknown_keys_are_named_with_the_closest_known_one():
     """One rule and one message for every dict or file whose keys are checked (topologies, failure models, sweep
     specs, presets, target tables, study files): the unknown names, the place, a close known name when there is one,
     and every known name."""
-    from spare_mc._validation import reject_unknown
+    from spare_mc._lib.validation import reject_unknown
 
     reject_unknown({"a": 1}, ["a", "b"], "x")  # known keys pass
     reject_unknown({}, [], "x")
@@ -1046,9 +1046,9 @@ def test_qa_cli_warnings_are_one_line(monkeypatch, capsys):
 def test_qa_a_truncated_or_missing_dataset_says_so(tmp_path, capsys):
     """A file cut short read as raw numpy text ("cannot reshape array of size 0 ..."), and a missing one as "not a
     spare-mc sweep dataset: dataset file not found"; each now says what is wrong."""
-    from spare_mc.storage import open_dataset, write_dataset
-
     import xarray as xr
+
+    from spare_mc.sweep.storage import open_dataset, write_dataset
 
     write_dataset(xr.Dataset({"x": ("i", np.arange(2000.0))}), tmp_path / "full.nc")
     (tmp_path / "cut.nc").write_bytes((tmp_path / "full.nc").read_bytes()[:3000])
@@ -1096,7 +1096,7 @@ def test_qa_third_pass_bad_inputs_are_named(tmp_path):
     name on a short log (blamed on the epochs), replica sets of equal size (called 'N not divisible by r'), a
     Layout object where exact_wipeout takes a kind name (its whole repr in the message) and a mean failure count
     above N (a bound for an impossible system)."""
-    from spare_mc.failure_logs import failure_log_from_arrays, replay_log, write_failure_log
+    from spare_mc.logs.failure_logs import failure_log_from_arrays, replay_log, write_failure_log
     topo = sm.Topology(64, 8)
     with pytest.raises(ValueError, match=r"`duration_s` \(the observation window end\) must be <= 5.76461e\+11 s"):
         failure_log_from_arrays([1.0], ["gpu"], [3], topo, duration_s=1e15)
@@ -1126,8 +1126,8 @@ def test_qa_third_pass_bad_inputs_are_named(tmp_path):
 def test_qa_an_exact_law_of_hours_is_refused_before_the_monte_carlo(argv, capsys):
     """A third QA pass: `mu` at N = 2,000,000 ran its Monte Carlo, then said 'about 108000 s' and, from the exact
     module, 'roughly 150 min' (two estimates), then ran the exact law in a call SIGTERM could not stop. Now one
-    estimate (spare_mc.exact.exact_cost) and a refusal up front that names --no-exact."""
-    from spare_mc.exact import exact_cost
+    estimate (spare_mc.theory.exact.exact_cost) and a refusal up front that names --no-exact."""
+    from spare_mc.theory.exact import exact_cost
     assert main(argv) == 2
     err = capsys.readouterr().err
     n = int(argv[2])

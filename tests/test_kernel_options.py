@@ -15,9 +15,9 @@ import pytest
 
 import spare_mc as sm
 from spare_mc import _timeline_kernels as TK
-from spare_mc.reference import timeline_simpy
-from spare_mc.timeline import TimelineConfig as _Config
-from spare_mc.timeline import _run_us, applicable, make_trace, run_timeline, simulate_ttt
+from spare_mc.testing.reference import timeline_simpy
+from spare_mc.ttt.timeline import TimelineConfig as _Config
+from spare_mc.ttt.timeline import _run_us, applicable, make_trace, run_timeline, simulate_ttt
 
 
 def TimelineConfig(strategy, n_groups, **kw):
@@ -453,9 +453,8 @@ def test_random_spare_layout_with_every_option():
 def test_jitter_equal_in_distribution_under_options(strategy, n, r, kw):
     """Jitter on (the kernel skips quiet stretches with normal sums, the twin steps through every step): the same
     law of the time to train and of the lost work on one trace (two-sample KS and Welch)."""
-    from scipy import stats
-
     from conftest import ALPHA
+    from scipy import stats
     cfg = TimelineConfig(strategy, n, r=r, n_steps=400, mtbf_s=150.0, restart_s=120.0, save_s=5.0, compute_s=8.0,
                          allreduce_s=1.0, jitter_sd=0.05, **kw)
     trace = make_trace(cfg, np.random.default_rng(12), 20_000)
@@ -824,8 +823,8 @@ def test_bad_values_name_the_option(kw, exc, match):
 def test_options_are_sweep_parameters_and_cli_flags(capsys):
     import json
 
-    from spare_mc.cli import _build_parser, main
-    from spare_mc.sweep import PARAMETERS
+    from spare_mc.cli.commands import _build_parser, main
+    from spare_mc.sweep.runner import PARAMETERS
     defaults = {"rep_masked_cost": "shrink", "rep_resync_s": 0.0, "masked_detect_s": 0.0, "patch_cost": "per_shard",
                 "restart_failures": "absorbed", "ckpt_every_steps": 0, "ckpt_failure": "completes"}
     for name, value in defaults.items():
@@ -845,7 +844,7 @@ def test_options_are_sweep_parameters_and_cli_flags(capsys):
 
 
 def test_options_in_a_sweep(tmp_path):
-    from spare_mc.sweep import SweepSpec, run_sweep
+    from spare_mc.sweep.runner import SweepSpec, run_sweep
     text = """
 [sweep]
 name = "kopt"
@@ -1036,8 +1035,8 @@ def test_replay_log_ttt_with_the_logs_repair_times():
 def test_repair_log_is_refused_where_failures_are_sampled(tmp_path, capsys):
     """The command line offers no 'log' repair (no command replays a job on a log), and a sweep refuses it before
     any task runs."""
-    from spare_mc.cli import main
-    from spare_mc.sweep import SweepSpec, run_sweep
+    from spare_mc.cli.commands import main
+    from spare_mc.sweep.runner import SweepSpec, run_sweep
     assert main(["ttt", "--strategy", "rep", "--n-groups", "60", "--r", "3", "--repair", "log"]) == 2
     assert "invalid choice: 'log'" in capsys.readouterr().err
     spec = SweepSpec.from_toml("""

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 import spare_mc as sm
-from spare_mc._sidon import (bose_chowla_set, bose_chowla_set_prime_power, find_sidon, singer_set,
-                             singer_set_prime_power)
-from spare_mc.layouts import OPTIMAL_GOLOMB_RULERS, _is_modular_sidon, sidon_offsets
+from spare_mc.model._sidon import (bose_chowla_set, bose_chowla_set_prime_power, find_sidon, singer_set,
+                                   singer_set_prime_power)
+from spare_mc.model.layouts import OPTIMAL_GOLOMB_RULERS, _is_modular_sidon, sidon_offsets
 
 
 def test_cyclic_unit_stride_stacks_and_holders():
@@ -127,7 +127,7 @@ def test_sidon_search_failure_is_a_clear_error():
 def test_sidon_ruler_search_stops_at_its_work_limit(monkeypatch):
     """The ruler search has a work limit (N = 10^5, r = 300 took 24 GB and was killed before): with a tiny one,
     a case the rulers solve is not found, and the error names the limit and where the search stopped."""
-    import spare_mc._sidon as sid
+    import spare_mc.model._sidon as sid
     find_sidon.cache_clear()
     try:
         assert find_sidon(1000, 26)[1] == "singer_ruler"
@@ -144,7 +144,7 @@ def test_sidon_ruler_search_stops_at_its_work_limit(monkeypatch):
 def _ruler_batches_at_once(n, r):
     """The ruler construction as one array per set (the slow twin of ``_ruler_batches``, whose memory is bounded:
     shortest first, ties in (dilation, window) order)."""
-    from spare_mc._sidon import _units, algebraic_sets
+    from spare_mc.model._sidon import _units, algebraic_sets
     for name, q, v, s in algebraic_sets(max_v=4 * n * n, min_size=r, keep=lambda q, v, k: (r - 1) * v <= 2 * n * k):
         base = np.asarray(s, dtype=np.int64)
         k = base.size
@@ -164,7 +164,7 @@ def _ruler_batches_at_once(n, r):
 
 @pytest.mark.parametrize("n, r", [(1000, 26), (700, 22), (300, 16)])
 def test_ruler_batches_are_the_all_at_once_rulers_in_bounded_batches(n, r):
-    from spare_mc._sidon import _ruler_batches
+    from spare_mc.model._sidon import _ruler_batches
     want = list(_ruler_batches_at_once(n, r))
     assert want
     for batch, block_spans in ((4096, 1 << 21), (37, 100)):  # small blocks and batches: every boundary crossed
@@ -192,8 +192,8 @@ def test_rulers_checked_against_avoided_differences_in_chunks_give_the_same_set(
 def test_singer_and_bose_chowla_walk_kernels_match_their_twins(q):
     """The numba walks used for fields above SMALL_FIELD against the Python walks, candidate by candidate
     (primitive ones, which give the whole set, and the others, which stop early)."""
-    from spare_mc._sidon import SMALL_FIELD, _bose_chowla_walk_py, _singer_walk_py
-    from spare_mc._sidon_kernels import bose_chowla_walk, singer_walk
+    from spare_mc._kernels.sidon import bose_chowla_walk, singer_walk
+    from spare_mc.model._sidon import SMALL_FIELD, _bose_chowla_walk_py, _singer_walk_py
     assert q * q - 1 > SMALL_FIELD
     buf = np.empty(q + 2, dtype=np.int64)
     full = 0
@@ -208,7 +208,7 @@ def test_singer_and_bose_chowla_walk_kernels_match_their_twins(q):
 
 
 def test_prime_power_by_trial_division_to_the_square_root():
-    from spare_mc._sidon import _is_prime, _prime_power
+    from spare_mc.model._sidon import _is_prime, _prime_power
     powers = {p ** e: (p, e) for p in range(2, 5000) if _is_prime(p) for e in range(1, 13) if p ** e < 5000}
     assert len(powers) == 669 + 42  # the primes below 5000, and their higher powers
     for q in range(0, 5000):
@@ -245,8 +245,8 @@ def test_prime_power_singer_and_bose_chowla_sets_are_sidon(q):
 
 
 def test_field_walk_kernel_matches_python_twin():
-    from spare_mc._sidon import field_powers_py
-    from spare_mc._sidon_kernels import field_powers
+    from spare_mc._kernels.sidon import field_powers
+    from spare_mc.model._sidon import field_powers_py
     for p, deg in ((2, 6), (3, 3), (5, 2), (2, 4)):
         for code in range(1, p ** deg):
             f_low = np.array([(code // p ** j) % p for j in range(deg)], dtype=np.int64)
@@ -260,8 +260,8 @@ def test_sidon_rows_kernel_matches_numpy_twin():
     """The early-exit check of ruler rows against the sort of all their differences: random rows (most not
     Sidon), real rulers cut from a Singer set (many Sidon), rows with a difference of n / 2 or a repeated element,
     and a stamp carried over batches as find_sidon does."""
-    from spare_mc._sidon import _ruler_batches, _sidon_rows
-    from spare_mc._sidon_kernels import sidon_rows_mask
+    from spare_mc._kernels.sidon import sidon_rows_mask
+    from spare_mc.model._sidon import _ruler_batches, _sidon_rows
 
     rng = np.random.default_rng(7)
     for n, r in ((31, 5), (64, 6), (200, 8), (1000, 26), (1000, 27)):

@@ -8,15 +8,16 @@ import math
 
 import numpy as np
 import pytest
+from conftest import ALPHA
 from scipy import stats
+from test_kernel_options import same_law_race_and_per_unit
 
 import spare_mc as sm
-from spare_mc.domain_rates import DOMAIN_MTBF_DEFAULTS
-from spare_mc.exact_ttt import exact_step_ttt
-from spare_mc.failures import failure_from_spec, failure_model_from_dict, lower, parse_domain_levels, weibull_scale
-from spare_mc.timeline import TimelineConfig, simulate_ttt
-from conftest import ALPHA
-from test_kernel_options import same_law_race_and_per_unit
+from spare_mc.model.domain_rates import DOMAIN_MTBF_DEFAULTS
+from spare_mc.model.failures import (failure_from_spec, failure_model_from_dict, lower, parse_domain_levels,
+                                     weibull_scale)
+from spare_mc.ttt.exact_ttt import exact_step_ttt
+from spare_mc.ttt.timeline import TimelineConfig, simulate_ttt
 
 # 64 groups of one node each (8 GPUs): a node kills 1 group, a rack 2, a power domain 4, a pod 8
 NESTED = sm.Topology(512, 64, gpus_per_node=8, nodes_per_rack=2, racks_per_power=2, power_per_pod=2)
@@ -119,7 +120,7 @@ def test_ckpt_only_timeline_matches_the_exact_expectation(sampler):
     """CKPT-only under every level at once plus a per-GPU background, all exponential (k = 1) and renewed: every
     event wipes out and the units are memoryless, so the failures are a Poisson process of rate ``W = N / m_g +
     sum_l n_l / m_l`` while the job runs -- the system process with MTBF ``1 / W`` without live scaling, whose
-    expected time to train :func:`spare_mc.exact_ttt.exact_step_ttt` gives exactly. Both unit samplers, t-test
+    expected time to train :func:`spare_mc.ttt.exact_ttt.exact_step_ttt` gives exactly. Both unit samplers, t-test
     at alpha = 1e-4."""
     mtbf = {"node": 60_000.0, "rack": 40_000.0, "power": 30_000.0, "pod": 20_000.0}
     bg = sm.PerGPU(512 * 50_000.0, 1.0)
@@ -261,7 +262,7 @@ def test_bad_input_names_the_parameter_and_the_rule(make, exc, match):
 def test_command_line_runs_a_mixed_model(capsys):
     import json
 
-    from spare_mc.cli import main
+    from spare_mc.cli.commands import main
     flags = ["ttt", "--strategy", "spare", "--r", "3", "--n-groups", "24", "--n-gpus", "192", "--reps", "2",
              "--n-steps", "50", "--failures", "mixed"]
     assert main([*flags, "--domain-levels", "node,rack=3e7", "--json"]) == 0

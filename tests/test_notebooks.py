@@ -8,7 +8,7 @@ os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")  # silence jupyter_core's pa
 import nbclient  # noqa: E402  (the [test] extra installs nbclient, nbformat and ipykernel)
 import nbformat  # noqa: E402
 
-from spare_mc.sweep import SweepSpec, run_sweep  # noqa: E402
+from spare_mc.sweep.runner import SweepSpec, run_sweep  # noqa: E402
 
 NOTEBOOK = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "analysis.ipynb"
 
@@ -57,10 +57,10 @@ def test_headline_notebook_runs_on_small_data(tmp_path):
     """The four files of notebooks/headline.ipynb, from small runs of the commands that write them."""
     import json
 
-    from spare_mc.calibrate import calibrate, write_preset
-    from spare_mc.reproduce import reproduce
-    from spare_mc.sensitivity import Variant, sensitivity
-    from spare_mc.storage import write_json
+    from spare_mc.analyses.calibrate import calibrate, write_preset
+    from spare_mc.analyses.reproduce import reproduce
+    from spare_mc.analyses.sensitivity import Variant, sensitivity
+    from spare_mc.sweep.storage import write_json
 
     rr, pf, base = {"rep": (2, 3), "spare": (2, 4)}, (0.71, 1.41), {"n_steps": 120}
     variants = [Variant("stay_dead", "option", "restart_failures", "stay_dead", {"restart_failures": "stay_dead"}),
@@ -89,14 +89,14 @@ BEYOND = NOTEBOOK.parent / "beyond.ipynb"
 
 def test_beyond_notebook_runs_on_small_data(tmp_path):
     """notebooks/beyond.ipynb: its own small exact checks, and a tiny dynamic-checkpointing study."""
-    from spare_mc.dynamic import dynamic_study
-    from spare_mc.storage import write_json
+    from spare_mc.analyses.dynamic import dynamic_study
+    from spare_mc.sweep.storage import write_json
 
     res = dynamic_study((24,), shapes=(1.0,), r_values={"ckpt": (1,), "rep": (3,), "spare": (3,)},
                         factors=(0.5, 1.0), screen_reps=2, confirm_reps=4, base={"n_steps": 200, "mtbf_s": 200.0},
                         out_dir=str(tmp_path), workers=0)
     write_json(res.to_dict(), tmp_path / "dynamic.json")
-    from spare_mc.repair import repair_study
+    from spare_mc.analyses.repair import repair_study
 
     rep = repair_study((24,), repair_times=(60.0,), r_values={"rep": (2,), "spare": (2,)}, reps=2,
                        base={"n_steps": 100, "mtbf_s": 100.0}, out_dir=str(tmp_path / "repair"), workers=0)

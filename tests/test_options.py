@@ -7,8 +7,8 @@ import pytest
 
 import spare_mc as sm
 from spare_mc import _timeline_kernels as TK
-from spare_mc.reference import timeline_simpy
-from spare_mc.timeline import TimelineConfig, _run_us, job_seed, make_trace, run_timeline, simulate_ttt
+from spare_mc.testing.reference import timeline_simpy
+from spare_mc.ttt.timeline import TimelineConfig, _run_us, job_seed, make_trace, run_timeline, simulate_ttt
 
 US = 1_000_000
 KEYS = {"ttt": TK.R_TTT, "useful": TK.R_USEFUL, "redundant": TK.R_REDUNDANT, "patch": TK.R_PATCH,
@@ -78,7 +78,7 @@ def test_rep_all_reduce_once_per_replica():
 def test_random_layout_is_one_per_job_from_its_seed():
     cfg = TimelineConfig("spare", 60, r=4, layout="random", n_steps=300, jitter_sd=0.0, mtbf_s=120.0)
     root = np.random.SeedSequence(8)
-    from spare_mc._seeding import trace_seed_sequence
+    from spare_mc._lib.seeding import trace_seed_sequence
     lays = [cfg.layout_object(rng=job_seed(trace_seed_sequence(root, 60, i), 2)) for i in range(3)]
     assert not np.array_equal(lays[0].holders, lays[1].holders)  # a layout per job
     runs = simulate_ttt(cfg, 3, rng=8).runs
@@ -132,10 +132,11 @@ def test_per_gpu_calibration_first_failure_vs_long_run():
 
 def test_cli_calibration_flag_reaches_the_model():
     """``spare-mc ttt --failures per-gpu --calibration long_run``: the job's per-GPU mean lifetime is G x mtbf_s."""
-    from spare_mc.cli import main
-    import json
-    import io
     import contextlib
+    import io
+    import json
+
+    from spare_mc.cli.commands import main
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["ttt", "--strategy", "spare", "--n-groups", "24", "--r", "3", "--n-steps", "400", "--reps", "2",
@@ -159,8 +160,8 @@ def test_bad_option_values_name_the_option(kw, match):
 
 
 def test_options_are_sweep_parameters_and_cli_flags(tmp_path):
-    from spare_mc.cli import _build_parser
-    from spare_mc.sweep import PARAMETERS
+    from spare_mc.cli.commands import _build_parser
+    from spare_mc.sweep.runner import PARAMETERS
     for name in ("restart_growth", "restart_ref_groups", "rep_allreduce", "layout", "calibration"):
         assert name in PARAMETERS["ttt"]
     text = _build_parser()._subparsers._group_actions[0].choices["ttt"].format_help()
@@ -216,7 +217,7 @@ def test_shared_settings_apply_where_they_can():
     opt = sm.optimize_strategy("rep", 24, reps=2, confirm_reps=2, r_range=(2, 3), period_factors=(1.0,),
                                base={"n_steps": 50, "patch_cost": "none", "layout": "sidon"}, rng=1)
     assert opt.best.config.layout == "cyclic"
-    from spare_mc.sweep import SweepSpec, run_sweep
+    from spare_mc.sweep.runner import SweepSpec, run_sweep
     text = """
 [sweep]
 name = "s"
@@ -266,9 +267,9 @@ def test_restart_ref_groups_where_it_has_no_effect(tmp_path, capsys):
     """The reference N of a growing restart time is refused under constant growth (it would change nothing), on
     the command line in flags; a sweep over ``restart_growth`` keeps it for the points that grow, and the
     sensitivity study hands it to its restart-growth variants."""
-    from spare_mc.cli import main
-    from spare_mc.sensitivity import Variant, check_sensitivity_inputs, default_variants
-    from spare_mc.sweep import SweepSpec, run_sweep
+    from spare_mc.analyses.sensitivity import Variant, check_sensitivity_inputs, default_variants
+    from spare_mc.cli.commands import main
+    from spare_mc.sweep.runner import SweepSpec, run_sweep
 
     assert main(["ttt", "--strategy", "ckpt", "--n-groups", "60", "--restart-ref-groups", "30"]) == 2
     assert "`--restart-ref-groups`=30 has no effect with --restart-growth='constant'" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""The phase map (spare_mc.phase, ``reproduce --table phase``): its settings and their errors, the cell's decision
+"""The phase map (spare_mc.analyses.phase, ``reproduce --table phase``): its settings and their errors, the cell's decision
 rule on constructed inputs, the pairing of the six confirmation runs, the JSON rows, resuming, the figure and the
 command line."""
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from spare_mc import phase as ph
-from spare_mc.phase import PhaseStudy, checkpointing, cluster, decide, phase_rows, run_phase_study
-from spare_mc.timeline import TimelineConfig, simulate_ttt
+from spare_mc.analyses.phase import PhaseStudy, checkpointing, cluster, decide, phase_rows, run_phase_study
+from spare_mc.ttt.timeline import TimelineConfig, simulate_ttt
 
 #: A study small enough for a unit test (well under a second per cell).
 TINY = dict(n_gpus=(16_384,), save_s=(1.0,), restart_s=(60.0,), kinds=("today", "modern"), n_steps=300, reps=2,
@@ -254,7 +254,7 @@ def test_two_workers_give_the_same_rows(tmp_path):
 
 
 def test_figure_phase_marks_insignificant_and_empty_cells(tmp_path):
-    from spare_mc.plots import figure_phase
+    from spare_mc.plots.figures import figure_phase
 
     def row(g, s, r, winner, sig):
         return {"n_gpus": g, "save_s": s, "restart_s": r, "winner": winner, "significant": sig,
@@ -270,7 +270,7 @@ def test_figure_phase_marks_insignificant_and_empty_cells(tmp_path):
 
 # ------------------------------------------------------------------------------------------- command line
 def test_reproduce_table_phase_cli(tmp_path, capsys, monkeypatch):
-    from spare_mc.cli import main
+    from spare_mc.cli.commands import main
 
     monkeypatch.setattr(PhaseStudy, "quick", classmethod(lambda cls, **kw: cls(**{**TINY, **kw})))
     assert main(["reproduce", "--table", "phase", "--quick", "--reps", "2", "--json"]) == 0
@@ -284,7 +284,7 @@ def test_reproduce_table_phase_cli(tmp_path, capsys, monkeypatch):
 
 
 def test_reproduce_table_phase_reads_a_spec(tmp_path, capsys):
-    from spare_mc.cli import main
+    from spare_mc.cli.commands import main
 
     spec = tmp_path / "phase_map.toml"
     lines = [f"{k} = {json.dumps(list(v) if isinstance(v, tuple) else v)}" for k, v in TINY.items()]
@@ -311,7 +311,7 @@ def test_reproduce_table_phase_reads_a_spec(tmp_path, capsys):
     (["--failures", "per-gpu"], "`--failures` has no effect with --table phase"),
 ])
 def test_reproduce_table_phase_flag_errors(argv, match, capsys):
-    from spare_mc.cli import main
+    from spare_mc.cli.commands import main
 
     assert main(["reproduce", "--table", "phase", "--quick", *argv]) == 2
     assert match in capsys.readouterr().err

@@ -2,14 +2,16 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import spare_mc as sm
-from spare_mc._sidon import is_modular_sidon
-from spare_mc.domain_rates import DOMAIN_MTBF_DEFAULTS, DOMAIN_RATES, domain_mtbf_default_s
-from spare_mc.failures import FAILURE_KINDS, failure_from_spec
-from spare_mc.placement import co_domain_differences, domain_aware, domain_conflicts, max_groups_per_domain
-from spare_mc.topology import DOMAIN_LEVELS
+from spare_mc.model._sidon import is_modular_sidon
+from spare_mc.model.domain_rates import DOMAIN_MTBF_DEFAULTS, DOMAIN_RATES, domain_mtbf_default_s
+from spare_mc.model.failures import FAILURE_KINDS, failure_from_spec
+from spare_mc.model.layouts import set_sizes
+from spare_mc.model.placement import co_domain_differences, domain_aware, domain_conflicts, max_groups_per_domain
+from spare_mc.model.topology import DOMAIN_LEVELS
 
 
 # --- slow twins -----------------------------------------------------------------------------------------------
@@ -44,7 +46,7 @@ def offsets_exist(n, r, diffs, sidon):
 def sets_exist(topo, level, r):
     """Whether some assignment of groups to sets of sizes set_sizes(N, r) keeps every domain's groups in distinct
     sets: every distinct arrangement of the set labels, no pruning."""
-    sizes = sm.layouts.set_sizes(topo.n_groups, r)
+    sizes = set_sizes(topo.n_groups, r)
     doms = brute_domains(topo, level)
 
     def arrangements(room, prefix):
@@ -186,7 +188,7 @@ def test_domain_aware_is_conflict_free_or_proves_why_not(topo, level, kind, data
         assert lay.r == r and (not sidon or is_modular_sidon(lay.offsets, n))
     else:
         sets = sm.placement.domain_aware_replica_sets(topo, r, level)
-        assert sets.sizes.tolist() == sm.layouts.set_sizes(n, r) and domain_conflicts(sets, topo, level).count == 0
+        assert sets.sizes.tolist() == set_sizes(n, r) and domain_conflicts(sets, topo, level).count == 0
 
 
 @settings(max_examples=100, deadline=None)
@@ -216,7 +218,7 @@ def test_domain_aware_rep_holder_table_and_sets():
     assert domain_conflicts(lay, topo, "pod").count == 0
     assert domain_conflicts(sm.block(600, 3), topo, "pod").count > 0
     sets = domain_aware(topo, 7, "pod", kind="rep")  # 7 does not divide 600: ReplicaSets with sizes 8 and 7
-    assert isinstance(sets, sm.ReplicaSets) and sets.sizes.tolist() == sm.layouts.set_sizes(600, 7)
+    assert isinstance(sets, sm.ReplicaSets) and sets.sizes.tolist() == set_sizes(600, 7)
     assert domain_conflicts(sets, topo, "pod").count == 0
     # labelled as placed sets, not the consecutive ones of replica_sets(600, 7) (QA: both said "block")
     assert sets.kind == "domain_aware_block" and sm.replica_sets(600, 7).kind == "block"
@@ -303,8 +305,8 @@ def test_impossible_replica_sets_suggest_r_values_that_exist():
     not wrap (floor(N/r) divides N), and each of those works; for a prime N it says that there is none."""
     import re
 
-    from spare_mc.placement import domain_aware
-    from spare_mc.topology import Topology
+    from spare_mc.model.placement import domain_aware
+    from spare_mc.model.topology import Topology
 
     topo = Topology(26 * 32, 26, placement="strided")
     with pytest.raises(ValueError, match="r values for which floor") as err:
@@ -312,5 +314,5 @@ def test_impossible_replica_sets_suggest_r_values_that_exist():
     suggested = [int(x) for x in re.search(r"never wrap\) are ([\d, ]+)", str(err.value)).group(1).split(", ")]
     for r in suggested:
         domain_aware(topo, r, "node", kind="rep")
-    from spare_mc.placement import _set_advice
+    from spare_mc.model.placement import _set_advice
     assert "no r in 2..6" in _set_advice(13, 3, 2)

@@ -5,13 +5,14 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import ALPHA
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import spare_mc as sm
 from spare_mc import _wipeout_kernels as K
 from spare_mc import reference as ref
-from spare_mc.reorder import ReCtlr, exact_stack_bound_sum, overhead_mc
-from conftest import ALPHA
+from spare_mc.mc.reorder import ReCtlr, exact_stack_bound_sum, overhead_mc
 
 FIELDS = ("k", "c", "s_star", "phase0", "moves", "patch_types", "patch", "wiped")
 

@@ -5,8 +5,8 @@ import json
 import pytest
 
 import spare_mc as sm
-from spare_mc.cli import main
-from spare_mc.repair import RepairResult, repair_study
+from spare_mc.analyses.repair import RepairResult, repair_study
+from spare_mc.cli.commands import main
 
 TINY = dict(repair_times=(60.0, 1e6), r_values={"rep": (2, 3), "spare": (2, 3)}, reps=3,
             base={"n_steps": 200, "mtbf_s": 100.0}, workers=0)
@@ -76,7 +76,7 @@ def test_options_of_a_repair_go_to_the_repair_variants(tmp_path):
     """`--repair-sd`, `--rejoin` and `--rejoin-s` (in the help, and docs/repair.md) were refused: they were set on
     the no-repair baseline too, where they have no effect. They now belong to the repair variants only: the
     baseline is the no-repair run, and the repaired runs differ with them."""
-    from spare_mc.storage import open_dataset
+    from spare_mc.sweep.storage import open_dataset
 
     kw = {**TINY, "repair_times": (60.0,), "r_values": {"rep": (2,)}, "repair": "lognormal"}
     plain = repair_study((24,), out_dir=str(tmp_path / "a"), **kw)
@@ -94,8 +94,8 @@ def test_interval_clipped_at_zero(monkeypatch, tmp_path):
     import numpy as np
     import xarray as xr
 
-    import spare_mc.sweep as sweep
-    from spare_mc.repair import _FACTORS
+    import spare_mc.sweep.runner as sweep
+    from spare_mc.analyses.repair import _FACTORS
 
     def fake(spec, path, **kw):
         variants = list(spec.variants)

@@ -7,10 +7,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from conftest import ALPHA
 
 import spare_mc as sm
-from spare_mc.layouts import ReplicaSets, replica_sets, set_sizes
-from conftest import ALPHA
+from spare_mc.model.layouts import ReplicaSets, replica_sets, set_sizes
 
 
 @pytest.mark.parametrize("n", range(2, 13))
@@ -45,7 +45,7 @@ def test_set_sizes_rule():
 def test_equal_sets_have_the_block_law():
     """The float recursion on equal sets against the inclusion-exclusion law of block replication (Fractions)."""
     from spare_mc import _exact_kernels as K
-    from spare_mc.exact import _block_exact
+    from spare_mc.theory.exact import _block_exact
 
     for n, r in ((12, 3), (600, 3), (1000, 10)):
         b = np.empty(n + 1)
@@ -76,7 +76,7 @@ def test_monte_carlo_matches_the_exact_law(n, r):
 
 
 def test_cli_mu_block_with_r_not_dividing_n(capsys):
-    from spare_mc.cli import main
+    from spare_mc.cli.commands import main
     assert main(["mu", "--layout", "block", "--n-groups", "200", "--r", "3", "--reps", "5000", "--seed", "1",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

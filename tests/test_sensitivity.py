@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import spare_mc as sm
-from spare_mc.cli import main
-from spare_mc.optimize import optimize_strategy
-from spare_mc.sensitivity import (Variant, default_variants, holm, paired_delta_reduction, sensitivity)
-from spare_mc.timeline import TimelineConfig, simulate_ttt
+from spare_mc.analyses.sensitivity import Variant, default_variants, holm, paired_delta_reduction, sensitivity
+from spare_mc.cli.commands import main
+from spare_mc.ttt.optimize import optimize_strategy
+from spare_mc.ttt.timeline import TimelineConfig, simulate_ttt
 
 BASE = {"n_steps": 150}
 RR = {"rep": (2, 3), "spare": (2, 4)}
@@ -83,7 +83,7 @@ def small(tmp_path_factory):
 def test_baseline_screen_is_the_optimisers_grid_on_the_same_traces(small):
     """The screen's baseline points are the main table's optimiser runs (same seeds): common random numbers."""
     res, out = small
-    from spare_mc.storage import open_dataset
+    from spare_mc.sweep.storage import open_dataset
 
     for s in ("rep", "spare"):
         ds = open_dataset(out / f"sensitivity-screen-{s}-N24.nc")
@@ -151,7 +151,7 @@ def test_rows_deltas_holm_and_json(small):
 def test_needed_reps_by_hand():
     from scipy import stats
 
-    from spare_mc.sensitivity import _needed_reps
+    from spare_mc.analyses.sensitivity import _needed_reps
 
     rng = np.random.default_rng(3)
     x = {s: {"baseline@24": 3 + rng.random(8), "v@24": 3.5 + rng.random(8)} for s in ("rep", "spare")}
@@ -198,7 +198,7 @@ def test_baseline_flags_that_a_variant_also_sets(tmp_path, capsys):
 def test_figure(small, tmp_path):
     from PIL import Image
 
-    from spare_mc.plots import save_sensitivity_figure
+    from spare_mc.plots.figures import save_sensitivity_figure
 
     res, _ = small
     path = save_sensitivity_figure(res, tmp_path / "t.png")

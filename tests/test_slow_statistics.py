@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from conftest import ALPHA
 
 import spare_mc as sm
-from conftest import ALPHA
 
 pytestmark = pytest.mark.slow
 
@@ -71,8 +71,8 @@ def test_timeline_equals_simpy_twin_at_paper_size(strategy, r):
     """N = 600, 2000 steps, paper time parameters, jitter off: microsecond agreement on 5 traces each, for the
     system-level process and rack domains with per-GPU background (keep ages)."""
     from spare_mc import _timeline_kernels as TK
-    from spare_mc.reference import timeline_simpy
-    from spare_mc.timeline import TimelineConfig, _run_us, make_trace
+    from spare_mc.testing.reference import timeline_simpy
+    from spare_mc.ttt.timeline import TimelineConfig, _run_us, make_trace
 
     rng = np.random.default_rng(17)
     bg = sm.PerGPU.from_system_mtbf(300.0, 600_000, 0.78, "keep")

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import spare_mc as sm
-from spare_mc.sweep import SweepSpec, compare_dataset, run_sweep
-from spare_mc.timeline import TimelineConfig, simulate_ttt
+from spare_mc.sweep.runner import SweepSpec, compare_dataset, run_sweep
+from spare_mc.ttt.timeline import TimelineConfig, simulate_ttt
 
 TTT = """
 [sweep]
@@ -93,10 +93,11 @@ def test_experiment_specs_are_valid():
     """Every spec under experiments/ parses: each sweep spec's points are valid settings, and a phase-map spec (a
     [phase] table, not a sweep) is a valid PhaseStudy in both flavours."""
     import pathlib
+
     import tomllib
 
-    from spare_mc.phase import PhaseStudy
-    from spare_mc.sweep import SweepSpec
+    from spare_mc.analyses.phase import PhaseStudy
+    from spare_mc.sweep.runner import SweepSpec
 
     specs = sorted((pathlib.Path(__file__).resolve().parents[1] / "experiments").glob("*.toml"))
     assert specs

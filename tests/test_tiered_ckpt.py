@@ -10,12 +10,11 @@ import dataclasses
 
 import numpy as np
 import pytest
+from test_kernel_options import BASE, KEYS, US, TimelineConfig, _agree, _long_enough_trace, _random_config, _run, _trace
 
 from spare_mc import _timeline_kernels as TK
-from spare_mc.timeline import TimelineConfig as _Config
-from spare_mc.timeline import make_trace, simulate_ttt, theory_ckpt_period_s
-from test_kernel_options import (BASE, KEYS, US, TimelineConfig, _agree, _long_enough_trace, _random_config, _run,
-                                 _trace)
+from spare_mc.ttt.timeline import TimelineConfig as _Config
+from spare_mc.ttt.timeline import make_trace, simulate_ttt, theory_ckpt_period_s
 
 #: the new counters, twin key -> kernel slot
 NEW = {"memory_restarts": TK.R_MEM_RESTARTS, "remote_fallbacks": TK.R_FALLBACKS, "async_slowdown": TK.R_ASYNC_SLOW}

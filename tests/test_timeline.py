@@ -4,14 +4,14 @@ import math
 
 import numpy as np
 import pytest
+from conftest import ALPHA
 from numba import njit
 from scipy import stats
 
 import spare_mc as sm
 from spare_mc import _timeline_kernels as TK
-from spare_mc.reference import timeline_simpy
-from spare_mc.timeline import TimelineConfig, applicable, make_trace, run_timeline, simulate_ttt, _run_us
-from conftest import ALPHA
+from spare_mc.testing.reference import timeline_simpy
+from spare_mc.ttt.timeline import TimelineConfig, _run_us, applicable, make_trace, run_timeline, simulate_ttt
 
 KEYS = {"ttt": TK.R_TTT, "useful": TK.R_USEFUL, "redundant": TK.R_REDUNDANT, "patch": TK.R_PATCH,
         "allreduce": TK.R_ALLREDUCE, "rectlr_shrink": TK.R_RECTLR, "checkpoint": TK.R_CKPT, "restart": TK.R_RESTART,
@@ -176,7 +176,7 @@ def test_twin_derives_the_kernels_unit_clocks(kind):
     """The twin derives its unit clocks from the failure model and the topology, not from
     ``TimelineConfig.unit_clocks``: same units, domains and age policy, and the same Weibull scales up to rounding
     (the config lowers the background through a rate, ``scale ((scale / s_g)^k)^(-1/k)``, a few ulps off ``s_g``)."""
-    from spare_mc.reference import timeline_unit_clocks
+    from spare_mc.testing.reference import timeline_unit_clocks
     rng = np.random.default_rng(5)
     for _ in range(40):
         n = int(rng.choice([12, 24, 60]))
@@ -439,7 +439,7 @@ def test_a_callers_trace_is_checked(case):
 
 # ------------------------------------------------------------------------------------------ optimiser and CLI
 def test_theory_ttt_pieces():
-    from spare_mc.optimize import theory_ttt
+    from spare_mc.ttt.optimize import theory_ttt
     cfg = TimelineConfig("ckpt", 600)
     t = theory_ttt(cfg)
     assert t.S == 1.0 and t.T_f_s == 300.0 and t.paper_J is None
@@ -459,8 +459,8 @@ def test_theory_ttt_prices_the_checkpointing_its_period_assumes(kw):
     """The theory's availability is the model's value at the period it returns, with the same checkpoint cost and
     restart (a QA pass found the availability still using the plain restart_s while the period took a load time or
     a restart growing with N into account: A = 0.495 instead of 0.041 at load_s = 1e5)."""
-    from spare_mc.optimize import theory_ttt
-    from spare_mc.timeline import theory_costs
+    from spare_mc.ttt.optimize import theory_ttt
+    from spare_mc.ttt.timeline import theory_costs
 
     cfg = TimelineConfig("spare", 60, r=3, **kw)
     th = theory_ttt(cfg)
@@ -479,8 +479,8 @@ def test_theory_ttt_prices_the_checkpointing_its_period_assumes(kw):
 def test_theory_ttt_of_free_checkpoints():
     """An asynchronous save with no slowdown costs the compute nothing (T_s = 0): the period is the save itself
     and the availability the model's with T_s = 0, T_f / (T_f + T_r + T_c / 2)."""
-    from spare_mc.optimize import theory_ttt
-    from spare_mc.timeline import theory_costs
+    from spare_mc.ttt.optimize import theory_ttt
+    from spare_mc.ttt.timeline import theory_costs
 
     cfg = TimelineConfig("spare", 60, r=3, ckpt_async=True, async_slowdown=1.0)
     th = theory_ttt(cfg)
@@ -490,7 +490,7 @@ def test_theory_ttt_of_free_checkpoints():
 
 
 def test_optimize_strategy_selects_the_grid_minimum_and_confirms_on_fresh_seeds():
-    from spare_mc.optimize import optimize_strategy
+    from spare_mc.ttt.optimize import optimize_strategy
     base = {"n_steps": 300, "jitter_sd": 0.0}
     opt = optimize_strategy("spare", 60, reps=3, confirm_reps=4, r_range=(2, 4), period_factors=(0.7, 1.4),
                             base=base, rng=3)
@@ -514,8 +514,9 @@ def test_optimize_strategy_selects_the_grid_minimum_and_confirms_on_fresh_seeds(
 
 
 def test_cli_ttt_and_reproduce_json(capsys):
-    from spare_mc.cli import main
     import json
+
+    from spare_mc.cli.commands import main
     assert main(["ttt", "--strategy", "spare", "--n-groups", "60", "--r", "4", "--reps", "3", "--n-steps", "200",
                  "--seed", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -538,8 +539,8 @@ def test_cli_ttt_and_reproduce_json(capsys):
 @pytest.mark.parametrize("n_values, shown", [((24, 60), False), ((200, 600), True)])
 def test_the_papers_n600_line_is_printed_beside_an_n600_row_only(capsys, n_values, shown):
     """QA: `reproduce --table main --n-values 7` printed "paper, N=600: ..." under a table without N = 600."""
-    from spare_mc.cli import _print_main_table
-    from spare_mc.optimize import _paper_summary
+    from spare_mc.cli.commands import _print_main_table
+    from spare_mc.ttt.optimize import _paper_summary
 
     cell = {"best_r": 3, "ckpt_period_s": 100.0, "ttt_over_t0": 2.0, "ttt_over_t0_ci95": [1.9, 2.1],
             "availability": 0.5, "availability_ci95": [0.49, 0.51], "capped_fraction": 0.0}
@@ -563,7 +564,8 @@ def test_the_papers_n600_line_is_printed_beside_an_n600_row_only(capsys, n_value
 ])
 def test_cli_bad_arguments(argv, match, capsys):
     import re
-    from spare_mc.cli import main
+
+    from spare_mc.cli.commands import main
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and re.search(match, err)
@@ -592,8 +594,9 @@ def test_astronomical_mtbf_gives_no_failures(mtbf_s, period_s):
 
 
 def test_astronomical_mtbf_cli_reports_no_failures(capsys):
-    from spare_mc.cli import main
     import json
+
+    from spare_mc.cli.commands import main
     assert main(["ttt", "--strategy", "ckpt", "--n-groups", "1000", "--reps", "4", "--mtbf-s", "1e11",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -1,4 +1,4 @@
-"""The per-config setup of a timeline job (spare_mc.timeline: _job_plan, _kernel_params, the placeholder generator,
+"""The per-config setup of a timeline job (spare_mc.ttt.timeline: _job_plan, _kernel_params, the placeholder generator,
 the learned first trace length) changes no result: a job with warm caches equals the job run fresh, equals the job
 run the slow way (its own jitter and repair generators, one long trace), and the caches do not carry anything from
 one config to another."""
@@ -11,10 +11,10 @@ import pytest
 import spare_mc as sm
 from spare_mc import _resources
 from spare_mc import timeline as T
-from spare_mc._resources import ResourceLimitError, check_memory, memory_negligible
-from spare_mc.failures import DomainFailures, PerGPU
-from spare_mc.timeline import TimelineConfig, job_seed, make_trace, run_timeline
-from spare_mc.topology import Topology
+from spare_mc._lib.resources import ResourceLimitError, check_memory, memory_negligible
+from spare_mc.model.failures import DomainFailures, PerGPU
+from spare_mc.model.topology import Topology
+from spare_mc.ttt.timeline import TimelineConfig, job_seed, make_trace, run_timeline
 
 TOPO = Topology(9_600, 48)
 RACK = DomainFailures("rack", 2e6, shape=0.8, background=PerGPU(3e7, 0.8))
@@ -162,7 +162,7 @@ def test_every_numeric_field_refuses_a_string_a_list_and_nan_by_name():
     an internal error from a sweep spec). Every numeric field of the config now gets a usage error naming it."""
     from dataclasses import fields
 
-    from spare_mc._validation import UsageError
+    from spare_mc._lib.validation import UsageError
 
     for f in fields(TimelineConfig):
         if "float" not in str(f.type) and "int" not in str(f.type):

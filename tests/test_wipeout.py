@@ -2,14 +2,15 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import ALPHA
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 import spare_mc as sm
 from spare_mc import _wipeout_kernels as K
 from spare_mc import reference as ref
-from spare_mc.survivability import WIPEOUT_METHODS, order_stat_table, uniform_order_kernel
-from conftest import ALPHA
+from spare_mc.mc.survivability import WIPEOUT_METHODS, order_stat_table, uniform_order_kernel
 
 
 def _python_twin(layout, trials, seed, with_replacement=False):
@@ -59,7 +60,7 @@ PARTITIONS = [sm.block(12, 4), sm.replica_sets(11, 4), sm.replica_sets(1000, 9),
 
 
 def test_partition_classes():
-    from spare_mc.survivability import partition_classes
+    from spare_mc.mc.survivability import partition_classes
     assert [a.tolist() for a in partition_classes(sm.replica_sets(1000, 9))] == [[9, 10], [110, 1]]
     assert [a.tolist() for a in partition_classes(_free_groups_layout())] == [[2], [2]]
     assert [a.tolist() for a in partition_classes(sm.Layout(sm.block(12, 3).holders[::-1]))] == [[3], [4]]
@@ -69,7 +70,7 @@ def test_partition_classes():
 
 @pytest.mark.parametrize("layout", PARTITIONS, ids=lambda l: f"{l.kind}-{l.n_groups}-{l.r}")
 def test_partition_kernel_equals_python_twin_trial_by_trial(layout):
-    from spare_mc.survivability import partition_classes
+    from spare_mc.mc.survivability import partition_classes
     sizes, counts = partition_classes(layout)
     T, D = np.empty(400, np.int64), np.empty(400, np.int64)
     rng = np.random.default_rng(21)  # alive while the kernel reads its state by address
@@ -84,7 +85,7 @@ def test_partition_kernel_equals_python_twin_trial_by_trial(layout):
 def test_wipeout_mc_takes_the_partition_kernel_where_it_makes_fewer_draws(layout, partition):
     """Few large sets: the order statistics (111 draws against ~561 failures at N = 1000, r = 9); many small sets
     (N = 600, r = 3: 200 sets, ~92 failures): failure by failure."""
-    from spare_mc.survivability import partition_classes
+    from spare_mc.mc.survivability import partition_classes
     res = sm.wipeout_mc(layout, 50, rng=4)
     T, D = np.empty(50, np.int64), np.empty(50, np.int64)
     rng = np.random.default_rng(4)  # alive while the kernel reads its state by address
@@ -97,7 +98,7 @@ def test_wipeout_mc_takes_the_partition_kernel_where_it_makes_fewer_draws(layout
 def test_partition_kernel_has_the_sequential_law(layout):
     """The exact law of T (enumeration of every dead set for small N, else the sets' law) against both kernels."""
     T, D = np.empty(20_000, np.int64), np.empty(20_000, np.int64)
-    from spare_mc.survivability import partition_classes
+    from spare_mc.mc.survivability import partition_classes
     rng = np.random.default_rng(np.random.SeedSequence([layout.n_groups, 1]))  # alive while the kernel runs
     K.wipeout_partition(*K.raw_source(rng), layout.n_groups, *partition_classes(layout), 20_000, T, D)
     fast = sm.survivability.WipeoutResult(T, D, None, layout.kind, layout.n_groups, layout.r, False)
@@ -452,7 +453,7 @@ def test_auto_takes_the_order_statistics_when_the_wipeout_comes_late(layout, ker
 
 
 def _partition_call(layout, reps, seed):
-    from spare_mc.survivability import partition_classes
+    from spare_mc.mc.survivability import partition_classes
     T, D = np.empty(reps, np.int64), np.empty(reps, np.int64)
     rng = np.random.default_rng(seed)  # alive while the kernel reads its state by address
     K.wipeout_partition(*K.raw_source(rng), layout.n_groups, *partition_classes(layout), reps, T, D)

@@ -1,0 +1,4 @@
+"""The numba kernels (private): plain loops over arrays and scalars, writing into outputs, with no validation
+and no I/O, and the draw primitives they share. ``cache`` keeps numba's on-disk cache honest across modules.
+Imports only ``_lib``.
+"""

@@ -1,0 +1,52 @@
+"""Numba's on-disk cache and the kernels other kernel modules inline (private).
+
+Numba invalidates a cached kernel when the source file that defines it changes, and not when a kernel it calls
+from **another** module changes, although the compiled code contains that callee: after an edit or a ``git pull``
+that touches only ``_rectlr_kernels.py``, the timeline kernel's cache would keep running the old ReCtlr. Each
+kernel module that calls into another one therefore calls :func:`drop_if_dependencies_changed` when imported
+(before any kernel runs: numba reads its cache at the first call). It keeps a digest of the dependencies' sources
+next to the cache and, when the digest changes (or was never written), deletes the module's cached kernels, which
+numba then compiles again.
+
+With ``NUMBA_CACHE_DIR`` set the caches live elsewhere and are left alone: clear that directory after changing a
+kernel module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+
+def drop_if_dependencies_changed(module_file: str, deps: tuple) -> int:
+    """Delete the numba cache files of ``module_file`` if the sources ``deps`` (file names in the same directory)
+    changed since the last call; returns how many files were deleted.
+
+    A name in ``deps`` that is not a file beside ``module_file`` raises :class:`FileNotFoundError`: it is a bug of
+    the package (a renamed or moved dependency), which would otherwise keep a stale cache silently. Other
+    file-system errors (a read-only install, a concurrent import) are ignored: at worst a cache is kept or compiled
+    again."""
+    here = Path(module_file)
+    missing = [d for d in deps if not (here.parent / d).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{here.name} names {missing} as kernel dependencies, which are not files in "
+                                f"{here.parent}: rename them in its drop_if_dependencies_changed call")
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return 0
+    cache_dir = here.parent / "__pycache__"
+    try:
+        digest = hashlib.sha256(b"".join((here.parent / d).read_bytes() for d in deps)).hexdigest()
+        stamp = cache_dir / f"{here.stem}.deps"
+        if stamp.is_file() and stamp.read_text() == digest:
+            return 0
+        stale = [*cache_dir.glob(f"{here.stem}.*.nbi"), *cache_dir.glob(f"{here.stem}.*.nbc")]
+        for f in stale:
+            f.unlink(missing_ok=True)
+        cache_dir.mkdir(exist_ok=True)
+        tmp = cache_dir / f"{here.stem}.deps.{os.getpid()}"
+        tmp.write_text(digest)
+        os.replace(tmp, stamp)
+        return len(stale)
+    except OSError:
+        return 0

@@ -1,0 +1,832 @@
+"""Numba kernels of ReCtlr, the adaptive reordering controller (private; see :mod:`spare_mc.mc.reorder`).
+
+Data model (int64 arrays packed by rows)
+---------------------------------------
+- An **edge** ``e = t * r + l`` is "type ``t`` held in layer ``l`` of the holder table"; ``E[EG, e]`` is its group
+  and ``E[ET, e] = e // r`` its type (a load instead of a 64-bit division: the divisions by the run-time ``r``
+  were most of the cost of a ReCtlr call).
+- ``G[GPTR]`` (N + 1): group ``g``'s stack occupies slots ``G[GPTR, g] .. G[GPTR, g + 1] - 1`` of ``E[GSTK]``.
+- ``E[GSTK, G[GPTR, g] + p]`` is the edge at **position** ``p`` of group ``g``'s current stack (0 = top) and
+  ``E[EPOS, e]`` is the position of edge ``e``: the two are inverse permutations within each group.
+  ``E[STYPE, G[GPTR, g] + p]`` is that slot's type (``E[ET, E[GSTK, ...]]`` kept beside the slot): a scan of a
+  stack reads the slot's edge and type side by side, not one through the other.
+- ``G[OWN, t]`` is the edge whose group computes (serves) type ``t`` (``-1`` = unassigned), ``G[LOAD, g]`` the
+  number of types group ``g`` serves, ``G[ALIVE, g]`` 1/0 and ``G[NLIVE, t]`` the number of live holders of ``t``;
+  ``G[MOVED, g]`` is 1 once Phase 2 has reordered group ``g``'s stack since the last :func:`reset_state`.
+- ``meta = [S, k, stamp, max_degree, phase2_id]``: stack number, dead groups, visit stamp, longest stack, and the
+  stamp of the current Phase-2 run; ``G[DEEP, g] == phase2_id`` marks a group that Phase 2 has given a type below
+  the window (every other group serves only types in its top ``S*`` positions, so the search scans only those).
+
+The arrays are packed into a few 2-d blocks (``E``, ``G``, ``D``, ``H``, see :func:`alloc`) because every array
+argument of a non-inlined numba call costs a reference-count round trip (about 8 ns): with one argument per array
+the calls alone took ~300 ns per failure. The per-failure path (:func:`rectlr_step` and everything it calls but
+:func:`_phases12_grown`) is compiled without the runtime (``_nrt=False``), so it does no reference counting at all;
+the one allocation (a longer undo log, rarely needed) happens in :func:`_phases12_grown`, which declares the runtime.
+The heap, :func:`_flip`, :func:`_augment_min_cost`, :func:`_patch`, :func:`_resolve`, :func:`_phases12` and Phase
+0's search (:func:`_augment_bfs_inlined`) are inlined by numba (``inline="always"``): a call passes every array as
+its exploded fields (9 machine words for a 2-d block). Inlining the last four, with the slot-type row and the
+inlined ``_dur`` of the timeline, made the paper's SPARe timeline job about 15% faster (8-20% in six alternated
+pairs, either order first, best of 12 batches of 200 jobs each, 2026-12-04) with a cold compilation no longer (63 s
+against 66 s for a first timeline run). Phase 1 and the patch call :func:`_augment_bfs` (a call; their
+searches are rarer), and :func:`_phase2` stays a call: inlining its two call sites gained nothing measurable and
+cost ~30 s of compilation.
+
+In the per-failure loops (the searches, their heap, :func:`_flip`, the deaths, orphans and patch scan) indices are
+cast to unsigned (``_U``): numba then skips its negative-index wraparound, a load of the row length (spilled to the
+stack in these register-starved loops) and three operations per access. The values are the same; only the indexing
+is.
+
+Measured dead ends (the paper's SPARe timeline, N = 600, r = 8, fastest of 3 batches of 200 jobs, alternated
+with the code as it is, 2026-12-01): 32-bit blocks ``E``, ``G``, ``D``, ``H`` (half the memory) 1.21 ms per job
+against 1.16-1.21 ms; a first Phase-2 search that continues from the region Phase 0's failed search has just
+explored (layer by layer, no heap; it returns other, equally cheap assignments) 1.19-1.24 ms against 1.16-1.21 ms,
+and 504 instead of 461 ns per Phase-2 call in ``benchmarks/bench_rectlr.py``. Neither is kept. Nor is
+column-major (Fortran-order) ``E``, ``G``, ``D``, ``H``, which puts one group's, edge's or node's fields in one cache
+line (the same code, only ``alloc`` changed; identical results): 1.73 against 1.52 ms per job, alternated twice.
+Nor is a fused path for the common call (one new failure of a live group: its deaths, orphans and patch scan in
+one inlined loop, the patch's cap search split out; identical results): fastest of 5 batches of 200 jobs,
+alternated four times on 2026-12-03, 2.30-3.11 ms per job against 2.43-2.50 ms, i.e. no gain above the noise.
+Nor is ``D`` as one record per node (``D[v, DIST]``: a node's label, stamps and potential in one cache line) with
+the forward arcs testing ``own == e`` before loading the group's liveness (identical results): best of 12 batches of
+200 jobs, 1.71-1.85 against 1.70-1.88 ms per job in three pairs with it run first, a wash (2026-12-04).
+Where the time goes (cycle counters read around each part of :func:`rectlr_step` inside that timeline, 200 jobs,
+2026-12-01): ReCtlr is 78% of the job's cycles; per call, the deaths 78 cycles, the patch 165, the orphans 43,
+Phase 0 118; the 44% of calls that reach Phase 2 cost 1,300 cycles each, 960 of them in the searches of
+:func:`_augment_min_cost` (5.5 nodes settled per search) and 100 in the moves. The searches are 30% of the job and
+every other part 3-12%: halving the searches, the largest, would leave the job at 85% of its time.
+
+Invariant between calls: every type is served by a live group that holds it in its top ``S`` positions and no group
+serves more than ``S`` types.
+
+Algorithms
+----------
+- Phase 0 / Phase 1 feasibility: augmenting paths by breadth-first search (Ford-Fulkerson on the unit-capacity
+  type side and capacity-``S`` group side). After a failure only the orphaned types are unassigned; a surviving
+  assignment stays valid, and by Berge's theorem (an exposed vertex with no augmenting path is exposed in some
+  maximum matching) the repaired matching is perfect iff one exists -- the same answer as solving from scratch.
+- Phase 1 raises the capacity one step at a time from ``max(S, c(k))`` and keeps the augmentations already made (a
+  larger capacity only relaxes the constraints), on a scratch copy of the assignment. It runs only when Phase 2
+  tried first at ``max(S, c(k))`` fails: successive shortest paths place every orphan at a capacity iff a perfect
+  assignment exists there (the same augmenting-path argument), so when they all succeed ``S* = max(S, c(k))`` and
+  the Phase-2 result is the one the Phase-1-then-Phase-2 order computes; otherwise the attempt is undone from the
+  log and the two phases run as stated. ``S*`` rarely exceeds ``max(S, c(k))`` (under 2% of the Phase-2 runs of
+  cyclic N = 1000, r = 9), so the Phase-1 search is mostly saved.
+- Phase 2: successive shortest paths with Johnson potentials and Dijkstra on the residual network
+  (source -> types -> groups -> sink), edge cost 1 if the edge sits at position ``>= S*`` (a move) else 0. It starts
+  from the Phase-0 assignment, all of whose edges cost 0, so zero potentials are feasible and the result is a
+  minimum-cost perfect assignment (no negative residual cycle), whatever the order of the orphans. A group
+  serves only types in its top ``S*`` positions (the invariant, Phase 0's window) unless a Phase-2 path gave it a
+  deeper one (``G[DEEP]``); the backward arcs of the others are found in those positions alone, in the same order.
+- Patch: the types no live group had in its top ``S`` layers when the failure struck must be recomputed by
+  survivors; they are spread over live holders minimising the largest number any one survivor computes
+  (bottleneck assignment by raising the capacity ``L = 1, 2, ...``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .cache import drop_if_dependencies_changed
+from .draws import _draw_group, random_holders_into
+
+# the cached kernels of this module contain the wipe-out kernels' code: recompile them when that changes
+drop_if_dependencies_changed(__file__, ("draws.py",))
+
+# meta slots
+S_, K_, STAMP_, MAXDEG_, P2_ = 0, 1, 2, 3, 4
+# out slots of one ReCtlr call
+O_K, O_C, O_S, O_PHASE0, O_MOVES, O_ORPHANS, O_PATCH_TYPES, O_PATCH, O_WIPED = range(9)
+N_OUT = 9
+# rows of the packed blocks
+EG, GSTK, EPOS, ET, STYPE = 0, 1, 2, 3, 4                                            # E: 5 x (N r)
+GPTR, ALIVE, NLIVE, OWN, LOAD, POWN, PLOAD, MARKG, MARKT, VIA, QUEUE, ORPH, DEEP, MOVED = range(14)  # G: 14 x (N + 1)
+DIST, DSTAMP, FSTAMP, PHI, PHIL, FIN = range(6)                                      # D: 6 x (2N + 1)
+HK, HV = 0, 1                                                                         # H: 2 x (2 N r + 2 N + 2)
+
+_BIG = np.int64(1) << 40
+# A counter that starts at a constant (``n = 0``) is first typed by numba as that literal, and a call it feeds
+# compiles a specialisation for the literal that is never run, besides the int64 one: five of ``rectlr_step``, three
+# of ``_resolve``, ``_phases12``... in one test run, each a full compilation. Starting such counters (and the
+# constant arguments of the large kernels) at these int64 values keeps one specialisation per call site.
+_Z, _ONE = np.int64(0), np.int64(1)
+_U = np.uint64  # an unsigned index skips numba's negative-index wraparound (a load of the shape and 3 ops)
+_NO_ROOM = -2  # _phases12: the undo log is too short (state restored; retry with a longer one)
+
+
+@njit(cache=True)
+def alloc(n, r):
+    """Fresh blocks ``(E, G, D, H, meta, ulog, pplan, out)`` for ``n`` groups and redundancy ``r``."""
+    nr = n * r
+    E = np.zeros((5, nr), np.int64)
+    for e in range(nr):
+        E[ET, e] = e // r
+    G = np.zeros((14, n + 1), np.int64)
+    G[POWN, :] = -1
+    D = np.zeros((6, 2 * n + 1), np.int64)
+    H = np.zeros((2, 2 * nr + 2 * n + 2), np.int64)
+    return (E, G, D, H, np.zeros(5, np.int64), np.empty(4 * n + 4, np.int64), np.empty(2 * n, np.int64),
+            np.zeros(N_OUT, np.int64))
+
+
+# ----------------------------------------------------------------------------------------------- building state
+@njit(cache=True)
+def build_stacks(holders, E, G):
+    """Stacks of a holder table, each group's types in (layer, type) order -- the order of ``Layout.stacks()``.
+    Returns the longest stack."""
+    n, r = holders.shape
+    for g in range(n + 1):
+        G[GPTR, g] = 0
+        G[MOVED, g] = 0
+    for t in range(n):
+        for l in range(r):
+            G[GPTR, holders[t, l] + 1] += 1
+    for g in range(n):
+        G[GPTR, g + 1] += G[GPTR, g]
+    fill = G[GPTR, :n].copy()
+    for l in range(r):
+        for t in range(n):
+            g = holders[t, l]
+            e = t * r + l
+            E[EG, e] = g
+            E[GSTK, fill[g]] = e
+            E[STYPE, fill[g]] = t
+            E[EPOS, e] = fill[g] - G[GPTR, g]
+            fill[g] += 1
+    best = 0
+    for g in range(n):
+        best = max(best, G[GPTR, g + 1] - G[GPTR, g])
+    return best
+
+
+# ------------------------------------------------------------------------------------------ augmenting paths
+@njit(cache=True, _nrt=False, inline="always")
+def _flip(g_end, r, E, G, own_row, load_row, ulog, nlog):
+    """Apply the augmenting path ending at group ``g_end`` (recorded in ``G[VIA]``) to rows ``own_row`` /
+    ``load_row`` of ``G``.
+
+    With ``nlog >= 0`` every change is appended to the undo log ``ulog`` as pairs ``(type, previous edge)`` and
+    ``(-1 - g_end, 0)`` for the load increment (the caller guarantees room for ``2 N + 2`` entries). Returns the
+    new log length.
+    """
+    g = g_end
+    while True:
+        e = G[VIA, _U(g)]
+        u = E[ET, _U(e)]
+        old = G[own_row, _U(u)]
+        if nlog >= 0:
+            ulog[_U(nlog)] = u
+            ulog[_U(nlog + 1)] = old
+            nlog += 2
+        G[own_row, _U(u)] = e
+        if old < 0:
+            break
+        g = E[EG, _U(old)]
+    G[load_row, _U(g_end)] += 1
+    if nlog >= 0:
+        ulog[nlog] = -1 - g_end
+        ulog[nlog + 1] = 0
+        nlog += 2
+    return nlog
+
+
+@njit(cache=True, _nrt=False)
+def _undo(ulog, nlog, G):
+    for i in range(nlog - 2, -1, -2):
+        u = ulog[i]
+        if u < 0:
+            G[LOAD, -1 - u] -= 1
+        else:
+            G[OWN, u] = ulog[i + 1]
+
+
+@njit(cache=True, _nrt=False)
+def _augment_bfs(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog):
+    """:func:`_augment_bfs_inlined` as a call: Phase 1 and the patch, whose searches are rarer than Phase 0's."""
+    return _augment_bfs_inlined(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _augment_bfs_inlined(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog):
+    """Give the unassigned type ``t0`` a group by a shortest augmenting path (assignment in rows ``own_row`` /
+    ``load_row`` of ``G``).
+
+    Usable edges: live group, position ``< window``; group capacity ``cap``; every served edge must lie inside the
+    window. Returns ``(found, nlog)`` (see :func:`_flip` for the log).
+    """
+    meta[STAMP_] += 1
+    stamp = meta[STAMP_]
+    head = 0
+    tail = 1
+    G[QUEUE, 0] = t0
+    while head < tail:
+        u = G[QUEUE, _U(head)]
+        head += 1
+        own = G[own_row, _U(u)]
+        for e in range(u * r, u * r + r):
+            eu = _U(e)
+            g = E[EG, eu]
+            gu = _U(g)
+            if G[ALIVE, gu] == 0 or E[EPOS, eu] >= window or own == e or G[MARKG, gu] == stamp:
+                continue
+            G[MARKG, gu] = stamp
+            G[VIA, gu] = e
+            if G[load_row, gu] < cap:
+                return True, _flip(g, r, E, G, own_row, load_row, ulog, nlog)
+            # the types g serves; with a window they all sit inside it (Phase 0 only assigns window edges and
+            # the invariant keeps served types in the top S), so only the window is scanned
+            base = G[GPTR, gu]
+            for p in range(base, min(G[GPTR, _U(g + 1)], base + window)):
+                e2 = E[GSTK, _U(p)]
+                v = E[STYPE, _U(p)]
+                if G[own_row, _U(v)] == e2:
+                    G[QUEUE, _U(tail)] = v
+                    tail += 1
+    return False, nlog
+
+
+# ------------------------------------------------------------------------------------------------ min-cost
+@njit(cache=True, _nrt=False, inline="always")
+def _heap_push(H, size, key, val):
+    """Insert ``(key, val)``; returns the new size. The sift moves a hole up and writes the entry once: the same
+    comparisons and the same final order as swapping the entry up, with half the stores."""
+    i = size
+    while i > 0:
+        parent = (i - 1) >> 1
+        pu = _U(parent)
+        if H[HK, pu] <= key:
+            break
+        iu = _U(i)
+        H[HK, iu] = H[HK, pu]
+        H[HV, iu] = H[HV, pu]
+        i = parent
+    H[HK, _U(i)] = key
+    H[HV, _U(i)] = val
+    return size + 1
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _heap_pop(H, size):
+    """Remove the minimum (left in ``H[:, size - 1]``); returns the new size. The last entry sifts down from the
+    root as a hole (see :func:`_heap_push`): the same order as swapping it down."""
+    size -= 1
+    su = _U(size)
+    key = H[HK, su]
+    val = H[HV, su]
+    H[HK, su] = H[HK, 0]
+    H[HV, su] = H[HV, 0]
+    i = 0
+    while True:
+        a = 2 * i + 1
+        if a >= size:
+            break
+        b = a + 1
+        c = b if (b < size and H[HK, _U(b)] < H[HK, _U(a)]) else a
+        cu = _U(c)
+        if key <= H[HK, cu]:
+            break
+        iu = _U(i)
+        H[HK, iu] = H[HK, cu]
+        H[HV, iu] = H[HV, cu]
+        i = c
+    H[HK, _U(i)] = key
+    H[HV, _U(i)] = val
+    return size
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
+    """Shortest (fewest-moves) augmenting path from the unassigned type ``t0`` at capacity ``cap``.
+
+    Nodes: types ``0..N-1``, groups ``N..2N-1``, sink ``2N``. Reduced costs use the potentials ``D[PHI]`` (zero at
+    the start of a Phase 2); they stay non-negative after each augmentation (``phi += min(d, D) - D``). Returns
+    ``(n_phi, nlog)``: the new number of entries of ``D[PHIL]`` (nodes whose potential is non-zero; -1 if no path
+    exists) and of the change log.
+
+    The search stops when it settles the first group with room, at distance ``d``, without scanning that group's
+    arcs or popping the nodes the plain loop would still pop before the sink. That is exact. The sink's distance
+    is ``big_d = d + phi[g] - phi[sink] = d``: the arc ``g -> sink`` has reduced cost ``phi[g] - phi[sink] >= 0``,
+    the sink is never finished (its potential stays 0) and potentials only decrease from 0, so ``phi[g] = 0``;
+    every key left in the heap is ``>= d`` (keys never decrease). The plain loop would next pop nodes at distance
+    ``big_d`` (or the sink), and such a node (i) cannot improve the sink (a label changes only on a strict
+    improvement), (ii) cannot change the path's predecessors ``G[VIA]``, which belong to nodes finished before,
+    (iii) keeps its potential (``big_d - d = 0``), and (iv) leaves nothing the next search reads (it starts with a
+    new stamp and an empty heap); the scan of ``g``'s own arcs only pushes such nodes. Everything before the stop
+    is the same sequence of heap operations, so the assignment, the potentials and every tie are those of the full
+    loop. It halves the nodes settled per Phase-2 search (cyclic N = 600, r = 8: 6.9 -> 3.2 per failure); stopping
+    at ``g`` itself rather than when the heap's least key reaches the sink's label also saves the scan of ``g``'s
+    served types and the sink's push (the paper's SPARe timeline, N = 600, r = 8: per search 6.5 -> 4.0 group arcs
+    scanned and 12.7 -> 10.4 heap pushes).
+    """
+    meta[STAMP_] += 1
+    stamp = meta[STAMP_]
+    sink = 2 * n
+    D[DIST, t0] = 0
+    D[DSTAMP, t0] = stamp
+    size = _heap_push(H, 0, 0, t0)
+    nfin = 0
+    g_end = -1
+    big_d = -1
+    while size > 0:
+        size = _heap_pop(H, size)
+        d = H[HK, _U(size)]
+        v = H[HV, _U(size)]
+        vu = _U(v)
+        if D[FSTAMP, vu] == stamp or d > D[DIST, vu]:
+            continue
+        D[FSTAMP, vu] = stamp  # never the sink: it is never pushed (the loop stops at its predecessor)
+        D[FIN, _U(nfin)] = v
+        nfin += 1
+        base = d + D[PHI, vu]  # loop invariants, loaded once: the loops below store to G and D
+        if v < n:  # a type: forward arcs to its other live holders
+            own = G[OWN, vu]
+            for e in range(v * r, v * r + r):
+                g = E[EG, _U(e)]
+                gu = _U(g)
+                if G[ALIVE, gu] == 0 or own == e:
+                    continue
+                w = n + g
+                wu = _U(w)
+                # no test of "w finished": its label is <= d <= nd (non-negative reduced costs), so the strict
+                # test below already leaves it alone
+                c = 1 if E[EPOS, _U(e)] >= cap else 0
+                nd = base + c - D[PHI, wu]
+                if D[DSTAMP, wu] != stamp or nd < D[DIST, wu]:
+                    D[DSTAMP, wu] = stamp
+                    D[DIST, wu] = nd
+                    G[VIA, gu] = e
+                    size = _heap_push(H, size, nd, w)
+        else:  # a group: to the sink if it has room, back along the types it serves
+            g = v - n
+            gu = _U(g)
+            if G[LOAD, gu] < cap:  # the sink at big_d = d: stop (exact, see the docstring)
+                g_end = g
+                big_d = base - D[PHI, sink]
+                break
+            lo = G[GPTR, gu]
+            hi = G[GPTR, _U(g + 1)]
+            if G[DEEP, gu] != meta[P2_]:  # g serves only types in its top cap positions
+                hi = min(hi, lo + cap)
+            for p in range(lo, hi):
+                e2 = E[GSTK, _U(p)]
+                u = E[STYPE, _U(p)]
+                uu = _U(u)
+                if G[OWN, uu] != e2 or D[FSTAMP, uu] == stamp:
+                    continue
+                c = 1 if p - lo >= cap else 0  # E[EPOS, e2], the position of slot p
+                nd = base - c - D[PHI, uu]
+                if D[DSTAMP, uu] != stamp or nd < D[DIST, uu]:
+                    D[DSTAMP, uu] = stamp
+                    D[DIST, uu] = nd
+                    size = _heap_push(H, size, nd, u)
+    if big_d < 0:
+        return -1, nlog
+    for i in range(nfin):
+        v = D[FIN, i]
+        delta = big_d - D[DIST, v]
+        if delta != 0:
+            if D[PHI, v] == 0:
+                D[PHIL, n_phi] = v
+                n_phi += 1
+            D[PHI, v] -= delta
+    g = g_end
+    while True:  # mark the groups that will serve a type below the window
+        e = G[VIA, _U(g)]
+        if E[EPOS, _U(e)] >= cap:
+            G[DEEP, _U(g)] = meta[P2_]
+        old = G[OWN, _U(E[ET, _U(e)])]
+        if old < 0:
+            break
+        g = E[EG, _U(old)]
+    return n_phi, _flip(g_end, r, E, G, OWN, LOAD, ulog, nlog)
+
+
+# --------------------------------------------------------------------------------------------------- ReCtlr
+@njit(cache=True, _nrt=False, inline="always")
+def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
+    """(number of patch types, least possible max extra shards per survivor). Leaves ``G[POWN]``/``G[PLOAD]``
+    clean.
+
+    The plan is left in ``pplan`` (size 2N): ``pplan[i]`` is the ``i``-th patch type and ``pplan[N + i]`` the
+    survivor that recomputes it.
+    """
+    meta[STAMP_] += 1
+    stamp = meta[STAMP_]
+    npatch = 0
+    for i in range(n_new):
+        g = newly[i]
+        base = G[GPTR, _U(g)]
+        top = min(S, G[GPTR, _U(g + 1)] - base)
+        for p in range(base, base + top):
+            t = E[STYPE, _U(p)]
+            tu = _U(t)
+            if G[MARKT, tu] == stamp:
+                continue
+            G[MARKT, tu] = stamp
+            own = G[OWN, tu]  # its server, if live, holds it in its top S (the invariant): covered
+            if own >= 0 and G[ALIVE, _U(E[EG, _U(own)])] != 0:
+                continue
+            covered = False
+            first_live = -1
+            for e in range(t * r, t * r + r):
+                eu = _U(e)
+                h = E[EG, eu]
+                if G[ALIVE, _U(h)] != 0:
+                    if E[EPOS, eu] < S:
+                        covered = True
+                        break
+                    if first_live < 0:
+                        first_live = h
+            if not covered:
+                pplan[npatch] = t
+                pplan[n + npatch] = first_live
+                npatch += 1
+    if npatch == 0:
+        return 0, 0
+    if npatch == 1:  # what the search below finds for one type: its first live holder in layer order, at L = 1
+        return 1, 1
+    cap = _ONE
+    for i in range(npatch):
+        t = pplan[i]
+        while not _augment_bfs(t, cap, _BIG, r, E, G, meta, POWN, PLOAD, pplan, -1)[0]:
+            cap += 1
+    for i in range(npatch):
+        t = pplan[i]
+        pplan[n + i] = E[EG, G[POWN, t]]
+        G[POWN, t] = -1
+        for l in range(r):
+            G[PLOAD, E[EG, t * r + l]] = 0
+    return npatch, cap
+
+
+@njit(cache=True, _nrt=False)  # no reference counting per call; a longer undo log is _phases12_grown's job
+def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan, out):
+    """Kill the groups ``newly[:n_new]`` and run ReCtlr; results in ``out`` (see the ``O_*`` slots).
+
+    ``from_scratch`` discards the surviving assignment and solves every phase from an empty one (the reference
+    the incremental repair must agree with). Returns 1 on a wipe-out (the state is then left as it is), -1 if
+    the solver found no assignment where one must exist (a bug), else 0.
+    """
+    for i in range(N_OUT):
+        out[i] = 0
+    S = meta[S_]
+    # deaths
+    m = _Z
+    wiped = False
+    for i in range(n_new):
+        g = newly[i]
+        if G[ALIVE, g] == 0:
+            continue
+        newly[m] = g
+        m += 1
+        G[ALIVE, g] = 0
+        meta[K_] += 1
+        for p in range(G[GPTR, _U(g)], G[GPTR, _U(g + 1)]):
+            tu = _U(E[STYPE, _U(p)])
+            G[NLIVE, tu] -= 1
+            if G[NLIVE, tu] == 0:
+                wiped = True
+    k = meta[K_]
+    out[O_K] = k
+    if m == 0:
+        out[O_C] = -(-n // (n - k)) if k < n else 0
+        out[O_S] = S
+        out[O_PHASE0] = 1
+        return 0
+    if wiped:
+        out[O_WIPED] = 1
+        return 1
+    c = -(-n // (n - k))
+    out[O_C] = c
+    out[O_PATCH_TYPES], out[O_PATCH] = _patch(newly, m, S, n, r, E, G, meta, pplan)
+    # orphans: the types the dead groups served
+    n_orph = _Z
+    for i in range(m):
+        g = newly[i]
+        for p in range(G[GPTR, _U(g)], G[GPTR, _U(g + 1)]):
+            e = E[GSTK, _U(p)]
+            t = E[STYPE, _U(p)]
+            if G[OWN, _U(t)] == e:
+                G[OWN, _U(t)] = -1
+                G[ORPH, _U(n_orph)] = t
+                n_orph += 1
+        G[LOAD, g] = 0
+    out[O_ORPHANS] = n_orph
+    if from_scratch:
+        n_orph = _Z
+        for t in range(n):
+            G[OWN, t] = -1
+            G[ORPH, n_orph] = t
+            n_orph += 1
+        for g in range(n):
+            G[LOAD, g] = 0
+    return _resolve(n_orph, S, c, n, r, E, G, D, H, meta, ulog, out)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _resolve(n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
+    """Phases 0-2 for the unassigned types ``G[ORPH, :n_orph]`` (every other type is validly assigned)."""
+    k = meta[K_]
+    # Phase 0: HK-Fixed (current stacks, capacity S, top-S edges only)
+    first = _Z
+    if S * (n - k) >= n:
+        while first < n_orph:
+            if not _augment_bfs_inlined(G[ORPH, first], S, S, r, E, G, meta, OWN, LOAD, ulog, -1)[0]:
+                break
+            first += 1
+    if first == n_orph:
+        out[O_S] = S
+        out[O_PHASE0] = 1
+        return 0
+    rc = _phases12(first, n_orph, S, c, n, r, E, G, D, H, meta, ulog, out)
+    if rc == _NO_ROOM:  # rare: long augmenting paths or many orphans (a multi-group event, the initial state)
+        rc = _phases12_grown(first, n_orph, S, c, n, r, E, G, D, H, meta, ulog.shape[0], out)
+    return rc
+
+
+@njit(cache=True, _nrt=True)  # explicit: a callee compiles with its caller's flags unless it declares its own
+def _phases12_grown(first, n_orph, S, c, n, r, E, G, D, H, meta, size, out):
+    """:func:`_phases12` with undo logs of doubling length until one is long enough (the only allocation on the
+    ReCtlr path, kept out of the reference-count-free code)."""
+    while True:
+        size = 2 * size + 2 * n + 4
+        rc = _phases12(first, n_orph, S, c, n, r, E, G, D, H, meta, np.empty(size, np.int64), out)
+        if rc != _NO_ROOM:
+            return rc
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _phases12(first, n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
+    """Phases 1 and 2 for the orphans ``G[ORPH, first:n_orph]`` that Phase 0 could not place.
+
+    Returns 0, -1 (no assignment where one must exist: a bug) or ``_NO_ROOM`` when ``ulog`` cannot take one more
+    augmenting path (``2 N + 4`` entries); the assignment is then restored as it was on entry (every change since
+    is in the log), so the caller can run it again with a longer log and get the same result.
+    """
+    room = ulog.shape[0] - 2 * n - 4
+    # Phase 2 at the least candidate capacity first: if it places every orphan, that capacity is S* (see the module
+    # docstring) and this is exactly the Phase 2 below; if not, undo it and find S* by Phase 1
+    rc = _phase2(first, n_orph, max(S, c), n, r, E, G, D, H, meta, ulog, room, out)
+    if rc != -1:
+        return rc
+    # Phase 1: HK-Free -- the least capacity >= max(S, c(k)) with a perfect assignment, then undone
+    cap = max(S, c)
+    nlog = _Z
+    for i in range(first, n_orph):
+        while True:
+            if nlog > room:
+                _undo(ulog, nlog, G)
+                return _NO_ROOM
+            found, nlog = _augment_bfs(G[ORPH, i], cap, _BIG, r, E, G, meta, OWN, LOAD, ulog, nlog)
+            if found:
+                break
+            cap += 1
+            if cap > meta[MAXDEG_]:
+                return -1
+    _undo(ulog, nlog, G)
+    return _phase2(first, n_orph, cap, n, r, E, G, D, H, meta, ulog, room, out)
+
+
+@njit(cache=True, _nrt=False)
+def _phase2(first, n_orph, s_star, n, r, E, G, D, H, meta, ulog, room, out):
+    """Phase 2 at capacity ``s_star`` for the orphans ``G[ORPH, first:n_orph]``, then the moves that bring every
+    served type into the top ``s_star`` layers.
+
+    Returns 0, ``_NO_ROOM`` (see :func:`_phases12`) or -1 when an orphan has no augmenting path at ``s_star``
+    (no perfect assignment there); in both of the last cases the assignment and the potentials are as on entry.
+    """
+    # Phase 2: fewest moves at S*, successive shortest paths from the Phase-0 assignment
+    n_phi = _Z
+    nlog = _Z
+    meta[STAMP_] += 1
+    meta[P2_] = meta[STAMP_]
+    for i in range(first, n_orph):
+        if nlog > room:
+            _undo(ulog, nlog, G)
+            for q in range(n_phi):
+                D[PHI, D[PHIL, q]] = 0
+            return _NO_ROOM
+        got, nlog = _augment_min_cost(G[ORPH, i], s_star, n, r, E, G, D, H, meta, n_phi, ulog, nlog)
+        if got < 0:
+            _undo(ulog, nlog, G)
+            for q in range(n_phi):
+                D[PHI, D[PHIL, q]] = 0
+            return -1
+        n_phi = got
+    for i in range(n_phi):
+        D[PHI, D[PHIL, i]] = 0
+    # bring every served type that sits below the window into it, by swapping with a top slot whose type is not
+    # served by this group (the deepest such slot first, so the upper layers keep their order); only types whose
+    # server changed in Phase 2 (the log) can sit below the window
+    moves = 0
+    for i in range(0, nlog, 2):
+        t = ulog[i]
+        if t < 0:
+            continue
+        e = G[OWN, t]
+        if E[EPOS, e] < s_star:
+            continue
+        g = E[EG, e]
+        base = G[GPTR, g]
+        q = min(s_star, G[GPTR, g + 1] - base) - 1
+        e2 = -1
+        while q >= 0:
+            e2 = E[GSTK, base + q]
+            if G[OWN, E[STYPE, base + q]] != e2:
+                break
+            q -= 1
+        p_old = E[EPOS, e]
+        E[GSTK, base + q] = e
+        E[GSTK, base + p_old] = e2
+        E[STYPE, base + p_old] = E[STYPE, base + q]
+        E[STYPE, base + q] = t
+        E[EPOS, e] = q
+        E[EPOS, e2] = p_old
+        G[MOVED, g] = 1
+        moves += 1
+    meta[S_] = s_star
+    out[O_S] = s_star
+    out[O_MOVES] = moves
+    return 0
+
+
+@njit(cache=True)
+def initial_assignment(n, r, E, G, D, H, meta, ulog, out):
+    """State of a fully live system: every group alive, ``S = 1`` if the stacks' top layer is a perfect
+    assignment, else the least feasible ``S`` with the fewest moves (ReCtlr from an empty assignment)."""
+    for g in range(n):
+        G[ALIVE, g] = 1
+        G[LOAD, g] = 0
+    for t in range(n):
+        G[OWN, t] = -1
+        G[NLIVE, t] = r
+        G[ORPH, t] = t
+    meta[S_] = 1
+    meta[K_] = 0
+    for i in range(N_OUT):
+        out[i] = 0
+    return _resolve(n, _ONE, _ONE, n, r, E, G, D, H, meta, ulog, out)
+
+
+@njit(cache=True, _nrt=True)  # as rectlr_step
+def reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, r):
+    """Back to a saved fully-live state (a global restart).
+
+    Only the stacks of the groups Phase 2 has reordered since (``G[MOVED]``, set by every move) are copied back:
+    a move swaps two edges of one group, so that group's slots of ``E[GSTK]``, ``E[STYPE]`` and its edges'
+    ``E[EPOS]`` are all it changes; a flagged group whose stack is back as saved is copied again, which is
+    harmless. About a sixth of the groups are flagged at a wipe-out (cyclic N = 600, r = 8), but the saved rows
+    are cold in the cache by then: in the paper's SPARe timeline the restarts still cost ~65 us per job against
+    ~75 us with whole-row copies (perf samples, 2026-12-04), a small gain."""
+    n = own0.shape[0]
+    for g in range(n):
+        if G[MOVED, g] != 0:
+            G[MOVED, g] = 0
+            for p in range(G[GPTR, g], G[GPTR, g + 1]):
+                e = gstk0[p]
+                E[GSTK, p] = e
+                E[STYPE, p] = E[ET, e]
+                E[EPOS, e] = epos0[e]
+    for i in range(n):
+        G[OWN, i] = own0[i]
+        G[LOAD, i] = load0[i]
+        G[ALIVE, i] = 1
+        G[NLIVE, i] = r
+    meta[S_] = s0
+    meta[K_] = 0
+
+
+# ---------------------------------------------------------------------------------------------------- drivers
+# per-trial statistics columns
+T_T, T_DEAD, T_SUM_C, T_SUM_S, T_CALLS, T_PHASE0, T_MOVES, T_ORPHANS, T_PATCH_TYPES, T_PATCH, T_S0, T_SMAX, \
+    T_NOMOVE = range(13)
+N_TRIAL_COLS = 13
+# per-event log columns
+L_TRIAL, L_EVENT, L_K, L_C, L_S, L_PHASE0, L_MOVES, L_ORPHANS, L_PATCH_TYPES, L_PATCH = range(10)
+N_LOG_COLS = 10
+
+
+@njit(cache=True, _nrt=False)
+def _record(out, trial, event, stats, gap_hist, log, n_log, log_trials):
+    """Account one masked failure event (epoch ``k`` starts with stack number ``out[O_S]``)."""
+    stats[T_SUM_C] += out[O_C]
+    stats[T_SUM_S] += out[O_S]
+    stats[T_CALLS] += 1
+    stats[T_PHASE0] += out[O_PHASE0]
+    stats[T_MOVES] += out[O_MOVES]
+    if out[O_MOVES] == 0:
+        stats[T_NOMOVE] += 1
+    stats[T_ORPHANS] += out[O_ORPHANS]
+    stats[T_PATCH_TYPES] += out[O_PATCH_TYPES]
+    stats[T_PATCH] += out[O_PATCH]
+    stats[T_SMAX] = max(stats[T_SMAX], out[O_S])
+    gap = out[O_S] - out[O_C]
+    nb = gap_hist.shape[0]
+    gap_hist[min(gap, nb - 1)] += 1
+    if trial < log_trials:
+        row = log[n_log]
+        row[L_TRIAL] = trial
+        row[L_EVENT] = event
+        row[L_K] = out[O_K]
+        row[L_C] = out[O_C]
+        row[L_S] = out[O_S]
+        row[L_PHASE0] = out[O_PHASE0]
+        row[L_MOVES] = out[O_MOVES]
+        row[L_ORPHANS] = out[O_ORPHANS]
+        row[L_PATCH_TYPES] = out[O_PATCH_TYPES]
+        row[L_PATCH] = out[O_PATCH]
+        n_log += 1
+    return n_log
+
+
+@njit(cache=True, _nrt=False)
+def _start_trial(stats, gap_hist, s0):
+    for j in range(N_TRIAL_COLS):
+        stats[j] = 0
+    stats[T_S0] = s0
+    stats[T_SMAX] = s0
+    stats[T_SUM_C] = 1
+    stats[T_SUM_S] = s0
+    gap_hist[min(s0 - 1, gap_hist.shape[0] - 1)] += 1
+
+
+@njit(cache=True)
+def overhead_uniform(next_u64, state, n, r, holders, fresh, trials, from_scratch, out_stats, out_gap, log,
+                     log_trials):
+    """Uniform-order failures (one group at a time, without replacement) until the first wipe-out, ReCtlr at
+    every masked failure. Consumes random numbers exactly like the failure-by-failure wipe-out kernels (fresh
+    random-holders layout per trial when ``fresh``), so ``T`` equals ``wipeout_mc(..., method="sequential")``'s for
+    the same generator state.
+
+    Returns the number of log rows written (events of the first ``log_trials`` trials) or -1 on a solver error.
+    """
+    E, G, D, H, meta, ulog, pplan, out = alloc(n, r)
+    newly = np.empty(1, np.int64)
+    perm = np.arange(n)
+    hold = holders.copy()
+    # the initial state of a fixed layout, restored at the start of every trial
+    meta[MAXDEG_] = build_stacks(hold, E, G)
+    if initial_assignment(n, r, E, G, D, H, meta, ulog, out) < 0:
+        return -1
+    gstk0 = E[GSTK].copy()
+    epos0 = E[EPOS].copy()
+    own0 = G[OWN, :n].copy()
+    load0 = G[LOAD, :n].copy()
+    s0 = meta[S_]
+    n_log = _Z
+    for trial in range(trials):
+        if fresh:
+            random_holders_into(next_u64, state, n, r, hold)
+            meta[MAXDEG_] = build_stacks(hold, E, G)
+            if initial_assignment(n, r, E, G, D, H, meta, ulog, out) < 0:
+                return -1
+        else:
+            reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, r)
+        stats = out_stats[trial]
+        _start_trial(stats, out_gap[trial], meta[S_])
+        i = _Z
+        while True:
+            newly[0] = _draw_group(next_u64, state, perm, i, n, False)
+            i += 1
+            rc = rectlr_step(newly, _ONE, from_scratch, n, r, E, G, D, H, meta, ulog, pplan, out)
+            if rc < 0:
+                return -1
+            if rc == 1:
+                break
+            n_log = _record(out, trial, i, stats, out_gap[trial], log, n_log, log_trials)
+        stats[T_T] = i
+        stats[T_DEAD] = i - 1
+    return n_log
+
+
+@njit(cache=True)
+def overhead_events(n, r, holders, ev_ptr, ev_groups, trial, from_scratch, stats, gap_hist, log, n_log,
+                    log_trials):
+    """One trial driven by a given event stream (several groups may die in one event). Returns the new number of
+    log rows, or -1 on a solver error. ``stats[T_T]`` is the 1-based index of the wipe-out event and
+    ``stats[T_DEAD]`` the groups dead just before it (0 events / all dead if the stream ends first)."""
+    E, G, D, H, meta, ulog, pplan, out = alloc(n, r)
+    newly = np.empty(n, np.int64)
+    meta[MAXDEG_] = build_stacks(holders, E, G)
+    if initial_assignment(n, r, E, G, D, H, meta, ulog, out) < 0:
+        return -1
+    _start_trial(stats, gap_hist, meta[S_])
+    n_ev = ev_ptr.shape[0] - 1
+    dead_before = 0
+    for ev in range(n_ev):
+        m = 0
+        for j in range(ev_ptr[ev], ev_ptr[ev + 1]):
+            newly[m] = ev_groups[j]
+            m += 1
+        dead_before = meta[K_]
+        rc = rectlr_step(newly, m, from_scratch, n, r, E, G, D, H, meta, ulog, pplan, out)
+        if rc < 0:
+            return -1
+        if rc == 1:
+            stats[T_T] = ev + 1
+            stats[T_DEAD] = dead_before
+            return n_log
+        n_log = _record(out, trial, ev + 1, stats, gap_hist, log, n_log, log_trials)
+    stats[T_T] = n_ev
+    stats[T_DEAD] = meta[K_]
+    return n_log

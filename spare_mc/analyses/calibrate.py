@@ -1,0 +1,646 @@
+"""Which assumption sets are consistent with a published table? A calibration search, and presets.
+
+A *target table* gives, for some ``N``, each strategy's best ``r``, its ``TTT/T0`` and its availability (format
+below; ``"paper"`` is the one published row of the SPARe paper, read from :mod:`spare_mc.model.paper`). The search runs
+every combination of the open modelling choices in :data:`SEARCH_SPACE` through the optimiser's procedure (each
+strategy at its best ``(r, T_c)`` over the grid, confirmed on fresh traces) and keeps the combinations the table
+does not reject.
+
+Separability
+------------
+An option acts on one strategy or on both (:func:`spare_mc.ttt.timeline.applicable`), and the table gives each
+strategy's numbers separately, so each strategy is searched over the *sub-combinations* of the options it has
+(SPARe: layout, patch cost, the shared ones; Rep: masked cost, the shared ones); a full combination is a pair of
+sub-combinations that agree on the shared options (restart failures, checkpoint failures, masked detection). On
+common random numbers a sub-combination's runs are exactly those of every full combination containing it, so
+this is the full factorial search at a fraction of its cost.
+
+Rounds (successive halving's schedule; racing by default)
+--------------------------------------------------------
+Round ``k`` evaluates the surviving sub-combinations with ``schedule[k] = (reps, confirm_reps)`` (screen
+replications ``0 .. reps - 1``, confirmation ``reps .. reps + confirm_reps - 1``: more replications each round, the
+same traces). After a round the sub-combinations the table rejects leave (racing: Maron & Moore 1997); with ``eta``
+set, only the best ``1 / eta`` of the unrejected ones of each cell of the shared options go on as well (successive
+halving by rank: Jamieson & Talwalkar, AISTATS 2016), and those dropped by rank are listed per round (not
+rejected, only not pursued). A cell whose members are all rejected keeps its closest ``min_keep``, flagged, so the
+closest combinations are reported at the final precision. Options that act only through ``N`` (restart growth,
+Rep's all-reduce scaling) are not fitted: they stay at the values the caller gives (default: the stated
+assumptions).
+
+Rejection (per strategy and fitted ``N``) and distance
+------------------------------------------------------
+A strategy's result is *rejected* when its ``TTT/T0`` differs from the table's by more than ``tol_ttt x target +
+t se``, or its availability by more than ``tol_availability + t se``, where ``t`` is the Student-t quantile with
+the confirmation's ``n - 1`` degrees of freedom at ``alpha / (rounds x 2 strategies x 2 numbers x fitted rows)``
+(Bonferroni: a combination that truly sits within the tolerance is falsely rejected in any round with probability
+at most ``alpha``); or when the table's ``r`` is not among the near-optimal ``r`` of the screen (those whose best
+point's 95% t-interval overlaps the chosen one's; a stated rule, not part of ``alpha``). The *distance* of a full
+combination is the root mean square of the relative errors of the four numbers (``TTT/T0`` on the log scale), over
+the fitted rows; the *equivalence set* is every full combination whose two sub-combinations are not rejected at the
+end (with ``eta``: the unrejected survivors).
+
+Target table format (JSON)
+--------------------------
+``{"name": str, "source": str, "setting": {TimelineConfig field: value}, "rows": [{"n_groups": int, "rep": {"r":
+int, "ttt_over_t0": float, "availability": float}, "spare": {...}}]}``; ``setting`` (optional) gives the table's
+stated inputs, ``source`` (optional) its citation. Extra keys of a row (e.g. ``reduction``) are ignored.
+
+Presets
+-------
+A preset is a JSON file of :class:`~spare_mc.TimelineConfig` overrides with its provenance (``{"name",
+"description", "fitted", "overrides", ...}``); shipped ones live in ``spare_mc/presets`` (package data) and are
+named by their stem (``paper-n600``). A preset is never a default: it is applied on request
+(``spare-mc reproduce --table main --preset paper-n600``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from scipy import stats
+
+from .._lib.provenance import SCHEMA_VERSION, software_versions
+from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_int, reject_unknown
+from ..model.paper import PAPER_CITATION, paper_results
+from ..stats import estimate_mean, ratio_estimate
+from ..sweep.storage import write_json
+from ..ttt.optimize import PERIOD_FACTORS
+from ..ttt.timeline import TimelineConfig, applicable
+from .sensitivity import (STRATEGIES, _check_base, _check_fields, _check_ns, _check_period_factors, _check_r_ranges,
+                          _confirm_spec, _pick, _run, _screen)
+
+__all__ = ["SEARCH_SPACE", "NOT_FITTED", "calibrate", "CalibrationResult", "load_target", "load_preset",
+           "preset_names", "presets_dir", "write_preset", "DEFAULT_SCHEDULE"]
+
+#: The fitted options: each a list of ``(label, overrides)`` (the first is the stated assumption).
+SEARCH_SPACE = {
+    "rep_masked_cost": [("shrink", {}), ("redo_step", {"rep_masked_cost": "redo_step"}),
+                        ("resync_60s", {"rep_masked_cost": "resync", "rep_resync_s": 60.0})],
+    "restart_failures": [("absorbed", {}), ("stay_dead", {"restart_failures": "stay_dead"})],
+    "layout": [("cyclic", {}), ("sidon", {"layout": "sidon"}), ("random", {"layout": "random"})],
+    "patch_cost": [("per_shard", {}), ("none", {"patch_cost": "none"}), ("whole_step", {"patch_cost": "whole_step"})],
+    "ckpt_failure": [("completes", {}), ("lost", {"ckpt_failure": "lost"})],
+    "masked_detect_s": [("0", {}), ("30", {"masked_detect_s": 30.0})],
+}
+#: Options that act only through N: fixed in advance, never fitted to one row.
+NOT_FITTED = ("restart_growth", "restart_ref_groups", "rep_allreduce")
+#: ``(screen reps, confirmation reps)`` per round.
+DEFAULT_SCHEDULE = ((3, 6), (8, 16), (20, 50))
+
+
+# ------------------------------------------------------------------------------------------------ targets
+def _check_row(row, where):
+    if not isinstance(row, dict) or "n_groups" not in row:
+        raise UsageValueError(f"{where}: a row must be an object with n_groups, rep and spare")
+    n = as_int(row["n_groups"], f"{where}.n_groups", min_value=4)
+    out = {"n_groups": n}
+    for s in STRATEGIES:
+        x = row.get(s)
+        if not isinstance(x, dict):
+            raise UsageValueError(f"{where}.{s} must be an object with r, ttt_over_t0 and availability")
+        r = as_int(x.get("r"), f"{where}.{s}.r", min_value=2, max_value=n)
+        vals = {}
+        for key in ("ttt_over_t0", "availability"):
+            v = x.get(key)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise UsageValueError(f"{where}.{s}.{key} must be a number, got {v!r}")
+            vals[key] = float(v)
+        if vals["ttt_over_t0"] < 1:
+            raise UsageValueError(f"{where}.{s}.ttt_over_t0 must be >= 1 (TTT cannot beat T0), got "
+                                  f"{vals['ttt_over_t0']}")
+        if not (0 < vals["availability"] <= 1):
+            raise UsageValueError(f"{where}.{s}.availability must be in (0, 1], got {vals['availability']}")
+        out[s] = {"r": r, **vals}
+    return out
+
+
+def load_target(target) -> dict:
+    """A target table: ``"paper"`` (the published row), a path of a JSON file, or a dict (validated; see the
+    module docstring for the format)."""
+    if isinstance(target, str) and target == "paper":
+
+        d = {"name": "paper", "source": PAPER_CITATION, "setting": {}, "rows": paper_results()["rows"]}
+    elif isinstance(target, dict):
+        d = target
+    elif isinstance(target, (str, os.PathLike)):
+        path = os.fspath(target)
+        if os.path.isdir(path):
+            raise UsageValueError(f"`target` must be 'paper' or a JSON file, got {path!r} (a directory)")
+        if not os.path.isfile(path):
+            raise UsageValueError(f"`target` must be 'paper' or a JSON file, got {path!r} (no such file)")
+        try:
+            with open(path, encoding="utf-8") as fh:
+                d = json.load(fh)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise UsageValueError(f"the target table {path} is not valid JSON: {exc}") from None
+        d.setdefault("name", Path(path).stem) if isinstance(d, dict) else None
+    else:
+        raise UsageTypeError(f"`target` must be 'paper', a path or a dict, got {type(target).__name__}")
+    if not isinstance(d, dict) or not isinstance(d.get("rows"), list) or not d["rows"]:
+        raise UsageValueError("a target table must be an object with a non-empty list `rows`")
+    reject_unknown(d, ("name", "source", "setting", "rows", "description"), "the target table")
+    rows = [_check_row(r, f"rows[{i}]") for i, r in enumerate(d["rows"])]
+    ns = [r["n_groups"] for r in rows]
+    if len(set(ns)) != len(ns):
+        raise UsageValueError(f"the target table repeats an N: {ns}")
+    setting = d.get("setting", {})
+    if setting is None:
+        setting = {}
+    if not isinstance(setting, dict):
+        raise UsageValueError(f"the target table's `setting` must be an object of TimelineConfig fields, got "
+                              f"{setting!r}")
+    setting = _check_base(setting, "the target table's `setting`")  # TimelineConfig fields only
+    for s in STRATEGIES:
+        try:
+            TimelineConfig(s, rows[0]["n_groups"], r=2, **applicable(setting, s))
+        except UsageError as exc:
+            raise type(exc)(f"the target table's `setting`: {exc}") from None
+    return {"name": str(d.get("name", "target")), "source": str(d.get("source", "")), "setting": setting,
+            "rows": rows}
+
+
+# ------------------------------------------------------------------------------------------------ presets
+def presets_dir() -> Path:
+    """The folder of the shipped presets (package data)."""
+    return Path(str(resources.files("spare_mc").joinpath("presets")))
+
+
+def preset_names() -> list:
+    """Names of the shipped presets."""
+    d = presets_dir()
+    return sorted(p.stem for p in d.glob("*.json")) if d.is_dir() else []
+
+
+def load_preset(preset) -> dict:
+    """A preset by shipped name (``paper-n600``) or JSON path: ``{"name", "overrides", ...}`` with its overrides
+    checked as :class:`~spare_mc.TimelineConfig` fields."""
+    if not isinstance(preset, (str, os.PathLike)):
+        raise UsageTypeError(f"`preset` must be a name or a path, got {type(preset).__name__}")
+    text = os.fspath(preset)
+    shipped = presets_dir() / f"{text}.json"
+    if isinstance(preset, str) and text in preset_names():  # a shipped name wins over a local file of that name
+        path = shipped
+    else:
+        path = Path(preset)
+        try:
+            ok = path.is_file()
+        except OSError:
+            ok = False
+        if not ok:
+            raise UsageValueError(f"`preset` must be a preset name among {preset_names()} or a JSON file, got "
+                                  f"{text[:200]!r}")
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageValueError(f"the preset {path} is not valid JSON: {exc}") from None
+    if not isinstance(d, dict) or not isinstance(d.get("overrides"), dict):
+        raise UsageValueError(f"the preset {path} must be an object with an `overrides` table")
+    reject_unknown(d, _PRESET_KEYS, f"the preset {path}")
+    over = _check_base(d["overrides"], f"the preset {path}")
+    for s in ("rep", "spare", "ckpt"):
+        TimelineConfig(s, 600, r=1 if s == "ckpt" else 3, **applicable(over, s))
+    return {**d, "name": d.get("name", path.stem), "overrides": over}
+
+
+#: The keys a preset file may have (``overrides`` is required).
+_PRESET_KEYS = {"schema_version", "name", "fitted", "description", "target", "fit_n", "overrides", "fitted_options",
+                "fixed", "distance", "rejected", "equivalence_set_size", "settings", "created", "software"}
+
+
+def write_preset(result: "CalibrationResult", path, *, name: str = "paper-n600") -> str:
+    """Write the best-fitting member of a calibration as a preset file (labelled as fitted)."""
+
+    best = result.best
+    fixed = dict(result.settings.get("base", {}))
+    explicit = dict(result.settings.get("fitted_fields", {}).get(best["name"], best["overrides"]))
+    d = {"schema_version": SCHEMA_VERSION, "name": name, "fitted": True,
+         "description": f"FITTED, not stated: the option values of the best-fitting combination of `spare-mc "
+                        f"calibrate --target {result.target['name']}` (fitted on N = "
+                        f"{', '.join(map(str, result.fit_n))} only; every other N is a prediction). Never a default.",
+         "target": result.target["name"], "fit_n": list(result.fit_n),
+         "overrides": {**fixed, **explicit}, "fitted_options": best["labels"], "fixed": fixed,
+         "distance": best["distance"], "rejected": best["rejected"],
+         "equivalence_set_size": len(result.equivalence_set), "settings": result.settings,
+         "created": datetime.date.today().isoformat(), "software": software_versions()}
+    write_json(d, path)
+    return os.fspath(path)
+
+
+# ---------------------------------------------------------------------------------------------- the search
+def fitted_clash(space, base) -> tuple | None:
+    """The first option of ``space`` (option -> list of (label, overrides)) whose values set a field that ``base``
+    fixes, as ``(option, sorted fields)``; None if there is none. A fitted option must be free to vary."""
+    for opt, values in space.items():
+        clash = sorted({k for _, over in values for k in over} & set(base))
+        if clash:
+            return opt, clash
+    return None
+
+
+def _space(space):
+    space = SEARCH_SPACE if space is None else space
+    if not isinstance(space, dict) or not space:
+        raise UsageValueError("`space` must be a non-empty dict of option -> list of (label, overrides)")
+    out = {}
+    for opt, values in space.items():
+        if opt in NOT_FITTED:
+            raise UsageValueError(f"`{opt}` acts only through N: fix it in `base`, it cannot be fitted to a table")
+        if not isinstance(values, (list, tuple)) or not values:
+            raise UsageValueError(f"`space[{opt!r}]` must be a non-empty list of (label, overrides)")
+        vals = []
+        for v in values:
+            if not (isinstance(v, (list, tuple)) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], dict)):
+                raise UsageValueError(f"`space[{opt!r}]` entries must be (label, overrides dict), got {v!r}")
+            _check_fields(v[1], f"`space[{opt!r}]` value {v[0]!r}")
+            vals.append((v[0], dict(v[1])))
+        labels = [lab for lab, _ in vals]
+        if len(set(labels)) != len(labels):
+            raise UsageValueError(f"`space[{opt!r}]` repeats a label: {labels}")
+        out[opt] = vals
+    return out
+
+
+def _option_strategies(opt, values):
+    """The strategies an option acts on (its overrides' fields)."""
+    found = set()
+    for _, over in values:
+        for s in STRATEGIES:
+            if applicable(over, s):
+                found.add(s)
+    return found or set(STRATEGIES)
+
+
+def _subcombos(space, strategy):
+    """``{name: (labels, overrides)}`` of the sub-combinations of the options acting on ``strategy``."""
+    opts = [o for o in space if strategy in _option_strategies(o, space[o])]
+    out = {}
+    for choice in itertools.product(*(space[o] for o in opts)):
+        labels = {o: lab for o, (lab, _) in zip(opts, choice)}
+        over = {}
+        for _, o in choice:
+            over.update(o)
+        name = ",".join(f"{o}={lab}" for o, lab in labels.items()) or "stated"
+        out[name] = (labels, over)
+    return out
+
+
+def _t_quantile(alpha, k, n):
+    """The two-sided Bonferroni Student-t quantile: level ``alpha`` over ``k`` tests, ``n - 1`` degrees of freedom."""
+
+    return float(stats.t.isf(alpha / (2 * k), max(n - 1, 1)))
+
+
+def _evaluate(strategy, subs, fit_n, reps, confirm, rng, base, r_ranges, period_factors, out_dir, rnd, scheduler,
+              workers, force, show):
+    """Screen + confirm every sub-combination at every fitted N; per (name, N) a dict of results."""
+    variants = {name: applicable(over, strategy) for name, (_, over) in subs.items()}
+    screens, paths, skipped = _screen(f"calibrate-r{rnd}-screen", strategy, variants, fit_n, reps, rng, base,
+                                      r_ranges, period_factors, out_dir, scheduler, workers, force, show)
+    chosen, near = {}, {}
+    for name in variants:
+        for n in fit_n:
+            r, f, _, near[(name, n)] = _pick(screens[(name, n)])
+            chosen[f"{name}@{n}"] = {"n_groups": n, "r": r, "ckpt_period_factor": f, **variants[name]}
+    spec = _confirm_spec(f"calibrate-r{rnd}-confirm-{strategy}", strategy, chosen, reps, confirm, rng, base,
+                         min(confirm, 10))
+    conf, p2 = _run(spec, out_dir, scheduler, workers, force, show)
+    out = {}
+    for key, point in chosen.items():
+        name, _, n = key.rpartition("@")
+        n = int(n)
+        c = conf.sel(variant=key)
+        capped = int((c["finished"].values == 0).sum())
+        out[(name, n)] = {"r": point["r"], "ckpt_period_factor": point["ckpt_period_factor"],
+                          "near_r": near[(name, n)], "skipped_r": skipped.get((name, n), []),
+                          "ttt": estimate_mean(c["ttt_over_t0"].values, "ttt_over_t0", support="nonnegative",
+                                               censored=capped),
+                          "availability": estimate_mean(c["availability"].values, "availability", support="unit"),
+                          "values": c["ttt_over_t0"].values}
+    return out, paths + [p2]
+
+
+def _judge(res, row, tol_ttt, tol_a, alpha_each):
+    """``(rejected reasons, squared relative errors)`` of one strategy's result against one target row.
+
+    ``alpha_each``: the level of each of the two numeric tests (a Student-t quantile with the confirmation's
+    ``n - 1`` degrees of freedom); the ``r`` test is a stated rule (near-optimal set of the screen).
+    """
+    reasons = []
+    t, a = res["ttt"], res["availability"]
+    q = _t_quantile(alpha_each, 1, t.n)
+    if abs(t.mean - row["ttt_over_t0"]) > tol_ttt * row["ttt_over_t0"] + q * t.se:
+        reasons.append(f"TTT/T0 {t.mean:.3f} vs {row['ttt_over_t0']}")
+    if abs(a.mean - row["availability"]) > tol_a + q * a.se:
+        reasons.append(f"availability {a.mean:.4f} vs {row['availability']}")
+    if row["r"] not in res["near_r"]:
+        reasons.append(f"best r {res['r']} (near-optimal {res['near_r']}) vs {row['r']}")
+    sq = [math.log(t.mean / row["ttt_over_t0"]) ** 2, ((a.mean - row["availability"]) / row["availability"]) ** 2]
+    return reasons, sq
+
+
+@dataclass(frozen=True, eq=False)
+class CalibrationResult:
+    """Outcome of :func:`calibrate` (see :meth:`to_dict` for the fields)."""
+
+    target: dict
+    fit_n: tuple
+    combinations: list  # every full combination evaluated to the end: dicts, by distance
+    equivalence_set: list  # the unrejected ones
+    best: dict
+    rounds: list
+    predictions: dict = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
+    datasets: list = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+    def to_dict(self) -> dict:
+        """What ``spare-mc calibrate --json`` prints."""
+        return {"schema_version": SCHEMA_VERSION, "software": software_versions(), "target": self.target,
+                "fit_n": list(self.fit_n), "equivalence_set": self.equivalence_set, "best": self.best,
+                "combinations": self.combinations, "rounds": self.rounds, "predictions": self.predictions,
+                "settings": self.settings, "datasets": self.datasets, "elapsed_s": self.elapsed_s}
+
+    def table(self) -> str:
+        t = self.target
+        lines = [f"target {t['name']}: " + "; ".join(
+            f"N={r['n_groups']} Rep r={r['rep']['r']} {r['rep']['ttt_over_t0']} / {r['rep']['availability']:.4f}, "
+            f"SPARe r={r['spare']['r']} {r['spare']['ttt_over_t0']} / {r['spare']['availability']:.4f}"
+            for r in t["rows"] if r["n_groups"] in self.fit_n)]
+        for rd in self.rounds:
+            lines.append(f"round {rd['round']} ({rd['reps']} + {rd['confirm_reps']} replications): "
+                         + "; ".join(f"{s}: {rd[s]['evaluated']} evaluated, {rd[s]['rejected']} rejected, "
+                                     f"{rd[s]['kept']} kept" for s in STRATEGIES))
+        lines.append(f"equivalence set: {len(self.equivalence_set)} combination(s) not rejected")
+        lines.append(f"  {'distance':>8}  {'Rep r':>5} {'TTT/T0':>7} {'avail':>7}  {'SPARe r':>7} {'TTT/T0':>7} "
+                     f"{'avail':>7}  {'reduction':>9}  combination")
+        shown = self.equivalence_set or self.combinations[:5]
+        if not self.equivalence_set:
+            lines.append("  (none: the closest combinations, all rejected)")
+        for c in shown[:20]:
+            for n in self.fit_n:
+                x = c["rows"][str(n)]
+                lines.append(f"  {c['distance']:>8.3f}  {x['rep']['r']:>5} {x['rep']['ttt_over_t0']:>7.3f} "
+                             f"{x['rep']['availability']:>7.4f}  {x['spare']['r']:>7} {x['spare']['ttt_over_t0']:>7.3f} "
+                             f"{x['spare']['availability']:>7.4f}  {100 * x['reduction']:>8.1f}%  "
+                             f"{c['name']}" + (f"  [rejected: {'; '.join(c['rejected'])}]" if c["rejected"] else ""))
+        for n, p in self.predictions.items():
+            src = " (from the closest REJECTED combination)" if p.get("from_rejected") else ""
+            lines.append(f"prediction at N={n} over {p['members']} member(s){src}: reduction "
+                         f"{100 * p['reduction_min']:.1f}% .. {100 * p['reduction_max']:.1f}%, Rep r "
+                         f"{p['rep_r']}, SPARe r {p['spare_r']}; best-fitting member: reduction "
+                         f"{100 * p['best']['reduction']:.1f}% (Rep r={p['best']['rep']['r']} "
+                         f"{p['best']['rep']['ttt_over_t0']:.3f}, SPARe r={p['best']['spare']['r']} "
+                         f"{p['best']['spare']['ttt_over_t0']:.3f})")
+        return "\n".join(lines)
+
+
+def _row_dict(rep, spare):
+
+    red = ratio_estimate(spare["values"], rep["values"])
+    lo, hi = red.ci
+    d = {}
+    for s, x in (("rep", rep), ("spare", spare)):
+        d[s] = {"r": x["r"], "near_r": x["near_r"], "skipped_r": x["skipped_r"],
+                "ckpt_period_factor": x["ckpt_period_factor"],
+                "ttt_over_t0": x["ttt"].mean, "ttt_over_t0_ci95": list(x["ttt"].ci),
+                "availability": x["availability"].mean, "availability_ci95": list(x["availability"].ci),
+                "capped": x["ttt"].censored}
+    d.update(reduction=1 - red.mean, reduction_ci95=[1 - hi, 1 - lo])
+    return d
+
+
+def _seq_pairs(schedule):
+    if isinstance(schedule, (str, bytes)) or not hasattr(schedule, "__iter__"):
+        raise UsageTypeError(f"`schedule` must be a sequence of (screen reps, confirmation reps), got {schedule!r}")
+    out = []
+    for k, pair in enumerate(schedule):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            raise UsageValueError(f"`schedule[{k}]` must be (screen reps, confirmation reps), got {pair!r}")
+        out.append((as_int(pair[0], f"schedule[{k}] reps", min_value=2),
+                    as_int(pair[1], f"schedule[{k}] confirm_reps", min_value=3)))
+    if not out:
+        raise UsageValueError("`schedule` must have at least one round")
+    if any(b[0] < a[0] or b[1] < a[1] for a, b in zip(out, out[1:])):
+        raise UsageValueError(f"`schedule` must not decrease from one round to the next (the rounds refine), got "
+                              f"{out}")
+    return out
+
+
+def _number(v, name, lo, hi, lo_open=False):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not (
+            (lo < v if lo_open else lo <= v) and v < hi):
+        raise UsageValueError(f"`{name}` must be a number in {'(' if lo_open else '['}{lo}, {hi}), got {v!r}")
+    return float(v)
+
+
+def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=None, schedule=DEFAULT_SCHEDULE,
+              eta: int | None = None, min_keep: int = 1, tol_ttt: float = 0.05, tol_availability: float = 0.02,
+              alpha: float = 0.05, rng=0, r_ranges=None, period_factors=PERIOD_FACTORS, max_members: int = 8,
+              out_dir=None, scheduler=None, workers=None, force=False, progress=None) -> CalibrationResult:
+    """Search :data:`SEARCH_SPACE` for the option combinations a target table does not reject (module docstring).
+
+    Parameters
+    ----------
+    target : "paper", path or dict
+        The table (:func:`load_target`).
+    fit_n : int or sequence of int, optional
+        The rows fitted (default: every row of the table; the paper has one, N = 600).
+    predict_n : int or sequence of int, optional
+        ``N`` at which the equivalence set's members (at most ``max_members``, by distance) are run as predictions
+        (default: 200 and 1000, minus the fitted ``N``; ``()`` for none).
+    space : dict, optional
+        ``{option: [(label, overrides), ...]}`` (default :data:`SEARCH_SPACE`).
+    base : dict, optional
+        Fixed :class:`~spare_mc.TimelineConfig` overrides (the stated inputs, the N-only options); the table's own
+        ``setting`` is applied first. Stored in the preset with the fitted options.
+    schedule : sequence of (int, int)
+        ``(screen reps, confirmation reps)`` per round.
+    eta : int or None
+        None (default): a sub-combination leaves only when rejected (racing), so the equivalence set is every
+        combination the table does not reject. An int: also keep only the best ``1/eta`` of the unrejected ones
+        of each cell of the shared options per round (successive halving by rank, cheaper for large spaces); the
+        set is then the unrejected *survivors*, and the ones dropped by rank are listed per round.
+    min_keep : int
+        A cell of the shared options whose members are all rejected keeps its closest ``min_keep`` to the end,
+        flagged as rejected (so the closest combinations are reported at the final precision).
+    tol_ttt, tol_availability : float
+        The stated tolerance: relative for ``TTT/T0``, absolute for availability.
+    alpha : float
+        Family-wise level of the numeric rejection tests of one full combination over all rounds (Bonferroni over
+        the rounds and the four numbers per fitted row; Student-t quantiles).
+    out_dir : path, optional
+        Where the round datasets go (default ``data/calibrate``); a rerun reuses them.
+    """
+    t_start = time.perf_counter()
+    tgt = load_target(target)
+    given = _check_base(base)
+    clash = {k: (v, tgt["setting"][k]) for k, v in given.items() if k in tgt["setting"] and tgt["setting"][k] != v}
+    if clash:
+        raise UsageValueError(f"`base` sets {sorted(clash)} to other values than the target table states "
+                              f"({clash}): a table is fitted under its own stated inputs")
+    base = {**tgt["setting"], **given}
+    space = _space(space)
+    clash = fitted_clash(space, base)
+    if clash:
+        raise UsageValueError(f"`base` fixes {clash[1]}, which `space[{clash[0]!r}]` fits")
+    rows = {r["n_groups"]: r for r in tgt["rows"]}
+    fit_n = tuple(sorted(rows)) if fit_n is None else _check_ns(fit_n, "fit_n")
+    missing = [n for n in fit_n if n not in rows]
+    if missing or not fit_n:
+        raise UsageValueError(f"`fit_n` must be rows of the target table {sorted(rows)}, got {list(fit_n)}")
+    predict_n = tuple(n for n in (200, 1000) if n not in fit_n) if predict_n is None else \
+        tuple(n for n in _check_ns(predict_n, "predict_n") if n not in fit_n)
+    sched = _seq_pairs(schedule)
+    if eta is not None:
+        eta = as_int(eta, "eta", min_value=2)
+    min_keep = as_int(min_keep, "min_keep", min_value=1)
+    max_members = as_int(max_members, "max_members", min_value=1)
+    tol_ttt = _number(tol_ttt, "tol_ttt", 0, 1)
+    tol_availability = _number(tol_availability, "tol_availability", 0, 1)
+    alpha = _number(alpha, "alpha", 0, 1, lo_open=True)
+    rng = as_int(rng, "rng", min_value=0)
+    r_ranges = _check_r_ranges(r_ranges)
+    period_factors = _check_period_factors(period_factors)
+    for n in fit_n:
+        for s in STRATEGIES:
+            lo, hi = r_ranges[s]
+            if not lo <= rows[n][s]["r"] <= hi:
+                raise UsageValueError(f"the table's {s} r = {rows[n][s]['r']} at N = {n} is outside the searched "
+                                      f"range {r_ranges[s]}")
+    subs = {s: _subcombos(space, s) for s in STRATEGIES}
+    for s in STRATEGIES:  # every combination valid before any work
+        for name, (_, over) in subs[s].items():
+            for n in fit_n + predict_n:
+                try:
+                    TimelineConfig(s, n, r=2, **{**applicable(base, s), **applicable(over, s)})
+                except UsageError as exc:
+                    raise type(exc)(f"combination {name!r} at N={n}, {s}: {exc}") from None
+    out_dir = os.fspath(os.path.join("data", "calibrate") if out_dir is None else out_dir)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageValueError(f"`out_dir` {out_dir} exists and is not a folder")
+    os.makedirs(out_dir, exist_ok=True)
+    if progress is not None and not callable(progress):
+        raise UsageTypeError(f"`progress` must be a callable taking a line of text, got {progress!r}")
+    log = progress or (lambda msg: None)
+    show = progress is not None
+    alpha_each = alpha / (len(sched) * 2 * 2 * len(fit_n))  # per numeric test: rounds x strategies x numbers x rows
+    shared = [o for o in space if _option_strategies(o, space[o]) == set(STRATEGIES)]
+    alive = {s: list(subs[s]) for s in STRATEGIES}
+    rounds, datasets = [], []
+    results, verdict, score = {}, {}, {}
+    for k, (reps, confirm) in enumerate(sched):
+        info = {"round": k, "reps": reps, "confirm_reps": confirm}
+        last = k == len(sched) - 1
+        for s in STRATEGIES:
+            log(f"round {k}: {s}, {len(alive[s])} sub-combinations x {reps} + {confirm} replications")
+            res, paths = _evaluate(s, {n: subs[s][n] for n in alive[s]}, fit_n, reps, confirm, rng, base, r_ranges,
+                                   period_factors, out_dir, k, scheduler, workers, force, show)
+            datasets += paths
+            for name in alive[s]:
+                reasons, sq = [], []
+                for n in fit_n:
+                    rs, q = _judge(res[(name, n)], rows[n][s], tol_ttt, tol_availability, alpha_each)
+                    reasons += [f"N={n} {s} {x}" for x in rs]
+                    sq += q
+                results[(s, name)] = res
+                verdict[(s, name)] = reasons
+                score[(s, name)] = math.sqrt(sum(sq) / len(sq))
+            kept, n_ok, dropped = [], 0, []
+            cells = {}
+            for name in alive[s]:
+                cells.setdefault(tuple(subs[s][name][0].get(o) for o in shared), []).append(name)
+            for members in cells.values():  # per cell of the shared options: Rep and SPARe survivors always join
+                ok = sorted((m for m in members if not verdict[(s, m)]), key=lambda m: score[(s, m)])
+                n_ok += len(ok)
+                if not ok:  # every member rejected: the closest go on, flagged, to be reported at full precision
+                    keep = sorted(members, key=lambda m: score[(s, m)])[:min_keep]
+                elif eta is None or last:
+                    keep = ok
+                else:
+                    keep = ok[:max(min_keep, math.ceil(len(members) / eta))]
+                kept += keep
+                dropped += [m for m in ok if m not in keep]
+            info[s] = {"evaluated": len(alive[s]), "rejected": len(alive[s]) - n_ok, "kept": len(kept),
+                       "dropped_by_rank": dropped}
+            alive[s] = kept
+        rounds.append(info)
+    # full combinations from the last round's survivors (joined on the shared options)
+    combos = []
+    for rn in alive["rep"]:
+        for sn in alive["spare"]:
+            lr, ls = subs["rep"][rn][0], subs["spare"][sn][0]
+            if any(lr.get(o) != ls.get(o) for o in shared):
+                continue
+            labels = {o: (lr[o] if o in lr else ls[o]) for o in space if o in lr or o in ls}
+            over = {**subs["rep"][rn][1], **subs["spare"][sn][1]}
+            rrows, sq = {}, []
+            for n in fit_n:
+                rp, sp = results[("rep", rn)][(rn, n)], results[("spare", sn)][(sn, n)]
+                rrows[str(n)] = _row_dict(rp, sp)
+                for s, x in (("rep", rp), ("spare", sp)):
+                    sq += _judge(x, rows[n][s], tol_ttt, tol_availability, alpha_each)[1]
+            name = ",".join(f"{o}={labels[o]}" for o in labels)
+            combos.append({"name": name, "labels": labels, "overrides": over, "rows": rrows,
+                           "distance": math.sqrt(sum(sq) / len(sq)),
+                           "rejected": verdict[("rep", rn)] + verdict[("spare", sn)], "_subs": (rn, sn)})
+    if not combos:  # cannot happen: every cell of the shared options keeps at least one member per strategy
+        raise RuntimeError("no Rep and SPARe survivors agree on the shared options")
+    combos.sort(key=lambda c: c["distance"])
+    eq = [c for c in combos if not c["rejected"]]
+    best = (eq or combos)[0]
+    # predictions at the other N
+    predictions = {}
+    members = (eq or combos[:1])[:max_members]
+    if predict_n:
+        reps, confirm = sched[-1]
+        need = {s: sorted({m["_subs"][0 if s == "rep" else 1] for m in members}) for s in STRATEGIES}
+        pres = {}
+        for s in STRATEGIES:
+            log(f"predictions: {s}, {len(need[s])} sub-combinations at N = {', '.join(map(str, predict_n))}")
+            res, paths = _evaluate(s, {n: subs[s][n] for n in need[s]}, predict_n, reps, confirm, rng, base,
+                                   r_ranges, period_factors, out_dir, "p", scheduler, workers, force, show)
+            datasets += paths
+            pres[s] = res
+        for n in predict_n:
+            per = [(m, _row_dict(pres["rep"][(m["_subs"][0], n)], pres["spare"][(m["_subs"][1], n)]))
+                   for m in members]
+            reds = [row["reduction"] for _, row in per]
+            predictions[str(n)] = {"members": len(per), "from_rejected": not eq,
+                                   "reduction_min": min(reds), "reduction_max": max(reds),
+                                   "rep_r": sorted({row["rep"]["r"] for _, row in per}),
+                                   "spare_r": sorted({row["spare"]["r"] for _, row in per}),
+                                   "best": per[0][1], "rows": {m["name"]: row for m, row in per}}
+    defaults = {f: TimelineConfig.__dataclass_fields__[f].default for f in TimelineConfig.__dataclass_fields__}
+    fitted_fields = {}
+    for c in combos:
+        c["sub_combinations"] = dict(zip(STRATEGIES, c.pop("_subs")))
+        explicit = {}
+        for o, lab in c["labels"].items():  # every field of every fitted option, defaults included
+            fields_o = sorted({f for _, over in space[o] for f in over})
+            chosen = dict(space[o])[lab]
+            explicit.update({f: chosen.get(f, defaults[f]) for f in fields_o})
+        fitted_fields[c["name"]] = explicit
+    settings = {"schedule": [list(p) for p in sched], "eta": eta, "min_keep": min_keep, "tol_ttt": tol_ttt,
+                "tol_availability": tol_availability, "alpha": alpha, "alpha_per_test": alpha_each,
+                "rng_root": str(rng), "base": base,
+                "space": {o: [lab for lab, _ in v] for o, v in space.items()}, "not_fitted": list(NOT_FITTED),
+                "r_ranges": {s: list(r_ranges[s]) for s in STRATEGIES}, "period_factors": list(period_factors),
+                "predict_n": list(predict_n), "max_members": max_members, "fitted_fields": fitted_fields,
+                "set": "every combination not rejected" if eta is None else
+                       f"the unrejected survivors of halving by rank (eta = {eta})",
+                "distance": "RMS over the fitted rows of ln(TTT/TTT_target) and (A - A_target)/A_target, both "
+                            "strategies",
+                "rejection": "|TTT - target| > tol_ttt target + t se or |A - target| > tol_availability + t se "
+                             "(t: Student-t, n - 1 degrees of freedom, two-sided at alpha_per_test = alpha / "
+                             "(rounds x 2 strategies x 2 numbers x fitted rows)), or the target r outside the "
+                             "near-optimal r of the screen (a stated rule, not part of alpha)"}
+    return CalibrationResult(tgt, fit_n, combos, eq, best, rounds, predictions, settings, datasets,
+                             time.perf_counter() - t_start)

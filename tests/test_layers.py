@@ -1,0 +1,145 @@
+"""The package's shape: each layer imports only the layers below it, no import circle, imports at module top.
+
+The layers, lowest first (docs/architecture.md). A module may import its own layer and every layer below it; the
+package's ``__init__`` (the curated public names) and ``_moved`` (the 0.2 module paths) stand above all of them.
+"""
+
+import ast
+import pathlib
+from collections import defaultdict
+
+import pytest
+
+import spare_mc
+
+ROOT = pathlib.Path(spare_mc.__file__).parent
+
+#: lowest first; a root module's layer is its own name
+LAYERS = (
+    ("_lib", "options", "stats"),
+    ("_kernels",),
+    ("model",),
+    ("theory",),
+    ("mc",),
+    ("ttt",),
+    ("logs",),
+    ("sweep",),
+    ("plots",),
+    ("analyses",),
+    ("cli", "testing"),
+)
+RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
+TOP = ("__init__", "_moved")
+
+#: third-party imports allowed inside functions: heavy and optional, or only needed by one rare path
+LAZY_OK = ("matplotlib", "dask", "distributed", "pyarrow", "simpy", "networkx", "tomllib", "multiprocessing",
+           "subprocess", "logging", "signal", "threading")
+
+
+def _modules():
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("")
+        parts = rel.parts[:-1] if rel.parts[-1] == "__init__" else rel.parts
+        yield ".".join(parts), path, rel.parts[-1] == "__init__"
+
+
+def _imports(name: str, path: pathlib.Path, is_package: bool):
+    """``(target module, line, at module top?)`` for every import of a spare_mc module, resolved to dotted names
+    under the package (a ``from pkg import mod`` counts as importing ``pkg.mod`` when that is a module)."""
+    tree = ast.parse(path.read_text())
+    top = set(map(id, tree.body))
+    here = name.split(".") if name else []
+    package = here if is_package else here[:-1]
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                mod = ".".join([*base, *([node.module] if node.module else [])])
+            elif node.module and (node.module == "spare_mc" or node.module.startswith("spare_mc.")):
+                mod = node.module[len("spare_mc."):] if node.module != "spare_mc" else ""
+            else:
+                continue
+            for alias in node.names:
+                sub = f"{mod}.{alias.name}" if mod else alias.name
+                targets.append(sub if _is_module(sub) else mod)
+        elif isinstance(node, ast.Import):
+            targets = [a.name[len("spare_mc."):] for a in node.names if a.name.startswith("spare_mc.")]
+        for t in targets:
+            yield t, node.lineno, id(node) in top
+
+
+def _is_module(dotted: str) -> bool:
+    p = ROOT.joinpath(*dotted.split(".")) if dotted else ROOT
+    return p.with_suffix(".py").is_file() or (p / "__init__.py").is_file()
+
+
+def _layer(dotted: str):
+    head = dotted.split(".")[0] if dotted else "__init__"
+    return None if head in TOP else RANK[head]
+
+
+def test_every_module_belongs_to_a_layer():
+    unknown = sorted({m.split(".")[0] or "__init__" for m, _, _ in _modules()} - set(RANK) - set(TOP))
+    assert not unknown, f"modules or folders in no layer of LAYERS: {unknown} (add them, lowest first)"
+
+
+def test_no_import_runs_up_the_layers():
+    up = []
+    for name, path, is_pkg in _modules():
+        mine = _layer(name)
+        if mine is None:
+            continue
+        for target, line, _ in _imports(name, path, is_pkg):
+            theirs = _layer(target)
+            if theirs is None or theirs > mine:
+                up.append(f"{path.relative_to(ROOT.parent)}:{line} imports spare_mc.{target}")
+    assert not up, "imports that run up the layers:\n" + "\n".join(up)
+
+
+def test_no_import_circle():
+    graph = defaultdict(set)
+    for name, path, is_pkg in _modules():
+        for target, _, _ in _imports(name, path, is_pkg):
+            if target != name and _is_module(target):
+                graph[name].add(target)
+    # a package's __init__ importing its own modules is how a package exports; not a circle through the package
+    seen, on_stack, circles = set(), [], []
+
+    def visit(node):
+        if node in on_stack:
+            circles.append(on_stack[on_stack.index(node):] + [node])
+            return
+        if node in seen:
+            return
+        seen.add(node)
+        on_stack.append(node)
+        for nxt in sorted(graph[node]):
+            if not (nxt == "" or node.startswith(nxt + ".")):  # not a module's own package (its __init__)
+                visit(nxt)
+        on_stack.pop()
+
+    for node in sorted(graph):
+        visit(node)
+    assert not circles, "import circles:\n" + "\n".join(" -> ".join(c) for c in circles)
+
+
+def test_imports_sit_at_module_top():
+    inner = []
+    for name, path, _ in _modules():
+        tree = ast.parse(path.read_text())
+        top = set(map(id, tree.body))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top:
+                mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or "."]
+                if node.__class__ is ast.ImportFrom and node.level:
+                    mods = ["spare_mc"]
+                if any(m.split(".")[0] not in LAZY_OK for m in mods):
+                    inner.append(f"{path.relative_to(ROOT.parent)}:{node.lineno} {ast.unparse(node)}")
+    assert not inner, "imports inside functions (move them to the module's top):\n" + "\n".join(inner)
+
+
+@pytest.mark.parametrize("layer", [n for names in LAYERS for n in names if (ROOT / n).is_dir()])
+def test_every_layer_folder_is_a_package_with_a_docstring(layer):
+    init = ROOT / layer / "__init__.py"
+    assert init.is_file() and ast.get_docstring(ast.parse(init.read_text())), f"{layer}/ needs an __init__ docstring"
