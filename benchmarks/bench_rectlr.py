@@ -41,7 +41,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 import spare_mc as sm
-from spare_mc import _rectlr_kernels as _rk
+from spare_mc._kernels import rectlr as _rk
 from spare_mc._kernels.timeline import live_state
 from spare_mc.mc.reorder import ReCtlr, overhead_mc
 from spare_mc.testing.reference import rectlr_reference

@@ -117,7 +117,7 @@ def main(argv=None) -> dict:
 
     # per-event kernel cost against the number of units: CKPT-only (a restart per failure) with the race, SPARe
     # with both samplers
-    from spare_mc import _timeline_kernels as TK
+    from spare_mc._kernels import timeline as TK
     from spare_mc.ttt.timeline import _prepared, _run_us, make_trace
     rows = []
     for n_gpus in (37_800, 75_000, 150_000, 300_000, 600_000):

@@ -46,7 +46,7 @@ from numba import njit
 from scipy import stats
 
 import spare_mc as sm
-from spare_mc import _wipeout_kernels as K
+from spare_mc._kernels import wipeout as K
 from spare_mc.mc.survivability import ORDER_STAT_MIN_FRACTION, order_stat_table, partition_classes, uniform_order_kernel
 from spare_mc.testing.reference import holder_table, wipeout_order_statistics
 

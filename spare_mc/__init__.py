@@ -81,7 +81,17 @@ _code_digest()
 del _code_digest
 
 # the module paths of 0.2 (spare_mc.timeline, spare_mc.failure_logs, ...) stay importable, with a warning, for 0.3.x
+from importlib import import_module as _import_module  # noqa: E402
+
+from ._moved import MOVED as _MOVED  # noqa: E402
 from ._moved import install as _install_moved  # noqa: E402
 
 _install_moved()
 del _install_moved
+
+
+def __getattr__(name):
+    """``sm.timeline`` and the other 0.2 module paths as attributes: the deprecated alias (spare_mc/_moved.py)."""
+    if name in _MOVED:
+        return _import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

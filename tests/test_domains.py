@@ -31,8 +31,8 @@ def test_domain_aware_rep_under_node_events_has_the_replica_sets_law():
     events (no background) kill the live groups one at a time in uniformly random order, and the domain-aware
     replica sets (a permutation of the groups) have the exact law of Rep's sets: E[masked] = E[T] - 1."""
     topo = sm.Topology(600_000, 600)
-    assert sm.placement.max_groups_per_domain(topo, "node") == 1
-    sets = sm.placement.domain_aware_replica_sets(topo, 3, "node")
+    assert sm.model.placement.max_groups_per_domain(topo, "node") == 1
+    sets = sm.model.placement.domain_aware_replica_sets(topo, 3, "node")
     assert sets.set_of_group.tolist() != np.repeat(np.arange(200), 3).tolist()  # really permuted
     w = sm.wipeout_mc(sets, 20_000, failures=sm.DomainFailures("node", 1e7, 0.78), topology=topo, rng=11)
     ok, mean, se = _consistent(w.dead_before, exact_wipeout("block", 600, 3).mean - 1)
@@ -45,7 +45,7 @@ def test_domain_aware_spare_under_node_events_matches_exact_enumeration():
     sets: E[masked] = sum_m P(T > m) - 1."""
     topo = sm.Topology(320, 20, gpus_per_node=8)
     for sidon in (False, True):
-        lay = sm.placement.domain_aware(topo, 3, "node", kind="spare", sidon=sidon)
+        lay = sm.model.placement.domain_aware(topo, 3, "node", kind="spare", sidon=sidon)
         exact = float(sum(survival_by_subsets(lay))) - 1.0
         w = sm.wipeout_mc(lay, 20_000, failures=sm.DomainFailures("node", 5e4, 1.0), topology=topo, rng=12 + sidon)
         ok, mean, se = _consistent(w.dead_before, exact)
@@ -60,7 +60,7 @@ def test_domain_aware_layout_keeps_every_type_under_a_single_domain_event():
     cannot fail by chance), and unit stride needs fewer on average."""
     topo = sm.Topology(600_000, 600)
     pods = sm.DomainFailures("pod", 1e6, 1.0)
-    aware = sm.wipeout_mc(sm.placement.domain_aware(topo, 8, "pod"), 2000, failures=pods, topology=topo, rng=5)
+    aware = sm.wipeout_mc(sm.model.placement.domain_aware(topo, 8, "pod"), 2000, failures=pods, topology=topo, rng=5)
     blind = sm.wipeout_mc(sm.cyclic(600, 8), 2000, failures=pods, topology=topo, rng=5)
     assert aware.T.min() >= 8
     assert blind.T.mean() < aware.T.mean()
@@ -79,7 +79,7 @@ def test_domain_aware_timeline_equals_twin(strategy, layout):
                              ckpt_period_s=300.0, restart_s=120.0, jitter_sd=0.0, topology=topo,
                              failures=sm.DomainFailures(level, 3000.0, 0.8, background=bg), domain_aware=True,
                              **({"layout": layout} if strategy == "spare" else {}))
-        assert sm.placement.domain_conflicts(cfg.layout_object(), topo, level).count == 0
+        assert sm.model.placement.domain_conflicts(cfg.layout_object(), topo, level).count == 0
         trace = make_trace(cfg, np.random.default_rng(rng.integers(2**32)), 50_000)
         holders = cfg.layout_object().holders if strategy == "spare" else None
         res = _run_us(cfg, holders, *trace, jitter_rng=np.random.default_rng(0))

@@ -6,7 +6,7 @@ import pytest
 from scipy import integrate
 
 import spare_mc as sm
-from spare_mc import reference as ref
+from spare_mc.testing import reference as ref
 from spare_mc.theory.exact import block_mean_closed_form
 
 SMALL = [(n, r) for n in range(1, 13) for r in range(1, n + 1)]
@@ -85,8 +85,7 @@ def _cyclic_survival_by_rows(n, r):
 def test_cyclic_kernel_in_blocks_is_bitwise_the_row_recursion(n, r):
     """The kernel updates blocks of 256 values of d term by term; it must give exactly the row-by-row floats
     (n = 520 crosses two block boundaries; r = 258 leaves a block of 6 values)."""
-    from spare_mc import _exact_kernels
-
+    from spare_mc._kernels import exact as _exact_kernels
     got = _exact_kernels.cyclic_survival(n, r, np.empty(n + 1))
     assert got.tolist() == _cyclic_survival_by_rows(n, r)
 
@@ -168,8 +167,7 @@ def test_a_run_of_over_a_minute_is_announced_before_it_starts(monkeypatch):
     lowered so that a quick case crosses it."""
     import warnings
 
-    from spare_mc import exact as ex
-
+    from spare_mc.theory import exact as ex
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         quiet = sm.exact_wipeout("cyclic", 2000, 9)  # ~2e7 steps: silent
@@ -189,8 +187,7 @@ def test_a_run_of_over_a_minute_is_announced_before_it_starts(monkeypatch):
 def test_the_float_law_is_computed_once_and_each_caller_gets_its_own_copy(monkeypatch):
     """A time-to-train run asks for the same law twice (checkpoint period, stack bound): the recursion runs once,
     and a caller that writes into its survival array does not change what the next caller gets."""
-    from spare_mc import exact as ex
-
+    from spare_mc.theory import exact as ex
     ex._float_law.cache_clear()
     calls = []
     kernel = ex._k.cyclic_survival

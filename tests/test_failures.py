@@ -5,7 +5,7 @@ from conftest import ALPHA
 from scipy import stats
 
 import spare_mc as sm
-from spare_mc import reference as ref
+from spare_mc.testing import reference as ref
 from spare_mc.model.failures import weibull_scale
 
 TOPO = sm.Topology(600_000, 600)
@@ -206,7 +206,7 @@ def test_per_gpu_clock_errors():
     with pytest.raises(ValueError, match=r"must not repeat"):
         clock.restart(late, [1, 1])
     with pytest.raises(TypeError, match=r"`model` must be a PerGPU"):
-        sm.failures.PerGPUClock(sm.SystemRenewal(300.0), sm.Topology(100, 10))
+        sm.model.failures.PerGPUClock(sm.SystemRenewal(300.0), sm.Topology(100, 10))
 
 
 @pytest.mark.parametrize("call, exc, match", [
@@ -219,7 +219,7 @@ def test_per_gpu_clock_errors():
     (lambda: sm.PerGPU(1e6).clock(sm.Topology(100, 10), rng=1, start_s=5.0).restart(1e12, list(range(10)),
                                                                                    [1.0] * 10),
      ValueError, r"between the previous restart and `now_s`"),
-    (lambda: sm.failures.PerGPUClock(sm.PerGPU(1e6), "topo"), TypeError, r"`topology` must be a Topology"),
+    (lambda: sm.model.failures.PerGPUClock(sm.PerGPU(1e6), "topo"), TypeError, r"`topology` must be a Topology"),
 ])
 def test_per_gpu_construction_errors(call, exc, match):
     with pytest.raises(exc, match=match):

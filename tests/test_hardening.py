@@ -1030,8 +1030,7 @@ def test_qa_cli_warnings_are_one_line(monkeypatch, capsys):
     line (here exact_wipeout's notice of a long run, its threshold lowered so that a quick case crosses it)."""
     import warnings
 
-    from spare_mc import exact as ex
-
+    from spare_mc.theory import exact as ex
     monkeypatch.setattr(ex, "_WARN_AFTER_S", 1e-9)
     with warnings.catch_warnings():
         warnings.simplefilter("always")
@@ -1066,7 +1065,7 @@ def test_one_replication_gives_the_value_with_an_unknown_spread_in_every_simulat
     est = w.estimate("masked")
     assert (est.n, est.mean) == (1, float(w.dead_before[0])) and math.isnan(est.se) and all(map(math.isnan, est.ci))
     o = sm.overhead_mc("cyclic", 1, n_groups=10, r=2, rng=1)
-    for name, (num, den, _) in sm.reorder.ESTIMATORS.items():
+    for name, (num, den, _) in sm.mc.reorder.ESTIMATORS.items():
         one = o.estimate(name)
         assert one.n == 1 and math.isnan(one.se) and math.isnan(one.sd)
         expect = o._column(num)[0] / (1.0 if den is None else o._column(den)[0])

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import spare_mc as sm
-from spare_mc import _timeline_kernels as TK
+from spare_mc._kernels import timeline as TK
 from spare_mc.testing.reference import timeline_simpy
 from spare_mc.ttt.timeline import TimelineConfig as _Config
 from spare_mc.ttt.timeline import _run_us, applicable, make_trace, run_timeline, simulate_ttt
@@ -291,7 +291,7 @@ def test_uneven_rep_step_time():
     assert per_rep.step_allreduce == 200 / 66 * 2.0
     assert TimelineConfig("rep", 201, r=3, rep_allreduce="per_replica", allreduce_s=2.0).step_allreduce == 6.0
     # the theory: the replica sets' law and S = N / n_sets
-    assert sm.timeline.mean_wipeout_index(cfg) == sm.exact_wipeout("block", 200, 3).mean
+    assert sm.ttt.timeline.mean_wipeout_index(cfg) == sm.exact_wipeout("block", 200, 3).mean
     assert sm.theory_ttt(cfg).S == 200 / 66
 
 

@@ -179,7 +179,7 @@ def test_ruler_batches_are_the_all_at_once_rulers_in_bounded_batches(n, r):
 def test_rulers_checked_against_avoided_differences_in_chunks_give_the_same_set(monkeypatch, n, r, avoid):
     """Step 4 of find_sidon with differences to avoid checks the rulers in chunks of bounded memory: the same set
     as checking a whole batch at once (a chunk of every size, one row each included). Each case reaches step 4."""
-    from spare_mc import _sidon
+    from spare_mc.model import _sidon
     monkeypatch.setattr(_sidon, "AVOID_CHUNK_BYTES", 1 << 62)  # the whole batch at once, as before the chunks
     want = _sidon.find_sidon(n, r, avoid=avoid, attempts=20)
     assert want[0] is not None and want[1].endswith("_ruler")

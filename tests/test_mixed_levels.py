@@ -217,7 +217,7 @@ def test_domain_aware_places_against_the_coarsest_level_that_allows_it():
         lay = cfg.layout_object()
         assert np.array_equal(lay.holders, one.layout_object().holders)
         for lvl in every.level_names[:every.level_names.index(level) + 1]:
-            assert sm.placement.domain_conflicts(lay, NESTED, lvl).count == 0
+            assert sm.model.placement.domain_conflicts(lay, NESTED, lvl).count == 0
     with pytest.raises(sm.UsageValueError, match="no domain-aware Sidon offsets exist for r=9"):
         TimelineConfig("spare", 64, r=9, layout="sidon", failures=every, topology=NESTED, domain_aware=True,
                        ckpt_period_s=600.0)

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from spare_mc import phase as ph
+from spare_mc.analyses import phase as ph
 from spare_mc.analyses.phase import PhaseStudy, checkpointing, cluster, decide, phase_rows, run_phase_study
 from spare_mc.ttt.timeline import TimelineConfig, simulate_ttt
 

@@ -187,7 +187,7 @@ def test_domain_aware_is_conflict_free_or_proves_why_not(topo, level, kind, data
     if kind == "spare":
         assert lay.r == r and (not sidon or is_modular_sidon(lay.offsets, n))
     else:
-        sets = sm.placement.domain_aware_replica_sets(topo, r, level)
+        sets = sm.model.placement.domain_aware_replica_sets(topo, r, level)
         assert sets.sizes.tolist() == set_sizes(n, r) and domain_conflicts(sets, topo, level).count == 0
 
 

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import spare_mc as sm
-from spare_mc import _wipeout_kernels as K
-from spare_mc import reference as ref
+from spare_mc._kernels import wipeout as K
+from spare_mc.testing import reference as ref
 from spare_mc.mc.reorder import ReCtlr, exact_stack_bound_sum, overhead_mc
 
 FIELDS = ("k", "c", "s_star", "phase0", "moves", "patch_types", "patch", "wiped")
@@ -247,8 +247,7 @@ def test_driver_equals_python_replay(layout):
 def test_reset_state_restores_every_stack_phase_2_reordered(layout):
     """A global restart copies back only the stacks of the groups Phase 2 moved (``G[MOVED]``): after trajectories
     with moves, the whole state is the saved one, row for row, as a copy of every row gives it."""
-    from spare_mc import _rectlr_kernels as RK
-
+    from spare_mc._kernels import rectlr as RK
     n, r = layout.n_groups, layout.r
     E, G, D, H, meta, ulog, pplan, out = RK.alloc(n, r)
     meta[RK.MAXDEG_] = RK.build_stacks(layout.holders, E, G)

@@ -44,7 +44,7 @@ def test_set_sizes_rule():
 
 def test_equal_sets_have_the_block_law():
     """The float recursion on equal sets against the inclusion-exclusion law of block replication (Fractions)."""
-    from spare_mc import _exact_kernels as K
+    from spare_mc._kernels import exact as K
     from spare_mc.theory.exact import _block_exact
 
     for n, r in ((12, 3), (600, 3), (1000, 10)):

@@ -217,7 +217,7 @@ def test_default_variants_are_valid_and_named_once():
     assert kinds == {"option", "combination", "input"}
     for v in vs:
         for s in ("rep", "spare"):
-            TimelineConfig(s, 600, r=3, **sm.timeline.applicable(v.overrides, s))
+            TimelineConfig(s, 600, r=3, **sm.ttt.timeline.applicable(v.overrides, s))
 
 
 @pytest.mark.parametrize("kw, match", [
@@ -293,7 +293,7 @@ def test_a_resync_baseline_takes_every_default_variant():
     assert vs["rep_redo_step"].overrides == {"rep_masked_cost": "redo_step", "rep_resync_s": 0.0}
     for v in vs.values():
         for s in ("rep", "spare"):
-            TimelineConfig(s, 600, r=3, **{**sm.timeline.applicable(base, s), **sm.timeline.applicable(v.overrides,
+            TimelineConfig(s, 600, r=3, **{**sm.ttt.timeline.applicable(base, s), **sm.ttt.timeline.applicable(v.overrides,
                                                                                                          s)})
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from test_kernel_options import BASE, KEYS, US, TimelineConfig, _agree, _long_enough_trace, _random_config, _run, _trace
 
-from spare_mc import _timeline_kernels as TK
+from spare_mc._kernels import timeline as TK
 from spare_mc.ttt.timeline import TimelineConfig as _Config
 from spare_mc.ttt.timeline import make_trace, simulate_ttt, theory_ckpt_period_s
 

@@ -9,7 +9,7 @@ from numba import njit
 from scipy import stats
 
 import spare_mc as sm
-from spare_mc import _timeline_kernels as TK
+from spare_mc._kernels import timeline as TK
 from spare_mc.testing.reference import timeline_simpy
 from spare_mc.ttt.timeline import TimelineConfig, _run_us, applicable, make_trace, run_timeline, simulate_ttt
 
@@ -351,8 +351,8 @@ def test_results_dataset_and_estimates(tmp_path):
 
 
 def test_paper_allreduce_model():
-    assert [sm.timeline.paper_allreduce_s(n) for n in (200, 600, 1000)] == [2.0, 6.0, 10.0]
-    assert sm.timeline.paper_allreduce_s(10) == 0.5
+    assert [sm.ttt.timeline.paper_allreduce_s(n) for n in (200, 600, 1000)] == [2.0, 6.0, 10.0]
+    assert sm.ttt.timeline.paper_allreduce_s(10) == 0.5
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
@@ -449,7 +449,7 @@ def test_theory_ttt_pieces():
     assert sp.mean_T == pytest.approx(sm.exact_wipeout("cyclic", 600, 8).mean)
     assert sp.paper_J == pytest.approx(sm.normalized_ttt(600, 8, 300.0, 60.0, 3600.0))
     rep = theory_ttt(TimelineConfig("rep", 600, r=3))
-    assert rep.S == 3.0 and rep.mean_T == pytest.approx(sm.exact.block_mean_closed_form(600, 3))
+    assert rep.S == 3.0 and rep.mean_T == pytest.approx(sm.theory.exact.block_mean_closed_form(600, 3))
 
 
 @pytest.mark.parametrize("kw", [{"load_s": 1e5}, {"restart_growth": "quadratic", "restart_ref_groups": 6},

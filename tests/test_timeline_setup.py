@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import spare_mc as sm
-from spare_mc import _resources
-from spare_mc import timeline as T
+from spare_mc._lib import resources as _resources
+from spare_mc.ttt import timeline as T
 from spare_mc._lib.resources import ResourceLimitError, check_memory, memory_negligible
 from spare_mc.model.failures import DomainFailures, PerGPU
 from spare_mc.model.topology import Topology

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import spare_mc as sm
-from spare_mc import _wipeout_kernels as K
-from spare_mc import reference as ref
+from spare_mc._kernels import wipeout as K
+from spare_mc.testing import reference as ref
 from spare_mc.mc.survivability import WIPEOUT_METHODS, order_stat_table, uniform_order_kernel
 
 
@@ -101,7 +101,7 @@ def test_partition_kernel_has_the_sequential_law(layout):
     from spare_mc.mc.survivability import partition_classes
     rng = np.random.default_rng(np.random.SeedSequence([layout.n_groups, 1]))  # alive while the kernel runs
     K.wipeout_partition(*K.raw_source(rng), layout.n_groups, *partition_classes(layout), 20_000, T, D)
-    fast = sm.survivability.WipeoutResult(T, D, None, layout.kind, layout.n_groups, layout.r, False)
+    fast = sm.mc.survivability.WipeoutResult(T, D, None, layout.kind, layout.n_groups, layout.r, False)
     seq = sm.wipeout_mc(layout, 20_000, rng=np.random.SeedSequence([layout.n_groups, 2]), method="sequential")
     for res in (fast, seq):
         assert _exact_law_pvalue(layout, res.T) > ALPHA
