@@ -157,7 +157,7 @@ def test_study_settings_are_validated():
 
 
 def test_reproduce_table_domains_cli(tmp_path, capsys):
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
     assert main(["reproduce", "--table", "domains", "--quick", "--reps", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["table"] == "domains" and out["rows"]

@@ -270,7 +270,7 @@ def test_figure_phase_marks_insignificant_and_empty_cells(tmp_path):
 
 # ------------------------------------------------------------------------------------------- command line
 def test_reproduce_table_phase_cli(tmp_path, capsys, monkeypatch):
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
 
     monkeypatch.setattr(PhaseStudy, "quick", classmethod(lambda cls, **kw: cls(**{**TINY, **kw})))
     assert main(["reproduce", "--table", "phase", "--quick", "--reps", "2", "--json"]) == 0
@@ -284,7 +284,7 @@ def test_reproduce_table_phase_cli(tmp_path, capsys, monkeypatch):
 
 
 def test_reproduce_table_phase_reads_a_spec(tmp_path, capsys):
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
 
     spec = tmp_path / "phase_map.toml"
     lines = [f"{k} = {json.dumps(list(v) if isinstance(v, tuple) else v)}" for k, v in TINY.items()]
@@ -311,7 +311,7 @@ def test_reproduce_table_phase_reads_a_spec(tmp_path, capsys):
     (["--failures", "per-gpu"], "`--failures` has no effect with --table phase"),
 ])
 def test_reproduce_table_phase_flag_errors(argv, match, capsys):
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
 
     assert main(["reproduce", "--table", "phase", "--quick", *argv]) == 2
     assert match in capsys.readouterr().err

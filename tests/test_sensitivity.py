@@ -8,7 +8,7 @@ import pytest
 
 import spare_mc as sm
 from spare_mc.analyses.sensitivity import Variant, default_variants, holm, paired_delta_reduction, sensitivity
-from spare_mc.cli.commands import main
+from spare_mc.cli import main
 from spare_mc.ttt.optimize import optimize_strategy
 from spare_mc.ttt.timeline import TimelineConfig, simulate_ttt
 
