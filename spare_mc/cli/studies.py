@@ -12,7 +12,9 @@ from .._lib.provenance import json_safe
 from .._lib.resources import check_local_workers
 from .._lib.validation import UsageValueError
 from ..analyses.calibrate import DEFAULT_SCHEDULE, SEARCH_SPACE, calibrate, fitted_clash, write_preset
+from ..analyses.dynamic import QUICK as DYNAMIC_QUICK
 from ..analyses.dynamic import dynamic_study
+from ..analyses.repair import QUICK as REPAIR_QUICK
 from ..analyses.repair import STUDY_SETS, repair_study
 from ..analyses.reproduce import reproduce
 from ..analyses.sensitivity import check_sensitivity_inputs, default_variants, estimate_cost, sensitivity
@@ -241,9 +243,9 @@ def run_dynamic(args) -> Report:
     kw = dict(screen_reps=args.screen_reps, confirm_reps=args.confirm_reps)
     if args.quick:
         _quick_conflicts(args, "dynamic", ("n_groups", "shapes", "screen_reps", "confirm_reps"))
-        n_values, shapes = (200,), (0.5, 1.0)
-        kw = dict(screen_reps=6, confirm_reps=20)
-        base = {"n_steps": 2000, **base}
+        n_values, shapes = DYNAMIC_QUICK["n_values"], DYNAMIC_QUICK["shapes"]
+        kw = dict(screen_reps=DYNAMIC_QUICK["screen_reps"], confirm_reps=DYNAMIC_QUICK["confirm_reps"])
+        base = {"n_steps": DYNAMIC_QUICK["n_steps"], **base}
     if args.seed < 0:
         raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
     out_dir, figure, result = _study_targets(args, "dynamic", ("rows", "settings"), "dynamic-checkpointing result")
@@ -271,8 +273,8 @@ def run_repair(args) -> Report:
     reps = args.reps
     if args.quick:
         _quick_conflicts(args, "repair", ("n_groups", "repair_times"))
-        n_values, times, reps = (200,), (600.0, 3600.0, 14400.0), min(reps, 6)
-        base = {"n_steps": 2000, **base}
+        n_values, times, reps = REPAIR_QUICK["n_values"], REPAIR_QUICK["repair_times"], min(reps, REPAIR_QUICK["reps"])
+        base = {"n_steps": REPAIR_QUICK["n_steps"], **base}
     if args.seed < 0:  # (`--reps`: the study's rule)
         raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
     out_dir, figure, result = _study_targets(args, "repair", ("rows", "best", "settings"), "repair result")
