@@ -325,6 +325,7 @@ def test_a_dask_worker_running_other_code_stops_the_sweep(tmp_path, monkeypatch)
     from distributed import get_worker
 
     import spare_mc._lib.provenance as prov
+    import spare_mc.sweep.runner as runner
     from spare_mc.sweep.runner import MixedCodeError
 
     mine = prov.code_digest()  # a string: the fake below is pickled by value for the worker
@@ -336,7 +337,7 @@ def test_a_dask_worker_running_other_code_stops_the_sweep(tmp_path, monkeypatch)
             return mine
         return "0ther0ther0ther0"
 
-    monkeypatch.setattr(prov, "code_digest", fake)
+    monkeypatch.setattr(runner, "code_digest", fake)  # where the sweep looks it up
     with _threads_cluster(1) as cluster:
         with pytest.raises(MixedCodeError, match=r"dask workers tcp://.* \(code 0ther0ther0ther0\) run other "
                                                  r"spare_mc code than this client \(code [0-9a-f]{16}\)"):
@@ -576,10 +577,14 @@ def test_ctrl_c_while_the_console_script_loads_is_one_line():
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and err == "spare-mc: interrupted\n" and out == "", (proc.returncode, err)
-    here = subprocess.run([sys.executable, "-c", "import signal, spare_mc; "
-                           "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"],
-                          capture_output=True, text=True)
-    assert here.stdout.strip() == "True", here
+    # whatever handler the importer starts with (Python's own, or SIG_IGN inherited from a background job, nohup or a
+    # CI runner), importing spare_mc leaves it as it was
+    check = ("import signal; before = signal.getsignal(signal.SIGINT); import spare_mc; "
+             "print(signal.getsignal(signal.SIGINT) is before, before is signal.SIG_IGN)")
+    for start, ignored in ((signal.SIG_DFL, "False"), (signal.SIG_IGN, "True")):
+        here = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
+                              preexec_fn=lambda start=start: signal.signal(signal.SIGINT, start))
+        assert here.stdout.split() == ["True", ignored], here
 
 
 @pytest.mark.slow  # 17 s; test_sweep.py's interrupted[ctrl-c] stays in the default tier

@@ -21,7 +21,8 @@ from spare_mc._lib.resources import ResourceLimitError
 from spare_mc.cli import main
 from spare_mc.sweep.runner import SweepSpec, compare_dataset, run_sweep
 from spare_mc.sweep.storage import open_dataset, write_dataset
-from spare_mc.ttt.timeline import TimelineConfig, run_timeline, simulate_ttt
+from spare_mc.ttt.config import TimelineConfig
+from spare_mc.ttt.run import run_timeline, simulate_ttt
 
 SMALL = """
 [sweep]
@@ -545,7 +546,7 @@ def test_common_random_numbers_across_strategies():
     for a, b in zip(ck.runs, rp.runs):  # the first detection happens at the same step
         assert a.failures > 0 and b.failures > 0
     from spare_mc._lib.seeding import trace_seed_sequence
-    from spare_mc.ttt.timeline import make_trace
+    from spare_mc.ttt.run import make_trace
     for strategy, r in (("ckpt", 1), ("rep", 2), ("spare", 4)):
         c = TimelineConfig(strategy, 40, r=r, **base)
         ss = trace_seed_sequence(np.random.SeedSequence(9), 40, 1).spawn(2)[0]

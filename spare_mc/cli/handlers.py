@@ -31,8 +31,10 @@ from ..sweep.runner import SweepSpec, compare_dataset, open_sweep_dataset, run_s
 from ..theory.closed_forms import (ckpt_period_daly, ckpt_period_young, daly_expected_wall_time, daly_optimal_interval,
                                    mu_expansion, mu_paper, overhead_lower_bound)
 from ..theory.exact import EXACT_LAYOUTS, exact_cost, exact_wipeout
+from ..ttt.config import TimelineConfig
 from ..ttt.optimize import theory_ttt
-from ..ttt.timeline import TimelineConfig, classical_config, classical_expected_ttt_s, classical_segment_s, simulate_ttt
+from ..ttt.run import simulate_ttt
+from ..ttt.theory import classical_config, classical_expected_ttt_s, classical_segment_s
 from .format import say
 from .parser import config_overrides, flag_names
 

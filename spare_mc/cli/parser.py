@@ -21,8 +21,8 @@ from ..model.failures import FAILURE_SPEC_DEFAULTS, failure_from_spec
 from ..model.layouts import LAYOUT_KINDS
 from ..model.paper import PAPER_R
 from ..model.topology import DOMAIN_LEVELS, PLACEMENTS, Topology
+from ..ttt.config import TimelineConfig
 from ..ttt.optimize import OPTIMISED
-from ..ttt.timeline import TimelineConfig
 from .format import say
 
 __all__ = ["Parser", "CliError", "build_parser", "add_config_options", "flag_type", "config_overrides",
