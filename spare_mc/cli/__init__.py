@@ -146,6 +146,7 @@ def _interrupt_inside(exc: BaseException):
 
 
 def _os_message(exc: OSError) -> str:
+    """The operating system's refusal in one line: its reason and the file."""
     if exc.strerror is None:  # raised by spare_mc with its own message
         return str(exc)
     where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
@@ -158,6 +159,7 @@ class Terminated(KeyboardInterrupt):
 
 
 def _on_sigterm(signum, frame):
+    """SIGTERM's handler: :class:`Terminated` where the signal lands."""
     import signal
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM stops at once, as it would have without us
@@ -189,6 +191,7 @@ def main(argv=None) -> int:
 
 
 def _main(argv):
+    """Parse, run the command and print its output; every error as one line and the exit status."""
 
     args = None
     try:

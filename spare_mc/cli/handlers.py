@@ -59,6 +59,7 @@ def progress(args):
 
 
 def _finite(x):
+    """A finite float, else None (strict JSON)."""
     return None if x is None or not math.isfinite(x) else float(x)
 
 

@@ -30,12 +30,14 @@ __all__ = ["Parser", "CliError", "build_parser", "add_config_options", "flag_typ
 
 
 class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors are a :class:`CliError` (one line, no usage dump)."""
+
     def error(self, message):  # one line, no usage dump
         raise CliError(message)
 
 
 class CliError(Exception):
-    pass
+    """A command line argparse cannot read (an unknown flag, a missing value): one line, exit 2."""
 
 
 class _Once(argparse.Action):
@@ -59,11 +61,13 @@ class _Once(argparse.Action):
 
 
 def add_reps(p, default, what):
+    """``--reps`` (``what``, its default) and its deprecated alias ``--trials``."""
     p.add_argument("--reps", type=int, default=default, action=_Once, help=f"{what} (default {default})")
     p.add_argument("--trials", type=int, dest="reps", action=_Once, new="--reps", help="deprecated alias of --reps")
 
 
 def add_seed(p):
+    """``--seed``, the root seed (default 0)."""
     p.add_argument("--seed", type=int, default=0, help="root seed, a non-negative integer (default 0)")
 
 
@@ -153,6 +157,7 @@ def add_study_flags(p, reserved=()) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``spare-mc`` parser: every command and its flags."""
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--max-memory", metavar="SIZE", default=None,
@@ -512,8 +517,8 @@ def inside_repr(text: str, i: int) -> bool:
 def command_flags(parser, args) -> dict:
     """Every option of the command ``args`` ran (``log fit``: the ``fit`` parser's), as ``dest -> flag``
     (``min_failures`` is ``--min-failures``). With :func:`timeline_flags` they rename the library's errors of every
-    command (:func:`spare_mc.cli.main`): its keywords have the flags' names and meanings; a command adds the keywords its flags
-    spell otherwise (``n_values`` is ``--n-groups``)."""
+    command (:func:`spare_mc.cli.main`): its keywords have the flags' names and meanings; a command adds the
+    keywords its flags spell otherwise (``n_values`` is ``--n-groups``)."""
     while True:
         sub = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
         if not sub or getattr(args, sub[0].dest, None) not in sub[0].choices:

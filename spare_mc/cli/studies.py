@@ -311,6 +311,7 @@ def _quick_conflicts(args, command: str, dests) -> None:
 
 
 def _ints(text, flag):
+    """Comma-separated integers (the flag ``flag``)."""
     try:
         return tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError:
@@ -318,6 +319,7 @@ def _ints(text, flag):
 
 
 def _r_ranges(args):
+    """``--rep-r`` and ``--spare-r`` (``LO-HI``) as the searched ranges of r per strategy."""
     out = {}
     for s, text in (("rep", args.rep_r), ("spare", args.spare_r)):
         try:
