@@ -525,7 +525,8 @@ def command_flags(parser, args) -> dict:
             break
         parser = sub[0].choices[getattr(args, sub[0].dest)]
     return {a.dest: max(a.option_strings, key=len) for a in parser._actions
-            if a.option_strings and a.dest not in ("help", "max_memory") and a.option_strings[0].startswith("--")}
+            if a.option_strings and a.dest not in ("help", "max_memory") and a.option_strings[0].startswith("--")
+            and not getattr(a, "new", None)}  # a deprecated alias (--trials) shares its keyword: the flag names it
 
 
 def glue_negative_sizes(argv: list) -> list:
