@@ -22,12 +22,10 @@ from .mc.reorder import OverheadResult, ReCtlr, ReCtlrStep, StackBoundSum, exact
 from .mc.survivability import WipeoutResult, wipeout_mc
 from .model.failures import (DomainFailures, FailureEvents, PerGPU, SystemRenewal, UniformOrder, failure_from_spec,
                              failure_model_from_dict, sample_events)
-from .model.kinds import make_layout
-from .model.layouts import (LAYOUT_KINDS, Layout, ReplicaSets, block, cyclic, cyclic_offsets, random_holders,
-                            replica_sets, sidon)
-from .model.placement import (PLACED_LAYOUT_KINDS, DomainConflicts, co_domain_differences, domain_aware,
-                              domain_aware_offsets, domain_aware_replica_sets, domain_conflicts, make_placed_layout,
-                              max_groups_per_domain)
+from .model.kinds import EXACT_LAYOUTS, LAYOUT_KINDS, PLACED_LAYOUT_KINDS, make_layout
+from .model.layouts import Layout, ReplicaSets, block, cyclic, cyclic_offsets, random_holders, sidon
+from .model.placement import (DomainConflicts, co_domain_differences, domain_aware, domain_aware_offsets,
+                              domain_aware_replica_sets, domain_conflicts, max_groups_per_domain)
 from .model.topology import Topology
 from .options import get_options, set_options
 from .stats import (Comparison, MCEstimate, clopper_pearson_interval, compare, estimate_mean, ratio_estimate,
@@ -35,7 +33,7 @@ from .stats import (Comparison, MCEstimate, clopper_pearson_interval, compare, e
 from .theory.closed_forms import (availability, ckpt_period_daly, ckpt_period_optimal, ckpt_period_young, mu_expansion,
                                   mu_paper, mu_rep_paper, normalized_ttt, optimal_availability, overhead_lower_bound,
                                   r_star, stack_lower_bound)
-from .theory.exact import EXACT_LAYOUTS, ExactDistribution, exact_wipeout
+from .theory.exact import ExactDistribution, exact_wipeout
 from .ttt.config import TimelineConfig, paper_allreduce_s
 from .ttt.optimize import MainTable, MainTableRow, OptimumResult, main_table, optimize_strategy
 from .ttt.results import TimelineRun, TTTResult
@@ -52,10 +50,10 @@ __all__ = [
     "sampled_failure_log",
     # layouts
     "LAYOUT_KINDS", "Layout", "block", "cyclic", "cyclic_offsets", "make_layout", "random_holders", "sidon",
-    "ReplicaSets", "replica_sets",
+    "ReplicaSets",
     # placement against failure domains
     "co_domain_differences", "max_groups_per_domain", "domain_conflicts", "DomainConflicts", "domain_aware",
-    "domain_aware_offsets", "domain_aware_replica_sets", "make_placed_layout", "PLACED_LAYOUT_KINDS",
+    "domain_aware_offsets", "domain_aware_replica_sets", "PLACED_LAYOUT_KINDS",
     # wipe-out Monte Carlo, exact laws, closed forms
     "WipeoutResult", "wipeout_mc", "EXACT_LAYOUTS", "ExactDistribution", "exact_wipeout",
     "availability", "ckpt_period_daly", "ckpt_period_optimal", "ckpt_period_young", "mu_expansion", "mu_paper",

@@ -25,7 +25,7 @@ MOVED = {
     "failures": ("model.failures",),
     "domain_rates": ("model.domain_rates",),
     "layouts": ("model.layouts", "model.kinds"),
-    "placement": ("model.placement",),
+    "placement": ("model.placement", "model.kinds"),
     "paper": ("model.paper",),
     "closed_forms": ("theory.closed_forms",),
     "exact": ("theory.exact",),

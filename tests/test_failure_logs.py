@@ -14,8 +14,8 @@ from hypothesis import strategies as hst
 from scipy import stats as st
 
 import spare_mc
-from spare_mc import (DomainFailures, PerGPU, Topology, UsageTypeError, UsageValueError, cyclic, overhead_mc,
-                      replica_sets, sample_events, sidon, wipeout_mc)
+from spare_mc import (DomainFailures, PerGPU, ReplicaSets, Topology, UsageTypeError, UsageValueError, cyclic,
+                      overhead_mc, sample_events, sidon, wipeout_mc)
 from spare_mc._lib.resources import ResourceLimitError
 from spare_mc.cli import main
 from spare_mc.logs.failure_logs import (EXAMPLE, example_log_path, failure_log_from_arrays, fit_failure_log, log_levels,
@@ -330,7 +330,7 @@ def _replay_reference(log, layout):
 @pytest.mark.parametrize("which", ["cyclic", "sidon", "block_uneven"])
 def test_replay_kernel_matches_slow_twin(which):
     topo = Topology(120, 30, gpus_per_node=2, nodes_per_rack=3, racks_per_power=2, placement="strided")
-    layout = {"cyclic": cyclic(30, 3), "sidon": sidon(30, 3), "block_uneven": replica_sets(30, 4)}[which]
+    layout = {"cyclic": cyclic(30, 3), "sidon": sidon(30, 3), "block_uneven": ReplicaSets(30, 4)}[which]
     log = synthetic_log(topo, {"gpu": (0.8, 3e5), "node": (0.8, 1e6), "rack": (0.8, 3e6)}, 2e6, rng=11)
     rep = replay_log(log, layout)
     ref = _replay_reference(log, layout)
@@ -432,7 +432,7 @@ def test_replay_validation():
     with pytest.raises(UsageValueError, match=r"one random_holders\(...\) Layout instead"):
         replay_log(log, "random", r=2)
     with pytest.raises(UsageValueError, match=r"`overhead`=True runs ReCtlr, which needs an N x r holder table"):
-        replay_log(log, replica_sets(32, 3), overhead=True)
+        replay_log(log, ReplicaSets(32, 3), overhead=True)
     with pytest.raises(UsageTypeError, match=r"`log` must be a FailureLog"):
         replay_log("log.csv", "cyclic", r=2)
     with pytest.raises(UsageTypeError, match=r"`overhead` must be a bool, got 'yes'"):

@@ -1111,9 +1111,9 @@ def test_qa_third_pass_bad_inputs_are_named(tmp_path):
     with pytest.raises(ValueError, match=r"at least 2 complete epochs"):
         replay_log(log, "cyclic", r=2).estimate("T")
     with pytest.raises(ValueError, match=r"a ReplicaSets object is not one: .* pass block\(N, r\)"):
-        sm.overhead_mc(sm.replica_sets(30, 3), 10, rng=1)
+        sm.overhead_mc(sm.ReplicaSets(30, 3), 10, rng=1)
     with pytest.raises(ValueError, match=r"sizes \[3, 4\]\) does not reorder"):
-        sm.overhead_mc(sm.replica_sets(31, 3), 10, rng=1)
+        sm.overhead_mc(sm.ReplicaSets(31, 3), 10, rng=1)
     with pytest.raises(TypeError, match=r"`layout` must be a layout kind name, .* got a Layout \(kind 'cyclic': pass"):
         sm.exact_wipeout(sm.cyclic(10, 3), 10, 3)
     with pytest.raises(ValueError, match=r"`mu` \(the mean failures to a wipe-out\) must be <= N = 10"):

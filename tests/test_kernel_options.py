@@ -315,7 +315,7 @@ def test_uneven_rep_wipes_out_only_when_a_whole_set_is_dead():
 
 
 def replica_sets_wiped(n, r, dead):
-    return sm.replica_sets(n, r).is_wiped(dead)
+    return sm.ReplicaSets(n, r).is_wiped(dead)
 
 
 def test_even_rep_runs_on_the_blocks_bit_for_bit():

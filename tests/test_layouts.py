@@ -6,6 +6,7 @@ import pytest
 import spare_mc as sm
 from spare_mc.model._sidon import (bose_chowla_set, bose_chowla_set_prime_power, find_sidon, singer_set,
                                    singer_set_prime_power)
+from spare_mc.model.kinds import LAYOUT_TABLE, SPARE_LAYOUTS
 from spare_mc.model.layouts import OPTIMAL_GOLOMB_RULERS, _is_modular_sidon, sidon_offsets
 
 
@@ -362,6 +363,28 @@ def test_make_layout_placed_names():
         sm.make_layout("cyclic", 600, 4, topology=topo, level="rack")
     with pytest.raises(ValueError, match=r"`topology` must have n_groups = N = 300, got 600"):
         sm.make_layout("domain_aware", 300, 4, topology=topo, level="rack")
+
+
+def test_the_table_of_layout_kinds_says_what_make_layout_builds():
+    """One table (model.kinds.LAYOUT_TABLE): every kind is built by make_layout under its name, Rep's kinds are
+    replica sets (ReplicaSets when r does not divide N), SPARe's holder tables, the placed ones need a topology; the
+    public tuples are derived from it."""
+    topo = sm.Topology(602_000, 602)
+    for name, k in LAYOUT_TABLE.items():
+        place = dict(topology=topo, level="pod") if k.placed else {}
+        lay = sm.make_layout(name, 602, 4, rng=1, **place)
+        assert lay.kind == name and isinstance(lay, sm.ReplicaSets) == (k.redundancy == "rep")
+        if not k.placed:
+            with pytest.raises(ValueError, match="have no effect"):
+                sm.make_layout(name, 602, 4, topology=topo, level="pod")
+        else:
+            with pytest.raises(ValueError, match="needs `topology` and `level`"):
+                sm.make_layout(name, 602, 4)
+    assert sm.LAYOUT_KINDS == tuple(n for n, k in LAYOUT_TABLE.items() if not k.placed)
+    assert sm.PLACED_LAYOUT_KINDS == tuple(n for n, k in LAYOUT_TABLE.items() if k.placed)
+    assert sm.EXACT_LAYOUTS == ("cyclic", "random", "block") and SPARE_LAYOUTS == ("cyclic", "sidon", "random")
+    for name in sm.EXACT_LAYOUTS:
+        sm.exact_wipeout(name, 12, 3)
 
 
 @pytest.mark.parametrize("make, match", [

@@ -9,6 +9,7 @@ import pytest
 
 from spare_mc.analyses import phase as ph
 from spare_mc.analyses.phase import PhaseStudy, checkpointing, cluster, decide, phase_rows, run_phase_study
+from spare_mc.model.strategies import STRATEGIES
 from spare_mc.ttt.config import TimelineConfig
 from spare_mc.ttt.run import simulate_ttt
 
@@ -49,7 +50,7 @@ def test_modern_checkpointing_is_a_valid_timeline_setting_in_every_cell():
         n = st.n_groups(g)
         for save in st.save_s:
             for restart in st.restart_s:
-                for strategy in ph.BASE_STRATEGIES:
+                for strategy in STRATEGIES:
                     r = st.r_range(strategy, g)[1]
                     cfg = TimelineConfig(strategy, n, r=r, **checkpointing("modern", save, restart))
                     assert cfg.restart + cfg.load_s == pytest.approx(restart)

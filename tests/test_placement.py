@@ -220,8 +220,8 @@ def test_domain_aware_rep_holder_table_and_sets():
     sets = domain_aware(topo, 7, "pod", kind="rep")  # 7 does not divide 600: ReplicaSets with sizes 8 and 7
     assert isinstance(sets, sm.ReplicaSets) and sets.sizes.tolist() == set_sizes(600, 7)
     assert domain_conflicts(sets, topo, "pod").count == 0
-    # labelled as placed sets, not the consecutive ones of replica_sets(600, 7) (QA: both said "block")
-    assert sets.kind == "domain_aware_block" and sm.replica_sets(600, 7).kind == "block"
+    # labelled as placed sets, not the consecutive ones of ReplicaSets(600, 7) (QA: both said "block")
+    assert sets.kind == "domain_aware_block" and sm.ReplicaSets(600, 7).kind == "block"
     assert sm.wipeout_mc(sets, 4, rng=1).layout == "domain_aware_block"
 
 
@@ -232,7 +232,7 @@ def test_domain_aware_layouts_survive_pod_failures_longer():
     fail = sm.DomainFailures("pod", 3e4, 1.0, background=sm.PerGPU.from_system_mtbf(300, 600_000, 1.0))
     t = {name: sm.wipeout_mc(lay, 300, failures=fail, topology=topo, rng=1).estimate("time_s")
          for name, lay in (("cyclic", sm.cyclic(600, 8)), ("aware", domain_aware(topo, 8, "pod")),
-                           ("sets", domain_aware(topo, 7, "pod", kind="rep")), ("plain_sets", sm.replica_sets(600, 7)))}
+                           ("sets", domain_aware(topo, 7, "pod", kind="rep")), ("plain_sets", sm.ReplicaSets(600, 7)))}
     assert t["aware"].ci[0] > 10 * t["cyclic"].ci[1]
     assert t["sets"].ci[0] > 2 * t["plain_sets"].ci[1]
 
@@ -278,7 +278,10 @@ TOPO = sm.Topology(600_000, 600)
     (lambda: co_domain_differences(TOPO, "cabinet"), ValueError, r"`level` must be one of"),
     (lambda: domain_conflicts(sm.cyclic(10, 2), TOPO, "rack"), ValueError, r"same number of groups, got 10 and 600"),
     (lambda: domain_conflicts([[0, 1]], TOPO, "rack"), TypeError, r"`layout` must be a Layout or ReplicaSets"),
-    (lambda: sm.make_placed_layout("sidon", TOPO, 3, "rack"), ValueError, r"`layout` must be one of"),
+    (lambda: sm.make_layout("ring", 600, 3, topology=TOPO, level="rack"), ValueError, r"`layout` must be one of"),
+    (lambda: sm.make_layout("sidon", 600, 3, topology=TOPO, level="rack"), ValueError,
+     r"`topology` and `level` have no effect with layout 'sidon'"),
+    (lambda: sm.make_placed_layout, AttributeError, r"make_placed_layout"),  # removed in 0.3.0: use make_layout
 ])
 def test_placement_errors(call, exc, match):
     with pytest.raises(exc, match=match):

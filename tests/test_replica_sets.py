@@ -10,7 +10,7 @@ import pytest
 from conftest import ALPHA
 
 import spare_mc as sm
-from spare_mc.model.layouts import ReplicaSets, replica_sets, set_sizes
+from spare_mc.model.layouts import ReplicaSets, set_sizes
 
 
 @pytest.mark.parametrize("n", range(2, 13))
@@ -18,7 +18,7 @@ def test_exact_law_equals_enumeration(n):
     """P(T > m) from the product generating function (exact integers) and from the float recursion, against the
     fraction of m-subsets of dead groups that contain no whole set, for every r and every N <= 12."""
     for r in range(1, n + 1):
-        sets = replica_sets(n, r)
+        sets = ReplicaSets(n, r)
         brute = [Fraction(sum(not sets.is_wiped(c) for c in itertools.combinations(range(n), m)), math.comb(n, m))
                  for m in range(n + 1)]
         exact = sm.exact_wipeout("block", n, r, arithmetic="exact")
@@ -35,11 +35,12 @@ def test_set_sizes_rule():
         for r in range(1, n + 1):
             s = set_sizes(n, r)
             assert len(s) == n // r and sum(s) == n and min(s) >= r and max(s) - min(s) <= 1
-    sets = replica_sets(200, 3)
+    sets = ReplicaSets(200, 3)
     assert sets.n_sets == 66 and sets.compute_factor == pytest.approx(200 / 66)
     assert np.bincount(sets.set_of_group).tolist() == sets.sizes.tolist()
     assert isinstance(sm.make_layout("block", 200, 3), ReplicaSets)
     assert isinstance(sm.make_layout("block", 201, 3), sm.Layout)
+    assert not hasattr(sm, "replica_sets")  # removed in 0.3.0: it only returned ReplicaSets(N, r)
 
 
 def test_equal_sets_have_the_block_law():
@@ -49,7 +50,7 @@ def test_equal_sets_have_the_block_law():
 
     for n, r in ((12, 3), (600, 3), (1000, 10)):
         b = np.empty(n + 1)
-        K.sets_survival(replica_sets(n, r).sizes.copy(), b)
+        K.sets_survival(ReplicaSets(n, r).sizes.copy(), b)
         np.testing.assert_allclose(b, [float(x) for x in _block_exact(n, r)], rtol=1e-11, atol=1e-300)
 
 
@@ -87,5 +88,5 @@ def test_cli_mu_block_with_r_not_dividing_n(capsys):
 def test_rectlr_refuses_replica_sets():
     with pytest.raises(sm.UsageValueError, match=r"does not reorder, so it has no stacking overhead"):
         sm.overhead_mc("block", 10, n_groups=200, r=3)
-    with pytest.raises(sm.UsageValueError, match=r"replica_sets\(N, r\)"):
+    with pytest.raises(sm.UsageValueError, match=r"ReplicaSets\(N, r\)"):
         sm.block(200, 3)

@@ -55,13 +55,13 @@ def _free_groups_layout():
     return sm.Layout(np.array([[0, 1]] * 4 + [[2, 3]] * 4), kind="custom")
 
 
-PARTITIONS = [sm.block(12, 4), sm.replica_sets(11, 4), sm.replica_sets(1000, 9), sm.block(150, 50),
-              _free_groups_layout(), sm.replica_sets(7, 7), sm.block(5, 1)]
+PARTITIONS = [sm.block(12, 4), sm.ReplicaSets(11, 4), sm.ReplicaSets(1000, 9), sm.block(150, 50),
+              _free_groups_layout(), sm.ReplicaSets(7, 7), sm.block(5, 1)]
 
 
 def test_partition_classes():
     from spare_mc.mc.survivability import partition_classes
-    assert [a.tolist() for a in partition_classes(sm.replica_sets(1000, 9))] == [[9, 10], [110, 1]]
+    assert [a.tolist() for a in partition_classes(sm.ReplicaSets(1000, 9))] == [[9, 10], [110, 1]]
     assert [a.tolist() for a in partition_classes(_free_groups_layout())] == [[2], [2]]
     assert [a.tolist() for a in partition_classes(sm.Layout(sm.block(12, 3).holders[::-1]))] == [[3], [4]]
     for not_partition in (sm.cyclic(12, 3), sm.sidon(31, 3), sm.random_holders(20, 3, rng=1)):
@@ -80,8 +80,8 @@ def test_partition_kernel_equals_python_twin_trial_by_trial(layout):
     assert np.array_equal(D, T - 1)
 
 
-@pytest.mark.parametrize("layout, partition", [(sm.replica_sets(1000, 9), True), (sm.block(12, 4), True),
-                                               (sm.replica_sets(600, 3), False), (sm.block(5, 1), False)])
+@pytest.mark.parametrize("layout, partition", [(sm.ReplicaSets(1000, 9), True), (sm.block(12, 4), True),
+                                               (sm.ReplicaSets(600, 3), False), (sm.block(5, 1), False)])
 def test_wipeout_mc_takes_the_partition_kernel_where_it_makes_fewer_draws(layout, partition):
     """Few large sets: the order statistics (111 draws against ~561 failures at N = 1000, r = 9); many small sets
     (N = 600, r = 3: 200 sets, ~92 failures): failure by failure."""
@@ -130,7 +130,7 @@ def _exact_law_pvalue(layout, T):
 
 def test_partition_extremes():
     """r = N: T = N always; r = 1: T = 1 always; method is validated."""
-    assert (sm.wipeout_mc(sm.replica_sets(7, 7), 50, rng=1).T == 7).all()
+    assert (sm.wipeout_mc(sm.ReplicaSets(7, 7), 50, rng=1).T == 7).all()
     assert (sm.wipeout_mc(sm.block(5, 1), 50, rng=1).T == 1).all()
     with pytest.raises(ValueError, match="method"):
         sm.wipeout_mc("block", 10, n_groups=12, r=3, method="fast")
@@ -314,7 +314,7 @@ class _GivenTimes:
         return self.times
 
 
-BASELINE_LAYOUTS = [sm.cyclic(13, 3), sm.block(12, 4), sm.replica_sets(11, 4), sm.sidon(21, 4),
+BASELINE_LAYOUTS = [sm.cyclic(13, 3), sm.block(12, 4), sm.ReplicaSets(11, 4), sm.sidon(21, 4),
                     sm.random_holders(15, 3, rng=3), sm.Layout(np.random.default_rng(1).permutation(13)[
                         sm.cyclic(13, 3).holders]), sm.cyclic(1, 1)]
 
@@ -330,7 +330,7 @@ def test_order_statistics_baseline_equals_the_reference_trial_on_shared_orders(l
     assert T.tolist() == [ref.wipeout_trial(layout, o.tolist())[0] for o in orders]
 
 
-@pytest.mark.parametrize("layout", [sm.cyclic(200, 4), sm.sidon(200, 4), sm.replica_sets(202, 4),
+@pytest.mark.parametrize("layout", [sm.cyclic(200, 4), sm.sidon(200, 4), sm.ReplicaSets(202, 4),
                                     sm.random_holders(200, 4, rng=1)])
 def test_order_statistics_baseline_has_the_law_of_wipeout_mc(layout):
     """Statistical: the baseline's mean T agrees with the kernel's within sampling error (two-sample z)."""
@@ -342,7 +342,7 @@ def test_order_statistics_baseline_has_the_law_of_wipeout_mc(layout):
     assert stats.ks_2samp(base, fast).pvalue > ALPHA
 
 
-@pytest.mark.parametrize("layout", [sm.random_holders(300, 9, rng=2), sm.block(300, 3), sm.replica_sets(301, 9),
+@pytest.mark.parametrize("layout", [sm.random_holders(300, 9, rng=2), sm.block(300, 3), sm.ReplicaSets(301, 9),
                                     sm.Layout(np.vstack([np.arange(40), (np.arange(40) + 1) % 40]).T)])
 def test_generic_kernel_split_table_equals_the_python_twin(layout):
     """The split table (fixed width + overflow) keeps the draw contract: identical T and masked failures."""
@@ -366,7 +366,7 @@ def test_generic_kernel_overflow_of_a_lopsided_layout():
 
 # --- every fixed layout: T from the order statistics of the groups' failure times ---------------------------------
 ORDER_LAYOUTS = [sm.cyclic(13, 3), sm.cyclic(12, 5), sm.cyclic(9, 1), sm.cyclic(8, 8), sm.cyclic(1, 1),
-                 sm.sidon(21, 4), sm.random_holders(15, 3, rng=3), sm.block(12, 4), sm.replica_sets(11, 4),
+                 sm.sidon(21, 4), sm.random_holders(15, 3, rng=3), sm.block(12, 4), sm.ReplicaSets(11, 4),
                  sm.Layout(np.random.default_rng(1).permutation(13)[sm.cyclic(13, 3).holders]),
                  sm.Layout(np.column_stack([np.zeros(30, np.int64), np.r_[1:30, 1]])), sm.sidon(200, 6)]
 
@@ -397,7 +397,7 @@ def test_order_stat_kernels_equal_the_python_twin_trial_by_trial(layout, drop):
 
 
 @pytest.mark.parametrize("layout", [sm.cyclic(12, 3), sm.sidon(12, 3), sm.random_holders(11, 4, rng=2),
-                                    sm.replica_sets(10, 3), sm.cyclic(12, 5)],
+                                    sm.ReplicaSets(10, 3), sm.cyclic(12, 5)],
                          ids=lambda l: f"{l.kind}-{l.n_groups}-{l.r}")
 @pytest.mark.parametrize("drop", [0, 29])
 def test_order_stat_kernel_has_the_exact_law(layout, drop):
@@ -440,8 +440,8 @@ def test_order_method_shares_failure_times_between_layouts():
 
 @pytest.mark.parametrize("layout, kernel", [
     (sm.cyclic(1000, 9), "cyclic-window"), (sm.cyclic(600, 3), "cyclic-unit"), (sm.sidon(1000, 9), "order"),
-    (sm.random_holders(600, 3, rng=1), "sequential"), (sm.replica_sets(1000, 9), "partition"),
-    (sm.replica_sets(600, 3), "sequential"), (sm.block(600, 3), "sequential"), (sm.cyclic(200, 4), "cyclic-window")],
+    (sm.random_holders(600, 3, rng=1), "sequential"), (sm.ReplicaSets(1000, 9), "partition"),
+    (sm.ReplicaSets(600, 3), "sequential"), (sm.block(600, 3), "sequential"), (sm.cyclic(200, 4), "cyclic-window")],
     ids=lambda x: x if isinstance(x, str) else f"{x.kind}-{x.n_groups}-{x.r}")
 def test_auto_takes_the_order_statistics_when_the_wipeout_comes_late(layout, kernel):
     """``n_types^(-1/r) >= 0.25``: 1000^(-1/9) = 0.46 and 200^(-1/4) = 0.27 take them; 600^(-1/3) = 0.12 does not."""

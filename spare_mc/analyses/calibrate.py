@@ -70,11 +70,12 @@ from scipy import stats
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_int, reject_unknown
 from ..model.paper import PAPER_CITATION, paper_results
+from ..model.strategies import REDUNDANT_STRATEGIES
 from ..stats import estimate_mean, ratio_estimate
 from ..sweep.storage import write_json
 from ..ttt.config import TimelineConfig, applicable
 from ..ttt.optimize import PERIOD_FACTORS, n_values_iv, period_factors_iv
-from .sensitivity import STRATEGIES, _check_base, _check_fields, _check_r_ranges, _confirm_spec, _pick, _run, _screen
+from .sensitivity import _check_base, _check_fields, _check_r_ranges, _confirm_spec, _pick, _run, _screen
 
 __all__ = ["SEARCH_SPACE", "NOT_FITTED", "calibrate", "CalibrationResult", "load_target", "load_preset",
            "preset_names", "presets_dir", "write_preset", "DEFAULT_SCHEDULE"]
@@ -101,7 +102,7 @@ def _check_row(row, where):
         raise UsageValueError(f"{where}: a row must be an object with n_groups, rep and spare")
     n = as_int(row["n_groups"], f"{where}.n_groups", min_value=4)
     out = {"n_groups": n}
-    for s in STRATEGIES:
+    for s in REDUNDANT_STRATEGIES:
         x = row.get(s)
         if not isinstance(x, dict):
             raise UsageValueError(f"{where}.{s} must be an object with r, ttt_over_t0 and availability")
@@ -157,7 +158,7 @@ def load_target(target) -> dict:
         raise UsageValueError(f"the target table's `setting` must be an object of TimelineConfig fields, got "
                               f"{setting!r}")
     setting = _check_base(setting, "the target table's `setting`")  # TimelineConfig fields only
-    for s in STRATEGIES:
+    for s in REDUNDANT_STRATEGIES:
         try:
             TimelineConfig(s, rows[0]["n_groups"], r=2, **applicable(setting, s))
         except UsageError as exc:
@@ -271,10 +272,10 @@ def _option_strategies(opt, values):
     """The strategies an option acts on (its overrides' fields)."""
     found = set()
     for _, over in values:
-        for s in STRATEGIES:
+        for s in REDUNDANT_STRATEGIES:
             if applicable(over, s):
                 found.add(s)
-    return found or set(STRATEGIES)
+    return found or set(REDUNDANT_STRATEGIES)
 
 
 def _subcombos(space, strategy):
@@ -376,7 +377,7 @@ class CalibrationResult:
         for rd in self.rounds:
             lines.append(f"round {rd['round']} ({rd['reps']} + {rd['confirm_reps']} replications): "
                          + "; ".join(f"{s}: {rd[s]['evaluated']} evaluated, {rd[s]['rejected']} rejected, "
-                                     f"{rd[s]['kept']} kept" for s in STRATEGIES))
+                                     f"{rd[s]['kept']} kept" for s in REDUNDANT_STRATEGIES))
         lines.append(f"equivalence set: {len(self.equivalence_set)} combination(s) not rejected")
         lines.append(f"  {'distance':>8}  {'Rep r':>5} {'TTT/T0':>7} {'avail':>7}  {'SPARe r':>7} {'TTT/T0':>7} "
                      f"{'avail':>7}  {'reduction':>9}  combination")
@@ -509,13 +510,13 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
     r_ranges = _check_r_ranges(r_ranges)
     period_factors = period_factors_iv(period_factors)
     for n in fit_n:
-        for s in STRATEGIES:
+        for s in REDUNDANT_STRATEGIES:
             lo, hi = r_ranges[s]
             if not lo <= rows[n][s]["r"] <= hi:
                 raise UsageValueError(f"the table's {s} r = {rows[n][s]['r']} at N = {n} is outside the searched "
                                       f"range {r_ranges[s]}")
-    subs = {s: _subcombos(space, s) for s in STRATEGIES}
-    for s in STRATEGIES:  # every combination valid before any work
+    subs = {s: _subcombos(space, s) for s in REDUNDANT_STRATEGIES}
+    for s in REDUNDANT_STRATEGIES:  # every combination valid before any work
         for name, (_, over) in subs[s].items():
             for n in fit_n + predict_n:
                 try:
@@ -531,14 +532,14 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
     log = progress or (lambda msg: None)
     show = progress is not None
     alpha_each = alpha / (len(sched) * 2 * 2 * len(fit_n))  # per numeric test: rounds x strategies x numbers x rows
-    shared = [o for o in space if _option_strategies(o, space[o]) == set(STRATEGIES)]
-    alive = {s: list(subs[s]) for s in STRATEGIES}
+    shared = [o for o in space if _option_strategies(o, space[o]) == set(REDUNDANT_STRATEGIES)]
+    alive = {s: list(subs[s]) for s in REDUNDANT_STRATEGIES}
     rounds, datasets = [], []
     results, verdict, score = {}, {}, {}
     for k, (reps, confirm) in enumerate(sched):
         info = {"round": k, "reps": reps, "confirm_reps": confirm}
         last = k == len(sched) - 1
-        for s in STRATEGIES:
+        for s in REDUNDANT_STRATEGIES:
             log(f"round {k}: {s}, {len(alive[s])} sub-combinations x {reps} + {confirm} replications")
             res, paths = _evaluate(s, {n: subs[s][n] for n in alive[s]}, fit_n, reps, confirm, rng, base, r_ranges,
                                    period_factors, out_dir, k, scheduler, workers, force, show)
@@ -600,9 +601,9 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
     members = (eq or combos[:1])[:max_members]
     if predict_n:
         reps, confirm = sched[-1]
-        need = {s: sorted({m["_subs"][0 if s == "rep" else 1] for m in members}) for s in STRATEGIES}
+        need = {s: sorted({m["_subs"][0 if s == "rep" else 1] for m in members}) for s in REDUNDANT_STRATEGIES}
         pres = {}
-        for s in STRATEGIES:
+        for s in REDUNDANT_STRATEGIES:
             log(f"predictions: {s}, {len(need[s])} sub-combinations at N = {', '.join(map(str, predict_n))}")
             res, paths = _evaluate(s, {n: subs[s][n] for n in need[s]}, predict_n, reps, confirm, rng, base,
                                    r_ranges, period_factors, out_dir, "p", scheduler, workers, force, show)
@@ -620,7 +621,7 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
     defaults = {f: TimelineConfig.__dataclass_fields__[f].default for f in TimelineConfig.__dataclass_fields__}
     fitted_fields = {}
     for c in combos:
-        c["sub_combinations"] = dict(zip(STRATEGIES, c.pop("_subs")))
+        c["sub_combinations"] = dict(zip(REDUNDANT_STRATEGIES, c.pop("_subs")))
         explicit = {}
         for o, lab in c["labels"].items():  # every field of every fitted option, defaults included
             fields_o = sorted({f for _, over in space[o] for f in over})
@@ -631,7 +632,7 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
                 "tol_availability": tol_availability, "alpha": alpha, "alpha_per_test": alpha_each,
                 "rng_root": str(rng), "base": base,
                 "space": {o: [lab for lab, _ in v] for o, v in space.items()}, "not_fitted": list(NOT_FITTED),
-                "r_ranges": {s: list(r_ranges[s]) for s in STRATEGIES}, "period_factors": list(period_factors),
+                "r_ranges": {s: list(r_ranges[s]) for s in REDUNDANT_STRATEGIES}, "period_factors": list(period_factors),
                 "predict_n": list(predict_n), "max_members": max_members, "fitted_fields": fitted_fields,
                 "set": "every combination not rejected" if eta is None else
                        f"the unrejected survivors of halving by rank (eta = {eta})",

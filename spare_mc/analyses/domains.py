@@ -192,7 +192,7 @@ def run_domain_study(study: DomainStudy | None = None, *, progress=None) -> dict
         for level in study.levels + (("all",) if n in study.mixed_n_values else ()):
             failures, topo = _failures(study, level, n)
             per_strategy = {}
-            for strategy in ("spare", "rep"):
+            for strategy in DOMAIN_STUDY_LAYOUTS:  # SPARe, then Rep
                 r = study.spare_r[n] if strategy == "spare" else study.rep_r
                 for layout in DOMAIN_STUDY_LAYOUTS[strategy]:
                     row = {"n_groups": n, "level": level, "strategy": strategy, "layout": layout, "r": r,

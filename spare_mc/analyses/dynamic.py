@@ -37,6 +37,7 @@ from scipy import stats
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.validation import UsageValueError, as_int
+from ..model.strategies import STRATEGIES
 from ..sweep.runner import SweepSpec, run_study_sweep
 from ..ttt.config import CKPT_POLICIES, TimelineConfig, applicable
 from .sensitivity import holm
@@ -110,7 +111,7 @@ class DynamicResult:
         for n, k in keys:
             for pol in policies:
                 d = {"n_groups": n, "shape": k, "policy": pol}
-                for s in ("ckpt", "rep", "spare"):
+                for s in STRATEGIES:
                     cells = [x for x in self.rows if (x.strategy, x.n_groups, x.shape) == (s, n, k)
                              and (pol == "periodic" or x.policy == pol)]
                     if not cells:
@@ -136,7 +137,7 @@ class DynamicResult:
                          + ("  factor at the edge of the grid" if x.at_edge else ""))
         lines += ["", "best r per strategy (TTT/T0) and SPARe's reduction over Rep:"]
         for d in self.best():
-            parts = [f"{s} r={d[s]['r']} {d[s]['ttt_over_t0']:.3f}" for s in ("ckpt", "rep", "spare") if s in d]
+            parts = [f"{s} r={d[s]['r']} {d[s]['ttt_over_t0']:.3f}" for s in STRATEGIES if s in d]
             red = (f"; reduction {100 * d['spare_reduction_over_rep']:.1f}%" if "spare_reduction_over_rep" in d
                    else "")
             lines.append(f"  N={d['n_groups']:<5} k={d['shape']:<5g} {d['policy']:<13} " + ", ".join(parts) + red)

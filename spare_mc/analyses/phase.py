@@ -56,6 +56,7 @@ from .._lib.provenance import software_versions
 from .._lib.resources import check_local_workers
 from .._lib.seeding import root_seed_sequence, root_text
 from .._lib.validation import UsageValueError, as_choice, as_float, as_int, reject_unknown
+from ..model.strategies import STRATEGIES
 from ..stats import ratio_estimate
 from ..sweep.storage import write_json
 from ..ttt.optimize import optimize_strategy
@@ -63,14 +64,10 @@ from ..ttt.config import TimelineConfig
 
 __all__ = ["PhaseStudy", "checkpointing", "cluster", "strategy_key", "base_strategy", "decide", "decide_views",
            "run_phase_cell", "run_phase_study",
-           "phase_rows", "KINDS", "BASE_STRATEGIES", "STRATEGY_KEYS", "PHASE_PERIOD_FACTORS", "QUICK"]
+           "phase_rows", "KINDS", "STRATEGY_KEYS", "PHASE_PERIOD_FACTORS", "QUICK"]
 
 #: Checkpointing kinds (:func:`checkpointing`).
 KINDS = ("today", "modern")
-#: The redundancy strategies of the timeline.
-BASE_STRATEGIES = ("ckpt", "rep", "spare")
-#: The six strategies' names (the JSON keys): ``ckpt``, ``rep``, ``spare`` and their ``_modern`` variants.
-STRATEGY_KEYS = ("ckpt", "rep", "spare", "ckpt_modern", "rep_modern", "spare_modern")
 #: Checkpoint-period factors searched: the main table's five (0.5 ... 2) widened by two steps of sqrt(2) on each
 #: side, since modern checkpointing's best period may lie far from the theory period of remote saves.
 PHASE_PERIOD_FACTORS = (0.25, 0.35, 0.5, 0.71, 1.0, 1.41, 2.0, 2.83, 4.0)
@@ -82,6 +79,10 @@ MODERN_FIELDS = ("ckpt_async", "async_slowdown", "memory_copies", "memory_save_s
 def strategy_key(strategy: str, kind: str) -> str:
     """The JSON key of a strategy under a checkpointing kind: ``"spare"`` (today) or ``"spare_modern"``."""
     return strategy if kind == "today" else f"{strategy}_{kind}"
+
+
+#: The six strategies' names (the JSON keys): ``ckpt``, ``rep``, ``spare`` and their ``_modern`` variants.
+STRATEGY_KEYS = tuple(strategy_key(s, kind) for kind in KINDS for s in STRATEGIES)
 
 
 def checkpointing(kind: str, save_s: float, restart_s: float) -> dict:
@@ -430,7 +431,7 @@ def run_phase_cell(study: PhaseStudy, n_gpus: int, save_s: float, restart_s: flo
     opts, summaries = {}, {}
     for kind in study.kinds:
         base = {**shared, **checkpointing(kind, save_s, restart_s)}
-        for s in BASE_STRATEGIES:
+        for s in STRATEGIES:
             key = strategy_key(s, kind)
             opts[key] = optimize_strategy(s, c["n_groups"], reps=study.reps, confirm_reps=study.confirm_reps,
                                           rng=root, r_range=study.r_range(s, n_gpus),
@@ -479,7 +480,7 @@ def decide_views(values: dict, capped: dict, winner) -> dict:
     """
     out = {"by_kind": {}}
     for kind in KINDS:
-        keys = [k for k in (strategy_key(s, kind) for s in BASE_STRATEGIES) if k in values]
+        keys = [k for k in (strategy_key(s, kind) for s in STRATEGIES) if k in values]
         if len(keys) >= 2:
             d = decide({k: values[k] for k in keys}, {k: capped[k] for k in keys})
             out["by_kind"][kind] = {k: d[k] for k in _BRIEF if k in d}
@@ -579,7 +580,7 @@ def run_phase_study(study: PhaseStudy | None = None, *, progress=None, out_dir=N
                     fut.cancel()
                 raise
     clusters = [{**cluster(g, gpus_per_group=study.gpus_per_group, per_gpu_mtbf_s=study.per_gpu_mtbf_s),
-                 "r_ranges": {s: list(study.r_range(s, g)) for s in BASE_STRATEGIES}} for g in study.n_gpus]
+                 "r_ranges": {s: list(study.r_range(s, g)) for s in STRATEGIES}} for g in study.n_gpus]
     return {"rows": [done[c] for c in cells], "settings": {**study.to_dict(), "rng_root":
                                                            root_text(root_seed_sequence(study.seed))},
             "clusters": clusters,

@@ -18,6 +18,7 @@ import tomllib
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.validation import UsageValueError, as_int, reject_unknown
+from ..model.strategies import STRATEGIES, STRATEGY_TABLE
 from ..plots.figures import figure_phase, save_figures
 from ..sweep.runner import SweepSpec, run_study_sweep
 from ..sweep.storage import check_own_json, write_json
@@ -164,8 +165,8 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
         preset_info = {"name": p["name"], "fitted": bool(p.get("fitted")), "overrides": p["overrides"],
                        "description": p.get("description", ""), "rejected": list(p.get("rejected") or [])}
     for n in n_values:  # validate every setting before any work starts
-        for strategy in ("ckpt", "rep", "spare"):
-            TimelineConfig(strategy, n, r=1 if strategy == "ckpt" else 2, **applicable(base, strategy))
+        for strategy in STRATEGIES:
+            TimelineConfig(strategy, n, r=2 if STRATEGY_TABLE[strategy].takes_r else 1, **applicable(base, strategy))
     log = progress or (lambda msg: None)
     t0 = time.perf_counter()
     if table == "main":

@@ -46,6 +46,7 @@ from scipy import stats
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.seeding import trace_seed_sequence
 from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_int
+from ..model.strategies import REDUNDANT_STRATEGIES
 from ..plots.figures import figure_sensitivity
 from ..stats import MCEstimate, estimate_mean, ratio_estimate
 from ..sweep.runner import SweepSpec, run_study_sweep
@@ -54,10 +55,8 @@ from ..ttt.config import TimelineConfig, applicable
 from ..ttt.run import run_timeline
 
 __all__ = ["Variant", "default_variants", "sensitivity", "SensitivityResult", "SensitivityRow", "SelectedPoint",
-           "paired_delta_reduction", "holm", "estimate_cost", "check_sensitivity_inputs", "R_RANGES", "STRATEGIES"]
+           "paired_delta_reduction", "holm", "estimate_cost", "check_sensitivity_inputs", "R_RANGES"]
 
-#: The strategies the reduction compares.
-STRATEGIES = ("rep", "spare")
 #: The ``r`` each strategy's optimum is searched over (the issue's ranges; Rep on replica sets for every ``r``).
 R_RANGES = {"rep": (2, 6), "spare": (2, 14)}
 
@@ -406,7 +405,7 @@ def _check_r_ranges(r_ranges) -> dict:
         raise UsageTypeError(f"`r_ranges` must be a dict {{'rep': (lo, hi), 'spare': (lo, hi)}}, got {r_ranges!r}")
     out = dict(R_RANGES)
     for s, rr in (r_ranges or {}).items():
-        if s not in STRATEGIES or not (isinstance(rr, (tuple, list)) and len(rr) == 2):
+        if s not in REDUNDANT_STRATEGIES or not (isinstance(rr, (tuple, list)) and len(rr) == 2):
             raise UsageValueError(f"`r_ranges` maps 'rep'/'spare' to (lo, hi), got {s!r}: {rr!r}")
         lo, hi = (as_int(x, f"r_ranges[{s!r}]", min_value=2) for x in rr)
         if lo > hi:
@@ -441,7 +440,7 @@ def _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_r
     rng = as_int(0 if rng is None else rng, "rng", min_value=0)
     r_ranges = _check_r_ranges(r_ranges)
     period_factors = period_factors_iv(period_factors)
-    for s in STRATEGIES:  # every variant valid at every N before any work
+    for s in REDUNDANT_STRATEGIES:  # every variant valid at every N before any work
         for n in n_values:
             for name, over in _strategy_overrides(variants, s).items():
                 try:
@@ -540,7 +539,7 @@ def estimate_cost(n_values=(600,), *, variants=None, reps=10, pilot_reps=40, bas
     workers = (os.cpu_count() or 1) if workers is None else max(1, int(workers))
     root = np.random.SeedSequence(12345)
     screen = confirm = 0.0
-    for s in STRATEGIES:
+    for s in REDUNDANT_STRATEGIES:
         n_var = len(_strategy_overrides(variants, s))
         for n in n_values:
             rs, _ = admissible_r(s, n, r_ranges[s], base)
@@ -618,9 +617,9 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
     show = progress is not None
     datasets = {}
     # 1. screen
-    chosen = {s: {} for s in STRATEGIES}
+    chosen = {s: {} for s in REDUNDANT_STRATEGIES}
     picks, skipped_r = {}, {}
-    for s in STRATEGIES:
+    for s in REDUNDANT_STRATEGIES:
         named = _strategy_overrides(variants, s)
         screens, paths, skipped = _screen("sensitivity-screen", s, named, n_values, reps, rng, base, r_ranges,
                                           period_factors, out_dir, scheduler, workers, force, show, log)
@@ -633,17 +632,17 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
                 chosen[s][f"{vname}@{n}"] = {"n_groups": n, "r": r, "ckpt_period_factor": f, **over}
     # 2. pilot confirmation, 3. extension to the replications the target needs
     confirm = {}
-    for s in STRATEGIES:
+    for s in REDUNDANT_STRATEGIES:
         spec = _confirm_spec(f"sensitivity-confirm-{s}", s, chosen[s], reps, pilot_reps, rng, base,
                              min(pilot_reps, 10))
         log(f"confirmation {s}: {len(chosen[s])} points x {pilot_reps} fresh replications")
         confirm[s], datasets[spec.name] = _run(spec, out_dir, scheduler, workers, force, show)
-    vals = {s: {k: confirm[s]["ttt_over_t0"].sel(variant=k).values for k in chosen[s]} for s in STRATEGIES}
+    vals = {s: {k: confirm[s]["ttt_over_t0"].sel(variant=k).values for k in chosen[s]} for s in REDUNDANT_STRATEGIES}
     need = _needed_reps(vals, variants, n_values, target_pp, pilot_reps)
     n_final = min(need, max_confirm_reps)
     if n_final > pilot_reps:
         extra = n_final - pilot_reps
-        for s in STRATEGIES:
+        for s in REDUNDANT_STRATEGIES:
             spec = _confirm_spec(f"sensitivity-extend-{s}", s, chosen[s], reps + pilot_reps, extra, rng, base,
                                  min(extra, 10))
             log(f"extension {s}: {len(chosen[s])} points x {extra} more replications (target half-width "
@@ -651,10 +650,10 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
             ext, datasets[spec.name] = _run(spec, out_dir, scheduler, workers, force, show)
             confirm[s] = [confirm[s], ext]
     else:
-        confirm = {s: [confirm[s]] for s in STRATEGIES}
+        confirm = {s: [confirm[s]] for s in REDUNDANT_STRATEGIES}
     # each point's replications reps .. reps + n_final - 1, in order: the pilot, then the extension
     confirm = {s: {q: {k: np.concatenate([ds[q].sel(variant=k).values for ds in confirm[s]]) for k in chosen[s]}
-                   for q in ("ttt_over_t0", "availability", "finished")} for s in STRATEGIES}
+                   for q in ("ttt_over_t0", "availability", "finished")} for s in REDUNDANT_STRATEGIES}
     # rows
     def point(s, vname, n):
         key = vname if f"{vname}@{n}" in chosen[s] else "baseline"
@@ -698,7 +697,7 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
     settings = {"reps": reps, "pilot_reps": pilot_reps, "confirm_reps": max(n_final, pilot_reps),
                 "confirm_reps_needed": need, "target_pp": target_pp, "max_confirm_reps": max_confirm_reps,
                 "max_half_width_pp": worst, "target_met": bool(worst <= target_pp), "rng_root": str(rng),
-                "base": base, "r_ranges": {s: list(r_ranges[s]) for s in STRATEGIES},
+                "base": base, "r_ranges": {s: list(r_ranges[s]) for s in REDUNDANT_STRATEGIES},
                 "period_factors": list(period_factors),
                 "seeding": "replication i at N: SeedSequence(root, spawn_key=(N, i)); screen i < reps, "
                            "confirmation reps <= i < reps + confirm_reps (both strategies, every variant)",

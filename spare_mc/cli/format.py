@@ -9,6 +9,8 @@ import sys
 from typing import NamedTuple
 
 from .._lib.provenance import json_safe
+from ..analyses.phase import KINDS, STRATEGY_KEYS
+from ..model.strategies import STRATEGIES
 from ..sweep.storage import json_default
 
 __all__ = ["Report", "say", "print_json", "key_values", "compare", "reproduce", "main_table", "domains_table",
@@ -81,7 +83,7 @@ def main_table(d: dict) -> None:
     """The main table (``reproduce --table main``; the end of a full ``reproduce``)."""
     print(f"{'N':>6} {'strategy':>9} {'best r':>6} {'T_c (s)':>9} {'TTT/T0':>24} {'availability':>24}")
     for row in d["rows"]:
-        for s in ("ckpt", "rep", "spare"):
+        for s in STRATEGIES:
             x = row[s]
             lo, hi = x["ttt_over_t0_ci95"]
             alo, ahi = x["availability_ci95"]
@@ -138,9 +140,9 @@ def domain_period_table(d: dict) -> None:
 
 def phase_table(d: dict) -> None:
     """``reproduce --table phase``."""
-    keys = [k for k in ("ckpt", "rep", "spare", "ckpt_modern", "rep_modern", "spare_modern")
+    keys = [k for k in STRATEGY_KEYS
             if any(k in r["ttt_over_t0"] for r in d["rows"])]
-    kinds = [k for k in ("today", "modern") if any(k in r.get("by_kind", {}) for r in d["rows"])]
+    kinds = [k for k in KINDS if any(k in r.get("by_kind", {}) for r in d["rows"])]
 
     def ci(m, c):
         return "" if m is None else f"{m:6.3f} [{c[0]:6.3f}, {c[1]:6.3f}]"

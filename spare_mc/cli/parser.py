@@ -18,8 +18,9 @@ from .._lib.version import __version__
 from ..analyses.dynamic import STUDY_SETS as DYNAMIC_SETS
 from ..analyses.repair import STUDY_SETS as REPAIR_SETS
 from ..model.failures import FAILURE_SPEC_DEFAULTS, failure_from_spec
-from ..model.layouts import LAYOUT_KINDS
+from ..model.kinds import LAYOUT_KINDS, SPARE_LAYOUTS
 from ..model.paper import PAPER_R
+from ..model.strategies import STRATEGIES
 from ..model.topology import DOMAIN_LEVELS, PLACEMENTS, Topology
 from ..ttt.config import TimelineConfig
 from ..ttt.optimize import OPTIMISED
@@ -72,7 +73,7 @@ def add_seed(p):
 
 
 # ``repair="log"`` needs a failure log replayed through the timeline, which only the Python API does
-CHOICES = {"layout": ("cyclic", "sidon", "random"), "repair": ("none", "fixed", "lognormal")}
+CHOICES = {"layout": SPARE_LAYOUTS, "repair": ("none", "fixed", "lognormal")}
 
 
 def flag_type(hint) -> type:
@@ -198,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "(CKPT-only, solve time --compute-s x --n-steps, interval --ckpt-period-s, immediate "
                          "detection, a failure restarts the restart, a checkpoint after the last segment, "
                          "exponential failures, no all-reduce, no jitter), with its exact expected time")
-    tt.add_argument("--strategy", choices=("ckpt", "rep", "spare"), default=None,
+    tt.add_argument("--strategy", choices=STRATEGIES, default=None,
                     help="ckpt (checkpointing only), rep (replication + checkpoints), spare (stacking with adaptive "
                          "reordering + checkpoints); required with --model step, ckpt with --model classical")
     tt.add_argument("--n-groups", type=int, default=None,

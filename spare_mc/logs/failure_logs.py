@@ -56,8 +56,8 @@ from ..mc.survivability import WipeoutResult
 from ..model import topology as _topology
 from ..model.failures import (DomainFailures, FailureEvents, PerGPU, UniformOrder, _shape_iv, sample_events,
                               weibull_scale)
-from ..model.kinds import make_layout
-from ..model.layouts import LAYOUT_KINDS, Layout, ReplicaSets
+from ..model.kinds import LAYOUT_KINDS, make_layout
+from ..model.layouts import Layout, ReplicaSets
 from ..model.topology import Topology
 from .weibull import CI_METHODS, LevelFit, _data_iv, _fit_shared, _make_fits, _weibull_sums, weibull_mle
 

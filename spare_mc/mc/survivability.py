@@ -32,8 +32,8 @@ from .._lib.resources import check_memory
 from .._lib.seeding import _UNSET, generator
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_int
 from ..model.failures import DomainFailures, PerGPU, SystemRenewal, UniformOrder, lower
-from ..model.kinds import make_layout
-from ..model.layouts import LAYOUT_KINDS, Layout, ReplicaSets
+from ..model.kinds import LAYOUT_KINDS, make_layout
+from ..model.layouts import Layout, ReplicaSets
 from ..model.topology import Topology
 from ..stats import MCEstimate, clopper_pearson_interval, estimate_mean, one_run_estimate, wilson_interval
 from ..theory.exact import block_mean
@@ -70,8 +70,8 @@ def partition_classes(layout):
 
     Examples
     --------
-    >>> from spare_mc import replica_sets, block, cyclic
-    >>> [a.tolist() for a in partition_classes(replica_sets(11, 4))]
+    >>> from spare_mc import ReplicaSets, block, cyclic
+    >>> [a.tolist() for a in partition_classes(ReplicaSets(11, 4))]
     [[5, 6], [1, 1]]
     >>> [a.tolist() for a in partition_classes(block(12, 3))]
     [[3], [4]]
@@ -156,8 +156,8 @@ def order_stat_table(layout):
 
     Examples
     --------
-    >>> from spare_mc import replica_sets
-    >>> order_stat_table(replica_sets(11, 4)).tolist()
+    >>> from spare_mc import ReplicaSets
+    >>> order_stat_table(ReplicaSets(11, 4)).tolist()
     [[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 10]]
     """
     return _order_stat_table(layout)
@@ -227,8 +227,8 @@ def uniform_order_kernel(layout, method: str = "auto", fresh_layout: bool = Fals
 
     Examples
     --------
-    >>> from spare_mc import cyclic, sidon, replica_sets
-    >>> [uniform_order_kernel(x) for x in (cyclic(1000, 9), sidon(1000, 9), cyclic(600, 3), replica_sets(1000, 9))]
+    >>> from spare_mc import ReplicaSets, cyclic, sidon
+    >>> [uniform_order_kernel(x) for x in (cyclic(1000, 9), sidon(1000, 9), cyclic(600, 3), ReplicaSets(1000, 9))]
     ['cyclic-window', 'order', 'cyclic-unit', 'partition']
     """
     method = as_choice(method, "method", WIPEOUT_METHODS)

@@ -30,11 +30,8 @@ from .._lib.seeding import generator
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_indices, as_int, check_r
 from ._sidon import OPTIMAL_GOLOMB_RULERS, find_sidon, is_modular_sidon  # noqa: F401 (the table is re-exported)
 
-__all__ = ["ReplicaSets", "replica_sets", "set_sizes", "Layout", "cyclic", "cyclic_offsets",
-           "sidon", "sidon_offsets", "random_holders", "block", "LAYOUT_KINDS"]
-
-#: Layout names accepted by :func:`make_layout` and the command line.
-LAYOUT_KINDS = ("cyclic", "sidon", "random", "block")
+__all__ = ["ReplicaSets", "set_sizes", "Layout", "cyclic", "cyclic_offsets",
+           "sidon", "sidon_offsets", "random_holders", "block", "check_n_r"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -194,7 +191,9 @@ def _invert(holders: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ptr, types[order]
 
 
-def _n_r_iv(n_groups, r):
+def check_n_r(n_groups, r) -> tuple[int, int]:
+    """``(N, r)`` checked for a holder table: integers with ``1 <= r <= N < 2^31``, the table within the memory
+    budget (:mod:`spare_mc.options`)."""
     n_groups = as_int(n_groups, "n_groups", min_value=1, max_value=2**31 - 1)
     r = as_int(r, "r")
     check_r(r, n_groups)
@@ -245,7 +244,7 @@ def cyclic(n_groups: int, r: int) -> Layout:
     >>> cyclic(5, 2).stacks()
     [[0, 1], [1, 2], [2, 3], [3, 4], [4, 0]]
     """
-    n_groups, r = _n_r_iv(n_groups, r)
+    n_groups, r = check_n_r(n_groups, r)
     return cyclic_offsets(n_groups, range(r))
 
 
@@ -295,7 +294,7 @@ def sidon_offsets(n_groups: int, r: int, *, attempts: int = 200) -> tuple[int, .
     >>> len(s), _is_modular_sidon(s, 1000)
     (25, True)
     """
-    n_groups, r = _n_r_iv(n_groups, r)
+    n_groups, r = check_n_r(n_groups, r)
     attempts = as_int(attempts, "attempts", min_value=1)
     if r * (r - 1) > n_groups - 1:
         raise UsageValueError(f"Sidon offsets are impossible: r(r-1) must be <= N-1 for r={r} shard copies "
@@ -322,7 +321,7 @@ def random_holders(n_groups: int, r: int, *, rng=None) -> Layout:
 
     The stack order of a group lists its types by (layer, type). Groups hold ``r`` types on average, not exactly.
     """
-    n_groups, r = _n_r_iv(n_groups, r)
+    n_groups, r = check_n_r(n_groups, r)
     holders = np.empty((n_groups, r), dtype=np.int64)
     rng = generator(rng)
     random_holders_into(*raw_source(rng), n_groups, r, holders)  # the same draw as wipeout_mc's
@@ -333,10 +332,10 @@ def block(n_groups: int, r: int) -> Layout:
     """Block replication (Rep): replica set ``b`` = groups ``b r ... b r + r - 1``, each holding types
     ``b r ... b r + r - 1`` (and computing all of them every step, cost ``r x``).
     """
-    n_groups, r = _n_r_iv(n_groups, r)
+    n_groups, r = check_n_r(n_groups, r)
     if n_groups % r:
         raise UsageValueError(f"block replication as an N x r holder table needs N divisible by r, got N={n_groups}, "
-                              f"r={r} (N % r = {n_groups % r}); replica_sets(N, r) (or layout 'block' by name) is "
+                              f"r={r} (N % r = {n_groups % r}); ReplicaSets(N, r) (or layout 'block' by name) is "
                               f"Rep with sets of r and r + 1 groups")
     return Layout(_block_table(n_groups, r), kind="block")
 
@@ -374,6 +373,12 @@ class ReplicaSets:
         Members of each set (``floor(N / b)``, one more for the first ``N mod b`` sets).
     set_of_group : ndarray of int64
         The set of each group.
+
+    Examples
+    --------
+    >>> s = ReplicaSets(200, 3)
+    >>> s.n_sets, s.sizes[:3].tolist(), round(s.compute_factor, 4)
+    (66, [4, 4, 3], 3.0303)
     """
 
     n_groups: int
@@ -384,7 +389,7 @@ class ReplicaSets:
     set_of_group: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
-        n, r = _n_r_iv(self.n_groups, self.r)
+        n, r = check_n_r(self.n_groups, self.r)
         object.__setattr__(self, "n_groups", n)
         object.__setattr__(self, "r", r)
         sizes = np.array(set_sizes(n, r), dtype=np.int64)
@@ -458,12 +463,3 @@ def set_sizes(n_groups: int, r: int) -> list:
     base, extra = divmod(n_groups, b)
     return [base + 1] * extra + [base] * (b - extra)
 
-
-def replica_sets(n_groups: int, r: int) -> ReplicaSets:
-    """Rep's replica sets for any ``1 <= r <= N`` (see :class:`ReplicaSets`).
-
-    >>> s = replica_sets(200, 3)
-    >>> s.n_sets, s.sizes[:3].tolist(), round(s.compute_factor, 4)
-    (66, [4, 4, 3], 3.0303)
-    """
-    return ReplicaSets(n_groups, r)

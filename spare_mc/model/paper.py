@@ -15,6 +15,8 @@ import functools
 import json
 from importlib import resources
 
+from .strategies import STRATEGY_TABLE
+
 __all__ = ["paper_setting", "paper_results", "paper_row", "PAPER_CITATION", "PAPER_R"]
 
 
@@ -50,7 +52,7 @@ PAPER_CITATION = _load()["citation"]
 
 def _paper_r() -> dict:
     row = paper_row(600)
-    return {"ckpt": 1, "rep": row["rep"]["r"], "spare": row["spare"]["r"]}
+    return {s.name: row[s.name]["r"] if s.takes_r else 1 for s in STRATEGY_TABLE.values()}
 
 
 #: Each strategy's redundancy r at the paper's optimum, read from its published N = 600 row (CKPT-only has no

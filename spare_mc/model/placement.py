@@ -44,14 +44,10 @@ from .layouts import Layout, ReplicaSets, cyclic_offsets, set_sizes
 from .topology import DOMAIN_LEVELS, Topology
 
 __all__ = ["co_domain_differences", "max_groups_per_domain", "domain_conflicts", "DomainConflicts",
-           "domain_aware", "domain_aware_offsets", "domain_aware_replica_sets", "make_placed_layout",
-           "PLACED_LAYOUT_KINDS", "DOMAIN_AWARE_KINDS"]
+           "domain_aware", "domain_aware_offsets", "domain_aware_replica_sets", "DOMAIN_AWARE_KINDS"]
 
 #: ``kind`` of :func:`domain_aware`: SPARe cyclic stacking or Rep (block replication).
 DOMAIN_AWARE_KINDS = ("spare", "rep")
-#: Layout names that need a topology and a level (:func:`make_placed_layout`, ``make_layout(..., topology=,
-#: level=)``): cyclic offsets avoiding the co-domain differences, the same with Sidon offsets, and Rep.
-PLACED_LAYOUT_KINDS = ("domain_aware", "domain_aware_sidon", "domain_aware_block")
 
 #: Backtracking nodes the general offset search may visit before giving up (not needed for the topologies of
 #: :class:`~spare_mc.Topology`, whose co-domain differences form an interval).
@@ -521,12 +517,3 @@ def domain_aware(topology: Topology, r: int, level: str, *, kind: str = "spare",
         holders[members[:, m]] = members[:, (m + np.arange(r)) % r]
     return Layout(holders, kind="domain_aware_block")
 
-
-def make_placed_layout(kind: str, topology: Topology, r: int, level: str):
-    """A domain-aware layout by name: one of :data:`PLACED_LAYOUT_KINDS` (``"domain_aware"``: SPARe offsets
-    avoiding the co-domain differences; ``"domain_aware_sidon"``: the same, Sidon; ``"domain_aware_block"``:
-    Rep). Also reachable as ``make_layout(kind, N, r, topology=..., level=...)``."""
-    kind = as_choice(kind, "layout", PLACED_LAYOUT_KINDS)
-    if kind == "domain_aware_block":
-        return domain_aware(topology, r, level, kind="rep")
-    return domain_aware(topology, r, level, kind="spare", sidon=kind == "domain_aware_sidon")

@@ -23,7 +23,7 @@ from .._kernels.timeline import HORIZON_US
 from .._lib.validation import UsageValueError
 from ..mc.reorder import ReCtlr
 from ..model.failures import PerGPU
-from ..model.layouts import Layout, replica_sets
+from ..model.layouts import Layout, ReplicaSets
 
 __all__ = ["survival_by_subsets", "T_distribution_by_orders", "random_layout_survival_by_enumeration",
            "wipeout_trial", "holder_table", "wipeout_order_statistics", "gpu_by_gpu_group_lifetimes", "GpuByGpuClock", "RectlrReference", "rectlr_reference",
@@ -610,7 +610,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
       live again, SPARe's controller is rebuilt from scratch on the groups still dead, and the job pauses
       ``rejoin_s``. A failure at that very instant hits the system after the rejoin. A global restart cancels the
       repairs in progress.
-    - Rep runs on :func:`spare_mc.model.layouts.replica_sets`: a step computes ``round(N T_comp / n_sets)``, one layer's
+    - Rep runs on :class:`spare_mc.model.layouts.ReplicaSets`: a step computes ``round(N T_comp / n_sets)``, one layer's
       worth ``c T_comp / that`` (rounded down) is useful, and the per-replica all-reduce is ``N / n_sets`` times
       ``T_a``.
     """
@@ -621,7 +621,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
     horizon = int(HORIZON_US)  # a longer gap or lifetime is clamped to it: it never ends within a job
     n = cfg.n_groups
     sets = (None if cfg.strategy != "rep" else
-            replica_sets(n, cfg.r) if not cfg.domain_aware else cfg.replica_sets())  # placed sets: from the config
+            ReplicaSets(n, cfg.r) if not cfg.domain_aware else cfg.replica_sets())  # placed sets: from the config
     if layout is None and cfg.strategy != "rep":
         layout = cfg.layout_object()
     sd = float(cfg.jitter_sd)

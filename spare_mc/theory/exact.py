@@ -35,12 +35,10 @@ import numpy as np
 from .._kernels import exact as _k
 from .._lib.resources import check_memory
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_int, check_r
+from ..model.kinds import EXACT_LAYOUTS
 from ..model.layouts import set_sizes
 
-__all__ = ["ExactDistribution", "exact_wipeout", "EXACT_LAYOUTS", "block_mean_closed_form", "block_mean"]
-
-#: Layout kinds that have an exact wipe-out distribution.
-EXACT_LAYOUTS = ("cyclic", "random", "block")
+__all__ = ["ExactDistribution", "exact_wipeout", "block_mean_closed_form", "block_mean"]
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,10 @@ Every option of the timeline is a field of :class:`TimelineConfig` with its mean
 (:func:`_option`: the ``spare-mc ttt`` flags and the ``ttt`` sweep parameters derive from them); :func:`applicable`
 keeps the options that affect a strategy. The validators (:func:`_timeline_config_iv` and its parts) refuse a value
 out of range, an option where it has no effect, and a duration the kernel's integer-microsecond clock
-(:data:`US_PER_S`) cannot hold. Also here: the choice tables (:data:`STRATEGIES`, :data:`RESTART_FAILURES`,
-:data:`REPAIRS`, ...), the paper's all-reduce default (:func:`paper_allreduce_s`), the unit clocks a unit-clock
-failure model gives the kernel (:class:`UnitClocks`) and the layouts a config builds (cached).
+(:data:`US_PER_S`) cannot hold. Also here: the choice tables of the options (:data:`RESTART_FAILURES`,
+:data:`REPAIRS`, ...; the strategies are :mod:`spare_mc.model.strategies`'s, the layouts
+:data:`spare_mc.model.kinds.SPARE_LAYOUTS`), the paper's all-reduce default (:func:`paper_allreduce_s`), the unit
+clocks a unit-clock failure model gives the kernel (:class:`UnitClocks`) and the layouts a config builds (cached).
 
 The model the fields configure is specified in :mod:`spare_mc.ttt.run`, which runs the jobs; the default checkpoint
 period is :func:`spare_mc.ttt.period.theory_ckpt_period_s`.
@@ -24,17 +25,16 @@ import numpy as np
 from .._kernels import timeline as _tk
 from .._lib.validation import UsageTypeError, UsageValueError, as_bool, as_choice, as_float, as_int
 from ..model.failures import DomainFailures, PerGPU, _shape_iv, failure_model_from_dict, system_mtbf_s, weibull_scale
-from ..model.layouts import Layout, ReplicaSets, block, cyclic, random_holders, replica_sets, sidon
+from ..model.kinds import SPARE_LAYOUTS
+from ..model.layouts import Layout, ReplicaSets, block, cyclic, random_holders, sidon
 from ..model.paper import paper_setting
 from ..model.placement import domain_aware, domain_aware_replica_sets
+from ..model.strategies import LAYOUT_STRATEGIES, REDUNDANT_STRATEGIES, STRATEGIES, STRATEGY_TABLE
 from ..model.topology import Topology
 from .period import theory_ckpt_period_s
 
-__all__ = ["TimelineConfig", "paper_allreduce_s", "STRATEGIES"]
+__all__ = ["TimelineConfig", "paper_allreduce_s"]
 
-STRATEGIES = ("ckpt", "rep", "spare")
-#: SPARe stacking layouts of the timeline.
-SPARE_LAYOUTS = ("cyclic", "sidon", "random")
 #: ``restart_growth`` -> the exponent of ``N / restart_ref_groups``.
 RESTART_GROWTH = {"constant": 0, "linear": 1, "quadratic": 2}
 #: The kernel options' values (the first is the default) and their codes.
@@ -207,7 +207,7 @@ class TimelineConfig:
     layout: str = _option("cyclic", "SPARe stacking layout: cyclic (unit stride: group i holds types i..i+r-1), "
                                     "sidon (Sidon offsets: two shard types share at most one holder) or random "
                                     "(independent random holders, one layout per job drawn from its seed)",
-                          strategies=("spare",))
+                          strategies=LAYOUT_STRATEGIES)
     n_steps: int = _option(_PAPER["n_steps"], "training steps of the job")
     compute_s: float = _option(_PAPER["compute_s"], "compute time of one stack layer per step, T_comp (s)")
     allreduce_s: float | None = _option(None, "all-reduce time per step, T_a (s); default 2 + 8 (N - 200)/800 s, "
@@ -227,7 +227,7 @@ class TimelineConfig:
     ckpt_period_factor: float = _option(1.0, "multiplies the theory-optimal period T_c* when no checkpoint period "
                                              "is given")
     shrink_s: float = _option(_PAPER["shrink_s"], "communicator shrink after a masked failure (s)",
-                              strategies=("rep", "spare"))
+                              strategies=REDUNDANT_STRATEGIES)
     rectlr_s: float = _option(_PAPER["rectlr_s"], "ReCtlr (adaptive reordering) decision time per detection (s)",
                               strategies=("spare",))
     jitter_sd: float = _option(_PAPER["jitter_sd"], "standard deviation of the multiplicative Normal(1, sd^2) "
@@ -251,7 +251,7 @@ class TimelineConfig:
                                        "rep_masked_cost='resync' only (s)", strategies=("rep",))
     masked_detect_s: float = _option(0.0, "fixed detection cost (e.g. a timeout) of every detection that Rep or "
                                           "SPARe masks, booked with ReCtlr/shrink (s; CKPT-only detections are "
-                                          "wipe-outs)", strategies=("rep", "spare"))
+                                          "wipe-outs)", strategies=REDUNDANT_STRATEGIES)
     patch_cost: str = _option("per_shard", "SPARe's patch compute at a masked detection: per_shard (the largest "
                                            "number of extra shards one survivor recomputes x T_comp), none, or "
                                            "whole_step (the survivors recompute the whole step: S* x T_comp with S* "
@@ -282,16 +282,16 @@ class TimelineConfig:
                                   "the next global restart), fixed (after repair_s) or lognormal (mean repair_s, "
                                   "log-sd repair_sd); the repair starts when the failure is detected; or log (a "
                                   "failure log's own repair times, replay_log_ttt only)",
-                          strategies=("rep", "spare"))
+                          strategies=REDUNDANT_STRATEGIES)
     repair_s: float = _option(3600.0, "mean repair time of a failed group (s), with repair != none",
-                              strategies=("rep", "spare"))
+                              strategies=REDUNDANT_STRATEGIES)
     repair_sd: float = _option(0.5, "standard deviation of the log of a lognormal repair time, with "
-                                    "repair='lognormal'", strategies=("rep", "spare"))
+                                    "repair='lognormal'", strategies=REDUNDANT_STRATEGIES)
     rejoin: str = _option("step", "when a repaired group rejoins: at the next step boundary (step) or at the end of "
-                                  "the next checkpoint (checkpoint)", strategies=("rep", "spare"))
+                                  "the next checkpoint (checkpoint)", strategies=REDUNDANT_STRATEGIES)
     rejoin_s: float = _option(10.0, "pause of the job when repaired groups rejoin (state transfer to them and the "
                                     "communicator rebuild; SPARe also re-runs ReCtlr), booked with ReCtlr/shrink (s)",
-                              strategies=("rep", "spare"))
+                              strategies=REDUNDANT_STRATEGIES)
     failures: PerGPU | DomainFailures | None = _option(None, "unit-clock failure model (per-GPU lifetimes or "
                                                              "failure domains) instead of the system-level process",
                                                        cli=False, sweep=False)
@@ -303,7 +303,7 @@ class TimelineConfig:
                                         "spread over them; SPARe with layout='sidon' gets domain-aware Sidon "
                                         "offsets (recommended), with layout='cyclic' evenly spread offsets, which "
                                         "split into blocks and stack badly (+1.7 TTT/T0 at N = 600, "
-                                        "docs/domains.md)", strategies=("rep", "spare"))
+                                        "docs/domains.md)", strategies=REDUNDANT_STRATEGIES)
     load_s: float = _option(0.0, "time to load a checkpoint from remote storage at a global restart (s): a restart "
                                  "after a wipe-out takes restart_s (re-scheduling and re-initialisation, growing with "
                                  "N as restart_growth says) plus load_s, or plus memory_load_s when it reloads an "
@@ -614,8 +614,8 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
     out["strategy"] = s = as_choice(cfg.strategy, "strategy", STRATEGIES)
     out["n_groups"] = n = as_int(cfg.n_groups, "n_groups", min_value=2, max_value=1 << 24)
     out["r"] = r = as_int(cfg.r, "r", min_value=1, max_value=n)
-    if s == "ckpt" and r != 1:
-        raise UsageValueError(f"`r` must be 1 for strategy 'ckpt' (no redundancy), got r={r}")
+    if not STRATEGY_TABLE[s].takes_r and r != 1:
+        raise UsageValueError(f"`r` must be 1 for strategy {s!r} (no redundancy), got r={r}")
     out["layout"] = as_choice(cfg.layout, "layout", SPARE_LAYOUTS)
     out["restart_growth"] = as_choice(cfg.restart_growth, "restart_growth", tuple(RESTART_GROWTH))
     out["restart_ref_groups"] = as_int(cfg.restart_ref_groups, "restart_ref_groups", min_value=1)
@@ -746,7 +746,7 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
 
 @functools.lru_cache(maxsize=64)
 def _replica_sets(n_groups, r):
-    return replica_sets(n_groups, r)
+    return ReplicaSets(n_groups, r)
 
 
 @functools.lru_cache(maxsize=64)

@@ -86,7 +86,7 @@ class ExactTTT:
 
 
 def _scope_iv(cfg) -> None:
-    rules = [("strategy", cfg.strategy in ("ckpt", "rep"), "ckpt or rep (SPARe's state is too large)"),
+    rules = [("strategy", cfg.strategy != "spare", "ckpt or rep (SPARe's state is too large)"),
              ("failures", cfg.failures is None, "None (the system-level process)"),
              ("shape", cfg.shape == 1.0, "1 (exponential failures)"),
              ("jitter_sd", cfg.jitter_sd == 0.0, "0"),

@@ -23,9 +23,10 @@ from .._lib.resources import ResourceLimitError
 from .._lib.seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, warn_old_access
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int, reject_unknown
 from ..model.paper import paper_row, paper_setting
+from ..model.strategies import STRATEGIES
 from ..stats import MCEstimate, ratio_estimate
 from ..theory.closed_forms import r_star
-from .config import STRATEGIES, TimelineConfig, applicable
+from .config import TimelineConfig, applicable
 from .run import simulate_ttt
 from .theory import theory_ttt
 
