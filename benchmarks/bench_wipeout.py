@@ -148,8 +148,7 @@ def _timed(fn):
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", action="store_true")
-    p.add_argument("--reps", "--trials", dest="reps", type=int, default=20_000,
-                   help="kernel replications per layout and repeat (--trials: the old name)")
+    p.add_argument("--reps", type=int, default=20_000, help="kernel replications per layout and repeat")
     p.add_argument("--baseline-reps", type=int, default=2000, help="baseline replications per layout and repeat")
     p.add_argument("--repeat", type=int, default=5, help="interleaved repeats (medians are reported)")
     p.add_argument("--n-groups", type=int, default=1000)

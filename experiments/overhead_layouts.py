@@ -26,13 +26,13 @@ LAYOUTS = ("cyclic", "sidon", "random")
 KEYS = ("masked", "s_star_mean", "c_mean", "rho_mean", "hk_fixed_rate", "no_move_rate", "moves_mean", "patch_mean")
 
 
-def run(trials: int, seed: int) -> list[dict]:
+def run(reps: int, seed: int) -> list[dict]:
     rows = []
     for n, r in POINTS:
         for lay in LAYOUTS:
             t0 = time.perf_counter()
-            res = sm.overhead_mc(lay, trials, n_groups=n, r=r, rng=np.random.SeedSequence(seed, spawn_key=(n, r)))
-            row = {"n_groups": n, "r": r, "layout": lay, "reps": trials, "seconds": time.perf_counter() - t0}
+            res = sm.overhead_mc(lay, reps, n_groups=n, r=r, rng=np.random.SeedSequence(seed, spawn_key=(n, r)))
+            row = {"n_groups": n, "r": r, "layout": lay, "reps": reps, "seconds": time.perf_counter() - t0}
             for key in KEYS:
                 est = res.estimate(key)
                 row[key] = est.mean
@@ -51,12 +51,11 @@ def _fmt(row, key, digits=3):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", "--trials", dest="trials", type=int, default=2000,
-                    help="replications per (N, r, layout) (--trials: the old name)")
+    ap.add_argument("--reps", type=int, default=2000, help="replications per (N, r, layout)")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--json", help="also write the rows to this JSON file")
     args = ap.parse_args(argv)
-    rows = run(args.trials, args.seed)
+    rows = run(args.reps, args.seed)
     print("| N | r | layout | masked | S* mean | c(k) bound (exact) | rho | Phase-0 rate | no-move rate | moves/call "
           "| patch/call |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")

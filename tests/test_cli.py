@@ -114,8 +114,8 @@ def test_table_rules_are_the_librarys(tmp_path):
 
 
 def test_a_librarys_error_names_the_flag_not_its_deprecated_alias(tmp_path, capsys):
-    """``--trials`` (the deprecated alias of ``--reps``) shares its keyword: the library's "`reps` must be >= 2" of
-    ``repair --reps 1`` named ``--trials``."""
+    """``--trials`` (the alias of ``--reps`` until 0.3.0) shared its keyword: the library's "`reps` must be >= 2"
+    of ``repair --reps 1`` named ``--trials``."""
     assert main(["repair", "--reps", "1", "--out-dir", str(tmp_path), "--figure", "none"]) == 2
     err = capsys.readouterr().err
     assert "`--reps` must be >= 2" in err and "--trials" not in err

@@ -556,42 +556,46 @@ def test_common_random_numbers_across_strategies():
         assert np.array_equal(gaps, first[0]) and np.array_equal(vic, first[1])
 
 
-def test_deprecated_aliases_work_for_one_release(capsys):
+def test_removed_aliases_are_refused(capsys):
+    """The aliases 0.2.0 deprecated for one release are gone in 0.3.0: an unknown keyword, no attribute, and
+    ``--trials`` refused in one line naming ``--reps``."""
     cfg = TimelineConfig("ckpt", 24, n_steps=50)
-    with pytest.warns(DeprecationWarning, match=r"`seed` is deprecated"):
-        a = simulate_ttt(cfg, 2, seed=3)
-    assert a.runs == simulate_ttt(cfg, 2, rng=3).runs
-    with pytest.warns(DeprecationWarning, match=r"`trials` is deprecated"):
-        w = sm.wipeout_mc("cyclic", trials=50, n_groups=20, r=2, rng=1)
-    assert np.array_equal(w.T, sm.wipeout_mc("cyclic", 50, n_groups=20, r=2, rng=1).T)
-    with pytest.warns(DeprecationWarning):
-        assert w.trials == 50
-    with pytest.warns(DeprecationWarning):
-        o = sm.overhead_mc("cyclic", trials=5, n_groups=20, r=2, log_trials=1, rng=1)
-    with pytest.warns(DeprecationWarning):
-        assert o.trial_stats["T"].size == 5
-    assert main(["mu", "--n-groups", "20", "--r", "2", "--trials", "100", "--json"]) == 0
-    cap = capsys.readouterr()
-    assert "--trials is deprecated" in cap.err and json.loads(cap.out)["reps"] == 100
-    with pytest.raises(sm.UsageTypeError, match=r"pass `rng` only"):
-        simulate_ttt(cfg, 2, rng=1, seed=3)
+    for call in (lambda: simulate_ttt(cfg, 2, seed=3),
+                 lambda: sm.optimize_strategy("ckpt", 24, reps=2, confirm_reps=2, base={"n_steps": 50}, seed=1),
+                 lambda: sm.main_table((24,), reps=2, confirm_reps=2, base={"n_steps": 50}, seed=1),
+                 lambda: sm.wipeout_mc("cyclic", trials=50, n_groups=20, r=2, rng=1),
+                 lambda: sm.overhead_mc("cyclic", trials=5, n_groups=20, r=2, rng=1),
+                 lambda: sm.overhead_mc("cyclic", 5, n_groups=20, r=2, log_trials=1, rng=1)):
+        with pytest.raises(TypeError, match=r"unexpected keyword argument '(seed|trials|log_trials)'"):
+            call()
+    w = sm.wipeout_mc("cyclic", 50, n_groups=20, r=2, rng=1)
+    o = sm.overhead_mc("cyclic", 5, n_groups=20, r=2, log_reps=1, rng=1)
+    assert w.reps == 50 and o.reps == 5 and o.rep_stats["T"].size == 5
+    for res, name in ((w, "trials"), (o, "trials"), (o, "trial_stats")):
+        with pytest.raises(AttributeError, match=name):
+            getattr(res, name)
+    for argv in (["mu", "--n-groups", "20", "--r", "2", "--trials", "100", "--json"],
+                 ["overhead", "--n-groups", "20", "--r", "2", "--trials", "10"],
+                 ["ttt", "--strategy", "ckpt", "--n-groups", "24", "--n-steps", "50", "--trials"]):
+        assert main(argv) == 2
+        cap = capsys.readouterr()
+        assert cap.out == "" and cap.err.strip() == "spare-mc: error: --trials was removed in spare-mc 0.3.0; use --reps"
 
 
-def test_old_return_types_still_work_for_one_release(tmp_path):
-    with pytest.warns(DeprecationWarning, match=r"theory_ttt\(...\)\[key\] is deprecated"):
-        assert sm.theory_ttt(TimelineConfig("ckpt", 600))["S"] == 1.0
-    with pytest.warns(DeprecationWarning):
+def test_old_return_types_are_refused():
+    """Indexing and unpacking the results that used to be dicts and tuples (one release with a warning, 0.2.x)
+    and ``summary(level=)`` are gone in 0.3.0."""
+    with pytest.raises(TypeError, match=r"not subscriptable"):
+        sm.theory_ttt(TimelineConfig("ckpt", 600))["S"]
+    with pytest.raises(TypeError, match=r"non-iterable"):
         total, mean_t, ratio = sm.exact_stack_bound_sum("cyclic", 4, 2)
-    assert (total, mean_t) == pytest.approx((11 / 3, 7 / 3))
-    with pytest.warns(DeprecationWarning):
-        assert sm.exact_stack_bound_sum("cyclic", 4, 2)[2] == ratio
-    ds = run_sweep(SweepSpec.from_toml(SMALL), tmp_path / "a.nc", workers=0, progress=False)
-    with pytest.warns(DeprecationWarning):
-        rows = list(compare_dataset(ds))
-    assert len(rows) == 2 and rows[0]["consistent"] in (True, False)
+    b = sm.exact_stack_bound_sum("cyclic", 4, 2)
+    assert (b.sum_c, b.mean_T) == pytest.approx((11 / 3, 7 / 3))
+    with pytest.raises(TypeError, match=r"not subscriptable"):
+        b[2]
     o = sm.overhead_mc("cyclic", 5, n_groups=20, r=2, rng=1)
-    with pytest.warns(DeprecationWarning):
-        assert o.summary(level=0.95) == o.summary()
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'level'"):
+        o.summary(level=0.95)
 
 
 def test_every_result_class_has_estimate():
@@ -605,8 +609,9 @@ def test_every_result_class_has_estimate():
     assert isinstance(table.rows[0].estimate("reduction"), sm.MCEstimate)
     assert table.rows[0].estimate("spare.ttt_over_t0").n == 2
     assert json.loads(json.dumps(table.to_dict()))["schema_version"] == 2
-    with pytest.warns(DeprecationWarning, match=r"main_table\(...\)\[key\] is deprecated"):
-        assert table["rows"][0]["n_groups"] == 24
+    assert table.to_dict()["rows"][0]["n_groups"] == 24
+    with pytest.raises(TypeError, match=r"not subscriptable"):  # the dict it was until 0.2.x
+        table["rows"]
 
 
 def test_usage_errors_share_one_marker_and_the_namespace_is_explicit():
@@ -706,7 +711,7 @@ def test_qa_closed_stdout_and_full_disk():
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["mu", "--n-groups", "10", "--r", "3", "--trials", "100", "--reps", "200"], r"give --reps once"),
+    (["mu", "--n-groups", "10", "--r", "3", "--trials", "100", "--reps", "200"], r"--trials was removed"),
     (["ttt", "--strategy", "ckpt", "--n-groups", "24", "--ckpt-period", "optimal", "--ckpt-period-factor", "2"],
      r"`--ckpt-period optimal` means the theory optimum"),
     (["ttt", "--strategy", "ckpt", "--n-groups", "24", "--compute-s", "1e-9"], r"`--compute-s` must be at least 1 "
@@ -958,12 +963,12 @@ def test_qa_log_fit_says_when_its_domain_flags_assume_another_topology(tmp_path,
 
 
 def test_qa_a_flag_given_twice_says_which(capsys):
-    """--reps twice names --reps twice; --reps with its deprecated alias --trials names the alias."""
+    """--reps twice names --reps twice; --reps with --trials (its alias until 0.3.0) names the removed flag."""
     base = ["ttt", "--strategy", "ckpt", "--n-groups", "8", "--n-steps", "20"]
     assert main([*base, "--reps", "2", "--reps", "3"]) == 2
-    assert "give --reps once (--trials is its deprecated alias), got --reps twice" in capsys.readouterr().err
+    assert "give --reps once, got --reps twice" in capsys.readouterr().err
     assert main([*base, "--reps", "2", "--trials", "3"]) == 2
-    assert "got --trials too" in capsys.readouterr().err
+    assert "--trials was removed in spare-mc 0.3.0; use --reps" in capsys.readouterr().err
 
 
 def test_unknown_keys_are_named_with_the_closest_known_one():

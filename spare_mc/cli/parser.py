@@ -24,7 +24,6 @@ from ..model.strategies import STRATEGIES
 from ..model.topology import DOMAIN_LEVELS, PLACEMENTS, Topology
 from ..ttt.config import TimelineConfig
 from ..ttt.optimize import OPTIMISED
-from .format import say
 
 __all__ = ["Parser", "CliError", "build_parser", "add_config_options", "flag_type", "config_overrides",
            "given_config_flags", "timeline_flags", "command_flags", "flag_names", "glue_negative_sizes"]
@@ -42,29 +41,32 @@ class CliError(Exception):
 
 
 class _Once(argparse.Action):
-    """A value that one flag or its deprecated alias gives, never both (the alias warns, naming the new flag)."""
-
-    def __init__(self, option_strings, dest, new=None, **kwargs):
-        super().__init__(option_strings, dest, **kwargs)
-        self.new = new
+    """A flag given at most once (argparse would keep the last of two values silently)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        given = getattr(namespace, "_given", {})  # dest -> the flag that gave it
+        given = getattr(namespace, "_given", set())  # the dests given so far
         if self.dest in given:
-            how = "twice" if given[self.dest] == option_string else "too"
-            raise CliError(f"give --{self.dest} once (--trials is its deprecated alias), got {option_string} {how}")
-        given[self.dest] = option_string
-        namespace._given = given
-        if self.new:
-            say(f"spare-mc: warning: {option_string} is deprecated and will be removed in the next release; use "
-                 f"{self.new}")
+            raise CliError(f"give {option_string} once, got {option_string} twice")
+        namespace._given = given | {self.dest}
         setattr(namespace, self.dest, values)
 
 
+class _Removed(argparse.Action):
+    """A flag removed from spare-mc: refused in one line that names the flag to use instead (hidden from the
+    help)."""
+
+    def __init__(self, option_strings, dest, instead, release, **kwargs):
+        super().__init__(option_strings, dest, nargs="?", help=argparse.SUPPRESS, **kwargs)
+        self.instead, self.release = instead, release
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        raise CliError(f"{option_string} was removed in spare-mc {self.release}; use {self.instead}")
+
+
 def add_reps(p, default, what):
-    """``--reps`` (``what``, its default) and its deprecated alias ``--trials``."""
+    """``--reps`` (``what``, its default); ``--trials``, its alias until 0.3.0, is refused naming it."""
     p.add_argument("--reps", type=int, default=default, action=_Once, help=f"{what} (default {default})")
-    p.add_argument("--trials", type=int, dest="reps", action=_Once, new="--reps", help="deprecated alias of --reps")
+    p.add_argument("--trials", dest="removed_trials", action=_Removed, instead="--reps", release="0.3.0")
 
 
 def add_seed(p):
@@ -527,7 +529,7 @@ def command_flags(parser, args) -> dict:
         parser = sub[0].choices[getattr(args, sub[0].dest)]
     return {a.dest: max(a.option_strings, key=len) for a in parser._actions
             if a.option_strings and a.dest not in ("help", "max_memory") and a.option_strings[0].startswith("--")
-            and not getattr(a, "new", None)}  # a deprecated alias (--trials) shares its keyword: the flag names it
+            and not isinstance(a, _Removed)}
 
 
 def glue_negative_sizes(argv: list) -> list:

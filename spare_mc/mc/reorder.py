@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -57,14 +56,14 @@ import xarray as xr
 from .._kernels import rectlr as _rk
 from .._kernels.draws import raw_source
 from .._lib.resources import check_memory
-from .._lib.seeding import _UNSET, generator, warn_old_access
+from .._lib.seeding import generator
 from .._lib.validation import UsageTypeError, UsageValueError, as_indices, as_int
 from ..model.failures import UniformOrder, sample_events
 from ..model.layouts import Layout, random_holders
 from ..stats import MCEstimate, estimate_mean, one_run_estimate, ratio_estimate
 from ..theory.closed_forms import stack_lower_bound
 from ..theory.exact import exact_wipeout
-from .survivability import _reps_alias, _wipeout_iv
+from .survivability import _wipeout_iv
 
 __all__ = ["ReCtlr", "ReCtlrStep", "OverheadResult", "overhead_mc", "exact_stack_bound_sum", "StackBoundSum"]
 
@@ -343,18 +342,6 @@ class OverheadResult:
         """Number of replications."""
         return int(self.rep_stats["T"].size)
 
-    @property
-    def trials(self) -> int:
-        """Deprecated alias of :attr:`reps` (one release)."""
-        warnings.warn("`OverheadResult.trials` is deprecated; use `reps`", DeprecationWarning, stacklevel=2)
-        return self.reps
-
-    @property
-    def trial_stats(self) -> dict:
-        """Deprecated alias of :attr:`rep_stats` (one release)."""
-        warnings.warn("`OverheadResult.trial_stats` is deprecated; use `rep_stats`", DeprecationWarning, stacklevel=2)
-        return self.rep_stats
-
     def _column(self, name):
         if name == "sum_rho":
             return self.rep_stats["sum_s"] - self.rep_stats["sum_c"]
@@ -407,13 +394,9 @@ class OverheadResult:
             high.append(hi if math.isnan(hi) else min(hi, 1.0))
         return np.arange(self.gap_counts.shape[1]), np.array(frac), np.array(low), np.array(high)
 
-    def summary(self, level=_UNSET) -> dict:
+    def summary(self) -> dict:
         """Means and 95% CIs of the main estimators (the ``spare-mc overhead`` JSON keys, ``<name>_ci95``; other
-        levels: :meth:`estimate`). ``level`` is deprecated (the key no longer changes name with the level)."""
-        if level is not _UNSET:
-            warn_old_access("OverheadResult.summary(level=...)", "estimate(name, level) for other levels")
-            if level != 0.95:
-                raise UsageValueError("`level`: summary() reports 95% intervals; use estimate(name, level)")
+        levels: :meth:`estimate`)."""
         level = 0.95
         d = {"n_groups": self.n_groups, "r": self.r, "layout": self.layout, "reps": self.reps,
              "fresh_layout": self.fresh_layout}
@@ -464,9 +447,9 @@ def _overhead_iv(layout, reps, n_groups, r, failures, topology, fresh_layout, lo
     return layout, reps, failures, topology, fresh_layout, log_reps
 
 
-def overhead_mc(layout, reps: int | None = None, *, n_groups: int | None = None, r: int | None = None,
+def overhead_mc(layout, reps: int, *, n_groups: int | None = None, r: int | None = None,
                 failures=None, topology=None, fresh_layout: bool | None = None, log_reps: int = 0,
-                from_scratch: bool = False, rng=None, trials=_UNSET, log_trials=_UNSET) -> OverheadResult:
+                from_scratch: bool = False, rng=None) -> OverheadResult:
     """Monte Carlo of ReCtlr until the first wipe-out: masked failures, stack numbers, Phase-0 rate, moves, patch.
 
     Parameters
@@ -474,7 +457,7 @@ def overhead_mc(layout, reps: int | None = None, *, n_groups: int | None = None,
     layout : Layout or {"cyclic", "sidon", "random", "block"}
         As in :func:`spare_mc.wipeout_mc` (``"random"`` by name draws a fresh layout per replication).
     reps : int
-        Replications (``trials`` is its deprecated alias).
+        Replications.
     n_groups, r : int, optional
         Required with a layout name.
     failures : UniformOrder, SystemRenewal, PerGPU or DomainFailures, optional
@@ -484,8 +467,7 @@ def overhead_mc(layout, reps: int | None = None, *, n_groups: int | None = None,
         Required for PerGPU and DomainFailures.
     fresh_layout : bool, optional
     log_reps : int
-        Keep one row per ReCtlr call for the first ``log_reps`` replications (:attr:`OverheadResult.log`;
-        ``log_trials`` is its deprecated alias).
+        Keep one row per ReCtlr call for the first ``log_reps`` replications (:attr:`OverheadResult.log`).
     from_scratch : bool
         Solve every ReCtlr call from an empty assignment (slower; for checks and benchmarks). Each call answers
         as the incremental solver would from the same state, but may keep another of the equally good
@@ -513,10 +495,6 @@ def overhead_mc(layout, reps: int | None = None, *, n_groups: int | None = None,
     >>> bool(res.estimate("s_star_mean").mean >= res.estimate("c_mean").mean)
     True
     """
-    reps = _reps_alias(reps, trials, "overhead_mc")
-    if log_trials is not _UNSET:
-        warnings.warn("overhead_mc: `log_trials` is deprecated; pass `log_reps`", DeprecationWarning, stacklevel=2)
-        log_reps = log_trials
     layout, reps, failures, topology, fresh_layout, log_reps = _overhead_iv(
         layout, reps, n_groups, r, failures, topology, fresh_layout, log_reps, from_scratch)
     rng = generator(rng)
@@ -561,14 +539,6 @@ class StackBoundSum:
     sum_c: float
     mean_T: float
     c_mean: float
-
-    def __iter__(self):  # the (sum_c, mean_T, c_mean) tuple this used to be (one release)
-        warn_old_access("unpacking exact_stack_bound_sum(...)", "its attributes .sum_c, .mean_T, .c_mean")
-        return iter((self.sum_c, self.mean_T, self.c_mean))
-
-    def __getitem__(self, i):
-        warn_old_access("exact_stack_bound_sum(...)[i]", "its attributes .sum_c, .mean_T, .c_mean")
-        return (self.sum_c, self.mean_T, self.c_mean)[i]
 
 
 def exact_stack_bound_sum(layout: str, n_groups: int, r: int) -> StackBoundSum:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import json
-import warnings
 import weakref
 from dataclasses import dataclass, field
 
@@ -29,7 +28,7 @@ import xarray as xr
 from .._kernels import wipeout as _k
 from .._kernels.records import EventRecord, Holding, TrialsOut
 from .._lib.resources import check_memory
-from .._lib.seeding import _UNSET, generator
+from .._lib.seeding import generator
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_int
 from ..model.failures import DomainFailures, PerGPU, SystemRenewal, UniformOrder, lower
 from ..model.kinds import LAYOUT_KINDS, make_layout
@@ -254,18 +253,6 @@ def uniform_order_kernel(layout, method: str = "auto", fresh_layout: bool = Fals
     return "cyclic-unit" if cyclic else "sequential"
 
 
-def _reps_alias(reps, trials, where):
-    """``reps``, or its deprecated alias ``trials`` (one release)."""
-    if trials is not _UNSET:
-        if reps is not None:
-            raise UsageTypeError(f"{where}: pass `reps` only (`trials` is its deprecated alias)")
-        warnings.warn(f"{where}: `trials` is deprecated; pass `reps` (same meaning)", DeprecationWarning, stacklevel=3)
-        return trials
-    if reps is None:
-        raise UsageTypeError(f"{where}: `reps` (the number of replications) is required")
-    return reps
-
-
 @dataclass(frozen=True, eq=False)
 class WipeoutResult:
     """Per-trial wipe-out outcomes and their summaries.
@@ -294,12 +281,6 @@ class WipeoutResult:
     def reps(self) -> int:
         """Number of replications."""
         return int(self.T.size)
-
-    @property
-    def trials(self) -> int:
-        """Deprecated alias of :attr:`reps` (one release)."""
-        warnings.warn("`WipeoutResult.trials` is deprecated; use `reps`", DeprecationWarning, stacklevel=2)
-        return self.reps
 
     def estimate(self, quantity: str = "T", level: float = 0.95) -> MCEstimate:
         """Mean of ``"T"``, ``"masked"`` (``dead_before``) or ``"time_s"`` with its standard error and CI (NaN
@@ -381,9 +362,9 @@ def _wipeout_iv(layout, reps, n_groups, r, failures, topology, fresh_layout):
     return layout, reps, failures, topology, fresh_layout
 
 
-def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, r: int | None = None,
+def wipeout_mc(layout, reps: int, *, n_groups: int | None = None, r: int | None = None,
                failures=None, topology: Topology | None = None, fresh_layout: bool | None = None, rng=None,
-               method: str = "auto", trials=_UNSET) -> WipeoutResult:
+               method: str = "auto") -> WipeoutResult:
     """Monte Carlo of the first wipe-out.
 
     Parameters
@@ -391,7 +372,7 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
     layout : Layout or {"cyclic", "sidon", "random", "block"}
         A layout, or a layout name together with ``n_groups`` and ``r``.
     reps : int
-        Independent replications (``trials`` is its deprecated alias). Their per-replication results must fit the
+        Independent replications. Their per-replication results must fit the
         memory budget (:mod:`spare_mc.options`); for more, call again with the same Generator: the kernels advance
         it in place, so consecutive calls continue one random stream (``spare-mc mu`` streams that way). Split calls
         give exactly the values of one call only with the failure-time kernels (``"order"`` and ``"partition"``,
@@ -444,52 +425,51 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
     >>> bool(200 < est.mean < 400)
     True
     """
-    reps = _reps_alias(reps, trials, "wipeout_mc")
     method = as_choice(method, "method", WIPEOUT_METHODS)
-    layout, trials, failures, topology, fresh_layout = _wipeout_iv(layout, reps, n_groups, r, failures, topology,
-                                                                   fresh_layout)
+    layout, reps, failures, topology, fresh_layout = _wipeout_iv(layout, reps, n_groups, r, failures, topology,
+                                                                 fresh_layout)
     if isinstance(failures, UniformOrder):
         kernel = uniform_order_kernel(layout, method, fresh_layout, failures.with_replacement)
     elif method == "order":
         raise UsageValueError(f"`method`='order' applies to uniform order without replacement, not to "
                               f"{type(failures).__name__}")
     per = 24 if not isinstance(failures, UniformOrder) else 16
-    check_memory(trials * per, f"per-replication results of {trials:,} replications",
+    check_memory(reps * per, f"per-replication results of {reps:,} replications",
                  "use fewer replications per call (consecutive calls with one Generator continue its stream)")
     rng = generator(rng)
     src = _k.raw_source(rng)
     n, rr = layout.n_groups, layout.r
-    out_T = np.empty(trials, dtype=np.int64)
-    out_dead = np.empty(trials, dtype=np.int64)
+    out_T = np.empty(reps, dtype=np.int64)
+    out_dead = np.empty(reps, dtype=np.int64)
     # holders of each type; for uneven replica sets a "type" is a set, held by its members
     holders_per_type = layout.sizes.copy() if isinstance(layout, ReplicaSets) else np.full(n, rr, dtype=np.int64)
     time_s = None
     if isinstance(failures, UniformOrder):
         wr = failures.with_replacement
         if kernel == "fresh":
-            _k.wipeout_random_fresh(*src, n, rr, trials, wr, out_T, out_dead)
+            _k.wipeout_random_fresh(*src, n, rr, reps, wr, out_T, out_dead)
         elif kernel == "cyclic-unit":
-            _k.wipeout_cyclic_unit(*src, n, rr, trials, wr, out_T, out_dead)
+            _k.wipeout_cyclic_unit(*src, n, rr, reps, wr, out_T, out_dead)
         elif kernel == "partition":
             classes = partition_classes(layout)
-            _k.wipeout_partition(*src, n, classes[0], classes[1], trials, out_T, out_dead)
+            _k.wipeout_partition(*src, n, classes[0], classes[1], reps, out_T, out_dead)
         elif kernel == "cyclic-window":
-            _k.wipeout_cyclic_window(*src, n, rr, order_stat_table(layout), trials, 0, out_T, out_dead)
+            _k.wipeout_cyclic_window(*src, n, rr, order_stat_table(layout), reps, 0, out_T, out_dead)
         elif kernel == "order":
-            _k.wipeout_order_stat(*src, n, order_stat_table(layout), trials, 0, out_T, out_dead)
+            _k.wipeout_order_stat(*src, n, order_stat_table(layout), reps, 0, out_T, out_dead)
         else:
-            _k.wipeout_generic(*src, n, layout.group_ptr, layout.group_types, holders_per_type, trials, wr, out_T,
+            _k.wipeout_generic(*src, n, layout.group_ptr, layout.group_types, holders_per_type, reps, wr, out_T,
                                out_dead)
     else:
         proc = lower(failures, topology)
-        time_s = np.empty(trials)
+        time_s = np.empty(reps)
         if fresh_layout:
             ptr, types = np.empty(n + 1, dtype=np.int64), np.empty(n * rr, dtype=np.int64)
         else:
             # the kernel also has a branch that refills these (fresh random layouts), so numba needs them writable;
             # ReplicaSets hands out read-only arrays
             ptr, types = np.array(layout.group_ptr), np.array(layout.group_types)
-        _k.wipeout_events(rng, *src, Holding(n, ptr, types, holders_per_type), rr if fresh_layout else 0, proc, trials,
+        _k.wipeout_events(rng, *src, Holding(n, ptr, types, holders_per_type), rr if fresh_layout else 0, proc, reps,
                           TrialsOut(out_T, out_dead, time_s), EventRecord(np.empty(n), np.empty(n, np.int64),
                                                                           np.empty(n, np.int64)))
     return WipeoutResult(out_T, out_dead, time_s, layout.kind, n, rr, fresh_layout, failures.to_dict())

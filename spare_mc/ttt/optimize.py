@@ -20,7 +20,7 @@ import numpy as np
 
 from .._lib.provenance import SCHEMA_VERSION
 from .._lib.resources import ResourceLimitError
-from .._lib.seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, warn_old_access
+from .._lib.seeding import root_seed_sequence, root_text
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int, reject_unknown
 from ..model.paper import paper_row, paper_setting
 from ..model.strategies import STRATEGIES
@@ -174,16 +174,14 @@ def _not_optimised(base: dict) -> dict:
 
 
 def optimize_strategy(strategy: str, n_groups: int, *, reps: int = 20, confirm_reps: int = 50, rng=None,
-                      r_range=(2, 14), period_factors=PERIOD_FACTORS, base: dict | None = None,
-                      seed=_UNSET) -> OptimumResult:
+                      r_range=(2, 14), period_factors=PERIOD_FACTORS, base: dict | None = None) -> OptimumResult:
     """Best ``(r, T_c)`` of a strategy at ``N`` by simulation (see the module docstring), with theory alongside.
 
     ``base`` overrides :class:`TimelineConfig` fields (e.g. ``{"jitter_sd": 0.0, "n_steps": 2000}``); ``rng`` gives
-    the root seed (``seed`` is its deprecated alias). ``r_range`` is searched for Rep and SPARe; CKPT-only has no
+    the root seed. ``r_range`` is searched for Rep and SPARe; CKPT-only has no
     redundancy and runs ``r = 1`` whatever it says (callers such as the phase study pass one range to every
     strategy).
     """
-    rng = resolve_seed_alias(rng, seed, "optimize_strategy")
     strategy = as_choice(strategy, "strategy", STRATEGIES)
     n_groups = as_int(n_groups, "n_groups", min_value=2)
     reps = as_int(reps, "reps", min_value=2)
@@ -262,10 +260,6 @@ class MainTable:
         return {"schema_version": SCHEMA_VERSION, "rows": [row.to_dict() for row in self.rows],
                 "settings": self.settings, "paper_N600": self.paper}
 
-    def __getitem__(self, key):  # the dict this used to be (one release)
-        warn_old_access("main_table(...)[key]", "main_table(...).to_dict()[key] or the attributes")
-        return self.to_dict()[key]
-
 
 def _reduction(spare, rep) -> MCEstimate:
     sp = spare.best.values("ttt_over_t0")
@@ -276,13 +270,12 @@ def _reduction(spare, rep) -> MCEstimate:
 
 
 def main_table(n_values=(200, 600, 1000), *, reps: int = 20, confirm_reps: int = 50, rng=None,
-               base: dict | None = None, progress=None, seed=_UNSET) -> MainTable:
+               base: dict | None = None, progress=None) -> MainTable:
     """The paper's main experiment: each strategy at its best ``r`` and checkpoint period for each ``N``.
 
     Every strategy at one ``N`` is optimised on the same root seed, so they see the same failure traces, and the
-    confirmation runs are paired (see :class:`MainTableRow`). ``seed`` is the deprecated alias of ``rng``.
+    confirmation runs are paired (see :class:`MainTableRow`).
     """
-    rng = resolve_seed_alias(rng, seed, "main_table")
     n_values = n_values_iv(n_values, "n_values", min_value=2)
     if not n_values:
         raise UsageValueError("`n_values` must hold at least one N")

@@ -64,7 +64,7 @@ import numpy as np
 from .._kernels import rectlr as _rk
 from .._kernels import timeline as _tk
 from .._lib.resources import check_memory
-from .._lib.seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, trace_seed_sequence
+from .._lib.seeding import root_seed_sequence, root_text, trace_seed_sequence
 from .._lib.validation import UsageTypeError, UsageValueError, as_int
 from .config import CKPT_POLICIES, PATCH_COSTS, REP_MASKED_COSTS, REPAIRS, TimelineConfig, UnitClocks
 from .config import US_PER_S as _US  # the bodies below count microseconds in `_US`
@@ -507,14 +507,14 @@ def run_log_job(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, log) -> T
     return _to_run(res, cfg)
 
 
-def simulate_ttt(cfg: TimelineConfig, reps: int, *, rng=None, first_rep: int = 0, seed=_UNSET) -> TTTResult:
+def simulate_ttt(cfg: TimelineConfig, reps: int, *, rng=None, first_rep: int = 0) -> TTTResult:
     """``reps`` independent jobs: replications ``first_rep .. first_rep + reps - 1``.
 
     Replication ``i`` draws its failure trace (and jitter) from ``SeedSequence(root.entropy, spawn_key=(n_groups,
     i))`` where ``root`` comes from ``rng`` (:func:`spare_mc._lib.seeding.root_seed_sequence`), whatever else is run:
     strategies, redundancies, checkpoint periods and options compared at one ``N`` and root see the same failure
     traces (common random numbers), and the same configuration gives the same numbers here, from ``spare-mc ttt``
-    and in a sweep. ``seed`` is the deprecated alias of ``rng``.
+    and in a sweep.
 
     Examples
     --------
@@ -523,7 +523,6 @@ def simulate_ttt(cfg: TimelineConfig, reps: int, *, rng=None, first_rep: int = 0
     >>> bool(res.estimate("ttt_over_t0").mean > 1.5)
     True
     """
-    rng = resolve_seed_alias(rng, seed, "simulate_ttt")
     if not isinstance(cfg, TimelineConfig):
         raise UsageTypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
     reps = as_int(reps, "reps", min_value=1)

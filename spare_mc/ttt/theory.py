@@ -26,7 +26,6 @@ import dataclasses
 from dataclasses import asdict, dataclass
 
 from .._kernels import timeline as _tk
-from .._lib.seeding import warn_old_access
 from .._lib.validation import UsageTypeError, UsageValueError
 from ..mc.reorder import exact_stack_bound_sum
 from ..theory.closed_forms import (availability, daly_expected_wall_time, daly_optimal_interval, normalized_ttt)
@@ -165,10 +164,6 @@ class TheoryTTT:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-    def __getitem__(self, key):  # the dict this used to be (one release)
-        warn_old_access("theory_ttt(...)[key]", "attribute access, e.g. .ttt_over_t0")
-        return self.to_dict()[key]
 
 
 def theory_ttt(cfg: TimelineConfig) -> TheoryTTT:
