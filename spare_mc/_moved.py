@@ -34,7 +34,7 @@ MOVED = {
     "timeline": ("ttt.timeline", "logs.replay_ttt"),
     "exact_ttt": ("ttt.exact_ttt",),
     "optimize": ("ttt.optimize",),
-    "failure_logs": ("logs.failure_logs",),
+    "failure_logs": ("logs.failure_log", "logs.replay", "logs.fit", "logs.synthetic", "logs.epochs"),
     "storage": ("sweep.storage",),
     "sensitivity": ("analyses.sensitivity",),
     "calibrate": ("analyses.calibrate",),

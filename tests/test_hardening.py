@@ -891,7 +891,9 @@ def _qa_cases():
     numpy memory error, an error naming another parameter, or be silently ignored."""
     from spare_mc._lib.resources import ResourceLimitError
     from spare_mc.analyses.domains import DomainStudy, run_domain_study
-    from spare_mc.logs.failure_logs import example_log_path, read_failure_log, replay_log
+    from spare_mc.logs.failure_log import read_failure_log
+    from spare_mc.logs.replay import replay_log
+    from spare_mc.logs.synthetic import example_log_path
     from spare_mc.model.failures import failure_model_from_dict
     from spare_mc.logs.replay_ttt import replay_log_ttt
     topo = sm.Topology(256, 32, nodes_per_rack=4, racks_per_power=2)
@@ -944,7 +946,8 @@ def test_qa_bad_input_to_the_domain_and_log_tools_is_named(case):
 def test_qa_log_fit_says_when_its_domain_flags_assume_another_topology(tmp_path, capsys):
     """`spare-mc log fit` prints `spare-mc ttt` flags; ttt builds the default topology's domains, so a log on other
     sizes gets a note beside the domain flags (the per-GPU flags do not depend on them)."""
-    from spare_mc.logs.failure_logs import synthetic_log, write_failure_log
+    from spare_mc.logs.failure_log import write_failure_log
+    from spare_mc.logs.synthetic import synthetic_log
     topo = sm.Topology(2048, 32, nodes_per_rack=4, racks_per_power=2)
     write_failure_log(tmp_path / "p.csv", synthetic_log(topo, {"gpu": (0.8, 3e6), "power": (0.8, 2e6)}, 3e7, rng=1))
     args = ["log", "fit", str(tmp_path / "p.csv"), "--n-gpus", "2048", "--n-groups", "32", "--nodes-per-rack", "4",
@@ -1095,7 +1098,8 @@ def test_qa_third_pass_bad_inputs_are_named(tmp_path):
     name on a short log (blamed on the epochs), replica sets of equal size (called 'N not divisible by r'), a
     Layout object where exact_wipeout takes a kind name (its whole repr in the message) and a mean failure count
     above N (a bound for an impossible system)."""
-    from spare_mc.logs.failure_logs import failure_log_from_arrays, replay_log, write_failure_log
+    from spare_mc.logs.failure_log import failure_log_from_arrays, write_failure_log
+    from spare_mc.logs.replay import replay_log
     topo = sm.Topology(64, 8)
     with pytest.raises(ValueError, match=r"`duration_s` \(the observation window end\) must be <= 5.76461e\+11 s"):
         failure_log_from_arrays([1.0], ["gpu"], [3], topo, duration_s=1e15)

@@ -72,7 +72,9 @@ from ..analyses.repair import STUDY_SETS, repair_study
 from ..analyses.repair import STUDY_SETS as _REPAIR_SETS
 from ..analyses.reproduce import reproduce, studies_dir
 from ..analyses.sensitivity import check_sensitivity_inputs, default_variants, estimate_cost, sensitivity
-from ..logs.failure_logs import fit_failure_log, read_failure_log, replay_log
+from ..logs.failure_log import read_failure_log
+from ..logs.fit import fit_failure_log
+from ..logs.replay import replay_log
 from ..mc.reorder import exact_stack_bound_sum, overhead_mc
 from ..mc.survivability import wipeout_mc
 from ..model.failures import FAILURE_SPEC_DEFAULTS, UniformOrder, failure_from_spec
