@@ -19,7 +19,7 @@ import pytest
 import spare_mc as sm
 from spare_mc._lib.resources import ResourceLimitError
 from spare_mc.cli.commands import main
-from spare_mc.sweep.runner import SweepSpec, compare_dataset, run_sweep
+from spare_mc.sweep import SweepSpec, compare_dataset, run_sweep
 from spare_mc.sweep.storage import open_dataset, write_dataset
 from spare_mc.ttt.timeline import TimelineConfig, run_timeline, simulate_ttt
 
@@ -71,7 +71,10 @@ def test_2_a_version_bump_recomputes_and_stamps_the_right_version(tmp_path, monk
     spec = SweepSpec.from_toml(SMALL)
     old = run_sweep(spec, tmp_path / "a.nc", workers=0, progress=False)
     import spare_mc.sweep.runner as sweep_mod
-    monkeypatch.setattr(sweep_mod, "__version__", "9.9.9")
+    import spare_mc.sweep.spec as spec_mod
+    import spare_mc.sweep.tasks as tasks_mod
+    monkeypatch.setattr(spec_mod, "__version__", "9.9.9")  # the digest's
+    monkeypatch.setattr(tasks_mod, "__version__", "9.9.9")  # the dataset's stamp
     assert spec.digest() != old.attrs["spec_digest"]  # the version is part of the identity of the results
     computed = []
     real = sweep_mod.run_task
@@ -626,7 +629,7 @@ def test_defaults_live_in_one_place():
 
     from spare_mc.cli.commands import _build_parser
     from spare_mc.model.paper import paper_setting
-    from spare_mc.sweep.runner import PARAMETERS
+    from spare_mc.sweep import PARAMETERS
     for f in fields(TimelineConfig):
         if f.metadata.get("sweep"):
             assert f.name in PARAMETERS["ttt"]

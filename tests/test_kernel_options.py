@@ -824,7 +824,7 @@ def test_options_are_sweep_parameters_and_cli_flags(capsys):
     import json
 
     from spare_mc.cli.commands import _build_parser, main
-    from spare_mc.sweep.runner import PARAMETERS
+    from spare_mc.sweep import PARAMETERS
     defaults = {"rep_masked_cost": "shrink", "rep_resync_s": 0.0, "masked_detect_s": 0.0, "patch_cost": "per_shard",
                 "restart_failures": "absorbed", "ckpt_every_steps": 0, "ckpt_failure": "completes"}
     for name, value in defaults.items():
@@ -844,7 +844,7 @@ def test_options_are_sweep_parameters_and_cli_flags(capsys):
 
 
 def test_options_in_a_sweep(tmp_path):
-    from spare_mc.sweep.runner import SweepSpec, run_sweep
+    from spare_mc.sweep import SweepSpec, run_sweep
     text = """
 [sweep]
 name = "kopt"
@@ -1036,7 +1036,7 @@ def test_repair_log_is_refused_where_failures_are_sampled(tmp_path, capsys):
     """The command line offers no 'log' repair (no command replays a job on a log), and a sweep refuses it before
     any task runs."""
     from spare_mc.cli.commands import main
-    from spare_mc.sweep.runner import SweepSpec, run_sweep
+    from spare_mc.sweep import SweepSpec, run_sweep
     assert main(["ttt", "--strategy", "rep", "--n-groups", "60", "--r", "3", "--repair", "log"]) == 2
     assert "invalid choice: 'log'" in capsys.readouterr().err
     spec = SweepSpec.from_toml("""

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import spare_mc as sm
-from spare_mc.sweep.runner import SweepSpec, compare_dataset, run_sweep
+from spare_mc.sweep import SweepSpec, compare_dataset, run_sweep
 from spare_mc.ttt.timeline import TimelineConfig, simulate_ttt
 
 TTT = """
@@ -97,7 +97,7 @@ def test_experiment_specs_are_valid():
     import tomllib
 
     from spare_mc.analyses.phase import PhaseStudy
-    from spare_mc.sweep.runner import SweepSpec
+    from spare_mc.sweep import SweepSpec
 
     specs = sorted((pathlib.Path(__file__).resolve().parents[1] / "experiments").glob("*.toml"))
     assert specs

@@ -48,7 +48,8 @@ from .._lib.seeding import trace_seed_sequence
 from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_int
 from ..plots.figures import figure_sensitivity
 from ..stats import MCEstimate, estimate_mean, ratio_estimate
-from ..sweep.runner import SweepSpec, run_study_sweep
+from ..sweep.runner import run_study_sweep
+from ..sweep.spec import SweepSpec
 from ..ttt.optimize import OPTIMISED, PERIOD_FACTORS, admissible_r
 from ..ttt.optimize import _factors_iv as _check_period_factors
 from ..ttt.optimize import _ns_iv as _check_ns

@@ -85,7 +85,9 @@ from ..options import set_options
 from ..plots.figures import (_check_figure_target, figure_domains, figure_phase, save_dynamic_figure, save_figures,
                              save_repair_figure, save_sensitivity_figure)
 from ..stats import MCEstimate, compare
-from ..sweep.runner import SweepSpec, compare_dataset, open_sweep_dataset, run_sweep
+from ..sweep.compare import compare_dataset
+from ..sweep.runner import open_sweep_dataset, run_sweep
+from ..sweep.spec import SweepSpec
 from ..sweep.storage import SweepWriteError, check_own_json, json_default, write_json
 from ..theory.closed_forms import (ckpt_period_daly, ckpt_period_young, daly_expected_wall_time, daly_optimal_interval,
                                    mu_expansion, mu_paper, overhead_lower_bound)

@@ -55,9 +55,9 @@ from .._lib.validation import UsageError, UsageValueError
 from .._lib.version import __version__
 from ..mc.reorder import exact_stack_bound_sum
 from ..stats import ratio_estimate
-from ..sweep.runner import _UNIFORM_ORDER_MODELS as _UNIFORM_ORDER
-from ..sweep.runner import OUTPUTS, PARAMETERS, SweepSpec
-from ..sweep.storage import _atomic_write, check_regular_target
+from ..sweep.compare import UNIFORM_ORDER_MODELS as _UNIFORM_ORDER
+from ..sweep.spec import PARAMETERS, SweepSpec
+from ..sweep.storage import OUTPUTS, _atomic_write, check_regular_target
 from ..theory.closed_forms import mu_paper, r_star
 from ..theory.exact import EXACT_LAYOUTS, exact_wipeout
 from ..ttt.optimize import PERIOD_FACTORS, theory_ttt
