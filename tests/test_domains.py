@@ -143,7 +143,7 @@ def test_study_rows_with_every_level_at_once(tmp_path):
     alone = domain_study_rows(run_domain_study(DomainStudy.quick(**kw, mixed_n_values=())))
     assert [r for r in rows if r["level"] != "all"] == alone
     assert res["settings"]["mixed_n_values"] == (200,)
-    from spare_mc.plots.figures import figure_domains
+    from spare_mc.plots import figure_domains
     assert figure_domains(res, str(tmp_path / "domains.png")) == str(tmp_path / "domains.png")
 
 

@@ -41,7 +41,7 @@ CHILD = textwrap.dedent("""
     import spare_mc.sweep.runner as sweep
     hold = os.environ.get("HOLD", "")
     slow = float(os.environ.get("SLOW", "0"))
-    real_atomic = storage._atomic_write
+    real_atomic = storage.atomic_write
     def held(path, write):
         def half(tmp):
             write(tmp)
@@ -51,7 +51,7 @@ CHILD = textwrap.dedent("""
             time.sleep(600)
         kind = "part" if path.endswith(".npz") else "dataset"
         return real_atomic(path, half if kind == hold else write)
-    storage._atomic_write = held
+    storage.atomic_write = held
     real_task = sweep.run_task
     def slow_task(*a, **k):
         time.sleep(slow)

@@ -46,7 +46,7 @@ from scipy import stats
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.seeding import trace_seed_sequence
 from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_int
-from ..plots.figures import figure_sensitivity
+from ..plots.studies import figure_sensitivity
 from ..stats import MCEstimate, estimate_mean, ratio_estimate
 from ..sweep.runner import run_study_sweep
 from ..sweep.spec import SweepSpec
@@ -367,7 +367,7 @@ class SensitivityResult:
         return "\n".join(lines)
 
     def figure(self):
-        """The tornado figure (:func:`spare_mc.plots.figures.figure_sensitivity`)."""
+        """The tornado figure (:func:`spare_mc.plots.studies.figure_sensitivity`)."""
 
         return figure_sensitivity(self)
 

@@ -82,8 +82,10 @@ from ..model.kinds import make_layout
 from ..model.layouts import LAYOUT_KINDS
 from ..model.topology import DOMAIN_LEVELS, PLACEMENTS, Topology
 from ..options import set_options
-from ..plots.figures import (_check_figure_target, figure_domains, figure_phase, save_dynamic_figure, save_figures,
-                             save_repair_figure, save_sensitivity_figure)
+from ..plots.files import check_figure_target as _check_figure_target
+from ..plots.studies import (figure_domains, figure_phase, save_dynamic_figure, save_repair_figure,
+                             save_sensitivity_figure)
+from ..plots.sweep_figures import save_figures
 from ..stats import MCEstimate, compare
 from ..sweep.compare import compare_dataset
 from ..sweep.runner import open_sweep_dataset, run_sweep

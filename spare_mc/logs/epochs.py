@@ -21,6 +21,8 @@ __all__ = ["NoTypes", "as_replay_layout", "replay_epochs"]
 
 
 def as_replay_layout(layout, n_groups, r, topology):
+    """The layout a replay on ``topology`` runs: a :class:`Layout` or :class:`ReplicaSets` as given, or one made from
+    its name with ``r`` (``"random"`` is refused: a log is one trajectory); its ``N`` must be the topology's."""
     if isinstance(layout, str):
         as_choice(layout, "layout", LAYOUT_KINDS)
         if r is None:

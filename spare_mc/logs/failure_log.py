@@ -218,6 +218,7 @@ class TimelineEvents:
 
 # --------------------------------------------------------------------------------------------- validation
 def as_topology(topology):
+    """``topology``, checked to be a :class:`Topology`."""
     if not isinstance(topology, Topology):
         raise UsageTypeError(f"`topology` must be a Topology, got {type(topology).__name__}")
     return topology
