@@ -45,7 +45,8 @@ MOVED = {
     "domain_period": ("analyses.domain_period",),
     "clusters": ("analyses.clusters",),
     "reproduce": ("analyses.reproduce",),
-    "reference": ("testing.reference",),
+    "reference": ("testing.wipeout", "testing.failures", "testing.rectlr", "testing.timeline_clocks",
+                  "testing.timeline_twin"),
 }
 
 _PREFIX = "spare_mc."

@@ -10,7 +10,7 @@ import pytest
 
 import spare_mc as sm
 from spare_mc.analyses.domains import DOMAIN_STUDY_LAYOUTS, DomainStudy, domain_study_rows, run_domain_study
-from spare_mc.testing.reference import survival_by_subsets, timeline_simpy
+from spare_mc.testing import survival_by_subsets, timeline_simpy
 from spare_mc.theory.exact import exact_wipeout
 from spare_mc.ttt.timeline import TimelineConfig, _run_us, make_trace
 

@@ -15,7 +15,7 @@ import pytest
 
 import spare_mc as sm
 from spare_mc._kernels import timeline as TK
-from spare_mc.testing.reference import timeline_simpy
+from spare_mc.testing import timeline_simpy
 from spare_mc.ttt.timeline import TimelineConfig as _Config
 from spare_mc.ttt.timeline import _run_us, applicable, make_trace, run_timeline, simulate_ttt
 

@@ -20,7 +20,7 @@ failures are detected, ReCtlr runs:
 ``S`` never decreases until the wipe-out (then a global restart resets everything). The solver is incremental:
 after a failure it repairs the previous assignment by augmenting paths from the orphaned types (the ones the dead
 groups served) instead of starting over; ``from_scratch=True`` solves every phase from an empty assignment, and
-:func:`spare_mc.testing.reference.rectlr_reference` does it with scipy (and networkx for the min-cost flow). From the same
+:func:`spare_mc.testing.rectlr_reference` does it with scipy (and networkx for the min-cost flow). From the same
 state all three must agree on Phase-0 feasibility, ``S*``, the minimal number of moves and the patch.
 
 They need not leave the same assignment: several assignments are often equally good (as many moves), and which
@@ -129,7 +129,7 @@ class ReCtlr:
     Notes
     -----
     The fast path of :func:`overhead_mc` runs the same kernels without the Python layer. See the module docstring
-    for the phases and :func:`spare_mc.testing.reference.rectlr_reference` for the slow twin.
+    for the phases and :func:`spare_mc.testing.rectlr_reference` for the slow twin.
 
     Examples
     --------
