@@ -6,7 +6,7 @@ import pytest
 
 from spare_mc.analyses.domain_period import run_domain_period_study
 from spare_mc.analyses.domains import DomainStudy, _failures
-from spare_mc.ttt.timeline import simulate_ttt
+from spare_mc.ttt.run import simulate_ttt
 
 SMALL = DomainStudy(n_values=(200,), levels=("none", "pod"), spare_r={200: 8}, n_steps=600, seed=3,
                     mixed_n_values=(200,))
@@ -88,7 +88,7 @@ def test_docs_table_is_the_shipped_result():
 def test_reproduce_table_domain_period_cli(tmp_path, capsys):
     import json
 
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
     assert main(["reproduce", "--table", "domain-period", "--quick", "--reps", "3", "--confirm-reps", "4",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

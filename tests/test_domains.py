@@ -12,7 +12,8 @@ import spare_mc as sm
 from spare_mc.analyses.domains import DOMAIN_STUDY_LAYOUTS, DomainStudy, domain_study_rows, run_domain_study
 from spare_mc.testing import survival_by_subsets, timeline_simpy
 from spare_mc.theory.exact import exact_wipeout
-from spare_mc.ttt.timeline import TimelineConfig, _run_us, make_trace
+from spare_mc.ttt.config import TimelineConfig
+from spare_mc.ttt.run import _run_us, make_trace
 
 ALPHA = 1e-4
 Z = 3.8906  # two-sided normal quantile at alpha = 1e-4
@@ -157,7 +158,7 @@ def test_study_settings_are_validated():
 
 
 def test_reproduce_table_domains_cli(tmp_path, capsys):
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
     assert main(["reproduce", "--table", "domains", "--quick", "--reps", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["table"] == "domains" and out["rows"]

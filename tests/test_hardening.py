@@ -18,10 +18,11 @@ import pytest
 
 import spare_mc as sm
 from spare_mc._lib.resources import ResourceLimitError
-from spare_mc.cli.commands import main
+from spare_mc.cli import main
 from spare_mc.sweep import SweepSpec, compare_dataset, run_sweep
 from spare_mc.sweep.storage import open_dataset, write_dataset
-from spare_mc.ttt.timeline import TimelineConfig, run_timeline, simulate_ttt
+from spare_mc.ttt.config import TimelineConfig
+from spare_mc.ttt.run import run_timeline, simulate_ttt
 
 SMALL = """
 [sweep]
@@ -38,7 +39,7 @@ r = [2, 3]
 
 
 def _cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "spare_mc.cli.commands", *args], capture_output=True, text=True, **kw)
+    return subprocess.run([sys.executable, "-m", "spare_mc.cli", *args], capture_output=True, text=True, **kw)
 
 
 def _one_line(err):
@@ -225,8 +226,8 @@ def test_5_mu_streams_its_replications(monkeypatch, capsys):
     """mu runs in chunks on one generator (memory O(chunk)): its numbers are those of the successive calls, exact
     integer sums give the same mean and sd as the concatenated replications, and the estimate agrees with the exact
     law."""
-    import spare_mc.cli.commands as cli
-    monkeypatch.setattr(cli, "MU_CHUNK", 700)
+    import spare_mc.cli.handlers as handlers
+    monkeypatch.setattr(handlers, "MU_CHUNK", 700)
     assert main(["mu", "--n-groups", "30", "--r", "3", "--reps", "5000", "--seed", "4", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     gen = np.random.default_rng(np.random.SeedSequence(4))
@@ -237,7 +238,7 @@ def test_5_mu_streams_its_replications(monkeypatch, capsys):
     assert out["mc_mean_T"] == est.mean and out["mc_sd_T"] == pytest.approx(est.sd, rel=1e-12)
     assert out["mc_masked_mean"] == np.concatenate([c.dead_before for c in chunks]).mean()
     assert out["mc_vs_exact_consistent"]
-    monkeypatch.setattr(cli, "MU_CHUNK", 10**6)  # up to one chunk: exactly one call
+    monkeypatch.setattr(handlers, "MU_CHUNK", 10**6)  # up to one chunk: exactly one call
     assert main(["mu", "--n-groups", "30", "--r", "3", "--reps", "5000", "--seed", "4", "--json"]) == 0
     one = sm.wipeout_mc("cyclic", 5000, n_groups=30, r=3, rng=np.random.default_rng(np.random.SeedSequence(4)))
     assert json.loads(capsys.readouterr().out)["mc_mean_T"] == one.estimate("T").mean
@@ -307,19 +308,19 @@ def test_7_a_broken_stderr_pipe_does_not_abort_a_sweep(tmp_path):
     (tmp_path / "spec.toml").write_text(SMALL)
     r, w = os.pipe()
     os.close(r)  # nobody reads stderr
-    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli.commands", "sweep", str(tmp_path / "spec.toml"), "--out",
+    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"), "--out",
                            str(tmp_path / "x.nc"), "--workers", "0"], stdout=subprocess.DEVNULL, stderr=w)
     os.close(w)
     assert proc.returncode == 0 and open_dataset(tmp_path / "x.nc")["T"].notnull().all()
 
 
 def test_7_an_interrupt_exits_130_with_one_line(monkeypatch, capsys):
-    import spare_mc.cli.commands as cli
+    import spare_mc.cli as cli
 
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setitem(cli._COMMANDS, "mu", interrupted)
+    monkeypatch.setitem(cli.COMMANDS, "mu", cli.COMMANDS["mu"]._replace(run=interrupted))
     assert main(["mu", "--n-groups", "10", "--r", "2"]) == 130
     err = capsys.readouterr().err
     assert _one_line(err) and "interrupted" in err
@@ -331,24 +332,24 @@ def test_7_an_interrupt_inside_a_numba_call_is_one_line(monkeypatch, capsys, sig
     """A signal handler that raises while a numba kernel runs (SIGTERM during the exact law at N = 60,000) came out
     as "SystemError: CPUDispatcher(...) returned a result with an exception set" and "internal error: this is a
     bug": numba wraps the handler's exception. It is now the interrupt's one line and exit status."""
-    import spare_mc.cli.commands as cli
+    import spare_mc.cli as cli
 
     def inside_numba(args):
         try:
-            raise KeyboardInterrupt if signal_exc == "KeyboardInterrupt" else cli._Terminated
+            raise KeyboardInterrupt if signal_exc == "KeyboardInterrupt" else cli.Terminated
         except KeyboardInterrupt as exc:
             raise SystemError("CPUDispatcher(<function cyclic_survival>) returned a result with an exception "
                               "set") from exc
 
-    monkeypatch.setitem(cli._COMMANDS, "mu", inside_numba)
+    monkeypatch.setitem(cli.COMMANDS, "mu", cli.COMMANDS["mu"]._replace(run=inside_numba))
     assert main(["mu", "--n-groups", "10", "--r", "2"]) == code
     err = capsys.readouterr().err
     assert _one_line(err) and f"spare-mc: {word}" in err and "bug" not in err
 
 
 def test_7_a_bug_shows_as_one(monkeypatch, capsys):
-    import spare_mc.cli.commands as cli
-    monkeypatch.setitem(cli._COMMANDS, "mu", lambda args: {}["boom"])
+    import spare_mc.cli as cli
+    monkeypatch.setitem(cli.COMMANDS, "mu", cli.COMMANDS["mu"]._replace(run=lambda args: {}["boom"]))
     assert main(["mu", "--n-groups", "10", "--r", "2"]) == 70
     err = capsys.readouterr().err
     assert "Traceback" in err and "internal error: this is a bug in spare-mc" in err
@@ -421,9 +422,9 @@ def test_9_flag_names_leave_a_models_repr_alone(capsys):
 def test_flag_names_rename_keywords_but_not_a_reprs_fields(msg, want):
     """QA 2026-12-04: a keyword after a comma ("(got --ckpt-period-s=1800.0, ckpt_period_factor=2.0)") or at the
     start of a message, and a switch "`overhead`=True", kept their Python spelling."""
-    from spare_mc.cli.commands import _flag_names
+    from spare_mc.cli.parser import flag_names
     with pytest.raises(sm.UsageValueError) as info:
-        with _flag_names(a_b="--a-b", c="--c"):
+        with flag_names(a_b="--a-b", c="--c"):
             raise sm.UsageValueError(msg)
     assert str(info.value) == want
 
@@ -548,7 +549,7 @@ def test_common_random_numbers_across_strategies():
     for a, b in zip(ck.runs, rp.runs):  # the first detection happens at the same step
         assert a.failures > 0 and b.failures > 0
     from spare_mc._lib.seeding import trace_seed_sequence
-    from spare_mc.ttt.timeline import make_trace
+    from spare_mc.ttt.run import make_trace
     for strategy, r in (("ckpt", 1), ("rep", 2), ("spare", 4)):
         c = TimelineConfig(strategy, 40, r=r, **base)
         ss = trace_seed_sequence(np.random.SeedSequence(9), 40, 1).spawn(2)[0]
@@ -627,7 +628,7 @@ def test_defaults_live_in_one_place():
     """Sweep parameters and CLI flags are derived from TimelineConfig's fields; the paper's numbers from one file."""
     from dataclasses import fields
 
-    from spare_mc.cli.commands import _build_parser
+    from spare_mc.cli.parser import build_parser
     from spare_mc.model.paper import paper_setting
     from spare_mc.sweep import PARAMETERS
     for f in fields(TimelineConfig):
@@ -635,7 +636,7 @@ def test_defaults_live_in_one_place():
             assert f.name in PARAMETERS["ttt"]
             if f.default is not None and not isinstance(f.default, type(fields)):
                 assert PARAMETERS["ttt"][f.name] == f.default or f.name in ("strategy", "n_groups")
-    help_text = _build_parser()._subparsers._group_actions[0].choices["ttt"].format_help()
+    help_text = build_parser()._subparsers._group_actions[0].choices["ttt"].format_help()
     for f in fields(TimelineConfig):
         if f.metadata.get("cli"):
             assert "--" + f.name.replace("_", "-") in help_text
@@ -647,8 +648,8 @@ def test_defaults_live_in_one_place():
 
 
 def test_every_cli_option_says_what_it_means():
-    from spare_mc.cli.commands import _build_parser
-    sub = _build_parser()._subparsers._group_actions[0].choices
+    from spare_mc.cli.parser import build_parser
+    sub = build_parser()._subparsers._group_actions[0].choices
     for name, parser in sub.items():
         for action in parser._actions:
             if action.option_strings and action.dest != "help" and action.help != argparse.SUPPRESS:
@@ -698,11 +699,11 @@ def test_warnings_policy_is_intact():
 
 # ---------------------------------------------------------------------------- what a fresh-eyes QA pass found
 def test_qa_closed_stdout_and_full_disk():
-    proc = subprocess.run(f"{sys.executable} -m spare_mc.cli.commands mu --n-groups 20 --r 2 --reps 50 >&-", shell=True,
+    proc = subprocess.run(f"{sys.executable} -m spare_mc.cli mu --n-groups 20 --r 2 --reps 50 >&-", shell=True,
                           capture_output=True, text=True)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
     if os.path.exists("/dev/full"):
-        proc = subprocess.run(f"{sys.executable} -m spare_mc.cli.commands mu --n-groups 20 --r 2 --reps 50 --json > /dev/full",
+        proc = subprocess.run(f"{sys.executable} -m spare_mc.cli mu --n-groups 20 --r 2 --reps 50 --json > /dev/full",
                               shell=True, capture_output=True, text=True)
         assert proc.returncode == 1 and _one_line(proc.stderr) and "cannot write the output" in proc.stderr
 

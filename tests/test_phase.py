@@ -9,7 +9,8 @@ import pytest
 
 from spare_mc.analyses import phase as ph
 from spare_mc.analyses.phase import PhaseStudy, checkpointing, cluster, decide, phase_rows, run_phase_study
-from spare_mc.ttt.timeline import TimelineConfig, simulate_ttt
+from spare_mc.ttt.config import TimelineConfig
+from spare_mc.ttt.run import simulate_ttt
 
 #: A study small enough for a unit test (well under a second per cell).
 TINY = dict(n_gpus=(16_384,), save_s=(1.0,), restart_s=(60.0,), kinds=("today", "modern"), n_steps=300, reps=2,
@@ -270,7 +271,7 @@ def test_figure_phase_marks_insignificant_and_empty_cells(tmp_path):
 
 # ------------------------------------------------------------------------------------------- command line
 def test_reproduce_table_phase_cli(tmp_path, capsys, monkeypatch):
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
 
     monkeypatch.setattr(PhaseStudy, "quick", classmethod(lambda cls, **kw: cls(**{**TINY, **kw})))
     assert main(["reproduce", "--table", "phase", "--quick", "--reps", "2", "--json"]) == 0
@@ -284,7 +285,7 @@ def test_reproduce_table_phase_cli(tmp_path, capsys, monkeypatch):
 
 
 def test_reproduce_table_phase_reads_a_spec(tmp_path, capsys):
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
 
     spec = tmp_path / "phase_map.toml"
     lines = [f"{k} = {json.dumps(list(v) if isinstance(v, tuple) else v)}" for k, v in TINY.items()]
@@ -311,7 +312,7 @@ def test_reproduce_table_phase_reads_a_spec(tmp_path, capsys):
     (["--failures", "per-gpu"], "`--failures` has no effect with --table phase"),
 ])
 def test_reproduce_table_phase_flag_errors(argv, match, capsys):
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
 
     assert main(["reproduce", "--table", "phase", "--quick", *argv]) == 2
     assert match in capsys.readouterr().err

@@ -6,7 +6,7 @@ import pytest
 
 import spare_mc as sm
 from spare_mc.analyses.repair import RepairResult, repair_study
-from spare_mc.cli.commands import main
+from spare_mc.cli import main
 
 TINY = dict(repair_times=(60.0, 1e6), r_values={"rep": (2, 3), "spare": (2, 3)}, reps=3,
             base={"n_steps": 200, "mtbf_s": 100.0}, workers=0)
@@ -106,7 +106,7 @@ def test_interval_clipped_at_zero(monkeypatch, tmp_path):
                            "availability": (dims, np.full(shape, 0.5)), "wipeouts": (dims, np.zeros(shape))},
                           coords={"variant": variants, "r": spec.grid["r"], "ckpt_period_factor": list(_FACTORS)})
 
-    monkeypatch.setattr(repair, "run_study_sweep", fake)
+    monkeypatch.setattr(repair, "run_study_sweep", fake)  # where the study looks it up
     res = repair_study((24,), out_dir=str(tmp_path), **{**TINY, "reps": 2})
     hi = 15.5 + 12.706204736174696 * 14.5
     for row in res.rows:

@@ -11,7 +11,8 @@ from scipy import stats
 import spare_mc as sm
 from spare_mc._kernels import timeline as TK
 from spare_mc.testing import timeline_simpy
-from spare_mc.ttt.timeline import TimelineConfig, _run_us, applicable, make_trace, run_timeline, simulate_ttt
+from spare_mc.ttt.config import TimelineConfig, applicable
+from spare_mc.ttt.run import _run_us, make_trace, run_timeline, simulate_ttt
 
 KEYS = {"ttt": TK.R_TTT, "useful": TK.R_USEFUL, "redundant": TK.R_REDUNDANT, "patch": TK.R_PATCH,
         "allreduce": TK.R_ALLREDUCE, "rectlr_shrink": TK.R_RECTLR, "checkpoint": TK.R_CKPT, "restart": TK.R_RESTART,
@@ -351,8 +352,8 @@ def test_results_dataset_and_estimates(tmp_path):
 
 
 def test_paper_allreduce_model():
-    assert [sm.ttt.timeline.paper_allreduce_s(n) for n in (200, 600, 1000)] == [2.0, 6.0, 10.0]
-    assert sm.ttt.timeline.paper_allreduce_s(10) == 0.5
+    assert [sm.ttt.config.paper_allreduce_s(n) for n in (200, 600, 1000)] == [2.0, 6.0, 10.0]
+    assert sm.ttt.config.paper_allreduce_s(10) == 0.5
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
@@ -439,7 +440,7 @@ def test_a_callers_trace_is_checked(case):
 
 # ------------------------------------------------------------------------------------------ optimiser and CLI
 def test_theory_ttt_pieces():
-    from spare_mc.ttt.optimize import theory_ttt
+    from spare_mc.ttt.theory import theory_ttt
     cfg = TimelineConfig("ckpt", 600)
     t = theory_ttt(cfg)
     assert t.S == 1.0 and t.T_f_s == 300.0 and t.paper_J is None
@@ -459,8 +460,8 @@ def test_theory_ttt_prices_the_checkpointing_its_period_assumes(kw):
     """The theory's availability is the model's value at the period it returns, with the same checkpoint cost and
     restart (a QA pass found the availability still using the plain restart_s while the period took a load time or
     a restart growing with N into account: A = 0.495 instead of 0.041 at load_s = 1e5)."""
-    from spare_mc.ttt.optimize import theory_ttt
-    from spare_mc.ttt.timeline import theory_costs
+    from spare_mc.ttt.theory import theory_ttt
+    from spare_mc.ttt.period import theory_costs
 
     cfg = TimelineConfig("spare", 60, r=3, **kw)
     th = theory_ttt(cfg)
@@ -479,8 +480,8 @@ def test_theory_ttt_prices_the_checkpointing_its_period_assumes(kw):
 def test_theory_ttt_of_free_checkpoints():
     """An asynchronous save with no slowdown costs the compute nothing (T_s = 0): the period is the save itself
     and the availability the model's with T_s = 0, T_f / (T_f + T_r + T_c / 2)."""
-    from spare_mc.ttt.optimize import theory_ttt
-    from spare_mc.ttt.timeline import theory_costs
+    from spare_mc.ttt.theory import theory_ttt
+    from spare_mc.ttt.period import theory_costs
 
     cfg = TimelineConfig("spare", 60, r=3, ckpt_async=True, async_slowdown=1.0)
     th = theory_ttt(cfg)
@@ -516,7 +517,7 @@ def test_optimize_strategy_selects_the_grid_minimum_and_confirms_on_fresh_seeds(
 def test_cli_ttt_and_reproduce_json(capsys):
     import json
 
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
     assert main(["ttt", "--strategy", "spare", "--n-groups", "60", "--r", "4", "--reps", "3", "--n-steps", "200",
                  "--seed", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -539,14 +540,14 @@ def test_cli_ttt_and_reproduce_json(capsys):
 @pytest.mark.parametrize("n_values, shown", [((24, 60), False), ((200, 600), True)])
 def test_the_papers_n600_line_is_printed_beside_an_n600_row_only(capsys, n_values, shown):
     """QA: `reproduce --table main --n-values 7` printed "paper, N=600: ..." under a table without N = 600."""
-    from spare_mc.cli.commands import _print_main_table
+    from spare_mc.cli.format import main_table
     from spare_mc.ttt.optimize import _paper_summary
 
     cell = {"best_r": 3, "ckpt_period_s": 100.0, "ttt_over_t0": 2.0, "ttt_over_t0_ci95": [1.9, 2.1],
             "availability": 0.5, "availability_ci95": [0.49, 0.51], "capped_fraction": 0.0}
     rows = [{"n_groups": n, "ckpt": cell, "rep": cell, "spare": cell, "ttt_reduction": 0.1,
              "ttt_reduction_ci95": [0.05, 0.15]} for n in n_values]
-    _print_main_table({"rows": rows, "paper_N600": _paper_summary()})
+    main_table({"rows": rows, "paper_N600": _paper_summary()})
     out = capsys.readouterr().out
     assert ("paper, N=600:" in out) is shown
     assert out.count("TTT reduction") == 2
@@ -565,7 +566,7 @@ def test_the_papers_n600_line_is_printed_beside_an_n600_row_only(capsys, n_value
 def test_cli_bad_arguments(argv, match, capsys):
     import re
 
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and re.search(match, err)
@@ -596,7 +597,7 @@ def test_astronomical_mtbf_gives_no_failures(mtbf_s, period_s):
 def test_astronomical_mtbf_cli_reports_no_failures(capsys):
     import json
 
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
     assert main(["ttt", "--strategy", "ckpt", "--n-groups", "1000", "--reps", "4", "--mtbf-s", "1e11",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

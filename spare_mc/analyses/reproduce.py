@@ -24,7 +24,7 @@ from ..sweep.runner import run_study_sweep
 from ..sweep.spec import SweepSpec
 from ..sweep.storage import check_own_json, write_json
 from ..ttt.optimize import main_table
-from ..ttt.timeline import TimelineConfig, applicable
+from ..ttt.config import TimelineConfig, applicable
 from .calibrate import load_preset
 from .phase import PhaseStudy, run_phase_study
 

@@ -57,7 +57,7 @@ from ..sweep.compare import UNIFORM_ORDER_MODELS
 from ..theory.closed_forms import mu_paper, r_star
 from ..theory.exact import EXACT_LAYOUTS, exact_wipeout
 from ..ttt.optimize import PERIOD_FACTORS, theory_ttt
-from ..ttt.timeline import TimelineConfig, applicable
+from ..ttt.config import TimelineConfig, applicable
 from .files import as_outdir, check_figure_target, save_png
 from .sweep_data import (STRATEGY_STYLE, VALUE_STYLE, as_py, check_dataset, fixed_params, fmt_value, grid_dims,
                          group_datasets, is_numeric, long_name, panel_key, period_text, same_value, short_name,

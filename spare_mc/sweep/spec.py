@@ -52,7 +52,7 @@ from .._lib.version import __version__
 from ..model.failures import FAILURE_KINDS, failure_from_spec
 from ..model.kinds import make_layout
 from ..options import get_options
-from ..ttt.timeline import TimelineConfig, applicable
+from ..ttt.config import TimelineConfig, applicable
 from .storage import OUTPUTS, QUANTITIES
 
 __all__ = ["FAILURE_CHOICES", "PARAMETERS", "SweepSpec"]

@@ -18,7 +18,7 @@ from .._lib.seeding import trace_seed_sequence
 from .._lib.version import __version__
 from ..mc.reorder import overhead_mc
 from ..mc.survivability import wipeout_mc
-from ..ttt.timeline import run_timeline
+from ..ttt.run import run_timeline
 from .spec import SweepSpec, point_model
 from .storage import OUTPUTS, summarize
 
