@@ -53,7 +53,7 @@ def page_options() -> str:
     from spare_mc.model.failures import FAILURE_KINDS, FAILURE_SPEC_DEFAULTS
     from spare_mc.model.topology import DOMAIN_LEVELS
     from spare_mc.options import OPTIONS_DEFAULTS
-    from spare_mc.sweep.runner import OUTPUTS, PARAMETERS
+    from spare_mc.sweep import OUTPUTS, PARAMETERS
 
     t0 = time.perf_counter()
     out = ["## Time-to-train settings (`TimelineConfig`)\n",

@@ -18,9 +18,10 @@ from spare_mc import (DomainFailures, PerGPU, ReplicaSets, Topology, UsageTypeEr
                       overhead_mc, sample_events, sidon, wipeout_mc)
 from spare_mc._lib.resources import ResourceLimitError
 from spare_mc.cli import main
-from spare_mc.logs.failure_logs import (EXAMPLE, example_log_path, failure_log_from_arrays, fit_failure_log, log_levels,
-                                        read_failure_log, replay_log, sampled_failure_log, synthetic_log, weibull_mle,
-                                        write_example_log, write_failure_log)
+from spare_mc.logs.failure_log import failure_log_from_arrays, log_levels, read_failure_log, write_failure_log
+from spare_mc.logs.fit import fit_failure_log, weibull_mle
+from spare_mc.logs.replay import replay_log
+from spare_mc.logs.synthetic import EXAMPLE, example_log_path, sampled_failure_log, synthetic_log, write_example_log
 from spare_mc.model.topology import DOMAIN_LEVELS
 
 EX_TOPO = Topology(**EXAMPLE["topology"])

@@ -19,7 +19,7 @@ import pytest
 import spare_mc as sm
 from spare_mc._lib.resources import ResourceLimitError
 from spare_mc.cli import main
-from spare_mc.sweep.runner import SweepSpec, compare_dataset, run_sweep
+from spare_mc.sweep import SweepSpec, compare_dataset, run_sweep
 from spare_mc.sweep.storage import open_dataset, write_dataset
 from spare_mc.ttt.config import TimelineConfig
 from spare_mc.ttt.run import run_timeline, simulate_ttt
@@ -72,7 +72,10 @@ def test_2_a_version_bump_recomputes_and_stamps_the_right_version(tmp_path, monk
     spec = SweepSpec.from_toml(SMALL)
     old = run_sweep(spec, tmp_path / "a.nc", workers=0, progress=False)
     import spare_mc.sweep.runner as sweep_mod
-    monkeypatch.setattr(sweep_mod, "__version__", "9.9.9")
+    import spare_mc.sweep.spec as spec_mod
+    import spare_mc.sweep.tasks as tasks_mod
+    monkeypatch.setattr(spec_mod, "__version__", "9.9.9")  # the digest's
+    monkeypatch.setattr(tasks_mod, "__version__", "9.9.9")  # the dataset's stamp
     assert spec.digest() != old.attrs["spec_digest"]  # the version is part of the identity of the results
     computed = []
     real = sweep_mod.run_task
@@ -582,7 +585,7 @@ def test_removed_aliases_are_refused(capsys):
         assert cap.out == "" and cap.err.strip() == "spare-mc: error: --trials was removed in spare-mc 0.3.0; use --reps"
 
 
-def test_old_return_types_are_refused():
+def test_old_return_types_are_refused(tmp_path):
     """Indexing and unpacking the results that used to be dicts and tuples (one release with a warning, 0.2.x)
     and ``summary(level=)`` are gone in 0.3.0."""
     with pytest.raises(TypeError, match=r"not subscriptable"):
@@ -593,6 +596,11 @@ def test_old_return_types_are_refused():
     assert (b.sum_c, b.mean_T) == pytest.approx((11 / 3, 7 / 3))
     with pytest.raises(TypeError, match=r"not subscriptable"):
         b[2]
+    ds = run_sweep(SweepSpec.from_toml(SMALL), tmp_path / "a.nc", workers=0, progress=False)
+    res = compare_dataset(ds)
+    assert len(res) == len(res.rows) == 2 and res.rows[0].consistent in (True, False)
+    with pytest.raises(TypeError, match=r"not iterable"):
+        list(res)
     o = sm.overhead_mc("cyclic", 5, n_groups=20, r=2, rng=1)
     with pytest.raises(TypeError, match=r"unexpected keyword argument 'level'"):
         o.summary(level=0.95)
@@ -632,7 +640,7 @@ def test_defaults_live_in_one_place():
 
     from spare_mc.cli.parser import build_parser
     from spare_mc.model.paper import paper_setting
-    from spare_mc.sweep.runner import PARAMETERS
+    from spare_mc.sweep import PARAMETERS
     for f in fields(TimelineConfig):
         if f.metadata.get("sweep"):
             assert f.name in PARAMETERS["ttt"]
@@ -897,7 +905,9 @@ def _qa_cases():
     numpy memory error, an error naming another parameter, or be silently ignored."""
     from spare_mc._lib.resources import ResourceLimitError
     from spare_mc.analyses.domains import DomainStudy, run_domain_study
-    from spare_mc.logs.failure_logs import example_log_path, read_failure_log, replay_log
+    from spare_mc.logs.failure_log import read_failure_log
+    from spare_mc.logs.replay import replay_log
+    from spare_mc.logs.synthetic import example_log_path
     from spare_mc.model.failures import failure_model_from_dict
     from spare_mc.logs.replay_ttt import replay_log_ttt
     topo = sm.Topology(256, 32, nodes_per_rack=4, racks_per_power=2)
@@ -950,7 +960,8 @@ def test_qa_bad_input_to_the_domain_and_log_tools_is_named(case):
 def test_qa_log_fit_says_when_its_domain_flags_assume_another_topology(tmp_path, capsys):
     """`spare-mc log fit` prints `spare-mc ttt` flags; ttt builds the default topology's domains, so a log on other
     sizes gets a note beside the domain flags (the per-GPU flags do not depend on them)."""
-    from spare_mc.logs.failure_logs import synthetic_log, write_failure_log
+    from spare_mc.logs.failure_log import write_failure_log
+    from spare_mc.logs.synthetic import synthetic_log
     topo = sm.Topology(2048, 32, nodes_per_rack=4, racks_per_power=2)
     write_failure_log(tmp_path / "p.csv", synthetic_log(topo, {"gpu": (0.8, 3e6), "power": (0.8, 2e6)}, 3e7, rng=1))
     args = ["log", "fit", str(tmp_path / "p.csv"), "--n-gpus", "2048", "--n-groups", "32", "--nodes-per-rack", "4",
@@ -1101,7 +1112,8 @@ def test_qa_third_pass_bad_inputs_are_named(tmp_path):
     name on a short log (blamed on the epochs), replica sets of equal size (called 'N not divisible by r'), a
     Layout object where exact_wipeout takes a kind name (its whole repr in the message) and a mean failure count
     above N (a bound for an impossible system)."""
-    from spare_mc.logs.failure_logs import failure_log_from_arrays, replay_log, write_failure_log
+    from spare_mc.logs.failure_log import failure_log_from_arrays, write_failure_log
+    from spare_mc.logs.replay import replay_log
     topo = sm.Topology(64, 8)
     with pytest.raises(ValueError, match=r"`duration_s` \(the observation window end\) must be <= 5.76461e\+11 s"):
         failure_log_from_arrays([1.0], ["gpu"], [3], topo, duration_s=1e15)

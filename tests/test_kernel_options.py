@@ -15,7 +15,7 @@ import pytest
 
 import spare_mc as sm
 from spare_mc._kernels import timeline as TK
-from spare_mc.testing.reference import timeline_simpy
+from spare_mc.testing import timeline_simpy
 from spare_mc.ttt.config import TimelineConfig as _Config
 from spare_mc.ttt.config import applicable
 from spare_mc.ttt.run import _run_us, make_trace, run_timeline, simulate_ttt
@@ -826,7 +826,7 @@ def test_options_are_sweep_parameters_and_cli_flags(capsys):
 
     from spare_mc.cli import main
     from spare_mc.cli.parser import build_parser
-    from spare_mc.sweep.runner import PARAMETERS
+    from spare_mc.sweep import PARAMETERS
     defaults = {"rep_masked_cost": "shrink", "rep_resync_s": 0.0, "masked_detect_s": 0.0, "patch_cost": "per_shard",
                 "restart_failures": "absorbed", "ckpt_every_steps": 0, "ckpt_failure": "completes"}
     for name, value in defaults.items():
@@ -846,7 +846,7 @@ def test_options_are_sweep_parameters_and_cli_flags(capsys):
 
 
 def test_options_in_a_sweep(tmp_path):
-    from spare_mc.sweep.runner import SweepSpec, run_sweep
+    from spare_mc.sweep import SweepSpec, run_sweep
     text = """
 [sweep]
 name = "kopt"
@@ -1038,7 +1038,7 @@ def test_repair_log_is_refused_where_failures_are_sampled(tmp_path, capsys):
     """The command line offers no 'log' repair (no command replays a job on a log), and a sweep refuses it before
     any task runs."""
     from spare_mc.cli import main
-    from spare_mc.sweep.runner import SweepSpec, run_sweep
+    from spare_mc.sweep import SweepSpec, run_sweep
     assert main(["ttt", "--strategy", "rep", "--n-groups", "60", "--r", "3", "--repair", "log"]) == 2
     assert "invalid choice: 'log'" in capsys.readouterr().err
     spec = SweepSpec.from_toml("""

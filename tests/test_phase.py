@@ -256,7 +256,7 @@ def test_two_workers_give_the_same_rows(tmp_path):
 
 
 def test_figure_phase_marks_insignificant_and_empty_cells(tmp_path):
-    from spare_mc.plots.figures import figure_phase
+    from spare_mc.plots import figure_phase
 
     def row(g, s, r, winner, sig):
         return {"n_gpus": g, "save_s": s, "restart_s": r, "winner": winner, "significant": sig,

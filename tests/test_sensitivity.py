@@ -199,7 +199,7 @@ def test_baseline_flags_that_a_variant_also_sets(tmp_path, capsys):
 def test_figure(small, tmp_path):
     from PIL import Image
 
-    from spare_mc.plots.figures import save_sensitivity_figure
+    from spare_mc.plots import save_sensitivity_figure
 
     res, _ = small
     path = save_sensitivity_figure(res, tmp_path / "t.png")

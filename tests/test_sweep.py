@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from spare_mc.sweep.runner import SweepSpec, compare_dataset, open_dataset, run_sweep, write_dataset
+from spare_mc.sweep import SweepSpec, compare_dataset, open_dataset, run_sweep, write_dataset
 
 SPEC = """
 [sweep]

@@ -10,7 +10,7 @@ from scipy import stats
 
 import spare_mc as sm
 from spare_mc._kernels import timeline as TK
-from spare_mc.testing.reference import timeline_simpy
+from spare_mc.testing import timeline_simpy
 from spare_mc.ttt.config import TimelineConfig, applicable
 from spare_mc.ttt.run import _run_us, make_trace, run_timeline, simulate_ttt
 
@@ -177,7 +177,7 @@ def test_twin_derives_the_kernels_unit_clocks(kind):
     """The twin derives its unit clocks from the failure model and the topology, not from
     ``TimelineConfig.unit_clocks``: same units, domains and age policy, and the same Weibull scales up to rounding
     (the config lowers the background through a rate, ``scale ((scale / s_g)^k)^(-1/k)``, a few ulps off ``s_g``)."""
-    from spare_mc.testing.reference import timeline_unit_clocks
+    from spare_mc.testing import timeline_unit_clocks
     rng = np.random.default_rng(5)
     for _ in range(40):
         n = int(rng.choice([12, 24, 60]))

@@ -10,13 +10,12 @@ sweep (:func:`trace_seed_sequence`). Hence strategies and variants compared at o
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 
 from .validation import UsageTypeError, UsageValueError
 
-__all__ = ["root_seed_sequence", "trace_seed_sequence", "root_text", "resolve_seed_alias"]
+__all__ = ["root_seed_sequence", "trace_seed_sequence", "root_text"]
 
 
 _RNG_RULE = "`rng` must be None, a non-negative int, a non-empty list or tuple of them, a SeedSequence or a Generator"
@@ -82,22 +81,3 @@ def root_text(root: np.random.SeedSequence) -> str:
     key = f", spawn_key={tuple(root.spawn_key)}" if root.spawn_key else ""
     return f"{root.entropy}{key}"
 
-
-_UNSET = object()
-
-
-def warn_old_access(what: str, instead: str) -> None:
-    """The one-release deprecation warning of a result that used to be a dict or a tuple."""
-    warnings.warn(f"{what} is deprecated and will be removed in the next release; use {instead}", DeprecationWarning,
-                  stacklevel=3)
-
-
-def resolve_seed_alias(rng, seed, where: str):
-    """``rng``, or the deprecated ``seed`` alias (one release) with a :class:`DeprecationWarning`."""
-    if seed is _UNSET:
-        return rng
-    if rng is not None:
-        raise UsageTypeError(f"{where}: pass `rng` only (`seed` is its deprecated alias)")
-    warnings.warn(f"{where}: `seed` is deprecated and will be removed in the next release; pass `rng` (same "
-                  f"meaning)", DeprecationWarning, stacklevel=3)
-    return seed

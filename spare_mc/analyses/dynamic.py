@@ -38,7 +38,8 @@ from scipy import stats
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.validation import UsageValueError, as_int
 from ..model.strategies import STRATEGIES
-from ..sweep.runner import SweepSpec, run_study_sweep
+from ..sweep.runner import run_study_sweep
+from ..sweep.spec import SweepSpec
 from ..ttt.config import CKPT_POLICIES, TimelineConfig, applicable
 from .sensitivity import holm
 

@@ -22,7 +22,8 @@ from scipy import stats
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.validation import UsageValueError, as_float, as_int
-from ..sweep.runner import SweepSpec, run_study_sweep
+from ..sweep.runner import run_study_sweep
+from ..sweep.spec import SweepSpec
 from ..ttt.config import MAX_DURATION_S, TimelineConfig, applicable
 
 __all__ = ["RepairResult", "repair_study", "DEFAULT_REPAIR_TIMES", "DEFAULT_R", "QUICK"]

@@ -23,7 +23,7 @@ from dataclasses import replace
 from .._lib.provenance import json_safe, stamp
 from .._lib.resources import check_local_workers
 from .._lib.validation import UsageValueError
-from ..plots.figures import figure_domains, figure_phase
+from ..plots.studies import figure_domains, figure_phase
 from ..sweep.storage import check_own_json, write_json
 from .clusters import llama3_study
 from .domain_period import run_domain_period_study

@@ -17,20 +17,24 @@ from scipy import stats
 from .._lib.provenance import stamp
 from .._lib.validation import UsageValueError
 from ..analyses.reproduce import studies_dir
-from ..logs.failure_logs import fit_failure_log, read_failure_log, replay_log
+from ..logs.failure_log import read_failure_log
+from ..logs.fit import fit_failure_log
+from ..logs.replay import replay_log
 from ..mc.reorder import exact_stack_bound_sum, overhead_mc
 from ..mc.survivability import wipeout_mc
 from ..model.failures import UniformOrder
-from ..model.kinds import make_layout
+from ..model.kinds import EXACT_LAYOUTS, make_layout
 from ..model.paper import PAPER_R
 from ..model.topology import Topology
 from ..options import set_options
-from ..plots.figures import save_figures
+from ..plots.sweep_figures import save_figures
 from ..stats import MCEstimate, compare
-from ..sweep.runner import SweepSpec, compare_dataset, open_sweep_dataset, run_sweep
+from ..sweep.compare import compare_dataset
+from ..sweep.runner import open_sweep_dataset, run_sweep
+from ..sweep.spec import SweepSpec
 from ..theory.closed_forms import (ckpt_period_daly, ckpt_period_young, daly_expected_wall_time, daly_optimal_interval,
                                    mu_expansion, mu_paper, overhead_lower_bound)
-from ..theory.exact import EXACT_LAYOUTS, exact_cost, exact_wipeout
+from ..theory.exact import exact_cost, exact_wipeout
 from ..ttt.config import TimelineConfig
 from ..ttt.optimize import theory_ttt
 from ..ttt.run import simulate_ttt

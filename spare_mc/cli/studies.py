@@ -19,7 +19,8 @@ from ..analyses.repair import STUDY_SETS, repair_study
 from ..analyses.reproduce import reproduce
 from ..analyses.sensitivity import check_sensitivity_inputs, default_variants, estimate_cost, sensitivity
 from ..analyses.tables import domain_period_table, domains_table, llama3_table, phase_table
-from ..plots.figures import _check_figure_target, save_dynamic_figure, save_repair_figure, save_sensitivity_figure
+from ..plots.files import check_figure_target as _check_figure_target
+from ..plots.studies import save_dynamic_figure, save_repair_figure, save_sensitivity_figure
 from ..sweep.storage import check_own_json, write_json
 from ..ttt.optimize import PERIOD_FACTORS
 from .format import Report, say
