@@ -420,8 +420,8 @@ def add_log_parser(sub, common) -> None:
             q.add_argument("--ci", choices=("wald", "profile"), default="wald",
                            help="confidence intervals: wald (observed information, log scale; default) or profile "
                                 "(profile likelihood: closer to 95%% with few failures)")
-        if name == "replay":
-            q.add_argument("--layout", choices=("cyclic", "sidon", "block"), default="cyclic",
+        if name == "replay":  # not "random": by name that is a fresh layout per replication, a log is one trajectory
+            q.add_argument("--layout", choices=tuple(k for k in LAYOUT_KINDS if k != "random"), default="cyclic",
                            help="cyclic (unit stride), sidon, block (Rep); default cyclic")
             q.add_argument("--r", type=int, required=True, help="redundancy r: holder groups per shard type")
             q.add_argument("--overhead", action="store_true",

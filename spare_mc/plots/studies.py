@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._lib.validation import UsageValueError
+from ..model.strategies import REDUNDANT_STRATEGIES, STRATEGIES, STRATEGY_LABELS
 from .files import save_study_figure
 
 __all__ = ["figure_domains", "figure_dynamic", "figure_phase", "figure_repair", "figure_sensitivity",
@@ -80,13 +81,13 @@ def figure_dynamic(result):
     rows = result.rows
     if not rows:
         raise UsageValueError("the dynamic-checkpointing result has no rows to draw")
-    strategies = [s for s in ("ckpt", "rep", "spare") if any(x.strategy == s for x in rows)]
+    strategies = [s for s in STRATEGIES if any(x.strategy == s for x in rows)]
     shapes = sorted({x.shape for x in rows})
     ns = sorted({x.n_groups for x in rows})
     policies = sorted({x.policy for x in rows})
     fig, axes = plt.subplots(len(strategies), len(shapes), figsize=(4.2 * len(shapes), 3.0 * len(strategies)),
                              squeeze=False, sharex="row")
-    names = {"ckpt": "CKPT-only", "rep": "Rep+CKPT", "spare": "SPARe+CKPT"}
+    names = STRATEGY_LABELS
     for i, s in enumerate(strategies):
         for j, k in enumerate(shapes):
             ax = axes[i][j]
@@ -138,9 +139,9 @@ def figure_repair(result):
         raise UsageValueError("the repair result has no rows to draw")
     ns = sorted({b["n_groups"] for b in best})
     fig, axes = plt.subplots(4, len(ns), figsize=(4.4 * len(ns), 9.0), squeeze=False, sharex=True)
-    names = {"rep": "Rep+CKPT", "spare": "SPARe+CKPT"}
+    names = STRATEGY_LABELS
     for j, n in enumerate(ns):
-        for c, s in enumerate(("rep", "spare")):
+        for c, s in enumerate(REDUNDANT_STRATEGIES):
             seq = sorted((b for b in best if b["n_groups"] == n and b["strategy"] == s and b["repair_s"] is not None),
                          key=lambda b: b["repair_s"])
             none = [b for b in best if b["n_groups"] == n and b["strategy"] == s and b["repair_s"] is None]
@@ -218,7 +219,7 @@ def figure_domains(result, path=None, *, force: bool = False):
                 ax.set_ylabel(lab)
                 ax.grid(alpha=0.3)
             rs = {s: next((r["r"] for r in rows if r["n_groups"] == n and r["strategy"] == s), None)
-                  for s in ("spare", "rep")}
+                  for s in REDUNDANT_STRATEGIES}
             axes[0][j].set_title(f"N = {n} (SPARe r = {rs['spare']}, Rep r = {rs['rep']})")
         handles, labels = axes[0][0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=7, frameon=False)
@@ -234,8 +235,9 @@ def figure_domains(result, path=None, *, force: bool = False):
 #: Colours of the phase map's winners: today's checkpointing light, modern dark (tab20 pairs).
 _PHASE_COLOURS = {"ckpt": "#c7c7c7", "ckpt_modern": "#7f7f7f", "rep": "#ffbb78", "rep_modern": "#ff7f0e",
                   "spare": "#aec7e8", "spare_modern": "#1f77b4"}
-_PHASE_NAMES = {"ckpt": "CKPT", "rep": "Rep+CKPT", "spare": "SPARe+CKPT", "ckpt_modern": "CKPT, modern",
-                "rep_modern": "Rep+CKPT, modern", "spare_modern": "SPARe+CKPT, modern"}
+#: The strategies' names on the map (CKPT-only as "CKPT": the cells are small), then with modern checkpointing.
+_PHASE_SHORT = {**STRATEGY_LABELS, "ckpt": "CKPT"}
+_PHASE_NAMES = {**_PHASE_SHORT, **{f"{s}_modern": f"{label}, modern" for s, label in _PHASE_SHORT.items()}}
 
 
 def figure_phase(result, path=None, *, force: bool = False):

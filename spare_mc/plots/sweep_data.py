@@ -10,6 +10,7 @@ import itertools
 import numpy as np
 
 from .._lib.validation import UsageError, UsageValueError
+from ..model.strategies import STRATEGIES, STRATEGY_LABELS
 from ..sweep.spec import PARAMETERS, SweepSpec
 from ..sweep.storage import OUTPUTS
 
@@ -17,7 +18,8 @@ __all__ = ["axes_roles"]
 
 _LAYOUT_STYLE = {"cyclic": ("C0", "unit stride"), "sidon": ("C1", "Sidon offsets"), "random": ("C2", "random"),
                  "block": ("C3", "block (Rep)")}
-STRATEGY_STYLE = {"ckpt": ("C3", "CKPT-only"), "rep": ("C1", "Rep+CKPT"), "spare": ("C0", "SPARe+CKPT")}
+_STRATEGY_COLOURS = {"ckpt": "C3", "rep": "C1", "spare": "C0"}
+STRATEGY_STYLE = {s: (_STRATEGY_COLOURS[s], STRATEGY_LABELS[s]) for s in STRATEGIES}
 VALUE_STYLE = {"layout": _LAYOUT_STYLE, "strategy": STRATEGY_STYLE}
 
 #: dimension -> (short name for titles, axis label)
