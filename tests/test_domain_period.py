@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from spare_mc.analyses.domain_period import run_domain_period_study
-from spare_mc.analyses.domains import DomainStudy, _failures
+from spare_mc.analyses.domains import DomainStudy
 from spare_mc.ttt.run import simulate_ttt
 
 SMALL = DomainStudy(n_values=(200,), levels=("none", "pod"), spare_r={200: 8}, n_steps=600, seed=3,
@@ -42,7 +42,7 @@ def test_rows_layouts_and_the_best_screen_point(result):
 def test_screen_and_confirmation_are_the_jobs_of_simulate_ttt(result):
     """The screen at factor 1 is replications 0-3 of the row's config; the confirmation replications 4-9."""
     from spare_mc.analyses.domain_period import _layouts
-    failures, topo = _failures(SMALL, "pod", 200)
+    failures, topo = SMALL.failure_model("pod", 200)
     (_, _, _, cfg), = [x for x in _layouts(SMALL, 200, failures, topo, "pod") if x[0] == "spare"]
     row = next(r for r in result["rows"] if r["level"] == "pod" and r["strategy"] == "spare")
     assert row["screen"]["1"] == simulate_ttt(cfg, 4, rng=3).estimate("ttt_over_t0").mean

@@ -139,6 +139,50 @@ def test_imports_sit_at_module_top():
     assert not inner, "imports inside functions (move them to the module's top):\n" + "\n".join(inner)
 
 
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def test_no_module_imports_another_modules_private_names():
+    """A module's ``_name`` is its own: no module imports one from another spare_mc module (``from .x import
+    _helper``), nor reads one through a module it imported (``x._helper``). Where two modules share a helper, it is a
+    public name of the module that owns it. Importing a private *module* (``from .._kernels import timeline as
+    _tk``, ``from ._lib import loading as _loading``) is fine: that is the package's own private layer."""
+    bad = []
+    for name, path, is_pkg in _modules():
+        tree = ast.parse(path.read_text())
+        here = name.split(".") if name else []
+        package = here if is_pkg else here[:-1]
+        modules = {}  # local name -> the spare_mc module it is bound to
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package[: len(package) - (node.level - 1)]
+                    mod = ".".join([*base, *([node.module] if node.module else [])])
+                elif node.module and (node.module == "spare_mc" or node.module.startswith("spare_mc.")):
+                    mod = node.module[len("spare_mc."):] if node.module != "spare_mc" else ""
+                else:
+                    continue
+                for alias in node.names:
+                    sub = f"{mod}.{alias.name}" if mod else alias.name
+                    if _is_module(sub):
+                        modules[alias.asname or alias.name] = sub
+                    elif _private(alias.name) and mod != name:
+                        bad.append(f"{path.relative_to(ROOT.parent)}:{node.lineno} imports {alias.name} from "
+                                   f"spare_mc.{mod}")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("spare_mc.") and alias.asname:
+                        modules[alias.asname] = alias.name[len("spare_mc."):]
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                    and _private(node.attr) and modules[node.value.id] != name):
+                bad.append(f"{path.relative_to(ROOT.parent)}:{node.lineno} reads {node.value.id}.{node.attr} "
+                           f"(spare_mc.{modules[node.value.id]})")
+    assert not bad, "private names used outside their module (make them public names of their owner):\n" + \
+        "\n".join(bad)
+
+
 @pytest.mark.parametrize("layer", [n for names in LAYERS for n in names if (ROOT / n).is_dir()])
 def test_every_layer_folder_is_a_package_with_a_docstring(layer):
     init = ROOT / layer / "__init__.py"

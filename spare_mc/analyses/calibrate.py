@@ -75,7 +75,7 @@ from ..stats import estimate_mean, ratio_estimate
 from ..sweep.storage import write_json
 from ..ttt.config import TimelineConfig, applicable
 from ..ttt.optimize import PERIOD_FACTORS, n_values_iv, period_factors_iv
-from .sensitivity import _check_base, _check_fields, _check_r_ranges, _confirm_spec, _pick, _run, _screen
+from .engine import check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage, screen
 
 __all__ = ["SEARCH_SPACE", "NOT_FITTED", "calibrate", "CalibrationResult", "load_target", "load_preset",
            "preset_names", "presets_dir", "write_preset", "DEFAULT_SCHEDULE"]
@@ -157,7 +157,7 @@ def load_target(target) -> dict:
     if not isinstance(setting, dict):
         raise UsageValueError(f"the target table's `setting` must be an object of TimelineConfig fields, got "
                               f"{setting!r}")
-    setting = _check_base(setting, "the target table's `setting`")  # TimelineConfig fields only
+    setting = check_base(setting, "the target table's `setting`")  # TimelineConfig fields only
     for s in REDUNDANT_STRATEGIES:
         try:
             TimelineConfig(s, rows[0]["n_groups"], r=2, **applicable(setting, s))
@@ -204,7 +204,7 @@ def load_preset(preset) -> dict:
     if not isinstance(d, dict) or not isinstance(d.get("overrides"), dict):
         raise UsageValueError(f"the preset {path} must be an object with an `overrides` table")
     reject_unknown(d, _PRESET_KEYS, f"the preset {path}")
-    over = _check_base(d["overrides"], f"the preset {path}")
+    over = check_base(d["overrides"], f"the preset {path}")
     for s in ("rep", "spare", "ckpt"):
         TimelineConfig(s, 600, r=1 if s == "ckpt" else 3, **applicable(over, s))
     return {**d, "name": d.get("name", path.stem), "overrides": over}
@@ -259,7 +259,7 @@ def _space(space):
         for v in values:
             if not (isinstance(v, (list, tuple)) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], dict)):
                 raise UsageValueError(f"`space[{opt!r}]` entries must be (label, overrides dict), got {v!r}")
-            _check_fields(v[1], f"`space[{opt!r}]` value {v[0]!r}")
+            check_fields(v[1], f"`space[{opt!r}]` value {v[0]!r}")
             vals.append((v[0], dict(v[1])))
         labels = [lab for lab, _ in vals]
         if len(set(labels)) != len(labels):
@@ -302,16 +302,16 @@ def _evaluate(strategy, subs, fit_n, reps, confirm, rng, base, r_ranges, period_
               workers, force, show):
     """Screen + confirm every sub-combination at every fitted N; per (name, N) a dict of results."""
     variants = {name: applicable(over, strategy) for name, (_, over) in subs.items()}
-    screens, paths, skipped = _screen(f"calibrate-r{rnd}-screen", strategy, variants, fit_n, reps, rng, base,
+    screens, paths, skipped = screen(f"calibrate-r{rnd}-screen", strategy, variants, fit_n, reps, rng, base,
                                       r_ranges, period_factors, out_dir, scheduler, workers, force, show)
     chosen, near = {}, {}
     for name in variants:
         for n in fit_n:
-            r, f, _, near[(name, n)] = _pick(screens[(name, n)])
+            r, f, _, near[(name, n)] = pick(screens[(name, n)])
             chosen[f"{name}@{n}"] = {"n_groups": n, "r": r, "ckpt_period_factor": f, **variants[name]}
-    spec = _confirm_spec(f"calibrate-r{rnd}-confirm-{strategy}", strategy, chosen, reps, confirm, rng, base,
+    spec = confirm_spec(f"calibrate-r{rnd}-confirm-{strategy}", strategy, chosen, reps, confirm, rng, base,
                          min(confirm, 10))
-    conf, p2 = _run(spec, out_dir, scheduler, workers, force, show)
+    conf, p2 = run_stage(spec, out_dir, scheduler, workers, force, show)
     out = {}
     for key, point in chosen.items():
         name, _, n = key.rpartition("@")
@@ -481,7 +481,7 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
     """
     t_start = time.perf_counter()
     tgt = load_target(target)
-    given = _check_base(base)
+    given = check_base(base)
     clash = {k: (v, tgt["setting"][k]) for k, v in given.items() if k in tgt["setting"] and tgt["setting"][k] != v}
     if clash:
         raise UsageValueError(f"`base` sets {sorted(clash)} to other values than the target table states "
@@ -507,7 +507,7 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
     tol_availability = _number(tol_availability, "tol_availability", 0, 1)
     alpha = _number(alpha, "alpha", 0, 1, lo_open=True)
     rng = as_int(rng, "rng", min_value=0)
-    r_ranges = _check_r_ranges(r_ranges)
+    r_ranges = check_r_ranges(r_ranges)
     period_factors = period_factors_iv(period_factors)
     for n in fit_n:
         for s in REDUNDANT_STRATEGIES:
@@ -632,7 +632,8 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
                 "tol_availability": tol_availability, "alpha": alpha, "alpha_per_test": alpha_each,
                 "rng_root": str(rng), "base": base,
                 "space": {o: [lab for lab, _ in v] for o, v in space.items()}, "not_fitted": list(NOT_FITTED),
-                "r_ranges": {s: list(r_ranges[s]) for s in REDUNDANT_STRATEGIES}, "period_factors": list(period_factors),
+                "r_ranges": {s: list(r_ranges[s]) for s in REDUNDANT_STRATEGIES},
+                "period_factors": list(period_factors),
                 "predict_n": list(predict_n), "max_members": max_members, "fitted_fields": fitted_fields,
                 "set": "every combination not rejected" if eta is None else
                        f"the unrejected survivors of halving by rank (eta = {eta})",

@@ -31,7 +31,7 @@ from scipy.stats import t as t_dist
 
 from .._lib.validation import UsageTypeError, UsageValueError, as_int
 from ..ttt.run import simulate_ttt
-from .domains import DomainStudy, _failures, _ttt_config
+from .domains import DomainStudy
 
 __all__ = ["PERIOD_STUDY_FACTORS", "run_domain_period_study"]
 
@@ -48,12 +48,12 @@ def _layouts(study, n, failures, topo, level):
         cfg = None
         if aware is not None and level != "none":
             try:
-                cfg, layout = _ttt_config(study, strategy, aware, n, r, failures, topo), aware
+                cfg, layout = study.timeline_config(strategy, aware, n, r, failures, topo), aware
                 cfg.layout_object()  # builds (and caches) the placement: raises if none exists
             except UsageValueError:
                 cfg = None
         if cfg is None:
-            cfg, layout = _ttt_config(study, strategy, blind, n, r, failures, topo), blind
+            cfg, layout = study.timeline_config(strategy, blind, n, r, failures, topo), blind
         out.append((strategy, layout if strategy != "ckpt" else "-", r, cfg))
     return out
 
@@ -103,7 +103,7 @@ def run_domain_period_study(study=None, *, period_factors=PERIOD_STUDY_FACTORS, 
     t0 = time.perf_counter()
     rows = []
     for level in study.levels + (("all",) if n in study.mixed_n_values else ()):
-        failures, topo = _failures(study, level, n)
+        failures, topo = study.failure_model(level, n)
         for strategy, layout, r, cfg in _layouts(study, n, failures, topo, level):
             screen = {}
             for f in factors:

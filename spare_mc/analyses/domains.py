@@ -41,7 +41,7 @@ from scipy.stats import t as t_dist
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
 from ..mc.survivability import wipeout_mc
 from ..model.domain_rates import DOMAIN_MTBF_DEFAULTS
-from ..model.failures import DomainFailures, PerGPU, _shape_iv
+from ..model.failures import DomainFailures, PerGPU, check_shape
 from ..model.topology import DOMAIN_LEVELS, Topology
 from ..ttt.config import TimelineConfig
 from ..ttt.run import simulate_ttt
@@ -128,7 +128,7 @@ class DomainStudy:
         object.__setattr__(self, "rep_r", as_int(self.rep_r, "rep_r", min_value=2))
         object.__setattr__(self, "spare_r", {int(k): as_int(v, "spare_r", min_value=2) for k, v in self.spare_r.items()})
         object.__setattr__(self, "mtbf_s", as_float(self.mtbf_s, "mtbf_s", positive=True))
-        object.__setattr__(self, "shape", _shape_iv(self.shape))
+        object.__setattr__(self, "shape", check_shape(self.shape))
         object.__setattr__(self, "seed", as_int(self.seed, "seed", min_value=0))
         mwf = as_float(self.max_wall_factor, "max_wall_factor", positive=True)
         if mwf <= 1.0:
@@ -145,26 +145,31 @@ class DomainStudy:
         d["spare_r"] = {str(k): v for k, v in self.spare_r.items()}
         return d
 
+    def failure_model(self, level: str, n: int) -> tuple:
+        """The failure model of the rows at one level and ``N = n``, and its topology (``n`` groups on
+        :attr:`n_gpus` GPUs): the per-GPU background alone for ``level="none"``, every level at its default rate
+        over it for ``"all"``, else ``level``'s domains at their default rate over it. Returns ``(failures,
+        topology)``."""
+        topo = Topology(self.n_gpus, n, placement=self.placement)
+        bg = PerGPU.from_system_mtbf(self.mtbf_s, self.n_gpus, self.shape, "renew")
+        if level == "none":
+            return bg, topo
+        if level == "all":
+            return DomainFailures.at_default_rates(self.shape, background=bg), topo
+        return DomainFailures(level, DOMAIN_MTBF_DEFAULTS[level], self.shape, background=bg), topo
 
-def _failures(study: DomainStudy, level: str, n: int):
-
-    topo = Topology(study.n_gpus, n, placement=study.placement)
-    bg = PerGPU.from_system_mtbf(study.mtbf_s, study.n_gpus, study.shape, "renew")
-    if level == "none":
-        return bg, topo
-    if level == "all":
-        return DomainFailures.at_default_rates(study.shape, background=bg), topo
-    return DomainFailures(level, DOMAIN_MTBF_DEFAULTS[level], study.shape, background=bg), topo
-
-
-def _ttt_config(study, strategy, layout, n, r, failures, topo):
-
-    kw = dict(r=r, n_steps=study.n_steps, failures=failures, topology=topo, max_wall_factor=study.max_wall_factor)
-    if strategy == "spare":
-        kw["layout"] = {"domain-aware": "sidon", "domain-aware-spread": "cyclic"}.get(layout, layout)
-    if layout.startswith("domain-aware"):
-        kw["domain_aware"] = True
-    return TimelineConfig(strategy, n, **kw)
+    def timeline_config(self, strategy: str, layout: str, n: int, r: int, failures, topology) -> TimelineConfig:
+        """The job of one row: ``strategy`` at ``N = n`` with redundancy ``r`` on the study's ``layout`` (a name of
+        :data:`DOMAIN_STUDY_LAYOUTS`: ``"domain-aware"`` is SPARe's domain-aware Sidon offsets or Rep's placed
+        sets, ``"domain-aware-spread"`` SPARe's evenly spread cyclic offsets), under ``failures`` on
+        ``topology`` (:meth:`failure_model`)."""
+        kw = dict(r=r, n_steps=self.n_steps, failures=failures, topology=topology,
+                  max_wall_factor=self.max_wall_factor)
+        if strategy == "spare":
+            kw["layout"] = {"domain-aware": "sidon", "domain-aware-spread": "cyclic"}.get(layout, layout)
+        if layout.startswith("domain-aware"):
+            kw["domain_aware"] = True
+        return TimelineConfig(strategy, n, **kw)
 
 
 def run_domain_study(study: DomainStudy | None = None, *, progress=None) -> dict:
@@ -190,7 +195,7 @@ def run_domain_study(study: DomainStudy | None = None, *, progress=None) -> dict
     rows = []
     for n in study.n_values:
         for level in study.levels + (("all",) if n in study.mixed_n_values else ()):
-            failures, topo = _failures(study, level, n)
+            failures, topo = study.failure_model(level, n)
             per_strategy = {}
             for strategy in DOMAIN_STUDY_LAYOUTS:  # SPARe, then Rep
                 r = study.spare_r[n] if strategy == "spare" else study.rep_r
@@ -200,7 +205,7 @@ def run_domain_study(study: DomainStudy | None = None, *, progress=None) -> dict
                     if layout.startswith("domain-aware") and level == "none":
                         continue  # without domains there is nothing to place against
                     try:  # the wipe-out Monte Carlo runs on the job's own layout (random: a new one per trial)
-                        cfg = _ttt_config(study, strategy, layout, n, r, failures, topo)
+                        cfg = study.timeline_config(strategy, layout, n, r, failures, topo)
                         fresh = cfg.random_layout
                         lay = "random" if fresh else cfg.layout_object()
                         if level == "all" and cfg.domain_aware:

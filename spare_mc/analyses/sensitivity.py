@@ -5,8 +5,8 @@ defaults, optionally updated by ``base``) and for every *variant* (one open mode
 combination of them, or a stated input scaled), each of Rep+CKPT and SPARe+CKPT at its best ``(r, T_c)`` exactly as
 :func:`spare_mc.ttt.optimize.main_table` does, and measures how the reduction ``1 - E[TTT_spare] / E[TTT_rep]`` moves.
 
-Procedure (every stage is a :func:`spare_mc.sweep.runner.run_sweep`: dask-parallel, resumable, a dataset with provenance)
------------------------------------------------------------------------------------------------------------
+Procedure (every stage is a sweep of :mod:`spare_mc.analyses.engine`: dask-parallel, resumable, with provenance)
+----------------------------------------------------------------------------------------------------------------
 1. **Screen.** Per strategy, one sweep over ``n_groups x r x ckpt_period_factor`` with a ``variant`` dimension,
    ``reps`` replications per point (replications ``0 .. reps - 1``). The selected point of a (variant, N, strategy)
    is the least mean ``TTT/T0`` among the points with no capped run (the main table's rule).
@@ -49,17 +49,14 @@ from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_in
 from ..model.strategies import REDUNDANT_STRATEGIES
 from ..plots.studies import figure_sensitivity
 from ..stats import MCEstimate, estimate_mean, ratio_estimate
-from ..sweep.runner import run_study_sweep
-from ..sweep.spec import SweepSpec
 from ..ttt.config import TimelineConfig, applicable
-from ..ttt.optimize import OPTIMISED, PERIOD_FACTORS, admissible_r, n_values_iv, period_factors_iv
+from ..ttt.optimize import PERIOD_FACTORS, admissible_r, n_values_iv, period_factors_iv
 from ..ttt.run import run_timeline
+from .engine import R_RANGES, check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage, screen
 
 __all__ = ["Variant", "default_variants", "sensitivity", "SensitivityResult", "SensitivityRow", "SelectedPoint",
            "paired_delta_reduction", "holm", "estimate_cost", "check_sensitivity_inputs", "R_RANGES"]
 
-#: The ``r`` each strategy's optimum is searched over (the issue's ranges; Rep on replica sets for every ``r``).
-R_RANGES = {"rep": (2, 6), "spare": (2, 14)}
 
 
 @dataclass(frozen=True)
@@ -98,7 +95,7 @@ class Variant:
         if not isinstance(self.overrides, dict) or not self.overrides:
             raise UsageValueError(f"variant {self.name!r}: `overrides` must be a non-empty dict of TimelineConfig "
                                   f"fields")
-        _check_fields(self.overrides, f"variant {self.name!r}")
+        check_fields(self.overrides, f"variant {self.name!r}")
 
     def to_dict(self) -> dict:
         return {"name": self.name, "kind": self.kind, "option": self.option, "value": self.value,
@@ -116,7 +113,7 @@ def default_variants(base: dict | None = None) -> tuple:
     is the baseline exactly). A ``restart_ref_groups`` in ``base`` under constant restart growth is the reference
     ``N`` of the two restart-growth variants (:func:`_hand_restart_ref`).
     """
-    base = _check_base(base)
+    base = check_base(base)
     cfg = TimelineConfig("spare", 600, r=2, **applicable(_hand_restart_ref(base, ())[0], "spare"))
     v = [
         Variant("rep_redo_step", "option", "rep_masked_cost", "redo_step", {"rep_masked_cost": "redo_step"},
@@ -193,28 +190,6 @@ def _hand_restart_ref(base: dict, variants: tuple) -> tuple:
 def cfg_rep_resync(base) -> bool:
     """Whether ``base`` sets a positive re-synchronisation time for Rep."""
     return bool(base) and float(base.get("rep_resync_s", 0.0) or 0.0) > 0
-
-
-def _check_base(base, what: str = "`base`") -> dict:
-    if base is None:
-        return {}
-    if not isinstance(base, dict):
-        raise UsageTypeError(f"{what} must be a dict of TimelineConfig fields, got {type(base).__name__}")
-    _check_fields(base, what)
-    return dict(base)
-
-
-def _check_fields(over: dict, what: str) -> None:
-    """``over`` holds only TimelineConfig fields, none of those the study optimises (:data:`OPTIMISED`: never set
-    by ``base``, a variant or a preset; a clear error otherwise)."""
-    known = set(TimelineConfig.__dataclass_fields__) - {"failures", "topology"}
-    unknown = sorted(set(over) - known)
-    if unknown:
-        raise UsageValueError(f"{what} sets {unknown}, which are not TimelineConfig fields (system-level failures "
-                              f"only); expected some of {sorted(known - set(OPTIMISED))}")
-    for key in OPTIMISED:
-        if key in over:
-            raise UsageValueError(f"{what} must not set {key!r}: the study optimises it")
 
 
 # ----------------------------------------------------------------------------------------------- statistics
@@ -401,26 +376,12 @@ def _check_out_dir(out_dir, default) -> str:
     return out_dir
 
 
-def _check_r_ranges(r_ranges) -> dict:
-    if r_ranges is not None and not isinstance(r_ranges, dict):
-        raise UsageTypeError(f"`r_ranges` must be a dict {{'rep': (lo, hi), 'spare': (lo, hi)}}, got {r_ranges!r}")
-    out = dict(R_RANGES)
-    for s, rr in (r_ranges or {}).items():
-        if s not in REDUNDANT_STRATEGIES or not (isinstance(rr, (tuple, list)) and len(rr) == 2):
-            raise UsageValueError(f"`r_ranges` maps 'rep'/'spare' to (lo, hi), got {s!r}: {rr!r}")
-        lo, hi = (as_int(x, f"r_ranges[{s!r}]", min_value=2) for x in rr)
-        if lo > hi:
-            raise UsageValueError(f"`r_ranges[{s!r}]` must have lo <= hi, got {rr}")
-        out[s] = (lo, hi)
-    return out
-
-
 def _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges,
                   period_factors):
     n_values = n_values_iv(n_values, "n_values")
     if not n_values:
         raise UsageValueError("`n_values` must name at least one N, each once, got []")
-    base = _check_base(base)
+    base = check_base(base)
     variants = default_variants(base) if variants is None else tuple(variants)
     for v in variants:
         if not isinstance(v, Variant):
@@ -439,7 +400,7 @@ def _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_r
     if not (0 < target_pp < 100):
         raise UsageValueError(f"`target_pp` must be in (0, 100) percentage points, got {target_pp}")
     rng = as_int(0 if rng is None else rng, "rng", min_value=0)
-    r_ranges = _check_r_ranges(r_ranges)
+    r_ranges = check_r_ranges(r_ranges)
     period_factors = period_factors_iv(period_factors)
     for s in REDUNDANT_STRATEGIES:  # every variant valid at every N before any work
         for n in n_values:
@@ -449,78 +410,6 @@ def _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_r
                 except UsageError as exc:
                     raise type(exc)(f"variant {name!r} at N={n}, {s}: {exc}") from None
     return n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges, period_factors
-
-
-def _screen(prefix, strategy, named, n_values, reps, rng, base, r_ranges, period_factors, out_dir, scheduler,
-            workers, force, show, log=None):
-    """Screen every named override set of ``strategy`` at every ``N`` over ``r x ckpt_period_factor``.
-
-    One sweep per ``N`` and set of admissible ``r`` (:func:`spare_mc.ttt.optimize.admissible_r`: an ``r`` whose layout
-    does not exist is skipped for the variants with that layout only), named ``<prefix>-<strategy>-N<N>[-k]``.
-    Returns ``({(name, N): screen dict}, [dataset paths], {(name, N): skipped r})``; a screen dict has ``r``,
-    ``f`` (arrays), ``mean``, ``se`` and ``done`` (``r x f`` arrays; ``done``: no capped run).
-    """
-
-    base_s = applicable(base, strategy)
-    out, paths, skipped = {}, [], {}
-    for n in n_values:
-        groups = {}
-        for name, over in named.items():
-            ok, skip = admissible_r(strategy, n, r_ranges[strategy], {**base_s, **over})
-            groups.setdefault(tuple(ok), {})[name] = over
-            if skip:
-                skipped[(name, n)] = skip
-        for k, (rs, variants) in enumerate(groups.items()):
-            spec_name = f"{prefix}-{strategy}-N{n}" + (f"-{k}" if len(groups) > 1 else "")
-            spec = SweepSpec(spec_name, "ttt", {"r": list(rs), "ckpt_period_factor": list(period_factors)}, reps,
-                             reps, rng, {"strategy": strategy, "n_groups": n, **base_s}, variants=variants)
-            if log:
-                log(f"{spec_name}: {spec.n_points} points x {reps} replications")
-            ds, path = _run(spec, out_dir, scheduler, workers, force, show)
-            paths.append(path)
-            for name in variants:
-                sub = ds.sel(variant=name)
-                vals = sub["ttt_over_t0"].transpose("r", "ckpt_period_factor", "rep").values
-                fin = sub["finished"].transpose("r", "ckpt_period_factor", "rep").values
-                out[(name, n)] = {"r": np.asarray(rs), "f": np.asarray(period_factors, dtype=float),
-                                  "mean": vals.mean(axis=-1),
-                                  "se": vals.std(axis=-1, ddof=1) / math.sqrt(vals.shape[-1]),
-                                  "done": (fin == 1).all(axis=-1), "reps": vals.shape[-1]}
-    return out, paths, skipped
-
-
-def _pick(sc):
-    """``(r, ckpt_period_factor, screen mean, near-optimal r)`` of one screen.
-
-    The chosen point is the least mean TTT/T0 among the points with no capped run (if every point has one, the least
-    restricted mean -- the optimiser confirms the theory optimum instead; a study flags such rows by their
-    ``capped`` count). Near-optimal: the ``r`` whose best point's 95% Student-t interval (``reps - 1`` degrees of
-    freedom) overlaps the chosen point's -- an unpaired, conservative rule (the points share their failure traces,
-    so paired differences would be sharper)."""
-
-    mean, se = sc["mean"], sc["se"]
-    tq = float(stats.t.ppf(0.975, max(int(sc.get("reps", 2)) - 1, 1)))
-    cand = np.where(sc["done"], mean, np.inf) if sc["done"].any() else mean
-    i, j = np.unravel_index(int(np.argmin(cand)), cand.shape)
-    hi_best = mean[i, j] + tq * se[i, j]
-    near = []
-    for k, r in enumerate(sc["r"]):
-        jj = int(np.argmin(cand[k]))
-        if np.isfinite(cand[k, jj]) and mean[k, jj] - tq * se[k, jj] <= hi_best:
-            near.append(int(r))
-    return int(sc["r"][i]), float(sc["f"][j]), float(mean[i, j]), near
-
-
-def _confirm_spec(name, strategy, chosen, first_rep, reps, rng, base, block):
-
-    return SweepSpec(name, "ttt", {}, reps, block, rng, {"strategy": strategy, **applicable(base, strategy)},
-                     variants=chosen, first_rep=first_rep)
-
-
-def _run(spec, out_dir, scheduler, workers, force, progress):
-
-    path = os.path.join(out_dir, f"{spec.name}.nc")
-    return run_study_sweep(spec, path, scheduler=scheduler, workers=workers, force=force, progress=progress), path
 
 
 def estimate_cost(n_values=(600,), *, variants=None, reps=10, pilot_reps=40, base=None, r_ranges=None,
@@ -622,33 +511,33 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
     picks, skipped_r = {}, {}
     for s in REDUNDANT_STRATEGIES:
         named = _strategy_overrides(variants, s)
-        screens, paths, skipped = _screen("sensitivity-screen", s, named, n_values, reps, rng, base, r_ranges,
+        screens, paths, skipped = screen("sensitivity-screen", s, named, n_values, reps, rng, base, r_ranges,
                                           period_factors, out_dir, scheduler, workers, force, show, log)
         datasets.update({os.path.splitext(os.path.basename(p))[0]: p for p in paths})
         skipped_r.update({f"{s}:{name}@{n}": r for (name, n), r in skipped.items()})
         for vname, over in named.items():
             for n in n_values:
-                r, f, m, _ = _pick(screens[(vname, n)])
+                r, f, m, _ = pick(screens[(vname, n)])
                 picks[(s, vname, n)] = (r, f, m)
                 chosen[s][f"{vname}@{n}"] = {"n_groups": n, "r": r, "ckpt_period_factor": f, **over}
     # 2. pilot confirmation, 3. extension to the replications the target needs
     confirm = {}
     for s in REDUNDANT_STRATEGIES:
-        spec = _confirm_spec(f"sensitivity-confirm-{s}", s, chosen[s], reps, pilot_reps, rng, base,
+        spec = confirm_spec(f"sensitivity-confirm-{s}", s, chosen[s], reps, pilot_reps, rng, base,
                              min(pilot_reps, 10))
         log(f"confirmation {s}: {len(chosen[s])} points x {pilot_reps} fresh replications")
-        confirm[s], datasets[spec.name] = _run(spec, out_dir, scheduler, workers, force, show)
+        confirm[s], datasets[spec.name] = run_stage(spec, out_dir, scheduler, workers, force, show)
     vals = {s: {k: confirm[s]["ttt_over_t0"].sel(variant=k).values for k in chosen[s]} for s in REDUNDANT_STRATEGIES}
     need = _needed_reps(vals, variants, n_values, target_pp, pilot_reps)
     n_final = min(need, max_confirm_reps)
     if n_final > pilot_reps:
         extra = n_final - pilot_reps
         for s in REDUNDANT_STRATEGIES:
-            spec = _confirm_spec(f"sensitivity-extend-{s}", s, chosen[s], reps + pilot_reps, extra, rng, base,
+            spec = confirm_spec(f"sensitivity-extend-{s}", s, chosen[s], reps + pilot_reps, extra, rng, base,
                                  min(extra, 10))
             log(f"extension {s}: {len(chosen[s])} points x {extra} more replications (target half-width "
                 f"{target_pp:g} pp)")
-            ext, datasets[spec.name] = _run(spec, out_dir, scheduler, workers, force, show)
+            ext, datasets[spec.name] = run_stage(spec, out_dir, scheduler, workers, force, show)
             confirm[s] = [confirm[s], ext]
     else:
         confirm = {s: [confirm[s]] for s in REDUNDANT_STRATEGIES}

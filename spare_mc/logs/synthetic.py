@@ -14,7 +14,7 @@ from .._lib.resources import check_memory
 from .._lib.seeding import generator
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
 from ..model import topology as _topology
-from ..model.failures import (DomainFailures, FailureEvents, PerGPU, UniformOrder, _shape_iv, sample_events,
+from ..model.failures import (DomainFailures, FailureEvents, PerGPU, UniformOrder, check_shape, sample_events,
                               weibull_scale)
 from ..model.topology import Topology
 from .epochs import as_replay_layout, replay_epochs
@@ -31,7 +31,7 @@ def _weibull_params_iv(weibull, topology):
         as_choice(name, "weibull level", log_levels(topology))
         if not isinstance(spec, (tuple, list)) or len(spec) != 2:
             raise UsageValueError(f"`weibull[{name!r}]` must be (shape, mean_s), got {spec!r}")
-        shape = _shape_iv(spec[0], f"weibull[{name!r}] shape")  # the failure models' range
+        shape = check_shape(spec[0], f"weibull[{name!r}] shape")  # the failure models' range
         mean = as_float(spec[1], f"weibull[{name!r}] mean_s", positive=True)
         out[name] = (shape, mean)
     return out

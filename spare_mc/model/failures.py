@@ -52,7 +52,7 @@ from .topology import DOMAIN_LEVELS, Topology
 
 __all__ = ["UniformOrder", "SystemRenewal", "PerGPU", "DomainFailures", "FailureEvents", "sample_events",
            "failure_model_from_dict", "failure_from_spec", "FAILURE_KINDS", "FAILURE_SPEC_DEFAULTS", "CALIBRATIONS",
-           "weibull_scale", "PerGPUClock", "AGE_POLICIES", "parse_domain_levels", "system_mtbf_s"]
+           "weibull_scale", "PerGPUClock", "AGE_POLICIES", "parse_domain_levels", "system_mtbf_s", "check_shape"]
 
 AGE_POLICIES = ("renew", "keep")
 #: How per-GPU lifetimes are calibrated to a system MTBF (:meth:`PerGPU.from_system_mtbf`).
@@ -84,7 +84,7 @@ def system_mtbf_s(failures, topology) -> tuple[float, float]:
     return first, 1.0 / math.fsum(c / m for c, (_, m) in zip(counts, parts))
 
 
-def _shape_iv(shape, name: str = "shape"):
+def check_shape(shape, name: str = "shape") -> float:
     """A Weibull shape of the failure models, a float in [0.05, 50] (their one check of this range, ``name`` the
     parameter it reports; a larger ``k`` overflows ``Gamma(1 + 1/k)`` terms, a smaller one underflows the scale)."""
     shape = as_float(shape, name, positive=True)
@@ -116,7 +116,7 @@ class SystemRenewal:
 
     def __post_init__(self):
         object.__setattr__(self, "mtbf_s", as_float(self.mtbf_s, "mtbf_s", positive=True))
-        object.__setattr__(self, "shape", _shape_iv(self.shape))
+        object.__setattr__(self, "shape", check_shape(self.shape))
         object.__setattr__(self, "live_scaling", as_bool(self.live_scaling, "live_scaling"))
 
     def to_dict(self):
@@ -133,7 +133,7 @@ class PerGPU:
 
     def __post_init__(self):
         object.__setattr__(self, "gpu_mtbf_s", as_float(self.gpu_mtbf_s, "gpu_mtbf_s", positive=True))
-        object.__setattr__(self, "shape", _shape_iv(self.shape))
+        object.__setattr__(self, "shape", check_shape(self.shape))
         as_choice(self.age_policy, "age_policy", AGE_POLICIES)
 
     @classmethod
@@ -160,7 +160,7 @@ class PerGPU:
         >>> round(first.gpu_mtbf_s / long.gpu_mtbf_s, 1)
         42.6
         """
-        shape = _shape_iv(shape)
+        shape = check_shape(shape)
         system_mtbf_s = as_float(system_mtbf_s, "system_mtbf_s", positive=True)
         n_gpus = as_int(n_gpus, "n_gpus", min_value=1)
         calibration = as_choice(calibration, "calibration", CALIBRATIONS)
@@ -243,7 +243,7 @@ class DomainFailures:
 
     def __init__(self, level=None, domain_mtbf_s=None, shape=1.0, background=None, *, levels=None):
         object.__setattr__(self, "levels", _levels_iv(level, domain_mtbf_s, levels))
-        object.__setattr__(self, "shape", _shape_iv(shape))
+        object.__setattr__(self, "shape", check_shape(shape))
         if background is not None:
             if not isinstance(background, PerGPU):
                 raise UsageTypeError(f"`background` must be a PerGPU model or None, got {type(background).__name__}")

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._kernels import timeline as _tk
 from .._lib.validation import UsageTypeError, UsageValueError, as_bool, as_choice, as_float, as_int
-from ..model.failures import DomainFailures, PerGPU, _shape_iv, failure_model_from_dict, system_mtbf_s, weibull_scale
+from ..model.failures import DomainFailures, PerGPU, check_shape, failure_model_from_dict, system_mtbf_s, weibull_scale
 from ..model.kinds import SPARE_LAYOUTS
 from ..model.layouts import Layout, ReplicaSets, block, cyclic, random_holders, sidon
 from ..model.paper import paper_setting
@@ -691,7 +691,7 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
             rule = ("at least 1 microsecond (1e-06 s)" if name in ("compute_s", "restart_s", "save_s", "mtbf_s") else
                     "0 or at least 1 microsecond (1e-06 s)")  # the first four must be > 0 (checked above)
             raise UsageValueError(f"`{name}` must be {rule}, got {name}={v:g}")
-    out["shape"] = _shape_iv(cfg.shape)
+    out["shape"] = check_shape(cfg.shape)
     out["ckpt_period_factor"] = f = as_float(cfg.ckpt_period_factor, "ckpt_period_factor", positive=True,
                                              max_value=1e6)
     if out["ckpt_period_s"] is not None and f != 1.0:

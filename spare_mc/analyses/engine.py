@@ -1,0 +1,151 @@
+"""The engine of the studies of each strategy at its best ``(r, T_c)``: screen, pick, confirm, by sweeps.
+
+The sensitivity study (:mod:`spare_mc.analyses.sensitivity`) and the calibration (:mod:`spare_mc.analyses.calibrate`)
+find, for many override sets (variants, candidate settings) at once, each of Rep+CKPT and SPARe+CKPT at its best
+``(r, T_c)`` as :func:`spare_mc.ttt.optimize.main_table` does, but with every stage a resumable sweep
+(:func:`spare_mc.sweep.run_study_sweep`: dask-parallel, a dataset with provenance):
+
+1. :func:`screen`: per strategy, sweeps over ``n_groups x r x ckpt_period_factor`` with a ``variant`` dimension on
+   replications ``0 .. reps - 1``;
+2. :func:`pick`: the selected point of each screen (the least mean ``TTT/T0`` with no capped run) and the
+   near-optimal ``r``;
+3. :func:`confirm_spec` and :func:`run_stage`: the selected points re-run on fresh replications.
+
+Also the checks of the studies' shared inputs: :func:`check_base`, :func:`check_fields` (TimelineConfig fields, none
+of those the studies optimise) and :func:`check_r_ranges` (default :data:`R_RANGES`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+from scipy import stats
+
+from .._lib.validation import UsageTypeError, UsageValueError, as_int
+from ..model.strategies import REDUNDANT_STRATEGIES
+from ..sweep.runner import run_study_sweep
+from ..sweep.spec import SweepSpec
+from ..ttt.config import TimelineConfig, applicable
+from ..ttt.optimize import OPTIMISED, admissible_r
+
+__all__ = ["R_RANGES", "check_base", "check_fields", "check_r_ranges", "screen", "pick", "confirm_spec", "run_stage"]
+
+#: The ``r`` each strategy's optimum is searched over (the issue's ranges; Rep on replica sets for every ``r``).
+R_RANGES = {"rep": (2, 6), "spare": (2, 14)}
+
+
+def check_base(base, what: str = "`base`") -> dict:
+    """The shared settings of a study (``base``: :class:`~spare_mc.TimelineConfig` fields, as :func:`check_fields`
+    says) as a new dict; ``None`` is ``{}``. ``what`` names the input in the errors."""
+    if base is None:
+        return {}
+    if not isinstance(base, dict):
+        raise UsageTypeError(f"{what} must be a dict of TimelineConfig fields, got {type(base).__name__}")
+    check_fields(base, what)
+    return dict(base)
+
+
+def check_fields(over: dict, what: str) -> None:
+    """``over`` holds only TimelineConfig fields, none of those the study optimises (:data:`OPTIMISED`: never set
+    by ``base``, a variant or a preset; a clear error otherwise)."""
+    known = set(TimelineConfig.__dataclass_fields__) - {"failures", "topology"}
+    unknown = sorted(set(over) - known)
+    if unknown:
+        raise UsageValueError(f"{what} sets {unknown}, which are not TimelineConfig fields (system-level failures "
+                              f"only); expected some of {sorted(known - set(OPTIMISED))}")
+    for key in OPTIMISED:
+        if key in over:
+            raise UsageValueError(f"{what} must not set {key!r}: the study optimises it")
+
+
+def check_r_ranges(r_ranges) -> dict:
+    """``{strategy: (lo, hi)}``, the ``r`` each of Rep and SPARe is searched over: :data:`R_RANGES` updated by
+    ``r_ranges`` (``None``: the defaults), each ``2 <= lo <= hi``."""
+    if r_ranges is not None and not isinstance(r_ranges, dict):
+        raise UsageTypeError(f"`r_ranges` must be a dict {{'rep': (lo, hi), 'spare': (lo, hi)}}, got {r_ranges!r}")
+    out = dict(R_RANGES)
+    for s, rr in (r_ranges or {}).items():
+        if s not in REDUNDANT_STRATEGIES or not (isinstance(rr, (tuple, list)) and len(rr) == 2):
+            raise UsageValueError(f"`r_ranges` maps 'rep'/'spare' to (lo, hi), got {s!r}: {rr!r}")
+        lo, hi = (as_int(x, f"r_ranges[{s!r}]", min_value=2) for x in rr)
+        if lo > hi:
+            raise UsageValueError(f"`r_ranges[{s!r}]` must have lo <= hi, got {rr}")
+        out[s] = (lo, hi)
+    return out
+
+
+def screen(prefix, strategy, named, n_values, reps, rng, base, r_ranges, period_factors, out_dir, scheduler,
+           workers, force, show, log=None) -> tuple:
+    """Screen every named override set of ``strategy`` at every ``N`` over ``r x ckpt_period_factor``.
+
+    One sweep per ``N`` and set of admissible ``r`` (:func:`spare_mc.ttt.optimize.admissible_r`: an ``r`` whose layout
+    does not exist is skipped for the variants with that layout only), named ``<prefix>-<strategy>-N<N>[-k]``.
+    Returns ``({(name, N): screen dict}, [dataset paths], {(name, N): skipped r})``; a screen dict has ``r``,
+    ``f`` (arrays), ``mean``, ``se`` and ``done`` (``r x f`` arrays; ``done``: no capped run).
+    """
+
+    base_s = applicable(base, strategy)
+    out, paths, skipped = {}, [], {}
+    for n in n_values:
+        groups = {}
+        for name, over in named.items():
+            ok, skip = admissible_r(strategy, n, r_ranges[strategy], {**base_s, **over})
+            groups.setdefault(tuple(ok), {})[name] = over
+            if skip:
+                skipped[(name, n)] = skip
+        for k, (rs, variants) in enumerate(groups.items()):
+            spec_name = f"{prefix}-{strategy}-N{n}" + (f"-{k}" if len(groups) > 1 else "")
+            spec = SweepSpec(spec_name, "ttt", {"r": list(rs), "ckpt_period_factor": list(period_factors)}, reps,
+                             reps, rng, {"strategy": strategy, "n_groups": n, **base_s}, variants=variants)
+            if log:
+                log(f"{spec_name}: {spec.n_points} points x {reps} replications")
+            ds, path = run_stage(spec, out_dir, scheduler, workers, force, show)
+            paths.append(path)
+            for name in variants:
+                sub = ds.sel(variant=name)
+                vals = sub["ttt_over_t0"].transpose("r", "ckpt_period_factor", "rep").values
+                fin = sub["finished"].transpose("r", "ckpt_period_factor", "rep").values
+                out[(name, n)] = {"r": np.asarray(rs), "f": np.asarray(period_factors, dtype=float),
+                                  "mean": vals.mean(axis=-1),
+                                  "se": vals.std(axis=-1, ddof=1) / math.sqrt(vals.shape[-1]),
+                                  "done": (fin == 1).all(axis=-1), "reps": vals.shape[-1]}
+    return out, paths, skipped
+
+
+def pick(sc) -> tuple:
+    """``(r, ckpt_period_factor, screen mean, near-optimal r)`` of one screen.
+
+    The chosen point is the least mean TTT/T0 among the points with no capped run (if every point has one, the least
+    restricted mean -- the optimiser confirms the theory optimum instead; a study flags such rows by their
+    ``capped`` count). Near-optimal: the ``r`` whose best point's 95% Student-t interval (``reps - 1`` degrees of
+    freedom) overlaps the chosen point's -- an unpaired, conservative rule (the points share their failure traces,
+    so paired differences would be sharper)."""
+
+    mean, se = sc["mean"], sc["se"]
+    tq = float(stats.t.ppf(0.975, max(int(sc.get("reps", 2)) - 1, 1)))
+    cand = np.where(sc["done"], mean, np.inf) if sc["done"].any() else mean
+    i, j = np.unravel_index(int(np.argmin(cand)), cand.shape)
+    hi_best = mean[i, j] + tq * se[i, j]
+    near = []
+    for k, r in enumerate(sc["r"]):
+        jj = int(np.argmin(cand[k]))
+        if np.isfinite(cand[k, jj]) and mean[k, jj] - tq * se[k, jj] <= hi_best:
+            near.append(int(r))
+    return int(sc["r"][i]), float(sc["f"][j]), float(mean[i, j]), near
+
+
+def confirm_spec(name, strategy, chosen, first_rep, reps, rng, base, block) -> SweepSpec:
+    """The confirmation sweep of ``strategy``'s selected points: ``chosen`` (``{variant name: overrides}``, each
+    with its ``r`` and ``ckpt_period_factor``) on replications ``first_rep .. first_rep + reps - 1`` (fresh ones:
+    after the screen's), ``block`` replications per task, over the shared settings ``base``."""
+    return SweepSpec(name, "ttt", {}, reps, block, rng, {"strategy": strategy, **applicable(base, strategy)},
+                     variants=chosen, first_rep=first_rep)
+
+
+def run_stage(spec, out_dir, scheduler, workers, force, progress):
+    """Run one stage's sweep into ``<out_dir>/<spec.name>.nc`` (resumable: :func:`spare_mc.sweep.run_study_sweep`);
+    returns ``(dataset, path)``."""
+    path = os.path.join(out_dir, f"{spec.name}.nc")
+    return run_study_sweep(spec, path, scheduler=scheduler, workers=workers, force=force, progress=progress), path
