@@ -62,7 +62,7 @@ def raw_source(rng):
 
 
 @njit(cache=True)
-def _draw_group(next_u64, state, perm, i, n, with_replacement):
+def draw_group(next_u64, state, perm, i, n, with_replacement):
     """The ``i``-th failed group: uniform among the ``n - i`` not yet drawn, or uniform over all ``n``."""
     if with_replacement:
         return perm[bounded(next_u64, state, n)]

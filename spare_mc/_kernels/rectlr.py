@@ -88,7 +88,7 @@ import numpy as np
 from numba import njit
 
 from .cache import drop_if_dependencies_changed
-from .draws import _draw_group, random_holders_into
+from .draws import draw_group, random_holders_into
 
 # the cached kernels of this module contain the wipe-out kernels' code: recompile them when that changes
 drop_if_dependencies_changed(__file__, ("draws.py",))
@@ -786,7 +786,7 @@ def overhead_uniform(next_u64, state, n, r, holders, fresh, trials, from_scratch
         _start_trial(stats, out_gap[trial], meta[S_])
         i = _Z
         while True:
-            newly[0] = _draw_group(next_u64, state, perm, i, n, False)
+            newly[0] = draw_group(next_u64, state, perm, i, n, False)
             i += 1
             rc = rectlr_step(newly, _ONE, from_scratch, n, r, E, G, D, H, meta, ulog, pplan, out)
             if rc < 0:

@@ -22,12 +22,10 @@ from numba import njit
 
 from .cache import drop_if_dependencies_changed
 from .draws import (  # noqa: F401 (re-exported)
-    _MASK32,
-    _SHIFT,
-    _draw_group,
     bounded,
     bounded_py,
     bounded_splitmix,
+    draw_group,
     failure_times_into,
     random_holders_into,
     raw_source,
@@ -65,7 +63,7 @@ def _one_trial_generic(next_u64, state, n, perm, group_ptr, group_types, live_co
     k = 0
     nk = 0
     while True:
-        g = _draw_group(next_u64, state, perm, nk, n, with_replacement)
+        g = draw_group(next_u64, state, perm, nk, n, with_replacement)
         k += 1
         if dead[g]:
             continue  # with replacement only: a failure that hits a dead group changes nothing
@@ -240,7 +238,7 @@ def wipeout_cyclic_unit(next_u64, state, n, r, trials, with_replacement, out_T, 
         k = 0
         nk = 0
         while True:
-            g = _draw_group(next_u64, state, perm, nk, n, with_replacement)
+            g = draw_group(next_u64, state, perm, nk, n, with_replacement)
             k += 1
             if run[g] != 0:
                 continue

@@ -63,7 +63,7 @@ from ..model.layouts import Layout, random_holders
 from ..stats import MCEstimate, estimate_mean, one_run_estimate, ratio_estimate
 from ..theory.closed_forms import stack_lower_bound
 from ..theory.exact import exact_wipeout
-from .survivability import _wipeout_iv
+from .survivability import check_mc_inputs
 
 __all__ = ["ReCtlr", "ReCtlrStep", "OverheadResult", "overhead_mc", "exact_stack_bound_sum", "StackBoundSum"]
 
@@ -424,8 +424,8 @@ class OverheadResult:
 
 
 def _overhead_iv(layout, reps, n_groups, r, failures, topology, fresh_layout, log_reps, from_scratch):
-    layout, reps, failures, topology, fresh_layout = _wipeout_iv(layout, reps, n_groups, r, failures, topology,
-                                                                 fresh_layout)
+    layout, reps, failures, topology, fresh_layout = check_mc_inputs(layout, reps, n_groups, r, failures, topology,
+                                                                     fresh_layout)
     if not isinstance(layout, Layout):
         equal = bool(np.all(layout.sizes == layout.r))
         why = ("a ReplicaSets object is not one: for sets of r consecutive groups pass block(N, r), the same sets as "

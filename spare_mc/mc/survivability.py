@@ -38,7 +38,7 @@ from ..stats import MCEstimate, clopper_pearson_interval, estimate_mean, one_run
 from ..theory.exact import block_mean
 
 __all__ = ["WipeoutResult", "wipeout_mc", "partition_classes", "partition_kernel_classes", "uniform_order_kernel",
-           "order_stat_table", "WIPEOUT_METHODS", "ORDER_STAT_MIN_FRACTION"]
+           "order_stat_table", "check_mc_inputs", "WIPEOUT_METHODS", "ORDER_STAT_MIN_FRACTION"]
 
 #: ``wipeout_mc(method=...)``: see :func:`wipeout_mc`.
 WIPEOUT_METHODS = ("auto", "sequential", "order")
@@ -317,7 +317,12 @@ class WipeoutResult:
                                        "fresh_layout": int(self.fresh_layout), "failures": json.dumps(self.failures)})
 
 
-def _wipeout_iv(layout, reps, n_groups, r, failures, topology, fresh_layout):
+def check_mc_inputs(layout, reps, n_groups, r, failures, topology, fresh_layout) -> tuple:
+    """The checked inputs of a Monte Carlo run until the first wipe-out (:func:`wipeout_mc`,
+    :func:`spare_mc.mc.reorder.overhead_mc`): ``(layout, reps, failures, topology, fresh_layout)``, with a layout
+    name built (``n_groups`` and ``r`` required; ``"random"`` by name draws a fresh layout per replication unless
+    ``fresh_layout`` says otherwise), uniform order as the default failure model and a topology of one GPU per group
+    when none is given."""
     reps = as_int(reps, "reps", min_value=1)
     if isinstance(layout, str):
         as_choice(layout, "layout", LAYOUT_KINDS)
@@ -426,8 +431,8 @@ def wipeout_mc(layout, reps: int, *, n_groups: int | None = None, r: int | None 
     True
     """
     method = as_choice(method, "method", WIPEOUT_METHODS)
-    layout, reps, failures, topology, fresh_layout = _wipeout_iv(layout, reps, n_groups, r, failures, topology,
-                                                                 fresh_layout)
+    layout, reps, failures, topology, fresh_layout = check_mc_inputs(layout, reps, n_groups, r, failures, topology,
+                                                                     fresh_layout)
     if isinstance(failures, UniformOrder):
         kernel = uniform_order_kernel(layout, method, fresh_layout, failures.with_replacement)
     elif method == "order":
