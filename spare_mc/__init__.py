@@ -1,14 +1,14 @@
 """spare_mc -- Monte Carlo failure and reliability research toolkit for SPARe-style redundant data parallelism.
 
-The package follows the data flow of a study:
-
-``topology`` (GPUs, groups, failure domains) -> ``failures`` (failure-event samplers) -> ``layouts`` (who holds
-which shard; ``placement``: layouts placed against failure domains) -> ``survivability`` (wipe-out Monte Carlo)
--> ``exact`` / ``closed_forms`` (theory) -> ``stats`` (estimates, confidence intervals, comparison with theory)
--> ``cli``. ``failure_logs`` reads, replays and fits real failure logs; ``reorder`` runs ReCtlr (adaptive
-reordering) failure by failure and measures the compute overhead of stacking; ``timeline`` simulates a whole
-training job (CKPT-only, Rep+CKPT, SPARe+CKPT) and ``optimize`` finds each strategy's best redundancy and checkpoint
-period. ``reference`` holds the slow, obviously correct twins of every fast kernel.
+The package is layered, lowest first (docs/architecture.md; ``tests/test_layers.py`` enforces it): ``_lib``
+(argument checks, seeding, provenance, resource budgets), ``options`` and ``stats`` (estimates, confidence
+intervals, comparison with theory) -> ``_kernels`` (the numba loops) -> ``model`` (topology and failure domains,
+failure processes, layouts and their placement) -> ``theory`` (exact laws, closed forms) -> ``mc`` (wipe-out Monte
+Carlo; ReCtlr, adaptive reordering, and the compute overhead of stacking) -> ``ttt`` (the time-to-train timeline of
+CKPT-only, Rep+CKPT and SPARe+CKPT, its theory and the optimiser of redundancy and checkpoint period) -> ``logs``
+(real failure logs: read, replayed, fitted) -> ``sweep`` (dask sweeps and their datasets) -> ``plots`` ->
+``analyses`` (the studies) -> ``cli`` and ``testing`` (the slow, obviously correct twins of every fast kernel).
+The names below are the curated public API; ``import spare_mc as sm`` reaches them all.
 """
 
 from ._lib import loading as _loading  # noqa: F401 - first: the console script's Ctrl-C while the package loads

@@ -10,7 +10,8 @@ caller's generator, random holder tables.
 - Failure times for the order-statistic wipe-out kernels come from a SplitMix64 stream (:func:`splitmix64`, Steele,
   Lea & Flood 2014) seeded by one raw draw per trial: counter-based, so a loop of them vectorises
   (:func:`failure_times_into`); :func:`bounded_splitmix` continues the same stream for a trial's tie break. The
-  plain-Python twins are :func:`spare_mc.testing.reference.splitmix64_py` and ``reference.wipeout_order_stat_twin``.
+  plain-Python twins are :func:`spare_mc.testing.wipeout.splitmix64_py` and
+  :func:`spare_mc.testing.wipeout.wipeout_order_stat_twin`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Numba kernel of failure-log replay (private; see :mod:`spare_mc.logs.failure_logs`).
+"""Numba kernel of failure-log replay (private; its driver is :mod:`spare_mc.logs.epochs`).
 
 A log is one long trajectory. :func:`replay_epochs` walks its events in order from a fully live system, kills the
 live groups each event touches, and at a wipe-out revives every group (a global restart) so that the next event

@@ -57,9 +57,9 @@ def code_digest() -> str:
     """A digest of the spare_mc code in use: its Python sources and package data (``*.py``, ``*.json``,
     ``*.toml``, ``*.csv`` under the package folder, by relative path). The version string alone does not name the
     code (it stayed 0.2.0 across changes of the random draws); a sweep's parts and its dask workers must all come
-    from one code, which this checks (:mod:`spare_mc.sweep.runner`). Computed once per process, when ``spare_mc`` is
-    imported, so that it names the code loaded then even if the files change later (1.7 ms measured for the
-    1.3 MB of files)."""
+    from one code, which this checks (the parts: :mod:`spare_mc.sweep.storage`; the workers:
+    :mod:`spare_mc.sweep.cluster`). Computed once per process, when ``spare_mc`` is imported, so that it names the
+    code loaded then even if the files change later (1.7 ms measured for the 1.3 MB of files)."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package, above _lib/
     h = hashlib.sha256()
     files = []

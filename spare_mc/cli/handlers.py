@@ -295,12 +295,12 @@ def _read_log(args):
 
 
 def run_log_check(args) -> dict:
-    """``log check``: :meth:`spare_mc.logs.failure_logs.FailureLog.summary`."""
+    """``log check``: :meth:`spare_mc.logs.failure_log.FailureLog.summary`."""
     return stamp(_read_log(args).summary())
 
 
 def run_log_fit(args) -> dict:
-    """``log fit``: :func:`spare_mc.logs.failure_logs.fit_failure_log`, with the ``spare-mc ttt`` flags of the
+    """``log fit``: :func:`spare_mc.logs.fit.fit_failure_log`, with the ``spare-mc ttt`` flags of the
     fitted models (``spare_mc_flags``)."""
 
     log = _read_log(args)
@@ -332,7 +332,7 @@ def run_log_fit(args) -> dict:
 
 
 def run_log_replay(args) -> dict:
-    """``log replay``: :func:`spare_mc.logs.failure_logs.replay_log`."""
+    """``log replay``: :func:`spare_mc.logs.replay.replay_log`."""
     return stamp(replay_log(_read_log(args), args.layout, r=args.r, overhead=args.overhead).summary())
 
 

@@ -21,7 +21,7 @@ Models
     Every GPU has an iid Weibull(``k``, ``lam``) lifetime with mean ``gpu_mtbf_s``; a group dies at its first GPU
     failure. The minimum of ``M`` iid Weibull(k, lam) is Weibull(k, lam M^(-1/k)) exactly, so the sampler draws
     ``N`` group lifetimes instead of ``G`` GPU lifetimes (the GPU-by-GPU draw is the slow twin,
-    :func:`spare_mc.testing.reference.gpu_by_gpu_group_lifetimes`). ``age_policy`` says what happens to GPU ages at a
+    :func:`spare_mc.testing.failures.gpu_by_gpu_group_lifetimes`). ``age_policy`` says what happens to GPU ages at a
     global restart: :class:`PerGPUClock` carries group failure times across restarts under either policy (the
     wipe-out Monte Carlo starts from a new system, where the policy plays no role).
 :class:`DomainFailures`
@@ -634,7 +634,7 @@ class PerGPUClock:
       failed in ``(t_f, now_s]`` (binomial per cohort) are replaced too. Live groups keep every GPU. Then every
       group's next failure is drawn given survival to ``now_s``.
 
-    The GPU-by-GPU slow twin is :class:`spare_mc.testing.reference.GpuByGpuClock`; the tests compare the two in
+    The GPU-by-GPU slow twin is :class:`spare_mc.testing.failures.GpuByGpuClock`; the tests compare the two in
     distribution. For ``shape == 1`` both policies give the same law (memoryless lifetimes).
     """
 

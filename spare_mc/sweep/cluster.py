@@ -182,7 +182,7 @@ def run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report)
             forked = stack.enter_context(_forked_workers())
             try:
                 cluster = _local_cluster(min(workers or cpus, len(todo)), forked)  # no idle process
-            except Exception as exc:  # (not a signal: KeyboardInterrupt and SIGTERM's _Terminated pass)
+            except Exception as exc:  # (not a signal: KeyboardInterrupt and SIGTERM's spare_mc.cli.Terminated pass)
                 if getattr(sys.modules.get("__main__"), "__file__", None) == "<stdin>":
                     raise WorkersLost("the local dask cluster did not start: code read from standard input (python "
                                       "-) cannot start one, because its worker processes re-import the main script, "
