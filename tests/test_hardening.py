@@ -582,7 +582,8 @@ def test_removed_aliases_are_refused(capsys):
                  ["ttt", "--strategy", "ckpt", "--n-groups", "24", "--n-steps", "50", "--trials"]):
         assert main(argv) == 2
         cap = capsys.readouterr()
-        assert cap.out == "" and cap.err.strip() == "spare-mc: error: --trials was removed in spare-mc 0.3.0; use --reps"
+        assert cap.out == ""
+        assert cap.err.strip() == "spare-mc: error: --trials was removed in spare-mc 0.3.0; use --reps"
 
 
 def test_old_return_types_are_refused(tmp_path):

@@ -6,9 +6,8 @@ import pytest
 import spare_mc as sm
 from spare_mc.model._sidon import (bose_chowla_set, bose_chowla_set_prime_power, find_sidon, singer_set,
                                    singer_set_prime_power)
-from spare_mc.model import layouts as layouts_module
 from spare_mc.model.kinds import LAYOUT_TABLE, SPARE_LAYOUTS
-from spare_mc.model.layouts import OPTIMAL_GOLOMB_RULERS, _is_modular_sidon, sidon_offsets
+from spare_mc.model.layouts import _KINDS, OPTIMAL_GOLOMB_RULERS, _is_modular_sidon, sidon_offsets
 
 
 def test_cyclic_unit_stride_stacks_and_holders():
@@ -387,7 +386,7 @@ def test_the_table_of_layout_kinds_says_what_make_layout_builds():
     for name in sm.EXACT_LAYOUTS:
         sm.exact_wipeout(name, 12, 3)
     # the labels a holder table may carry (model.layouts) are the table's kinds, plus "custom" and "offsets"
-    assert set(layouts_module._KINDS) == set(LAYOUT_TABLE) | {"custom", "offsets"}
+    assert set(_KINDS) == set(LAYOUT_TABLE) | {"custom", "offsets"}
 
 
 @pytest.mark.parametrize("make, match", [
