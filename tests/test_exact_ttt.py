@@ -58,6 +58,12 @@ def test_restart_again_costs_the_expected_restart_of_restarts():
     (dict(detection="immediate"), "`detection` = 'allreduce'"),
     (dict(ckpt_failure="lost"), "`ckpt_failure` = 'completes'"),
     (dict(failures=sm.PerGPU(1e6, 1.0), ckpt_period_s=600.0), "`failures` = None"),
+    # options of the timeline the step model does not have: refused, not ignored
+    (dict(load_s=1000.0), "`load_s` = 0"),
+    (dict(memory_copies=1), "`memory_copies` = 0"),
+    (dict(ckpt_async=True), "`ckpt_async` = False"),
+    (dict(ckpt_policy="hazard"), "`ckpt_policy` = 'periodic'"),
+    (dict(strategy="rep", r=3, repair="fixed"), "`repair` = 'none'"),
 ])
 def test_outside_its_scope_it_names_the_rule(kw, match):
     base = dict(strategy="ckpt", n_groups=12, n_steps=50, shape=1.0, jitter_sd=0.0)

@@ -93,7 +93,14 @@ def _scope_iv(cfg) -> None:
              ("restart_failures", cfg.restart_failures in ("absorbed", "restart_again"),
               "'absorbed' or 'restart_again' (stay_dead is not covered)"),
              ("detection", cfg.detection == "allreduce", "'allreduce' (the classical model covers 'immediate')"),
-             ("ckpt_failure", cfg.ckpt_failure == "completes", "'completes'")]
+             ("ckpt_failure", cfg.ckpt_failure == "completes", "'completes'"),
+             # the step model has one restart of length `restart`, periodic remote saves and no repair: these options
+             # changed the timeline's answer but not this one's (they were accepted and ignored before 0.3.0)
+             ("load_s", cfg.load_s == 0.0, "0 (the model's restart has no separate load)"),
+             ("memory_copies", cfg.memory_copies == 0, "0 (no in-memory checkpoints)"),
+             ("ckpt_async", not cfg.ckpt_async, "False (saves stop the job)"),
+             ("ckpt_policy", cfg.ckpt_policy == "periodic", "'periodic'"),
+             ("repair", cfg.repair == "none", "'none' (dead groups wait for the next global restart)")]
     for name, ok, rule in rules:
         if not ok:
             raise UsageValueError(f"exact_step_ttt needs `{name}` = {rule}, got {name}={getattr(cfg, name)!r}")
