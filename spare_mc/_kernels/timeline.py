@@ -1365,7 +1365,7 @@ def _step_compute(P, PF, J, rng):
 
 
 @_step
-def _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset, slive, rng, res):
+def _detect(P, PF, J, Q, GB, st, gset, slive, rng, res):
     """The all-reduce detects every group that died since the last detection (the pending ones), together: SPARe
     runs ReCtlr (a masked failure costs ReCtlr, the shrink, the detection cost and the patch compute of
     ``P_PATCH_COST``), Rep loses a live member per dead group of its replica set (``gset``, live counts ``slive``;
@@ -1381,8 +1381,8 @@ def _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset, slive, rn
     Q[Q_N_PEND] = 0
     sd = PF[PF_JITTER_SD]
     if P[P_STRATEGY] == STRAT_SPARE:
-        rc = _rectlr_step(GB[GB_PEND], n_pend, _NOT_FROM_SCRATCH, P[P_N_GROUPS], P[P_R], E, G, D, H, meta, ulog, pplan,
-                          out)
+        E, G, meta, out = st.E, st.G, st.meta, st.out
+        rc = _rectlr_step(GB[GB_PEND], n_pend, _NOT_FROM_SCRATCH, P[P_N_GROUPS], P[P_R], st)
         if rc != 0:
             return rc, np.int64(0), np.int64(0)
         if P[P_CKPT_POLICY] != POLICY_PERIODIC:  # what the dynamic policy knows: the dead and the critical groups
@@ -1667,15 +1667,15 @@ def _async_extra(c, PF, J, res):
 
 
 @_step
-def _wipeout(t_c, c_step, in_step, s0, P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, dptr, dgroups, E,
-             G, meta, gstk0, epos0, own0, load0, ssize, slive, rng, res):
+def _wipeout(t_c, c_step, in_step, P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, dptr, dgroups, st,
+             saved, ssize, slive, rng, res):
     """A wipe-out detected at ``t_c`` (see :func:`_global_restart`): back to the last checkpoint through a global
     restart; the failures during it are absorbed (or, under ``P_STAY_DEAD``, kill groups that stay dead; under
     ``P_RESTART_AGAIN``, each starts the restart again from its arrival); every other group is back, and the stacks
     reset. Returns 1 if the run stopped inside the restart (it ends past the cap: nothing during it can change the
     outcome, so its failures are not drawn -- with a tiny MTBF and a long restart they could be billions; the run
     stops at the cap, and the restart counts up to it), else 0; sets ``J[J_STATUS]``."""
-    t_end = _global_restart(t_c, c_step, in_step, s0, P, PF, J, W, GB, rng, res)
+    t_end = _global_restart(t_c, c_step, in_step, saved.s, P, PF, J, W, GB, rng, res)
     status = STATUS_CAPPED if t_end > P[P_CAP_US] else STATUS_OK
     if status == STATUS_OK and P[P_RESTART_AGAIN] != 0:
         status, t_end = _src_restart_again(t_c, t_end, J[J_RESTART_BASE], P, PF, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, rng, res)
@@ -1693,12 +1693,12 @@ def _wipeout(t_c, c_step, in_step, s0, P, PF, J, W, Q, GB, next_t, UB, UF, gaps,
     if P[P_MEM_COPIES] > 0:  # the restored checkpoint is in every group's memory: m of them keep a copy
         _place_copies(P, Q, GB)
     if P[P_STRATEGY] == STRAT_SPARE:
-        _reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, P[P_R])
+        _reset_state(st, saved, P[P_R])
     else:
         for b in range(ssize.shape[0]):
             slive[b] = ssize[b]
     if P[P_CKPT_POLICY] != POLICY_PERIODIC:
-        _crit_reset(P, E, G, GB, ssize, J)
+        _crit_reset(P, st.E, st.G, GB, ssize, J)
     if P[P_REPAIR] != REPAIR_NONE:  # every group is back: repairs in progress are moot
         J[J_NEXT_READY] = _NEVER
         for g in range(P[P_N_GROUPS]):
@@ -1734,8 +1734,8 @@ def _repair_schedule(t_det, n_pend, P, PF, J, GB, rrng):
 
 
 @_kernel  # not inlined: 32 arguments make CPython pass them as a tuple, which numba cannot inline
-def _rejoin(P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, E, G, D, H, meta, ulog, pplan, out, gstk0,
-            epos0, own0, load0, s0, gset, ssize, slive, rng, res):
+def _rejoin(P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, st, saved, gset, ssize, slive, rng,
+            res):
     """At the wall time ``J_T`` (a step boundary, or the end of a save): every group whose repair is done rejoins
     the job, without a global restart. The failures before now are taken first (they become pending), the system
     clock's operational time is banked at the old rate, the groups are live again (Rep: their sets count them;
@@ -1781,15 +1781,15 @@ def _rejoin(P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgrou
         return STATUS_OK
     res[R_REJOINS] += back
     if P[P_STRATEGY] == STRAT_SPARE:
-        _reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, P[P_R])
+        _reset_state(st, saved, P[P_R])
         if n_dead > 0:
-            if _rectlr_step(GB[GB_LIST], n_dead, _NOT_FROM_SCRATCH, n, P[P_R], E, G, D, H, meta, ulog, pplan, out) != 0:
+            if _rectlr_step(GB[GB_LIST], n_dead, _NOT_FROM_SCRATCH, n, P[P_R], st) != 0:
                 return -1
-        J[J_S] = meta[_rk.S_]
+        J[J_S] = st.meta[_rk.S_]
         J[J_C_NOM] = J[J_S] * P[P_COMP_US]
         res[R_S_MAX] = max(res[R_S_MAX], J[J_S])
         if P[P_CKPT_POLICY] != POLICY_PERIODIC:
-            _crit_reset(P, E, G, GB, ssize, J)
+            _crit_reset(P, st.E, st.G, GB, ssize, J)
     J[J_N_KNOWN] = n - n_dead
     cost = _dur(P[P_REJOIN_US], PF[PF_JITTER_SD], rng)
     J[J_T] += cost
@@ -1805,10 +1805,10 @@ def live_state(holders):
     made, and its return code (< 0: no assignment). :func:`timeline` copies it (the caller's per-config cache:
     building it costs ~0.1 ms at N = 600, r = 8), or calls this when given none."""
     n, r = holders.shape
-    E, G, D, H, meta, ulog, pplan, out = _rk.alloc(n, r)
-    meta[_rk.MAXDEG_] = _rk.build_stacks(holders, E, G)
-    rc = _rk.initial_assignment(n, r, E, G, D, H, meta, ulog, out)
-    return (E, G, D, H, meta, ulog, pplan, out), rc
+    st = _rk.alloc(n, r)
+    st.meta[_rk.MAXDEG_] = _rk.build_stacks(holders, st.E, st.G)
+    rc = _rk.initial_assignment(n, r, st)
+    return st, rc
 
 
 @njit(cache=True)
@@ -1825,19 +1825,16 @@ def timeline(P, PF, holders, live0, gset, ssize, gaps, victims, uscale, dptr, dg
     n, r = P[P_N_GROUPS], P[P_R]
     # the redundancy state of a fully live system, and a copy to return to at restarts (SPARe's ReCtlr)
     if live0[0].shape[1] > 0:  # the heap H is scratch (read only below its size): not copied
-        E, G, D, H = live0[0].copy(), live0[1].copy(), live0[2].copy(), np.empty_like(live0[3])
-        meta, ulog, pplan, out = live0[4].copy(), live0[5].copy(), live0[6].copy(), live0[7].copy()
+        st = _rk.State(live0[0].copy(), live0[1].copy(), live0[2].copy(), np.empty_like(live0[3]), live0[4].copy(),
+                       live0[5].copy(), live0[6].copy(), live0[7].copy())
     elif P[P_STRATEGY] == STRAT_SPARE:
-        (E, G, D, H, meta, ulog, pplan, out), rc = live_state(holders)
+        st, rc = live_state(holders)
         if rc < 0:
             return -1
     else:
-        E, G, D, H, meta, ulog, pplan, out = _rk.alloc(n, holders.shape[1])
-    gstk0 = E[_rk.GSTK].copy()
-    epos0 = E[_rk.EPOS].copy()
-    own0 = G[_rk.OWN, :n].copy()
-    load0 = G[_rk.LOAD, :n].copy()
-    s0 = meta[_rk.S_]
+        st = _rk.alloc(n, holders.shape[1])
+    saved = _rk.saved_state(st, n)
+    s0 = saved.s
     # Rep: the live members of each replica set
     slive = ssize.copy()
     # the failure source and the job
@@ -1865,17 +1862,17 @@ def timeline(P, PF, holders, live0, gset, ssize, gaps, victims, uscale, dptr, dg
     J[J_CKPT_DUE_STEP] = P[P_CKPT_EVERY]
     res[R_S_MAX] = J[J_S]
     if P[P_CKPT_POLICY] != POLICY_PERIODIC:
-        _crit_reset(P, E, G, GB, ssize, J)
+        _crit_reset(P, st.E, st.G, GB, ssize, J)
     J[J_NEXT_READY] = _NEVER
     for g in range(n):
         GB[GB_READY, g] = _NEVER
-    return _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G, D, H, meta, ulog, pplan,
-                out, gstk0, epos0, own0, load0, s0, gset, ssize, slive, Q, GB, next_t, UB, UF, J, W)
+    return _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, st, saved, gset, ssize, slive, Q,
+                GB, next_t, UB, UF, J, W)
 
 
 @_kernel
-def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G, D, H, meta, ulog, pplan, out, gstk0,
-         epos0, own0, load0, s0, gset, ssize, slive, Q, GB, next_t, UB, UF, J, W):
+def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, st, saved, gset, ssize, slive, Q, GB, next_t,
+         UB, UF, J, W):
     """The job, step after step until ``n_steps`` are done (the steps are inlined here). Returns 0, or -1 if ReCtlr
     found no assignment (a bug)."""
     J[J_STATUS] = _src_init(P, Q, GB, next_t, UB, UF, gaps, uscale, life)
@@ -1912,14 +1909,13 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G
                         if _src_take_until(t_w, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res) != STATUS_OK:
                             J[J_STATUS] = STATUS_TRACE
                             break
-                        _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset, slive, rng, res)
-                        if _wipeout(t_w, t_w - J[J_T], 1, s0, P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, uscale,
-                                    life, dptr, dgroups, E, G, meta, gstk0, epos0, own0, load0, ssize, slive, rng,
-                                    res):
+                        _detect(P, PF, J, Q, GB, st, gset, slive, rng, res)
+                        if _wipeout(t_w, t_w - J[J_T], 1, P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, uscale,
+                                    life, dptr, dgroups, st, saved, ssize, slive, rng, res):
                             stopped_in_restart = True
                             break
                         continue
-                    _finish_step(J[J_T] + c_step, c_step, np.int64(0), np.int64(0), a_s, P, J, W, meta, res)
+                    _finish_step(J[J_T] + c_step, c_step, np.int64(0), np.int64(0), a_s, P, J, W, st.meta, res)
                 else:
                     t_c = J[J_T] + c_step + _async_extra(c_step, PF, J, res)
                     # the failures up to the end of its compute phase are detected together at its all-reduce
@@ -1927,23 +1923,22 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G
                         J[J_STATUS] = STATUS_TRACE
                         break
                     n_pend = Q[Q_N_PEND]
-                    wiped, extra_rc, extra_patch = _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset,
-                                                           slive, rng, res)
+                    wiped, extra_rc, extra_patch = _detect(P, PF, J, Q, GB, st, gset, slive, rng, res)
                     if wiped < 0:
                         return -1
                     if P[P_REPAIR] != REPAIR_NONE and not wiped and n_pend > 0:
                         _repair_schedule(t_c, n_pend, P, PF, J, GB, rrng)
                     if wiped:
-                        if _wipeout(t_c, c_step, 1, s0, P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, uscale, life,
-                                    dptr, dgroups, E, G, meta, gstk0, epos0, own0, load0, ssize, slive, rng, res):
+                        if _wipeout(t_c, c_step, 1, P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, uscale, life,
+                                    dptr, dgroups, st, saved, ssize, slive, rng, res):
                             stopped_in_restart = True
                             break
                         continue
                     a_s = _dur(P[P_AR_US], PF[PF_JITTER_SD], rng)
-                    _finish_step(t_c, c_step, extra_rc, extra_patch, a_s, P, J, W, meta, res)
+                    _finish_step(t_c, c_step, extra_rc, extra_patch, a_s, P, J, W, st.meta, res)
         if P[P_REPAIR] != REPAIR_NONE and P[P_REJOIN_CKPT] == 0 and J[J_STEPS_DONE] < P[P_N_STEPS]:
-            status = _rejoin(P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, E, G, D, H, meta, ulog, pplan,
-                             out, gstk0, epos0, own0, load0, s0, gset, ssize, slive, rng, res)
+            status = _rejoin(P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, st, saved, gset, ssize,
+                             slive, rng, res)
             if status < 0:
                 return -1
             if status != STATUS_OK:
@@ -1954,8 +1949,8 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G
         J[J_STATUS] = status
         if P[P_REPAIR] != REPAIR_NONE and P[P_REJOIN_CKPT] != 0 and t_w < 0 and res[R_CHECKPOINTS] > n_ck and \
                 status == STATUS_OK and J[J_STEPS_DONE] < P[P_N_STEPS]:
-            status = _rejoin(P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, E, G, D, H, meta, ulog, pplan,
-                             out, gstk0, epos0, own0, load0, s0, gset, ssize, slive, rng, res)
+            status = _rejoin(P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, st, saved, gset, ssize,
+                             slive, rng, res)
             if status < 0:
                 return -1
             J[J_STATUS] = status
@@ -1963,9 +1958,9 @@ def _job(P, PF, gaps, victims, uscale, dptr, dgroups, life, rng, rrng, res, E, G
             if _src_take_until(t_w, P, Q, GB, next_t, UB, UF, gaps, victims, life, dptr, dgroups, res) != STATUS_OK:
                 J[J_STATUS] = STATUS_TRACE
                 break
-            _detect(P, PF, J, Q, GB, E, G, D, H, meta, ulog, pplan, out, gset, slive, rng, res)
-            if _wipeout(t_w, np.int64(0), 0, s0, P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, dptr,
-                        dgroups, E, G, meta, gstk0, epos0, own0, load0, ssize, slive, rng, res):
+            _detect(P, PF, J, Q, GB, st, gset, slive, rng, res)
+            if _wipeout(t_w, np.int64(0), 0, P, PF, J, W, Q, GB, next_t, UB, UF, gaps, victims, uscale, life, dptr,
+                        dgroups, st, saved, ssize, slive, rng, res):
                 stopped_in_restart = True
                 break
     # the failures after the last detection but before the end still count (they hit the running job); a run that

@@ -47,6 +47,7 @@ import numpy as np
 
 from .._kernels import logs as _lk
 from .._kernels import rectlr as _rk
+from .._kernels import rectlr_layout as _rl
 from .._lib.resources import check_memory
 from .._lib.seeding import generator
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
@@ -862,20 +863,20 @@ def replay_log(log: FailureLog, layout, *, r: int | None = None, overhead: bool 
     if overhead:
         log_reps = as_int(log_reps, "log_reps", min_value=0, max_value=epochs)
         n, rr = layout.n_groups, layout.r
-        stats = np.zeros((epochs, _rk.N_TRIAL_COLS), dtype=np.int64)
+        stats = np.zeros((epochs, _rl.N_TRIAL_COLS), dtype=np.int64)
         gaps = np.zeros((epochs, rr + 1), dtype=np.int64)
-        rows = np.zeros((log_reps * n, _rk.N_LOG_COLS), dtype=np.int64)
+        rows = np.zeros((log_reps * n, _rl.N_LOG_COLS), dtype=np.int64)
         n_log = 0
         jp, jg, st = out["job_ptr"], out["job_groups"], out["start"]
         for i in range(epochs):
             a, b = st[i], st[i + 1]
             ev_ptr = jp[a:b + 1] - jp[a]
-            n_log = _rk.overhead_events(n, rr, layout.holders, ev_ptr, jg[jp[a]:jp[b]], i, from_scratch, stats[i],
-                                        gaps[i], rows, n_log, log_reps)
+            n_log = _rk.overhead_events(n, rr, layout.holders, ev_ptr, jg[jp[a]:jp[b]], i, from_scratch,
+                                        tuple(_rl.Tally(stats[i], gaps[i], rows, log_reps)), n_log)
             if n_log < 0:  # pragma: no cover - an internal error
                 raise RuntimeError("ReCtlr found no assignment although no type was wiped out")
-        ov = OverheadResult({name: stats[:, j].copy() for j, name in enumerate(_TRIAL_COLS)}, gaps,
-                            {name: rows[:n_log, j].copy() for j, name in enumerate(_LOG_COLS)}, layout.kind,
+        ov = OverheadResult({name: stats[:, j].copy() for name, j in _TRIAL_COLS.items()}, gaps,
+                            {name: rows[:n_log, j].copy() for name, j in _LOG_COLS.items()}, layout.kind,
                             n, rr, False, failures)
     last = float(ends[-1]) if epochs else 0.0
     tail = int(out["job_ptr"].size - 1 - out["start"][epochs])
