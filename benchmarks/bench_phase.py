@@ -22,7 +22,8 @@ import statistics
 import time
 
 from spare_mc.analyses.phase import PhaseStudy, run_phase_cell, run_phase_study
-from spare_mc.ttt.timeline import TimelineConfig, simulate_ttt
+from spare_mc.ttt.config import TimelineConfig
+from spare_mc.ttt.run import simulate_ttt
 
 
 def _reference_job_s(reps: int = 5) -> float:

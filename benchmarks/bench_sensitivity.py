@@ -64,7 +64,8 @@ def main(argv=None) -> dict:
     from distributed import LocalCluster
 
     from spare_mc._lib.seeding import trace_seed_sequence
-    from spare_mc.ttt.timeline import TimelineConfig, run_timeline
+    from spare_mc.ttt.config import TimelineConfig
+    from spare_mc.ttt.run import run_timeline
 
     root = np.random.SeedSequence(99)
     job_ms = {}

@@ -20,7 +20,8 @@ import time
 import numpy as np
 
 from spare_mc.ttt.exact_ttt import exact_step_ttt
-from spare_mc.ttt.timeline import TimelineConfig, _run_us, make_trace
+from spare_mc.ttt.config import TimelineConfig
+from spare_mc.ttt.run import _run_us, make_trace
 
 
 def _per_job(cfg, traces):

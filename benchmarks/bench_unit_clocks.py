@@ -2,7 +2,7 @@
 
 Setting: 600,000 GPUs in N = 600 groups, rack failure domains (18,750 racks of 32 GPUs, contiguous placement) with a
 per-GPU background calibrated to a 300 s system MTBF, Weibull k = 0.78, age policy "renew", 2,000 steps, jitter
-off; CKPT-only, Rep+CKPT (r = 3) and SPARe+CKPT (r = 8). The cost of a job is :func:`spare_mc.ttt.timeline.run_timeline`
+off; CKPT-only, Rep+CKPT (r = 3) and SPARe+CKPT (r = 8). The cost of a job is :func:`spare_mc.ttt.run.run_timeline`
 end to end (trace drawing included), averaged over ``--reps`` seeded jobs after a warm-up (a first job that
 compiles or loads the kernels, then a second of jobs, at least one: the steady cost a sweep's jobs run at); those
 jobs run in passes for at least a second and the fastest pass counts, on both revisions (a job of the slowest
@@ -37,7 +37,8 @@ from _revision import at_revision
 JOB_SRC = r'''
 import time, numpy as np
 from spare_mc.model.failures import failure_from_spec
-from spare_mc.ttt.timeline import TimelineConfig, run_timeline, _prepared
+from spare_mc.ttt.config import TimelineConfig
+from spare_mc.ttt.run import run_timeline, _prepared
 
 def config(strategy, n_gpus=600_000, extra=None):
     r = {"ckpt": 1, "rep": 3, "spare": 8}[strategy]
@@ -118,7 +119,7 @@ def main(argv=None) -> dict:
     # per-event kernel cost against the number of units: CKPT-only (a restart per failure) with the race, SPARe
     # with both samplers
     from spare_mc._kernels import timeline as TK
-    from spare_mc.ttt.timeline import _prepared, _run_us, make_trace
+    from spare_mc.ttt.run import _prepared, _run_us, make_trace
     rows = []
     for n_gpus in (37_800, 75_000, 150_000, 300_000, 600_000):
         for strategy, sampler in (("ckpt", "race"), ("spare", "race"), ("spare", "per_unit")):

@@ -203,7 +203,7 @@ def page_main() -> str:
 
 def _cli_json(*argv):
     """Run ``spare-mc ARGV --json`` in the repository and return its JSON (the sweeps resume from their data)."""
-    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli.commands", *argv, "--json"], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", *argv, "--json"], capture_output=True, text=True,
                           cwd=REPO)
     if proc.returncode != 0:
         raise SystemExit(f"spare-mc {' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")

@@ -36,8 +36,11 @@ from .theory.closed_forms import (availability, ckpt_period_daly, ckpt_period_op
                                   mu_paper, mu_rep_paper, normalized_ttt, optimal_availability, overhead_lower_bound,
                                   r_star, stack_lower_bound)
 from .theory.exact import EXACT_LAYOUTS, ExactDistribution, exact_wipeout
-from .ttt.optimize import MainTable, MainTableRow, OptimumResult, TheoryTTT, main_table, optimize_strategy, theory_ttt
-from .ttt.timeline import TimelineConfig, TimelineRun, TTTResult, paper_allreduce_s, simulate_ttt
+from .ttt.config import TimelineConfig, paper_allreduce_s
+from .ttt.optimize import MainTable, MainTableRow, OptimumResult, main_table, optimize_strategy
+from .ttt.results import TimelineRun, TTTResult
+from .ttt.run import simulate_ttt
+from .ttt.theory import TheoryTTT, theory_ttt
 
 __all__ = [
     # topology and failure models

@@ -17,8 +17,10 @@ import spare_mc as sm
 from spare_mc.cli.commands import main
 from spare_mc.theory.closed_forms import (ckpt_period_daly, ckpt_period_young, daly_expected_wall_time,
                                           daly_optimal_interval)
-from spare_mc.ttt.timeline import (CLASSICAL_RULES, TimelineConfig, classical_config, classical_expected_ttt_s,
-                                   classical_segment_s, is_classical, simulate_ttt)
+from spare_mc.ttt.config import TimelineConfig
+from spare_mc.ttt.theory import (CLASSICAL_RULES, classical_config, classical_expected_ttt_s, classical_segment_s,
+                                 is_classical)
+from spare_mc.ttt.run import simulate_ttt
 
 #: alpha of the issue's acceptance: the simulated mean must not differ from the exact one at this level
 ALPHA_EXACT = 1e-4

@@ -15,7 +15,7 @@ from spare_mc.analyses.clusters import (LLAMA3_ROOT_CAUSES, REPORTED_EFFECTIVE, 
                                         llama3_405b, llama3_study, report_verdict)
 from spare_mc.cli.commands import main
 from spare_mc.stats import MCEstimate, compare
-from spare_mc.ttt.timeline import classical_expected_ttt_s, is_classical
+from spare_mc.ttt.theory import classical_expected_ttt_s, is_classical
 
 # the report's facts, typed in again here (not read from the module)
 GPUS, DAYS, UNEXPECTED, PLANNED = 16_384, 54, 419, 47

@@ -6,7 +6,7 @@ import pytest
 
 from spare_mc.analyses.domain_period import run_domain_period_study
 from spare_mc.analyses.domains import DomainStudy, _failures
-from spare_mc.ttt.timeline import simulate_ttt
+from spare_mc.ttt.run import simulate_ttt
 
 SMALL = DomainStudy(n_values=(200,), levels=("none", "pod"), spare_r={200: 8}, n_steps=600, seed=3,
                     mixed_n_values=(200,))

@@ -12,7 +12,8 @@ import spare_mc as sm
 from spare_mc.analyses.domains import DOMAIN_STUDY_LAYOUTS, DomainStudy, domain_study_rows, run_domain_study
 from spare_mc.testing.reference import survival_by_subsets, timeline_simpy
 from spare_mc.theory.exact import exact_wipeout
-from spare_mc.ttt.timeline import TimelineConfig, _run_us, make_trace
+from spare_mc.ttt.config import TimelineConfig
+from spare_mc.ttt.run import _run_us, make_trace
 
 ALPHA = 1e-4
 Z = 3.8906  # two-sided normal quantile at alpha = 1e-4

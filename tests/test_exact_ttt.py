@@ -9,7 +9,8 @@ from scipy import stats
 
 import spare_mc as sm
 from spare_mc.ttt.exact_ttt import MAX_CONFIGS, exact_step_ttt
-from spare_mc.ttt.timeline import TimelineConfig, simulate_ttt
+from spare_mc.ttt.config import TimelineConfig
+from spare_mc.ttt.run import simulate_ttt
 
 ALPHA_EXACT = 1e-4
 BASE = dict(shape=1.0, jitter_sd=0.0, max_wall_factor=1000.0)

@@ -21,7 +21,8 @@ from spare_mc._lib.resources import ResourceLimitError
 from spare_mc.cli.commands import main
 from spare_mc.sweep.runner import SweepSpec, compare_dataset, run_sweep
 from spare_mc.sweep.storage import open_dataset, write_dataset
-from spare_mc.ttt.timeline import TimelineConfig, run_timeline, simulate_ttt
+from spare_mc.ttt.config import TimelineConfig
+from spare_mc.ttt.run import run_timeline, simulate_ttt
 
 SMALL = """
 [sweep]
@@ -38,7 +39,7 @@ r = [2, 3]
 
 
 def _cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "spare_mc.cli.commands", *args], capture_output=True, text=True, **kw)
+    return subprocess.run([sys.executable, "-m", "spare_mc.cli", *args], capture_output=True, text=True, **kw)
 
 
 def _one_line(err):
@@ -304,7 +305,7 @@ def test_7_a_broken_stderr_pipe_does_not_abort_a_sweep(tmp_path):
     (tmp_path / "spec.toml").write_text(SMALL)
     r, w = os.pipe()
     os.close(r)  # nobody reads stderr
-    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli.commands", "sweep", str(tmp_path / "spec.toml"), "--out",
+    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"), "--out",
                            str(tmp_path / "x.nc"), "--workers", "0"], stdout=subprocess.DEVNULL, stderr=w)
     os.close(w)
     assert proc.returncode == 0 and open_dataset(tmp_path / "x.nc")["T"].notnull().all()
@@ -545,7 +546,7 @@ def test_common_random_numbers_across_strategies():
     for a, b in zip(ck.runs, rp.runs):  # the first detection happens at the same step
         assert a.failures > 0 and b.failures > 0
     from spare_mc._lib.seeding import trace_seed_sequence
-    from spare_mc.ttt.timeline import make_trace
+    from spare_mc.ttt.run import make_trace
     for strategy, r in (("ckpt", 1), ("rep", 2), ("spare", 4)):
         c = TimelineConfig(strategy, 40, r=r, **base)
         ss = trace_seed_sequence(np.random.SeedSequence(9), 40, 1).spawn(2)[0]
@@ -695,11 +696,11 @@ def test_warnings_policy_is_intact():
 
 # ---------------------------------------------------------------------------- what a fresh-eyes QA pass found
 def test_qa_closed_stdout_and_full_disk():
-    proc = subprocess.run(f"{sys.executable} -m spare_mc.cli.commands mu --n-groups 20 --r 2 --reps 50 >&-", shell=True,
+    proc = subprocess.run(f"{sys.executable} -m spare_mc.cli mu --n-groups 20 --r 2 --reps 50 >&-", shell=True,
                           capture_output=True, text=True)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
     if os.path.exists("/dev/full"):
-        proc = subprocess.run(f"{sys.executable} -m spare_mc.cli.commands mu --n-groups 20 --r 2 --reps 50 --json > /dev/full",
+        proc = subprocess.run(f"{sys.executable} -m spare_mc.cli mu --n-groups 20 --r 2 --reps 50 --json > /dev/full",
                               shell=True, capture_output=True, text=True)
         assert proc.returncode == 1 and _one_line(proc.stderr) and "cannot write the output" in proc.stderr
 

@@ -16,8 +16,9 @@ import pytest
 import spare_mc as sm
 from spare_mc._kernels import timeline as TK
 from spare_mc.testing.reference import timeline_simpy
-from spare_mc.ttt.timeline import TimelineConfig as _Config
-from spare_mc.ttt.timeline import _run_us, applicable, make_trace, run_timeline, simulate_ttt
+from spare_mc.ttt.config import TimelineConfig as _Config
+from spare_mc.ttt.config import applicable
+from spare_mc.ttt.run import _run_us, make_trace, run_timeline, simulate_ttt
 
 
 def TimelineConfig(strategy, n_groups, **kw):
@@ -291,7 +292,7 @@ def test_uneven_rep_step_time():
     assert per_rep.step_allreduce == 200 / 66 * 2.0
     assert TimelineConfig("rep", 201, r=3, rep_allreduce="per_replica", allreduce_s=2.0).step_allreduce == 6.0
     # the theory: the replica sets' law and S = N / n_sets
-    assert sm.ttt.timeline.mean_wipeout_index(cfg) == sm.exact_wipeout("block", 200, 3).mean
+    assert sm.ttt.period.mean_wipeout_index(cfg) == sm.exact_wipeout("block", 200, 3).mean
     assert sm.theory_ttt(cfg).S == 200 / 66
 
 

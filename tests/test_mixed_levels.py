@@ -17,7 +17,8 @@ from spare_mc.model.domain_rates import DOMAIN_MTBF_DEFAULTS
 from spare_mc.model.failures import (failure_from_spec, failure_model_from_dict, lower, parse_domain_levels,
                                      weibull_scale)
 from spare_mc.ttt.exact_ttt import exact_step_ttt
-from spare_mc.ttt.timeline import TimelineConfig, simulate_ttt
+from spare_mc.ttt.config import TimelineConfig
+from spare_mc.ttt.run import simulate_ttt
 
 # 64 groups of one node each (8 GPUs): a node kills 1 group, a rack 2, a power domain 4, a pod 8
 NESTED = sm.Topology(512, 64, gpus_per_node=8, nodes_per_rack=2, racks_per_power=2, power_per_pod=2)

@@ -8,7 +8,8 @@ import pytest
 import spare_mc as sm
 from spare_mc._kernels import timeline as TK
 from spare_mc.testing.reference import timeline_simpy
-from spare_mc.ttt.timeline import TimelineConfig, _run_us, job_seed, make_trace, run_timeline, simulate_ttt
+from spare_mc.ttt.config import TimelineConfig
+from spare_mc.ttt.run import _run_us, job_seed, make_trace, run_timeline, simulate_ttt
 
 US = 1_000_000
 KEYS = {"ttt": TK.R_TTT, "useful": TK.R_USEFUL, "redundant": TK.R_REDUNDANT, "patch": TK.R_PATCH,

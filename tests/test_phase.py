@@ -9,7 +9,8 @@ import pytest
 
 from spare_mc.analyses import phase as ph
 from spare_mc.analyses.phase import PhaseStudy, checkpointing, cluster, decide, phase_rows, run_phase_study
-from spare_mc.ttt.timeline import TimelineConfig, simulate_ttt
+from spare_mc.ttt.config import TimelineConfig
+from spare_mc.ttt.run import simulate_ttt
 
 #: A study small enough for a unit test (well under a second per cell).
 TINY = dict(n_gpus=(16_384,), save_s=(1.0,), restart_s=(60.0,), kinds=("today", "modern"), n_steps=300, reps=2,

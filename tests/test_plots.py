@@ -209,7 +209,7 @@ def test_capped_points_variants_and_theory_are_those_of_the_sweep(tmp_path):
     ignored, so a random-holders variant got the cyclic exact values; (3) the theory marker left out options such
     as load_s, which move its best r."""
     import spare_mc as sm
-    from spare_mc.ttt.timeline import TimelineConfig
+    from spare_mc.ttt.config import TimelineConfig
 
     def sweep(name, text):
         spec = SweepSpec.from_toml(text)

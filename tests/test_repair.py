@@ -94,7 +94,7 @@ def test_interval_clipped_at_zero(monkeypatch, tmp_path):
     import numpy as np
     import xarray as xr
 
-    import spare_mc.sweep.runner as sweep
+    import spare_mc.analyses.repair as repair
     from spare_mc.analyses.repair import _FACTORS
 
     def fake(spec, path, **kw):
@@ -106,7 +106,7 @@ def test_interval_clipped_at_zero(monkeypatch, tmp_path):
                            "availability": (dims, np.full(shape, 0.5)), "wipeouts": (dims, np.zeros(shape))},
                           coords={"variant": variants, "r": spec.grid["r"], "ckpt_period_factor": list(_FACTORS)})
 
-    monkeypatch.setattr(sweep, "run_study_sweep", fake)
+    monkeypatch.setattr(repair, "run_study_sweep", fake)  # where the study looks it up
     res = repair_study((24,), out_dir=str(tmp_path), **{**TINY, "reps": 2})
     hi = 15.5 + 12.706204736174696 * 14.5
     for row in res.rows:

@@ -10,7 +10,8 @@ import spare_mc as sm
 from spare_mc.analyses.sensitivity import Variant, default_variants, holm, paired_delta_reduction, sensitivity
 from spare_mc.cli.commands import main
 from spare_mc.ttt.optimize import optimize_strategy
-from spare_mc.ttt.timeline import TimelineConfig, simulate_ttt
+from spare_mc.ttt.config import TimelineConfig
+from spare_mc.ttt.run import simulate_ttt
 
 BASE = {"n_steps": 150}
 RR = {"rep": (2, 3), "spare": (2, 4)}
@@ -217,7 +218,7 @@ def test_default_variants_are_valid_and_named_once():
     assert kinds == {"option", "combination", "input"}
     for v in vs:
         for s in ("rep", "spare"):
-            TimelineConfig(s, 600, r=3, **sm.ttt.timeline.applicable(v.overrides, s))
+            TimelineConfig(s, 600, r=3, **sm.ttt.config.applicable(v.overrides, s))
 
 
 @pytest.mark.parametrize("kw, match", [
@@ -293,7 +294,7 @@ def test_a_resync_baseline_takes_every_default_variant():
     assert vs["rep_redo_step"].overrides == {"rep_masked_cost": "redo_step", "rep_resync_s": 0.0}
     for v in vs.values():
         for s in ("rep", "spare"):
-            TimelineConfig(s, 600, r=3, **{**sm.ttt.timeline.applicable(base, s), **sm.ttt.timeline.applicable(v.overrides,
+            TimelineConfig(s, 600, r=3, **{**sm.ttt.config.applicable(base, s), **sm.ttt.config.applicable(v.overrides,
                                                                                                          s)})
 
 

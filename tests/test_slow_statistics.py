@@ -72,7 +72,8 @@ def test_timeline_equals_simpy_twin_at_paper_size(strategy, r):
     system-level process and rack domains with per-GPU background (keep ages)."""
     from spare_mc._kernels import timeline as TK
     from spare_mc.testing.reference import timeline_simpy
-    from spare_mc.ttt.timeline import TimelineConfig, _run_us, make_trace
+    from spare_mc.ttt.config import TimelineConfig
+    from spare_mc.ttt.run import _run_us, make_trace
 
     rng = np.random.default_rng(17)
     bg = sm.PerGPU.from_system_mtbf(300.0, 600_000, 0.78, "keep")

@@ -211,7 +211,7 @@ def test_cli_bad_arguments_one_line(argv, match, capsys):
 
 
 def test_console_script_runs():
-    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli.commands", "mu", "--n-groups", "0", "--r", "1"],
+    proc = subprocess.run([sys.executable, "-m", "spare_mc.cli", "mu", "--n-groups", "0", "--r", "1"],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.startswith("spare-mc: error: `--n-groups` must be >= 1")
 

@@ -150,7 +150,7 @@ def real_cluster(tmp_path):
 
 
 def _cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "spare_mc.cli.commands", *args], capture_output=True, text=True, **kw)
+    return subprocess.run([sys.executable, "-m", "spare_mc.cli", *args], capture_output=True, text=True, **kw)
 
 
 def test_real_scheduler_gives_the_identical_dataset(tmp_path, serial, real_cluster):
@@ -167,7 +167,7 @@ def test_killed_worker_is_survived(tmp_path, real_cluster, slow_reference):
     address, workers = real_cluster
     (tmp_path / "spec.toml").write_text(SLOW_SPEC)
     parts = tmp_path / "remote.nc.parts" / SweepSpec.from_toml(SLOW_SPEC).digest()
-    proc = subprocess.Popen([sys.executable, "-m", "spare_mc.cli.commands", "sweep", str(tmp_path / "spec.toml"),
+    proc = subprocess.Popen([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"),
                              "--scheduler", address, "--out", str(tmp_path / "remote.nc")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for _ in range(600):  # wait for the first finished task, then kill a worker mid-sweep
@@ -187,7 +187,7 @@ def test_interrupted_sweep_resumes_to_the_identical_dataset(tmp_path, sig, slow_
     (tmp_path / "spec.toml").write_text(SLOW_SPEC)
     out = tmp_path / "resumed.nc"
     parts = tmp_path / "resumed.nc.parts" / SweepSpec.from_toml(SLOW_SPEC).digest()
-    proc = subprocess.Popen([sys.executable, "-m", "spare_mc.cli.commands", "sweep", str(tmp_path / "spec.toml"), "--out",
+    proc = subprocess.Popen([sys.executable, "-m", "spare_mc.cli", "sweep", str(tmp_path / "spec.toml"), "--out",
                              str(out), "--workers", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
     for _ in range(1200):

@@ -5,7 +5,8 @@ import pytest
 
 import spare_mc as sm
 from spare_mc.sweep.runner import SweepSpec, compare_dataset, run_sweep
-from spare_mc.ttt.timeline import TimelineConfig, simulate_ttt
+from spare_mc.ttt.config import TimelineConfig
+from spare_mc.ttt.run import simulate_ttt
 
 TTT = """
 [sweep]

@@ -13,8 +13,9 @@ import pytest
 from test_kernel_options import BASE, KEYS, US, TimelineConfig, _agree, _long_enough_trace, _random_config, _run, _trace
 
 from spare_mc._kernels import timeline as TK
-from spare_mc.ttt.timeline import TimelineConfig as _Config
-from spare_mc.ttt.timeline import make_trace, simulate_ttt, theory_ckpt_period_s
+from spare_mc.ttt.config import TimelineConfig as _Config
+from spare_mc.ttt.period import theory_ckpt_period_s
+from spare_mc.ttt.run import make_trace, simulate_ttt
 
 #: the new counters, twin key -> kernel slot
 NEW = {"memory_restarts": TK.R_MEM_RESTARTS, "remote_fallbacks": TK.R_FALLBACKS, "async_slowdown": TK.R_ASYNC_SLOW}

@@ -11,7 +11,8 @@ from scipy import stats
 import spare_mc as sm
 from spare_mc._kernels import timeline as TK
 from spare_mc.testing.reference import timeline_simpy
-from spare_mc.ttt.timeline import TimelineConfig, _run_us, applicable, make_trace, run_timeline, simulate_ttt
+from spare_mc.ttt.config import TimelineConfig, applicable
+from spare_mc.ttt.run import _run_us, make_trace, run_timeline, simulate_ttt
 
 KEYS = {"ttt": TK.R_TTT, "useful": TK.R_USEFUL, "redundant": TK.R_REDUNDANT, "patch": TK.R_PATCH,
         "allreduce": TK.R_ALLREDUCE, "rectlr_shrink": TK.R_RECTLR, "checkpoint": TK.R_CKPT, "restart": TK.R_RESTART,
@@ -351,8 +352,8 @@ def test_results_dataset_and_estimates(tmp_path):
 
 
 def test_paper_allreduce_model():
-    assert [sm.ttt.timeline.paper_allreduce_s(n) for n in (200, 600, 1000)] == [2.0, 6.0, 10.0]
-    assert sm.ttt.timeline.paper_allreduce_s(10) == 0.5
+    assert [sm.ttt.config.paper_allreduce_s(n) for n in (200, 600, 1000)] == [2.0, 6.0, 10.0]
+    assert sm.ttt.config.paper_allreduce_s(10) == 0.5
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
@@ -439,7 +440,7 @@ def test_a_callers_trace_is_checked(case):
 
 # ------------------------------------------------------------------------------------------ optimiser and CLI
 def test_theory_ttt_pieces():
-    from spare_mc.ttt.optimize import theory_ttt
+    from spare_mc.ttt.theory import theory_ttt
     cfg = TimelineConfig("ckpt", 600)
     t = theory_ttt(cfg)
     assert t.S == 1.0 and t.T_f_s == 300.0 and t.paper_J is None
@@ -459,8 +460,8 @@ def test_theory_ttt_prices_the_checkpointing_its_period_assumes(kw):
     """The theory's availability is the model's value at the period it returns, with the same checkpoint cost and
     restart (a QA pass found the availability still using the plain restart_s while the period took a load time or
     a restart growing with N into account: A = 0.495 instead of 0.041 at load_s = 1e5)."""
-    from spare_mc.ttt.optimize import theory_ttt
-    from spare_mc.ttt.timeline import theory_costs
+    from spare_mc.ttt.theory import theory_ttt
+    from spare_mc.ttt.period import theory_costs
 
     cfg = TimelineConfig("spare", 60, r=3, **kw)
     th = theory_ttt(cfg)
@@ -479,8 +480,8 @@ def test_theory_ttt_prices_the_checkpointing_its_period_assumes(kw):
 def test_theory_ttt_of_free_checkpoints():
     """An asynchronous save with no slowdown costs the compute nothing (T_s = 0): the period is the save itself
     and the availability the model's with T_s = 0, T_f / (T_f + T_r + T_c / 2)."""
-    from spare_mc.ttt.optimize import theory_ttt
-    from spare_mc.ttt.timeline import theory_costs
+    from spare_mc.ttt.theory import theory_ttt
+    from spare_mc.ttt.period import theory_costs
 
     cfg = TimelineConfig("spare", 60, r=3, ckpt_async=True, async_slowdown=1.0)
     th = theory_ttt(cfg)

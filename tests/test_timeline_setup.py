@@ -1,4 +1,4 @@
-"""The per-config setup of a timeline job (spare_mc.ttt.timeline: _job_plan, _kernel_params, the placeholder generator,
+"""The per-config setup of a timeline job (spare_mc.ttt.run: _job_plan, _kernel_params, the placeholder generator,
 the learned first trace length) changes no result: a job with warm caches equals the job run fresh, equals the job
 run the slow way (its own jitter and repair generators, one long trace), and the caches do not carry anything from
 one config to another."""
@@ -10,11 +10,12 @@ import pytest
 
 import spare_mc as sm
 from spare_mc._lib import resources as _resources
-from spare_mc.ttt import timeline as T
+from spare_mc.ttt import run as T
 from spare_mc._lib.resources import ResourceLimitError, check_memory, memory_negligible
 from spare_mc.model.failures import DomainFailures, PerGPU
 from spare_mc.model.topology import Topology
-from spare_mc.ttt.timeline import TimelineConfig, job_seed, make_trace, run_timeline
+from spare_mc.ttt.config import TimelineConfig
+from spare_mc.ttt.run import job_seed, make_trace, run_timeline
 
 TOPO = Topology(9_600, 48)
 RACK = DomainFailures("rack", 2e6, shape=0.8, background=PerGPU(3e7, 0.8))

@@ -10,23 +10,32 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .cache import drop_if_dependencies_changed
+
+# the records' definitions are part of the compiled signatures
+drop_if_dependencies_changed(__file__, ("records.py",))
+
 
 @njit(cache=True)
-def replay_epochs(ev_ptr, ev_groups, n, group_ptr, group_types, holders_per_type, out_T, out_dead, out_end,
-                  job_ptr, job_groups, job_event, epoch_job_start):
+def replay_epochs(ev_ptr, ev_groups, holding, epochs_out, jobs_out):
     """Replay a log's events as successive epochs; returns ``(epochs, job_events)``.
 
-    Inputs: ``ev_groups[ev_ptr[e]:ev_ptr[e + 1]]`` are the groups log event ``e`` touches; the layout as the CSR map
-    group -> types (``group_ptr``, ``group_types``) and the holder count of every type.
+    Inputs: ``ev_groups[ev_ptr[e]:ev_ptr[e + 1]]`` are the groups log event ``e`` touches; ``holding`` (a
+    :data:`~spare_mc._kernels.records.Holding`) the layout as the CSR map group -> types and the holder count of
+    every type.
 
-    Outputs, per complete epoch ``i`` (one that ends in a wipe-out): ``out_T[i]`` the 1-based index, within the
-    epoch, of the job event causing the wipe-out; ``out_dead[i]`` the dead groups just before it; ``out_end[i]`` the
-    log event (0-based row) of the wipe-out. The **job events** (log events that kill at least one live group),
-    over all epochs and the incomplete tail: ``job_groups[job_ptr[j]:job_ptr[j + 1]]`` the groups job event ``j``
-    killed, ``job_event[j]`` its log row; ``epoch_job_start[i]`` the first job event of epoch ``i`` (and
-    ``epoch_job_start[epochs]`` the first of the tail). Arrays are sized by the caller: ``out_*`` and
-    ``epoch_job_start`` one more than the log's events, ``job_*`` like ``ev_*``.
+    Outputs, per complete epoch ``i`` (one that ends in a wipe-out), in ``epochs_out`` (an
+    :data:`~spare_mc._kernels.records.EpochsOut`): ``T[i]`` the 1-based index, within the epoch, of the job event
+    causing the wipe-out; ``dead[i]`` the dead groups just before it; ``end[i]`` the log event (0-based row) of the
+    wipe-out; ``start[i]`` the first job event of epoch ``i`` (and ``start[epochs]`` the first of the tail). The
+    **job events** (log events that kill at least one live group), over all epochs and the incomplete tail, in
+    ``jobs_out`` (a :data:`~spare_mc._kernels.records.JobEvents`): ``groups[ptr[j]:ptr[j + 1]]`` the groups job
+    event ``j`` killed, ``event[j]`` its log row. Arrays are sized by the caller: ``epochs_out``'s one more than the
+    log's events, ``jobs_out``'s like ``ev_*``.
     """
+    n, group_ptr, group_types, holders_per_type = holding
+    out_T, out_dead, out_end, epoch_job_start = epochs_out
+    job_ptr, job_groups, job_event = jobs_out
     dead = np.zeros(n, np.bool_)
     live_count = holders_per_type.copy()
     killed = np.empty(n, np.int64)   # dead groups of the current epoch

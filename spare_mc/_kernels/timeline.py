@@ -1,4 +1,4 @@
-"""Numba kernel of the time-to-train timeline (private; the model is specified in :mod:`spare_mc.ttt.timeline`).
+"""Numba kernel of the time-to-train timeline (private; the model is specified in :mod:`spare_mc.ttt.run`).
 
 All times are integer microseconds, so that jumping over a quiet stretch of ``m`` identical steps (``t += m D``)
 gives exactly the same clock as stepping through them one by one -- the property the SimPy twin checks.

@@ -36,7 +36,7 @@ from .draws import (  # noqa: F401 (re-exported)
 )
 
 # the kernels here inline the draw primitives: their numba cache must go when those change
-drop_if_dependencies_changed(__file__, ("draws.py",))
+drop_if_dependencies_changed(__file__, ("draws.py", "records.py"))
 
 _N_DUMMY_ROWS = 16
 
@@ -568,9 +568,7 @@ def wipeout_random_fresh(next_u64, state, n, r, trials, with_replacement, out_T,
 
 
 @njit(cache=True)
-def wipeout_events(rng, next_u64, state, n, group_ptr, group_types, holders_per_type, fresh_random_r, mode, shape,
-                   scale, live_scaling, group_rate, level_rate, level_ptr, dom_ptr, dom_groups, trials, out_T, out_dead,
-                   out_time, rec_time, rec_end, rec_killed):
+def wipeout_events(rng, next_u64, state, holding, fresh_random_r, proc, trials, out, rec):
     """Wipe-out trials under a failure process with a clock (see :mod:`spare_mc.model.failures` for the models).
 
     mode 0 -- system renewal: inter-arrival ``scale * Weibull(shape)`` (divided by the live fraction when
@@ -585,12 +583,20 @@ def wipeout_events(rng, next_u64, state, n, group_ptr, group_types, holders_per_
               events that kill nothing are not counted. With one level this draws exactly as the one-level kernel
               did (the level walk adds no random number).
 
+    ``holding`` is a :data:`~spare_mc._kernels.records.Holding`, ``proc`` a
+    :class:`~spare_mc.model.failures.KernelProcess` (``mode, shape, scale, live_scaling, group_rate, level_rate,
+    level_ptr, dom_ptr, dom_groups``), ``out`` a :data:`~spare_mc._kernels.records.TrialsOut` (one entry per trial)
+    and ``rec`` an :data:`~spare_mc._kernels.records.EventRecord` (``n`` entries each).
     ``fresh_random_r > 0`` draws a new random-holders layout per trial (then the CSR arrays are scratch space).
     A trial ends at the wipe-out or when every group is dead (a layout holding no types records the whole
     stream). The last trial's events are left in ``rec_time`` (event times), ``rec_end`` (``rec_killed[rec_end[e-1]
     :rec_end[e]]`` are the groups event ``e`` killed) and ``rec_killed``; the return value is its event count.
     Times are ``scale * clock`` (mode 0) or ``scale * tau^(1/shape)`` (mode 1): rates are in units of ``scale``.
     """
+    n, group_ptr, group_types, holders_per_type = holding
+    mode, shape, scale, live_scaling, group_rate, level_rate, level_ptr, dom_ptr, dom_groups = proc
+    out_T, out_dead, out_time = out
+    rec_time, rec_end, rec_killed = rec
     n_dom = dom_ptr.shape[0] - 1
     n_lev = level_rate.shape[0]
     live = np.arange(n)          # live[0:n_live] are the live groups

@@ -8,7 +8,7 @@ does not reject.
 
 Separability
 ------------
-An option acts on one strategy or on both (:func:`spare_mc.ttt.timeline.applicable`), and the table gives each
+An option acts on one strategy or on both (:func:`spare_mc.ttt.config.applicable`), and the table gives each
 strategy's numbers separately, so each strategy is searched over the *sub-combinations* of the options it has
 (SPARe: layout, patch cost, the shared ones; Rep: masked cost, the shared ones); a full combination is a pair of
 sub-combinations that agree on the shared options (restart failures, checkpoint failures, masked detection). On
@@ -72,10 +72,9 @@ from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_in
 from ..model.paper import PAPER_CITATION, paper_results
 from ..stats import estimate_mean, ratio_estimate
 from ..sweep.storage import write_json
-from ..ttt.optimize import PERIOD_FACTORS
-from ..ttt.timeline import TimelineConfig, applicable
-from .sensitivity import (STRATEGIES, _check_base, _check_fields, _check_ns, _check_period_factors, _check_r_ranges,
-                          _confirm_spec, _pick, _run, _screen)
+from ..ttt.config import TimelineConfig, applicable
+from ..ttt.optimize import PERIOD_FACTORS, n_values_iv, period_factors_iv
+from .sensitivity import STRATEGIES, _check_base, _check_fields, _check_r_ranges, _confirm_spec, _pick, _run, _screen
 
 __all__ = ["SEARCH_SPACE", "NOT_FITTED", "calibrate", "CalibrationResult", "load_target", "load_preset",
            "preset_names", "presets_dir", "write_preset", "DEFAULT_SCHEDULE"]
@@ -492,12 +491,12 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
     if clash:
         raise UsageValueError(f"`base` fixes {clash[1]}, which `space[{clash[0]!r}]` fits")
     rows = {r["n_groups"]: r for r in tgt["rows"]}
-    fit_n = tuple(sorted(rows)) if fit_n is None else _check_ns(fit_n, "fit_n")
+    fit_n = tuple(sorted(rows)) if fit_n is None else n_values_iv(fit_n, "fit_n")
     missing = [n for n in fit_n if n not in rows]
     if missing or not fit_n:
         raise UsageValueError(f"`fit_n` must be rows of the target table {sorted(rows)}, got {list(fit_n)}")
     predict_n = tuple(n for n in (200, 1000) if n not in fit_n) if predict_n is None else \
-        tuple(n for n in _check_ns(predict_n, "predict_n") if n not in fit_n)
+        tuple(n for n in n_values_iv(predict_n, "predict_n") if n not in fit_n)
     sched = _seq_pairs(schedule)
     if eta is not None:
         eta = as_int(eta, "eta", min_value=2)
@@ -508,7 +507,7 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
     alpha = _number(alpha, "alpha", 0, 1, lo_open=True)
     rng = as_int(rng, "rng", min_value=0)
     r_ranges = _check_r_ranges(r_ranges)
-    period_factors = _check_period_factors(period_factors)
+    period_factors = period_factors_iv(period_factors)
     for n in fit_n:
         for s in STRATEGIES:
             lo, hi = r_ranges[s]

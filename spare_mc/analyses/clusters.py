@@ -29,7 +29,7 @@ Derived (arithmetic on the facts, checked by the tests)
 Assumptions (the report gives none of these; each is a field with its reasoning in ``assumptions``)
 -------------------------------------------------------------------------------------------------------
 ``restart_s`` = 600 s, ``save_s`` = 60 s, ``shape`` = 1 (exponential), the checkpoint period at the theory optimum
-of :func:`spare_mc.ttt.timeline.theory_ckpt_period_s`, no exposed all-reduce (overlapped with compute), no duration
+of :func:`spare_mc.ttt.period.theory_ckpt_period_s`, no exposed all-reduce (overlapped with compute), no duration
 jitter, a failure during a restart starts it again, a save that a failure interrupts is unusable, the 47 planned
 interruptions left out, and the job length ``T0 = 0.9 x 54 d`` (so that a job at the report's 90% spans the
 snapshot's 54 days of wall clock). docs/llama3.md gives the reasoning at length and the sensitivity of the result to
@@ -38,7 +38,7 @@ each.
 Effective training time in the model
 ------------------------------------
 The report's metric is the share of elapsed time spent on useful training. In the timeline's accounting
-(:mod:`spare_mc.ttt.timeline`) that is the **useful fraction** ``(useful + all-reduce) / TTT`` of CKPT-only, the
+(:mod:`spare_mc.ttt.run`) that is the **useful fraction** ``(useful + all-reduce) / TTT`` of CKPT-only, the
 strategy Meta ran: everything but checkpoint saves, restarts and work rolled back by a restart (``= T0 / TTT``
 without jitter). Over replications it is the ratio of sums ``sum_i (useful_i + allreduce_i) / sum_i TTT_i``, an
 estimate of ``T0 / E[TTT]``, with the delta-method interval of :func:`spare_mc.stats.ratio_estimate`
@@ -59,7 +59,9 @@ from .._lib.validation import UsageTypeError, UsageValueError, as_float, as_int,
 from ..model.domain_rates import SNAPSHOT_GPUS, SNAPSHOT_H, SNAPSHOT_UNEXPECTED
 from ..stats import MCEstimate, compare, ratio_estimate
 from ..theory.closed_forms import availability
-from ..ttt.timeline import TimelineConfig, classical_expected_ttt_s, is_classical, simulate_ttt
+from ..ttt.config import TimelineConfig
+from ..ttt.theory import classical_expected_ttt_s, is_classical
+from ..ttt.run import simulate_ttt
 from .phase import checkpointing
 
 __all__ = ["ClusterPreset", "RootCause", "LLAMA3_ROOT_CAUSES", "LLAMA3_SOURCE", "REPORTED_EFFECTIVE",
@@ -447,7 +449,7 @@ def _classical_check(preset, reps, rng, alpha=1e-4) -> dict:
     """The preset under the classical rules (failures detected at once, interrupting a save in progress; a
     checkpoint after the last segment too):
     its simulated effective time against Daly's exact ``T0 / E[T_w]``
-    (:func:`spare_mc.ttt.timeline.classical_expected_ttt_s`); only exponential failures have that closed form."""
+    (:func:`spare_mc.ttt.theory.classical_expected_ttt_s`); only exponential failures have that closed form."""
 
     if preset.shape != 1.0:
         raise UsageValueError(f"the classical check needs exponential failures (`shape` = 1), got "
@@ -456,7 +458,7 @@ def _classical_check(preset, reps, rng, alpha=1e-4) -> dict:
                                   ckpt_failure="completes")
     cfg = res.config
     if not is_classical(cfg):
-        raise UsageValueError("the preset's classical variant breaks a classical rule (spare_mc.ttt.timeline."
+        raise UsageValueError("the preset's classical variant breaks a classical rule (spare_mc.ttt.theory."
                               "CLASSICAL_RULES): build it from timeline_config's defaults")
     solve_s = cfg.n_steps * round(cfg.compute_s * 1e6) / 1e6  # the kernel's clock counts microseconds
     exact = solve_s / classical_expected_ttt_s(cfg)

@@ -30,7 +30,7 @@ import numpy as np
 from scipy.stats import t as t_dist
 
 from .._lib.validation import UsageTypeError, UsageValueError, as_int
-from ..ttt.timeline import simulate_ttt
+from ..ttt.run import simulate_ttt
 from .domains import DomainStudy, _failures, _ttt_config
 
 __all__ = ["PERIOD_STUDY_FACTORS", "run_domain_period_study"]

@@ -43,7 +43,8 @@ from ..mc.survivability import wipeout_mc
 from ..model.domain_rates import DOMAIN_MTBF_DEFAULTS
 from ..model.failures import DomainFailures, PerGPU, _shape_iv
 from ..model.topology import DOMAIN_LEVELS, Topology
-from ..ttt.timeline import TimelineConfig, simulate_ttt
+from ..ttt.config import TimelineConfig
+from ..ttt.run import simulate_ttt
 
 __all__ = ["DomainStudy", "DOMAIN_STUDY_LAYOUTS", "run_domain_study", "domain_study_rows"]
 

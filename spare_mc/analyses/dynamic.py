@@ -2,7 +2,7 @@
 
 The question (the paper expects non-periodic checkpoints to help under decreasing-hazard failures, ``k < 1``): for
 CKPT-only, Rep+CKPT and SPARe+CKPT at every ``r``, ``N`` and Weibull shape ``k``, what does a checkpoint period
-that follows the failure risk (:class:`spare_mc.ttt.timeline.TimelineConfig` ``ckpt_policy``) change, each policy at
+that follows the failure risk (:class:`spare_mc.ttt.config.TimelineConfig` ``ckpt_policy``) change, each policy at
 its own best period factor?
 
 The study
@@ -38,7 +38,7 @@ from scipy import stats
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.validation import UsageValueError, as_int
 from ..sweep.runner import SweepSpec, run_study_sweep
-from ..ttt.timeline import CKPT_POLICIES, TimelineConfig, applicable
+from ..ttt.config import CKPT_POLICIES, TimelineConfig, applicable
 from .sensitivity import holm
 
 __all__ = ["DynamicRow", "DynamicResult", "dynamic_study", "DEFAULT_R", "DEFAULT_FACTORS"]

@@ -59,7 +59,7 @@ from .._lib.validation import UsageValueError, as_choice, as_float, as_int, reje
 from ..stats import ratio_estimate
 from ..sweep.storage import write_json
 from ..ttt.optimize import optimize_strategy
-from ..ttt.timeline import TimelineConfig
+from ..ttt.config import TimelineConfig
 
 __all__ = ["PhaseStudy", "checkpointing", "cluster", "strategy_key", "base_strategy", "decide", "decide_views",
            "run_phase_cell", "run_phase_study",

@@ -1,7 +1,7 @@
 """Repair without a global restart: time to train, availability and wipe-outs against the repair time.
 
 The question: when failed groups come back after a repair time instead of waiting for the next global restart
-(:class:`spare_mc.ttt.timeline.TimelineConfig` ``repair``), how do Rep+CKPT and SPARe+CKPT change, and at which repair
+(:class:`spare_mc.ttt.config.TimelineConfig` ``repair``), how do Rep+CKPT and SPARe+CKPT change, and at which repair
 time does each one's best redundancy ``r`` change?
 
 The study: per strategy and ``N``, one sweep over ``r x ckpt_period_factor`` with one variant per repair time (and
@@ -23,7 +23,7 @@ from scipy import stats
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.validation import UsageValueError, as_float, as_int
 from ..sweep.runner import SweepSpec, run_study_sweep
-from ..ttt.timeline import MAX_DURATION_S, TimelineConfig, applicable
+from ..ttt.config import MAX_DURATION_S, TimelineConfig, applicable
 
 __all__ = ["RepairResult", "repair_study", "DEFAULT_REPAIR_TIMES", "DEFAULT_R"]
 

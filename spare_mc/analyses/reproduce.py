@@ -22,7 +22,7 @@ from ..plots.figures import figure_phase, save_figures
 from ..sweep.runner import SweepSpec, run_study_sweep
 from ..sweep.storage import check_own_json, write_json
 from ..ttt.optimize import main_table
-from ..ttt.timeline import TimelineConfig, applicable
+from ..ttt.config import TimelineConfig, applicable
 from .calibrate import load_preset
 from .phase import PhaseStudy, run_phase_study
 

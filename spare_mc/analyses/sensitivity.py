@@ -49,10 +49,9 @@ from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_in
 from ..plots.figures import figure_sensitivity
 from ..stats import MCEstimate, estimate_mean, ratio_estimate
 from ..sweep.runner import SweepSpec, run_study_sweep
-from ..ttt.optimize import OPTIMISED, PERIOD_FACTORS, admissible_r
-from ..ttt.optimize import _factors_iv as _check_period_factors
-from ..ttt.optimize import _ns_iv as _check_ns
-from ..ttt.timeline import TimelineConfig, applicable, run_timeline
+from ..ttt.optimize import OPTIMISED, PERIOD_FACTORS, admissible_r, n_values_iv, period_factors_iv
+from ..ttt.config import TimelineConfig, applicable
+from ..ttt.run import run_timeline
 
 __all__ = ["Variant", "default_variants", "sensitivity", "SensitivityResult", "SensitivityRow", "SelectedPoint",
            "paired_delta_reduction", "holm", "estimate_cost", "check_sensitivity_inputs", "R_RANGES", "STRATEGIES"]
@@ -418,7 +417,7 @@ def _check_r_ranges(r_ranges) -> dict:
 
 def _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges,
                   period_factors):
-    n_values = _check_ns(n_values, "n_values")
+    n_values = n_values_iv(n_values, "n_values")
     if not n_values:
         raise UsageValueError("`n_values` must name at least one N, each once, got []")
     base = _check_base(base)
@@ -441,7 +440,7 @@ def _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_r
         raise UsageValueError(f"`target_pp` must be in (0, 100) percentage points, got {target_pp}")
     rng = as_int(0 if rng is None else rng, "rng", min_value=0)
     r_ranges = _check_r_ranges(r_ranges)
-    period_factors = _check_period_factors(period_factors)
+    period_factors = period_factors_iv(period_factors)
     for s in STRATEGIES:  # every variant valid at every N before any work
         for n in n_values:
             for name, over in _strategy_overrides(variants, s).items():

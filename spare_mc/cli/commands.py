@@ -89,7 +89,9 @@ from ..theory.closed_forms import (ckpt_period_daly, ckpt_period_young, daly_exp
                                    mu_expansion, mu_paper, overhead_lower_bound)
 from ..theory.exact import EXACT_LAYOUTS, exact_cost, exact_wipeout
 from ..ttt.optimize import OPTIMISED, PERIOD_FACTORS, theory_ttt
-from ..ttt.timeline import TimelineConfig, classical_config, classical_expected_ttt_s, classical_segment_s, simulate_ttt
+from ..ttt.config import TimelineConfig
+from ..ttt.theory import classical_config, classical_expected_ttt_s, classical_segment_s
+from ..ttt.run import simulate_ttt
 
 #: Replications per chunk of ``spare-mc mu`` (one chunk's per-replication arrays live at once).
 MU_CHUNK = 1_000_000

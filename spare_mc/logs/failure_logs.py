@@ -46,6 +46,7 @@ from importlib import resources
 import numpy as np
 
 from .._kernels import logs as _lk
+from .._kernels.records import EpochsOut, Holding, JobEvents
 from .._kernels import rectlr as _rk
 from .._kernels import rectlr_layout as _rl
 from .._lib.resources import check_memory
@@ -723,9 +724,9 @@ def _replay(ev_ptr, ev_groups, layout):
     job_groups = np.zeros(max(ev_groups.size, 1), np.int64)
     job_event = np.zeros(max(n_ev, 1), np.int64)
     start = np.zeros(n_ev + 2, np.int64)
-    epochs, jobs = _lk.replay_epochs(ev_ptr, ev_groups, layout.n_groups, layout.group_ptr, layout.group_types,
-                                     _holders_per_type(layout), out_T, out_dead, out_end, job_ptr, job_groups,
-                                     job_event, start)
+    epochs, jobs = _lk.replay_epochs(ev_ptr, ev_groups, Holding(layout.n_groups, layout.group_ptr, layout.group_types,
+                                                                _holders_per_type(layout)),
+                                     EpochsOut(out_T, out_dead, out_end, start), JobEvents(job_ptr, job_groups, job_event))
     return {"epochs": epochs, "T": out_T[:epochs], "dead": out_dead[:epochs], "end": out_end[:epochs],
             "job_ptr": job_ptr[:jobs + 1], "job_groups": job_groups[:job_ptr[jobs]], "job_event": job_event[:jobs],
             "start": start[:epochs + 1]}

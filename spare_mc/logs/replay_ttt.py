@@ -13,7 +13,9 @@ import numpy as np
 from .._kernels import timeline as _tk
 from .._lib.seeding import root_seed_sequence, root_text, trace_seed_sequence
 from .._lib.validation import UsageTypeError, UsageValueError
-from ..ttt.timeline import _US, TimelineConfig, TTTResult, _job_plan, _job_rngs, _run_us, _to_run, job_seed
+from ..ttt.config import US_PER_S, TimelineConfig
+from ..ttt.results import TTTResult
+from ..ttt.run import run_log_job
 from .failure_logs import FailureLog
 
 __all__ = ["replay_log_ttt", "LogTTTResult"]
@@ -93,27 +95,20 @@ def replay_log_ttt(cfg: TimelineConfig, log, *, starts_s=None, rng=None) -> LogT
     starts = raw.astype(float)
     if starts.ndim != 1 or starts.size == 0:
         raise UsageValueError("`starts_s` must be a non-empty sequence of start times (s)")
-    duration_s = ev.duration_us / _US
+    duration_s = ev.duration_us / US_PER_S
     bad = np.nonzero(~np.isfinite(starts) | (starts < 0) | (starts >= duration_s))[0]
     if bad.size:
         raise UsageValueError(f"`starts_s` must lie in [0, duration_s) = [0, {duration_s:g}) s, got "
                               f"starts_s[{bad[0]}] = {float(starts[bad[0]])!r}")
-    plan = _job_plan(cfg)
-    holders = plan.holders
     root = root_seed_sequence(rng)
     runs, within = [], []
     for i, start in enumerate(starts):
-        s_us = round(start * _US)
+        s_us = round(start * US_PER_S)
         first = int(np.searchsorted(ev.times_us, s_us, side="left"))
         times = ev.times_us[first:] - s_us
         ptr = ev.ptr[first:] - ev.ptr[first]
         groups = ev.groups[ev.ptr[first]:]
-        ss = trace_seed_sequence(root, cfg.n_groups, i)
-        h = holders if holders is not None else cfg.layout_object(rng=job_seed(ss, 2)).holders
-        jitter_rng, repair_rng = _job_rngs(cfg, ss)
-        res = _run_us(cfg, h, jitter_rng=jitter_rng, repair_rng=repair_rng,
-                      log=(times, ptr, groups, ev.repair_us[first:]), live0=plan.live0)  # None for a random layout
-        run = _to_run(res, cfg)
+        run = run_log_job(cfg, trace_seed_sequence(root, cfg.n_groups, i), (times, ptr, groups, ev.repair_us[first:]))
         runs.append(run)
-        within.append(s_us + res[_tk.R_TTT] <= ev.duration_us)
+        within.append(s_us + run.raw_us[_tk.R_TTT] <= ev.duration_us)
     return LogTTTResult(TTTResult(cfg, tuple(runs), root_text(root), 0), starts, np.array(within, dtype=bool))

@@ -27,6 +27,7 @@ import numpy as np
 import xarray as xr
 
 from .._kernels import wipeout as _k
+from .._kernels.records import EventRecord, Holding, TrialsOut
 from .._lib.resources import check_memory
 from .._lib.seeding import _UNSET, generator
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_int
@@ -488,8 +489,7 @@ def wipeout_mc(layout, reps: int | None = None, *, n_groups: int | None = None, 
             # the kernel also has a branch that refills these (fresh random layouts), so numba needs them writable;
             # ReplicaSets hands out read-only arrays
             ptr, types = np.array(layout.group_ptr), np.array(layout.group_types)
-        _k.wipeout_events(rng, *src, n, ptr, types, holders_per_type, rr if fresh_layout else 0, proc.mode,
-                          proc.shape, proc.scale, proc.live_scaling, proc.group_rate, proc.level_rate, proc.level_ptr,
-                          proc.dom_ptr, proc.dom_groups, trials, out_T, out_dead, time_s, np.empty(n),
-                          np.empty(n, np.int64), np.empty(n, np.int64))
+        _k.wipeout_events(rng, *src, Holding(n, ptr, types, holders_per_type), rr if fresh_layout else 0, proc, trials,
+                          TrialsOut(out_T, out_dead, time_s), EventRecord(np.empty(n), np.empty(n, np.int64),
+                                                                          np.empty(n, np.int64)))
     return WipeoutResult(out_T, out_dead, time_s, layout.kind, n, rr, fresh_layout, failures.to_dict())

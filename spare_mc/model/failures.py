@@ -39,10 +39,12 @@ from __future__ import annotations
 import inspect
 import math
 from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from .._kernels import wipeout as _k
+from .._kernels.records import EventRecord, Holding, TrialsOut
 from .._lib.seeding import generator
 from .._lib.validation import UsageTypeError, UsageValueError, as_bool, as_choice, as_float, as_int, reject_unknown
 from .domain_rates import DOMAIN_MTBF_DEFAULTS
@@ -503,8 +505,7 @@ def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, 
     return DomainFailures(kind, p["domain_mtbf_s"], shape, background=bg), topo
 
 
-@dataclass(frozen=True)
-class KernelProcess:
+class KernelProcess(NamedTuple):
     """A failure model lowered to the scalars and arrays of :func:`spare_mc._kernels.wipeout.wipeout_events`.
 
     Domain units are the domains of every level, concatenated (``dom_groups[dom_ptr[d]:dom_ptr[d + 1]]`` are the
@@ -609,9 +610,8 @@ def sample_events(failures, topology: Topology, *, rng=None) -> FailureEvents:
     rec_end = np.empty(n, dtype=np.int64)
     rec_killed = np.empty(n, dtype=np.int64)
     out = np.empty(1, dtype=np.int64), np.empty(1, dtype=np.int64), np.empty(1)
-    k = _k.wipeout_events(rng, *_k.raw_source(rng), n, no_types_ptr, no_types, np.zeros(n, dtype=np.int64), 0,
-                          proc.mode, proc.shape, proc.scale, proc.live_scaling, proc.group_rate, proc.level_rate,
-                          proc.level_ptr, proc.dom_ptr, proc.dom_groups, 1, *out, rec_time, rec_end, rec_killed)
+    k = _k.wipeout_events(rng, *_k.raw_source(rng), Holding(n, no_types_ptr, no_types, np.zeros(n, dtype=np.int64)),
+                          0, proc, 1, TrialsOut(*out), EventRecord(rec_time, rec_end, rec_killed))
     ptr = np.zeros(k + 1, dtype=np.int64)
     ptr[1:] = rec_end[:k]
     return FailureEvents(rec_time[:k].copy(), ptr, rec_killed[:ptr[-1]].copy())

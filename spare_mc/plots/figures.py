@@ -61,7 +61,7 @@ from ..sweep.storage import _atomic_write, check_regular_target
 from ..theory.closed_forms import mu_paper, r_star
 from ..theory.exact import EXACT_LAYOUTS, exact_wipeout
 from ..ttt.optimize import PERIOD_FACTORS, theory_ttt
-from ..ttt.timeline import TimelineConfig, applicable
+from ..ttt.config import TimelineConfig, applicable
 
 __all__ = ["plot_masked", "plot_overhead", "plot_ttt", "plot_optimal_r", "figure_masked", "figure_overhead",
            "figure_ttt", "figure_sweep", "axes_roles", "save_figures", "MAX_PANELS"]

@@ -2,5 +2,10 @@
 theory. Imports ``logs`` and below.
 """
 
-from .runner import *  # noqa: F401,F403 - the public names of spare_mc.sweep
-from .runner import __all__  # noqa: F401
+from .runner import (compare_dataset, DatasetComparison, FAILURE_CHOICES, MixedCodeError, NO_WORKER_TIMEOUT_S,
+                     open_dataset, open_sweep_dataset, OUTPUTS, PARAMETERS, PointComparison, QUANTITIES, run_study_sweep,
+                     run_sweep, run_task, summarize, SweepSpec, WorkersLost, write_dataset)
+
+__all__ = ["compare_dataset", "DatasetComparison", "FAILURE_CHOICES", "MixedCodeError", "NO_WORKER_TIMEOUT_S",
+           "open_dataset", "open_sweep_dataset", "OUTPUTS", "PARAMETERS", "PointComparison", "QUANTITIES", "run_study_sweep",
+           "run_sweep", "run_task", "summarize", "SweepSpec", "WorkersLost", "write_dataset"]

@@ -71,7 +71,8 @@ from ..model.kinds import make_layout
 from ..options import get_options
 from ..stats import compare, estimate_mean
 from ..theory.exact import EXACT_LAYOUTS, exact_wipeout
-from ..ttt.timeline import TimelineConfig, applicable, run_timeline
+from ..ttt.config import TimelineConfig, applicable
+from ..ttt.run import run_timeline
 from .storage import (OPTIONAL_OUTPUTS, OUTPUTS, QUANTITIES, CorruptDataset, PartsStore, check_regular_target,
                       open_dataset, summarize, sweep_writing, write_dataset)
 

@@ -566,14 +566,14 @@ def _move_work(dst: dict, src: dict) -> None:
 
 
 def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None, log=None, record=None) -> dict:
-    """Independent SimPy implementation of the time-to-train model of :mod:`spare_mc.ttt.timeline`.
+    """Independent SimPy implementation of the time-to-train model of :mod:`spare_mc.ttt.run`.
 
     Written from the model's text, not from the kernel: a failure process and a trainer process on a SimPy clock in
     integer microseconds, stepping through every step (no skipping), Rep wipe-outs decided by
     :meth:`ReplicaSets.is_wiped` on the dead set, SPARe by the :class:`spare_mc.ReCtlr` controller, unit clocks derived
     by :func:`timeline_unit_clocks`; gaps and lifetimes are clamped at the model's horizon of ``2^61`` (Python
     integers: nothing overflows). ``trace = (gaps, victims)`` or ``(life,)`` as in
-    :func:`spare_mc.ttt.timeline.make_trace`; ``jitter_rng`` draws the duration jitter (needed when ``cfg.jitter_sd > 0``);
+    :func:`spare_mc.ttt.run.make_trace`; ``jitter_rng`` draws the duration jitter (needed when ``cfg.jitter_sd > 0``);
     ``layout`` is the job's holder table when it is drawn per job (``cfg.layout == "random"``). Returns the
     microsecond totals: ``ttt, useful, redundant, patch, allreduce, rectlr_shrink, checkpoint, restart, lost,
     failures, absorbed, wipeouts, checkpoints, checkpoints_lost, detections, steps_run, steps_done, status``.

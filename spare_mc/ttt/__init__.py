@@ -1,3 +1,5 @@
-"""Time to train: the timeline's configuration, running jobs, their results, the step-model theory that reads a
-configuration (exact, classical/Daly) and the optimiser. Imports ``mc`` and below.
+"""Time to train: the timeline's configuration (``config``), running jobs (``run``), their results (``results``), the
+theory that reads a configuration (``period``: the theory checkpoint period; ``theory``: classical/Daly and the
+closed-form ``J = S / A*``; ``exact_ttt``: the exact step model) and the optimiser (``optimize``). Imports ``mc`` and
+below.
 """

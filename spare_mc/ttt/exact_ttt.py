@@ -55,7 +55,7 @@ import numpy as np
 from scipy.linalg import expm
 
 from .._lib.validation import UsageValueError
-from .timeline import TimelineConfig
+from .config import TimelineConfig
 
 __all__ = ["ExactTTT", "exact_step_ttt", "MAX_CONFIGS"]
 
@@ -66,7 +66,7 @@ _US = 1_000_000
 
 @dataclass(frozen=True)
 class ExactTTT:
-    """The exact expected time to train of one :class:`spare_mc.ttt.timeline.TimelineConfig`.
+    """The exact expected time to train of one :class:`spare_mc.ttt.config.TimelineConfig`.
 
     Attributes
     ----------
@@ -143,7 +143,7 @@ def exact_step_ttt(cfg) -> ExactTTT:
 
     Examples
     --------
-    >>> from spare_mc.ttt.timeline import TimelineConfig
+    >>> from spare_mc.ttt.config import TimelineConfig
     >>> cfg = TimelineConfig("ckpt", 100, n_steps=200, compute_s=60.0, allreduce_s=5.0, mtbf_s=3600.0, shape=1.0,
     ...                      jitter_sd=0.0, restart_s=600.0, save_s=30.0, ckpt_period_s=900.0)
     >>> round(exact_step_ttt(cfg).ttt_over_t0, 6)

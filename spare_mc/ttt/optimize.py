@@ -8,16 +8,13 @@ selected. It is then **re-run on fresh traces** -- replications ``reps .. reps +
 -- so that the reported estimate and CI are not biased by the selection (the minimum of noisy means is
 optimistic). The confirmation runs of two strategies at one ``N`` share their traces, so their comparison is paired.
 
-Theory (no simulation): ``J(r) = S / A*(T_f)`` with ``A* = 2 T_s T_f / T_c*^2`` and ``T_f = E[T] m`` (``T_s`` and
-``T_r`` the config's mean checkpoint cost and restart, :func:`spare_mc.ttt.timeline.theory_costs`); ``S`` is 1
-(CKPT-only), ``N / floor(N / r)`` (Rep; ``r`` when ``r`` divides ``N``) or the exact per-epoch lower bound
-``E[sum c(k)] / E[T]`` (SPARe unit stride; the random-holders value for Sidon). The paper's own ``J(r)`` (its
-``mu`` and ``S``-bound approximations) and ``r* = floor(log2 N + 0.833)`` are reported next to it.
+Theory (no simulation): the closed-form ``J(r) = S / A*`` of every grid point, next to the simulation
+(:func:`spare_mc.ttt.theory.theory_ttt`).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -25,90 +22,17 @@ from .._lib.provenance import SCHEMA_VERSION
 from .._lib.resources import ResourceLimitError
 from .._lib.seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, warn_old_access
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int, reject_unknown
-from ..mc.reorder import exact_stack_bound_sum
 from ..model.paper import paper_row, paper_setting
 from ..stats import MCEstimate, ratio_estimate
-from ..theory.closed_forms import availability, normalized_ttt, r_star
-from .timeline import (STRATEGIES, TimelineConfig, applicable, mean_wipeout_index, simulate_ttt, theory_ckpt_period_s,
-                       theory_costs)
+from ..theory.closed_forms import r_star
+from .config import STRATEGIES, TimelineConfig, applicable
+from .run import simulate_ttt
+from .theory import theory_ttt
 
-__all__ = ["theory_ttt", "TheoryTTT", "optimize_strategy", "admissible_r", "OptimumResult", "main_table", "MainTable",
+__all__ = ["optimize_strategy", "admissible_r", "OptimumResult", "main_table", "MainTable",
            "MainTableRow", "PERIOD_FACTORS"]
 
 PERIOD_FACTORS = (0.5, 0.71, 1.0, 1.41, 2.0)
-
-
-@dataclass(frozen=True)
-class TheoryTTT:
-    """Closed-form time to train ``J = S / A*`` of one setting, with its pieces (see the module docstring).
-
-    Attributes
-    ----------
-    r : int
-    mean_T : float
-        ``E[T]``, failures until a wipe-out in uniform order.
-    T_f_s : float
-        Mean time between wipe-outs ``E[T] m`` (s).
-    ckpt_period_s : float
-        The availability-optimal period ``T_c*`` (s).
-    availability : float
-        The availability model at ``ckpt_period_s``: ``A* = 2 T_s T_f / T_c*^2`` at the optimum (see
-        :func:`theory_ttt`).
-    S : float
-        Mean compute layers per step (1, ``N / n_sets`` for Rep -- ``r`` when ``r`` divides ``N`` -- or the exact
-        ``c(k)`` bound).
-    ttt_over_t0 : float
-        ``S / A*``.
-    paper_J : float or None
-        The paper's own ``J(r)`` (SPARe, r >= 2).
-    """
-
-    r: int
-    mean_T: float
-    T_f_s: float
-    ckpt_period_s: float
-    availability: float
-    S: float
-    ttt_over_t0: float
-    paper_J: float | None = None
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    def __getitem__(self, key):  # the dict this used to be (one release)
-        warn_old_access("theory_ttt(...)[key]", "attribute access, e.g. .ttt_over_t0")
-        return self.to_dict()[key]
-
-
-def theory_ttt(cfg: TimelineConfig) -> TheoryTTT:
-    """Closed-form ``TTT/T0`` estimate ``J = S / A`` for a setting, with its pieces.
-
-    ``A`` is the availability model's value :func:`spare_mc.availability` at the returned period
-    (:func:`spare_mc.ttt.timeline.theory_ckpt_period_s`), with the same checkpoint cost ``T_s``, time between wipe-outs
-    ``T_f`` and restart ``T_r`` (:func:`spare_mc.ttt.timeline.theory_costs`: the restart's growth with ``N``, the load,
-    in-memory copies and asynchronous saves included); at the optimal period it is ``A* = 2 T_s T_f / T_c*^2``.
-    ``paper_J`` is the paper's own formula, with the plain ``restart_s``.
-    """
-    if not isinstance(cfg, TimelineConfig):
-        raise UsageTypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
-    mean_t = mean_wipeout_index(cfg)
-    ts, tf, tr = theory_costs(cfg)
-    period = theory_ckpt_period_s(cfg)
-    if ts <= 0:  # free checkpoints (an asynchronous save that costs no compute): the model with T_s = 0
-        a_star = tf / (tf + tr + period / 2)
-    elif period > ts:
-        a_star = availability(period, ts, tf, tr)
-    else:  # pragma: no cover - the optimum always exceeds T_s, and an asynchronous save's clamp is >= save_s > T_s
-        raise RuntimeError(f"the theory period {period} s does not exceed the checkpoint cost {ts} s")
-    if cfg.strategy == "ckpt":
-        s = 1.0
-    elif cfg.strategy == "rep":
-        s = cfg.replica_sets().compute_factor  # N / n_sets (r when r divides N)
-    else:
-        s = exact_stack_bound_sum("cyclic" if cfg.layout == "cyclic" else "random", cfg.n_groups, cfg.r).c_mean
-    paper_j = (normalized_ttt(cfg.n_groups, cfg.r, cfg.mtbf_s, cfg.save_s, cfg.restart_s)
-               if cfg.strategy == "spare" and cfg.r >= 2 else None)
-    return TheoryTTT(cfg.r, mean_t, tf, period, a_star, s, s / a_star, paper_j)
 
 
 @dataclass(frozen=True, eq=False)
@@ -172,7 +96,7 @@ def _r_range_iv(r_range) -> tuple[int, int]:
     return lo, hi
 
 
-def _factors_iv(period_factors) -> tuple[float, ...]:
+def period_factors_iv(period_factors) -> tuple[float, ...]:
     """``period_factors`` as a non-empty tuple of distinct positive finite multiples of the theory period (the
     optimiser's, the sensitivity study's and the calibration's grid)."""
     if isinstance(period_factors, (str, bytes)) or not hasattr(period_factors, "__iter__"):
@@ -185,7 +109,7 @@ def _factors_iv(period_factors) -> tuple[float, ...]:
     return out
 
 
-def _ns_iv(values, name: str, min_value: int = 4) -> tuple[int, ...]:
+def n_values_iv(values, name: str, min_value: int = 4) -> tuple[int, ...]:
     """A tuple of distinct group counts ``N >= min_value`` (one integer is one N; may be empty)."""
     if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
         values = (values,)
@@ -264,7 +188,7 @@ def optimize_strategy(strategy: str, n_groups: int, *, reps: int = 20, confirm_r
     reps = as_int(reps, "reps", min_value=2)
     confirm_reps = as_int(confirm_reps, "confirm_reps", min_value=2)
     r_range = _r_range_iv(r_range)
-    period_factors = _factors_iv(period_factors)
+    period_factors = period_factors_iv(period_factors)
     base = _not_optimised(_base_iv(base))
     base = applicable(base, strategy)  # a table's shared settings: each strategy takes the options it has
     root = root_seed_sequence(rng)
@@ -358,7 +282,7 @@ def main_table(n_values=(200, 600, 1000), *, reps: int = 20, confirm_reps: int =
     confirmation runs are paired (see :class:`MainTableRow`). ``seed`` is the deprecated alias of ``rng``.
     """
     rng = resolve_seed_alias(rng, seed, "main_table")
-    n_values = _ns_iv(n_values, "n_values", min_value=2)
+    n_values = n_values_iv(n_values, "n_values", min_value=2)
     if not n_values:
         raise UsageValueError("`n_values` must hold at least one N")
     if progress is not None and not callable(progress):

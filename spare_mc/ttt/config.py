@@ -1,93 +1,36 @@
-"""Time to train: an event-driven timeline of a whole job under CKPT-only, Rep+CKPT and SPARe+CKPT.
+"""The configuration of a time-to-train job: :class:`TimelineConfig`, its validation and its option tables.
 
-The model (docs/model.md, sections 6-8; every choice the paper leaves open is a named field of :class:`TimelineConfig`)
------------------------------------------------------------------------------------------------------------------------
-- The job is ``n_steps`` synchronous steps. A step computes ``S`` stack layers (``S x T_comp``; ``N / n_sets x
-  T_comp`` for Rep on its ``n_sets = floor(N / r)`` replica sets, ``r x T_comp`` when ``r`` divides ``N``;
-  ``T_comp`` for CKPT-only), then the all-reduce ``T_a``. ``T0 = n_steps (T_comp + T_a)``.
-- **Failures** (default, the paper's setting): a system-level Weibull renewal process (shape ``k``, mean ``m`` for
-  the full system) whose rate is proportional to the live GPUs (``live_scaling``): inter-arrivals are drawn in
-  *operational time*, which runs at the live fraction of the system. Each failure kills a uniformly random live
-  group (groups are equal-sized). **Options** (``failures=``): per-GPU Weibull lifetimes (:class:`PerGPU`; a
-  group fails at the minimum of its GPUs' lifetimes) and failure domains (:class:`DomainFailures`: a node, rack,
-  power domain or pod of the ``topology`` takes down every group it touches -- one level, or several at once --
-  plus optional per-GPU background). These
-  are unit clocks: at a global restart, lifetimes are redrawn for every unit (``age_policy="renew"``) or only for
-  the replaced hardware -- units that failed and those that would have failed during the restart -- while the
-  others keep their ages (``"keep"``; domains follow their background's policy).
-- **Detection**: failures that arrive up to the end of a step's compute phase are detected at that step's
-  all-reduce, together. Failures during the all-reduce, ReCtlr, patch or a checkpoint are detected at the next
-  step's all-reduce (their groups are dead meanwhile and no longer fail).
-- **SPARe**: at a detection the real ReCtlr (:mod:`spare_mc.mc.reorder`) runs on the newly dead groups: it costs
-  ``T_rectlr``, then the patch compute (``patch x T_comp``, the largest number of shards one survivor recomputes),
-  then the communicator shrink ``T_shrink``, then the all-reduce; the step completes and ``S*`` holds from the next
-  step on (``patch_cost``: the patch is per shard, none, or the whole step ``S* x T_comp``). **Rep**: a failure is
-  masked until a whole replica set is dead; a masked detection costs ``T_shrink`` (no ReCtlr, no patch;
-  ``rep_masked_cost``: plus a resynchronisation ``rep_resync_s``, or plus a recomputation of the step, booked as
-  patch). Both may add a fixed cost ``masked_detect_s`` per masked detection. **CKPT-only**: every detection is a
-  wipe-out.
-- **Wipe-out** (detected at the all-reduce): the step is lost, a global restart takes ``T_r``, progress rolls back
-  to the last checkpoint (all work since is lost), every group is back, ``S`` and the stacks reset. Failures that
-  arrive during a restart are absorbed by it (the failure clock keeps running at full rate; the restart brings
-  every group back anyway); an arrival at the exact end of the restart hits the restarted system. With
-  ``restart_failures="stay_dead"`` they kill live groups instead, which stay dead when the job resumes and are
-  detected at its first all-reduce.
-- **Checkpoints**: after a step completes, if at least ``T_c`` of wall time has passed since the end of the last
-  checkpoint (or restart) -- or, with ``ckpt_every_steps = k``, after every ``k``-th step since then -- a checkpoint
-  of cost ``T_s`` is written. It completes (default): the model state is replicated across data-parallel groups, so
-  a failure during the save does not corrupt it; such a failure is detected at the next all-reduce and, if it wipes
-  out, rolls back to this checkpoint. With ``ckpt_failure="lost"`` a failure arriving during the save makes the
-  checkpoint unusable (its time is spent, the rollback point stays the previous one).
-- **Jitter** (``jitter_sd > 0``): every duration is multiplied by an independent ``Normal(1, jitter_sd^2)``
-  (clipped at 0). Times are integer microseconds.
-- **Cost**: stretches of failure-free steps are skipped in O(1), so the cost grows with the number of failures
-  and checkpoints, not steps. Without jitter the skip is exact (``m`` identical steps). With jitter, a stretch of
-  ``m`` steps that ends -- beyond 12 standard deviations -- before the next failure arrival, the next checkpoint
-  and the wall-clock cap has its total compute and all-reduce times drawn as normal sums of ``m`` independent
-  jitters (exact in law, rounded to the microsecond once per stretch instead of once per step); steps near those
-  boundaries are simulated one by one.
+Every option of the timeline is a field of :class:`TimelineConfig` with its meaning, unit and default
+(:func:`_option`: the ``spare-mc ttt`` flags and the ``ttt`` sweep parameters derive from them); :func:`applicable`
+keeps the options that affect a strategy. The validators (:func:`_timeline_config_iv` and its parts) refuse a value
+out of range, an option where it has no effect, and a duration the kernel's integer-microsecond clock
+(:data:`US_PER_S`) cannot hold. Also here: the choice tables (:data:`STRATEGIES`, :data:`RESTART_FAILURES`,
+:data:`REPAIRS`, ...), the paper's all-reduce default (:func:`paper_allreduce_s`), the unit clocks a unit-clock
+failure model gives the kernel (:class:`UnitClocks`) and the layouts a config builds (cached).
 
-Accounting
-----------
-``TTT = useful + redundant + patch + allreduce + rectlr_shrink + checkpoint + restart + lost`` exactly, where the
-first five count only work that was kept (steps not rolled back), ``useful`` is one layer per step (``C / S`` of a
-step's compute ``C``), ``redundant`` the other ``S - 1``, and ``lost`` everything rolled back by a wipe-out
-(including the step that detected it). **Availability** = uptime / wall clock with uptime = the kept step time
-(useful + redundant + patch + all-reduce + ReCtlr/shrink): the share of the wall clock not spent checkpointing,
-restarting or redoing lost work (the quantity the paper's ``A(T_c)`` models). The alternative **useful fraction**
-= (useful + all-reduce) / TTT (= ``T0 / TTT`` without jitter) also charges the redundant and patch compute.
+The model the fields configure is specified in :mod:`spare_mc.ttt.run`, which runs the jobs; the default checkpoint
+period is :func:`spare_mc.ttt.period.theory_ckpt_period_s`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import json
-import math
 from dataclasses import MISSING, dataclass, field, fields
 from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
-import xarray as xr
 
-from .._kernels import rectlr as _rk
 from .._kernels import timeline as _tk
-from .._lib.resources import check_memory
-from .._lib.seeding import _UNSET, resolve_seed_alias, root_seed_sequence, root_text, trace_seed_sequence
 from .._lib.validation import UsageTypeError, UsageValueError, as_bool, as_choice, as_float, as_int
 from ..model.failures import DomainFailures, PerGPU, _shape_iv, failure_model_from_dict, system_mtbf_s, weibull_scale
 from ..model.layouts import Layout, ReplicaSets, block, cyclic, random_holders, replica_sets, sidon
 from ..model.paper import paper_setting
 from ..model.placement import domain_aware, domain_aware_replica_sets
 from ..model.topology import Topology
-from ..stats import MCEstimate, estimate_mean, one_run_estimate
-from ..theory.closed_forms import ckpt_period_optimal, daly_expected_wall_time, daly_optimal_interval
-from ..theory.exact import exact_wipeout
+from .period import theory_ckpt_period_s
 
-__all__ = ["TimelineConfig", "TimelineRun", "TTTResult", "simulate_ttt", "run_timeline", "paper_allreduce_s",
-           "theory_ckpt_period_s", "theory_costs", "make_trace", "STRATEGIES",
-           "CLASSICAL_RULES", "classical_config", "classical_expected_ttt_s", "classical_segment_s", "is_classical"]
+__all__ = ["TimelineConfig", "paper_allreduce_s", "STRATEGIES"]
 
 STRATEGIES = ("ckpt", "rep", "spare")
 #: SPARe stacking layouts of the timeline.
@@ -108,8 +51,8 @@ CKPT_POLICIES = {"periodic": _tk.POLICY_PERIODIC, "hazard": _tk.POLICY_HAZARD,
 REPAIRS = {"none": _tk.REPAIR_NONE, "fixed": _tk.REPAIR_FIXED, "lognormal": _tk.REPAIR_LOGNORMAL, "log": _tk.REPAIR_LOG}
 REJOINS = ("step", "checkpoint")
 CKPT_FAILURES = ("completes", "lost")
-_STRAT_CODE = {"ckpt": _tk.STRAT_CKPT, "rep": _tk.STRAT_REP, "spare": _tk.STRAT_SPARE}
-_US = 1_000_000
+#: Microseconds per second: the kernel's clock counts integer microseconds.
+US_PER_S = 1_000_000
 
 
 def paper_allreduce_s(n_groups: int) -> float:
@@ -419,13 +362,13 @@ class TimelineConfig:
         scales, n_gu = [], 0
         if per_gpu is not None:  # one unit per group: the first failure of its M GPUs, Weibull(k, lam M^(-1/k))
             n_gu = self.n_groups
-            scales += [per_gpu.group_scale(topo) * _US] * n_gu
+            scales += [per_gpu.group_scale(topo) * US_PER_S] * n_gu
         ptr, groups = np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64)
         class_ends = [n_gu]
         if per_gpu is not f:  # one unit per failure domain of every level of the model
             ptr, groups, level_ptr = topo.domain_units(f.level_names)
             for (_, mtbf_s), n_dom in zip(f.levels, np.diff(level_ptr)):
-                scales += [weibull_scale(mtbf_s, f.shape) * _US] * int(n_dom)
+                scales += [weibull_scale(mtbf_s, f.shape) * US_PER_S] * int(n_dom)
             class_ends += [n_gu + int(x) for x in level_ptr[1:]]
         keep = per_gpu is not None and per_gpu.age_policy == "keep"
         return UnitClocks(np.array(scales, dtype=np.float64), n_gu, ptr.astype(np.int64), groups.astype(np.int64),
@@ -467,7 +410,7 @@ class TimelineConfig:
     def rep_step_compute_us(self) -> int:
         """A Rep step's nominal compute in integer microseconds: ``round(N x T_comp / n_sets)`` (``r T_comp`` when
         ``r`` divides ``N``), rounded exactly (half to even)."""
-        return round(Fraction(self.n_groups * round(self.compute_s * _US), self.replica_sets().n_sets))
+        return round(Fraction(self.n_groups * round(self.compute_s * US_PER_S), self.replica_sets().n_sets))
 
     @property
     def restart(self) -> float:
@@ -540,7 +483,6 @@ class TimelineConfig:
         if isinstance(d.get("topology"), dict):
             d["topology"] = Topology.from_dict(d["topology"])
         return cls(**d)
-
 
 
 _CLOCK_WHY = "seconds; about 32 years, beyond which a duration is a unit mistake"
@@ -792,120 +734,14 @@ def _timeline_config_iv(cfg: "TimelineConfig") -> dict:
                               f"<= {MAX_DURATION_S:g} s")
     # the integer-microsecond clock: the wall-clock cap (and, for the system process, N x cap) must fit
     allreduce = paper_allreduce_s(n) if out["allreduce_s"] is None else out["allreduce_s"]
-    cap_us = out["max_wall_factor"] * out["n_steps"] * (out["compute_s"] + allreduce) * _US
+    cap_us = out["max_wall_factor"] * out["n_steps"] * (out["compute_s"] + allreduce) * US_PER_S
     limit, what = (WALL_LIMIT_US, "cap") if out["failures"] is not None else (OPERATIONAL_LIMIT / n, "N x cap")
     if cap_us > limit:
         raise UsageValueError(
-            f"the wall-clock cap max_wall_factor x T0 = {cap_us / _US:.4g} s is beyond the integer-microsecond clock "
+            f"the wall-clock cap max_wall_factor x T0 = {cap_us / US_PER_S:.4g} s is beyond the integer-microsecond clock "
             f"({what} must stay below {limit * (n if what != 'cap' else 1):.3g} microseconds): lower "
             f"`max_wall_factor`, `n_steps` or the step time")
     return out
-
-
-#: The classical checkpoint/restart model (Daly, FGCS 2006) as one value of each of the timeline's rules: no
-#: redundancy, no all-reduce (a step is ``T_comp`` of compute; the solve time is ``n_steps x T_comp``), exponential
-#: failures at rate ``1/M`` at all times, detected when they arrive, a restart that a failure starts again, a
-#: checkpoint after every segment including the last, no jitter. See :func:`classical_config`.
-CLASSICAL_RULES = {"strategy": "ckpt", "r": 1, "allreduce_s": 0.0, "shape": 1.0, "jitter_sd": 0.0,
-                   "live_scaling": True, "detection": "immediate", "restart_failures": "restart_again",
-                   "final_checkpoint": True, "restart_growth": "constant", "ckpt_failure": "completes",
-                   "ckpt_every_steps": 0, "failures": None, "ckpt_policy": "periodic"}
-
-
-def classical_config(**kw) -> TimelineConfig:
-    """The timeline under :data:`CLASSICAL_RULES`, the setting of Daly's exact expected wall time.
-
-    ``kw`` are :class:`TimelineConfig` fields: the solve time is ``n_steps x compute_s``, the interval ``tau`` is
-    ``ckpt_period_s`` (a checkpoint at the first step boundary ``tau`` or more after the last checkpoint or restart,
-    so a segment is ``ceil(tau / T_comp)`` steps: see :func:`classical_segment_s`; default: the exact optimum of
-    :func:`spare_mc.theory.closed_forms.daly_optimal_interval`, rounded to the best whole number of steps), ``save_s``
-    is ``delta``, ``restart_s + load_s`` is ``R`` and ``mtbf_s`` is ``M``. ``n_groups`` does not matter (default
-    2, which leaves the most room for the wall-clock cap on the integer clock): every failure wipes out at once. A
-    rule given with another value than the classical one is an error naming it.
-
-    Examples
-    --------
-    >>> cfg = classical_config(n_steps=100, compute_s=60.0, ckpt_period_s=600.0, save_s=30.0, restart_s=300.0,
-    ...                        mtbf_s=3600.0)
-    >>> classical_segment_s(cfg), round(classical_expected_ttt_s(cfg), 1)
-    (600.0, 7483.2)
-    """
-    for name, value in CLASSICAL_RULES.items():
-        if name in kw and kw[name] != value:
-            raise UsageValueError(f"`{name}`={kw[name]!r} contradicts the classical model, whose rule is "
-                                  f"{name}={value!r}: drop it")
-    kw = {**CLASSICAL_RULES, "n_groups": 2, **kw}
-    if kw.get("ckpt_period_s") is None and kw.get("ckpt_period_factor", 1.0) != 1.0:
-        raise UsageValueError(f"`ckpt_period_factor`={kw['ckpt_period_factor']!r} scales the step model's T_c*, not "
-                              f"the classical optimum: give `ckpt_period_s` instead (default: the whole number of "
-                              f"steps with the least exact expected time)")
-    if kw.get("ckpt_period_s") is None:
-        probe = TimelineConfig(**{**kw, "ckpt_period_s": 1.0})  # validates the durations first
-        kw["ckpt_period_s"] = _best_classical_period(probe)
-    return TimelineConfig(**kw)
-
-
-def _best_classical_period(cfg: TimelineConfig) -> float:
-    """The interval of whole steps ``k T_comp`` with the least exact expected time: ``k`` walks from the step count
-    nearest the exact optimum of :func:`spare_mc.theory.closed_forms.daly_optimal_interval` while the value improves."""
-    c = cfg.compute_s
-    tau = daly_optimal_interval(cfg.n_steps * c, cfg.save_s, cfg.remote_restart, cfg.mtbf_s)[0]
-
-    def value(k):
-        return classical_expected_ttt_s(dataclasses.replace(cfg, ckpt_period_s=k * c))
-
-    k0 = min(max(1, round(tau / c)), cfg.n_steps)
-    best_k, best = k0, value(k0)
-    for step in (-1, 1):
-        k = k0 + step
-        while 1 <= k <= cfg.n_steps:
-            v = value(k)
-            if not v < best:
-                break
-            best_k, best = k, v
-            k += step
-    return best_k * c
-
-
-def is_classical(cfg: TimelineConfig) -> bool:
-    """Whether ``cfg`` follows every rule of :data:`CLASSICAL_RULES`."""
-    return all(getattr(cfg, name) == value for name, value in CLASSICAL_RULES.items())
-
-
-def classical_segment_s(cfg: TimelineConfig) -> float:
-    """The compute of one segment between checkpoints of a classical run: ``k T_comp`` with ``k = ceil(tau /
-    T_comp)`` steps (at least 1; ``tau = T_c``), computed on the integer-microsecond clock the kernel uses."""
-    c_us = round(cfg.compute_s * _US)
-    tau_us = round(cfg.ckpt_period * _US) if cfg.ckpt_period * _US < _HORIZON_F else int(_tk.HORIZON_US)
-    k = max(1, -(-tau_us // c_us))
-    return min(k, cfg.n_steps) * c_us / _US
-
-
-def classical_expected_ttt_s(cfg: TimelineConfig) -> float:
-    """Daly's exact expected wall time (:func:`spare_mc.theory.closed_forms.daly_expected_wall_time`) for a classical
-    config: solve time ``n_steps x T_comp``, interval :func:`classical_segment_s`, ``delta = T_s``, ``R`` the whole
-    restart (``T_r`` plus the checkpoint's load ``load_s``), ``M`` the MTBF."""
-    if not is_classical(cfg):
-        raise UsageValueError("`cfg` does not follow the classical rules: build it with classical_config")
-    restart = (round(cfg.restart * _US) + round(cfg.load_s * _US)) / _US  # as the kernel's clock has it
-    return daly_expected_wall_time(cfg.n_steps * round(cfg.compute_s * _US) / _US, classical_segment_s(cfg),
-                                   round(cfg.save_s * _US) / _US, restart, cfg.mtbf_s)
-
-
-def mean_wipeout_index(cfg: TimelineConfig) -> float:
-    """``E[T]``, failures until a wipe-out in uniform order: 1 (CKPT-only), the exact mean of the replica sets (Rep,
-    ``exact_wipeout("block", N, r)``, any ``r``), the exact cyclic mean (SPARe unit stride) or the exact
-    random-holders mean (SPARe Sidon, random and domain-aware offsets, which spread the copies as Sidon's do)."""
-    return _mean_wipeout_index(cfg.strategy, cfg.n_groups, cfg.r, "sidon" if cfg.domain_aware else cfg.layout)
-
-
-@functools.lru_cache(maxsize=256)
-def _mean_wipeout_index(strategy, n_groups, r, layout):
-    if strategy == "ckpt":
-        return 1.0
-    if strategy == "rep":
-        return exact_wipeout("block", n_groups, r).mean  # the replica sets' law, for every r
-    return exact_wipeout("cyclic" if layout == "cyclic" else "random", n_groups, r).mean
 
 
 @functools.lru_cache(maxsize=64)
@@ -936,191 +772,6 @@ def _aware_level(topology, r, levels, kind, sidon):
                 raise
 
 
-@functools.lru_cache(maxsize=64)
-def _kernel_sets(sets):
-    return (_read_only(np.ascontiguousarray(sets.set_of_group, dtype=np.int64)),
-            _read_only(np.ascontiguousarray(sets.sizes, dtype=np.int64)))
-
-
-def _rep_kernel_sets(cfg):
-    """Rep's replica sets for the kernel: the set of each group and each set's size (int64, read only)."""
-    return _kernel_sets(cfg.replica_sets())
-
-
-def theory_ckpt_period_s(cfg: TimelineConfig) -> float:
-    """The availability-optimal period ``T_c* = T_s + sqrt(T_s^2 + 2 T_s (T_f + T_r))`` with
-    ``T_f = E[T] m`` the mean time between wipe-outs (failures until a wipe-out times the full-system MTBF;
-    live scaling ignored, as in the paper) and ``T_r`` the restart with its remote load ``load_s``. ``T_s`` is the
-    mean cost of a checkpoint: an asynchronous remote save costs the compute its slowdown takes, ``T_s (1 - 1/f)``
-    (and, without copies, the period is at least ``save_s``: one save at a time); with in-memory copies and
-    ``remote_every = k``, ``((k - 1) T_mem + C_remote) / k`` with ``C_remote`` the remote save's cost (plus its copy to
-    memory when it runs in the background), and ``T_r`` the restart with the memory load (most restarts reload from
-    memory; the period is that of all checkpoints)."""
-    ts, tf, tr = theory_costs(cfg)
-    period = ckpt_period_optimal(ts, tf, tr) if ts > 0 else 0.0
-    if cfg.ckpt_async and cfg.memory_copies == 0:  # a save cannot start before the last one completed
-        period = max(period, cfg.save_s)
-    return period
-
-
-def theory_costs(cfg: TimelineConfig) -> tuple[float, float, float]:
-    """``(T_s, T_f, T_r)`` of the availability model for a config, in seconds: the mean cost of a checkpoint, the
-    mean time between wipe-outs and the restart with its load, as :func:`theory_ckpt_period_s` explains. The period
-    and the theory's availability (:func:`spare_mc.theory_ttt`) both take them from here, so that they describe
-    the same checkpointing."""
-    tf = mean_wipeout_index(cfg) * cfg.mtbf_s
-    ts, tr = cfg.save_s, cfg.remote_restart
-    # an asynchronous remote save costs the compute its slowdown takes (when steps run all through it)
-    remote = cfg.save_s * (1.0 - 1.0 / cfg.async_slowdown) if cfg.ckpt_async else cfg.save_s
-    if cfg.memory_copies > 0:  # the mean cost of a checkpoint: k - 1 to memory, then one remote (after its copy
-        k = cfg.remote_every   # to memory if it runs in the background); most restarts reload from memory
-        ts = ((k - 1) * cfg.memory_save + remote + (cfg.memory_save if cfg.ckpt_async else 0.0)) / k
-        tr = cfg.restart + cfg.memory_load
-    elif cfg.ckpt_async:
-        ts = remote
-    return ts, tf, tr
-
-
-_HORIZON_F = float(_tk.HORIZON_US)
-
-
-def make_trace(cfg: TimelineConfig, rng, length: int):
-    """Failure trace for the kernel, drawn in blocks of 4096 so that a longer trace from the same generator state
-    starts with the shorter one.
-
-    System-level process: ``(gaps, victims)``, operational-time gaps (group-microseconds, >= 1) and victim draws. A
-    gap beyond the horizon ``2^61`` (an MTBF of ~1e11 s or more at N = 1000) is clipped to it before the conversion
-    to integers, so that it saturates (the failure never happens within the job) instead of overflowing.
-    Unit clocks: ``(life,)``, standard Weibull variates (one per lifetime drawn; the kernel clamps the lifetimes);
-    sampled as a race (:attr:`TimelineConfig.unit_race`): ``(life, victims)``, standard exponentials (one per
-    arrival drawn) and victim draws in ``[0, 2^32)`` (one per arrival that happens), as the system process's.
-    """
-    if cfg.failures is not None:
-        k = cfg.failures.shape
-        blocks = range(-(-length // 4096))
-        if not cfg.unit_race:
-            return (np.concatenate([rng.weibull(k, 4096) for _ in blocks]),)
-        life, vic = [], []
-        for _ in blocks:
-            life.append(rng.standard_exponential(4096))
-            vic.append(rng.integers(0, 1 << 32, 4096, dtype=np.int64))
-        return np.concatenate(life), np.concatenate(vic)
-    k = cfg.shape
-    scale = cfg.mtbf_s / math.gamma(1.0 + 1.0 / k)
-    gaps, vic = [], []
-    for _ in range(-(-length // 4096)):
-        w = rng.weibull(k, 4096) * scale
-        with np.errstate(over="ignore"):  # an infinite gap saturates like any other beyond the horizon
-            ops = np.minimum(w * _US * cfg.n_groups, _HORIZON_F)
-        gaps.append(np.maximum(1, np.rint(ops)).astype(np.int64))
-        vic.append(rng.integers(0, 1 << 32, 4096, dtype=np.int64))
-    return np.concatenate(gaps), np.concatenate(vic)
-
-
-_RES_NAMES = ("ttt", "useful", "redundant", "patch", "allreduce", "rectlr_shrink", "checkpoint", "restart", "lost")
-_BREAKDOWN = _RES_NAMES[1:]
-
-
-@dataclass(frozen=True)
-class TimelineRun:
-    """One simulated job.
-
-    Attributes
-    ----------
-    ttt_s : float
-        Time to train (for a capped run: the wall clock when it stopped).
-    status : {"ok", "capped"}
-    breakdown_s : dict
-        ``useful, redundant, patch, allreduce, rectlr_shrink, checkpoint, restart, lost`` (sum = ``ttt_s``).
-    failures, absorbed, wipeouts, checkpoints, detections : int
-        Failures that killed a group, failures absorbed by restarts, global restarts, checkpoints written
-        (including lost ones), all-reduces that detected failures.
-    steps_run : int
-        Steps executed including lost ones; ``steps_done`` the progress reached (``n_steps`` unless capped).
-    mean_s : float
-        Mean compute layers per executed step.
-    loops : int
-        Kernel loop iterations (the simulation cost: failures + checkpoints, not steps, without jitter).
-    patch_shards : int
-        Extra shards ReCtlr's patch plans assigned (SPARe; counted whatever ``patch_cost`` charges for them).
-    arrivals_used : int
-        System-level arrivals consumed.
-    checkpoints_lost : int
-        Checkpoints made unusable by a failure during their save (``ckpt_failure="lost"``; 0 otherwise).
-    rejoins : int
-        Repaired groups that rejoined the running job (``repair``; 0 otherwise).
-    memory_restarts, remote_fallbacks : int
-        Wipe-outs that reloaded an in-memory checkpoint, and those that fell back to remote storage because no
-        group held a copy any more (``memory_copies > 0``; 0 otherwise).
-    async_slowdown_s : float
-        Checkpoint time spent as compute slowed by asynchronous saves (``ckpt_async``; in ``checkpoint``).
-    """
-
-    ttt_s: float
-    status: str
-    breakdown_s: dict
-    failures: int
-    absorbed: int
-    wipeouts: int
-    checkpoints: int
-    detections: int
-    steps_run: int
-    steps_done: int
-    mean_s: float
-    patch_shards: int
-    loops: int
-    arrivals_used: int
-    checkpoints_lost: int = 0
-    rejoins: int = 0
-    memory_restarts: int = 0
-    remote_fallbacks: int = 0
-    async_slowdown_s: float = 0.0
-    raw_us: tuple = field(repr=False, default=())
-
-    @property
-    def availability(self) -> float:
-        """``1 - (checkpoint + restart + lost) / ttt``, in [0, 1] (a run that only restarted can round to -1e-17)."""
-        b = self.breakdown_s
-        return min(1.0, max(0.0, 1.0 - (b["checkpoint"] + b["restart"] + b["lost"]) / self.ttt_s))
-
-    @property
-    def useful_fraction(self) -> float:
-        """``(useful + allreduce) / ttt``, in [0, 1]."""
-        b = self.breakdown_s
-        return min(1.0, max(0.0, (b["useful"] + b["allreduce"]) / self.ttt_s))
-
-
-#: Memory of one TimelineRun with its raw results (measured: about 1.4 KB; rounded up).
-_RUN_BYTES = 2048
-
-_EMPTY_I = np.zeros(0, dtype=np.int64)
-_EMPTY_F = np.zeros(0, dtype=np.float64)
-
-
-def _read_only(a: np.ndarray) -> np.ndarray:
-    """``a`` as a read-only array (a view if it is writable). The kernel's table arguments (holders, replica sets)
-    are always read-only, so that numba compiles one signature of it."""
-    if a.flags.writeable:
-        a = a.view()
-        a.flags.writeable = False
-    return a
-
-
-_NO_SETS = _read_only(np.zeros(0, dtype=np.int64))
-#: The kernel's ``live0`` when it builds SPARe's fully live state itself: ReCtlr's blocks with no columns (their
-#: rows and types from ``alloc`` itself, run as plain Python), read only like :func:`_live_state`'s, so that numba
-#: compiles one signature of the kernel.
-_NO_LIVE0 = tuple(_read_only(np.ascontiguousarray(b[..., :0])) for b in _rk.alloc.py_func(0, 1))
-
-
-def _live_state(holders: np.ndarray):
-    """SPARe's fully live ReCtlr state on ``holders`` (:func:`spare_mc._kernels.timeline.live_state`, read only),
-    which the kernel copies at the start of a job instead of building it; None if ReCtlr finds no initial
-    assignment (the kernel then finds none either and reports it)."""
-    blocks, rc = _tk.live_state(holders)
-    return None if rc < 0 else tuple(_read_only(b) for b in blocks)
-
-
 class UnitClocks(NamedTuple):
     """The unit clocks of a unit-clock failure model, as the kernel takes them (:meth:`TimelineConfig.unit_clocks`).
 
@@ -1138,498 +789,3 @@ class UnitClocks(NamedTuple):
     keep: bool
     shape: float
     class_ends: tuple
-
-
-def race_rates(units: UnitClocks) -> tuple:
-    """The race's constants from the units' Weibull scales (microseconds): ``1 / k`` and the hazard rate of a unit
-    of each class in the clock ``sigma = (t - t0)^k`` (``scale^-k``; 0 for a class without units).
-
-    A unit with Weibull(k, ``lam``) lifetime from ``t0`` has cumulative hazard ``((t - t0) / lam)^k = lam^-k
-    sigma``: in ``sigma`` every unit is an exponential clock of rate ``lam^-k``, so the first of the active units
-    fails after an exponential of rate ``sum lam_u^-k`` and is a given unit with probability proportional to its
-    rate (the units of a class share one scale).
-    """
-    rates, start = [], 0
-    for end in units.class_ends:
-        rates.append(float(units.uscale_us[start]) ** -units.shape if end > start else 0.0)
-        start = end
-    return 1.0 / units.shape, tuple(rates)
-
-
-@functools.lru_cache(maxsize=64)
-def _kernel_params(cfg: TimelineConfig):
-    """The kernel's parameter blocks ``(P, PF)`` with every slot that depends on the config alone, and Rep's replica
-    sets ``(gset, ssize)`` (empty for the others), built once per config rather than once per job (the config's
-    derived durations -- the theory checkpoint period, the restart, the cap -- cost more than a short job's setup
-    otherwise). The failure source's slots (system, unit clocks or a log) are left at 0 for :func:`_run_us` to fill
-    in a copy. All four arrays are read only."""
-    P = np.zeros(_tk.N_P, dtype=np.int64)
-    P[_tk.P_STRATEGY] = _STRAT_CODE[cfg.strategy]
-    P[_tk.P_N_GROUPS], P[_tk.P_R] = cfg.n_groups, cfg.r
-    P[_tk.P_N_STEPS] = cfg.n_steps
-    every = cfg.ckpt_every_steps
-    for slot, seconds in ((_tk.P_COMP_US, cfg.compute_s), (_tk.P_AR_US, cfg.step_allreduce),
-                          (_tk.P_RESTART_US, cfg.restart), (_tk.P_SAVE_US, cfg.save_s),
-                          (_tk.P_PERIOD_US, math.inf if every or cfg.ckpt_policy != "periodic" else cfg.ckpt_period), (_tk.P_SHRINK_US, cfg.shrink_s),
-                          (_tk.P_RECTLR_US, cfg.rectlr_s), (_tk.P_CAP_US, cfg.max_wall_factor * cfg.t0_s),
-                          (_tk.P_RESYNC_US, cfg.rep_resync_s), (_tk.P_MASKED_DETECT_US, cfg.masked_detect_s)):
-        # every field is validated to fit; a derived period (the theory optimum for an astronomical MTBF) may not:
-        # beyond the horizon it means "never" (the wall clock stays below 2^59 microseconds), as does the period
-        # when checkpoints are counted in steps
-        P[slot] = round(seconds * _US) if seconds * _US < _HORIZON_F else int(_tk.HORIZON_US)
-    if cfg.strategy == "rep":
-        gset, ssize = _rep_kernel_sets(cfg)
-        P[_tk.P_REP_COMP_US] = c_rep = cfg.rep_step_compute_us
-        # a whole number of layers per step (r divides N): the kernel's useful share is one division
-        P[_tk.P_REP_LAYERS] = c_rep // P[_tk.P_COMP_US] if P[_tk.P_COMP_US] and c_rep % P[_tk.P_COMP_US] == 0 else 0
-    else:
-        gset, ssize = _NO_SETS, _NO_SETS
-    P[_tk.P_REP_COST] = REP_MASKED_COSTS[cfg.rep_masked_cost]
-    P[_tk.P_PATCH_COST] = PATCH_COSTS[cfg.patch_cost]
-    P[_tk.P_STAY_DEAD] = cfg.restart_failures == "stay_dead"
-    P[_tk.P_RESTART_AGAIN] = cfg.restart_failures == "restart_again"
-    P[_tk.P_DETECT_IMMEDIATE] = cfg.detection == "immediate"
-    P[_tk.P_FINAL_CKPT] = cfg.final_checkpoint
-    P[_tk.P_CKPT_POLICY] = CKPT_POLICIES[cfg.ckpt_policy]
-    P[_tk.P_REPAIR] = REPAIRS[cfg.repair]
-    if cfg.repair != "none":
-        P[_tk.P_REPAIR_US] = round(cfg.repair_s * _US)
-        P[_tk.P_REJOIN_CKPT] = cfg.rejoin == "checkpoint"
-        P[_tk.P_REJOIN_US] = round(cfg.rejoin_s * _US)
-    P[_tk.P_CKPT_EVERY] = every if every else int(_tk.HORIZON_US)
-    P[_tk.P_CKPT_LOST] = cfg.ckpt_failure == "lost"
-    P[_tk.P_LIVE_SCALING] = cfg.live_scaling
-    P[_tk.P_LOAD_US] = round(cfg.load_s * _US)
-    P[_tk.P_MEM_COPIES] = cfg.memory_copies
-    P[_tk.P_REMOTE_EVERY] = cfg.remote_every
-    P[_tk.P_ASYNC] = cfg.ckpt_async
-    if cfg.memory_copies > 0:
-        P[_tk.P_MEM_SAVE_US] = round(cfg.memory_save * _US)
-        P[_tk.P_MEM_LOAD_US] = round(cfg.memory_load * _US)
-    PF = np.zeros(_tk.N_PF)
-    PF[_tk.PF_JITTER_SD] = cfg.jitter_sd
-    PF[_tk.PF_ASYNC_F] = cfg.async_slowdown
-    PF[_tk.PF_ASYNC_G] = (cfg.async_slowdown - 1.0) / cfg.async_slowdown
-    if cfg.ckpt_policy != "periodic":
-        PF[_tk.PF_LAM_S] = cfg.mtbf_s / math.gamma(1.0 + 1.0 / cfg.shape)
-        PF[_tk.PF_SHAPE] = cfg.shape
-        PF[_tk.PF_FACTOR] = cfg.ckpt_period_factor
-        PF[_tk.PF_SAVE_S] = cfg.save_s
-        PF[_tk.PF_RESTART_S] = cfg.remote_restart  # T_r as the periodic theory has it: with the load
-    if cfg.repair == "lognormal":  # mean repair_s: mu = log(mean) - sigma^2 / 2, in log-seconds
-        PF[_tk.PF_REPAIR_SIGMA] = cfg.repair_sd
-        PF[_tk.PF_REPAIR_MU] = math.log(cfg.repair_s) - cfg.repair_sd ** 2 / 2
-    return _read_only(P), _read_only(PF), gset, ssize
-
-
-def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair_rng=None, log=None,
-            live0=None) -> np.ndarray:
-    """One kernel run on ``trace`` (see :func:`make_trace`); ``units`` = ``cfg.unit_clocks()``. ``holders`` is
-    SPARe's holder table; the other strategies ignore it (``None``: CKPT-only's one-column table). ``repair_rng``
-    draws lognormal repair times (default: a generator seeded 0); the kernel draws from ``jitter_rng`` only with
-    ``jitter_sd > 0`` and from ``repair_rng`` only with ``repair="lognormal"``. ``log = (times_us, ptr, groups)``
-    replays those failure events instead (times from the job's start, non-decreasing; event ``e`` touches
-    ``groups[ptr[e]:ptr[e + 1]]``, and kills those still live); ``trace`` is then ignored. With ``repair="log"`` the
-    log has a fourth array, ``repair_us`` (each event's repair time, -1 unknown). ``live0``: SPARe's fully live
-    ReCtlr state on ``holders`` (:func:`_live_state`), else the kernel builds it."""
-    if cfg.repair == "log" and (log is None or len(log) != 4):
-        raise UsageValueError("repair='log' takes each group's repair time from a failure log: replay one with "
-                              "replay_log_ttt (a log with a repair_s column)")
-    res = np.zeros(_tk.N_RES, dtype=np.int64)
-    if holders is None:
-        holders = _one_column(cfg.n_groups)
-    elif cfg.strategy == "spare" and holders.shape != (cfg.n_groups, cfg.r):
-        raise UsageValueError(f"`holders` must have shape (N, r) = {(cfg.n_groups, cfg.r)}, got {holders.shape}")
-    holders = _read_only(holders)  # as a Layout's: one compiled signature of the kernel
-    P0, PF0, gset, ssize = _kernel_params(cfg)
-    P, PF = P0.copy(), PF0.copy()  # writable, as the kernel's signature has them; the source's slots follow
-    if log is not None:
-        P[_tk.P_SOURCE] = _tk.SRC_LOG
-        gaps, ptr, groups = (np.ascontiguousarray(a, dtype=np.int64) for a in log[:3])
-        vic = np.ascontiguousarray(log[3], dtype=np.int64) if cfg.repair == "log" else _EMPTY_I  # repair times
-        uscale, life = _EMPTY_F, _EMPTY_F
-    elif cfg.failures is None:
-        P[_tk.P_SOURCE] = _tk.SRC_SYSTEM
-        gaps, vic = trace
-        uscale, ptr, groups, life = _EMPTY_F, np.zeros(1, dtype=np.int64), _EMPTY_I, _EMPTY_F
-    else:
-        P[_tk.P_SOURCE] = _tk.SRC_UNITS
-        gaps, vic = _EMPTY_I, _EMPTY_I
-        units = units if units is not None else cfg.unit_clocks()
-        uscale, ptr, groups = units.uscale_us, units.dom_ptr, units.dom_groups
-        P[_tk.P_N_GROUP_UNITS], P[_tk.P_N_UNITS] = units.n_group_units, uscale.size
-        P[_tk.P_KEEP_AGES] = units.keep
-        ends = units.class_ends
-        P[_tk.P_CLASS_END:_tk.P_CLASS_END + _tk.N_CLASSES] = list(ends) + [ends[-1]] * (_tk.N_CLASSES - len(ends))
-        life = np.ascontiguousarray(trace[0], dtype=np.float64)
-        if cfg.unit_race:
-            P[_tk.P_UNIT_RACE] = 1
-            vic = np.ascontiguousarray(trace[1], dtype=np.int64)
-            PF[_tk.PF_INV_K], rates = race_rates(units)
-            PF[_tk.PF_RATE:_tk.PF_RATE + len(rates)] = rates
-    if repair_rng is None:
-        repair_rng = np.random.default_rng(0) if cfg.repair == "lognormal" else _UNDRAWN
-    rc = _tk.timeline(P, PF, holders, _NO_LIVE0 if live0 is None else live0, gset, ssize, gaps, vic, uscale, ptr,
-                      groups, life, jitter_rng, repair_rng, res)
-    if rc < 0:  # pragma: no cover - an internal error
-        raise RuntimeError("ReCtlr found no assignment inside the timeline although no type was wiped out")
-    return res
-
-
-def _to_run(res, cfg: TimelineConfig) -> TimelineRun:
-    raw = res.tolist()  # the slots as Python ints, in one call
-    times = res[_tk.R_USEFUL:_tk.R_LOST + 1] / _US  # the breakdown, as the float64 scalars of res[i] / _US
-    b = dict(zip(_BREAKDOWN, times))
-    # every Rep step computes N / n_sets layers (r when r divides N)
-    mean_s = (cfg.replica_sets().compute_factor if cfg.strategy == "rep"
-              else res[_tk.R_SUM_S] / max(res[_tk.R_STEPS_RUN], 1))
-    return TimelineRun(res[_tk.R_TTT] / _US, "ok" if raw[_tk.R_STATUS] == _tk.STATUS_OK else "capped", b,
-                       raw[_tk.R_FAILURES], raw[_tk.R_ABSORBED], raw[_tk.R_WIPEOUTS], raw[_tk.R_CHECKPOINTS],
-                       raw[_tk.R_DETECTIONS], raw[_tk.R_STEPS_RUN], raw[_tk.R_STEPS_DONE], mean_s,
-                       raw[_tk.R_PATCH_SHARDS], raw[_tk.R_LOOPS], raw[_tk.R_ARRIVALS], raw[_tk.R_CKPTS_LOST],
-                       raw[_tk.R_REJOINS], raw[_tk.R_MEM_RESTARTS], raw[_tk.R_FALLBACKS], res[_tk.R_ASYNC_SLOW] / _US,
-                       tuple(raw))
-
-
-@functools.lru_cache(maxsize=64)
-def _one_column(n_groups):
-    """CKPT-only's holder table (group ``j`` holds type ``j``), the placeholder of the strategies without ReCtlr."""
-    return _read_only(np.arange(n_groups, dtype=np.int64).reshape(n_groups, 1))
-
-
-@functools.lru_cache(maxsize=64)
-def _prepared(cfg: TimelineConfig):
-    """The holder table and unit clocks of a config, built once per config rather than once per replication
-    (failure-domain clocks take ~20 ms to build at 600k GPUs, several times a job's simulation). The kernel only
-    reads them. A random SPARe layout is drawn per job instead (``None`` here); CKPT-only and Rep run without one
-    (Rep on its replica sets)."""
-    return (cfg.layout_object().holders if cfg.strategy == "spare" and not cfg.random_layout else
-            _one_column(cfg.n_groups) if cfg.strategy != "spare" else None), cfg.unit_clocks()
-
-
-def job_seed(seed_seq: np.random.SeedSequence, stream: int) -> np.random.SeedSequence:
-    """Child ``stream`` of a replication seed: 0 draws the failure trace, 1 the jitter, 2 a random layout, 3 the
-    repair times.
-
-    Derived from the seed's entropy and spawn key, so it is the same however often the seed was used (unlike
-    ``SeedSequence.spawn``, whose children depend on how many were spawned before); for a fresh seed it equals
-    ``seed_seq.spawn(3)[stream]``.
-    """
-    return np.random.SeedSequence(seed_seq.entropy, spawn_key=(*seed_seq.spawn_key, stream),
-                                  pool_size=seed_seq.pool_size)
-
-
-class _JobPlan:
-    """What the jobs of one config share (:func:`_job_plan`): the holder table (None: a random layout, drawn per job)
-    and unit clocks of :func:`_prepared`, SPARe's fully live ReCtlr state on that table (``live0``,
-    :func:`_live_state`; None otherwise), the bytes per draw of a failure trace, and ``trace_length``, the length a
-    job's first trace is drawn with.
-
-    ``trace_length`` starts as the failures of 3 T0 of wall time (at most of twice the cap; at least one) plus a
-    lifetime per unit when unit clocks are not a race, and grows to the longest trace a job of the config needed: a
-    run that exhausts its trace is run again on a longer one, so a config whose jobs need more than the first guess
-    (CKPT-only under unit clocks: tens of thousands of absorbed failures) pays that once rather than at every job. A
-    run that does not exhaust its trace does not depend on its length (the kernel reads the draws in order), so the
-    results do not depend on it either (:func:`make_trace`: a longer trace starts with the shorter one).
-    """
-
-    __slots__ = ("holders", "units", "live0", "per_draw", "trace_length")
-
-    def __init__(self, cfg: TimelineConfig):
-        self.holders, self.units = _prepared(cfg)
-        self.live0 = _live_state(self.holders) if cfg.strategy == "spare" and self.holders is not None else None
-        race = cfg.failures is not None and cfg.unit_race
-        self.per_draw = 8 if cfg.failures is not None and not race else 16
-        length = max(1, int(min(3.0 * cfg.t0_s / cfg.mtbf_s, 2.0 * cfg.cap_s / cfg.mtbf_s)))
-        if cfg.failures is not None and not race:  # a lifetime per unit at the start
-            length += self.units.uscale_us.size
-        self.trace_length = length
-
-
-@functools.lru_cache(maxsize=64)
-def _job_plan(cfg: TimelineConfig) -> _JobPlan:
-    """The :class:`_JobPlan` of a config, built once (one cache lookup per job instead of one per piece; a SPARe
-    plan holds ~0.5 MB of ReCtlr state at N = 600, r = 8, ~1.4 MB at N = 1000, r = 20; 64 plans are kept)."""
-    return _JobPlan(cfg)
-
-
-def _trace_memory_check(cfg: TimelineConfig, length: int, per_draw: int, grown_from: int = 0) -> None:
-    """Refuse a trace of ``length`` draws that would not fit in the memory budget at its peak: :func:`make_trace`
-    holds its blocks and their concatenation (2 copies of what it draws); a trace extended from ``grown_from`` draws
-    also holds the old trace and the new one, so ``grown_from + 2 (length - grown_from) + length`` (4 times the old
-    length when it doubles)."""
-    drawn = length - grown_from
-    peak = (grown_from + 2 * drawn + (length if grown_from else 0)) * per_draw
-    check_memory(peak, lambda: f"the failure trace of one job ({length:,} draws: MTBF {cfg.mtbf_s:g} s against a "
-                 f"wall-clock cap of {cfg.cap_s:.4g} s; the copies made while it is drawn included)",
-                 "a larger `mtbf_s`, fewer `n_steps` or a smaller `max_wall_factor` needs less")  # built only if shown
-
-
-#: The generator the kernel gets for a stream a job never draws from: the jitter when ``jitter_sd = 0``, the repair
-#: times unless ``repair="lognormal"`` (the kernel draws them only then). It saves a job two seed derivations and two
-#: generators (~0.05 ms, a twentieth of a SPARe job at 600k GPUs) and is never used, so it is as good as the job's
-#: own streams.
-_UNDRAWN = np.random.default_rng(0)
-
-
-def _job_rngs(cfg: TimelineConfig, seed_seq: np.random.SeedSequence) -> tuple:
-    """The jitter and repair generators of a job (children 1 and 3 of its seed), or :data:`_UNDRAWN` for a stream
-    the config never draws from."""
-    jitter = np.random.default_rng(job_seed(seed_seq, 1)) if cfg.jitter_sd != 0.0 else _UNDRAWN
-    repair = np.random.default_rng(job_seed(seed_seq, 3)) if cfg.repair == "lognormal" else _UNDRAWN
-    return jitter, repair
-
-
-def _checked_trace(cfg: TimelineConfig, trace) -> tuple:
-    """A caller's ``trace`` as the kernel's contiguous arrays, or a ``UsageValueError`` / ``UsageTypeError`` naming
-    the array and the first entry that breaks the rule of :func:`make_trace`: gaps are integers >= 1, victim draws
-    integers in ``[0, 2^32)`` (the kernel takes the victim of rank ``draw * live >> 32``), lifetimes finite floats
-    >= 0 (the kernel does not check them: it would index out of its arrays or run on a negative time)."""
-    race = cfg.failures is not None and cfg.unit_race
-    names = (("gaps", "victims") if cfg.failures is None else ("lifetimes", "victims") if race else ("lifetimes",))
-    try:
-        arrays = tuple(trace)
-    except TypeError:
-        raise UsageTypeError(f"`trace` must be a tuple of arrays {names}, got {type(trace).__name__}") from None
-    if len(arrays) != len(names):
-        raise UsageValueError(f"`trace` must hold {len(names)} arrays {names} for this config's failure source, "
-                              f"got {len(arrays)}")
-    out = []
-    for name, a in zip(names, arrays):
-        a = np.ascontiguousarray(a)
-        if a.ndim != 1:
-            raise UsageValueError(f"`trace` {name} must be one-dimensional, got shape {a.shape}")
-        if name == "lifetimes":
-            if a.dtype.kind not in "fiu":
-                raise UsageTypeError(f"`trace` lifetimes must be real numbers, got dtype {a.dtype}")
-            a = np.ascontiguousarray(a, dtype=np.float64)
-            bad = np.flatnonzero(~(np.isfinite(a) & (a >= 0.0)))
-            rule = "finite and >= 0"
-        else:
-            if a.dtype.kind not in "iu":
-                raise UsageTypeError(f"`trace` {name} must be integers, got dtype {a.dtype}")
-            lo, hi = (1, int(_tk.HORIZON_US)) if name == "gaps" else (0, (1 << 32) - 1)
-            bad = np.flatnonzero((a < lo) | (a > hi))
-            rule = "in [1, 2^61]" if name == "gaps" else "in [0, 2^32)"
-            a = np.ascontiguousarray(a, dtype=np.int64)
-        if bad.size:
-            raise UsageValueError(f"`trace` {name}[{bad[0]}] = {a[bad[0]].item()!r} breaks the rule: each must be "
-                                  f"{rule}")
-        out.append(a)
-    if len(out) == 2 and out[0].size != out[1].size:
-        raise UsageValueError(f"`trace` {names[0]} and {names[1]} must have the same length, got {out[0].size} and "
-                              f"{out[1].size}")
-    return tuple(out)
-
-
-def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace=None) -> TimelineRun:
-    """One job from its replication seed (children, :func:`job_seed`: 0 = failure trace, 1 = jitter, 2 = a random
-    layout, 3 = the repair times), or on a given ``trace = (gaps, victims)`` (then an exhausted trace is an error).
-
-    ``seed_seq`` is normally :func:`spare_mc._lib.seeding.trace_seed_sequence` ``(root, n_groups, rep)``, as
-    :func:`simulate_ttt` and the sweeps use it. What depends on the config alone (the holder table, SPARe's fully live
-    ReCtlr state, the unit clocks, the kernel's parameters, the trace's first length) is built once per config and
-    cached (:func:`_job_plan`, :func:`_kernel_params`; 64 configs each).
-    """
-    if not isinstance(cfg, TimelineConfig):
-        raise UsageTypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
-    if not isinstance(seed_seq, np.random.SeedSequence):
-        raise UsageTypeError(f"`seed_seq` must be a numpy SeedSequence, got {type(seed_seq).__name__}")
-    plan = _job_plan(cfg)
-    holders, units = plan.holders, plan.units
-    if holders is None:  # a random SPARe layout
-        holders = cfg.layout_object(rng=job_seed(seed_seq, 2)).holders
-    if trace is not None:
-        trace = _checked_trace(cfg, trace)
-        jitter_rng, repair_rng = _job_rngs(cfg, seed_seq)
-        res = _run_us(cfg, holders, *trace, jitter_rng=jitter_rng, units=units, repair_rng=repair_rng,
-                      live0=plan.live0)
-        if res[_tk.R_STATUS] == _tk.STATUS_TRACE:
-            raise UsageValueError(f"`trace` ran out after {trace[0].size} draws; give a longer one")
-        return _to_run(res, cfg)
-    trace_rng = np.random.default_rng(job_seed(seed_seq, 0))
-    length = plan.trace_length
-    _trace_memory_check(cfg, length, plan.per_draw)
-    trace = make_trace(cfg, trace_rng, length)
-    while True:
-        jitter_rng, repair_rng = _job_rngs(cfg, seed_seq)  # fresh streams for every attempt
-        res = _run_us(cfg, holders, *trace, jitter_rng=jitter_rng, units=units, repair_rng=repair_rng,
-                      live0=plan.live0)
-        if res[_tk.R_STATUS] != _tk.STATUS_TRACE:
-            if trace[0].size > plan.trace_length:  # the next jobs of this config start with this length
-                plan.trace_length = trace[0].size
-            return _to_run(res, cfg)
-        _trace_memory_check(cfg, 2 * trace[0].size, plan.per_draw, grown_from=trace[0].size)
-        more = make_trace(cfg, trace_rng, trace[0].size)  # same generator: the trace is extended
-        trace = tuple(np.concatenate([a, b]) for a, b in zip(trace, more))
-        del more
-
-
-#: Per-run quantities: (description, support of the estimate's interval).
-_EST = {
-    "ttt_over_t0": ("time to train / T0 (a capped run enters at the cap: restricted mean)", "nonnegative"),
-    "availability": ("uptime / wall clock (a capped run: over its simulated wall clock)", "unit"),
-    "useful_fraction": ("(useful compute + all-reduce) / wall clock", "unit"),
-    "failures": ("failures that killed a group, per run", "nonnegative"),
-    "wipeouts": ("global restarts per run", "nonnegative"),
-    "checkpoints": ("checkpoints per run", "nonnegative"),
-    "mean_s": ("mean compute layers per executed step", "nonnegative"),
-    "memory_restarts": ("wipe-outs that reloaded an in-memory checkpoint, per run", "nonnegative"),
-    "remote_fallbacks": ("wipe-outs that fell back to remote storage (no copy left), per run", "nonnegative"),
-    "async_slowdown_s": ("checkpoint time spent as compute slowed by asynchronous saves, per run (s)",
-                         "nonnegative"),
-    **{name: (f"time in '{name}' per run (s)", "nonnegative") for name in _BREAKDOWN},
-}
-
-
-@dataclass(frozen=True, eq=False)
-class TTTResult:
-    """Replications of one :class:`TimelineConfig` (runs in replication order).
-
-    **Capped runs** (wall clock past ``max_wall_factor x T0`` before the job finished) are never dropped: each
-    enters every estimate as a censored observation. For the time to train that is its value at the cap, so
-    :meth:`estimate` of ``"ttt_over_t0"`` is the *restricted mean* ``E[min(TTT, cap)] / T0`` -- the exact mean when no
-    run is capped, and a lower bound on it otherwise (the estimate's ``censored`` count says how many runs are at the
-    cap; :attr:`capped_fraction` is always reported). The other quantities are measured over each run's simulated
-    wall clock: a run capped inside a global restart stops at the cap (the restart counts up to it); one capped
-    otherwise ends with the step or checkpoint save under way at the cap, at most one of each past it.
-
-    Attributes
-    ----------
-    config : TimelineConfig
-    runs : tuple of TimelineRun
-    root_entropy : str
-        The root seed's identity (:func:`spare_mc._lib.seeding.root_text`).
-    first_rep : int
-        Replication index of ``runs[0]`` (run ``i`` is replication ``first_rep + i``).
-    """
-
-    config: TimelineConfig
-    runs: tuple
-    root_entropy: str
-    first_rep: int = 0
-
-    @property
-    def reps(self) -> int:
-        return len(self.runs)
-
-    @property
-    def capped_fraction(self) -> float:
-        return sum(r.status == "capped" for r in self.runs) / len(self.runs)
-
-    @property
-    def n_capped(self) -> int:
-        return sum(r.status == "capped" for r in self.runs)
-
-    def values(self, name: str, finished_only: bool = False) -> np.ndarray:
-        """Per-run values of ``name`` (see :data:`_EST`), capped runs included (the time to train at the cap)
-        unless ``finished_only``."""
-        if name not in _EST:
-            raise UsageValueError(f"`name` must be one of {sorted(_EST)}, got {name!r}")
-        runs = [r for r in self.runs if r.status == "ok" or not finished_only]
-        t0, cap = self.config.t0_s, self.config.cap_s
-        get = {"ttt_over_t0": lambda r: min(r.ttt_s, cap) / t0, "availability": lambda r: r.availability,
-               "useful_fraction": lambda r: r.useful_fraction, "failures": lambda r: r.failures,
-               "wipeouts": lambda r: r.wipeouts, "checkpoints": lambda r: r.checkpoints,
-               "mean_s": lambda r: r.mean_s, "memory_restarts": lambda r: r.memory_restarts,
-               "remote_fallbacks": lambda r: r.remote_fallbacks, "async_slowdown_s": lambda r: r.async_slowdown_s}
-        if name in get:
-            return np.array([get[name](r) for r in runs], dtype=float)
-        return np.array([r.breakdown_s[name] for r in runs], dtype=float)
-
-    def estimate(self, name: str, level: float = 0.95) -> MCEstimate:
-        """Mean over every replication with its interval (respecting the quantity's support); capped runs are
-        censored observations (see the class docstring). NaN with fewer than 2 replications."""
-        v = self.values(name)
-        support = _EST[name][1]
-        if v.size < 2:
-            return one_run_estimate(name, v, level, support, self.n_capped)
-        return estimate_mean(v, name=name, level=level, support=support, censored=self.n_capped)
-
-    def summary(self) -> dict:
-        cfg = self.config
-        d = {"strategy": cfg.strategy, "n_groups": cfg.n_groups, "r": cfg.r, "layout": cfg.layout,
-             "reps": self.reps,
-             "ckpt_period_s": None if cfg.ckpt_every_steps or cfg.ckpt_policy != "periodic" else cfg.ckpt_period,
-             "allreduce_s": cfg.allreduce, "t0_s": cfg.t0_s, "capped_fraction": self.capped_fraction,
-             "rng_root": self.root_entropy}
-        for name in ("ttt_over_t0", "availability", "useful_fraction"):
-            est = self.estimate(name)
-            d[name] = est.mean
-            d[f"{name}_ci95"] = list(est.ci)
-        for name in ("failures", "wipeouts", "checkpoints", "mean_s"):
-            d[f"{name}_mean"] = float(np.mean(self.values(name)))
-        if cfg.memory_copies > 0:
-            for name in ("memory_restarts", "remote_fallbacks"):
-                d[f"{name}_mean"] = float(np.mean(self.values(name)))
-        if cfg.ckpt_async:
-            d["async_slowdown_s_mean"] = float(np.mean(self.values("async_slowdown_s")))
-        d["breakdown"] = {name: float(np.mean(self.values(name)) / cfg.t0_s) for name in _BREAKDOWN}
-        d["breakdown_units"] = "fraction of T0 (mean over all runs)" + (
-            "; a capped run's parts cover its simulated wall clock, which ends at the cap inside a restart, or up to "
-            "one step and one checkpoint save past it (the parts can sum slightly above ttt_over_t0)"
-            if self.n_capped else "")
-        if self.n_capped == 0:
-            d["ttt_estimator"] = "mean"
-            d["status"] = "ok"
-        else:
-            d["ttt_estimator"] = (f"restricted mean at the wall-clock cap ({cfg.max_wall_factor:g} x T0): a lower "
-                                  f"bound "
-                                  f"on the mean time to train")
-            progress = np.mean([r.steps_done for r in self.runs if r.status == "capped"]) / cfg.n_steps
-            d["status"] = (f"{self.n_capped} of {self.reps} runs hit the wall-clock cap before finishing (mean "
-                           f"progress of those: {progress:.3f} of the steps); they enter the estimates as censored "
-                           f"observations")
-        return d
-
-    def to_xarray(self):
-        """The per-replication values as an :class:`xarray.Dataset` with dimension ``rep``.
-
-        The configuration is in the attributes in a form netCDF can store: every option as its own attribute,
-        booleans as 0/1 (as in the other results' datasets; the strings ``"True"``/``"False"`` it used to store
-        are both true in Python), options that are ``None`` (their default rule applies) left out, the failure
-        model and topology as JSON; and the whole configuration as JSON in ``config``, so that
-        ``TimelineConfig.from_dict(json.loads(ds.attrs["config"]))`` gives it back.
-        """
-
-
-        data = {name: ("rep", self.values(name)) for name in _EST}
-        data["status"] = ("rep", np.array([r.status for r in self.runs]))
-        ds = xr.Dataset(data, coords={"rep": np.arange(self.first_rep, self.first_rep + self.reps)})
-        cfg = self.config.to_dict()
-        for k, v in cfg.items():
-            if v is None:
-                continue
-            ds.attrs[k] = int(v) if isinstance(v, bool) else json.dumps(v) if isinstance(v, dict) else v
-        ds.attrs["config"] = json.dumps(cfg)
-        ds.attrs["root_entropy"] = self.root_entropy
-        return ds
-
-
-def simulate_ttt(cfg: TimelineConfig, reps: int, *, rng=None, first_rep: int = 0, seed=_UNSET) -> TTTResult:
-    """``reps`` independent jobs: replications ``first_rep .. first_rep + reps - 1``.
-
-    Replication ``i`` draws its failure trace (and jitter) from ``SeedSequence(root.entropy, spawn_key=(n_groups,
-    i))`` where ``root`` comes from ``rng`` (:func:`spare_mc._lib.seeding.root_seed_sequence`), whatever else is run:
-    strategies, redundancies, checkpoint periods and options compared at one ``N`` and root see the same failure
-    traces (common random numbers), and the same configuration gives the same numbers here, from ``spare-mc ttt``
-    and in a sweep. ``seed`` is the deprecated alias of ``rng``.
-
-    Examples
-    --------
-    >>> cfg = TimelineConfig("spare", 600, r=8, n_steps=500, jitter_sd=0.0)
-    >>> res = simulate_ttt(cfg, 4, rng=1)
-    >>> bool(res.estimate("ttt_over_t0").mean > 1.5)
-    True
-    """
-    rng = resolve_seed_alias(rng, seed, "simulate_ttt")
-    if not isinstance(cfg, TimelineConfig):
-        raise UsageTypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
-    reps = as_int(reps, "reps", min_value=1)
-    first_rep = as_int(first_rep, "first_rep", min_value=0)
-    check_memory(reps * _RUN_BYTES, f"the results of {reps:,} time-to-train jobs (about {_RUN_BYTES} bytes each)",
-                 "fewer replications")
-    root = root_seed_sequence(rng)
-    runs = tuple(run_timeline(cfg, trace_seed_sequence(root, cfg.n_groups, i))
-                 for i in range(first_rep, first_rep + reps))
-    return TTTResult(cfg, runs, root_text(root), first_rep)

@@ -1,0 +1,202 @@
+"""Time-to-train theory of a configuration, without simulation: the classical checkpoint/restart model and the
+availability model's ``J = S / A*``.
+
+Where the time-to-train theory lives:
+
+- here, what reads a :class:`spare_mc.ttt.config.TimelineConfig`: the classical model (Daly, FGCS 2006) as the
+  timeline under :data:`CLASSICAL_RULES` (:func:`classical_config`, :func:`is_classical`) and its exact expected wall
+  time on the kernel's clock (:func:`classical_segment_s`, :func:`classical_expected_ttt_s`); the closed-form time to
+  train of a setting, :func:`theory_ttt` (:class:`TheoryTTT`);
+- :mod:`spare_mc.ttt.period`: the theory checkpoint period ``T_c*`` and the costs it weighs
+  (:func:`~spare_mc.ttt.period.theory_ckpt_period_s`, :func:`~spare_mc.ttt.period.theory_costs`,
+  :func:`~spare_mc.ttt.period.mean_wipeout_index`), below the config, whose default period it is;
+- :mod:`spare_mc.ttt.exact_ttt`: the exact expected time to train of the step model (a Markov chain);
+- :mod:`spare_mc.theory.closed_forms`: the config-free formulas (Daly's, the paper's ``J(r)``, the availability).
+
+Theory (no simulation): ``J(r) = S / A*(T_f)`` with ``A* = 2 T_s T_f / T_c*^2`` and ``T_f = E[T] m`` (``T_s`` and
+``T_r`` the config's mean checkpoint cost and restart, :func:`spare_mc.ttt.period.theory_costs`); ``S`` is 1
+(CKPT-only), ``N / floor(N / r)`` (Rep; ``r`` when ``r`` divides ``N``) or the exact per-epoch lower bound
+``E[sum c(k)] / E[T]`` (SPARe unit stride; the random-holders value for Sidon). The paper's own ``J(r)`` (its
+``mu`` and ``S``-bound approximations) and ``r* = floor(log2 N + 0.833)`` are reported next to it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import asdict, dataclass
+
+from .._kernels import timeline as _tk
+from .._lib.seeding import warn_old_access
+from .._lib.validation import UsageTypeError, UsageValueError
+from ..mc.reorder import exact_stack_bound_sum
+from ..theory.closed_forms import (availability, daly_expected_wall_time, daly_optimal_interval, normalized_ttt)
+from .config import US_PER_S, TimelineConfig
+from .period import mean_wipeout_index, theory_ckpt_period_s, theory_costs
+
+__all__ = ["CLASSICAL_RULES", "classical_config", "classical_expected_ttt_s", "classical_segment_s", "is_classical",
+           "theory_ttt", "TheoryTTT"]
+
+_HORIZON_F = float(_tk.HORIZON_US)
+
+
+#: The classical checkpoint/restart model (Daly, FGCS 2006) as one value of each of the timeline's rules: no
+#: redundancy, no all-reduce (a step is ``T_comp`` of compute; the solve time is ``n_steps x T_comp``), exponential
+#: failures at rate ``1/M`` at all times, detected when they arrive, a restart that a failure starts again, a
+#: checkpoint after every segment including the last, no jitter. See :func:`classical_config`.
+CLASSICAL_RULES = {"strategy": "ckpt", "r": 1, "allreduce_s": 0.0, "shape": 1.0, "jitter_sd": 0.0,
+                   "live_scaling": True, "detection": "immediate", "restart_failures": "restart_again",
+                   "final_checkpoint": True, "restart_growth": "constant", "ckpt_failure": "completes",
+                   "ckpt_every_steps": 0, "failures": None, "ckpt_policy": "periodic"}
+
+
+def classical_config(**kw) -> TimelineConfig:
+    """The timeline under :data:`CLASSICAL_RULES`, the setting of Daly's exact expected wall time.
+
+    ``kw`` are :class:`TimelineConfig` fields: the solve time is ``n_steps x compute_s``, the interval ``tau`` is
+    ``ckpt_period_s`` (a checkpoint at the first step boundary ``tau`` or more after the last checkpoint or restart,
+    so a segment is ``ceil(tau / T_comp)`` steps: see :func:`classical_segment_s`; default: the exact optimum of
+    :func:`spare_mc.theory.closed_forms.daly_optimal_interval`, rounded to the best whole number of steps), ``save_s``
+    is ``delta``, ``restart_s + load_s`` is ``R`` and ``mtbf_s`` is ``M``. ``n_groups`` does not matter (default
+    2, which leaves the most room for the wall-clock cap on the integer clock): every failure wipes out at once. A
+    rule given with another value than the classical one is an error naming it.
+
+    Examples
+    --------
+    >>> cfg = classical_config(n_steps=100, compute_s=60.0, ckpt_period_s=600.0, save_s=30.0, restart_s=300.0,
+    ...                        mtbf_s=3600.0)
+    >>> classical_segment_s(cfg), round(classical_expected_ttt_s(cfg), 1)
+    (600.0, 7483.2)
+    """
+    for name, value in CLASSICAL_RULES.items():
+        if name in kw and kw[name] != value:
+            raise UsageValueError(f"`{name}`={kw[name]!r} contradicts the classical model, whose rule is "
+                                  f"{name}={value!r}: drop it")
+    kw = {**CLASSICAL_RULES, "n_groups": 2, **kw}
+    if kw.get("ckpt_period_s") is None and kw.get("ckpt_period_factor", 1.0) != 1.0:
+        raise UsageValueError(f"`ckpt_period_factor`={kw['ckpt_period_factor']!r} scales the step model's T_c*, not "
+                              f"the classical optimum: give `ckpt_period_s` instead (default: the whole number of "
+                              f"steps with the least exact expected time)")
+    if kw.get("ckpt_period_s") is None:
+        probe = TimelineConfig(**{**kw, "ckpt_period_s": 1.0})  # validates the durations first
+        kw["ckpt_period_s"] = _best_classical_period(probe)
+    return TimelineConfig(**kw)
+
+
+def _best_classical_period(cfg: TimelineConfig) -> float:
+    """The interval of whole steps ``k T_comp`` with the least exact expected time: ``k`` walks from the step count
+    nearest the exact optimum of :func:`spare_mc.theory.closed_forms.daly_optimal_interval` while the value improves."""
+    c = cfg.compute_s
+    tau = daly_optimal_interval(cfg.n_steps * c, cfg.save_s, cfg.remote_restart, cfg.mtbf_s)[0]
+
+    def value(k):
+        return classical_expected_ttt_s(dataclasses.replace(cfg, ckpt_period_s=k * c))
+
+    k0 = min(max(1, round(tau / c)), cfg.n_steps)
+    best_k, best = k0, value(k0)
+    for step in (-1, 1):
+        k = k0 + step
+        while 1 <= k <= cfg.n_steps:
+            v = value(k)
+            if not v < best:
+                break
+            best_k, best = k, v
+            k += step
+    return best_k * c
+
+
+def is_classical(cfg: TimelineConfig) -> bool:
+    """Whether ``cfg`` follows every rule of :data:`CLASSICAL_RULES`."""
+    return all(getattr(cfg, name) == value for name, value in CLASSICAL_RULES.items())
+
+
+def classical_segment_s(cfg: TimelineConfig) -> float:
+    """The compute of one segment between checkpoints of a classical run: ``k T_comp`` with ``k = ceil(tau /
+    T_comp)`` steps (at least 1; ``tau = T_c``), computed on the integer-microsecond clock the kernel uses."""
+    c_us = round(cfg.compute_s * US_PER_S)
+    tau_us = round(cfg.ckpt_period * US_PER_S) if cfg.ckpt_period * US_PER_S < _HORIZON_F else int(_tk.HORIZON_US)
+    k = max(1, -(-tau_us // c_us))
+    return min(k, cfg.n_steps) * c_us / US_PER_S
+
+
+def classical_expected_ttt_s(cfg: TimelineConfig) -> float:
+    """Daly's exact expected wall time (:func:`spare_mc.theory.closed_forms.daly_expected_wall_time`) for a classical
+    config: solve time ``n_steps x T_comp``, interval :func:`classical_segment_s`, ``delta = T_s``, ``R`` the whole
+    restart (``T_r`` plus the checkpoint's load ``load_s``), ``M`` the MTBF."""
+    if not is_classical(cfg):
+        raise UsageValueError("`cfg` does not follow the classical rules: build it with classical_config")
+    restart = (round(cfg.restart * US_PER_S) + round(cfg.load_s * US_PER_S)) / US_PER_S  # as the kernel's clock has it
+    return daly_expected_wall_time(cfg.n_steps * round(cfg.compute_s * US_PER_S) / US_PER_S, classical_segment_s(cfg),
+                                   round(cfg.save_s * US_PER_S) / US_PER_S, restart, cfg.mtbf_s)
+
+
+@dataclass(frozen=True)
+class TheoryTTT:
+    """Closed-form time to train ``J = S / A*`` of one setting, with its pieces (see the module docstring).
+
+    Attributes
+    ----------
+    r : int
+    mean_T : float
+        ``E[T]``, failures until a wipe-out in uniform order.
+    T_f_s : float
+        Mean time between wipe-outs ``E[T] m`` (s).
+    ckpt_period_s : float
+        The availability-optimal period ``T_c*`` (s).
+    availability : float
+        The availability model at ``ckpt_period_s``: ``A* = 2 T_s T_f / T_c*^2`` at the optimum (see
+        :func:`theory_ttt`).
+    S : float
+        Mean compute layers per step (1, ``N / n_sets`` for Rep -- ``r`` when ``r`` divides ``N`` -- or the exact
+        ``c(k)`` bound).
+    ttt_over_t0 : float
+        ``S / A*``.
+    paper_J : float or None
+        The paper's own ``J(r)`` (SPARe, r >= 2).
+    """
+
+    r: int
+    mean_T: float
+    T_f_s: float
+    ckpt_period_s: float
+    availability: float
+    S: float
+    ttt_over_t0: float
+    paper_J: float | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def __getitem__(self, key):  # the dict this used to be (one release)
+        warn_old_access("theory_ttt(...)[key]", "attribute access, e.g. .ttt_over_t0")
+        return self.to_dict()[key]
+
+
+def theory_ttt(cfg: TimelineConfig) -> TheoryTTT:
+    """Closed-form ``TTT/T0`` estimate ``J = S / A`` for a setting, with its pieces.
+
+    ``A`` is the availability model's value :func:`spare_mc.availability` at the returned period
+    (:func:`spare_mc.ttt.period.theory_ckpt_period_s`), with the same checkpoint cost ``T_s``, time between wipe-outs
+    ``T_f`` and restart ``T_r`` (:func:`spare_mc.ttt.period.theory_costs`: the restart's growth with ``N``, the load,
+    in-memory copies and asynchronous saves included); at the optimal period it is ``A* = 2 T_s T_f / T_c*^2``.
+    ``paper_J`` is the paper's own formula, with the plain ``restart_s``.
+    """
+    if not isinstance(cfg, TimelineConfig):
+        raise UsageTypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
+    mean_t = mean_wipeout_index(cfg)
+    ts, tf, tr = theory_costs(cfg)
+    period = theory_ckpt_period_s(cfg)
+    if ts <= 0:  # free checkpoints (an asynchronous save that costs no compute): the model with T_s = 0
+        a_star = tf / (tf + tr + period / 2)
+    elif period > ts:
+        a_star = availability(period, ts, tf, tr)
+    else:  # pragma: no cover - the optimum always exceeds T_s, and an asynchronous save's clamp is >= save_s > T_s
+        raise RuntimeError(f"the theory period {period} s does not exceed the checkpoint cost {ts} s")
+    if cfg.strategy == "ckpt":
+        s = 1.0
+    elif cfg.strategy == "rep":
+        s = cfg.replica_sets().compute_factor  # N / n_sets (r when r divides N)
+    else:
+        s = exact_stack_bound_sum("cyclic" if cfg.layout == "cyclic" else "random", cfg.n_groups, cfg.r).c_mean
+    paper_j = (normalized_ttt(cfg.n_groups, cfg.r, cfg.mtbf_s, cfg.save_s, cfg.restart_s)
+               if cfg.strategy == "spare" and cfg.r >= 2 else None)
+    return TheoryTTT(cfg.r, mean_t, tf, period, a_star, s, s / a_star, paper_j)
