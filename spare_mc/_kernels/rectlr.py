@@ -22,9 +22,11 @@ argument of a non-inlined numba call costs a reference-count round trip (about 8
 the calls alone took ~300 ns per failure. The blocks travel together as one record,
 :class:`~spare_mc._kernels.rectlr_layout.State` (``st``; the rows and slots are named in
 :mod:`spare_mc._kernels.rectlr_layout`), which numba passes to a compiled callee field by field, as it passed the
-blocks one by one; a fully live state to return to is a :class:`~spare_mc._kernels.rectlr_layout.Saved`. The per-failure path (:func:`rectlr_step` and everything it calls but
-:func:`_phases12_grown`) is compiled without the runtime (``_nrt=False``), so it does no reference counting at all;
-the one allocation (a longer undo log, rarely needed) happens in :func:`_phases12_grown`, which declares the runtime.
+blocks one by one; a fully live state to return to is a :class:`~spare_mc._kernels.rectlr_layout.Saved`.
+
+The per-failure path (:func:`rectlr_step` and everything it calls but :func:`_phases12_grown`) is compiled without
+the runtime (``_nrt=False``), so it does no reference counting at all; the one allocation (a longer undo log, rarely
+needed) happens in :func:`_phases12_grown`, which declares the runtime.
 The heap, :func:`_flip`, :func:`_augment_min_cost`, :func:`_patch`, :func:`_resolve`, :func:`_phases12` and Phase
 0's search (:func:`_augment_bfs_inlined`) are inlined by numba (``inline="always"``): a call passes every array as
 its exploded fields (9 machine words for a 2-d block). Inlining the last four, with the slot-type row and the

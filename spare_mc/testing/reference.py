@@ -19,7 +19,7 @@ import numpy as np
 from scipy.sparse import csr_array
 from scipy.sparse.csgraph import maximum_bipartite_matching, min_weight_full_bipartite_matching
 
-from .._kernels.timeline import HORIZON_US
+from .._kernels.timeline_layout import HORIZON_US
 from .._lib.validation import UsageValueError
 from ..mc.reorder import ReCtlr
 from ..model.failures import PerGPU

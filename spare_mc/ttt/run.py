@@ -147,9 +147,10 @@ _NO_LIVE0 = tuple(_read_only(np.ascontiguousarray(b[..., :0])) for b in _rk.allo
 
 
 def _live_state(holders: np.ndarray):
-    """SPARe's fully live ReCtlr state on ``holders`` (:func:`spare_mc._kernels.timeline.live_state`, read only),
-    which the kernel copies at the start of a job instead of building it; None if ReCtlr finds no initial
-    assignment (the kernel then finds none either and reports it)."""
+    """SPARe's fully live ReCtlr state on ``holders`` (:func:`spare_mc._kernels.timeline.live_state`: the fields of
+    a ReCtlr ``State``, read only, as the plain tuple the kernel takes), which the kernel copies at the start of a job
+    instead of building it; None if ReCtlr finds no initial assignment (the kernel then finds none either and
+    reports it)."""
     blocks, rc = _tk.live_state(holders)
     return None if rc < 0 else tuple(_read_only(b) for b in blocks)
 
@@ -225,11 +226,11 @@ def _kernel_params(cfg: TimelineConfig):
     PF[_tk.PF_ASYNC_F] = cfg.async_slowdown
     PF[_tk.PF_ASYNC_G] = (cfg.async_slowdown - 1.0) / cfg.async_slowdown
     if cfg.ckpt_policy != "periodic":
-        PF[_tk.PF_LAM_S] = cfg.mtbf_s / math.gamma(1.0 + 1.0 / cfg.shape)
-        PF[_tk.PF_SHAPE] = cfg.shape
-        PF[_tk.PF_FACTOR] = cfg.ckpt_period_factor
-        PF[_tk.PF_SAVE_S] = cfg.save_s
-        PF[_tk.PF_RESTART_S] = cfg.remote_restart  # T_r as the periodic theory has it: with the load
+        PF[_tk.PF_HAZARD_LAM_S] = cfg.mtbf_s / math.gamma(1.0 + 1.0 / cfg.shape)
+        PF[_tk.PF_HAZARD_SHAPE] = cfg.shape
+        PF[_tk.PF_HAZARD_FACTOR] = cfg.ckpt_period_factor
+        PF[_tk.PF_HAZARD_SAVE_S] = cfg.save_s
+        PF[_tk.PF_HAZARD_RESTART_S] = cfg.remote_restart  # T_r as the periodic theory has it: with the load
     if cfg.repair == "lognormal":  # mean repair_s: mu = log(mean) - sigma^2 / 2, in log-seconds
         PF[_tk.PF_REPAIR_SIGMA] = cfg.repair_sd
         PF[_tk.PF_REPAIR_MU] = math.log(cfg.repair_s) - cfg.repair_sd ** 2 / 2
@@ -283,8 +284,10 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair
             PF[_tk.PF_RATE:_tk.PF_RATE + len(rates)] = rates
     if repair_rng is None:
         repair_rng = np.random.default_rng(0) if cfg.repair == "lognormal" else _UNDRAWN
-    rc = _tk.timeline(P, PF, holders, _NO_LIVE0 if live0 is None else live0, gset, ssize, gaps, vic, uscale, ptr,
-                      groups, life, jitter_rng, repair_rng, res)
+    # the records as plain tuples: numba types a NamedTuple argument in Python, ~3 us more per record and job
+    tables = tuple(_tk.Tables(holders=holders, live0=_NO_LIVE0 if live0 is None else live0, gset=gset, ssize=ssize))
+    trace = tuple(_tk.Trace(gaps=gaps, victims=vic, uscale=uscale, life=life, dptr=ptr, dgroups=groups))
+    rc = _tk.timeline(P, PF, tables, trace, jitter_rng, repair_rng, res)
     if rc < 0:  # pragma: no cover - an internal error
         raise RuntimeError("ReCtlr found no assignment inside the timeline although no type was wiped out")
     return res
