@@ -637,7 +637,7 @@ def timeline_simpy(cfg, trace, *, jitter_rng=None, layout=None, repair_rng=None,
 
     def dur(base):
         base = int(base)
-        if sd == 0.0 or base == 0:
+        if not cfg.draws_jitter or base == 0:  # the kernel's and the job's test (TimelineConfig.draws_jitter)
             return base
         return max(0, int(np.round(base * jitter_rng.normal(1.0, sd))))
 
