@@ -308,7 +308,8 @@ def repair_schedule(t_det, n_pend, P, PF, J, GB, rrng):
             J[J_NEXT_READY] = t_det + d
 
 
-@kernel  # not inlined: 32 arguments make CPython pass them as a tuple, which numba cannot inline
+@kernel  # a call: it runs only with repair, at the boundaries a repair is done by; inlined, it would only add to
+# the loop's compilation (with 32 arguments, before the records, CPython passed them as one tuple: not inlinable)
 def rejoin(P, PF, job, src, red, rng):
     """At the wall time ``J_T`` (a step boundary, or the end of a save): every group whose repair is done rejoins
     the job, without a global restart. The failures before now are taken first (they become pending), the system
