@@ -27,9 +27,8 @@ def at_revision(rev: str):
         wt = pathlib.Path(tmp) / "before"
         subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(wt), rev], check=True,
                        capture_output=True, text=True)
-        env = {**os.environ, "PYTHONPATH": str(wt)}
-
         def run(code: str):
+            env = {**os.environ, "PYTHONPATH": str(wt)}  # read at each call: a caller may set variables between runs
             proc = subprocess.run([sys.executable, "-c", code], cwd=str(wt), env=env, check=True,
                                   capture_output=True, text=True)
             return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -4,7 +4,7 @@ For cyclic unit stride with r = 9 at N = 1000 and N = 10,000, failures in unifor
 
 - ``incremental``: :func:`spare_mc.overhead_mc` (numba; repair by augmenting paths from the orphaned types);
 - ``numba_scratch``: the same kernels with ``from_scratch=True`` (every phase solved from an empty assignment);
-- ``scipy_scratch``: :func:`spare_mc.testing.reference.rectlr_reference` (scipy ``maximum_bipartite_matching`` and
+- ``scipy_scratch``: :func:`spare_mc.testing.rectlr_reference` (scipy ``maximum_bipartite_matching`` and
   ``min_weight_full_bipartite_matching`` on capacity-split graphs), timed on failures sampled evenly along real
   trajectories (the controller state is advanced by the fast kernel between samples).
 
@@ -44,7 +44,7 @@ import spare_mc as sm
 from spare_mc._kernels import rectlr as _rk
 from spare_mc._kernels.timeline import live_state
 from spare_mc.mc.reorder import ReCtlr, overhead_mc
-from spare_mc.testing.reference import rectlr_reference
+from spare_mc.testing import rectlr_reference
 
 TARGET_NS = 200.0  # ns per ReCtlr failure (issue 12, item 5)
 

@@ -17,7 +17,7 @@ import os
 import tempfile
 import time
 
-from spare_mc.sweep.runner import SweepSpec, run_sweep
+from spare_mc.sweep import SweepSpec, run_sweep
 
 CPU_SPEC = """
 [sweep]

@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from spare_mc._kernels import timeline as TK
-from spare_mc.testing.reference import timeline_simpy
+from spare_mc.testing import timeline_simpy
 from spare_mc.ttt.config import TimelineConfig
 from spare_mc.ttt.run import _live_state, _run_us, make_trace
 

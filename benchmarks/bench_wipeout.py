@@ -11,7 +11,7 @@ order statistics on the holder table (``wipeout_order_stat``). The extra rows ``
 ``block-seq`` are the same layouts failure by failure (``wipeout_mc(method="sequential")``, which keeps common
 random numbers between all layouts and with ``overhead_mc``): shown for comparison, without a target.
 
-The baseline is :func:`spare_mc.testing.reference.wipeout_order_statistics`: numpy, vectorised over replications in batches
+The baseline is :func:`spare_mc.testing.wipeout_order_statistics`: numpy, vectorised over replications in batches
 of 500; per replication one uniform failure time per group, per type the max over its holders' times (the same
 holder table as the kernel), the min over types (the wipe-out time) and ``T`` = its rank among the failure times.
 It is a correct alternative method: the run checks that its mean ``T`` agrees with the kernel's (two-sample z,
@@ -48,7 +48,7 @@ from scipy import stats
 import spare_mc as sm
 from spare_mc._kernels import wipeout as K
 from spare_mc.mc.survivability import ORDER_STAT_MIN_FRACTION, order_stat_table, partition_classes, uniform_order_kernel
-from spare_mc.testing.reference import holder_table, wipeout_order_statistics
+from spare_mc.testing import holder_table, wipeout_order_statistics
 
 LAYOUT_NAMES = ("cyclic", "sidon", "random", "block", "custom", "cyclic-seq", "sidon-seq", "block-seq")
 NO_TARGET = ("cyclic-seq", "sidon-seq", "block-seq")  # informational rows

@@ -49,11 +49,11 @@ def _ci(mean, ci, digits=3):
 # ------------------------------------------------------------------------------------------------------ options
 def page_options() -> str:
     import spare_mc as sm
-    from spare_mc.cli.commands import _build_parser
+    from spare_mc.cli.parser import build_parser
     from spare_mc.model.failures import FAILURE_KINDS, FAILURE_SPEC_DEFAULTS
     from spare_mc.model.topology import DOMAIN_LEVELS
     from spare_mc.options import OPTIONS_DEFAULTS
-    from spare_mc.sweep.runner import OUTPUTS, PARAMETERS
+    from spare_mc.sweep import OUTPUTS, PARAMETERS
 
     t0 = time.perf_counter()
     out = ["## Time-to-train settings (`TimelineConfig`)\n",
@@ -64,7 +64,7 @@ def page_options() -> str:
            "An option that only concerns some strategies (column 'for') must stay at its default for the others "
            "(an error otherwise; a sweep over strategies ignores it where it does not apply).\n",
            "| field | flag | default | for | meaning |", "|---|---|---|---|---|"]
-    subs = next(a for a in _build_parser()._actions if a.choices and "ttt" in a.choices).choices
+    subs = next(a for a in build_parser()._actions if a.choices and "ttt" in a.choices).choices
 
     def flags_of(command, name):  # read off the parser: a field's own flag, or its --no- switch
         return [o for a in subs[command]._actions if a.dest in (name, f"no_{name}") for o in a.option_strings
@@ -103,7 +103,7 @@ def page_options() -> str:
         outs = ", ".join(f"`{k}` ({v[1]})" for k, v in OUTPUTS[q].items())
         out.append(f"- **{q}**: parameters {shown}. Outputs per replication: {outs}.")
     out += ["", "## Command line\n"]
-    sub = _build_parser()._subparsers._group_actions[0].choices
+    sub = build_parser()._subparsers._group_actions[0].choices
     for name, parser in sub.items():
         out += [f"### `spare-mc {name}`\n", "```", parser.format_help().rstrip(), "```", ""]
         nested = parser._subparsers._group_actions[0].choices if parser._subparsers else {}

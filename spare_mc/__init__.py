@@ -14,10 +14,11 @@ period. ``reference`` holds the slow, obviously correct twins of every fast kern
 from ._lib import loading as _loading  # noqa: F401 - first: the console script's Ctrl-C while the package loads
 from ._lib.validation import UsageError, UsageTypeError, UsageValueError
 from ._lib.version import __version__
-from .logs.failure_logs import (FailureLog, LevelFit, LogFit, LogReplay, TimelineEvents, failure_log_from_arrays,
-                                fit_failure_log, read_failure_log, replay_log, sampled_failure_log, synthetic_log,
-                                weibull_mle, write_failure_log)
+from .logs.failure_log import FailureLog, TimelineEvents, failure_log_from_arrays, read_failure_log, write_failure_log
+from .logs.fit import LevelFit, LogFit, fit_failure_log, weibull_mle
+from .logs.replay import LogReplay, replay_log
 from .logs.replay_ttt import LogTTTResult, replay_log_ttt
+from .logs.synthetic import sampled_failure_log, synthetic_log
 from .mc.reorder import OverheadResult, ReCtlr, ReCtlrStep, StackBoundSum, exact_stack_bound_sum, overhead_mc
 from .mc.survivability import WipeoutResult, wipeout_mc
 from .model.failures import (DomainFailures, FailureEvents, PerGPU, SystemRenewal, UniformOrder, failure_from_spec,

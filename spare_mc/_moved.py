@@ -34,7 +34,7 @@ MOVED = {
     "timeline": ("ttt.config", "ttt.period", "ttt.theory", "ttt.run", "ttt.results", "logs.replay_ttt"),
     "exact_ttt": ("ttt.exact_ttt",),
     "optimize": ("ttt.optimize", "ttt.theory"),
-    "failure_logs": ("logs.failure_logs",),
+    "failure_logs": ("logs.failure_log", "logs.replay", "logs.fit", "logs.synthetic", "logs.epochs"),
     "storage": ("sweep.storage",),
     "sensitivity": ("analyses.sensitivity",),
     "calibrate": ("analyses.calibrate",),
@@ -45,7 +45,8 @@ MOVED = {
     "domain_period": ("analyses.domain_period",),
     "clusters": ("analyses.clusters",),
     "reproduce": ("analyses.reproduce",),
-    "reference": ("testing.reference",),
+    "reference": ("testing.wipeout", "testing.failures", "testing.rectlr", "testing.timeline_clocks",
+                  "testing.timeline_twin"),
 }
 
 _PREFIX = "spare_mc."

@@ -7,7 +7,7 @@ import pytest
 import spare_mc as sm
 from spare_mc.analyses.calibrate import (SEARCH_SPACE, _subcombos, calibrate, load_preset, load_target, preset_names,
                                          write_preset)
-from spare_mc.cli.commands import main
+from spare_mc.cli import main
 from spare_mc.ttt.optimize import optimize_strategy
 
 BASE = {"n_steps": 150}

@@ -14,7 +14,7 @@ from conftest import ALPHA
 from scipy import stats
 
 import spare_mc as sm
-from spare_mc.cli.commands import main
+from spare_mc.cli import main
 from spare_mc.theory.closed_forms import (ckpt_period_daly, ckpt_period_young, daly_expected_wall_time,
                                           daly_optimal_interval)
 from spare_mc.ttt.config import TimelineConfig

@@ -13,7 +13,7 @@ from scipy import stats
 from spare_mc import UsageTypeError, UsageValueError
 from spare_mc.analyses.clusters import (LLAMA3_ROOT_CAUSES, REPORTED_EFFECTIVE, ClusterPreset, effective_training_time,
                                         llama3_405b, llama3_study, report_verdict)
-from spare_mc.cli.commands import main
+from spare_mc.cli import main
 from spare_mc.stats import MCEstimate, compare
 from spare_mc.ttt.theory import classical_expected_ttt_s, is_classical
 

@@ -88,7 +88,7 @@ def test_docs_table_is_the_shipped_result():
 def test_reproduce_table_domain_period_cli(tmp_path, capsys):
     import json
 
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
     assert main(["reproduce", "--table", "domain-period", "--quick", "--reps", "3", "--confirm-reps", "4",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

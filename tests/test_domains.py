@@ -10,7 +10,7 @@ import pytest
 
 import spare_mc as sm
 from spare_mc.analyses.domains import DOMAIN_STUDY_LAYOUTS, DomainStudy, domain_study_rows, run_domain_study
-from spare_mc.testing.reference import survival_by_subsets, timeline_simpy
+from spare_mc.testing import survival_by_subsets, timeline_simpy
 from spare_mc.theory.exact import exact_wipeout
 from spare_mc.ttt.config import TimelineConfig
 from spare_mc.ttt.run import _run_us, make_trace
@@ -144,7 +144,7 @@ def test_study_rows_with_every_level_at_once(tmp_path):
     alone = domain_study_rows(run_domain_study(DomainStudy.quick(**kw, mixed_n_values=())))
     assert [r for r in rows if r["level"] != "all"] == alone
     assert res["settings"]["mixed_n_values"] == (200,)
-    from spare_mc.plots.figures import figure_domains
+    from spare_mc.plots import figure_domains
     assert figure_domains(res, str(tmp_path / "domains.png")) == str(tmp_path / "domains.png")
 
 
@@ -158,7 +158,7 @@ def test_study_settings_are_validated():
 
 
 def test_reproduce_table_domains_cli(tmp_path, capsys):
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
     assert main(["reproduce", "--table", "domains", "--quick", "--reps", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["table"] == "domains" and out["rows"]

@@ -9,7 +9,7 @@ from scipy import stats
 
 import spare_mc as sm
 from spare_mc.analyses.dynamic import _paired, dynamic_study
-from spare_mc.cli.commands import main
+from spare_mc.cli import main
 
 TINY = dict(shapes=(0.5, 1.0), r_values={"ckpt": (1,), "rep": (3,), "spare": (3,)}, factors=(0.5, 1.0),
             screen_reps=3, confirm_reps=8, base={"n_steps": 300, "mtbf_s": 200.0}, workers=0)

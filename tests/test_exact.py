@@ -6,7 +6,7 @@ import pytest
 from scipy import integrate
 
 import spare_mc as sm
-from spare_mc.testing import reference as ref
+from spare_mc import testing as ref
 from spare_mc.theory.exact import block_mean_closed_form
 
 SMALL = [(n, r) for n in range(1, 13) for r in range(1, n + 1)]

@@ -17,10 +17,11 @@ import spare_mc
 from spare_mc import (DomainFailures, PerGPU, Topology, UsageTypeError, UsageValueError, cyclic, overhead_mc,
                       replica_sets, sample_events, sidon, wipeout_mc)
 from spare_mc._lib.resources import ResourceLimitError
-from spare_mc.cli.commands import main
-from spare_mc.logs.failure_logs import (EXAMPLE, example_log_path, failure_log_from_arrays, fit_failure_log, log_levels,
-                                        read_failure_log, replay_log, sampled_failure_log, synthetic_log, weibull_mle,
-                                        write_example_log, write_failure_log)
+from spare_mc.cli import main
+from spare_mc.logs.failure_log import failure_log_from_arrays, log_levels, read_failure_log, write_failure_log
+from spare_mc.logs.fit import fit_failure_log, weibull_mle
+from spare_mc.logs.replay import replay_log
+from spare_mc.logs.synthetic import EXAMPLE, example_log_path, sampled_failure_log, synthetic_log, write_example_log
 from spare_mc.model.topology import DOMAIN_LEVELS
 
 EX_TOPO = Topology(**EXAMPLE["topology"])
@@ -734,9 +735,9 @@ def test_cli_log_fit_flags_name_the_placement_and_say_why_none(tmp_path, capsys)
 
 
 def test_every_log_subcommand_option_says_what_it_means():
-    from spare_mc.cli.commands import _build_parser
+    from spare_mc.cli.parser import build_parser
 
-    log = _build_parser()._subparsers._group_actions[0].choices["log"]
+    log = build_parser()._subparsers._group_actions[0].choices["log"]
     subs = log._subparsers._group_actions[0].choices
     assert sorted(subs) == ["check", "fit", "replay"]
     for name, parser in subs.items():

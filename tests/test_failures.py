@@ -5,7 +5,7 @@ from conftest import ALPHA
 from scipy import stats
 
 import spare_mc as sm
-from spare_mc.testing import reference as ref
+from spare_mc import testing as ref
 from spare_mc.model.failures import weibull_scale
 
 TOPO = sm.Topology(600_000, 600)

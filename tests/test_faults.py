@@ -17,7 +17,7 @@ import time
 import numpy as np
 import pytest
 
-from spare_mc.sweep.runner import SweepSpec, run_sweep
+from spare_mc.sweep import SweepSpec, run_sweep
 from spare_mc.sweep.storage import open_dataset
 
 SPEC = """
@@ -41,7 +41,7 @@ CHILD = textwrap.dedent("""
     import spare_mc.sweep.runner as sweep
     hold = os.environ.get("HOLD", "")
     slow = float(os.environ.get("SLOW", "0"))
-    real_atomic = storage._atomic_write
+    real_atomic = storage.atomic_write
     def held(path, write):
         def half(tmp):
             write(tmp)
@@ -51,13 +51,13 @@ CHILD = textwrap.dedent("""
             time.sleep(600)
         kind = "part" if path.endswith(".npz") else "dataset"
         return real_atomic(path, half if kind == hold else write)
-    storage._atomic_write = held
+    storage.atomic_write = held
     real_task = sweep.run_task
     def slow_task(*a, **k):
         time.sleep(slow)
         return real_task(*a, **k)
     sweep.run_task = slow_task
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
     sys.exit(main(["sweep", sys.argv[1], "--out", sys.argv[2], "--workers", "0"]))
 """)
 
@@ -72,7 +72,7 @@ CLUSTER_MARK = textwrap.dedent("""
             open(os.environ["MARK"], "w").close()
             real_init(self, *a, **k)
         distributed.LocalCluster.__init__ = init
-        from spare_mc.cli.commands import main
+        from spare_mc.cli import main
         sys.exit(main(["sweep", sys.argv[1], "--out", sys.argv[2], "--workers", "2"]))
 """)
 
@@ -325,8 +325,8 @@ def test_a_dask_worker_running_other_code_stops_the_sweep(tmp_path, monkeypatch)
     from distributed import get_worker
 
     import spare_mc._lib.provenance as prov
-    import spare_mc.sweep.runner as runner
-    from spare_mc.sweep.runner import MixedCodeError
+    import spare_mc.sweep.cluster as sweep_cluster
+    from spare_mc.sweep.cluster import MixedCodeError
 
     mine = prov.code_digest()  # a string: the fake below is pickled by value for the worker
 
@@ -337,7 +337,7 @@ def test_a_dask_worker_running_other_code_stops_the_sweep(tmp_path, monkeypatch)
             return mine
         return "0ther0ther0ther0"
 
-    monkeypatch.setattr(runner, "code_digest", fake)  # where the sweep looks it up
+    monkeypatch.setattr(sweep_cluster, "code_digest", fake)  # where the sweep's dask code looks it up
     with _threads_cluster(1) as cluster:
         with pytest.raises(MixedCodeError, match=r"dask workers tcp://.* \(code 0ther0ther0ther0\) run other "
                                                  r"spare_mc code than this client \(code [0-9a-f]{16}\)"):
@@ -354,7 +354,7 @@ def test_a_dask_worker_running_other_code_stops_the_sweep(tmp_path, monkeypatch)
                 raise self.answer
             return self.answer
 
-    from spare_mc.sweep.runner import _check_worker_code
+    from spare_mc.sweep.cluster import _check_worker_code
 
     _check_worker_code(Workers({"tcp://a:1": mine, "tcp://b:2": mine}), mine)
     with pytest.raises(MixedCodeError, match=r"dask workers tcp://b:2 \(code 0ther\) run other spare_mc code"):
@@ -371,10 +371,10 @@ def test_losing_the_scheduler_is_one_error_and_resumable(tmp_path, reference, mo
     gives up reconnecting 10 s later.)"""
     import threading
 
-    import spare_mc.sweep.runner as sweep
+    import spare_mc.sweep.cluster as sweep_cluster
 
-    real = sweep.run_task
-    monkeypatch.setattr(sweep, "run_task", lambda *a, **k: time.sleep(0.3) or real(*a, **k))
+    real = sweep_cluster.run_task  # what the dask workers (threads of this process) run
+    monkeypatch.setattr(sweep_cluster, "run_task", lambda *a, **k: time.sleep(0.3) or real(*a, **k))
     out = tmp_path / "x.nc"
     cluster = _threads_cluster(1)
     try:
@@ -405,7 +405,7 @@ def test_losing_the_scheduler_is_one_error_and_resumable(tmp_path, reference, mo
             cluster = None
             gc.collect()
     assert 0 < len(list((tmp_path / "x.nc.parts").rglob("*.npz"))) < 8 and not out.exists()
-    monkeypatch.setattr(sweep, "run_task", real)
+    monkeypatch.setattr(sweep_cluster, "run_task", real)
     assert _data(run_sweep(SweepSpec.from_toml(SPEC), out, workers=0, progress=False)).identical(_data(reference))
 
 
@@ -417,7 +417,7 @@ def test_a_full_disk_names_the_file_and_the_sweep_resumes(tmp_path, reference, m
     import errno
 
     import spare_mc.sweep.storage as storage
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
 
     real_fsync = os.fsync
     written = []
@@ -616,17 +616,18 @@ def test_a_local_cluster_left_without_workers_stops_the_sweep(tmp_path, monkeypa
     """QA: after repeated kill -9 of its workers a local cluster had none left, and the sweep waited silently for
     ever. A local cluster with no worker connected for NO_WORKER_TIMEOUT_S now stops it: one OSError (exit 1)
     that says why and that a rerun resumes. (A threads cluster that never has a worker; the timeout shortened.)"""
-    import spare_mc.sweep.runner as sweep
+    import spare_mc.sweep.cluster as sweep_cluster
 
-    monkeypatch.setattr(sweep, "NO_WORKER_TIMEOUT_S", 1.0)
-    monkeypatch.setattr(sweep, "_WATCH_EVERY_S", 0.2)
-    monkeypatch.setattr(sweep, "_local_cluster", lambda n, forked: _threads_cluster(0))
+    monkeypatch.setattr(sweep_cluster, "NO_WORKER_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(sweep_cluster, "_WATCH_EVERY_S", 0.2)
+    monkeypatch.setattr(sweep_cluster, "_local_cluster", lambda n, forked: _threads_cluster(0))
     t0 = time.monotonic()
-    with pytest.raises(sweep.WorkersLost, match=r"^the local dask cluster has had no worker for [0-9] s \(its worker "
-                                                 r"processes were killed and not restarted\); no task had finished"):
+    with pytest.raises(sweep_cluster.WorkersLost, match=r"^the local dask cluster has had no worker for [0-9] s \(its "
+                                                         r"worker processes were killed and not restarted\); no task "
+                                                         r"had finished"):
         run_sweep(SweepSpec.from_toml(SPEC), tmp_path / "x.nc", workers=2, progress=False)
     assert time.monotonic() - t0 < 60 and not (tmp_path / "x.nc").exists()
-    assert issubclass(sweep.WorkersLost, OSError)  # the command line's one line and exit 1
+    assert issubclass(sweep_cluster.WorkersLost, OSError)  # the command line's one line and exit 1
 
 
 def test_an_external_scheduler_without_workers_warns_and_waits(tmp_path, reference, monkeypatch, capsys):
@@ -634,19 +635,20 @@ def test_an_external_scheduler_without_workers_warns_and_waits(tmp_path, referen
     joins then computes the identical dataset."""
     import threading
 
-    import spare_mc.sweep.runner as sweep
+    import spare_mc.sweep.cluster as sweep_cluster
+    from spare_mc.sweep.progress import Progress
 
-    monkeypatch.setattr(sweep, "NO_WORKER_TIMEOUT_S", 0.5)
-    monkeypatch.setattr(sweep, "_WATCH_EVERY_S", 0.1)
+    monkeypatch.setattr(sweep_cluster, "NO_WORKER_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(sweep_cluster, "_WATCH_EVERY_S", 0.1)
     warned = threading.Event()
-    real_warn = sweep._Progress.warn
+    real_warn = Progress.warn
 
     def warn(self, msg):
         real_warn(self, msg)
         if msg.startswith("no dask worker"):
             warned.set()
 
-    monkeypatch.setattr(sweep._Progress, "warn", warn)
+    monkeypatch.setattr(Progress, "warn", warn)
     with _threads_cluster(0) as cluster:
         def add_a_worker():
             if warned.wait(120):
@@ -673,9 +675,9 @@ def test_a_task_that_kills_its_workers_is_one_error_and_resumable(tmp_path, refe
     too (QA: it named a tiny task)."""
     from distributed import KilledWorker
 
-    import spare_mc.sweep.runner as sweep
+    import spare_mc.sweep.cluster as sweep_cluster
 
-    real = sweep._completed
+    real = sweep_cluster._completed
 
     class Killed:
         def __init__(self, fut):
@@ -690,7 +692,7 @@ def test_a_task_that_kills_its_workers_is_one_error_and_resumable(tmp_path, refe
         for i, fut in enumerate(real(*a, **k)):
             yield Killed(fut) if i == 2 else fut
 
-    monkeypatch.setattr(sweep, "_completed", completed)
+    monkeypatch.setattr(sweep_cluster, "_completed", completed)
     out = tmp_path / "x.nc"
     why = (r"^task p[0-9-]+_r\d+-\d+ ran out of memory on a dask worker \(give fewer workers, so that each has more, "
            r"or fewer replications per task: sweep.block\); the 2 finished tasks are kept" if error == "memory" else
@@ -698,23 +700,23 @@ def test_a_task_that_kills_its_workers_is_one_error_and_resumable(tmp_path, refe
            r"memory: give fewer workers, so that each has more\); the 2 finished tasks are kept in "
            r".*x.nc.parts/[0-9a-f]{16}: run the same command again")
     with _threads_cluster(1) as cluster:
-        with pytest.raises(sweep.WorkersLost, match=why):
+        with pytest.raises(sweep_cluster.WorkersLost, match=why):
             run_sweep(SweepSpec.from_toml(SPEC), out, scheduler=cluster.scheduler_address, progress=False)
     assert len(list((tmp_path / "x.nc.parts").rglob("*.npz"))) == 2 and not out.exists()
-    monkeypatch.setattr(sweep, "_completed", real)
+    monkeypatch.setattr(sweep_cluster, "_completed", real)
     assert _data(run_sweep(SweepSpec.from_toml(SPEC), out, workers=0, progress=False)).identical(_data(reference))
 
 
 def test_a_local_cluster_that_does_not_start_is_one_line(tmp_path, monkeypatch, capsys):
     """QA: "Nanny failed to start" (a RuntimeError from dask) was "internal error" with a traceback, exit 70. It is
     one line and exit 1 now, with the two usual causes (a script without the main guard; too little memory)."""
-    import spare_mc.sweep.runner as sweep
-    from spare_mc.cli.commands import main
+    import spare_mc.sweep.cluster as sweep_cluster
+    from spare_mc.cli import main
 
     def fail(n, forked):
         raise RuntimeError("Nanny failed to start.")
 
-    monkeypatch.setattr(sweep, "_local_cluster", fail)
+    monkeypatch.setattr(sweep_cluster, "_local_cluster", fail)
     (tmp_path / "spec.toml").write_text(SPEC)
     assert main(["sweep", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "x.nc"), "--workers", "2"]) == 1
     err = capsys.readouterr().err
@@ -741,14 +743,14 @@ def test_run_sweep_from_a_script_without_the_main_guard(tmp_path):
 
     (tmp_path / "spec.toml").write_text(SPEC)
     (tmp_path / "noguard.py").write_text(textwrap.dedent(f"""
-        from spare_mc.sweep.runner import SweepSpec, run_sweep
+        from spare_mc.sweep import SweepSpec, run_sweep
         run_sweep(SweepSpec.from_file({str(tmp_path / 'spec.toml')!r}), {str(tmp_path / 'c.nc')!r}, workers=2,
                   progress=False)
     """))
     proc = subprocess.run([sys.executable, str(tmp_path / "noguard.py")], capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("spare_mc.sweep.runner.WorkersLost: the local dask cluster did not start") and \
+    assert last.startswith("spare_mc.sweep.cluster.WorkersLost: the local dask cluster did not start") and \
         'call it under `if __name__ == "__main__":`' in last, proc.stderr
     assert 'UsageValueError: run_sweep was called from the top level of a script without the' in proc.stderr
     assert not (tmp_path / "c.nc").exists() and not list((tmp_path / "c.nc.parts").rglob("*.npz"))
@@ -779,16 +781,16 @@ def test_resuming_with_another_block_size_names_the_block_that_reuses_the_parts(
 
 
 def test_task_keys_are_read_back_by_the_pattern_that_finds_other_blocks():
-    """The block warning reads the part names back with ``_TASK_KEY_RE``, the pattern of ``_task_key`` that
+    """The block warning reads the part names back with ``TASK_KEY_RE``, the pattern of ``task_key`` that
     ``SweepSpec.tasks()`` names them with: every key of a sweep matches and gives its replications."""
     import dataclasses
 
-    from spare_mc.sweep.runner import _TASK_KEY_RE
+    from spare_mc.sweep.spec import TASK_KEY_RE
 
     for block in (7, 10, 40):
         spec = dataclasses.replace(SweepSpec.from_toml(SPEC), block=block)
         for key, _idx, _params, a, b in spec.tasks():
-            m = _TASK_KEY_RE.fullmatch(key)
+            m = TASK_KEY_RE.fullmatch(key)
             assert m and (int(m.group(1)), int(m.group(2))) == (a, b), key
 
 
@@ -796,7 +798,7 @@ def test_out_of_memory_is_one_line_not_a_bug(tmp_path, monkeypatch, capsys):
     """QA: a MemoryError (``ulimit -v``, a container without overcommit) in any command was "internal error: this is
     a bug" with a traceback, exit 70. It is one line and exit 1."""
     import spare_mc.sweep.runner as sweep
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
 
     def big(*a, **k):
         np.empty(1 << 52, np.uint8)  # 4 PB: numpy raises a MemoryError
@@ -815,7 +817,7 @@ def test_run_sweep_from_standard_input_names_the_cause(tmp_path):
     no file); the error said to add the main guard, which cannot help. It names the cause and the way out."""
     (tmp_path / "spec.toml").write_text(SPEC)
     code = textwrap.dedent(f"""
-        from spare_mc.sweep.runner import SweepSpec, run_sweep
+        from spare_mc.sweep import SweepSpec, run_sweep
         if __name__ == "__main__":
             run_sweep(SweepSpec.from_file({str(tmp_path / 'spec.toml')!r}), {str(tmp_path / 'c.nc')!r}, workers=2,
                       progress=False)
@@ -824,7 +826,8 @@ def test_run_sweep_from_standard_input_names_the_cause(tmp_path):
                           cwd=tmp_path)
     assert proc.returncode != 0
     assert proc.stderr.strip().splitlines()[-1] == (
-        "spare_mc.sweep.runner.WorkersLost: the local dask cluster did not start: code read from standard input (python -) "
+        "spare_mc.sweep.cluster.WorkersLost: the local dask cluster did not start: code read from standard input "
+        "(python -) "
         "cannot start one, because its worker processes re-import the main script, which has no file here. Save the "
         "code to a file, or run the tasks in this process (workers=0)"), proc.stderr
     assert not (tmp_path / "c.nc").exists()

@@ -18,8 +18,8 @@ import pytest
 
 import spare_mc as sm
 from spare_mc._lib.resources import ResourceLimitError
-from spare_mc.cli.commands import main
-from spare_mc.sweep.runner import SweepSpec, compare_dataset, run_sweep
+from spare_mc.cli import main
+from spare_mc.sweep import SweepSpec, compare_dataset, run_sweep
 from spare_mc.sweep.storage import open_dataset, write_dataset
 from spare_mc.ttt.config import TimelineConfig
 from spare_mc.ttt.run import run_timeline, simulate_ttt
@@ -72,7 +72,10 @@ def test_2_a_version_bump_recomputes_and_stamps_the_right_version(tmp_path, monk
     spec = SweepSpec.from_toml(SMALL)
     old = run_sweep(spec, tmp_path / "a.nc", workers=0, progress=False)
     import spare_mc.sweep.runner as sweep_mod
-    monkeypatch.setattr(sweep_mod, "__version__", "9.9.9")
+    import spare_mc.sweep.spec as spec_mod
+    import spare_mc.sweep.tasks as tasks_mod
+    monkeypatch.setattr(spec_mod, "__version__", "9.9.9")  # the digest's
+    monkeypatch.setattr(tasks_mod, "__version__", "9.9.9")  # the dataset's stamp
     assert spec.digest() != old.attrs["spec_digest"]  # the version is part of the identity of the results
     computed = []
     real = sweep_mod.run_task
@@ -223,8 +226,8 @@ def test_5_mu_streams_its_replications(monkeypatch, capsys):
     """mu runs in chunks on one generator (memory O(chunk)): its numbers are those of the successive calls, exact
     integer sums give the same mean and sd as the concatenated replications, and the estimate agrees with the exact
     law."""
-    import spare_mc.cli.commands as cli
-    monkeypatch.setattr(cli, "MU_CHUNK", 700)
+    import spare_mc.cli.handlers as handlers
+    monkeypatch.setattr(handlers, "MU_CHUNK", 700)
     assert main(["mu", "--n-groups", "30", "--r", "3", "--reps", "5000", "--seed", "4", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     gen = np.random.default_rng(np.random.SeedSequence(4))
@@ -235,7 +238,7 @@ def test_5_mu_streams_its_replications(monkeypatch, capsys):
     assert out["mc_mean_T"] == est.mean and out["mc_sd_T"] == pytest.approx(est.sd, rel=1e-12)
     assert out["mc_masked_mean"] == np.concatenate([c.dead_before for c in chunks]).mean()
     assert out["mc_vs_exact_consistent"]
-    monkeypatch.setattr(cli, "MU_CHUNK", 10**6)  # up to one chunk: exactly one call
+    monkeypatch.setattr(handlers, "MU_CHUNK", 10**6)  # up to one chunk: exactly one call
     assert main(["mu", "--n-groups", "30", "--r", "3", "--reps", "5000", "--seed", "4", "--json"]) == 0
     one = sm.wipeout_mc("cyclic", 5000, n_groups=30, r=3, rng=np.random.default_rng(np.random.SeedSequence(4)))
     assert json.loads(capsys.readouterr().out)["mc_mean_T"] == one.estimate("T").mean
@@ -312,12 +315,12 @@ def test_7_a_broken_stderr_pipe_does_not_abort_a_sweep(tmp_path):
 
 
 def test_7_an_interrupt_exits_130_with_one_line(monkeypatch, capsys):
-    import spare_mc.cli.commands as cli
+    import spare_mc.cli as cli
 
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setitem(cli._COMMANDS, "mu", interrupted)
+    monkeypatch.setitem(cli.COMMANDS, "mu", cli.COMMANDS["mu"]._replace(run=interrupted))
     assert main(["mu", "--n-groups", "10", "--r", "2"]) == 130
     err = capsys.readouterr().err
     assert _one_line(err) and "interrupted" in err
@@ -329,24 +332,24 @@ def test_7_an_interrupt_inside_a_numba_call_is_one_line(monkeypatch, capsys, sig
     """A signal handler that raises while a numba kernel runs (SIGTERM during the exact law at N = 60,000) came out
     as "SystemError: CPUDispatcher(...) returned a result with an exception set" and "internal error: this is a
     bug": numba wraps the handler's exception. It is now the interrupt's one line and exit status."""
-    import spare_mc.cli.commands as cli
+    import spare_mc.cli as cli
 
     def inside_numba(args):
         try:
-            raise KeyboardInterrupt if signal_exc == "KeyboardInterrupt" else cli._Terminated
+            raise KeyboardInterrupt if signal_exc == "KeyboardInterrupt" else cli.Terminated
         except KeyboardInterrupt as exc:
             raise SystemError("CPUDispatcher(<function cyclic_survival>) returned a result with an exception "
                               "set") from exc
 
-    monkeypatch.setitem(cli._COMMANDS, "mu", inside_numba)
+    monkeypatch.setitem(cli.COMMANDS, "mu", cli.COMMANDS["mu"]._replace(run=inside_numba))
     assert main(["mu", "--n-groups", "10", "--r", "2"]) == code
     err = capsys.readouterr().err
     assert _one_line(err) and f"spare-mc: {word}" in err and "bug" not in err
 
 
 def test_7_a_bug_shows_as_one(monkeypatch, capsys):
-    import spare_mc.cli.commands as cli
-    monkeypatch.setitem(cli._COMMANDS, "mu", lambda args: {}["boom"])
+    import spare_mc.cli as cli
+    monkeypatch.setitem(cli.COMMANDS, "mu", cli.COMMANDS["mu"]._replace(run=lambda args: {}["boom"]))
     assert main(["mu", "--n-groups", "10", "--r", "2"]) == 70
     err = capsys.readouterr().err
     assert "Traceback" in err and "internal error: this is a bug in spare-mc" in err
@@ -419,9 +422,9 @@ def test_9_flag_names_leave_a_models_repr_alone(capsys):
 def test_flag_names_rename_keywords_but_not_a_reprs_fields(msg, want):
     """QA 2026-12-04: a keyword after a comma ("(got --ckpt-period-s=1800.0, ckpt_period_factor=2.0)") or at the
     start of a message, and a switch "`overhead`=True", kept their Python spelling."""
-    from spare_mc.cli.commands import _flag_names
+    from spare_mc.cli.parser import flag_names
     with pytest.raises(sm.UsageValueError) as info:
-        with _flag_names(a_b="--a-b", c="--c"):
+        with flag_names(a_b="--a-b", c="--c"):
             raise sm.UsageValueError(msg)
     assert str(info.value) == want
 
@@ -625,15 +628,15 @@ def test_defaults_live_in_one_place():
     """Sweep parameters and CLI flags are derived from TimelineConfig's fields; the paper's numbers from one file."""
     from dataclasses import fields
 
-    from spare_mc.cli.commands import _build_parser
+    from spare_mc.cli.parser import build_parser
     from spare_mc.model.paper import paper_setting
-    from spare_mc.sweep.runner import PARAMETERS
+    from spare_mc.sweep import PARAMETERS
     for f in fields(TimelineConfig):
         if f.metadata.get("sweep"):
             assert f.name in PARAMETERS["ttt"]
             if f.default is not None and not isinstance(f.default, type(fields)):
                 assert PARAMETERS["ttt"][f.name] == f.default or f.name in ("strategy", "n_groups")
-    help_text = _build_parser()._subparsers._group_actions[0].choices["ttt"].format_help()
+    help_text = build_parser()._subparsers._group_actions[0].choices["ttt"].format_help()
     for f in fields(TimelineConfig):
         if f.metadata.get("cli"):
             assert "--" + f.name.replace("_", "-") in help_text
@@ -645,8 +648,8 @@ def test_defaults_live_in_one_place():
 
 
 def test_every_cli_option_says_what_it_means():
-    from spare_mc.cli.commands import _build_parser
-    sub = _build_parser()._subparsers._group_actions[0].choices
+    from spare_mc.cli.parser import build_parser
+    sub = build_parser()._subparsers._group_actions[0].choices
     for name, parser in sub.items():
         for action in parser._actions:
             if action.option_strings and action.dest != "help" and action.help != argparse.SUPPRESS:
@@ -892,7 +895,9 @@ def _qa_cases():
     numpy memory error, an error naming another parameter, or be silently ignored."""
     from spare_mc._lib.resources import ResourceLimitError
     from spare_mc.analyses.domains import DomainStudy, run_domain_study
-    from spare_mc.logs.failure_logs import example_log_path, read_failure_log, replay_log
+    from spare_mc.logs.failure_log import read_failure_log
+    from spare_mc.logs.replay import replay_log
+    from spare_mc.logs.synthetic import example_log_path
     from spare_mc.model.failures import failure_model_from_dict
     from spare_mc.logs.replay_ttt import replay_log_ttt
     topo = sm.Topology(256, 32, nodes_per_rack=4, racks_per_power=2)
@@ -945,7 +950,8 @@ def test_qa_bad_input_to_the_domain_and_log_tools_is_named(case):
 def test_qa_log_fit_says_when_its_domain_flags_assume_another_topology(tmp_path, capsys):
     """`spare-mc log fit` prints `spare-mc ttt` flags; ttt builds the default topology's domains, so a log on other
     sizes gets a note beside the domain flags (the per-GPU flags do not depend on them)."""
-    from spare_mc.logs.failure_logs import synthetic_log, write_failure_log
+    from spare_mc.logs.failure_log import write_failure_log
+    from spare_mc.logs.synthetic import synthetic_log
     topo = sm.Topology(2048, 32, nodes_per_rack=4, racks_per_power=2)
     write_failure_log(tmp_path / "p.csv", synthetic_log(topo, {"gpu": (0.8, 3e6), "power": (0.8, 2e6)}, 3e7, rng=1))
     args = ["log", "fit", str(tmp_path / "p.csv"), "--n-gpus", "2048", "--n-groups", "32", "--nodes-per-rack", "4",
@@ -1096,7 +1102,8 @@ def test_qa_third_pass_bad_inputs_are_named(tmp_path):
     name on a short log (blamed on the epochs), replica sets of equal size (called 'N not divisible by r'), a
     Layout object where exact_wipeout takes a kind name (its whole repr in the message) and a mean failure count
     above N (a bound for an impossible system)."""
-    from spare_mc.logs.failure_logs import failure_log_from_arrays, replay_log, write_failure_log
+    from spare_mc.logs.failure_log import failure_log_from_arrays, write_failure_log
+    from spare_mc.logs.replay import replay_log
     topo = sm.Topology(64, 8)
     with pytest.raises(ValueError, match=r"`duration_s` \(the observation window end\) must be <= 5.76461e\+11 s"):
         failure_log_from_arrays([1.0], ["gpu"], [3], topo, duration_s=1e15)

@@ -16,7 +16,7 @@ import pytest
 import spare_mc as sm
 from spare_mc._kernels import job_steps
 from spare_mc._kernels import timeline as TK
-from spare_mc.testing.reference import timeline_simpy
+from spare_mc.testing import timeline_simpy
 from spare_mc.ttt.config import TimelineConfig as _Config
 from spare_mc.ttt.config import applicable
 from spare_mc.ttt.run import _run_us, make_trace, run_timeline, simulate_ttt
@@ -825,14 +825,15 @@ def test_bad_values_name_the_option(kw, exc, match):
 def test_options_are_sweep_parameters_and_cli_flags(capsys):
     import json
 
-    from spare_mc.cli.commands import _build_parser, main
-    from spare_mc.sweep.runner import PARAMETERS
+    from spare_mc.cli import main
+    from spare_mc.cli.parser import build_parser
+    from spare_mc.sweep import PARAMETERS
     defaults = {"rep_masked_cost": "shrink", "rep_resync_s": 0.0, "masked_detect_s": 0.0, "patch_cost": "per_shard",
                 "restart_failures": "absorbed", "ckpt_every_steps": 0, "ckpt_failure": "completes"}
     for name, value in defaults.items():
         assert PARAMETERS["ttt"][name] == value
         assert getattr(TimelineConfig("ckpt", 12), name) == value
-    text = _build_parser()._subparsers._group_actions[0].choices["ttt"].format_help()
+    text = build_parser()._subparsers._group_actions[0].choices["ttt"].format_help()
     for flag in ("--rep-masked-cost", "--rep-resync-s", "--masked-detect-s", "--patch-cost", "--restart-failures",
                  "--ckpt-every-steps", "--ckpt-failure"):
         assert flag in text
@@ -846,7 +847,7 @@ def test_options_are_sweep_parameters_and_cli_flags(capsys):
 
 
 def test_options_in_a_sweep(tmp_path):
-    from spare_mc.sweep.runner import SweepSpec, run_sweep
+    from spare_mc.sweep import SweepSpec, run_sweep
     text = """
 [sweep]
 name = "kopt"
@@ -1037,8 +1038,8 @@ def test_replay_log_ttt_with_the_logs_repair_times():
 def test_repair_log_is_refused_where_failures_are_sampled(tmp_path, capsys):
     """The command line offers no 'log' repair (no command replays a job on a log), and a sweep refuses it before
     any task runs."""
-    from spare_mc.cli.commands import main
-    from spare_mc.sweep.runner import SweepSpec, run_sweep
+    from spare_mc.cli import main
+    from spare_mc.sweep import SweepSpec, run_sweep
     assert main(["ttt", "--strategy", "rep", "--n-groups", "60", "--r", "3", "--repair", "log"]) == 2
     assert "invalid choice: 'log'" in capsys.readouterr().err
     spec = SweepSpec.from_toml("""

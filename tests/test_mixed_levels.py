@@ -263,7 +263,7 @@ def test_bad_input_names_the_parameter_and_the_rule(make, exc, match):
 def test_command_line_runs_a_mixed_model(capsys):
     import json
 
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
     flags = ["ttt", "--strategy", "spare", "--r", "3", "--n-groups", "24", "--n-gpus", "192", "--reps", "2",
              "--n-steps", "50", "--failures", "mixed"]
     assert main([*flags, "--domain-levels", "node,rack=3e7", "--json"]) == 0

@@ -8,7 +8,7 @@ os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")  # silence jupyter_core's pa
 import nbclient  # noqa: E402  (the [test] extra installs nbclient, nbformat and ipykernel)
 import nbformat  # noqa: E402
 
-from spare_mc.sweep.runner import SweepSpec, run_sweep  # noqa: E402
+from spare_mc.sweep import SweepSpec, run_sweep  # noqa: E402
 
 NOTEBOOK = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "analysis.ipynb"
 

@@ -7,7 +7,7 @@ import pytest
 
 import spare_mc as sm
 from spare_mc._kernels import timeline as TK
-from spare_mc.testing.reference import timeline_simpy
+from spare_mc.testing import timeline_simpy
 from spare_mc.ttt.config import TimelineConfig
 from spare_mc.ttt.run import _run_us, job_seed, make_trace, run_timeline, simulate_ttt
 
@@ -137,7 +137,7 @@ def test_cli_calibration_flag_reaches_the_model():
     import io
     import json
 
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["ttt", "--strategy", "spare", "--n-groups", "24", "--r", "3", "--n-steps", "400", "--reps", "2",
@@ -161,11 +161,11 @@ def test_bad_option_values_name_the_option(kw, match):
 
 
 def test_options_are_sweep_parameters_and_cli_flags(tmp_path):
-    from spare_mc.cli.commands import _build_parser
-    from spare_mc.sweep.runner import PARAMETERS
+    from spare_mc.cli.parser import build_parser
+    from spare_mc.sweep import PARAMETERS
     for name in ("restart_growth", "restart_ref_groups", "rep_allreduce", "layout", "calibration"):
         assert name in PARAMETERS["ttt"]
-    text = _build_parser()._subparsers._group_actions[0].choices["ttt"].format_help()
+    text = build_parser()._subparsers._group_actions[0].choices["ttt"].format_help()
     for flag in ("--restart-growth", "--restart-ref-groups", "--rep-allreduce", "--calibration"):
         assert flag in text
     run = run_timeline(TimelineConfig("spare", 60, r=3, layout="random", n_steps=100), np.random.SeedSequence(1))
@@ -218,7 +218,7 @@ def test_shared_settings_apply_where_they_can():
     opt = sm.optimize_strategy("rep", 24, reps=2, confirm_reps=2, r_range=(2, 3), period_factors=(1.0,),
                                base={"n_steps": 50, "patch_cost": "none", "layout": "sidon"}, rng=1)
     assert opt.best.config.layout == "cyclic"
-    from spare_mc.sweep.runner import SweepSpec, run_sweep
+    from spare_mc.sweep import SweepSpec, run_sweep
     text = """
 [sweep]
 name = "s"
@@ -269,8 +269,8 @@ def test_restart_ref_groups_where_it_has_no_effect(tmp_path, capsys):
     the command line in flags; a sweep over ``restart_growth`` keeps it for the points that grow, and the
     sensitivity study hands it to its restart-growth variants."""
     from spare_mc.analyses.sensitivity import Variant, check_sensitivity_inputs, default_variants
-    from spare_mc.cli.commands import main
-    from spare_mc.sweep.runner import SweepSpec, run_sweep
+    from spare_mc.cli import main
+    from spare_mc.sweep import SweepSpec, run_sweep
 
     assert main(["ttt", "--strategy", "ckpt", "--n-groups", "60", "--restart-ref-groups", "30"]) == 2
     assert "`--restart-ref-groups`=30 has no effect with --restart-growth='constant'" in capsys.readouterr().err

@@ -255,7 +255,7 @@ def test_two_workers_give_the_same_rows(tmp_path):
 
 
 def test_figure_phase_marks_insignificant_and_empty_cells(tmp_path):
-    from spare_mc.plots.figures import figure_phase
+    from spare_mc.plots import figure_phase
 
     def row(g, s, r, winner, sig):
         return {"n_gpus": g, "save_s": s, "restart_s": r, "winner": winner, "significant": sig,
@@ -271,7 +271,7 @@ def test_figure_phase_marks_insignificant_and_empty_cells(tmp_path):
 
 # ------------------------------------------------------------------------------------------- command line
 def test_reproduce_table_phase_cli(tmp_path, capsys, monkeypatch):
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
 
     monkeypatch.setattr(PhaseStudy, "quick", classmethod(lambda cls, **kw: cls(**{**TINY, **kw})))
     assert main(["reproduce", "--table", "phase", "--quick", "--reps", "2", "--json"]) == 0
@@ -285,7 +285,7 @@ def test_reproduce_table_phase_cli(tmp_path, capsys, monkeypatch):
 
 
 def test_reproduce_table_phase_reads_a_spec(tmp_path, capsys):
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
 
     spec = tmp_path / "phase_map.toml"
     lines = [f"{k} = {json.dumps(list(v) if isinstance(v, tuple) else v)}" for k, v in TINY.items()]
@@ -312,7 +312,7 @@ def test_reproduce_table_phase_reads_a_spec(tmp_path, capsys):
     (["--failures", "per-gpu"], "`--failures` has no effect with --table phase"),
 ])
 def test_reproduce_table_phase_flag_errors(argv, match, capsys):
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
 
     assert main(["reproduce", "--table", "phase", "--quick", *argv]) == 2
     assert match in capsys.readouterr().err

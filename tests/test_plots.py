@@ -10,8 +10,8 @@ import xarray as xr
 
 from spare_mc import plots
 from spare_mc._lib.validation import UsageValueError
-from spare_mc.cli.commands import main
-from spare_mc.sweep.runner import SweepSpec, open_dataset, run_sweep
+from spare_mc.cli import main
+from spare_mc.sweep import SweepSpec, open_dataset, run_sweep
 
 matplotlib.use("Agg")  # before any figure is made
 

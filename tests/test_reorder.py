@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import spare_mc as sm
 from spare_mc._kernels import wipeout as K
-from spare_mc.testing import reference as ref
+from spare_mc import testing as ref
 from spare_mc.mc.reorder import ReCtlr, exact_stack_bound_sum, overhead_mc
 
 FIELDS = ("k", "c", "s_star", "phase0", "moves", "patch_types", "patch", "wiped")

@@ -6,7 +6,7 @@ import pytest
 
 import spare_mc as sm
 from spare_mc.analyses.repair import RepairResult, repair_study
-from spare_mc.cli.commands import main
+from spare_mc.cli import main
 
 TINY = dict(repair_times=(60.0, 1e6), r_values={"rep": (2, 3), "spare": (2, 3)}, reps=3,
             base={"n_steps": 200, "mtbf_s": 100.0}, workers=0)

@@ -76,7 +76,7 @@ def test_monte_carlo_matches_the_exact_law(n, r):
 
 
 def test_cli_mu_block_with_r_not_dividing_n(capsys):
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
     assert main(["mu", "--layout", "block", "--n-groups", "200", "--r", "3", "--reps", "5000", "--seed", "1",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

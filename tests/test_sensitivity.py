@@ -8,7 +8,7 @@ import pytest
 
 import spare_mc as sm
 from spare_mc.analyses.sensitivity import Variant, default_variants, holm, paired_delta_reduction, sensitivity
-from spare_mc.cli.commands import main
+from spare_mc.cli import main
 from spare_mc.ttt.optimize import optimize_strategy
 from spare_mc.ttt.config import TimelineConfig
 from spare_mc.ttt.run import simulate_ttt
@@ -199,7 +199,7 @@ def test_baseline_flags_that_a_variant_also_sets(tmp_path, capsys):
 def test_figure(small, tmp_path):
     from PIL import Image
 
-    from spare_mc.plots.figures import save_sensitivity_figure
+    from spare_mc.plots import save_sensitivity_figure
 
     res, _ = small
     path = save_sensitivity_figure(res, tmp_path / "t.png")

@@ -71,7 +71,7 @@ def test_timeline_equals_simpy_twin_at_paper_size(strategy, r):
     """N = 600, 2000 steps, paper time parameters, jitter off: microsecond agreement on 5 traces each, for the
     system-level process and rack domains with per-GPU background (keep ages)."""
     from spare_mc._kernels import timeline as TK
-    from spare_mc.testing.reference import timeline_simpy
+    from spare_mc.testing import timeline_simpy
     from spare_mc.ttt.config import TimelineConfig
     from spare_mc.ttt.run import _run_us, make_trace
 

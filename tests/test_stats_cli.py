@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 import spare_mc as sm
-from spare_mc.cli.commands import main
+from spare_mc.cli import main
 
 
 def test_estimate_and_compare(rng):

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from spare_mc.sweep.runner import SweepSpec, compare_dataset, open_dataset, run_sweep, write_dataset
+from spare_mc.sweep import SweepSpec, compare_dataset, open_dataset, run_sweep, write_dataset
 
 SPEC = """
 [sweep]
@@ -109,7 +109,7 @@ def test_compare_with_exact_and_holm(serial):
 def test_compare_command_says_what_it_estimates(tmp_path, serial, capsys):
     """The command prints T, the failures up to the wipe-out, where the figures show the masked failures T - 1:
     its first line says so."""
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
 
     assert main(["compare", str(tmp_path / "serial.nc")]) == 0
     out = capsys.readouterr().out.splitlines()

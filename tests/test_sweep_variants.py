@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import spare_mc as sm
-from spare_mc.sweep.runner import SweepSpec, compare_dataset, run_sweep
+from spare_mc.sweep import SweepSpec, compare_dataset, run_sweep
 from spare_mc.ttt.config import TimelineConfig
 from spare_mc.ttt.run import simulate_ttt
 
@@ -98,7 +98,7 @@ def test_experiment_specs_are_valid():
     import tomllib
 
     from spare_mc.analyses.phase import PhaseStudy
-    from spare_mc.sweep.runner import SweepSpec
+    from spare_mc.sweep import SweepSpec
 
     specs = sorted((pathlib.Path(__file__).resolve().parents[1] / "experiments").glob("*.toml"))
     assert specs

@@ -11,7 +11,7 @@ from scipy import stats
 import spare_mc as sm
 from spare_mc._kernels import live_set as LS
 from spare_mc._kernels import timeline as TK
-from spare_mc.testing.reference import timeline_simpy
+from spare_mc.testing import timeline_simpy
 from spare_mc.ttt.config import TimelineConfig, applicable
 from spare_mc.ttt.run import _run_us, make_trace, run_timeline, simulate_ttt
 
@@ -178,7 +178,7 @@ def test_twin_derives_the_kernels_unit_clocks(kind):
     """The twin derives its unit clocks from the failure model and the topology, not from
     ``TimelineConfig.unit_clocks``: same units, domains and age policy, and the same Weibull scales up to rounding
     (the config lowers the background through a rate, ``scale ((scale / s_g)^k)^(-1/k)``, a few ulps off ``s_g``)."""
-    from spare_mc.testing.reference import timeline_unit_clocks
+    from spare_mc.testing import timeline_unit_clocks
     rng = np.random.default_rng(5)
     for _ in range(40):
         n = int(rng.choice([12, 24, 60]))
@@ -518,7 +518,7 @@ def test_optimize_strategy_selects_the_grid_minimum_and_confirms_on_fresh_seeds(
 def test_cli_ttt_and_reproduce_json(capsys):
     import json
 
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
     assert main(["ttt", "--strategy", "spare", "--n-groups", "60", "--r", "4", "--reps", "3", "--n-steps", "200",
                  "--seed", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -541,14 +541,14 @@ def test_cli_ttt_and_reproduce_json(capsys):
 @pytest.mark.parametrize("n_values, shown", [((24, 60), False), ((200, 600), True)])
 def test_the_papers_n600_line_is_printed_beside_an_n600_row_only(capsys, n_values, shown):
     """QA: `reproduce --table main --n-values 7` printed "paper, N=600: ..." under a table without N = 600."""
-    from spare_mc.cli.commands import _print_main_table
+    from spare_mc.cli.format import main_table
     from spare_mc.ttt.optimize import _paper_summary
 
     cell = {"best_r": 3, "ckpt_period_s": 100.0, "ttt_over_t0": 2.0, "ttt_over_t0_ci95": [1.9, 2.1],
             "availability": 0.5, "availability_ci95": [0.49, 0.51], "capped_fraction": 0.0}
     rows = [{"n_groups": n, "ckpt": cell, "rep": cell, "spare": cell, "ttt_reduction": 0.1,
              "ttt_reduction_ci95": [0.05, 0.15]} for n in n_values]
-    _print_main_table({"rows": rows, "paper_N600": _paper_summary()})
+    main_table({"rows": rows, "paper_N600": _paper_summary()})
     out = capsys.readouterr().out
     assert ("paper, N=600:" in out) is shown
     assert out.count("TTT reduction") == 2
@@ -567,7 +567,7 @@ def test_the_papers_n600_line_is_printed_beside_an_n600_row_only(capsys, n_value
 def test_cli_bad_arguments(argv, match, capsys):
     import re
 
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and re.search(match, err)
@@ -598,7 +598,7 @@ def test_astronomical_mtbf_gives_no_failures(mtbf_s, period_s):
 def test_astronomical_mtbf_cli_reports_no_failures(capsys):
     import json
 
-    from spare_mc.cli.commands import main
+    from spare_mc.cli import main
     assert main(["ttt", "--strategy", "ckpt", "--n-groups", "1000", "--reps", "4", "--mtbf-s", "1e11",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -14,7 +14,7 @@ from spare_mc.ttt import run as T
 from spare_mc._lib.resources import ResourceLimitError, check_memory, memory_negligible
 from spare_mc.model.failures import DomainFailures, PerGPU
 from spare_mc.model.topology import Topology
-from spare_mc.testing.reference import timeline_simpy
+from spare_mc.testing import timeline_simpy
 from spare_mc.ttt.config import TimelineConfig
 from spare_mc.ttt.run import job_seed, make_trace, run_timeline
 

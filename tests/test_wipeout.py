@@ -9,7 +9,7 @@ from scipy import stats
 
 import spare_mc as sm
 from spare_mc._kernels import wipeout as K
-from spare_mc.testing import reference as ref
+from spare_mc import testing as ref
 from spare_mc.mc.survivability import WIPEOUT_METHODS, order_stat_table, uniform_order_kernel
 
 

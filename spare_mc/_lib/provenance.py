@@ -1,16 +1,20 @@
-"""Provenance of every dataset and JSON output: the schema version and the versions of the software stack."""
+"""Provenance of every dataset and JSON output: the schema version and the versions of the software stack (and the
+strict JSON every output is written as)."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import math
 import os
 import platform
 from importlib import metadata
 
+import numpy as np
+
 from .version import __version__
 
-__all__ = ["SCHEMA_VERSION", "code_digest", "software_versions"]
+__all__ = ["SCHEMA_VERSION", "code_digest", "software_versions", "stamp", "json_safe"]
 
 #: Version of the layout of JSON outputs and datasets; raised whenever a key or a variable changes meaning
 #: (2: replications are ``rep`` everywhere, capped runs are censored observations, provenance of the stack).
@@ -29,6 +33,23 @@ def software_versions() -> dict:
         except metadata.PackageNotFoundError:  # pragma: no cover - an optional part of the stack
             out[name] = "not installed"
     return out
+
+
+def stamp(out: dict) -> dict:
+    """``out`` led by the schema version and the versions of the software stack, as every JSON output is."""
+    return {"schema_version": SCHEMA_VERSION, "software": software_versions(), **out}
+
+
+def json_safe(x):
+    """``x`` with every NaN and infinity (in dicts, lists and tuples) replaced by ``None``: strict JSON (``NaN``
+    is not JSON)."""
+    if isinstance(x, dict):
+        return {k: json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_safe(v) for v in x]
+    if isinstance(x, (float, np.floating)) and not math.isfinite(x):
+        return None
+    return x
 
 
 @functools.lru_cache(maxsize=1)

@@ -37,17 +37,22 @@ from scipy import stats
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.validation import UsageValueError, as_int
-from ..sweep.runner import SweepSpec, run_study_sweep
+from ..sweep.runner import run_study_sweep
+from ..sweep.spec import SweepSpec
 from ..ttt.config import CKPT_POLICIES, TimelineConfig, applicable
 from .sensitivity import holm
 
-__all__ = ["DynamicRow", "DynamicResult", "dynamic_study", "DEFAULT_R", "DEFAULT_FACTORS"]
+__all__ = ["DynamicRow", "DynamicResult", "dynamic_study", "DEFAULT_R", "DEFAULT_FACTORS", "QUICK"]
 
 #: The redundancies studied per strategy.
 DEFAULT_R = {"ckpt": (1,), "rep": (2, 3, 4), "spare": (2, 3, 4, 6, 8, 10)}
 #: Period factors screened for every policy (wider below 1 than the optimiser's: CKPT-only's best periodic period
 #: is well below the availability optimum T_c* when the restart is long).
 DEFAULT_FACTORS = (0.125, 0.18, 0.25, 0.35, 0.5, 0.71, 1.0, 1.41, 2.0, 2.83)
+#: The quick flavour of the study (``spare-mc dynamic --quick``): N = 200, Weibull shapes 0.5 and 1, 6 screened
+#: and 20 confirmation replications, jobs of 2,000 steps (``n_steps``: the :class:`~spare_mc.TimelineConfig` field,
+#: a default of ``base``).
+QUICK = {"n_values": (200,), "shapes": (0.5, 1.0), "screen_reps": 6, "confirm_reps": 20, "n_steps": 2000}
 
 
 @dataclass(frozen=True)

@@ -22,15 +22,20 @@ from scipy import stats
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.validation import UsageValueError, as_float, as_int
-from ..sweep.runner import SweepSpec, run_study_sweep
+from ..sweep.runner import run_study_sweep
+from ..sweep.spec import SweepSpec
 from ..ttt.config import MAX_DURATION_S, TimelineConfig, applicable
 
-__all__ = ["RepairResult", "repair_study", "DEFAULT_REPAIR_TIMES", "DEFAULT_R"]
+__all__ = ["RepairResult", "repair_study", "DEFAULT_REPAIR_TIMES", "DEFAULT_R", "QUICK"]
 
 #: Repair times studied (s): 5 minutes to 12 hours.
 DEFAULT_REPAIR_TIMES = (300.0, 900.0, 1800.0, 3600.0, 7200.0, 14400.0, 43200.0)
 #: The redundancies studied per strategy.
 DEFAULT_R = {"rep": (2, 3, 4, 5), "spare": (2, 3, 4, 5, 6, 8, 10, 12, 16, 24)}
+#: The quick flavour of the study (``spare-mc repair --quick``): N = 200, three repair times, at most 6
+#: replications per point, jobs of 2,000 steps (``n_steps``: the :class:`~spare_mc.TimelineConfig` field, a default
+#: of ``base``).
+QUICK = {"n_values": (200,), "repair_times": (600.0, 3600.0, 14400.0), "reps": 6, "n_steps": 2000}
 _FACTORS = (0.5, 0.71, 1.0, 1.41, 2.0, 2.83, 4.0)
 
 

@@ -18,8 +18,10 @@ import tomllib
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.validation import UsageValueError, as_int, reject_unknown
-from ..plots.figures import figure_phase, save_figures
-from ..sweep.runner import SweepSpec, run_study_sweep
+from ..plots.studies import figure_phase
+from ..plots.sweep_figures import save_figures
+from ..sweep.runner import run_study_sweep
+from ..sweep.spec import SweepSpec
 from ..sweep.storage import check_own_json, write_json
 from ..ttt.optimize import main_table
 from ..ttt.config import TimelineConfig, applicable

@@ -46,11 +46,12 @@ from scipy import stats
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.seeding import trace_seed_sequence
 from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_int
-from ..plots.figures import figure_sensitivity
+from ..plots.studies import figure_sensitivity
 from ..stats import MCEstimate, estimate_mean, ratio_estimate
-from ..sweep.runner import SweepSpec, run_study_sweep
-from ..ttt.optimize import OPTIMISED, PERIOD_FACTORS, admissible_r, n_values_iv, period_factors_iv
+from ..sweep.runner import run_study_sweep
+from ..sweep.spec import SweepSpec
 from ..ttt.config import TimelineConfig, applicable
+from ..ttt.optimize import OPTIMISED, PERIOD_FACTORS, admissible_r, n_values_iv, period_factors_iv
 from ..ttt.run import run_timeline
 
 __all__ = ["Variant", "default_variants", "sensitivity", "SensitivityResult", "SensitivityRow", "SelectedPoint",
@@ -365,7 +366,7 @@ class SensitivityResult:
         return "\n".join(lines)
 
     def figure(self):
-        """The tornado figure (:func:`spare_mc.plots.figures.figure_sensitivity`)."""
+        """The tornado figure (:func:`spare_mc.plots.studies.figure_sensitivity`)."""
 
         return figure_sensitivity(self)
 

@@ -16,7 +16,7 @@ from .._lib.validation import UsageTypeError, UsageValueError
 from ..ttt.config import US_PER_S, TimelineConfig
 from ..ttt.results import TTTResult
 from ..ttt.run import run_log_job
-from .failure_logs import FailureLog
+from .failure_log import FailureLog
 
 __all__ = ["replay_log_ttt", "LogTTTResult"]
 
@@ -44,7 +44,7 @@ class LogTTTResult:
 
 
 def replay_log_ttt(cfg: TimelineConfig, log, *, starts_s=None, rng=None) -> LogTTTResult:
-    """Time to train with the failures of a log (:class:`spare_mc.logs.failure_logs.FailureLog`) instead of a sampler.
+    """Time to train with the failures of a log (:class:`spare_mc.logs.failure_log.FailureLog`) instead of a sampler.
 
     A job started at log time ``s`` sees every log event at ``time_s >= s``, at job time ``time_s - s``: the
     event kills the groups it touches that are live (a GPU its group; a node, rack, ... every group with a GPU in
@@ -57,7 +57,7 @@ def replay_log_ttt(cfg: TimelineConfig, log, *, starts_s=None, rng=None) -> LogT
     seed). The config's failure process is not used: ``cfg`` must have no unit-clock model and a periodic
     checkpoint policy (the dynamic period is defined on the sampled process). Its ``mtbf_s`` still sets the default
     checkpoint period (give ``ckpt_period_s``, or the ``mtbf_s`` of a fit of the log,
-    :func:`spare_mc.logs.failure_logs.fit_failure_log`).
+    :func:`spare_mc.logs.fit.fit_failure_log`).
 
     Parameters
     ----------

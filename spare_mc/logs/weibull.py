@@ -1,9 +1,9 @@
-"""Weibull lifetimes by censored maximum likelihood, with Wald or profile-likelihood intervals (private; the public
-names are re-exported by :mod:`spare_mc.logs.failure_logs`).
+"""Weibull lifetimes by censored maximum likelihood, with Wald or profile-likelihood intervals (the names of
+``__all__`` are public and re-exported by :mod:`spare_mc.logs.fit`; the others serve that module's fits).
 
 The data of a fit are one or more datasets ``(log x, failed, weight, d, sum of log x over failures)``: lifetimes
 ``x`` (observed where ``failed``, right-censored elsewhere), with multiplicities. Several datasets may share one
-shape (each keeps its scale): :func:`_fit_shared` maximises the profile likelihood in the shape (Brent's method on
+shape (each keeps its scale): :func:`fit_shared` maximises the profile likelihood in the shape (Brent's method on
 the summed profile score) and returns the inverse observed information of ``(log k, log lam_1, ...)``.
 """
 
@@ -27,7 +27,7 @@ _SHAPE_BOUNDS = (0.05, 50.0)
 #: Interval methods of the fits: Wald on the log scale from the observed information, or profile likelihood.
 CI_METHODS = ("wald", "profile")
 
-def _weibull_sums(k, lx, fail, w, b):
+def weibull_sums(k, lx, fail, w, b):
     """Sums of the censored Weibull log-likelihood at shape ``k``, log-scale ``b``."""
     u = k * (lx - b)
     z = np.exp(u)
@@ -49,7 +49,7 @@ def _log_scale(k, lx, w, d):
     return m + math.log((w * np.exp(k * (lx - m))).sum() / d) / k
 
 
-def _fit_shared(data):
+def fit_shared(data):
     """Joint MLE of one shape and one scale per dataset; returns ``(k, b, cov, loglik)`` (``b`` log-scales, ``cov``
     the inverse observed information of ``(log k, b_1, ..., b_m)``)."""
     lo, hi = _SHAPE_BOUNDS
@@ -64,7 +64,7 @@ def _fit_shared(data):
     H = np.zeros((m + 1, m + 1))
     loglik = 0.0
     for L, (lx, fail, w, d, sf) in enumerate(data):
-        sz, szu, szu2 = _weibull_sums(k, lx, fail, w, b[L])
+        sz, szu, szu2 = weibull_sums(k, lx, fail, w, b[L])
         H[0, 0] += -d * k * b[L] + k * sf - szu - szu2
         H[0, L + 1] = H[L + 1, 0] = -d * k + k * sz + k * szu
         H[L + 1, L + 1] = -k * k * sz
@@ -144,7 +144,10 @@ def _profile_cis(data, k, b, cov, level):
     return out
 
 
-def _data_iv(lifetimes, censored, weights):
+def lifetime_data(lifetimes, censored, weights):
+    """One validated dataset ``(log x, failed, weight, d, sum of log x over failures)`` of lifetimes ``x`` (censored
+    where ``censored``; ``None``: none) with multiplicities ``weights`` (``None``: 1 each); lifetimes of weight 0
+    are dropped."""
     x = as_vector(lifetimes, "lifetimes")
     c = np.zeros(x.size, bool) if censored is None else as_vector(censored, "censored", "biu", size=x.size)
     w = np.ones(x.size) if weights is None else as_vector(weights, "weights", size=x.size)
@@ -232,7 +235,10 @@ class LevelFit:
         return d
 
 
-def _make_fits(names, k, b, cov, extra, level, ci="wald", data=None):
+def make_fits(names, k, b, cov, extra, level, ci="wald", data=None):
+    """A :class:`LevelFit` per name from the MLE ``(k, b, cov)`` of :func:`fit_shared` on ``data`` (one dataset per
+    name): intervals at ``level`` by ``ci`` (``"profile"`` needs ``data``); ``extra[L]`` gives the other fields of
+    name ``L`` (units, failures, censored, exposure_s, loglik)."""
     z = float(_st.norm.ppf(0.5 + level / 2))
     profile = _profile_cis(data, k, b, cov, level) if ci == "profile" else None
     dpsi = -float(_sp.digamma(1.0 + 1.0 / k)) / k  # d log Gamma(1 + 1/k) / d log k
@@ -299,9 +305,9 @@ def weibull_mle(lifetimes, censored=None, *, weights=None, level: float = 0.95, 
     """
     level = as_float(level, "level", positive=True, max_value=1.0, max_inclusive=False)
     ci = as_choice(ci, "ci", CI_METHODS)
-    lx, fail, w, d, sf = _data_iv(lifetimes, censored, weights)
+    lx, fail, w, d, sf = lifetime_data(lifetimes, censored, weights)
     data = [(lx, fail, w, d, sf)]
-    k, b, cov, loglik = _fit_shared(data)
+    k, b, cov, loglik = fit_shared(data)
     extra = {"units": round(w.sum()), "failures": round(d), "censored": round((w * ~fail).sum()),
              "exposure_s": float((w * np.exp(lx)).sum()), "loglik": loglik}
-    return _make_fits(["lifetimes"], k, b, cov, [extra], level, ci, data)["lifetimes"]
+    return make_fits(["lifetimes"], k, b, cov, [extra], level, ci, data)["lifetimes"]

@@ -20,7 +20,7 @@ failures are detected, ReCtlr runs:
 ``S`` never decreases until the wipe-out (then a global restart resets everything). The solver is incremental:
 after a failure it repairs the previous assignment by augmenting paths from the orphaned types (the ones the dead
 groups served) instead of starting over; ``from_scratch=True`` solves every phase from an empty assignment, and
-:func:`spare_mc.testing.reference.rectlr_reference` does it with scipy (and networkx for the min-cost flow). From the same
+:func:`spare_mc.testing.rectlr_reference` does it with scipy (and networkx for the min-cost flow). From the same
 state all three must agree on Phase-0 feasibility, ``S*``, the minimal number of moves and the patch.
 
 They need not leave the same assignment: several assignments are often equally good (as many moves), and which
@@ -130,7 +130,7 @@ class ReCtlr:
     Notes
     -----
     The fast path of :func:`overhead_mc` runs the same kernels without the Python layer. See the module docstring
-    for the phases and :func:`spare_mc.testing.reference.rectlr_reference` for the slow twin.
+    for the phases and :func:`spare_mc.testing.rectlr_reference` for the slow twin.
 
     Examples
     --------
@@ -553,6 +553,47 @@ def overhead_mc(layout, reps: int | None = None, *, n_groups: int | None = None,
     rep_stats = {name: stats[:, j].copy() for name, j in _TRIAL_COLS.items()}
     log_d = {name: log[:n_log, j].copy() for name, j in _LOG_COLS.items()}
     return OverheadResult(rep_stats, gaps, log_d, layout.kind, n, rr, fresh_layout, failures.to_dict())
+
+
+def overhead_on_streams(layout: Layout, streams, *, log_reps: int = 0, from_scratch: bool = False,
+                        failures: dict) -> OverheadResult:
+    """ReCtlr on given event streams, one replication per stream: the statistics of :func:`overhead_mc` for
+    streams that were not sampled here (the epochs of a failure log, :func:`spare_mc.replay_log`).
+
+    Parameters
+    ----------
+    layout : Layout
+        The holder table every stream starts from (fully live).
+    streams : sequence of (ndarray, ndarray)
+        Per replication, its job events in CSR form ``(ptr, groups)``: ``groups[ptr[e]:ptr[e + 1]]`` the live
+        groups event ``e`` kills, up to and including the event that wipes a type out.
+    log_reps : int
+        Keep one row per ReCtlr call for the first ``log_reps`` streams (at most ``len(streams)``, checked by the
+        caller).
+    from_scratch : bool
+        As in :func:`overhead_mc`.
+    failures : dict
+        What made the streams (:attr:`OverheadResult.failures`).
+
+    Returns
+    -------
+    OverheadResult
+        With ``fresh_layout=False``.
+    """
+    n, rr = layout.n_groups, layout.r
+    reps = len(streams)
+    stats = np.zeros((reps, _rl.N_TRIAL_COLS), dtype=np.int64)
+    gaps = np.zeros((reps, rr + 1), dtype=np.int64)
+    rows = np.zeros((log_reps * n, _rl.N_LOG_COLS), dtype=np.int64)
+    n_log = 0
+    for i, (ev_ptr, ev_groups) in enumerate(streams):
+        n_log = _rk.overhead_events(n, rr, layout.holders, ev_ptr, ev_groups, i, from_scratch,
+                                    tuple(_rl.Tally(stats[i], gaps[i], rows, log_reps)), n_log)
+        if n_log < 0:  # pragma: no cover - an internal error
+            raise RuntimeError("ReCtlr found no assignment although no type was wiped out")
+    return OverheadResult({name: stats[:, j].copy() for name, j in _TRIAL_COLS.items()}, gaps,
+                          {name: rows[:n_log, j].copy() for name, j in _LOG_COLS.items()}, layout.kind, n, rr,
+                          False, failures)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import functools
 import json
 from importlib import resources
 
-__all__ = ["paper_setting", "paper_results", "paper_row", "PAPER_CITATION"]
+__all__ = ["paper_setting", "paper_results", "paper_row", "PAPER_CITATION", "PAPER_R"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -46,3 +46,13 @@ def paper_row(n_groups: int = 600) -> dict | None:
 
 
 PAPER_CITATION = _load()["citation"]
+
+
+def _paper_r() -> dict:
+    row = paper_row(600)
+    return {"ckpt": 1, "rep": row["rep"]["r"], "spare": row["spare"]["r"]}
+
+
+#: Each strategy's redundancy r at the paper's optimum, read from its published N = 600 row (CKPT-only has no
+#: redundancy: 1): ``{"ckpt": 1, "rep": 3, "spare": 8}``, the ``r`` of ``spare-mc ttt`` when ``--r`` is not given.
+PAPER_R = _paper_r()

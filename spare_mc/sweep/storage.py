@@ -116,7 +116,7 @@ def _file_mode() -> int:
     return 0o666 & ~mask
 
 
-def _atomic_write(path: str, write) -> None:
+def atomic_write(path: str, write) -> None:
     """``write(tmp_path)`` into a unique temporary file beside ``path``, fsync it, rename it over ``path``."""
     path = os.fspath(path)
     check_regular_target(path)
@@ -190,7 +190,7 @@ def write_dataset(ds, path):
             v = ds[name].values
             ds[name] = ds[name].astype(np.int32 if v.size == 0 or np.abs(v).max() < 2**31 else np.float64)
     ds.attrs["content_sha256"] = content_digest(ds)
-    _atomic_write(os.fspath(path), lambda tmp: ds.to_netcdf(tmp, engine="scipy"))
+    atomic_write(os.fspath(path), lambda tmp: ds.to_netcdf(tmp, engine="scipy"))
     return ds
 
 
@@ -213,7 +213,7 @@ def write_json(obj, path) -> None:
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(obj, fh, default=json_default, indent=1)
 
-    _atomic_write(os.fspath(path), write)
+    atomic_write(os.fspath(path), write)
 
 
 def check_own_json(path, force: bool, keys, what: str, hint: str = "pass --force, or choose another folder") -> None:
@@ -393,7 +393,7 @@ class PartsStore:
                 np.savez(fh, __meta__=np.array(meta), **result)
 
         with sweep_writing(self.path(key)):
-            _atomic_write(self.path(key), write)
+            atomic_write(self.path(key), write)
 
     def load(self, key: str, rep_range: tuple, check=None, *, params):
         """The task's results, or ``None`` if it is missing, or was rejected (moved aside, with a warning): a part

@@ -1,0 +1,405 @@
+"""The handlers of the study commands: ``reproduce`` (the full reproduction, ``--table main`` and the single
+tables of :mod:`spare_mc.analyses.tables`), ``sensitivity``, ``calibrate``, ``dynamic`` and ``repair``. Each reads
+its flags, refuses the flags its study does not take, and calls the study; ``sensitivity``, ``calibrate``,
+``dynamic`` and ``repair`` also write their result JSON and figure, and return a :class:`~spare_mc.cli.format.Report`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .._lib.provenance import json_safe
+from .._lib.resources import check_local_workers
+from .._lib.validation import UsageValueError
+from ..analyses.calibrate import DEFAULT_SCHEDULE, SEARCH_SPACE, calibrate, fitted_clash, write_preset
+from ..analyses.dynamic import QUICK as DYNAMIC_QUICK
+from ..analyses.dynamic import dynamic_study
+from ..analyses.repair import QUICK as REPAIR_QUICK
+from ..analyses.repair import STUDY_SETS, repair_study
+from ..analyses.reproduce import reproduce
+from ..analyses.sensitivity import check_sensitivity_inputs, default_variants, estimate_cost, sensitivity
+from ..analyses.tables import domain_period_table, domains_table, llama3_table, phase_table
+from ..plots.files import check_figure_target as _check_figure_target
+from ..plots.studies import save_dynamic_figure, save_repair_figure, save_sensitivity_figure
+from ..sweep.storage import check_own_json, write_json
+from ..ttt.optimize import PERIOD_FACTORS
+from .format import Report, say
+from .handlers import progress
+from .parser import build_parser, config_overrides, flag_names, given_config_flags
+
+__all__ = ["run_reproduce", "run_domains_table", "run_domain_period_table", "run_phase_table", "run_llama3_table",
+           "run_sensitivity", "run_variants", "run_calibrate", "run_dynamic", "run_repair"]
+
+
+def run_reproduce(args) -> dict:
+    """``reproduce`` and ``reproduce --table main``: :func:`spare_mc.analyses.reproduce.reproduce`."""
+
+    if args.n_values is not None:
+        try:
+            n_values = [int(x) for x in args.n_values.split(",")]
+        except ValueError:
+            raise UsageValueError(f"`--n-values` must be comma-separated integers, got {args.n_values!r}") from None
+    else:
+        n_values = None
+    if args.seed is not None and args.seed < 0:
+        raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
+    if args.table == "main":  # writes nothing and runs no sweep
+        for flag in ("out_dir", "workers", "scheduler"):
+            if getattr(args, flag) is not None:
+                raise UsageValueError(f"`--{flag.replace('_', '-')}` has no effect with --table main: it runs in this "
+                                      f"process and writes nothing (--json prints the table; the full `spare-mc "
+                                      f"reproduce` writes main_table.json with the sweeps)")
+        if args.force:
+            raise UsageValueError("`--force` has no effect with --table main: it writes nothing")
+    else:  # one folder, one setting: what only the main table would take is refused, not applied to it alone
+        if args.preset is not None:
+            raise UsageValueError("`--preset` applies to the main table only: add --table main (the studies' specs "
+                                  "state their own settings)")
+        given = given_config_flags(args)
+        if given:
+            raise UsageValueError(f"`{given[0]}` applies to the main table only: add --table main (the full "
+                                  f"reproduce runs every study at its spec's settings, so that one output folder "
+                                  f"holds one setting)")
+    with flag_names(n_values="--n-values", rng="--seed"):
+        base = config_overrides(args)
+        res = reproduce(quick=args.quick, table=args.table, studies=args.studies, out_dir=args.out_dir,
+                        n_values=n_values, reps=args.reps, confirm_reps=args.confirm_reps, rng=args.seed, base=base,
+                        scheduler=args.scheduler, workers=args.workers, force=args.force, progress=progress(args),
+                        preset=args.preset)
+    out = res.to_dict()
+    out["table"] = args.table
+    pre = out.get("settings", {}).get("preset")
+    if pre and pre.get("rejected"):
+        say(f"spare-mc: warning: the preset {pre['name']!r} is the closest combination of its calibration, which "
+            f"the table REJECTED ({'; '.join(pre['rejected'])})")
+    return out
+
+
+def _force_needs_out_dir(args, table: str) -> None:
+    """``reproduce --table X --force`` writes nothing without ``--out-dir``: refused."""
+    if args.force and args.out_dir is None:
+        raise UsageValueError(f"`--force` has no effect with --table {table} without --out-dir: nothing is "
+                              f"written")
+
+
+def _refuse(args, table: str, flags) -> None:
+    """The flags (attribute names) that ``reproduce --table X`` does not take, given: refused."""
+    for flag in flags:
+        if getattr(args, flag) is not None:
+            raise UsageValueError(f"`--{flag.replace('_', '-')}` has no effect with --table {table}")
+
+
+def run_domains_table(args) -> dict:
+    """``reproduce --table domains``: :func:`spare_mc.analyses.tables.domains_table`."""
+
+    _force_needs_out_dir(args, "domains")
+    n_values = None
+    if args.n_values is not None:
+        try:
+            n_values = tuple(int(x) for x in args.n_values.split(","))
+        except ValueError:
+            raise UsageValueError(f"`--n-values` must be comma-separated integers, got {args.n_values!r}") from None
+    _refuse(args, "domains", ("studies", "preset", "scheduler", "workers", "confirm_reps"))
+    if args.failures not in (None, "system") or config_overrides(args):
+        raise UsageValueError("the timeline and failure-model options (--failures, --domain-mtbf-s, ...) have no "
+                              "effect with --table domains: its failure models and settings are docs/domains.md's")
+    return domains_table(quick=args.quick, n_values=n_values, reps=args.reps, seed=args.seed, out_dir=args.out_dir,
+                         force=args.force, progress=progress(args))
+
+
+def run_domain_period_table(args) -> dict:
+    """``reproduce --table domain-period``: :func:`spare_mc.analyses.tables.domain_period_table`."""
+
+    _force_needs_out_dir(args, "domain-period")
+    _refuse(args, "domain-period", ("studies", "preset", "scheduler", "workers"))
+    if args.failures not in (None, "system") or config_overrides(args):
+        raise UsageValueError("the timeline and failure-model options (--failures, --domain-mtbf-s, ...) have no "
+                              "effect with --table domain-period: its failure models and settings are docs/domains.md's")
+    # the entries of --n-values as integers where they are (anything else the table refuses, as given)
+    n_values = None if args.n_values is None else tuple(int(x) if x.strip().isdigit() else x
+                                                        for x in args.n_values.split(","))
+    return domain_period_table(quick=args.quick, n_values=n_values, reps=args.reps, confirm_reps=args.confirm_reps,
+                               seed=args.seed, out_dir=args.out_dir, force=args.force, progress=progress(args))
+
+
+def run_phase_table(args) -> dict:
+    """``reproduce --table phase``: :func:`spare_mc.analyses.tables.phase_table`."""
+
+    _force_needs_out_dir(args, "phase")
+    for flag in ("preset", "scheduler", "n_values"):
+        if getattr(args, flag) is not None:
+            hint = (" (cluster sizes and the grid: a spec's [phase] table through --studies, or "
+                    "spare_mc.analyses.phase.PhaseStudy)") if flag == "n_values" else ""
+            raise UsageValueError(f"`--{flag.replace('_', '-')}` has no effect with --table phase{hint}")
+    given = given_config_flags(args)
+    if given:
+        raise UsageValueError(f"`{given[0]}` has no effect with --table phase: its grid and settings are "
+                              f"docs/phase.md's (or a spec's, through --studies)")
+    return phase_table(quick=args.quick, studies=args.studies, reps=args.reps, confirm_reps=args.confirm_reps,
+                       seed=args.seed, out_dir=args.out_dir, force=args.force, workers=args.workers,
+                       progress=progress(args))
+
+
+def run_llama3_table(args) -> dict:
+    """``reproduce --table llama3``: :func:`spare_mc.analyses.tables.llama3_table`."""
+
+    _force_needs_out_dir(args, "llama3")
+    _refuse(args, "llama3", ("n_values", "studies", "preset", "scheduler", "workers", "confirm_reps"))
+    given = given_config_flags(args)
+    if given:
+        raise UsageValueError(f"`{given[0]}` has no effect with --table llama3: its settings are the preset's and "
+                              f"the sensitivity grid's (docs/llama3.md; other settings: "
+                              f"spare_mc.analyses.clusters.effective_training_time)")
+    return llama3_table(quick=args.quick, reps=args.reps, seed=args.seed, out_dir=args.out_dir, force=args.force,
+                        progress=progress(args))
+
+
+def _sensitivity_baseline(args):
+    """``sensitivity``'s N values (``--n-groups``) and its variants under the baseline the flags give."""
+    try:
+        n_values = [int(x) for x in args.n_groups.split(",")]
+    except ValueError:
+        raise UsageValueError(f"`--n-groups` must be comma-separated integers, got {args.n_groups!r}") from None
+    base = config_overrides(args)
+    return n_values, base, default_variants(base)
+
+
+def run_variants(args) -> dict:
+    """``sensitivity --list-variants``: :func:`spare_mc.analyses.sensitivity.default_variants`."""
+    return {"variants": [v.to_dict() for v in _sensitivity_baseline(args)[2]]}
+
+
+def run_sensitivity(args) -> Report:
+    """The ``sensitivity`` command: the study of :mod:`spare_mc.analyses.sensitivity` (its expected time first, on stderr)."""
+
+    n_values, base, variants = _sensitivity_baseline(args)
+    if args.variants is not None:
+        names = [x.strip() for x in args.variants.split(",") if x.strip()]
+        known = {v.name: v for v in variants}
+        unknown = [x for x in names if x not in known]
+        if unknown or not names:
+            raise UsageValueError(f"`--variants` must name variants among {sorted(known)}, got {unknown or names}")
+        variants = tuple(known[x] for x in names)
+    if args.seed < 0:
+        raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
+    # refuse a foreign file, or one of this run's other outputs, before any work
+    out_dir, figure, result = _study_targets(args, "sensitivity", ("variants", "baseline"), "sensitivity result")
+    r_ranges = _r_ranges(args)
+    kw = dict(variants=variants, reps=args.reps, pilot_reps=args.pilot_reps, base=base, r_ranges=r_ranges)
+    with flag_names(n_values="--n-groups"):
+        check_sensitivity_inputs(n_values, target_pp=args.target_pp, max_confirm_reps=args.max_confirm_reps,
+                                 rng=args.seed, **kw)  # every rule before the timed jobs of the estimate
+    cost = estimate_cost(n_values, workers=args.workers, **kw)
+    say(f"spare-mc sensitivity: {len(variants)} variants at N = {', '.join(map(str, n_values))}; expected time "
+         f"about {cost['expected_s'] / 60:.1f} min on {cost['workers']} worker(s) (a rough estimate from timed jobs)")
+    log = progress(args)
+    res = sensitivity(n_values, target_pp=args.target_pp, max_confirm_reps=args.max_confirm_reps, rng=args.seed,
+                      out_dir=out_dir, scheduler=args.scheduler, workers=args.workers, force=args.force,
+                      progress=log, **kw)
+    d = res.to_dict()
+    d["expected_s"] = cost["expected_s"]
+    if figure is not None:
+        d["figure"] = save_sensitivity_figure(res, figure, force=args.force)
+
+    d["result"] = result
+    write_json(json_safe(d), d["result"])
+    return Report(d, res)
+
+
+def _study_targets(args, name, keys, what):
+    """A study's outputs, checked before any work: ``(out_dir, figure or None, result)`` -- the folder
+    (``--out-dir``, default ``data/<name>``; not a file), the PNG figure (``--figure``, default
+    ``<out-dir>/<name>.png``, ``none`` to skip; a file spare-mc did not write is refused without ``--force``) and
+    the JSON result ``<out-dir>/<name>.json`` (the same rule, its keys ``keys``); ``--workers`` must be >= 0."""
+
+    check_local_workers(args.workers, "--workers")  # before any work
+    out_dir = args.out_dir or os.path.join("data", name)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageValueError(f"`--out-dir` {out_dir} exists and is not a folder")
+    figure = None if (args.figure or "").lower() == "none" else args.figure or os.path.join(out_dir, f"{name}.png")
+    if figure is not None:
+        if not figure.lower().endswith(".png"):
+            raise UsageValueError(f"`--figure` must end in .png (the figure is a PNG), got {figure!r}")
+        _check_figure_target(figure, args.force)
+    result = os.path.join(out_dir, f"{name}.json")
+    check_own_json(result, args.force, keys, what)
+    if figure is not None and os.path.abspath(figure) == os.path.abspath(result):
+        raise UsageValueError(f"`--figure` {figure} is this run's result file; choose another path")
+    return out_dir, figure, result
+
+
+def run_dynamic(args) -> Report:
+    """The ``dynamic`` command: :func:`spare_mc.analyses.dynamic.dynamic_study`."""
+
+    def floats(text, flag):
+        try:
+            return tuple(float(x) for x in text.split(",") if x.strip())
+        except ValueError:
+            raise UsageValueError(f"`{flag}` must be comma-separated numbers, got {text!r}") from None
+
+    n_values = tuple(int(x) for x in floats(args.n_groups, "--n-groups"))
+    shapes = floats(args.shapes, "--shapes")
+    policies = tuple(x.strip() for x in args.policies.split(",") if x.strip())
+    base = config_overrides(args)
+    kw = dict(screen_reps=args.screen_reps, confirm_reps=args.confirm_reps)
+    if args.quick:
+        _quick_conflicts(args, "dynamic", ("n_groups", "shapes", "screen_reps", "confirm_reps"))
+        n_values, shapes = DYNAMIC_QUICK["n_values"], DYNAMIC_QUICK["shapes"]
+        kw = dict(screen_reps=DYNAMIC_QUICK["screen_reps"], confirm_reps=DYNAMIC_QUICK["confirm_reps"])
+        base = {"n_steps": DYNAMIC_QUICK["n_steps"], **base}
+    if args.seed < 0:
+        raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
+    out_dir, figure, result = _study_targets(args, "dynamic", ("rows", "settings"), "dynamic-checkpointing result")
+    log = progress(args)
+    with flag_names(n_values="--n-groups"):
+        res = dynamic_study(n_values, shapes=shapes, policies=policies, rng=args.seed, base=base, out_dir=out_dir,
+                            scheduler=args.scheduler, workers=args.workers, force=args.force, progress=log, **kw)
+    d = res.to_dict()
+    if figure is not None:
+        d["figure"] = save_dynamic_figure(res, figure, force=args.force)
+    d["result"] = result
+    write_json(json_safe(d), result)
+    return Report(d, res)
+
+
+def run_repair(args) -> Report:
+    """The ``repair`` command: :func:`spare_mc.analyses.repair.repair_study`."""
+
+    try:
+        n_values = tuple(int(x) for x in args.n_groups.split(",") if x.strip())
+        times = tuple(float(x) for x in args.repair_times.split(",") if x.strip())
+    except ValueError:
+        raise UsageValueError("`--n-groups` and `--repair-times` must be comma-separated numbers") from None
+    base = config_overrides(args)
+    reps = args.reps
+    if args.quick:
+        _quick_conflicts(args, "repair", ("n_groups", "repair_times"))
+        n_values, times, reps = REPAIR_QUICK["n_values"], REPAIR_QUICK["repair_times"], min(reps, REPAIR_QUICK["reps"])
+        base = {"n_steps": REPAIR_QUICK["n_steps"], **base}
+    if args.seed < 0:  # (`--reps`: the study's rule)
+        raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
+    out_dir, figure, result = _study_targets(args, "repair", ("rows", "best", "settings"), "repair result")
+    log = progress(args)
+
+    for name in STUDY_SETS:  # (before the mapping below, which reads the study's `repair` as --law)
+        if getattr(args, name, None) is not None:
+            raise UsageValueError(f"`--{name.replace('_', '-')}` must not be given: the study sets it (the repair law "
+                                  f"is --law, the repair times --repair-times)")
+    with flag_names(n_values="--n-groups", repair_times="--repair-times", repair="--law"):
+        res = repair_study(n_values, repair_times=times, reps=reps, repair=args.law, rng=args.seed, base=base,
+                           out_dir=out_dir, scheduler=args.scheduler, workers=args.workers, force=args.force,
+                           progress=log)
+    d = res.to_dict()
+    d["best_r_changes"] = res.best_r_changes()
+    if figure is not None:
+        d["figure"] = save_repair_figure(res, figure, force=args.force)
+    d["result"] = result
+    write_json(json_safe(d), result)
+    return Report(d, res)
+
+
+def _quick_conflicts(args, command: str, dests) -> None:
+    """``--quick`` sets these flags itself: refuse one given with another value than its default rather than
+    dropping it silently."""
+    def flag(dest):
+        return "--" + dest.replace("_", "-")
+
+    sub = build_parser()._subparsers._group_actions[0].choices[command]
+    given = ", ".join(flag(d) for d in dests if getattr(args, d) != sub.get_default(d))
+    if given:
+        raise UsageValueError(f"--quick sets {', '.join(map(flag, dests))} itself, so {given} would be ignored: drop "
+                              f"--quick or {given}")
+
+
+def _ints(text, flag):
+    """Comma-separated integers (the flag ``flag``)."""
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise UsageValueError(f"`{flag}` must be comma-separated integers, got {text!r}") from None
+
+
+def _r_ranges(args):
+    """``--rep-r`` and ``--spare-r`` (``LO-HI``) as the searched ranges of r per strategy."""
+    out = {}
+    for s, text in (("rep", args.rep_r), ("spare", args.spare_r)):
+        try:
+            lo, hi = (int(x) for x in text.split("-"))
+        except ValueError:
+            raise UsageValueError(f"`--{s}-r` must be LO-HI (e.g. 2-6), got {text!r}") from None
+        out[s] = (lo, hi)
+    return out
+
+
+def run_calibrate(args) -> Report:
+    """The ``calibrate`` command (:func:`spare_mc.analyses.calibrate.calibrate`)."""
+
+    space = SEARCH_SPACE
+    if args.options is not None:
+        names = [x.strip() for x in args.options.split(",") if x.strip()]
+        unknown = [x for x in names if x not in SEARCH_SPACE]
+        if len(set(names)) != len(names):
+            raise UsageValueError(f"`--options` must name each option once, got {names}")
+        if unknown or not names:
+            raise UsageValueError(f"`--options` must name options among {list(SEARCH_SPACE)}, got "
+                                  f"{unknown or names}")
+        space = {k: SEARCH_SPACE[k] for k in names}
+    schedule = DEFAULT_SCHEDULE
+    if args.schedule is not None:
+        try:
+            schedule = tuple(tuple(int(y) for y in x.split(":")) for x in args.schedule.split(","))
+        except ValueError:
+            raise UsageValueError(f"`--schedule` must be SCREEN:CONFIRM pairs, comma-separated (e.g. 3:6,8:16), "
+                                  f"got {args.schedule!r}") from None
+    pf = PERIOD_FACTORS
+    if args.period_factors is not None:
+        try:
+            pf = tuple(float(x) for x in args.period_factors.split(","))
+        except ValueError:
+            raise UsageValueError(f"`--period-factors` must be comma-separated numbers, got "
+                                  f"{args.period_factors!r}") from None
+    if args.seed < 0:
+        raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
+    out_dir = args.out_dir or os.path.join("data", "calibrate")
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageValueError(f"`--out-dir` {out_dir} exists and is not a folder")
+    check_local_workers(args.workers, "--workers")  # before any work
+    result = os.path.join(out_dir, "calibration.json")
+    check_own_json(result, args.force, ("equivalence_set", "target"), "calibration result")
+    if args.preset_out is not None:
+        po = args.preset_out
+        if not po.lower().endswith(".json"):
+            raise UsageValueError(f"`--preset-out` must end in .json, got {po!r}")
+        if os.path.abspath(po) == os.path.abspath(result) or (
+                os.path.dirname(os.path.abspath(po)) == os.path.abspath(out_dir)
+                and os.path.basename(po).startswith("calibrate-")):
+            raise UsageValueError(f"`--preset-out` {po} is one of this run's own outputs in {out_dir}; choose "
+                                  f"another path")
+        parent = os.path.dirname(os.path.abspath(po))
+        if not os.path.isdir(parent) and parent != os.path.abspath(out_dir):  # (--out-dir is made by the run)
+            raise UsageValueError(f"`--preset-out`: the folder {parent} does not exist")
+        check_own_json(po, args.force, ("overrides", "fitted"), "preset")
+    base = config_overrides(args)
+    clash = fitted_clash(space, base)  # said with the command line's names (calibrate's own error names `base`)
+    if clash:
+        opt, keys = clash
+        flags = ", ".join(f"--{k.replace('_', '-')}" for k in keys)
+        raise UsageValueError(f"`{flags}` sets what the calibration fits (option {opt!r}): drop the flag, or "
+                              f"leave {opt!r} out of `--options`")
+    log = progress(args)
+    res = calibrate(args.target, fit_n=None if args.fit_n is None else _ints(args.fit_n, "--fit-n"),
+                    predict_n=None if args.predict_n is None else _ints(args.predict_n, "--predict-n"),
+                    space=space, base=base, schedule=schedule, eta=args.eta,
+                    min_keep=args.min_keep, tol_ttt=args.tol_ttt, tol_availability=args.tol_availability,
+                    alpha=args.alpha, rng=args.seed, r_ranges=_r_ranges(args), period_factors=pf,
+                    out_dir=args.out_dir, scheduler=args.scheduler, workers=args.workers, force=args.force,
+                    progress=log)
+    d = res.to_dict()
+
+    d["result"] = result
+    write_json(json_safe(d), d["result"])  # the result first: a preset path problem cannot lose it
+    if args.preset_out is not None:
+        d["preset"] = write_preset(res, args.preset_out, name=os.path.splitext(os.path.basename(args.preset_out))[0])
+    return Report(d, res)
+
+

@@ -1,0 +1,256 @@
+"""Synthetic failure logs: Weibull renewal logs (:func:`synthetic_log`), the streams of the samplers written as a log
+(:func:`sampled_failure_log`) and the shipped example log (:data:`EXAMPLE`, :func:`example_log_path`,
+:func:`write_example_log`).
+"""
+
+from __future__ import annotations
+
+import math
+from importlib import resources
+
+import numpy as np
+
+from .._lib.resources import check_memory
+from .._lib.seeding import generator
+from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
+from ..model import topology as _topology
+from ..model.failures import (DomainFailures, FailureEvents, PerGPU, UniformOrder, _shape_iv, sample_events,
+                              weibull_scale)
+from ..model.topology import Topology
+from .epochs import as_replay_layout, replay_epochs
+from .failure_log import MAX_TIME_S, FailureLog, as_topology, failure_log_from_arrays, log_levels, write_failure_log
+
+__all__ = ["EXAMPLE", "example_log_path", "sampled_failure_log", "synthetic_log", "write_example_log"]
+
+
+def _weibull_params_iv(weibull, topology):
+    if not isinstance(weibull, dict) or not weibull:
+        raise UsageTypeError("`weibull` must be a non-empty dict level -> (shape, mean_s)")
+    out = {}
+    for name, spec in weibull.items():
+        as_choice(name, "weibull level", log_levels(topology))
+        if not isinstance(spec, (tuple, list)) or len(spec) != 2:
+            raise UsageValueError(f"`weibull[{name!r}]` must be (shape, mean_s), got {spec!r}")
+        shape = _shape_iv(spec[0], f"weibull[{name!r}] shape")  # the failure models' range
+        mean = as_float(spec[1], f"weibull[{name!r}] mean_s", positive=True)
+        out[name] = (shape, mean)
+    return out
+
+
+def _renewals_bound(t, k, mean):
+    """An upper estimate of the mean number of renewals in ``[0, t]`` of Weibull(``k``) lifetimes of the given
+    mean: ``min(t / mean + max(CV^2, 1), 1 / P(X > t))``, ``CV^2 = Gamma(1 + 2/k) / Gamma(1 + 1/k)^2 - 1``."""
+    cv2 = math.exp(min(700.0, math.lgamma(1.0 + 2.0 / k) - 2.0 * math.lgamma(1.0 + 1.0 / k))) - 1.0
+    z = (t / weibull_scale(mean, k)) ** k  # -log P(X > t)
+    return min(t / mean + max(cv2, 1.0), math.exp(min(z, 700.0)))
+
+
+def synthetic_log(topology: Topology, weibull: dict, duration_s: float, *, repair_s: float | None = None,
+                  rng=None) -> FailureLog:
+    """A synthetic failure log: every unit of each listed level is a Weibull renewal process over the window.
+
+    Parameters
+    ----------
+    topology : Topology
+    weibull : dict
+        ``level -> (shape, mean_s)``: the lifetime law of one unit at that level (levels not listed never fail).
+    duration_s : float
+        Window length (the log's ``duration_s``).
+    repair_s : float, optional
+        A constant repair time written in the ``repair_s`` column (default: no such column).
+    rng : None, int >= 0, list of them, SeedSequence or Generator
+        The randomness (``None``: fresh entropy). A Generator is used as it is and advanced; numpy's other seed
+        forms (arrays, bit generators, ``RandomState``) are refused with a :class:`UsageTypeError`.
+
+    Returns
+    -------
+    FailureLog
+        Rows sorted by time (ties: level order, then unit).
+
+    Notes
+    -----
+    Exactly the model :func:`fit_failure_log` assumes: each unit new at 0, renewed at every failure, its failures
+    ``t_j = x_1 + ... + x_j <= duration_s`` with iid ``x ~ Weibull(shape, lam)``, ``lam = mean / Gamma(1 + 1/k)``
+    -- except that a lifetime too short to move the float clock (``t_j + x == t_j``, at shapes near 0.05) gives no
+    second event at the same time: the log would repeat its row, which a log may not.
+    Levels are drawn in the order of ``log_levels(topology)``, units in index order, in rounds.
+
+    Examples
+    --------
+    >>> log = synthetic_log(Topology(64, 8), {"gpu": (0.8, 1e6)}, 5e5, rng=1)
+    >>> bool(np.all(np.diff(log.time_s) >= 0)), log.duration_s
+    (True, 500000.0)
+    """
+    topology = as_topology(topology)
+    weibull = _weibull_params_iv(weibull, topology)
+    duration_s = as_float(duration_s, "duration_s", positive=True, max_value=MAX_TIME_S)
+    if repair_s is not None:
+        repair_s = as_float(repair_s, "repair_s", nonnegative=True)
+    rng = generator(rng)
+    levels = log_levels(topology)
+    # failures per unit: a renewal process has about duration / mean plus a constant, (CV^2 - 1) / 2 (2 at k = 0.5,
+    # 14 at k = 0.3), and no more than the lifetimes drawn until one outlasts the window, 1 / P(X > duration) on
+    # average (the tighter bound at small k). Each failure is a time, a level and a unit, drawn in rounds and sorted
+    # (64 bytes is generous): refuse a log beyond the memory budget before drawing it
+    expected = sum(topology.unit_count(name) * _renewals_bound(duration_s, shape, mean)
+                   for name, (shape, mean) in weibull.items())
+    check_memory(64 * expected, lambda: f"a synthetic log of about {expected:.3g} failures",
+                 "a shorter `duration_s`, longer lifetimes or fewer units need less")
+    t_all, lv_all, u_all = [], [], []
+    for code, name in enumerate(levels):
+        if name not in weibull:
+            continue
+        shape, mean = weibull[name]
+        lam = weibull_scale(mean, shape)
+        n = topology.unit_count(name)
+        clock = lam * rng.weibull(shape, size=n)
+        units = np.arange(n, dtype=np.int64)
+        while units.size:
+            hit = clock <= duration_s
+            units, clock = units[hit], clock[hit]
+            t_all.append(clock.copy())
+            u_all.append(units.copy())
+            lv_all.append(np.full(units.size, code, dtype=np.int64))
+            clock = clock + lam * rng.weibull(shape, size=units.size)
+    t = np.concatenate(t_all) if t_all else np.zeros(0)
+    lv = np.concatenate(lv_all) if lv_all else np.zeros(0, np.int64)
+    u = np.concatenate(u_all) if u_all else np.zeros(0, np.int64)
+    order = np.lexsort((u, lv, t))
+    if order.size == 0:
+        raise UsageValueError("the synthetic log has no events: lengthen `duration_s` or shorten the lifetimes")
+    # a lifetime below the resolution of the float clock (shapes near 0.05) repeats its unit's last failure time:
+    # one observable event, and a log may not repeat an event
+    ts, ls, us = t[order], lv[order], u[order]
+    order = order[np.concatenate([[True], (ts[1:] != ts[:-1]) | (ls[1:] != ls[:-1]) | (us[1:] != us[:-1])])]
+    rep = None if repair_s is None else np.full(order.size, repair_s)
+    return failure_log_from_arrays(t[order], np.asarray(levels, dtype=object)[lv[order]], u[order], topology,
+                                   repair_s=rep, duration_s=duration_s, source="<synthetic>")
+
+
+def _event_units(ev: FailureEvents, topology: Topology):
+    """A ``(level, unit)`` per event that kills exactly the event's groups on replay: a GPU of the group for a
+    single-group event, else a domain whose live groups are the killed set (searched node, rack, ... upwards)."""
+    first_gpu = np.full(topology.n_groups, -1, dtype=np.int64)
+    gog = topology.group_of_gpu()
+    idx = np.arange(topology.n_gpus - 1, -1, -1)
+    first_gpu[gog[idx]] = idx
+    maps = {}
+    for name in _topology.DOMAIN_LEVELS:
+        ptr, groups = topology.domain_groups(name)
+        dom = np.repeat(np.arange(ptr.size - 1), np.diff(ptr))
+        order = np.argsort(groups, kind="stable")
+        gptr = np.zeros(topology.n_groups + 1, dtype=np.int64)
+        np.cumsum(np.bincount(groups, minlength=topology.n_groups), out=gptr[1:])
+        maps[name] = (ptr, groups, gptr, dom[order])
+    dead = np.zeros(topology.n_groups, dtype=bool)
+    out = []
+    for e in range(len(ev)):
+        k = np.sort(ev.killed(e))
+        if k.size == 1:
+            out.append(("gpu", int(first_gpu[k[0]])))
+        else:
+            found = None
+            for name, (ptr, groups, gptr, doms) in maps.items():
+                for d in doms[gptr[k[0]]:gptr[k[0] + 1]]:
+                    g = groups[ptr[d]:ptr[d + 1]]
+                    g = g[~dead[g]]
+                    if g.size == k.size and np.array_equal(g, k):
+                        found = (name, int(d))
+                        break
+                if found:
+                    break
+            if found is None:  # pragma: no cover - every multi-group event of the samplers is a domain event
+                raise RuntimeError(f"no unit of the topology kills exactly groups {k.tolist()}")
+            out.append(found)
+        dead[k] = True
+    return out
+
+
+def sampled_failure_log(failures, topology: Topology, layout, reps: int, *, r: int | None = None,
+                        rng=None) -> FailureLog:
+    """The event streams of :func:`spare_mc.overhead_mc` written as one failure log.
+
+    Draws ``reps`` streams exactly as ``overhead_mc(layout, reps, failures=failures, topology=topology, rng=rng)``
+    does (:func:`spare_mc.sample_events` per replication, one generator), cuts each at its first wipe-out under
+    ``layout``, names a unit for every event (a GPU of the group for a single-group event, else the domain whose live
+    groups it killed) and lays the streams end to end: stream ``i`` starts at the time of stream ``i - 1``'s
+    wipe-out. Replaying the log (:func:`replay_log`) gives back the sampler's per-replication ``T``, masked failures,
+    wipe-out times (to rounding of the sums) and ReCtlr statistics.
+
+    Parameters
+    ----------
+    failures : PerGPU or DomainFailures
+    topology : Topology
+    layout : Layout, ReplicaSets or {"cyclic", "sidon", "block"}
+    reps : int
+    r : int, optional
+        With a layout name.
+    rng : None, int >= 0, list of them, SeedSequence or Generator
+        The randomness (``None``: fresh entropy). A Generator is used as it is and advanced; numpy's other seed
+        forms (arrays, bit generators, ``RandomState``) are refused with a :class:`UsageTypeError`.
+
+    Returns
+    -------
+    FailureLog
+        With ``duration_s`` the last wipe-out time (no incomplete epoch).
+    """
+    topology = as_topology(topology)
+    if isinstance(failures, UniformOrder) or not isinstance(failures, (PerGPU, DomainFailures)):
+        raise UsageTypeError(f"`failures` must be PerGPU or DomainFailures (a model with units and a clock), got "
+                             f"{type(failures).__name__}")
+    layout = as_replay_layout(layout, None, r, topology)
+    reps = as_int(reps, "reps", min_value=1)
+    rng = generator(rng)
+    offset = 0.0
+    t_all, lv_all, u_all = [], [], []
+    for _ in range(reps):
+        ev = sample_events(failures, topology, rng=rng)
+        T = int(replay_epochs(ev.ptr, ev.groups, layout)["T"][0])
+        cut = FailureEvents(ev.times[:T], ev.ptr[:T + 1], ev.groups[:ev.ptr[T]])
+        units = _event_units(cut, topology)
+        t_all.append(offset + cut.times)
+        lv_all += [x[0] for x in units]
+        u_all += [x[1] for x in units]
+        offset = float(t_all[-1][-1])
+    comments = ((f"sampled by spare_mc.sampled_failure_log: {reps} streams of {failures.to_dict()} on "
+                f"{topology.to_dict()}, each cut at its wipe-out under the {layout.kind} layout (r={layout.r})"),)
+    log = failure_log_from_arrays(np.concatenate(t_all), lv_all, np.asarray(u_all, dtype=np.int64), topology,
+                                  duration_s=offset, source="<sampled>")
+    return FailureLog(log.time_s, log.level, log.unit, None, log.duration_s, topology, log.levels, "<sampled>",
+                      comments)
+
+
+#: The shipped example: topology, per-level Weibull laws, window and seed.
+EXAMPLE = {"topology": {"n_gpus": 256, "n_groups": 32, "gpus_per_node": 8, "nodes_per_rack": 4,
+                        "racks_per_power": 2, "placement": "contiguous"},
+           "weibull": {"gpu": (0.78, 2.0e6), "node": (0.78, 1.0e7), "rack": (0.78, 5.0e6)},
+           "duration_s": 2_592_000.0, "repair_s": 3600.0, "seed": 20261130}
+
+
+def example_log_path() -> str:
+    """Path of the shipped synthetic example log (``spare_mc/data/example_failure_log.csv``)."""
+    return str(resources.files("spare_mc").joinpath("data", "example_failure_log.csv"))
+
+
+def write_example_log(path) -> FailureLog:
+    """Regenerate the shipped example log at ``path`` (deterministic: :data:`EXAMPLE` fixes everything).
+
+    Command (from the repository root)::
+
+        python -c "import spare_mc.logs.synthetic as f; f.write_example_log('spare_mc/data/example_failure_log.csv')"
+    """
+    ex = EXAMPLE
+    topo = Topology(**ex["topology"])
+    log = synthetic_log(topo, ex["weibull"], ex["duration_s"], repair_s=ex["repair_s"], rng=ex["seed"])
+    laws = ", ".join(f"{k}: shape {s:g}, mean {m:g} s" for k, (s, m) in ex["weibull"].items())
+    comments = (
+        "SYNTHETIC failure log (not measured on any cluster), generated by spare_mc.logs.synthetic.synthetic_log.",
+        ("Command: python -c \"import spare_mc.logs.synthetic as f; "
+        "f.write_example_log('spare_mc/data/example_failure_log.csv')\""),
+        f"Topology: {ex['topology']}",
+        (f"Per-unit Weibull renewal lifetimes ({laws}); power domains never fail; repair_s is a constant "
+        f"{ex['repair_s']:g} s; seed {ex['seed']}."),
+        "Columns: time_s (s from the log start), level, unit (index at that level), repair_s (s).",
+    )
+    write_failure_log(path, log, comments=comments)
+    return log
