@@ -130,26 +130,25 @@ def _cycles(typingctx):
 def _timed_calls(perms, holders, n, r, rec):
     """ReCtlr on failure orders ``perms`` (one trajectory per row, until the wipe-out), every call timed: ``rec``
     rows (cycles, 1 if Phase 0 settled it). Returns the number of calls."""
-    (E, G, D, H, meta, ulog, pplan, out), rc = live_state(holders)
+    st, rc = live_state(holders)
     if rc < 0:
         raise RuntimeError("ReCtlr found no initial assignment")
-    gstk0, epos0 = E[_rk.GSTK].copy(), E[_rk.EPOS].copy()
-    own0, load0, s0 = G[_rk.OWN, :n].copy(), G[_rk.LOAD, :n].copy(), meta[_rk.S_]
+    saved = _rk.saved_state(st, n)
     newly = np.empty(1, np.int64)
     m = 0
     for trial in range(perms.shape[0]):
-        _rk.reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, r)
+        _rk.reset_state(st, saved, r)
         for i in range(n):
             newly[0] = perms[trial, i]
             t0 = _cycles()
-            rc = _rk.rectlr_step(newly, 1, False, n, r, E, G, D, H, meta, ulog, pplan, out)
+            rc = _rk.rectlr_step(newly, 1, False, n, r, st)
             dt = _cycles() - t0
             if rc < 0:
                 raise RuntimeError("ReCtlr found no assignment although no type was wiped out")
             if rc == 1:  # the wipe-out ends the trajectory
                 break
             rec[m, 0] = dt
-            rec[m, 1] = out[_rk.O_PHASE0]
+            rec[m, 1] = st.out[_rk.O_PHASE0]
             m += 1
     return m
 

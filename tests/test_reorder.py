@@ -249,9 +249,10 @@ def test_reset_state_restores_every_stack_phase_2_reordered(layout):
     with moves, the whole state is the saved one, row for row, as a copy of every row gives it."""
     from spare_mc._kernels import rectlr as RK
     n, r = layout.n_groups, layout.r
-    E, G, D, H, meta, ulog, pplan, out = RK.alloc(n, r)
+    st = RK.alloc(n, r)
+    E, G, meta, out = st.E, st.G, st.meta, st.out
     meta[RK.MAXDEG_] = RK.build_stacks(layout.holders, E, G)
-    assert RK.initial_assignment(n, r, E, G, D, H, meta, ulog, out) == 0
+    assert RK.initial_assignment(n, r, st) == 0
     E0, G0, s0 = E.copy(), G.copy(), int(meta[RK.S_])
     saved = (E[RK.GSTK].copy(), E[RK.EPOS].copy(), G[RK.OWN, :n].copy(), G[RK.LOAD, :n].copy())
     rng = np.random.default_rng(7)
@@ -260,13 +261,13 @@ def test_reset_state_restores_every_stack_phase_2_reordered(layout):
         newly = np.empty(1, np.int64)
         for g in rng.permutation(n):
             newly[0] = g
-            rc = RK.rectlr_step(newly, 1, False, n, r, E, G, D, H, meta, ulog, pplan, out)
+            rc = RK.rectlr_step(newly, 1, False, n, r, st)
             assert rc >= 0
             moved += out[RK.O_MOVES]
             if rc == 1:
                 break
         assert not np.array_equal(E[RK.GSTK], E0[RK.GSTK]) or moved == 0
-        RK.reset_state(E, G, meta, *saved, s0, r)
+        RK.reset_state(st, RK.Saved(*saved, s0), r)
         np.testing.assert_array_equal(E, E0)
         rows = [RK.GPTR, RK.ALIVE, RK.NLIVE, RK.OWN, RK.LOAD]
         np.testing.assert_array_equal(G[rows, :n], G0[rows, :n])

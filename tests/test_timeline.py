@@ -9,6 +9,7 @@ from numba import njit
 from scipy import stats
 
 import spare_mc as sm
+from spare_mc._kernels import live_set as LS
 from spare_mc._kernels import timeline as TK
 from spare_mc.testing import timeline_simpy
 from spare_mc.ttt.config import TimelineConfig, applicable
@@ -88,23 +89,23 @@ def test_kernel_equals_simpy_twin_on_random_traces(strategy, failures):
 def _live_set_run(n, ops, draws, out):
     """Apply ``ops`` to a live set of ``n`` groups (1: take the group of rank ``draws[i] * live >> 32``, its index
     into ``out[i]``; 0: bring back group ``draws[i] % n`` if dead, -1 into ``out[i]``; 2: all live again)."""
-    T = np.zeros(TK.live_set_width(n), np.int64)
+    T = np.zeros(LS.live_set_width(n), np.int64)
     up = np.ones(n, np.int64)
-    TK._live_fill(T, n)
+    LS.live_fill(T, n)
     live = n
     for i in range(ops.shape[0]):
         out[i] = -1
         if ops[i] == 2:
-            TK._live_fill(T, n)
+            LS.live_fill(T, n)
             up[:] = 1
             live = n
         elif ops[i] == 1 and live > 0:
-            g = TK._live_take(T, n, (draws[i] * live) >> 32)
+            g = LS.live_take(T, n, (draws[i] * live) >> 32)
             out[i] = g
             up[g] = 0
             live -= 1
         elif ops[i] == 0 and up[draws[i] % n] == 0:
-            TK._live_add(T, n, draws[i] % n)
+            LS.live_add(T, n, draws[i] % n)
             up[draws[i] % n] = 1
             live += 1
 
@@ -151,7 +152,7 @@ def _select_all(words, out):
         for b in range(64):
             c += (x >> np.uint64(b)) & np.uint64(1)
         for j in range(64):
-            out[i, j] = np.int64(TK._select64(x, np.uint64(j))) if j < c else -1
+            out[i, j] = np.int64(LS._select64(x, np.uint64(j))) if j < c else -1
 
 
 def test_select_in_a_word_equals_the_sorted_bit_positions():

@@ -14,6 +14,7 @@ from spare_mc.ttt import run as T
 from spare_mc._lib.resources import ResourceLimitError, check_memory, memory_negligible
 from spare_mc.model.failures import DomainFailures, PerGPU
 from spare_mc.model.topology import Topology
+from spare_mc.testing import timeline_simpy
 from spare_mc.ttt.config import TimelineConfig
 from spare_mc.ttt.run import job_seed, make_trace, run_timeline
 
@@ -120,6 +121,38 @@ def test_the_placeholder_generator_is_never_drawn_from():
     jitter, repair = T._job_rngs(CONFIGS["spare_jitter_lognormal"], SEEDS[0])
     assert jitter is not T._UNDRAWN and repair is not T._UNDRAWN
     assert T._UNDRAWN.bit_generator.state == state
+
+
+@pytest.mark.parametrize("stream", ["jitter", "repair"])
+def test_a_draw_from_the_placeholder_generator_raises(stream):
+    """A run that draws from the placeholder (here: given it for a stream the config draws from, as a new jittered
+    quantity drawn outside TimelineConfig.draws_jitter would) raises instead of drawing from a stream every job
+    shares; the placeholder is then as new, so the next run that leaves it alone passes."""
+    cfg = CONFIGS["spare_jitter_lognormal"]
+    trace = make_trace(cfg, np.random.default_rng(job_seed(SEEDS[0], 0)), 1 << 16)
+    plan = T._job_plan(cfg)
+    rngs = {"jitter_rng": np.random.default_rng(1), "repair_rng": np.random.default_rng(3),
+            f"{stream}_rng": T._UNDRAWN}
+    with pytest.raises(RuntimeError, match="drew from the placeholder generator"):
+        T._run_us(cfg, plan.holders, *trace, **rngs)
+    assert T._UNDRAWN.bit_generator.state == T._UNDRAWN_STATE
+    plain = CONFIGS["spare_plain"]
+    T._run_us(plain, T._job_plan(plain).holders, *trace, jitter_rng=T._UNDRAWN, repair_rng=T._UNDRAWN)
+
+
+def test_one_property_decides_whether_a_job_draws_jitter():
+    """TimelineConfig.draws_jitter decides it for the kernel's parameters (PF_JITTER_SD is 0 otherwise), the job's
+    generators and the SimPy twin (which takes no jitter generator then)."""
+    for name, cfg in CONFIGS.items():
+        P, PF, _, _ = T._kernel_params(cfg)
+        jitter, _ = T._job_rngs(cfg, SEEDS[0])
+        assert cfg.draws_jitter == (cfg.jitter_sd != 0.0) == (PF[T._tk.PF_JITTER_SD] != 0.0) == \
+            (jitter is not T._UNDRAWN), name
+    cfg = CONFIGS["spare_plain"]
+    trace = make_trace(cfg, np.random.default_rng(5), 1 << 14)
+    twin = timeline_simpy(cfg, trace, jitter_rng=None)  # no jitter drawn: no generator needed
+    res = T._run_us(cfg, T._job_plan(cfg).holders, *trace, jitter_rng=T._UNDRAWN)
+    assert twin["ttt"] == res[T._tk.R_TTT]
 
 
 def test_negligible_memory_requests_skip_the_system_but_not_a_limit(monkeypatch):

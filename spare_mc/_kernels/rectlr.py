@@ -19,9 +19,14 @@ Data model (int64 arrays packed by rows)
 
 The arrays are packed into a few 2-d blocks (``E``, ``G``, ``D``, ``H``, see :func:`alloc`) because every array
 argument of a non-inlined numba call costs a reference-count round trip (about 8 ns): with one argument per array
-the calls alone took ~300 ns per failure. The per-failure path (:func:`rectlr_step` and everything it calls but
-:func:`_phases12_grown`) is compiled without the runtime (``_nrt=False``), so it does no reference counting at all;
-the one allocation (a longer undo log, rarely needed) happens in :func:`_phases12_grown`, which declares the runtime.
+the calls alone took ~300 ns per failure. The blocks travel together as one record,
+:class:`~spare_mc._kernels.rectlr_layout.State` (``st``; the rows and slots are named in
+:mod:`spare_mc._kernels.rectlr_layout`), which numba passes to a compiled callee field by field, as it passed the
+blocks one by one; a fully live state to return to is a :class:`~spare_mc._kernels.rectlr_layout.Saved`.
+
+The per-failure path (:func:`rectlr_step` and everything it calls but :func:`_phases12_grown`) is compiled without
+the runtime (``_nrt=False``), so it does no reference counting at all; the one allocation (a longer undo log, rarely
+needed) happens in :func:`_phases12_grown`, which declares the runtime.
 The heap, :func:`_flip`, :func:`_augment_min_cost`, :func:`_patch`, :func:`_resolve`, :func:`_phases12` and Phase
 0's search (:func:`_augment_bfs_inlined`) are inlined by numba (``inline="always"``): a call passes every array as
 its exploded fields (9 machine words for a 2-d block). Inlining the last four, with the slot-type row and the
@@ -89,20 +94,17 @@ from numba import njit
 
 from .cache import drop_if_dependencies_changed
 from .draws import draw_group, random_holders_into
+from .rectlr_layout import (ALIVE, DEEP, DIST, DSTAMP, EG, EPOS, ET, FIN, FSTAMP, GPTR, GSTK, HK, HV, K_, L_C, L_EVENT,
+                            L_K, L_MOVES, L_ORPHANS, L_PATCH, L_PATCH_TYPES, L_PHASE0, L_S, L_TRIAL, LOAD, MARKG, MARKT,
+                            MAXDEG_, MOVED, N_D, N_E, N_G, N_H, N_META, N_OUT, N_TRIAL_COLS, NLIVE, O_C, O_K, O_MOVES,
+                            O_ORPHANS, O_PATCH, O_PATCH_TYPES, O_PHASE0, O_S, O_WIPED, ORPH, OWN, P2_, PHI, PHIL,
+                            PLOAD, POWN, QUEUE, S_, STAMP_, STYPE, T_CALLS, T_DEAD, T_MOVES, T_NOMOVE, T_ORPHANS,
+                            T_PATCH, T_PATCH_TYPES, T_PHASE0, T_S0, T_SMAX, T_SUM_C, T_SUM_S, T_T, VIA, Saved, State,
+                            Tally)
 
-# the cached kernels of this module contain the wipe-out kernels' code: recompile them when that changes
-drop_if_dependencies_changed(__file__, ("draws.py",))
-
-# meta slots
-S_, K_, STAMP_, MAXDEG_, P2_ = 0, 1, 2, 3, 4
-# out slots of one ReCtlr call
-O_K, O_C, O_S, O_PHASE0, O_MOVES, O_ORPHANS, O_PATCH_TYPES, O_PATCH, O_WIPED = range(9)
-N_OUT = 9
-# rows of the packed blocks
-EG, GSTK, EPOS, ET, STYPE = 0, 1, 2, 3, 4                                            # E: 5 x (N r)
-GPTR, ALIVE, NLIVE, OWN, LOAD, POWN, PLOAD, MARKG, MARKT, VIA, QUEUE, ORPH, DEEP, MOVED = range(14)  # G: 14 x (N + 1)
-DIST, DSTAMP, FSTAMP, PHI, PHIL, FIN = range(6)                                      # D: 6 x (2N + 1)
-HK, HV = 0, 1                                                                         # H: 2 x (2 N r + 2 N + 2)
+# the cached kernels of this module contain the wipe-out kernels' code, and the slots of the layout: recompile them
+# when those change
+drop_if_dependencies_changed(__file__, ("draws.py", "rectlr_layout.py", "slots.py"))
 
 _BIG = np.int64(1) << 40
 # A counter that starts at a constant (``n = 0``) is first typed by numba as that literal, and a call it feeds
@@ -116,17 +118,18 @@ _NO_ROOM = -2  # _phases12: the undo log is too short (state restored; retry wit
 
 @njit(cache=True)
 def alloc(n, r):
-    """Fresh blocks ``(E, G, D, H, meta, ulog, pplan, out)`` for ``n`` groups and redundancy ``r``."""
+    """A fresh :class:`~spare_mc._kernels.rectlr_layout.State` (the blocks ``E, G, D, H, meta, ulog, pplan, out``)
+    for ``n`` groups and redundancy ``r``."""
     nr = n * r
-    E = np.zeros((5, nr), np.int64)
+    E = np.zeros((N_E, nr), np.int64)
     for e in range(nr):
         E[ET, e] = e // r
-    G = np.zeros((14, n + 1), np.int64)
+    G = np.zeros((N_G, n + 1), np.int64)
     G[POWN, :] = -1
-    D = np.zeros((6, 2 * n + 1), np.int64)
-    H = np.zeros((2, 2 * nr + 2 * n + 2), np.int64)
-    return (E, G, D, H, np.zeros(5, np.int64), np.empty(4 * n + 4, np.int64), np.empty(2 * n, np.int64),
-            np.zeros(N_OUT, np.int64))
+    D = np.zeros((N_D, 2 * n + 1), np.int64)
+    H = np.zeros((N_H, 2 * nr + 2 * n + 2), np.int64)
+    return State(E, G, D, H, np.zeros(N_META, np.int64), np.empty(4 * n + 4, np.int64), np.empty(2 * n, np.int64),
+                 np.zeros(N_OUT, np.int64))
 
 
 # ----------------------------------------------------------------------------------------------- building state
@@ -201,19 +204,20 @@ def _undo(ulog, nlog, G):
 
 
 @njit(cache=True, _nrt=False)
-def _augment_bfs(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog):
+def _augment_bfs(t0, cap, window, r, st, own_row, load_row, nlog):
     """:func:`_augment_bfs_inlined` as a call: Phase 1 and the patch, whose searches are rarer than Phase 0's."""
-    return _augment_bfs_inlined(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog)
+    return _augment_bfs_inlined(t0, cap, window, r, st, own_row, load_row, nlog)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _augment_bfs_inlined(t0, cap, window, r, E, G, meta, own_row, load_row, ulog, nlog):
+def _augment_bfs_inlined(t0, cap, window, r, st, own_row, load_row, nlog):
     """Give the unassigned type ``t0`` a group by a shortest augmenting path (assignment in rows ``own_row`` /
     ``load_row`` of ``G``).
 
     Usable edges: live group, position ``< window``; group capacity ``cap``; every served edge must lie inside the
-    window. Returns ``(found, nlog)`` (see :func:`_flip` for the log).
+    window. Returns ``(found, nlog)`` (see :func:`_flip` for the log, ``st.ulog``; none with ``nlog < 0``).
     """
+    E, G, meta, ulog = st.E, st.G, st.meta, st.ulog
     meta[STAMP_] += 1
     stamp = meta[STAMP_]
     head = 0
@@ -295,7 +299,7 @@ def _heap_pop(H, size):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
+def _augment_min_cost(t0, cap, n, r, st, n_phi, nlog):
     """Shortest (fewest-moves) augmenting path from the unassigned type ``t0`` at capacity ``cap``.
 
     Nodes: types ``0..N-1``, groups ``N..2N-1``, sink ``2N``. Reduced costs use the potentials ``D[PHI]`` (zero at
@@ -318,6 +322,7 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
     served types and the sink's push (the paper's SPARe timeline, N = 600, r = 8: per search 6.5 -> 4.0 group arcs
     scanned and 12.7 -> 10.4 heap pushes).
     """
+    E, G, D, H, meta, ulog = st.E, st.G, st.D, st.H, st.meta, st.ulog
     meta[STAMP_] += 1
     stamp = meta[STAMP_]
     sink = 2 * n
@@ -403,13 +408,14 @@ def _augment_min_cost(t0, cap, n, r, E, G, D, H, meta, n_phi, ulog, nlog):
 
 # --------------------------------------------------------------------------------------------------- ReCtlr
 @njit(cache=True, _nrt=False, inline="always")
-def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
+def _patch(newly, n_new, S, n, r, st):
     """(number of patch types, least possible max extra shards per survivor). Leaves ``G[POWN]``/``G[PLOAD]``
     clean.
 
     The plan is left in ``pplan`` (size 2N): ``pplan[i]`` is the ``i``-th patch type and ``pplan[N + i]`` the
     survivor that recomputes it.
     """
+    E, G, meta, pplan = st.E, st.G, st.meta, st.pplan
     meta[STAMP_] += 1
     stamp = meta[STAMP_]
     npatch = 0
@@ -448,7 +454,7 @@ def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
     cap = _ONE
     for i in range(npatch):
         t = pplan[i]
-        while not _augment_bfs(t, cap, _BIG, r, E, G, meta, POWN, PLOAD, pplan, -1)[0]:
+        while not _augment_bfs(t, cap, _BIG, r, st, POWN, PLOAD, -1)[0]:  # no log: st.ulog is not written
             cap += 1
     for i in range(npatch):
         t = pplan[i]
@@ -460,13 +466,15 @@ def _patch(newly, n_new, S, n, r, E, G, meta, pplan):
 
 
 @njit(cache=True, _nrt=False)  # no reference counting per call; a longer undo log is _phases12_grown's job
-def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan, out):
-    """Kill the groups ``newly[:n_new]`` and run ReCtlr; results in ``out`` (see the ``O_*`` slots).
+def rectlr_step(newly, n_new, from_scratch, n, r, st):
+    """Kill the groups ``newly[:n_new]`` and run ReCtlr on the state ``st`` (a
+    :class:`~spare_mc._kernels.rectlr_layout.State`); results in ``st.out`` (see the ``O_*`` slots).
 
     ``from_scratch`` discards the surviving assignment and solves every phase from an empty one (the reference
     the incremental repair must agree with). Returns 1 on a wipe-out (the state is then left as it is), -1 if
     the solver found no assignment where one must exist (a bug), else 0.
     """
+    E, G, meta, out = st.E, st.G, st.meta, st.out
     for i in range(N_OUT):
         out[i] = 0
     S = meta[S_]
@@ -498,7 +506,7 @@ def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan,
         return 1
     c = -(-n // (n - k))
     out[O_C] = c
-    out[O_PATCH_TYPES], out[O_PATCH] = _patch(newly, m, S, n, r, E, G, meta, pplan)
+    out[O_PATCH_TYPES], out[O_PATCH] = _patch(newly, m, S, n, r, st)
     # orphans: the types the dead groups served
     n_orph = _Z
     for i in range(m):
@@ -520,53 +528,66 @@ def rectlr_step(newly, n_new, from_scratch, n, r, E, G, D, H, meta, ulog, pplan,
             n_orph += 1
         for g in range(n):
             G[LOAD, g] = 0
-    return _resolve(n_orph, S, c, n, r, E, G, D, H, meta, ulog, out)
+    return _resolve(n_orph, S, c, n, r, st)
+
+
+@njit(cache=True, _nrt=False)
+def step_blocks(newly, n_new, from_scratch, n, r, blocks):
+    """:func:`rectlr_step` called from Python (``ReCtlr.fail``), the state given as the plain tuple of its blocks
+    (``tuple(st)``). numba's dispatcher types a plain tuple of arrays in C but a NamedTuple in Python: a
+    :class:`~spare_mc._kernels.rectlr_layout.State` argument costs ~2.5 us more per call from Python (0.6 -> 3.1 us;
+    ``ReCtlr.fail`` takes ~22 us), nothing between compiled functions."""
+    return rectlr_step(newly, n_new, from_scratch, n, r, State(*blocks))
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _resolve(n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
+def _resolve(n_orph, S, c, n, r, st):
     """Phases 0-2 for the unassigned types ``G[ORPH, :n_orph]`` (every other type is validly assigned)."""
+    G, meta, out = st.G, st.meta, st.out
     k = meta[K_]
     # Phase 0: HK-Fixed (current stacks, capacity S, top-S edges only)
     first = _Z
     if S * (n - k) >= n:
         while first < n_orph:
-            if not _augment_bfs_inlined(G[ORPH, first], S, S, r, E, G, meta, OWN, LOAD, ulog, -1)[0]:
+            if not _augment_bfs_inlined(G[ORPH, first], S, S, r, st, OWN, LOAD, -1)[0]:
                 break
             first += 1
     if first == n_orph:
         out[O_S] = S
         out[O_PHASE0] = 1
         return 0
-    rc = _phases12(first, n_orph, S, c, n, r, E, G, D, H, meta, ulog, out)
+    rc = _phases12(first, n_orph, S, c, n, r, st)
     if rc == _NO_ROOM:  # rare: long augmenting paths or many orphans (a multi-group event, the initial state)
-        rc = _phases12_grown(first, n_orph, S, c, n, r, E, G, D, H, meta, ulog.shape[0], out)
+        rc = _phases12_grown(first, n_orph, S, c, n, r, st)
     return rc
 
 
 @njit(cache=True, _nrt=True)  # explicit: a callee compiles with its caller's flags unless it declares its own
-def _phases12_grown(first, n_orph, S, c, n, r, E, G, D, H, meta, size, out):
-    """:func:`_phases12` with undo logs of doubling length until one is long enough (the only allocation on the
-    ReCtlr path, kept out of the reference-count-free code)."""
+def _phases12_grown(first, n_orph, S, c, n, r, st):
+    """:func:`_phases12` with undo logs of doubling length (in place of ``st.ulog``) until one is long enough (the
+    only allocation on the ReCtlr path, kept out of the reference-count-free code)."""
+    size = st.ulog.shape[0]
     while True:
         size = 2 * size + 2 * n + 4
-        rc = _phases12(first, n_orph, S, c, n, r, E, G, D, H, meta, np.empty(size, np.int64), out)
+        longer = State(st.E, st.G, st.D, st.H, st.meta, np.empty(size, np.int64), st.pplan, st.out)
+        rc = _phases12(first, n_orph, S, c, n, r, longer)
         if rc != _NO_ROOM:
             return rc
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _phases12(first, n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
+def _phases12(first, n_orph, S, c, n, r, st):
     """Phases 1 and 2 for the orphans ``G[ORPH, first:n_orph]`` that Phase 0 could not place.
 
     Returns 0, -1 (no assignment where one must exist: a bug) or ``_NO_ROOM`` when ``ulog`` cannot take one more
     augmenting path (``2 N + 4`` entries); the assignment is then restored as it was on entry (every change since
     is in the log), so the caller can run it again with a longer log and get the same result.
     """
+    G, meta, ulog = st.G, st.meta, st.ulog
     room = ulog.shape[0] - 2 * n - 4
     # Phase 2 at the least candidate capacity first: if it places every orphan, that capacity is S* (see the module
     # docstring) and this is exactly the Phase 2 below; if not, undo it and find S* by Phase 1
-    rc = _phase2(first, n_orph, max(S, c), n, r, E, G, D, H, meta, ulog, room, out)
+    rc = _phase2(first, n_orph, max(S, c), n, r, st, room)
     if rc != -1:
         return rc
     # Phase 1: HK-Free -- the least capacity >= max(S, c(k)) with a perfect assignment, then undone
@@ -577,24 +598,25 @@ def _phases12(first, n_orph, S, c, n, r, E, G, D, H, meta, ulog, out):
             if nlog > room:
                 _undo(ulog, nlog, G)
                 return _NO_ROOM
-            found, nlog = _augment_bfs(G[ORPH, i], cap, _BIG, r, E, G, meta, OWN, LOAD, ulog, nlog)
+            found, nlog = _augment_bfs(G[ORPH, i], cap, _BIG, r, st, OWN, LOAD, nlog)
             if found:
                 break
             cap += 1
             if cap > meta[MAXDEG_]:
                 return -1
     _undo(ulog, nlog, G)
-    return _phase2(first, n_orph, cap, n, r, E, G, D, H, meta, ulog, room, out)
+    return _phase2(first, n_orph, cap, n, r, st, room)
 
 
 @njit(cache=True, _nrt=False)
-def _phase2(first, n_orph, s_star, n, r, E, G, D, H, meta, ulog, room, out):
+def _phase2(first, n_orph, s_star, n, r, st, room):
     """Phase 2 at capacity ``s_star`` for the orphans ``G[ORPH, first:n_orph]``, then the moves that bring every
     served type into the top ``s_star`` layers.
 
     Returns 0, ``_NO_ROOM`` (see :func:`_phases12`) or -1 when an orphan has no augmenting path at ``s_star``
     (no perfect assignment there); in both of the last cases the assignment and the potentials are as on entry.
     """
+    E, G, D, meta, ulog, out = st.E, st.G, st.D, st.meta, st.ulog, st.out
     # Phase 2: fewest moves at S*, successive shortest paths from the Phase-0 assignment
     n_phi = _Z
     nlog = _Z
@@ -606,7 +628,7 @@ def _phase2(first, n_orph, s_star, n, r, E, G, D, H, meta, ulog, room, out):
             for q in range(n_phi):
                 D[PHI, D[PHIL, q]] = 0
             return _NO_ROOM
-        got, nlog = _augment_min_cost(G[ORPH, i], s_star, n, r, E, G, D, H, meta, n_phi, ulog, nlog)
+        got, nlog = _augment_min_cost(G[ORPH, i], s_star, n, r, st, n_phi, nlog)
         if got < 0:
             _undo(ulog, nlog, G)
             for q in range(n_phi):
@@ -651,9 +673,10 @@ def _phase2(first, n_orph, s_star, n, r, E, G, D, H, meta, ulog, room, out):
 
 
 @njit(cache=True)
-def initial_assignment(n, r, E, G, D, H, meta, ulog, out):
+def initial_assignment(n, r, st):
     """State of a fully live system: every group alive, ``S = 1`` if the stacks' top layer is a perfect
     assignment, else the least feasible ``S`` with the fewest moves (ReCtlr from an empty assignment)."""
+    G, meta, out = st.G, st.meta, st.out
     for g in range(n):
         G[ALIVE, g] = 1
         G[LOAD, g] = 0
@@ -665,12 +688,20 @@ def initial_assignment(n, r, E, G, D, H, meta, ulog, out):
     meta[K_] = 0
     for i in range(N_OUT):
         out[i] = 0
-    return _resolve(n, _ONE, _ONE, n, r, E, G, D, H, meta, ulog, out)
+    return _resolve(n, _ONE, _ONE, n, r, st)
+
+
+@njit(cache=True)
+def saved_state(st, n):
+    """The state ``st`` of ``n`` groups as a fully live state to return to (:func:`reset_state`): copies of its
+    stacks and assignment, and its ``S``."""
+    return Saved(st.E[GSTK].copy(), st.E[EPOS].copy(), st.G[OWN, :n].copy(), st.G[LOAD, :n].copy(), st.meta[S_])
 
 
 @njit(cache=True, _nrt=True)  # as rectlr_step
-def reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, r):
-    """Back to a saved fully-live state (a global restart).
+def reset_state(st, saved, r):
+    """Back to the saved fully-live state ``saved`` (a :class:`~spare_mc._kernels.rectlr_layout.Saved`; a global
+    restart).
 
     Only the stacks of the groups Phase 2 has reordered since (``G[MOVED]``, set by every move) are copied back:
     a move swaps two edges of one group, so that group's slots of ``E[GSTK]``, ``E[STYPE]`` and its edges'
@@ -678,6 +709,8 @@ def reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, r):
     harmless. About a sixth of the groups are flagged at a wipe-out (cyclic N = 600, r = 8), but the saved rows
     are cold in the cache by then: in the paper's SPARe timeline the restarts still cost ~65 us per job against
     ~75 us with whole-row copies (perf samples, 2026-12-04), a small gain."""
+    E, G, meta = st.E, st.G, st.meta
+    gstk0, epos0, own0, load0, s0 = saved
     n = own0.shape[0]
     for g in range(n):
         if G[MOVED, g] != 0:
@@ -697,15 +730,6 @@ def reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, r):
 
 
 # ---------------------------------------------------------------------------------------------------- drivers
-# per-trial statistics columns
-T_T, T_DEAD, T_SUM_C, T_SUM_S, T_CALLS, T_PHASE0, T_MOVES, T_ORPHANS, T_PATCH_TYPES, T_PATCH, T_S0, T_SMAX, \
-    T_NOMOVE = range(13)
-N_TRIAL_COLS = 13
-# per-event log columns
-L_TRIAL, L_EVENT, L_K, L_C, L_S, L_PHASE0, L_MOVES, L_ORPHANS, L_PATCH_TYPES, L_PATCH = range(10)
-N_LOG_COLS = 10
-
-
 @njit(cache=True, _nrt=False)
 def _record(out, trial, event, stats, gap_hist, log, n_log, log_trials):
     """Account one masked failure event (epoch ``k`` starts with stack number ``out[O_S]``)."""
@@ -751,64 +775,66 @@ def _start_trial(stats, gap_hist, s0):
 
 
 @njit(cache=True)
-def overhead_uniform(next_u64, state, n, r, holders, fresh, trials, from_scratch, out_stats, out_gap, log,
-                     log_trials):
+def overhead_uniform(next_u64, state, n, r, holders, fresh, trials, from_scratch, tally):
     """Uniform-order failures (one group at a time, without replacement) until the first wipe-out, ReCtlr at
     every masked failure. Consumes random numbers exactly like the failure-by-failure wipe-out kernels (fresh
     random-holders layout per trial when ``fresh``), so ``T`` equals ``wipeout_mc(..., method="sequential")``'s for
-    the same generator state.
+    the same generator state. Writes the rows of every trial of ``tally`` (a
+    :class:`~spare_mc._kernels.rectlr_layout.Tally`).
 
-    Returns the number of log rows written (events of the first ``log_trials`` trials) or -1 on a solver error.
+    Returns the number of log rows written (events of the first ``tally.log_trials`` trials) or -1 on a solver
+    error.
     """
-    E, G, D, H, meta, ulog, pplan, out = alloc(n, r)
+    st = alloc(n, r)
+    E, G, meta = st.E, st.G, st.meta
     newly = np.empty(1, np.int64)
     perm = np.arange(n)
     hold = holders.copy()
     # the initial state of a fixed layout, restored at the start of every trial
     meta[MAXDEG_] = build_stacks(hold, E, G)
-    if initial_assignment(n, r, E, G, D, H, meta, ulog, out) < 0:
+    if initial_assignment(n, r, st) < 0:
         return -1
-    gstk0 = E[GSTK].copy()
-    epos0 = E[EPOS].copy()
-    own0 = G[OWN, :n].copy()
-    load0 = G[LOAD, :n].copy()
-    s0 = meta[S_]
+    saved = saved_state(st, n)
     n_log = _Z
     for trial in range(trials):
         if fresh:
             random_holders_into(next_u64, state, n, r, hold)
             meta[MAXDEG_] = build_stacks(hold, E, G)
-            if initial_assignment(n, r, E, G, D, H, meta, ulog, out) < 0:
+            if initial_assignment(n, r, st) < 0:
                 return -1
         else:
-            reset_state(E, G, meta, gstk0, epos0, own0, load0, s0, r)
-        stats = out_stats[trial]
-        _start_trial(stats, out_gap[trial], meta[S_])
+            reset_state(st, saved, r)
+        stats = tally.stats[trial]
+        _start_trial(stats, tally.gap_hist[trial], meta[S_])
         i = _Z
         while True:
             newly[0] = draw_group(next_u64, state, perm, i, n, False)
             i += 1
-            rc = rectlr_step(newly, _ONE, from_scratch, n, r, E, G, D, H, meta, ulog, pplan, out)
+            rc = rectlr_step(newly, _ONE, from_scratch, n, r, st)
             if rc < 0:
                 return -1
             if rc == 1:
                 break
-            n_log = _record(out, trial, i, stats, out_gap[trial], log, n_log, log_trials)
+            n_log = _record(st.out, trial, i, stats, tally.gap_hist[trial], tally.log, n_log, tally.log_trials)
         stats[T_T] = i
         stats[T_DEAD] = i - 1
     return n_log
 
 
 @njit(cache=True)
-def overhead_events(n, r, holders, ev_ptr, ev_groups, trial, from_scratch, stats, gap_hist, log, n_log,
-                    log_trials):
-    """One trial driven by a given event stream (several groups may die in one event). Returns the new number of
-    log rows, or -1 on a solver error. ``stats[T_T]`` is the 1-based index of the wipe-out event and
-    ``stats[T_DEAD]`` the groups dead just before it (0 events / all dead if the stream ends first)."""
-    E, G, D, H, meta, ulog, pplan, out = alloc(n, r)
+def overhead_events(n, r, holders, ev_ptr, ev_groups, trial, from_scratch, tally_fields, n_log):
+    """One trial driven by a given event stream (several groups may die in one event), written into the
+    :class:`~spare_mc._kernels.rectlr_layout.Tally` of that trial's rows and the log, given as the plain tuple of
+    its fields (called from Python once per trial: see :func:`step_blocks`). Returns the new number of log rows, or
+    -1 on a solver error. ``stats[T_T]`` is the 1-based index of the wipe-out event and ``stats[T_DEAD]`` the groups
+    dead just before it (0 events / all dead if the stream ends first)."""
+    tally = Tally(*tally_fields)
+    st = alloc(n, r)
+    meta = st.meta
+    stats, gap_hist = tally.stats, tally.gap_hist
     newly = np.empty(n, np.int64)
-    meta[MAXDEG_] = build_stacks(holders, E, G)
-    if initial_assignment(n, r, E, G, D, H, meta, ulog, out) < 0:
+    meta[MAXDEG_] = build_stacks(holders, st.E, st.G)
+    if initial_assignment(n, r, st) < 0:
         return -1
     _start_trial(stats, gap_hist, meta[S_])
     n_ev = ev_ptr.shape[0] - 1
@@ -819,14 +845,14 @@ def overhead_events(n, r, holders, ev_ptr, ev_groups, trial, from_scratch, stats
             newly[m] = ev_groups[j]
             m += 1
         dead_before = meta[K_]
-        rc = rectlr_step(newly, m, from_scratch, n, r, E, G, D, H, meta, ulog, pplan, out)
+        rc = rectlr_step(newly, m, from_scratch, n, r, st)
         if rc < 0:
             return -1
         if rc == 1:
             stats[T_T] = ev + 1
             stats[T_DEAD] = dead_before
             return n_log
-        n_log = _record(out, trial, ev + 1, stats, gap_hist, log, n_log, log_trials)
+        n_log = _record(st.out, trial, ev + 1, stats, gap_hist, tally.log, n_log, tally.log_trials)
     stats[T_T] = n_ev
     stats[T_DEAD] = meta[K_]
     return n_log

@@ -54,6 +54,7 @@ import numpy as np
 import xarray as xr
 
 from .._kernels import rectlr as _rk
+from .._kernels import rectlr_layout as _rl
 from .._kernels.draws import raw_source
 from .._lib.resources import check_memory
 from .._lib.seeding import generator
@@ -149,17 +150,22 @@ class ReCtlr:
         self.layout = layout
         n, r = layout.n_groups, layout.r
         self._n, self._r = n, r
-        self._E, self._G, self._D, self._H, self._meta, self._ulog, self._pplan, self._out = _rk.alloc(n, r)
+        self._st = _rk.alloc(n, r)  # the kernels' state (E, G, D, H, meta, ulog, pplan, out)
         self._wiped = False
         self._meta[_rk.MAXDEG_] = _rk.build_stacks(layout.holders, self._E, self._G)
         if stacks is not None:
             self._set_stacks(stacks)
-        rc = _rk.initial_assignment(n, r, self._E, self._G, self._D, self._H, self._meta, self._ulog, self._out)
+        rc = _rk.initial_assignment(n, r, self._st)
         if rc < 0:  # pragma: no cover - an internal error, never a user error
             raise RuntimeError("ReCtlr found no initial assignment although every group is alive")
         self.initial_moves = int(self._out[_rk.O_MOVES])
 
-    # views into the packed kernel arrays
+    # the kernel state's blocks, and views into them
+    _E = property(lambda self: self._st.E)
+    _G = property(lambda self: self._st.G)
+    _meta = property(lambda self: self._st.meta)
+    _out = property(lambda self: self._st.out)
+    _pplan = property(lambda self: self._st.pplan)
     _gstk = property(lambda self: self._E[_rk.GSTK])
     _epos = property(lambda self: self._E[_rk.EPOS])
     _eg = property(lambda self: self._E[_rk.EG])
@@ -256,8 +262,8 @@ class ReCtlr:
         """An independent copy of the current state."""
         new = object.__new__(ReCtlr)
         new.__dict__.update(self.__dict__)
-        _, _, new._D, new._H, _, new._ulog, new._pplan, new._out = _rk.alloc(self._n, self._r)
-        new._E, new._G, new._meta = self._E.copy(), self._G.copy(), self._meta.copy()
+        fresh = _rk.alloc(self._n, self._r)  # the scratch blocks; the state proper is copied
+        new._st = fresh._replace(E=self._E.copy(), G=self._G.copy(), meta=self._meta.copy())
         return new
 
     # ---------------------------------------------------------------------------------------------- action
@@ -274,8 +280,7 @@ class ReCtlr:
         newly = as_indices(groups, "groups", self._n, scalar=True, distinct=True, nonempty=True)
         if not isinstance(from_scratch, bool):
             raise UsageTypeError(f"`from_scratch` must be a bool, got {from_scratch!r}")
-        rc = _rk.rectlr_step(newly, newly.size, from_scratch, self._n, self._r, self._E, self._G, self._D, self._H,
-                             self._meta, self._ulog, self._pplan, self._out)
+        rc = _rk.step_blocks(newly, newly.size, from_scratch, self._n, self._r, tuple(self._st))
         if rc < 0:  # pragma: no cover - an internal error
             raise RuntimeError("ReCtlr found no assignment although no type is wiped out")
         o = self._out
@@ -288,9 +293,15 @@ class ReCtlr:
 
 
 # ------------------------------------------------------------------------------------------------ estimators
-_TRIAL_COLS = ("T", "dead_before", "sum_c", "sum_s", "calls", "phase0", "moves", "orphans", "patch_types", "patch",
-               "s0", "s_max", "no_move")
-_LOG_COLS = ("rep", "event", "k", "c", "s_star", "phase0", "moves", "orphans", "patch_types", "patch")
+#: the drivers' per-trial statistics by name (``OverheadResult.rep_stats``, in this order): the kernel's column of each
+_TRIAL_COLS = {"T": _rl.T_T, "dead_before": _rl.T_DEAD, "sum_c": _rl.T_SUM_C, "sum_s": _rl.T_SUM_S,
+               "calls": _rl.T_CALLS, "phase0": _rl.T_PHASE0, "moves": _rl.T_MOVES, "orphans": _rl.T_ORPHANS,
+               "patch_types": _rl.T_PATCH_TYPES, "patch": _rl.T_PATCH, "s0": _rl.T_S0, "s_max": _rl.T_SMAX,
+               "no_move": _rl.T_NOMOVE}
+#: their per-event log by name (``OverheadResult.log``, in this order)
+_LOG_COLS = {"rep": _rl.L_TRIAL, "event": _rl.L_EVENT, "k": _rl.L_K, "c": _rl.L_C, "s_star": _rl.L_S,
+             "phase0": _rl.L_PHASE0, "moves": _rl.L_MOVES, "orphans": _rl.L_ORPHANS, "patch_types": _rl.L_PATCH_TYPES,
+             "patch": _rl.L_PATCH}
 
 #: Estimators of :meth:`OverheadResult.estimate`: name -> (numerator column, denominator column or None, meaning)
 ESTIMATORS = {
@@ -441,7 +452,7 @@ def _overhead_iv(layout, reps, n_groups, r, failures, topology, fresh_layout, lo
         raise UsageValueError(f"`log_reps` * N must be <= 5e7 rows, got {log_reps} * {layout.n_groups}")
     if not isinstance(from_scratch, bool):
         raise UsageTypeError(f"`from_scratch` must be a bool, got {from_scratch!r}")
-    check_memory(reps * (8 * _rk.N_TRIAL_COLS + 8 * (layout.r + 1)) + log_reps * layout.n_groups * 8 * _rk.N_LOG_COLS,
+    check_memory(reps * (8 * _rl.N_TRIAL_COLS + 8 * (layout.r + 1)) + log_reps * layout.n_groups * 8 * _rl.N_LOG_COLS,
                  f"per-replication ReCtlr statistics of {reps:,} replications",
                  "use fewer replications per call (consecutive calls with one Generator continue its stream)")
     return layout, reps, failures, topology, fresh_layout, log_reps
@@ -499,12 +510,12 @@ def overhead_mc(layout, reps: int, *, n_groups: int | None = None, r: int | None
         layout, reps, n_groups, r, failures, topology, fresh_layout, log_reps, from_scratch)
     rng = generator(rng)
     n, rr = layout.n_groups, layout.r
-    stats = np.zeros((reps, _rk.N_TRIAL_COLS), dtype=np.int64)
+    stats = np.zeros((reps, _rl.N_TRIAL_COLS), dtype=np.int64)
     gaps = np.zeros((reps, rr + 1), dtype=np.int64)
-    log = np.zeros((log_reps * n, _rk.N_LOG_COLS), dtype=np.int64)
+    log = np.zeros((log_reps * n, _rl.N_LOG_COLS), dtype=np.int64)
     if isinstance(failures, UniformOrder):
         n_log = _rk.overhead_uniform(*raw_source(rng), n, rr, layout.holders, fresh_layout, reps, from_scratch,
-                                     stats, gaps, log, log_reps)
+                                     _rl.Tally(stats, gaps, log, log_reps))
         if n_log < 0:  # pragma: no cover - an internal error
             raise RuntimeError("ReCtlr found no assignment although no type was wiped out")
     else:
@@ -513,12 +524,12 @@ def overhead_mc(layout, reps: int, *, n_groups: int | None = None, r: int | None
         for t in range(reps):
             lay = random_holders(n, rr, rng=rng) if fresh_layout else layout
             ev = sample_events(failures, topology, rng=rng)
-            n_log = _rk.overhead_events(n, rr, lay.holders, ev.ptr, ev.groups, t, from_scratch, stats[t], gaps[t], log,
-                                        n_log, log_reps)
+            n_log = _rk.overhead_events(n, rr, lay.holders, ev.ptr, ev.groups, t, from_scratch,
+                                        tuple(_rl.Tally(stats[t], gaps[t], log, log_reps)), n_log)
             if n_log < 0:  # pragma: no cover - an internal error
                 raise RuntimeError("ReCtlr found no assignment although no type was wiped out")
-    rep_stats = {name: stats[:, j].copy() for j, name in enumerate(_TRIAL_COLS)}
-    log_d = {name: log[:n_log, j].copy() for j, name in enumerate(_LOG_COLS)}
+    rep_stats = {name: stats[:, j].copy() for name, j in _TRIAL_COLS.items()}
+    log_d = {name: log[:n_log, j].copy() for name, j in _LOG_COLS.items()}
     return OverheadResult(rep_stats, gaps, log_d, layout.kind, n, rr, fresh_layout, failures.to_dict())
 
 
@@ -549,17 +560,17 @@ def overhead_on_streams(layout: Layout, streams, *, log_reps: int = 0, from_scra
     """
     n, rr = layout.n_groups, layout.r
     reps = len(streams)
-    stats = np.zeros((reps, _rk.N_TRIAL_COLS), dtype=np.int64)
+    stats = np.zeros((reps, _rl.N_TRIAL_COLS), dtype=np.int64)
     gaps = np.zeros((reps, rr + 1), dtype=np.int64)
-    rows = np.zeros((log_reps * n, _rk.N_LOG_COLS), dtype=np.int64)
+    rows = np.zeros((log_reps * n, _rl.N_LOG_COLS), dtype=np.int64)
     n_log = 0
     for i, (ev_ptr, ev_groups) in enumerate(streams):
-        n_log = _rk.overhead_events(n, rr, layout.holders, ev_ptr, ev_groups, i, from_scratch, stats[i], gaps[i],
-                                    rows, n_log, log_reps)
+        n_log = _rk.overhead_events(n, rr, layout.holders, ev_ptr, ev_groups, i, from_scratch,
+                                    tuple(_rl.Tally(stats[i], gaps[i], rows, log_reps)), n_log)
         if n_log < 0:  # pragma: no cover - an internal error
             raise RuntimeError("ReCtlr found no assignment although no type was wiped out")
-    return OverheadResult({name: stats[:, j].copy() for j, name in enumerate(_TRIAL_COLS)}, gaps,
-                          {name: rows[:n_log, j].copy() for j, name in enumerate(_LOG_COLS)}, layout.kind, n, rr,
+    return OverheadResult({name: stats[:, j].copy() for name, j in _TRIAL_COLS.items()}, gaps,
+                          {name: rows[:n_log, j].copy() for name, j in _LOG_COLS.items()}, layout.kind, n, rr,
                           False, failures)
 
 

@@ -16,7 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._kernels.timeline import HORIZON_US
+from .._kernels.timeline_layout import HORIZON_US
 from ..mc.reorder import ReCtlr
 from ..model.layouts import ReplicaSets
 from .timeline_clocks import Renewal, UnitClocks, UnitRace, timeline_unit_clocks
@@ -215,12 +215,12 @@ class SimpyTimeline:
     # --------------------------------------------------------------------------------------- durations, repairs
     def jittered(self, base):
         """A phase of nominal length ``base`` (us) as it runs: the duration jitter, decided and drawn here only
-        (one normal of ``jitter_rng`` per phase of non-zero length while ``cfg.jitter_sd > 0``)."""
+        (one normal of ``jitter_rng`` per phase of non-zero length while the config draws jitter: the kernel's and
+        the job's test, :attr:`~spare_mc.ttt.config.TimelineConfig.draws_jitter`)."""
         base = int(base)
-        sd = float(self.cfg.jitter_sd)
-        if sd == 0.0 or base == 0:
+        if not self.cfg.draws_jitter or base == 0:
             return base
-        return max(0, int(np.round(base * self.jitter_rng.normal(1.0, sd))))
+        return max(0, int(np.round(base * self.jitter_rng.normal(1.0, float(self.cfg.jitter_sd)))))
 
     def repair_done(self, g):
         """When a group found dead now is ready to rejoin."""

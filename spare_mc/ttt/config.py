@@ -345,6 +345,13 @@ class TimelineConfig:
         return self.memory_save if self.memory_load_s is None else self.memory_load_s
 
     @property
+    def draws_jitter(self) -> bool:
+        """Whether a job draws duration jitter (``jitter_sd != 0``): the one test the kernel's parameters
+        (``PF_JITTER_SD`` is 0 otherwise), the job's jitter generator (a placeholder that must not move otherwise)
+        and the SimPy twin all follow."""
+        return self.jitter_sd != 0.0
+
+    @property
     def unit_race(self) -> bool:
         """Whether the unit clocks are sampled as a race (``unit_sampler``; "auto" = race under "renew")."""
         if self.failures is None or self.unit_sampler == "per_unit":

@@ -147,9 +147,10 @@ _NO_LIVE0 = tuple(_read_only(np.ascontiguousarray(b[..., :0])) for b in _rk.allo
 
 
 def _live_state(holders: np.ndarray):
-    """SPARe's fully live ReCtlr state on ``holders`` (:func:`spare_mc._kernels.timeline.live_state`, read only),
-    which the kernel copies at the start of a job instead of building it; None if ReCtlr finds no initial
-    assignment (the kernel then finds none either and reports it)."""
+    """SPARe's fully live ReCtlr state on ``holders`` (:func:`spare_mc._kernels.timeline.live_state`: the fields of
+    a ReCtlr ``State``, read only, as the plain tuple the kernel takes), which the kernel copies at the start of a job
+    instead of building it; None if ReCtlr finds no initial assignment (the kernel then finds none either and
+    reports it)."""
     blocks, rc = _tk.live_state(holders)
     return None if rc < 0 else tuple(_read_only(b) for b in blocks)
 
@@ -221,15 +222,15 @@ def _kernel_params(cfg: TimelineConfig):
         P[_tk.P_MEM_SAVE_US] = round(cfg.memory_save * _US)
         P[_tk.P_MEM_LOAD_US] = round(cfg.memory_load * _US)
     PF = np.zeros(_tk.N_PF)
-    PF[_tk.PF_JITTER_SD] = cfg.jitter_sd
+    PF[_tk.PF_JITTER_SD] = cfg.jitter_sd if cfg.draws_jitter else 0.0  # 0: the kernel draws no jitter
     PF[_tk.PF_ASYNC_F] = cfg.async_slowdown
     PF[_tk.PF_ASYNC_G] = (cfg.async_slowdown - 1.0) / cfg.async_slowdown
     if cfg.ckpt_policy != "periodic":
-        PF[_tk.PF_LAM_S] = cfg.mtbf_s / math.gamma(1.0 + 1.0 / cfg.shape)
-        PF[_tk.PF_SHAPE] = cfg.shape
-        PF[_tk.PF_FACTOR] = cfg.ckpt_period_factor
-        PF[_tk.PF_SAVE_S] = cfg.save_s
-        PF[_tk.PF_RESTART_S] = cfg.remote_restart  # T_r as the periodic theory has it: with the load
+        PF[_tk.PF_HAZARD_LAM_S] = cfg.mtbf_s / math.gamma(1.0 + 1.0 / cfg.shape)
+        PF[_tk.PF_HAZARD_SHAPE] = cfg.shape
+        PF[_tk.PF_HAZARD_FACTOR] = cfg.ckpt_period_factor
+        PF[_tk.PF_HAZARD_SAVE_S] = cfg.save_s
+        PF[_tk.PF_HAZARD_RESTART_S] = cfg.remote_restart  # T_r as the periodic theory has it: with the load
     if cfg.repair == "lognormal":  # mean repair_s: mu = log(mean) - sigma^2 / 2, in log-seconds
         PF[_tk.PF_REPAIR_SIGMA] = cfg.repair_sd
         PF[_tk.PF_REPAIR_MU] = math.log(cfg.repair_s) - cfg.repair_sd ** 2 / 2
@@ -283,26 +284,41 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair
             PF[_tk.PF_RATE:_tk.PF_RATE + len(rates)] = rates
     if repair_rng is None:
         repair_rng = np.random.default_rng(0) if cfg.repair == "lognormal" else _UNDRAWN
-    rc = _tk.timeline(P, PF, holders, _NO_LIVE0 if live0 is None else live0, gset, ssize, gaps, vic, uscale, ptr,
-                      groups, life, jitter_rng, repair_rng, res)
+    # the records as plain tuples: numba types a NamedTuple argument in Python, ~3 us more per record and job
+    tables = tuple(_tk.Tables(holders=holders, live0=_NO_LIVE0 if live0 is None else live0, gset=gset, ssize=ssize))
+    trace = tuple(_tk.Trace(gaps=gaps, victims=vic, uscale=uscale, life=life, dptr=ptr, dgroups=groups))
+    rc = _tk.timeline(P, PF, tables, trace, jitter_rng, repair_rng, res)
+    if jitter_rng is _UNDRAWN or repair_rng is _UNDRAWN:
+        _check_undrawn()
     if rc < 0:  # pragma: no cover - an internal error
         raise RuntimeError("ReCtlr found no assignment inside the timeline although no type was wiped out")
     return res
 
 
+#: The kernel's result slot of each part of a run's time (:attr:`TimelineRun.breakdown_s`, in its order).
+_BREAKDOWN_SLOTS = {"useful": _tk.R_USEFUL, "redundant": _tk.R_REDUNDANT, "patch": _tk.R_PATCH,
+                    "allreduce": _tk.R_ALLREDUCE, "rectlr_shrink": _tk.R_RECTLR, "checkpoint": _tk.R_CKPT,
+                    "restart": _tk.R_RESTART, "lost": _tk.R_LOST}
+if tuple(_BREAKDOWN_SLOTS) != _BREAKDOWN:  # pragma: no cover - a part added to one of them only
+    raise ImportError("_BREAKDOWN_SLOTS must name every part of the breakdown, in its order")
+#: The kernel's result slot of each count of a :class:`TimelineRun`.
+_COUNT_SLOTS = {"failures": _tk.R_FAILURES, "absorbed": _tk.R_ABSORBED, "wipeouts": _tk.R_WIPEOUTS,
+                "checkpoints": _tk.R_CHECKPOINTS, "detections": _tk.R_DETECTIONS, "steps_run": _tk.R_STEPS_RUN,
+                "steps_done": _tk.R_STEPS_DONE, "patch_shards": _tk.R_PATCH_SHARDS, "loops": _tk.R_LOOPS,
+                "arrivals_used": _tk.R_ARRIVALS, "checkpoints_lost": _tk.R_CKPTS_LOST, "rejoins": _tk.R_REJOINS,
+                "memory_restarts": _tk.R_MEM_RESTARTS, "remote_fallbacks": _tk.R_FALLBACKS}
+
+
 def _to_run(res, cfg: TimelineConfig) -> TimelineRun:
+    """A kernel run's results ``res`` as a :class:`TimelineRun` (times in seconds: the float64 of ``res[i] / 1e6``)."""
     raw = res.tolist()  # the slots as Python ints, in one call
-    times = res[_tk.R_USEFUL:_tk.R_LOST + 1] / _US  # the breakdown, as the float64 scalars of res[i] / _US
-    b = dict(zip(_BREAKDOWN, times))
     # every Rep step computes N / n_sets layers (r when r divides N)
     mean_s = (cfg.replica_sets().compute_factor if cfg.strategy == "rep"
               else res[_tk.R_SUM_S] / max(res[_tk.R_STEPS_RUN], 1))
-    return TimelineRun(res[_tk.R_TTT] / _US, "ok" if raw[_tk.R_STATUS] == _tk.STATUS_OK else "capped", b,
-                       raw[_tk.R_FAILURES], raw[_tk.R_ABSORBED], raw[_tk.R_WIPEOUTS], raw[_tk.R_CHECKPOINTS],
-                       raw[_tk.R_DETECTIONS], raw[_tk.R_STEPS_RUN], raw[_tk.R_STEPS_DONE], mean_s,
-                       raw[_tk.R_PATCH_SHARDS], raw[_tk.R_LOOPS], raw[_tk.R_ARRIVALS], raw[_tk.R_CKPTS_LOST],
-                       raw[_tk.R_REJOINS], raw[_tk.R_MEM_RESTARTS], raw[_tk.R_FALLBACKS], res[_tk.R_ASYNC_SLOW] / _US,
-                       tuple(raw))
+    return TimelineRun(ttt_s=res[_tk.R_TTT] / _US, status="ok" if raw[_tk.R_STATUS] == _tk.STATUS_OK else "capped",
+                       breakdown_s={name: res[slot] / _US for name, slot in _BREAKDOWN_SLOTS.items()}, mean_s=mean_s,
+                       async_slowdown_s=res[_tk.R_ASYNC_SLOW] / _US, raw_us=tuple(raw),
+                       **{name: raw[slot] for name, slot in _COUNT_SLOTS.items()})
 
 
 @functools.lru_cache(maxsize=64)
@@ -379,17 +395,35 @@ def _trace_memory_check(cfg: TimelineConfig, length: int, per_draw: int, grown_f
                  "a larger `mtbf_s`, fewer `n_steps` or a smaller `max_wall_factor` needs less")  # built only if shown
 
 
-#: The generator the kernel gets for a stream a job never draws from: the jitter when ``jitter_sd = 0``, the repair
-#: times unless ``repair="lognormal"`` (the kernel draws them only then). It saves a job two seed derivations and two
-#: generators (~0.05 ms, a twentieth of a SPARe job at 600k GPUs) and is never used, so it is as good as the job's
-#: own streams.
+#: The generator the kernel gets for a stream a job never draws from: the jitter unless
+#: :attr:`TimelineConfig.draws_jitter`, the repair times unless ``repair="lognormal"`` (the kernel draws them only
+#: then). It saves a job two seed derivations and two generators (~0.05 ms, a twentieth of a SPARe job at 600k GPUs)
+#: and must never be drawn from: a draw would come from a stream shared by every job, not the job's own, so the
+#: results would depend on the jobs run before (a sweep and the API would disagree). :func:`_check_undrawn` raises
+#: if it was.
 _UNDRAWN = np.random.default_rng(0)
+_UNDRAWN_STATE = _UNDRAWN.bit_generator.state
+
+
+def _check_undrawn() -> None:
+    """Raise ``RuntimeError`` (an internal error) if a kernel run drew from :data:`_UNDRAWN`.
+
+    Checked on the host after the run, not inside the kernel: the bit generator's state is compared with its initial
+    one (2.7 us per job, measured on a loaded 2-core machine: about 0.3% of a Rep job and 0.15% of a SPARe job at
+    the paper's setting), which catches a draw from any code path, present or future, and costs the kernel nothing. A sentinel tested at the draw sites would cost a branch per draw and catch only the
+    sites that remember to test it -- a new jittered quantity is exactly the one that would not. The state is
+    restored before raising, so that only the run that drew is blamed."""
+    if _UNDRAWN.bit_generator.state != _UNDRAWN_STATE:
+        _UNDRAWN.bit_generator.state = _UNDRAWN_STATE
+        raise RuntimeError("the timeline kernel drew from the placeholder generator of a stream this config never "
+                           "draws from (the jitter when TimelineConfig.draws_jitter is False, the repair times unless "
+                           "repair='lognormal'): a draw the config's test does not cover")
 
 
 def _job_rngs(cfg: TimelineConfig, seed_seq: np.random.SeedSequence) -> tuple:
     """The jitter and repair generators of a job (children 1 and 3 of its seed), or :data:`_UNDRAWN` for a stream
     the config never draws from."""
-    jitter = np.random.default_rng(job_seed(seed_seq, 1)) if cfg.jitter_sd != 0.0 else _UNDRAWN
+    jitter = np.random.default_rng(job_seed(seed_seq, 1)) if cfg.draws_jitter else _UNDRAWN
     repair = np.random.default_rng(job_seed(seed_seq, 3)) if cfg.repair == "lognormal" else _UNDRAWN
     return jitter, repair
 

@@ -1,0 +1,373 @@
+"""The job's steps (private): the quiet stretches, an explicit step's compute, the detection of the failures at its
+all-reduce and its completion, and the repair of failed groups without a global restart.
+
+The model is :mod:`spare_mc._kernels.timeline`'s docstring, the layout :mod:`spare_mc._kernels.timeline_layout`;
+checkpoints and restarts are :mod:`spare_mc._kernels.ckpt_restart`'s. The steps the loop runs at every iteration are
+inlined into it (``step``); :func:`repair_schedule` and :func:`rejoin` are calls (they run only with repair).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .cache import drop_if_dependencies_changed
+from .failure_source import src_take_until, sys_rate
+from .live_set import live_add
+from .rectlr import rectlr_step, reset_state
+from .rectlr_layout import O_PATCH, S_
+from .timeline_helpers import crit_mark, crit_reset, dur, dynamic_threshold_us, kernel, step
+from .timeline_layout import (DEAD_KEPT, GB_BACK, GB_CRIT, GB_LIST, GB_LIVE, GB_PEND, GB_READY, GB_UP, HORIZON_F,
+                              HORIZON_US, I64_MAX, J_CKPT_DUE, J_CKPT_DUE_STEP, J_C_NOM, J_LAST_CK, J_NEXT_READY,
+                              J_N_CRIT, J_N_KNOWN, J_PERSIST_END, J_S, J_STEPS_DONE, J_T, NEVER, PATCH_PER_SHARD,
+                              PATCH_WHOLE_STEP, PF_JITTER_SD, PF_REPAIR_MU, PF_REPAIR_SIGMA, POLICY_PERIODIC, P_AR_US,
+                              P_CAP_US, P_CKPT_POLICY, P_COMP_US, P_DETECT_IMMEDIATE, P_MASKED_DETECT_US, P_N_GROUPS,
+                              P_N_STEPS, P_PATCH_COST, P_R, P_RECTLR_US, P_REJOIN_CKPT, P_REJOIN_US, P_REPAIR,
+                              P_REPAIR_US, P_REP_COST, P_REP_LAYERS, P_RESYNC_US, P_SHRINK_US, P_SOURCE, P_STRATEGY,
+                              Q_IA, Q_N_PEND, Q_N_UP, Q_REM, Q_T_LAST, Q_T_REF, REPAIR_FIXED, REPAIR_LOG, REPAIR_NONE,
+                              REP_REDO_STEP, REP_RESYNC, R_DETECTIONS, R_PATCH_SHARDS, R_REJOINS, R_STEPS_RUN, R_SUM_S,
+                              R_S_MAX, SRC_SYSTEM, STATUS_OK, STATUS_TRACE, STRAT_CKPT, STRAT_REP, STRAT_SPARE,
+                              W_ALLREDUCE, W_PATCH, W_RECTLR, W_REDUNDANT, W_USEFUL)
+
+# the cached kernels of this module contain the failure source's, ReCtlr's and the helpers' code and the layouts'
+# slots: recompile them when those change
+drop_if_dependencies_changed(__file__, ("draws.py", "failure_source.py", "live_set.py", "rectlr.py", "rectlr_layout.py",
+                                        "slots.py", "timeline_helpers.py", "timeline_layout.py", "unit_clocks.py"))
+
+#: ``from_scratch=False`` as a plain bool, not the literal ``False``: the same compiled ``rectlr_step`` as
+#: ``ReCtlr.fail`` and the overhead drivers use (a literal compiles one more; see ``rectlr._Z``)
+_NOT_FROM_SCRATCH = np.bool_(False)
+
+
+@kernel
+def _mul_div(a, b, d):
+    """``floor(a b / d)`` for ``0 <= a < d < 2^62`` and ``b >= 0`` without overflowing int64 (the result is below
+    ``b``): one product when it fits, else binary long multiplication keeping ``q d + rm`` equal to the product of
+    ``a`` and the bits of ``b`` read so far, ``0 <= rm < d``."""
+    if b == 0 or a <= I64_MAX // b:
+        return a * b // d
+    q = np.int64(0)
+    rm = np.int64(0)
+    for bit in range(62, -1, -1):
+        q <<= 1
+        rm <<= 1
+        if rm >= d:
+            rm -= d
+            q += 1
+        if (b >> bit) & 1:
+            rm += a
+            if rm >= d:
+                rm -= d
+                q += 1
+    return q
+
+
+_SAFETY_SD = 12.0
+
+
+@kernel
+def _max_steps_within(room, d, v):
+    """Largest m >= 0 with ``m d + 12 sqrt(m v) < room``: m steps of mean ``d`` and variance ``v`` each fit in
+    ``room`` beyond 12 standard deviations (probability of overrun < 1e-32)."""
+    if room <= 0.0:
+        return 0
+    k = _SAFETY_SD
+    x = (-k * np.sqrt(v) + np.sqrt(k * k * v + 4.0 * d * room)) / (2.0 * d)
+    m = int(x * x)
+    while m > 0 and m * d + k * np.sqrt(m * v) >= room:
+        m -= 1
+    while (m + 1) * d + k * np.sqrt((m + 1) * v) < room:
+        m += 1
+    return m
+
+
+@step
+def _stretch_exact(t_f, P, PF, J, Q):
+    """Without jitter: the ``m`` identical steps whose compute ends before the failure at ``t_f``, none after a due
+    checkpoint (by wall time or by steps), none starting past the cap. Returns ``(m, their compute, their
+    all-reduce)``."""
+    t = J[J_T]
+    c_step = J[J_C_NOM]
+    d_step = c_step + P[P_AR_US]
+    if P[P_DETECT_IMMEDIATE] != 0:  # steps that end at or before the failure (it interrupts the next one)
+        q = (t_f - t) // d_step if d_step > 0 else 0
+    elif t + c_step >= t_f:
+        q = 0
+    else:
+        q = (t_f - t - c_step - 1) // d_step + 1
+    m_cap = (P[P_CAP_US] - t) // d_step + 1
+    m = min(q, min(P[P_N_STEPS] - J[J_STEPS_DONE], m_cap))
+    if P[P_REPAIR] != REPAIR_NONE and P[P_REJOIN_CKPT] == 0:  # stop at the first boundary a repair is done by
+        need_r = J[J_NEXT_READY] - t
+        m = min(m, 1 if need_r <= d_step else (need_r + d_step - 1) // d_step)
+    if P[P_CKPT_POLICY] == POLICY_PERIODIC:
+        need = J[J_CKPT_DUE] - t
+        j_ck = 1 if need <= d_step else (need + d_step - 1) // d_step
+        j_ck = min(j_ck, J[J_CKPT_DUE_STEP] - J[J_STEPS_DONE])
+        m = min(m, j_ck)
+    else:
+        # steps that end at or before the next failure (every failure before a boundary is known there), up to the
+        # first boundary at which the dynamic period has passed
+        m = min(m, (t_f - t) // d_step if d_step > 0 else 0)
+        for j in range(1, m + 1):
+            t_j = t + j * d_step
+            if float(t_j - J[J_LAST_CK]) >= dynamic_threshold_us(t_j, Q[Q_T_LAST], P, PF, J):
+                m = j
+                break
+    return m, m * c_step, m * P[P_AR_US]
+
+
+@step
+def _stretch_jittered(t_f, P, PF, J, rng):
+    """With jitter: ``m >= 2`` steps that end -- beyond 12 standard deviations -- before the failure at ``t_f``, with
+    no checkpoint due (by wall time or by steps) and no step starting past the cap before the last of them; their
+    total compute and all-reduce times are exact normal sums of ``m`` independent jitters (rounded once per
+    stretch). Returns ``(m, compute, all-reduce)``, ``m = 0`` if fewer than 2 steps fit."""
+    if P[P_CKPT_POLICY] != POLICY_PERIODIC:  # the dynamic period is checked at every step boundary
+        return 0, np.int64(0), np.int64(0)
+    t = J[J_T]
+    sd = PF[PF_JITTER_SD]
+    c_nom = J[J_C_NOM]
+    ar = P[P_AR_US]
+    d_nom = c_nom + ar
+    v = sd * sd * (float(c_nom) * c_nom + float(ar) * ar)
+    m1 = _max_steps_within(float(t_f - t), float(d_nom), v)
+    stop = min(J[J_CKPT_DUE], P[P_CAP_US] + 1)
+    if P[P_REPAIR] != REPAIR_NONE and P[P_REJOIN_CKPT] == 0:
+        stop = min(stop, J[J_NEXT_READY])
+    m2 = _max_steps_within(float(stop - t), float(d_nom), v) + 1
+    m = min(min(m1, m2), min(P[P_N_STEPS] - J[J_STEPS_DONE], J[J_CKPT_DUE_STEP] - J[J_STEPS_DONE]))
+    if m < 2:
+        return 0, np.int64(0), np.int64(0)
+    sm = np.sqrt(float(m))
+    sum_c = max(np.int64(0), np.int64(np.rint(m * c_nom + c_nom * sd * sm * rng.normal(0.0, 1.0))))
+    sum_a = max(np.int64(0), np.int64(np.rint(m * ar + ar * sd * sm * rng.normal(0.0, 1.0))))
+    return m, sum_c, sum_a
+
+
+@step
+def _useful_share(c, P, J):
+    """The ``useful`` share of a step's compute ``c``, one layer's worth: ``c // S``; for Rep ``c x T_comp / C``
+    rounded down, ``C`` its nominal step compute (``c // r`` when ``r`` divides ``N``). The rest is redundant."""
+    if P[P_STRATEGY] != STRAT_REP:
+        return c // J[J_S]
+    if P[P_REP_LAYERS] > 0:  # C = r T_comp exactly: the same as c // r
+        return c // P[P_REP_LAYERS]
+    d = J[J_C_NOM]
+    if d <= 0:
+        return np.int64(0)
+    q = c // d
+    return q * P[P_COMP_US] + _mul_div(c - q * d, P[P_COMP_US], d)
+
+
+@step
+def quiet_stretch(t_f, P, PF, job, Q, rng):
+    """Run the failure-free steps before the next failure at ``t_f`` in O(1): an exact jump without jitter, normal
+    sums with jitter. Returns the number of steps run (0: the next step is simulated explicitly; always while an
+    asynchronous save runs, which slows the steps)."""
+    J, W, res = job.J, job.W, job.res
+    if J[J_PERSIST_END] >= 0:
+        return 0
+    if PF[PF_JITTER_SD] == 0.0:
+        m, sum_c, sum_a = _stretch_exact(t_f, P, PF, J, Q)
+    else:
+        m, sum_c, sum_a = _stretch_jittered(t_f, P, PF, J, rng)
+    if m <= 0:
+        return 0
+    S = J[J_S]
+    J[J_T] += sum_c + sum_a
+    J[J_STEPS_DONE] += m
+    res[R_STEPS_RUN] += m
+    res[R_SUM_S] += m * S
+    useful = _useful_share(sum_c, P, J)
+    W[W_USEFUL] += useful
+    W[W_REDUNDANT] += sum_c - useful
+    W[W_ALLREDUCE] += sum_a
+    return m
+
+
+@step
+def step_compute(P, PF, J, rng):
+    """The compute phase of one explicit step (``S`` stack layers; Rep's ``N / n_sets`` layers): returns its
+    duration."""
+    return dur(J[J_C_NOM], PF[PF_JITTER_SD], rng)
+
+
+@step
+def detect(P, PF, job, src, red, rng):
+    """The all-reduce detects every group that died since the last detection (the pending ones), together: SPARe
+    runs ReCtlr (a masked failure costs ReCtlr, the shrink, the detection cost and the patch compute of
+    ``P_PATCH_COST``), Rep loses a live member per dead group of its replica set (``gset``, live counts ``slive``;
+    masked: the shrink, the detection cost and what ``P_REP_COST`` adds), CKPT-only wipes out.
+
+    Returns ``(wiped, ReCtlr + shrink + detection cost, patch cost)``, ``wiped`` 1 on a wipe-out, 0 if masked or
+    nothing was pending, -1 if ReCtlr found no assignment (a bug).
+    """
+    J, res, Q, GB, slive = job.J, job.res, src.Q, src.GB, red.slive
+    n_pend = Q[Q_N_PEND]
+    if n_pend == 0:
+        return 0, np.int64(0), np.int64(0)
+    res[R_DETECTIONS] += 1
+    Q[Q_N_PEND] = 0
+    sd = PF[PF_JITTER_SD]
+    if P[P_STRATEGY] == STRAT_SPARE:
+        E, G, meta, out = red.st.E, red.st.G, red.st.meta, red.st.out
+        rc = rectlr_step(GB[GB_PEND], n_pend, _NOT_FROM_SCRATCH, P[P_N_GROUPS], P[P_R], red.st)
+        if rc != 0:
+            return rc, np.int64(0), np.int64(0)
+        if P[P_CKPT_POLICY] != POLICY_PERIODIC:  # what the dynamic policy knows: the dead and the critical groups
+            J[J_N_KNOWN] -= n_pend
+            for i in range(n_pend):
+                g = GB[GB_PEND, i]
+                if GB[GB_CRIT, g] > 0:
+                    GB[GB_CRIT, g] = 0
+                    J[J_N_CRIT] -= 1
+            for i in range(n_pend):
+                crit_mark(GB[GB_PEND, i], P, E, G, GB, J)
+        extra_rc = (dur(P[P_RECTLR_US], sd, rng) + dur(P[P_SHRINK_US], sd, rng)
+                    + dur(P[P_MASKED_DETECT_US], sd, rng))
+        mode = P[P_PATCH_COST]
+        if mode == PATCH_PER_SHARD:
+            extra_patch = dur(out[O_PATCH] * P[P_COMP_US], sd, rng)
+        elif mode == PATCH_WHOLE_STEP:
+            extra_patch = dur(meta[S_] * P[P_COMP_US], sd, rng)
+        else:
+            extra_patch = np.int64(0)
+        res[R_PATCH_SHARDS] += out[O_PATCH]
+        return 0, extra_rc, extra_patch
+    if P[P_STRATEGY] == STRAT_CKPT:
+        return 1, np.int64(0), np.int64(0)
+    wiped = 0
+    for i in range(n_pend):
+        b = red.gset[GB[GB_PEND, i]]
+        slive[b] -= 1
+        if slive[b] == 1:
+            J[J_N_CRIT] += 1
+        elif slive[b] == 0:
+            J[J_N_CRIT] -= 1
+            wiped = 1
+    J[J_N_KNOWN] -= n_pend
+    if wiped:
+        return 1, np.int64(0), np.int64(0)
+    extra_rc = dur(P[P_SHRINK_US], sd, rng)
+    if P[P_REP_COST] == REP_RESYNC:
+        extra_rc += dur(P[P_RESYNC_US], sd, rng)
+    extra_rc += dur(P[P_MASKED_DETECT_US], sd, rng)
+    extra_patch = np.int64(0)
+    if P[P_REP_COST] == REP_REDO_STEP:  # the step in progress is recomputed
+        extra_patch = dur(J[J_C_NOM], sd, rng)
+    return 0, extra_rc, extra_patch
+
+
+@step
+def finish_step(t_c, c_step, extra_rc, extra_patch, a_s, P, job, meta):
+    """A step whose failures (if any) were masked completes: after its compute (ending at ``t_c``), ReCtlr and the
+    shrink, the patch compute, then the all-reduce of ``a_s``; its work is pending until the next checkpoint.
+    SPARe's new ``S`` holds from the next step on."""
+    J, W, res = job.J, job.W, job.res
+    S = J[J_S]
+    J[J_T] = t_c + extra_rc + extra_patch + a_s
+    J[J_STEPS_DONE] += 1
+    res[R_STEPS_RUN] += 1
+    res[R_SUM_S] += S
+    useful = _useful_share(c_step, P, J)
+    W[W_USEFUL] += useful
+    W[W_REDUNDANT] += c_step - useful
+    W[W_PATCH] += extra_patch
+    W[W_ALLREDUCE] += a_s
+    W[W_RECTLR] += extra_rc
+    if P[P_STRATEGY] == STRAT_SPARE:
+        J[J_S] = meta[S_]
+        J[J_C_NOM] = J[J_S] * P[P_COMP_US]
+        res[R_S_MAX] = max(res[R_S_MAX], J[J_S])
+
+
+@kernel
+def repair_schedule(t_det, n_pend, P, PF, J, GB, rrng):
+    """A masked detection at ``t_det``: each group it found dead (``GB_PEND[:n_pend]``) is repaired after a repair
+    time -- fixed, or ``exp(mu + sigma Z)`` seconds drawn from ``rrng`` in the order the groups died -- and is ready
+    to rejoin then (``GB_READY``; ``J_NEXT_READY`` the earliest). With ``REPAIR_LOG`` it is ready at the later of
+    the detection and the log's end of repair (``GB_BACK``), or never (``DEAD_KEPT``: until a global restart) if
+    that is unknown."""
+    for i in range(n_pend):
+        g = GB[GB_PEND, i]
+        if P[P_REPAIR] == REPAIR_LOG:
+            if GB[GB_BACK, g] == NEVER:
+                GB[GB_READY, g] = DEAD_KEPT
+                continue
+            ready = max(t_det, GB[GB_BACK, g])
+            GB[GB_READY, g] = ready
+            J[J_NEXT_READY] = min(J[J_NEXT_READY], ready)
+            continue
+        if P[P_REPAIR] == REPAIR_FIXED:
+            d = P[P_REPAIR_US]
+        else:
+            x = np.exp(PF[PF_REPAIR_MU] + PF[PF_REPAIR_SIGMA] * rrng.standard_normal()) * 1e6
+            d = HORIZON_US if not x < HORIZON_F else max(np.int64(1), np.int64(np.rint(x)))
+        GB[GB_READY, g] = t_det + d
+        if t_det + d < J[J_NEXT_READY]:
+            J[J_NEXT_READY] = t_det + d
+
+
+@kernel  # a call: it runs only with repair, at the boundaries a repair is done by; inlined, it would only add to
+# the loop's compilation (with 32 arguments, before the records, CPython passed them as one tuple: not inlinable)
+def rejoin(P, PF, job, src, red, rng):
+    """At the wall time ``J_T`` (a step boundary, or the end of a save): every group whose repair is done rejoins
+    the job, without a global restart. The failures before now are taken first (they become pending), the system
+    clock's operational time is banked at the old rate, the groups are live again (Rep: their sets count them;
+    SPARe: ReCtlr is rebuilt from the fully live state on the groups still known dead -- the stacks re-balance, and
+    ``S`` may fall from the next step on), and the job pauses ``P_REJOIN_US`` (booked with ReCtlr/shrink). Returns
+    ``STATUS_OK``, ``STATUS_TRACE``, or -1 if ReCtlr found no assignment (a bug)."""
+    J, W, res, Q, GB, gaps = job.J, job.W, job.res, src.Q, src.GB, src.gaps
+    t = J[J_T]
+    if J[J_NEXT_READY] > t:
+        return STATUS_OK
+    if src_take_until(t - 1, P, src, res) != STATUS_OK:
+        return STATUS_TRACE
+    if P[P_SOURCE] == SRC_SYSTEM and Q[Q_IA] >= gaps.shape[0]:  # (a log's events may all be over)
+        return STATUS_TRACE
+    # bank at the old rate: an arrival at exactly t (still queued) then happens at t under the new rate, with a
+    # remainder <= 0 that _sys_arrival turns into t itself
+    Q[Q_REM] -= sys_rate(P, Q) * (t - Q[Q_T_REF])
+    Q[Q_T_REF] = t
+    n = P[P_N_GROUPS]
+    nxt = NEVER
+    n_dead = np.int64(0)  # not the literal 0: see _NOT_FROM_SCRATCH
+    back = 0
+    for g in range(n):
+        rt = GB[GB_READY, g]
+        if rt == NEVER:
+            continue
+        if rt <= t:
+            GB[GB_READY, g] = NEVER
+            GB[GB_UP, g] = 1
+            live_add(GB[GB_LIVE], n, g)
+            Q[Q_N_UP] += 1
+            back += 1
+            if P[P_STRATEGY] == STRAT_REP:
+                b = red.gset[g]
+                red.slive[b] += 1
+                if red.slive[b] == 2:
+                    J[J_N_CRIT] -= 1
+        else:
+            nxt = min(nxt, rt)
+            GB[GB_LIST, n_dead] = g
+            n_dead += 1
+    J[J_NEXT_READY] = nxt
+    if back == 0:  # REPAIR_LOG: a later log event postponed the repair that J_NEXT_READY announced; nothing rejoins
+        return STATUS_OK
+    res[R_REJOINS] += back
+    if P[P_STRATEGY] == STRAT_SPARE:
+        reset_state(red.st, red.saved, P[P_R])
+        if n_dead > 0:
+            if rectlr_step(GB[GB_LIST], n_dead, _NOT_FROM_SCRATCH, n, P[P_R], red.st) != 0:
+                return -1
+        J[J_S] = red.st.meta[S_]
+        J[J_C_NOM] = J[J_S] * P[P_COMP_US]
+        res[R_S_MAX] = max(res[R_S_MAX], J[J_S])
+        if P[P_CKPT_POLICY] != POLICY_PERIODIC:
+            crit_reset(P, red.st.E, red.st.G, GB, red.ssize, J)
+    J[J_N_KNOWN] = n - n_dead
+    cost = dur(P[P_REJOIN_US], PF[PF_JITTER_SD], rng)
+    J[J_T] += cost
+    W[W_RECTLR] += cost
+    return STATUS_OK
