@@ -6,13 +6,8 @@ the library and returns the dict that ``--json`` prints and its formatter (:mod:
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import fields
-from fractions import Fraction
-
-import numpy as np
-from scipy import stats
 
 from .._lib.provenance import stamp
 from .._lib.validation import UsageValueError
@@ -20,25 +15,19 @@ from ..analyses.reproduce import studies_dir
 from ..logs.failure_log import read_failure_log
 from ..logs.fit import fit_failure_log
 from ..logs.replay import replay_log
-from ..mc.reorder import exact_stack_bound_sum, overhead_mc
-from ..mc.survivability import wipeout_mc
-from ..model.failures import UniformOrder
+from ..mc.reorder import overhead_check
+from ..mc.survivability import MASKED_CHUNK, masked_failures
 from ..model.kinds import EXACT_LAYOUTS, make_layout
 from ..model.paper import PAPER_R
 from ..model.topology import Topology
 from ..options import set_options
 from ..plots.sweep_figures import save_figures
-from ..stats import MCEstimate, compare
 from ..sweep.compare import compare_dataset
 from ..sweep.runner import open_sweep_dataset, run_sweep
 from ..sweep.spec import SweepSpec
-from ..theory.closed_forms import (ckpt_period_daly, ckpt_period_young, daly_expected_wall_time, daly_optimal_interval,
-                                   mu_expansion, mu_paper, overhead_lower_bound)
-from ..theory.exact import exact_cost, exact_wipeout
+from ..theory.exact import exact_cost
 from ..ttt.config import TimelineConfig
-from ..ttt.optimize import theory_ttt
-from ..ttt.run import simulate_ttt
-from ..ttt.theory import classical_config, classical_expected_ttt_s, classical_segment_s
+from ..ttt.report import classical_check, step_ttt
 from .format import say
 from .parser import config_overrides, flag_names
 
@@ -46,7 +35,7 @@ __all__ = ["MU_CHUNK", "CLI_EXACT_MAX_S", "check_reps_and_seed", "progress", "ru
            "run_sweep_cmd", "run_compare", "run_plot", "run_log_check", "run_log_fit", "run_log_replay"]
 
 #: Replications per chunk of ``spare-mc mu`` (one chunk's per-replication arrays live at once).
-MU_CHUNK = 1_000_000
+MU_CHUNK = MASKED_CHUNK
 
 
 def check_reps_and_seed(count, flag, seed) -> None:
@@ -60,11 +49,6 @@ def check_reps_and_seed(count, flag, seed) -> None:
 def progress(args):
     """Where a long command reports its stages: lines ``... stage`` on stderr, none with ``--json``."""
     return (lambda msg: say(f"... {msg}")) if not args.json else None
-
-
-def _finite(x):
-    """A finite float, else None (strict JSON)."""
-    return None if x is None or not math.isfinite(x) else float(x)
 
 
 #: The longest exact law (seconds on one core, :func:`spare_mc.theory.exact.exact_cost`) ``mu`` and ``overhead`` compute
@@ -91,89 +75,30 @@ def _exact_budget(args, wanted: bool) -> None:
 
 
 def run_mu(args) -> dict:
-    """The ``mu`` command as a dict (what ``--json`` prints).
-
-    The replications run in chunks of :data:`MU_CHUNK` on one generator, which the kernels advance in place: the
-    chunks are consecutive pieces of one random stream, the output depends only on the seed and the count, and memory
-    stays O(chunk + N). (Up to one chunk this is exactly one :func:`spare_mc.wipeout_mc` call. Beyond, a layout
-    simulated failure by failure gives other numbers than a single huge call, whose kernel carries its permutation
-    state from one replication to the next, with the same law; one read from its groups' failure times gives the
-    same numbers, its trials carrying no state from one to the next.)
-    """
+    """The ``mu`` command as a dict (what ``--json`` prints): :func:`spare_mc.mc.survivability.masked_failures`
+    in chunks of :data:`MU_CHUNK`, its progress on stderr when there is more than one chunk (not with ``--json``)."""
 
     check_reps_and_seed(args.reps, "--reps", args.seed)
-    layout = make_layout(args.layout, args.n_groups, args.r, rng=0)  # validates N and r first
+    make_layout(args.layout, args.n_groups, args.r, rng=0)  # validates N and r before the exact law's budget
     _exact_budget(args, args.layout in EXACT_LAYOUTS and not args.with_replacement and not args.no_exact)
-    gen = np.random.default_rng(np.random.SeedSequence(args.seed))
-    failures = UniformOrder(with_replacement=args.with_replacement)
-    sums = {"T": [0, 0], "masked": [0, 0]}
-    done = 0
-    loud = args.reps > MU_CHUNK and not args.json
-    while done < args.reps:
-        k = min(MU_CHUNK, args.reps - done)
-        res = wipeout_mc(layout, k, failures=failures, fresh_layout=args.layout == "random", rng=gen)
-        for name, v in (("T", res.T), ("masked", res.dead_before)):
-            sums[name][0] += int(v.sum())
-            exact_int64 = float(v.max()) ** 2 * v.size < 2.0**62  # else exact Python integers (huge N only)
-            sums[name][1] += int((v * v).sum()) if exact_int64 else sum(x * x for x in v.tolist())
-        done += k
-        if loud:
-            say(f"... {done:,} of {args.reps:,} replications")
-    est = {name: _streamed_estimate(name, s1, s2, args.reps) for name, (s1, s2) in sums.items()}
-    exact = None
-    if args.layout in EXACT_LAYOUTS and not args.with_replacement and not args.no_exact:
-        exact = exact_wipeout(args.layout, args.n_groups, args.r)
-    out = {
-        "n_groups": args.n_groups, "r": args.r, "layout": args.layout, "reps": args.reps, "seed": args.seed,
-        "with_replacement": args.with_replacement,
-        "T_definition": ("1-based index of the failure causing the first wipe-out, counting failures that hit dead "
-                         "groups; masked = distinct dead groups before it (not T - 1)" if args.with_replacement else
-                         "1-based index of the failure causing the first wipe-out; masked failures = T - 1"),
-        "exact_mean_T": None if exact is None else exact.mean,
-        "exact_sd_T": None if exact is None else exact.sd,
-        "mc_mean_T": est["T"].mean, "mc_se_T": est["T"].se, "mc_sd_T": est["T"].sd,
-        "mc_ci95_T": list(est["T"].ci),
-        "mc_masked_mean": est["masked"].mean, "mc_masked_ci95": list(est["masked"].ci),
-        "paper_mu": mu_paper(args.n_groups, args.r),
-        "mu_expansion_random": mu_expansion(args.n_groups, args.r),
-    }
-    if exact is not None:
-        c = compare(est["T"], exact.mean, alpha=1e-3)
-        out.update(mc_vs_exact_z=_finite(c.z), mc_vs_exact_p=c.p_value, mc_vs_exact_consistent=c.consistent)
-    return stamp(out)
-
-
-def _streamed_estimate(name, s1, s2, n) -> MCEstimate:
-    """Mean, sd and se from exact integer sums (``s1 = sum x``, ``s2 = sum x^2``)."""
-
-    var = Fraction(s2 * n - s1 * s1, n * (n - 1))
-    sd = math.sqrt(var) if var > 0 else 0.0
-    return MCEstimate(name, s1 / n, sd / math.sqrt(n), sd, n, 0.95, "nonnegative")
+    res = masked_failures(args.layout, args.n_groups, args.r, args.reps, seed=args.seed,
+                          with_replacement=args.with_replacement, exact=not args.no_exact, chunk=MU_CHUNK,
+                          progress=progress(args))
+    return stamp(res.to_dict())
 
 
 def run_overhead(args) -> dict:
-    """The ``overhead`` command as a dict (what ``--json`` prints)."""
+    """The ``overhead`` command as a dict (what ``--json`` prints): :func:`spare_mc.mc.reorder.overhead_check`."""
 
     check_reps_and_seed(args.reps, "--reps", args.seed)
     _exact_budget(args, args.layout in EXACT_LAYOUTS and not args.no_exact)
-    res = overhead_mc(args.layout, args.reps, n_groups=args.n_groups, r=args.r,
-                      rng=np.random.SeedSequence(args.seed))
-    out = {"seed": args.seed, **res.summary(),
-           "epoch_convention": "epoch k = after k failures, k = 0..T-1, S_0 = 1 unless the top layer is not a "
-                               "perfect assignment; ReCtlr rates are per masked failure",
-           "paper_overhead_lower_bound": overhead_lower_bound(args.n_groups, args.r)}
-    if args.layout in EXACT_LAYOUTS and not args.no_exact:
-        out["exact_c_mean"] = exact_stack_bound_sum(args.layout, args.n_groups, args.r).c_mean
-        out["exact_mean_T"] = exact_wipeout(args.layout, args.n_groups, args.r).mean
-        # the check is on T: c_mean is a function of T whose mean rare long runs dominate (its intervals under-cover
-        # at usual replication counts; see compare_dataset)
-        c = compare(res.estimate("T"), out["exact_mean_T"], alpha=1e-3)
-        out.update(mc_vs_exact_z=_finite(c.z), mc_vs_exact_p=c.p_value, mc_vs_exact_consistent=c.consistent)
-    return stamp(out)
+    return stamp(overhead_check(args.layout, args.n_groups, args.r, args.reps, seed=args.seed,
+                                exact=not args.no_exact).to_dict())
 
 
 def run_ttt(args) -> dict:
-    """The ``ttt`` command as a dict."""
+    """The ``ttt`` command as a dict: :func:`spare_mc.ttt.report.step_ttt`, or
+    :func:`spare_mc.ttt.report.classical_check` with ``--model classical``."""
 
     check_reps_and_seed(args.reps, "--reps", args.seed)
     if args.ckpt_period == "optimal" and args.ckpt_period_factor not in (None, 1.0):
@@ -192,22 +117,11 @@ def run_ttt(args) -> dict:
                               f"sets the checkpoints itself: drop one of them")
     cfg = TimelineConfig(args.strategy, args.n_groups, r=r, ckpt_period_s=args.ckpt_period_s,
                          **config_overrides(args, args.n_groups))  # (its errors name flags: spare_mc.cli.main)
-    res = simulate_ttt(cfg, args.reps, rng=args.seed)
-    out = {"seed": args.seed, **res.summary(), "config": cfg.to_dict()}
-    out["ckpt_period_rule"] = ("given" if args.ckpt_period_s is not None else
-                               f"every {cfg.ckpt_every_steps} steps" if cfg.ckpt_every_steps else
-                               f"{cfg.ckpt_period_factor:g} x the {cfg.ckpt_policy} policy's period, re-evaluated "
-                               f"at every step boundary" if cfg.ckpt_policy != "periodic" else
-                               f"{cfg.ckpt_period_factor:g} x the theory optimum T_c*")
-    out["theory"] = theory_ttt(cfg).to_dict()
-    out["availability_definition"] = ("uptime / wall clock; uptime = kept step time (useful + redundant + patch "
-                                      "compute + all-reduce + ReCtlr/shrink); not checkpoints, restarts, lost work")
-    return stamp(out)
+    return stamp(step_ttt(cfg, args.reps, seed=args.seed).to_dict())
 
 
 def _run_ttt_classical(args) -> dict:
-    """``ttt --model classical``: the timeline under the classical rules, its mean time against Daly's exact one."""
-
+    """``ttt --model classical``: the flags' checks, then :func:`spare_mc.ttt.report.classical_check`."""
 
     if args.failures != "system":
         raise UsageValueError("`--failures` must be 'system' with --model classical (exponential failures of the "
@@ -225,37 +139,7 @@ def _run_ttt_classical(args) -> dict:
     if args.n_groups is not None:  # it would change only which random stream a replication draws
         raise UsageValueError("`--n-groups` has no effect with --model classical (every failure stops the whole "
                               "system): drop it")
-    cfg = classical_config(ckpt_period_s=args.ckpt_period_s, **kw)
-    res = simulate_ttt(cfg, args.reps, rng=args.seed)
-    est = res.estimate("ttt_over_t0")  # a capped run enters at the cap: the mean and its CI are one estimator
-    exact = classical_expected_ttt_s(cfg)
-    mean, se = est.mean * cfg.t0_s, est.se * cfg.t0_s
-    z = (mean - exact) / se if se > 0 else math.nan
-    solve = cfg.n_steps * cfg.compute_s
-    restart = cfg.remote_restart  # Daly's R: the whole restart, its checkpoint load included
-    tau_opt, e_opt = daly_optimal_interval(solve, cfg.save_s, restart, cfg.mtbf_s)
-    at = {"exact_optimum": tau_opt, "young": ckpt_period_young(cfg.save_s, cfg.mtbf_s),
-          "daly_higher_order": ckpt_period_daly(cfg.save_s, cfg.mtbf_s)}
-    # (the groups, r and layout of the step model mean nothing here: every failure stops the whole system; the
-    # config keeps them, as the timeline ran)
-    summary = {k: v for k, v in res.summary().items() if k not in ("n_groups", "r", "layout")}
-    out = {"seed": args.seed, "model": "classical", **summary, "config": cfg.to_dict(),
-           "solve_s": solve, "ckpt_period_s": cfg.ckpt_period,
-           "ckpt_period_rule": "given" if args.ckpt_period_s is not None else "the whole number of steps with the least exact E[T_w]",
-           "segment_s": classical_segment_s(cfg),
-           "ttt_s_mean": mean, "ttt_s_ci95": [t * cfg.t0_s for t in est.ci], "exact_ttt_s": exact,
-           "relative_error": (mean - exact) / exact, "z": z,
-           "p_value": float(2 * stats.norm.sf(abs(z))) if math.isfinite(z) else math.nan,
-           "comparable": res.n_capped == 0,
-           "optimum": {name: {"interval_s": tau, "exact_ttt_s": daly_expected_wall_time(solve, tau, cfg.save_s,
-                                                                                     restart, cfg.mtbf_s)}
-                       for name, tau in at.items()}}
-    out["optimum"]["exact_optimum"]["exact_ttt_s"] = e_opt
-    if res.n_capped:
-        out["comparable"] = False
-        out["warning"] = (f"{res.n_capped} runs hit the wall-clock cap: the mean is a lower bound and cannot be "
-                          f"compared with the exact value; raise --max-wall-factor")
-    return stamp(out)
+    return stamp(classical_check(args.reps, seed=args.seed, ckpt_period_s=args.ckpt_period_s, **kw).to_dict())
 
 
 def run_sweep_cmd(args) -> dict:

@@ -60,13 +60,15 @@ from .._lib.resources import check_memory
 from .._lib.seeding import generator
 from .._lib.validation import UsageTypeError, UsageValueError, as_indices, as_int
 from ..model.failures import UniformOrder, sample_events
+from ..model.kinds import EXACT_LAYOUTS
 from ..model.layouts import Layout, random_holders
-from ..stats import MCEstimate, estimate_mean, one_run_estimate, ratio_estimate
-from ..theory.closed_forms import stack_lower_bound
+from ..stats import MCEstimate, compare, estimate_mean, one_run_estimate, ratio_estimate
+from ..theory.closed_forms import overhead_lower_bound, stack_lower_bound
 from ..theory.exact import exact_wipeout
-from .survivability import check_mc_inputs
+from .survivability import check_mc_inputs, finite_or_none
 
-__all__ = ["ReCtlr", "ReCtlrStep", "OverheadResult", "overhead_mc", "exact_stack_bound_sum", "StackBoundSum"]
+__all__ = ["ReCtlr", "ReCtlrStep", "OverheadResult", "overhead_mc", "exact_stack_bound_sum", "StackBoundSum",
+           "OverheadCheck", "overhead_check", "EPOCH_CONVENTION"]
 
 
 def _invariant(ok, message):
@@ -611,3 +613,70 @@ def exact_stack_bound_sum(layout: str, n_groups: int, r: int) -> StackBoundSum:
     c = stack_lower_bound(dist.n_groups, k)
     total = float(np.sum(c * dist.survival[:-1]))
     return StackBoundSum(total, dist.mean, total / dist.mean)
+
+
+#: How :func:`overhead_check` counts epochs and rates (its ``epoch_convention``).
+EPOCH_CONVENTION = ("epoch k = after k failures, k = 0..T-1, S_0 = 1 unless the top layer is not a perfect "
+                    "assignment; ReCtlr rates are per masked failure")
+
+
+@dataclass(frozen=True, eq=False)
+class OverheadCheck:
+    """What :func:`overhead_check` found: the Monte Carlo (``run``), the paper's lower bound on the overhead, and
+    the exact mean stack number and ``E[T]`` with the Monte Carlo's ``T`` against it (None without the exact law).
+    :meth:`to_dict` is what ``spare-mc overhead --json`` prints (without its stamp)."""
+
+    run: OverheadResult
+    seed: int
+    paper_overhead_lower_bound: float
+    exact_c_mean: float | None = None
+    exact_mean_T: float | None = None
+    mc_vs_exact_z: float | None = None
+    mc_vs_exact_p: float | None = None
+    mc_vs_exact_consistent: bool | None = None
+
+    def to_dict(self) -> dict:
+        """The seed, :meth:`OverheadResult.summary`, the epoch convention, the bound and the exact check."""
+        out = {"seed": self.seed, **self.run.summary(), "epoch_convention": EPOCH_CONVENTION,
+               "paper_overhead_lower_bound": self.paper_overhead_lower_bound}
+        if self.exact_mean_T is not None:
+            out.update(exact_c_mean=self.exact_c_mean, exact_mean_T=self.exact_mean_T,
+                       mc_vs_exact_z=self.mc_vs_exact_z, mc_vs_exact_p=self.mc_vs_exact_p,
+                       mc_vs_exact_consistent=self.mc_vs_exact_consistent)
+        return out
+
+
+def overhead_check(layout_kind: str, n_groups: int, r: int, reps: int, *, seed: int = 0,
+                   exact: bool = True) -> OverheadCheck:
+    """:func:`overhead_mc` of a layout by name, against the paper's bound and the exact laws.
+
+    Parameters
+    ----------
+    layout_kind : str
+        A layout kind (``"random"`` draws a fresh layout per replication).
+    n_groups, r : int
+        Groups and replicas per shard type.
+    reps : int
+        Replications.
+    seed : int
+        ``rng=numpy.random.SeedSequence(seed)`` of :func:`overhead_mc`.
+    exact : bool
+        When the layout has an exact law: compute the exact mean stack number
+        (:func:`exact_stack_bound_sum`) and ``E[T]`` (:func:`spare_mc.theory.exact.exact_wipeout`), and compare
+        the Monte Carlo's ``T`` with it (``alpha = 1e-3``). The check is on ``T``: ``c_mean`` is a function of
+        ``T`` whose mean rare long runs dominate (its intervals under-cover at usual replication counts; see
+        :func:`spare_mc.sweep.compare.compare_dataset`).
+
+    Returns
+    -------
+    OverheadCheck
+    """
+
+    res = overhead_mc(layout_kind, reps, n_groups=n_groups, r=r, rng=np.random.SeedSequence(seed))
+    bound = overhead_lower_bound(n_groups, r)
+    if not (layout_kind in EXACT_LAYOUTS and exact):
+        return OverheadCheck(res, seed, bound)
+    c_mean = exact_stack_bound_sum(layout_kind, n_groups, r).c_mean
+    mean_t = exact_wipeout(layout_kind, n_groups, r).mean
+    c = compare(res.estimate("T"), mean_t, alpha=1e-3)
+    return OverheadCheck(res, seed, bound, c_mean, mean_t, finite_or_none(c.z), c.p_value, c.consistent)

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import weakref
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 import xarray as xr
@@ -31,14 +33,16 @@ from .._lib.resources import check_memory
 from .._lib.seeding import generator
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_int
 from ..model.failures import DomainFailures, PerGPU, SystemRenewal, UniformOrder, lower
-from ..model.kinds import LAYOUT_KINDS, make_layout
+from ..model.kinds import EXACT_LAYOUTS, LAYOUT_KINDS, make_layout
 from ..model.layouts import Layout, ReplicaSets
 from ..model.topology import Topology
-from ..stats import MCEstimate, clopper_pearson_interval, estimate_mean, one_run_estimate, wilson_interval
-from ..theory.exact import block_mean
+from ..stats import MCEstimate, clopper_pearson_interval, compare, estimate_mean, one_run_estimate, wilson_interval
+from ..theory.closed_forms import mu_expansion, mu_paper
+from ..theory.exact import block_mean, exact_wipeout
 
 __all__ = ["WipeoutResult", "wipeout_mc", "partition_classes", "partition_kernel_classes", "uniform_order_kernel",
-           "order_stat_table", "check_mc_inputs", "WIPEOUT_METHODS", "ORDER_STAT_MIN_FRACTION"]
+           "order_stat_table", "check_mc_inputs", "WIPEOUT_METHODS", "ORDER_STAT_MIN_FRACTION", "MaskedFailures",
+           "masked_failures", "MASKED_CHUNK", "finite_or_none"]
 
 #: ``wipeout_mc(method=...)``: see :func:`wipeout_mc`.
 WIPEOUT_METHODS = ("auto", "sequential", "order")
@@ -478,3 +482,131 @@ def wipeout_mc(layout, reps: int, *, n_groups: int | None = None, r: int | None 
                           TrialsOut(out_T, out_dead, time_s), EventRecord(np.empty(n), np.empty(n, np.int64),
                                                                           np.empty(n, np.int64)))
     return WipeoutResult(out_T, out_dead, time_s, layout.kind, n, rr, fresh_layout, failures.to_dict())
+
+
+#: Replications per chunk of :func:`masked_failures` (one chunk's per-replication arrays live at once).
+MASKED_CHUNK = 1_000_000
+
+
+def finite_or_none(x):
+    """A finite float, else None (strict JSON)."""
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def _streamed_estimate(name, s1, s2, n) -> MCEstimate:
+    """Mean, sd and se from exact integer sums (``s1 = sum x``, ``s2 = sum x^2``)."""
+
+    var = Fraction(s2 * n - s1 * s1, n * (n - 1))
+    sd = math.sqrt(var) if var > 0 else 0.0
+    return MCEstimate(name, s1 / n, sd / math.sqrt(n), sd, n, 0.95, "nonnegative")
+
+
+@dataclass(frozen=True)
+class MaskedFailures:
+    """What :func:`masked_failures` found: the Monte Carlo estimates of ``T`` and of the masked failures, the exact
+    law's mean and sd when it was computed, the paper's ``mu`` and its expansion, and the Monte Carlo against the
+    exact mean (``mc_vs_exact_*``, None without the exact law). :meth:`to_dict` is what ``spare-mc mu --json``
+    prints (without its stamp)."""
+
+    n_groups: int
+    r: int
+    layout: str
+    reps: int
+    seed: int
+    with_replacement: bool
+    T_definition: str
+    exact_mean_T: float | None
+    exact_sd_T: float | None
+    mc_mean_T: float
+    mc_se_T: float
+    mc_sd_T: float
+    mc_ci95_T: list
+    mc_masked_mean: float
+    mc_masked_ci95: list
+    paper_mu: float
+    mu_expansion_random: float
+    mc_vs_exact_z: float | None = None
+    mc_vs_exact_p: float | None = None
+    mc_vs_exact_consistent: bool | None = None
+
+    def to_dict(self) -> dict:
+        """The fields by name, in order; the ``mc_vs_exact_*`` ones only when the exact law was computed."""
+        out = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        if self.exact_mean_T is None:
+            for name in ("mc_vs_exact_z", "mc_vs_exact_p", "mc_vs_exact_consistent"):
+                del out[name]
+        return out
+
+
+def masked_failures(layout_kind: str, n_groups: int, r: int, reps: int, *, seed: int = 0,
+                    with_replacement: bool = False, exact: bool = True, chunk: int = MASKED_CHUNK,
+                    progress=None) -> MaskedFailures:
+    """How many failures a layout masks before its first wipe-out, by Monte Carlo in chunks, against the exact law.
+
+    The replications run in chunks of ``chunk`` on one generator, which the kernels advance in place: the chunks are
+    consecutive pieces of one random stream, the output depends only on the seed and the count, and memory stays
+    O(chunk + N). (Up to one chunk this is exactly one :func:`wipeout_mc` call. Beyond, a layout simulated failure
+    by failure gives other numbers than a single huge call, whose kernel carries its permutation state from one
+    replication to the next, with the same law; one read from its groups' failure times gives the same numbers, its
+    trials carrying no state from one to the next.) The sums of ``T`` and of its square are exact integers.
+
+    Parameters
+    ----------
+    layout_kind : str
+        A layout kind of :func:`spare_mc.model.kinds.make_layout` (``"random"`` draws a fresh layout per trial).
+    n_groups, r : int
+        Groups and replicas per shard type.
+    reps : int
+        Replications (at least 2, for a standard error).
+    seed : int
+        Root of the one random stream: ``numpy.random.default_rng(numpy.random.SeedSequence(seed))``.
+    with_replacement : bool
+        Failures may hit dead groups (``T`` then counts them; the masked failures are the distinct dead groups).
+    exact : bool
+        Compute the exact law of ``T`` (:func:`spare_mc.theory.exact.exact_wipeout`) when the layout has one and
+        failures are without replacement, and compare the Monte Carlo mean with it (``alpha = 1e-3``).
+    chunk : int
+        Replications per chunk.
+    progress : callable or None
+        Called with ``"{done:,} of {reps:,} replications"`` after each chunk when there is more than one.
+
+    Returns
+    -------
+    MaskedFailures
+    """
+
+    layout = make_layout(layout_kind, n_groups, r, rng=0)  # validates N and r first
+    gen = np.random.default_rng(np.random.SeedSequence(seed))
+    failures = UniformOrder(with_replacement=with_replacement)
+    sums = {"T": [0, 0], "masked": [0, 0]}
+    done = 0
+    loud = reps > chunk and progress is not None
+    while done < reps:
+        k = min(chunk, reps - done)
+        res = wipeout_mc(layout, k, failures=failures, fresh_layout=layout_kind == "random", rng=gen)
+        for name, v in (("T", res.T), ("masked", res.dead_before)):
+            sums[name][0] += int(v.sum())
+            exact_int64 = float(v.max()) ** 2 * v.size < 2.0**62  # else exact Python integers (huge N only)
+            sums[name][1] += int((v * v).sum()) if exact_int64 else sum(x * x for x in v.tolist())
+        done += k
+        if loud:
+            progress(f"{done:,} of {reps:,} replications")
+    est = {name: _streamed_estimate(name, s1, s2, reps) for name, (s1, s2) in sums.items()}
+    law = None
+    if layout_kind in EXACT_LAYOUTS and not with_replacement and exact:
+        law = exact_wipeout(layout_kind, n_groups, r)
+    checks = {}
+    if law is not None:
+        c = compare(est["T"], law.mean, alpha=1e-3)
+        checks = {"mc_vs_exact_z": finite_or_none(c.z), "mc_vs_exact_p": c.p_value,
+                  "mc_vs_exact_consistent": c.consistent}
+    return MaskedFailures(
+        n_groups=n_groups, r=r, layout=layout_kind, reps=reps, seed=seed, with_replacement=with_replacement,
+        T_definition=("1-based index of the failure causing the first wipe-out, counting failures that hit dead "
+                      "groups; masked = distinct dead groups before it (not T - 1)" if with_replacement else
+                      "1-based index of the failure causing the first wipe-out; masked failures = T - 1"),
+        exact_mean_T=None if law is None else law.mean,
+        exact_sd_T=None if law is None else law.sd,
+        mc_mean_T=est["T"].mean, mc_se_T=est["T"].se, mc_sd_T=est["T"].sd, mc_ci95_T=list(est["T"].ci),
+        mc_masked_mean=est["masked"].mean, mc_masked_ci95=list(est["masked"].ci),
+        paper_mu=mu_paper(n_groups, r), mu_expansion_random=mu_expansion(n_groups, r), **checks)
