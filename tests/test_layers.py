@@ -43,6 +43,19 @@ def _modules():
         yield ".".join(parts), path, rel.parts[-1] == "__init__"
 
 
+def _from_module(node: ast.ImportFrom, package: list):
+    """The spare_mc module (dotted, under the package; ``""`` for the package itself) a ``from ... import`` reads
+    from, given the importing module's ``package`` (its dotted parts); None for a module outside spare_mc."""
+    if node.level:
+        base = package[: len(package) - (node.level - 1)]
+        return ".".join([*base, *([node.module] if node.module else [])])
+    if node.module == "spare_mc":
+        return ""
+    if node.module and node.module.startswith("spare_mc."):
+        return node.module[len("spare_mc."):]
+    return None
+
+
 def _imports(name: str, path: pathlib.Path, is_package: bool):
     """``(target module, line, at module top?)`` for every import of a spare_mc module, resolved to dotted names
     under the package (a ``from pkg import mod`` counts as importing ``pkg.mod`` when that is a module)."""
@@ -53,12 +66,8 @@ def _imports(name: str, path: pathlib.Path, is_package: bool):
     for node in ast.walk(tree):
         targets = []
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package[: len(package) - (node.level - 1)]
-                mod = ".".join([*base, *([node.module] if node.module else [])])
-            elif node.module and (node.module == "spare_mc" or node.module.startswith("spare_mc.")):
-                mod = node.module[len("spare_mc."):] if node.module != "spare_mc" else ""
-            else:
+            mod = _from_module(node, package)
+            if mod is None:
                 continue
             for alias in node.names:
                 sub = f"{mod}.{alias.name}" if mod else alias.name
@@ -156,12 +165,8 @@ def test_no_module_imports_another_modules_private_names():
         modules = {}  # local name -> the spare_mc module it is bound to
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package[: len(package) - (node.level - 1)]
-                    mod = ".".join([*base, *([node.module] if node.module else [])])
-                elif node.module and (node.module == "spare_mc" or node.module.startswith("spare_mc.")):
-                    mod = node.module[len("spare_mc."):] if node.module != "spare_mc" else ""
-                else:
+                mod = _from_module(node, package)
+                if mod is None:
                     continue
                 for alias in node.names:
                     sub = f"{mod}.{alias.name}" if mod else alias.name
