@@ -61,7 +61,7 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
@@ -75,6 +75,7 @@ from ..stats import estimate_mean, ratio_estimate
 from ..sweep.storage import write_json
 from ..ttt.config import TimelineConfig, applicable
 from ..ttt.optimize import PERIOD_FACTORS, n_values_iv, period_factors_iv
+from .folder import MANIFEST, StudyFolder, check_target
 from .engine import check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage, screen
 
 __all__ = ["SEARCH_SPACE", "NOT_FITTED", "calibrate", "CalibrationResult", "load_target", "load_preset",
@@ -298,12 +299,12 @@ def _t_quantile(alpha, k, n):
     return float(stats.t.isf(alpha / (2 * k), max(n - 1, 1)))
 
 
-def _evaluate(strategy, subs, fit_n, reps, confirm, rng, base, r_ranges, period_factors, out_dir, rnd, scheduler,
+def _evaluate(strategy, subs, fit_n, reps, confirm, rng, base, r_ranges, period_factors, folder, rnd, scheduler,
               workers, force, show):
     """Screen + confirm every sub-combination at every fitted N; per (name, N) a dict of results."""
     variants = {name: applicable(over, strategy) for name, (_, over) in subs.items()}
     screens, paths, skipped = screen(f"calibrate-r{rnd}-screen", strategy, variants, fit_n, reps, rng, base,
-                                      r_ranges, period_factors, out_dir, scheduler, workers, force, show)
+                                      r_ranges, period_factors, folder, scheduler, workers, force, show)
     chosen, near = {}, {}
     for name in variants:
         for n in fit_n:
@@ -311,7 +312,7 @@ def _evaluate(strategy, subs, fit_n, reps, confirm, rng, base, r_ranges, period_
             chosen[f"{name}@{n}"] = {"n_groups": n, "r": r, "ckpt_period_factor": f, **variants[name]}
     spec = confirm_spec(f"calibrate-r{rnd}-confirm-{strategy}", strategy, chosen, reps, confirm, rng, base,
                          min(confirm, 10))
-    conf, p2 = run_stage(spec, out_dir, scheduler, workers, force, show)
+    conf, p2 = run_stage(spec, folder, scheduler, workers, force, show)
     out = {}
     for key, point in chosen.items():
         name, _, n = key.rpartition("@")
@@ -360,13 +361,15 @@ class CalibrationResult:
     settings: dict = field(default_factory=dict)
     datasets: list = field(default_factory=list)
     elapsed_s: float = 0.0
+    #: The files the study wrote: ``{"result": JSON path[, "preset": preset path]}``.
+    files: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """What ``spare-mc calibrate --json`` prints."""
         return {"schema_version": SCHEMA_VERSION, "software": software_versions(), "target": self.target,
                 "fit_n": list(self.fit_n), "equivalence_set": self.equivalence_set, "best": self.best,
                 "combinations": self.combinations, "rounds": self.rounds, "predictions": self.predictions,
-                "settings": self.settings, "datasets": self.datasets, "elapsed_s": self.elapsed_s}
+                "settings": self.settings, "datasets": self.datasets, "elapsed_s": self.elapsed_s, **self.files}
 
     def table(self) -> str:
         t = self.target
@@ -444,7 +447,8 @@ def _number(v, name, lo, hi, lo_open=False):
 def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=None, schedule=DEFAULT_SCHEDULE,
               eta: int | None = None, min_keep: int = 1, tol_ttt: float = 0.05, tol_availability: float = 0.02,
               alpha: float = 0.05, rng=0, r_ranges=None, period_factors=PERIOD_FACTORS, max_members: int = 8,
-              out_dir=None, scheduler=None, workers=None, force=False, progress=None) -> CalibrationResult:
+              out_dir=None, preset_out=None, scheduler=None, workers=None, force=False,
+              progress=None) -> CalibrationResult:
     """Search :data:`SEARCH_SPACE` for the option combinations a target table does not reject (module docstring).
 
     Parameters
@@ -477,7 +481,13 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
         Family-wise level of the numeric rejection tests of one full combination over all rounds (Bonferroni over
         the rounds and the four numbers per fitted row; Student-t quantiles).
     out_dir : path, optional
-        Where the round datasets go (default ``data/calibrate``); a rerun reuses them.
+        The study's folder (default ``data/calibrate``): the round datasets, which a rerun reuses, and
+        ``calibration.json``. One setting per folder (:class:`spare_mc.analyses.folder.StudyFolder`, checked before
+        any work): another setting is refused unless ``force``, which moves its files aside.
+    preset_out : path, optional
+        Also write the best combination as a preset file (:func:`write_preset`; checked before any work).
+    scheduler, workers, force, progress :
+        As for :func:`spare_mc.analyses.sensitivity.sensitivity`.
     """
     t_start = time.perf_counter()
     tgt = load_target(target)
@@ -523,12 +533,56 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
                     TimelineConfig(s, n, r=2, **{**applicable(base, s), **applicable(over, s)})
                 except UsageError as exc:
                     raise type(exc)(f"combination {name!r} at N={n}, {s}: {exc}") from None
-    out_dir = os.fspath(os.path.join("data", "calibrate") if out_dir is None else out_dir)
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise UsageValueError(f"`out_dir` {out_dir} exists and is not a folder")
-    os.makedirs(out_dir, exist_ok=True)
     if progress is not None and not callable(progress):
         raise UsageTypeError(f"`progress` must be a callable taking a line of text, got {progress!r}")
+    out_dir = os.fspath(os.path.join("data", "calibrate") if out_dir is None else out_dir)
+    inputs = {"target": tgt, "fit_n": list(fit_n), "predict_n": list(predict_n),
+              "space": {o: [[lab, over] for lab, over in v] for o, v in space.items()}, "base": base,
+              "schedule": [list(p) for p in sched], "eta": eta, "min_keep": min_keep, "max_members": max_members,
+              "tol_ttt": tol_ttt, "tol_availability": tol_availability, "alpha": alpha, "seed": rng,
+              "r_ranges": {s: list(r_ranges[s]) for s in REDUNDANT_STRATEGIES}, "period_factors": list(period_factors)}
+    result = ("calibration.json", ("equivalence_set", "target"), "calibration result")
+    folder = StudyFolder(out_dir, "calibrate", inputs, force=force, result=result)
+    if preset_out is not None:
+        preset_out = _check_preset_out(preset_out, folder, force)
+    with folder:
+        res = _search(folder, dict(inputs, rows=rows, space=space, subs=subs, t_start=t_start), scheduler, workers,
+                      force, progress)
+        res = folder.write_result(res)  # the result first: a preset that cannot be written cannot lose it
+        if preset_out is not None:
+            name = os.path.splitext(os.path.basename(preset_out))[0]
+            res = replace(res, files={**res.files, "preset": write_preset(res, folder.record(preset_out), name=name)})
+        return res
+
+
+def _check_preset_out(path, folder, force) -> str:
+    """``preset_out`` checked before any work: a ``.json`` file that is none of the run's own outputs, in a folder
+    that exists (or is the study's), writable, and not a file spare-mc did not write (unless ``force``)."""
+    if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes) or not os.fspath(path):
+        raise UsageTypeError(f"`preset_out` must be a file path, got {path!r}")
+    po = os.fspath(path)
+    if not po.lower().endswith(".json"):
+        raise UsageValueError(f"`preset_out` must end in .json, got {po!r}")
+    root = os.path.abspath(folder.root)
+    parent = os.path.dirname(os.path.abspath(po))
+    if os.path.abspath(po) == os.path.join(root, "calibration.json") or (
+            parent == root and (os.path.basename(po).startswith("calibrate-") or os.path.basename(po) == MANIFEST)):
+        raise UsageValueError(f"`preset_out` {po} is one of this run's own outputs in {folder.root}; choose another "
+                              f"path")
+    if not os.path.isdir(parent) and parent != root:  # (the study's folder is made by the run)
+        raise UsageValueError(f"`preset_out` {po}: the folder {os.path.dirname(po) or '.'} does not exist")
+    return check_target(po, "preset", force=force, keys=("overrides", "fitted"), flag="preset_out")
+
+
+def _search(folder, c, scheduler, workers, force, progress) -> CalibrationResult:
+    """The rounds, the combinations and the predictions of :func:`calibrate` on its checked inputs ``c``, in
+    ``folder`` (held)."""
+    tgt, fit_n, predict_n, rows, space, subs, base = (c[k] for k in ("target", "fit_n", "predict_n", "rows", "space",
+                                                                   "subs", "base"))
+    sched, eta, min_keep, max_members = (c[k] for k in ("schedule", "eta", "min_keep", "max_members"))
+    tol_ttt, tol_availability, alpha, rng = (c[k] for k in ("tol_ttt", "tol_availability", "alpha", "seed"))
+    r_ranges, period_factors, t_start = c["r_ranges"], c["period_factors"], c["t_start"]
+    fit_n, predict_n, sched = tuple(fit_n), tuple(predict_n), [tuple(p) for p in sched]
     log = progress or (lambda msg: None)
     show = progress is not None
     alpha_each = alpha / (len(sched) * 2 * 2 * len(fit_n))  # per numeric test: rounds x strategies x numbers x rows
@@ -542,7 +596,7 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
         for s in REDUNDANT_STRATEGIES:
             log(f"round {k}: {s}, {len(alive[s])} sub-combinations x {reps} + {confirm} replications")
             res, paths = _evaluate(s, {n: subs[s][n] for n in alive[s]}, fit_n, reps, confirm, rng, base, r_ranges,
-                                   period_factors, out_dir, k, scheduler, workers, force, show)
+                                   period_factors, folder, k, scheduler, workers, force, show)
             datasets += paths
             for name in alive[s]:
                 reasons, sq = [], []
@@ -606,7 +660,7 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
         for s in REDUNDANT_STRATEGIES:
             log(f"predictions: {s}, {len(need[s])} sub-combinations at N = {', '.join(map(str, predict_n))}")
             res, paths = _evaluate(s, {n: subs[s][n] for n in need[s]}, predict_n, reps, confirm, rng, base,
-                                   r_ranges, period_factors, out_dir, "p", scheduler, workers, force, show)
+                                   r_ranges, period_factors, folder, "p", scheduler, workers, force, show)
             datasets += paths
             pres[s] = res
         for n in predict_n:

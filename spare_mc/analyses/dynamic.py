@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
@@ -38,9 +38,11 @@ from scipy import stats
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.validation import UsageValueError, as_int
 from ..model.strategies import STRATEGIES
+from ..plots.studies import save_dynamic_figure
 from ..sweep.runner import run_study_sweep
 from ..sweep.spec import SweepSpec
 from ..ttt.config import CKPT_POLICIES, TimelineConfig, applicable
+from .folder import StudyFolder
 from .sensitivity import holm
 
 __all__ = ["DynamicRow", "DynamicResult", "dynamic_study", "DEFAULT_R", "DEFAULT_FACTORS", "QUICK"]
@@ -96,11 +98,14 @@ class DynamicResult:
 
     rows: tuple
     settings: dict
+    #: The files the study wrote: ``{"result": JSON path, "figure": PNG path (if drawn)}``.
+    files: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
 
         return {"schema_version": SCHEMA_VERSION, "software": software_versions(),
-                "rows": [r.to_dict() for r in self.rows], "best": self.best(), "settings": self.settings}
+                "rows": [r.to_dict() for r in self.rows], "best": self.best(), "settings": self.settings,
+                **self.files}
 
     def best(self) -> list:
         """Per (``N``, shape, policy): each strategy's best ``r`` and its mean TTT/T0 (confirmation runs), and
@@ -211,9 +216,10 @@ def _check(n_values, shapes, policies, r_values, factors, screen_reps, confirm_r
 
 def dynamic_study(n_values=(200, 600, 1000), *, shapes=(0.5, 0.78, 1.0), policies=("hazard", "young_hazard"),
                   r_values=None, factors=DEFAULT_FACTORS, screen_reps: int = 20, confirm_reps: int = 100, rng=0,
-                  base=None, out_dir=os.path.join("data", "dynamic"), scheduler=None, workers=None,
+                  base=None, out_dir=os.path.join("data", "dynamic"), figure=None, scheduler=None, workers=None,
                   force: bool = False, progress=None) -> DynamicResult:
-    """Run the study of the module docstring; datasets go to ``out_dir`` (resumable sweeps, NetCDF).
+    """Run the study of the module docstring into the folder ``out_dir``: its datasets (resumable sweeps, NetCDF),
+    ``dynamic.json`` and, with ``figure``, the figure.
 
     Parameters
     ----------
@@ -230,17 +236,40 @@ def dynamic_study(n_values=(200, 600, 1000), *, shapes=(0.5, 0.78, 1.0), policie
         Root seed.
     base : dict, optional
         Other :class:`TimelineConfig` fields (the paper's setting by default, without jitter: see above).
+    out_dir : path
+        The study's folder (:class:`spare_mc.analyses.folder.StudyFolder`: one setting per folder, checked before
+        any work; another setting is refused unless ``force``, which moves its files aside).
+    figure : path, optional
+        A PNG of the study's figure (none by default).
+    scheduler, workers :
+        As :func:`spare_mc.sweep.run_sweep`.
+    force : bool
+        Move another setting's results aside; replace files spare-mc did not write.
     progress : callable, optional
         Called with one line per sweep.
     """
 
     n_values, shapes, policies, r_values, factors, screen_reps, confirm_reps, base = _check(
         n_values, shapes, policies, r_values, factors, screen_reps, confirm_reps, base)
+    settings = {"n_values": list(n_values), "shapes": list(shapes), "policies": list(policies),
+                "r_values": {s: list(r) for s, r in r_values.items()}, "factors": list(factors),
+                "screen_reps": screen_reps, "confirm_reps": confirm_reps, "seed": rng, "base": base}
+    folder = StudyFolder(out_dir, "dynamic", settings, force=force, figure=figure,
+                         result=("dynamic.json", ("rows", "settings"), "dynamic-checkpointing result"))
+    with folder:
+        return folder.write_result(_run(folder, settings, scheduler, workers, force, progress), save_dynamic_figure)
+
+
+def _run(folder, settings, scheduler, workers, force, progress) -> DynamicResult:
+    """The study's sweeps and rows at ``settings`` (the checked inputs), in ``folder`` (held)."""
+    n_values, shapes, policies, factors = (settings[k] for k in ("n_values", "shapes", "policies", "factors"))
+    screen_reps, confirm_reps, rng, base = (settings[k] for k in ("screen_reps", "confirm_reps", "seed", "base"))
+    r_values = settings["r_values"]
     variants = {"periodic": {}, **{p: {"ckpt_policy": p} for p in policies}}
     paths, rows = [], []
 
     def run(spec):
-        path = os.path.join(out_dir, f"{spec.name}.nc")
+        path = folder.file(f"{spec.name}.nc", dataset=True)
         if progress:
             progress(f"{spec.name}: {spec.n_points} points x {spec.reps} replications")
         paths.append(path)
@@ -291,8 +320,4 @@ def dynamic_study(n_values=(200, 600, 1000), *, shapes=(0.5, 0.78, 1.0), policie
         idx = [i for i, x in enumerate(rows) if x["policy"] == pol]
         for i, ph in zip(idx, holm([rows[i]["p"] for i in idx])):
             rows[i]["p_holm"] = float(ph)
-    settings = {"n_values": list(n_values), "shapes": list(shapes), "policies": list(policies),
-                "r_values": {s: list(r) for s, r in r_values.items()}, "factors": list(factors),
-                "screen_reps": screen_reps, "confirm_reps": confirm_reps, "seed": rng, "base": base,
-                "datasets": paths}
-    return DynamicResult(tuple(DynamicRow(**x) for x in rows), settings)
+    return DynamicResult(tuple(DynamicRow(**x) for x in rows), {**settings, "datasets": paths})

@@ -18,7 +18,6 @@ of those the studies optimise) and :func:`check_r_ranges` (default :data:`R_RANG
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 from scipy import stats
@@ -76,7 +75,7 @@ def check_r_ranges(r_ranges) -> dict:
     return out
 
 
-def screen(prefix, strategy, named, n_values, reps, rng, base, r_ranges, period_factors, out_dir, scheduler,
+def screen(prefix, strategy, named, n_values, reps, rng, base, r_ranges, period_factors, folder, scheduler,
            workers, force, show, log=None) -> tuple:
     """Screen every named override set of ``strategy`` at every ``N`` over ``r x ckpt_period_factor``.
 
@@ -101,7 +100,7 @@ def screen(prefix, strategy, named, n_values, reps, rng, base, r_ranges, period_
                              reps, rng, {"strategy": strategy, "n_groups": n, **base_s}, variants=variants)
             if log:
                 log(f"{spec_name}: {spec.n_points} points x {reps} replications")
-            ds, path = run_stage(spec, out_dir, scheduler, workers, force, show)
+            ds, path = run_stage(spec, folder, scheduler, workers, force, show)
             paths.append(path)
             for name in variants:
                 sub = ds.sel(variant=name)
@@ -144,8 +143,9 @@ def confirm_spec(name, strategy, chosen, first_rep, reps, rng, base, block) -> S
                      variants=chosen, first_rep=first_rep)
 
 
-def run_stage(spec, out_dir, scheduler, workers, force, progress):
-    """Run one stage's sweep into ``<out_dir>/<spec.name>.nc`` (resumable: :func:`spare_mc.sweep.run_study_sweep`);
-    returns ``(dataset, path)``."""
-    path = os.path.join(out_dir, f"{spec.name}.nc")
+def run_stage(spec, folder, scheduler, workers, force, progress):
+    """Run one stage's sweep into ``<folder>/<spec.name>.nc`` (``folder``: the study's held
+    :class:`~spare_mc.analyses.folder.StudyFolder`, which records the file; resumable:
+    :func:`spare_mc.sweep.run_study_sweep`); returns ``(dataset, path)``."""
+    path = folder.file(f"{spec.name}.nc", dataset=True)
     return run_study_sweep(spec, path, scheduler=scheduler, workers=workers, force=force, progress=progress), path

@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.validation import UsageValueError, as_float, as_int
+from ..plots.studies import save_repair_figure
 from ..sweep.runner import run_study_sweep
 from ..sweep.spec import SweepSpec
 from ..ttt.config import MAX_DURATION_S, TimelineConfig, applicable
+from .folder import StudyFolder
 
 __all__ = ["RepairResult", "repair_study", "DEFAULT_REPAIR_TIMES", "DEFAULT_R", "QUICK"]
 
@@ -50,11 +52,14 @@ class RepairResult:
     best: tuple
     reductions: tuple
     settings: dict
+    #: The files the study wrote: ``{"result": JSON path, "figure": PNG path (if drawn)}``.
+    files: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
 
         return {"schema_version": SCHEMA_VERSION, "software": software_versions(), "rows": list(self.rows),
-                "best": list(self.best), "reductions": list(self.reductions), "settings": self.settings}
+                "best": list(self.best), "reductions": list(self.reductions), "settings": self.settings,
+                "best_r_changes": self.best_r_changes(), **self.files}
 
     def best_r_changes(self) -> list:
         """Per (strategy, N): the repair times (ascending, ``none`` last) at which the best ``r`` differs from the
@@ -137,16 +142,32 @@ _REPAIR_OPTIONS = ("repair_sd", "rejoin", "rejoin_s")
 
 
 def repair_study(n_values=(200, 600, 1000), *, repair_times=DEFAULT_REPAIR_TIMES, r_values=None, reps: int = 20,
-                 repair: str = "fixed", rng=0, base=None, out_dir=os.path.join("data", "repair"), scheduler=None,
-                 workers=None, force: bool = False, progress=None) -> RepairResult:
-    """Run the study of the module docstring (resumable sweeps in ``out_dir``).
+                 repair: str = "fixed", rng=0, base=None, out_dir=os.path.join("data", "repair"), figure=None,
+                 scheduler=None, workers=None, force: bool = False, progress=None) -> RepairResult:
+    """Run the study of the module docstring into the folder ``out_dir``: resumable sweeps, ``repair.json`` and,
+    with ``figure``, the figure (a PNG path).
 
     ``base`` sets other :class:`TimelineConfig` fields (e.g. ``repair_sd``, ``rejoin``, ``rejoin_s``; the paper's
-    setting otherwise). ``repair`` is the repair-time law, with mean the studied repair time.
+    setting otherwise). ``repair`` is the repair-time law, with mean the studied repair time. ``out_dir`` is a
+    :class:`spare_mc.analyses.folder.StudyFolder`: one setting per folder, checked before any work; another setting
+    is refused unless ``force`` (which moves its files aside, and replaces files spare-mc did not write).
     """
 
-
     n_values, repair_times, r_values, reps, base = _check(n_values, repair_times, r_values, reps, repair, base)
+    settings = {"n_values": list(n_values), "repair_times": list(repair_times), "repair": repair,
+                "r_values": {s: list(r) for s, r in r_values.items()}, "factors": list(_FACTORS), "reps": reps,
+                "seed": rng, "base": base}
+    folder = StudyFolder(out_dir, "repair", settings, force=force, figure=figure,
+                         result=("repair.json", ("rows", "best", "settings"), "repair result"))
+    with folder:
+        return folder.write_result(_run(folder, settings, scheduler, workers, force, progress), save_repair_figure)
+
+
+def _run(folder, settings, scheduler, workers, force, progress) -> RepairResult:
+    """The study's sweeps and rows at ``settings`` (the checked inputs), in ``folder`` (held)."""
+    n_values, repair_times, r_values, reps, repair, rng = (
+        settings[k] for k in ("n_values", "repair_times", "r_values", "reps", "repair", "seed"))
+    base = dict(settings["base"])
     # the options of a repair (its spread, how a repaired group rejoins) belong to the repair variants: the
     # no-repair baseline refuses them (no effect without a repair)
     of_repair = {k: base.pop(k) for k in _REPAIR_OPTIONS if k in base}
@@ -164,7 +185,7 @@ def repair_study(n_values=(200, 600, 1000), *, repair_times=DEFAULT_REPAIR_TIMES
             spec = SweepSpec(f"repair-{s}-N{n}", "ttt", {"r": list(rs), "ckpt_period_factor": list(_FACTORS)},
                              reps, reps, rng, {"strategy": s, "n_groups": n, **base_s},
                              variants={k: applicable(v, s) for k, v in variants.items()})
-            path = os.path.join(out_dir, f"{spec.name}.nc")
+            path = folder.file(f"{spec.name}.nc", dataset=True)
             paths.append(path)
             if progress:
                 progress(f"{spec.name}: {spec.n_points} points x {reps} replications")
@@ -206,7 +227,5 @@ def repair_study(n_values=(200, 600, 1000), *, repair_times=DEFAULT_REPAIR_TIMES
                 reductions.append({"n_groups": n, "repair_s": rt, "rep_r": pair["rep"]["r"],
                                    "spare_r": pair["spare"]["r"],
                                    "reduction": 1 - pair["spare"]["ttt_over_t0"] / pair["rep"]["ttt_over_t0"]})
-    settings = {"n_values": list(n_values), "repair_times": list(repair_times), "repair": repair,
-                "r_values": {s: list(r) for s, r in r_values.items()}, "factors": list(_FACTORS), "reps": reps,
-                "seed": rng, "base": {**base, **of_repair}, "datasets": paths, "skipped_r_above_n": skipped}
-    return RepairResult(tuple(rows), tuple(best), tuple(reductions), settings)
+    return RepairResult(tuple(rows), tuple(best), tuple(reductions),
+                        {**settings, "datasets": paths, "skipped_r_above_n": skipped})

@@ -8,6 +8,7 @@ spec in it, and its ``main_table.toml`` and ``phase_map.toml`` if present).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -23,10 +24,11 @@ from ..plots.studies import figure_phase
 from ..plots.sweep_figures import save_figures
 from ..sweep.runner import run_study_sweep
 from ..sweep.spec import SweepSpec
-from ..sweep.storage import check_own_json, write_json
+from ..sweep.storage import write_json
 from ..ttt.optimize import main_table
 from ..ttt.config import TimelineConfig, applicable
 from .calibrate import load_preset
+from .folder import StudyFolder, check_target
 from .phase import PhaseStudy, run_phase_study
 
 __all__ = ["reproduce", "ReproduceResult", "studies_dir", "main_table_settings", "MAIN_TABLE_DEFAULTS"]
@@ -60,13 +62,6 @@ def main_table_settings(studies=None) -> dict:
         reject_unknown(d, settings, f"[main_table] of {path}")
         settings.update(d)
     return settings
-
-
-def _check_main_table_target(path, force):
-    """Refuse to replace a file that is not a main table spare-mc wrote (unless ``force``)."""
-
-    check_own_json(path, force, ("rows", "paper_N600"), "main table",
-                   "pass force=True, or choose another `out_dir`")
 
 
 @dataclass(frozen=True, eq=False)
@@ -123,8 +118,9 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
         ``workers`` local processes (default: one per core; ``0``: in this process, as the sweeps); with a
         ``scheduler``, ``workers`` sets the phase map's processes only.
     force : bool
-        Replace existing output files that are not this study's datasets (a study's own earlier dataset, of another
-        version or seed, is always replaced).
+        The output folder is a :class:`spare_mc.analyses.folder.StudyFolder`: a reproduction of another setting
+        there (other specs, sizes, seed or version) is refused before any work unless ``force``, which moves its
+        files aside; ``force`` also replaces files spare-mc did not write.
     progress : callable, optional
         Called with a line of text at each stage.
     preset : str or path, optional
@@ -207,30 +203,32 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
         log("full flavour: expected run time about 2 minutes on 2 cores plus about 8 minutes for the phase map "
             "(quick: about 1.5 minutes)")
     root = os.fspath(out_dir) if out_dir is not None else os.path.join("data", "quick") if quick else "data"
-    mt_path = os.path.join(root, "main_table.json")
-    _check_main_table_target(mt_path, force)
-    phase_path = os.path.join(root, "phase.json")
-
-    check_own_json(phase_path, force, ("rows", "settings"), "phase map", "pass force=True, or choose another "
-                   "`out_dir`")
-    datasets, paths = {}, {}
-    for sp in specs:
-        log(f"sweep {sp.name} ({sp.quantity}, {sp.reps} replications per point)")
-        path = os.path.join(root, f"{sp.name}.nc")
-        datasets[sp.name] = run_study_sweep(sp, path, scheduler=scheduler,
-                                            workers=None if scheduler is not None else workers, force=force)
-        paths[sp.name] = path
-    log("main table")
-    mt = main_table(n_values, reps=reps, confirm_reps=confirm_reps, rng=rng, base=base)
-    write_json({**mt.to_dict(), "software": software_versions()}, mt_path)
-    phase_workers = (os.cpu_count() or 1) if workers is None else max(workers, 1)  # 0: in this process
-    log(f"phase map ({len(phase.n_gpus) * len(phase.save_s) * len(phase.restart_s)} cells, "
-        + ("in this process" if phase_workers == 1 else f"{phase_workers} local processes")
-        + (": it does not run on the dask scheduler)" if scheduler is not None else ")"))
-    pm = run_phase_study(phase, out_dir=root, workers=phase_workers)
-    write_json({"schema_version": SCHEMA_VERSION, "software": software_versions(), **pm}, phase_path)
-    log("figures")
-    figures = save_figures(datasets, os.path.join(root, "figures"), force=force)
-
-    figures.append(figure_phase(pm, os.path.join(root, "figures", "phase.png"), force=force))
+    inputs = {"quick": quick, "specs": {sp.name: sp.digest() for sp in specs}, "n_values": list(n_values),
+              "reps": reps, "confirm_reps": confirm_reps, "seed": rng, "phase": dataclasses.asdict(phase)}
+    folder = StudyFolder(root, "reproduce", inputs, force=force,
+                         result=("main_table.json", ("rows", "paper_N600"), "main table"))
+    check_target(os.path.join(root, "phase.json"), "phase map", force=force, keys=("rows", "settings"))
+    with folder:
+        datasets, paths = {}, {}
+        for sp in specs:
+            log(f"sweep {sp.name} ({sp.quantity}, {sp.reps} replications per point)")
+            path = folder.file(f"{sp.name}.nc", dataset=True)
+            datasets[sp.name] = run_study_sweep(sp, path, scheduler=scheduler,
+                                                workers=None if scheduler is not None else workers, force=force)
+            paths[sp.name] = path
+        log("main table")
+        mt = main_table(n_values, reps=reps, confirm_reps=confirm_reps, rng=rng, base=base)
+        mt_path = folder.file("main_table.json")
+        write_json({**mt.to_dict(), "software": software_versions()}, mt_path)
+        phase_workers = (os.cpu_count() or 1) if workers is None else max(workers, 1)  # 0: in this process
+        log(f"phase map ({len(phase.n_gpus) * len(phase.save_s) * len(phase.restart_s)} cells, "
+            + ("in this process" if phase_workers == 1 else f"{phase_workers} local processes")
+            + (": it does not run on the dask scheduler)" if scheduler is not None else ")"))
+        folder.file("phase_cells")
+        pm = run_phase_study(phase, out_dir=root, workers=phase_workers)
+        phase_path = folder.file("phase.json")
+        write_json({"schema_version": SCHEMA_VERSION, "software": software_versions(), **pm}, phase_path)
+        log("figures")
+        figures = save_figures(datasets, folder.file("figures"), force=force)
+        figures.append(figure_phase(pm, os.path.join(root, "figures", "phase.png"), force=force))
     return ReproduceResult(quick, mt, mt_path, paths, figures, time.perf_counter() - t0, phase_path)

@@ -47,11 +47,12 @@ from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.seeding import trace_seed_sequence
 from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_int
 from ..model.strategies import REDUNDANT_STRATEGIES
-from ..plots.studies import figure_sensitivity
+from ..plots.studies import figure_sensitivity, save_sensitivity_figure
 from ..stats import MCEstimate, estimate_mean, ratio_estimate
 from ..ttt.config import TimelineConfig, applicable
 from ..ttt.optimize import PERIOD_FACTORS, admissible_r, n_values_iv, period_factors_iv
 from ..ttt.run import run_timeline
+from .folder import StudyFolder
 from .engine import R_RANGES, check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage, screen
 
 __all__ = ["Variant", "default_variants", "sensitivity", "SensitivityResult", "SensitivityRow", "SelectedPoint",
@@ -296,6 +297,8 @@ class SensitivityResult:
     settings: dict
     datasets: dict = field(default_factory=dict)
     elapsed_s: float = 0.0
+    #: The files the study wrote: ``{"result": JSON path, "figure": PNG path (if drawn)}``.
+    files: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """What ``spare-mc sensitivity --json`` prints."""
@@ -304,7 +307,7 @@ class SensitivityResult:
                 "baseline": {str(n): row.to_dict() for n, row in self.baseline.items()},
                 "variants": [{**var.to_dict(), "rows": {str(n): row.to_dict() for n, row in rows.items()}}
                              for var, rows in self.variants],
-                "settings": self.settings, "datasets": self.datasets, "elapsed_s": self.elapsed_s}
+                "settings": self.settings, "datasets": self.datasets, "elapsed_s": self.elapsed_s, **self.files}
 
     def row(self, name: str, n_groups: int) -> SensitivityRow:
         """The row of variant ``name`` (or ``"baseline"``) at ``n_groups``."""
@@ -451,15 +454,29 @@ def estimate_cost(n_values=(600,), *, variants=None, reps=10, pilot_reps=40, bas
 
 
 def check_sensitivity_inputs(n_values=(600,), *, variants=None, reps=10, pilot_reps=40, target_pp=1.0,
-                             max_confirm_reps=400, rng=0, base=None, r_ranges=None, period_factors=PERIOD_FACTORS):
-    """Validate the arguments of :func:`sensitivity` (every variant at every ``N``) without running anything."""
-    _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges,
-                  period_factors)
+                             max_confirm_reps=400, rng=0, base=None, r_ranges=None, period_factors=PERIOD_FACTORS,
+                             out_dir=None, figure=None, force=False):
+    """Validate the arguments of :func:`sensitivity` (every variant at every ``N``, and its output folder, result
+    file and figure) without running or writing anything."""
+    checked = _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges,
+                            period_factors)
+    _folder(checked, _check_out_dir(out_dir, os.path.join("data", "sensitivity")), figure, force)
+
+
+def _folder(checked, out_dir, figure, force) -> StudyFolder:
+    """The study's :class:`~spare_mc.analyses.folder.StudyFolder` at the checked inputs (checked now)."""
+    n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges, period_factors = checked
+    inputs = {"n_values": list(n_values), "variants": [v.to_dict() for v in variants], "reps": reps,
+              "pilot_reps": pilot_reps, "target_pp": target_pp, "max_confirm_reps": max_confirm_reps, "seed": rng,
+              "base": base, "r_ranges": {s: list(r_ranges[s]) for s in REDUNDANT_STRATEGIES},
+              "period_factors": list(period_factors)}
+    return StudyFolder(out_dir, "sensitivity", inputs, force=force, figure=figure,
+                       result=("sensitivity.json", ("variants", "baseline"), "sensitivity result"))
 
 
 def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: int = 40, target_pp: float = 1.0,
                 max_confirm_reps: int = 400, rng=0, base: dict | None = None, r_ranges=None,
-                period_factors=PERIOD_FACTORS, out_dir=None, scheduler=None, workers=None, force=False,
+                period_factors=PERIOD_FACTORS, out_dir=None, figure=None, scheduler=None, workers=None, force=False,
                 progress=None) -> SensitivityResult:
     """The paired sensitivity study of the module docstring.
 
@@ -489,20 +506,34 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
     period_factors : sequence of float
         ``T_c = f x T_c*`` grid (default the optimiser's).
     out_dir : path, optional
-        Where the datasets go (default ``data/sensitivity``); finished work is kept there and reused by a rerun.
+        The study's folder (default ``data/sensitivity``): its datasets and ``sensitivity.json``; finished work is
+        kept there and reused by a rerun. One setting per folder (:class:`spare_mc.analyses.folder.StudyFolder`,
+        checked before any work): another setting is refused unless ``force``, which moves its files aside.
+    figure : path, optional
+        A PNG of the study's figure (none by default).
     scheduler, workers, force :
-        As for :func:`spare_mc.sweep.runner.run_sweep` (``workers=0``: in this process).
+        As for :func:`spare_mc.sweep.runner.run_sweep` (``workers=0``: in this process); ``force`` also moves
+        another setting's results aside.
     progress : callable, optional
         Called with a line of text at each stage; also turns the sweeps' progress lines on.
     """
     t_start = time.perf_counter()
-    (n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges,
-     period_factors) = _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base,
-                                     r_ranges, period_factors)
+    checked = _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges,
+                            period_factors)
+    n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges, period_factors = checked
     out_dir = _check_out_dir(out_dir, os.path.join("data", "sensitivity"))
     if progress is not None and not callable(progress):
         raise UsageTypeError(f"`progress` must be a callable taking a line of text, got {progress!r}")
-    os.makedirs(out_dir, exist_ok=True)
+    folder = _folder(checked, out_dir, figure, force)
+    with folder:
+        res = _run(folder, checked, scheduler, workers, force, progress)
+        return folder.write_result(replace(res, elapsed_s=time.perf_counter() - t_start), save_sensitivity_figure)
+
+
+def _run(folder, checked, scheduler, workers, force, progress) -> SensitivityResult:
+    """The study of :func:`sensitivity` on its checked inputs (``_check_inputs``), in ``folder`` (held)."""
+    t_start = time.perf_counter()
+    n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges, period_factors = checked
     log = progress or (lambda msg: None)
     show = progress is not None
     datasets = {}
@@ -512,7 +543,7 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
     for s in REDUNDANT_STRATEGIES:
         named = _strategy_overrides(variants, s)
         screens, paths, skipped = screen("sensitivity-screen", s, named, n_values, reps, rng, base, r_ranges,
-                                          period_factors, out_dir, scheduler, workers, force, show, log)
+                                          period_factors, folder, scheduler, workers, force, show, log)
         datasets.update({os.path.splitext(os.path.basename(p))[0]: p for p in paths})
         skipped_r.update({f"{s}:{name}@{n}": r for (name, n), r in skipped.items()})
         for vname, over in named.items():
@@ -526,7 +557,7 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
         spec = confirm_spec(f"sensitivity-confirm-{s}", s, chosen[s], reps, pilot_reps, rng, base,
                              min(pilot_reps, 10))
         log(f"confirmation {s}: {len(chosen[s])} points x {pilot_reps} fresh replications")
-        confirm[s], datasets[spec.name] = run_stage(spec, out_dir, scheduler, workers, force, show)
+        confirm[s], datasets[spec.name] = run_stage(spec, folder, scheduler, workers, force, show)
     vals = {s: {k: confirm[s]["ttt_over_t0"].sel(variant=k).values for k in chosen[s]} for s in REDUNDANT_STRATEGIES}
     need = _needed_reps(vals, variants, n_values, target_pp, pilot_reps)
     n_final = min(need, max_confirm_reps)
@@ -537,7 +568,7 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
                                  min(extra, 10))
             log(f"extension {s}: {len(chosen[s])} points x {extra} more replications (target half-width "
                 f"{target_pp:g} pp)")
-            ext, datasets[spec.name] = run_stage(spec, out_dir, scheduler, workers, force, show)
+            ext, datasets[spec.name] = run_stage(spec, folder, scheduler, workers, force, show)
             confirm[s] = [confirm[s], ext]
     else:
         confirm = {s: [confirm[s]] for s in REDUNDANT_STRATEGIES}

@@ -17,6 +17,8 @@ stage). ``--table main`` and the full reproduction are :func:`spare_mc.analyses.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
 from dataclasses import replace
 
@@ -24,10 +26,11 @@ from .._lib.provenance import json_safe, stamp
 from .._lib.resources import check_local_workers
 from .._lib.validation import UsageValueError
 from ..plots.studies import figure_domains, figure_phase
-from ..sweep.storage import check_own_json, write_json
+from ..sweep.storage import write_json
 from .clusters import llama3_study
 from .domain_period import run_domain_period_study
 from .domains import DomainStudy, domain_study_rows, run_domain_study
+from .folder import StudyFolder
 from .phase import PhaseStudy, phase_rows, run_phase_study
 
 __all__ = ["domains_table", "domain_period_table", "phase_table", "llama3_table", "LLAMA3_REPS",
@@ -41,7 +44,21 @@ LLAMA3_REPS = (1000, 100)
 DOMAIN_PERIOD_QUICK = {"study": {"n_values": (200,), "levels": ("none", "rack"), "n_steps": 1000, "mixed_n_values": ()},
                        "run": {"period_factors": (0.5, 1.0, 2.0), "screen_reps": 4, "confirm_reps": 8}}
 
-_HINT = "pass --force, or choose another folder"
+
+
+def _folder(table: str, out_dir, settings: dict, force: bool, result: tuple, figure: str | None = None):
+    """The table's :class:`~spare_mc.analyses.folder.StudyFolder` (study ``table-<table>``, checked now, before any
+    work; ``result``: ``(file name, keys, what)``; ``figure``: a path inside the folder), or ``None`` without
+    ``out_dir`` (nothing is written)."""
+    if out_dir is None:
+        return None
+    fig = None if figure is None else os.path.join(os.fspath(out_dir), figure)
+    return StudyFolder(out_dir, f"table-{table}", settings, force=force, result=result, figure=fig)
+
+
+def _held(folder):
+    """``with _held(folder):`` holds the folder for the whole run (nothing without one)."""
+    return contextlib.nullcontext() if folder is None else folder
 
 
 def _sizes(counts: dict, seed) -> dict:
@@ -60,20 +77,17 @@ def _sizes(counts: dict, seed) -> dict:
     return out
 
 
-def _json_table(table: str, out_dir, force: bool, keys: tuple, what: str, run, progress) -> dict:
-    """A table whose result is one JSON: ``run(progress)``, stamped; with ``out_dir``, written to
-    ``<table>.json`` there (``-`` as ``_``), a file that is not one of ``what`` (its ``keys``) refused before any
-    work."""
-    target = None
-    if out_dir is not None:
-        target = os.path.join(out_dir, f"{table.replace('-', '_')}.json")
-        check_own_json(target, force, keys, what, _HINT)
-    out = stamp({"table": table, **run(progress)})
-    if target is not None:
-
-        os.makedirs(out_dir, exist_ok=True)
-        write_json(json_safe(out), target)
-        out["result"] = target
+def _json_table(table: str, out_dir, settings: dict, force: bool, keys: tuple, what: str, run, progress) -> dict:
+    """A table whose result is one JSON: ``run(progress)``, stamped; with ``out_dir`` (a study folder at
+    ``settings``, checked before any work), written to ``<table>.json`` there (``-`` as ``_``)."""
+    name = f"{table.replace('-', '_')}.json"
+    folder = _folder(table, out_dir, settings, force, (name, keys, what))
+    with _held(folder):
+        out = stamp({"table": table, **run(progress)})
+        if folder is not None:
+            target = folder.file(name)
+            write_json(json_safe(out), target)
+            out["result"] = target
     return out
 
 
@@ -118,16 +132,17 @@ def domains_table(*, quick: bool = False, n_values=None, reps=None, seed=None, o
                                   f"got {bad[0]}")
     kw.update(_sizes({"reps": ("ttt_reps", reps)}, seed))
     study = DomainStudy.quick(**kw) if quick else DomainStudy(**kw)
-    res = run_domain_study(study, progress=progress)
-    out = {"rows": domain_study_rows(res), "settings": res["settings"], "elapsed_s": res["elapsed_s"],
-           "table": "domains"}
-    if out_dir is not None:
-        path = os.path.join(out_dir, "domains.json")
-        check_own_json(path, force, ("rows", "settings"), "domain study", _HINT)
-        os.makedirs(os.path.join(out_dir, "figures"), exist_ok=True)
-        write_json(stamp(res), path)
-        out["figure"] = figure_domains(res, os.path.join(out_dir, "figures", "domains.png"), force=force)
-        out["result"] = path
+    folder = _folder("domains", out_dir, dataclasses.asdict(study), force,
+                     ("domains.json", ("rows", "settings"), "domain study"), os.path.join("figures", "domains.png"))
+    with _held(folder):
+        res = run_domain_study(study, progress=progress)
+        out = {"rows": domain_study_rows(res), "settings": res["settings"], "elapsed_s": res["elapsed_s"],
+               "table": "domains"}
+        if folder is not None:
+            path = folder.file("domains.json")
+            write_json(json_safe(stamp(res)), path)
+            out["figure"] = figure_domains(res, folder.record(folder.figure), force=force)
+            out["result"] = path
     return stamp(out)
 
 
@@ -181,7 +196,8 @@ def domain_period_table(*, quick: bool = False, n_values=None, reps=None, confir
         run_kw = {**DOMAIN_PERIOD_QUICK["run"], **run_kw}
     else:
         study = DomainStudy(**{"n_values": (600,), **kw})
-    return _json_table("domain-period", out_dir, force, ("rows", "settings"), "period study",
+    return _json_table("domain-period", out_dir, {"study": dataclasses.asdict(study), "run": run_kw}, force,
+                       ("rows", "settings"), "period study",
                        lambda log: run_domain_period_study(study, progress=log, **run_kw), progress)
 
 
@@ -237,17 +253,19 @@ def phase_table(*, quick: bool = False, studies=None, reps=None, confirm_reps=No
         study = replace(PhaseStudy.from_file(spec, quick=quick), **kw)
     else:
         study = PhaseStudy.quick(**kw) if quick else PhaseStudy(**kw)
-    path = None
-    if out_dir is not None:
-        path = os.path.join(out_dir, "phase.json")
-        check_own_json(path, force, ("rows", "settings"), "phase map", _HINT)
-    res = run_phase_study(study, progress=progress, out_dir=out_dir, workers=workers or 1)
-    out = {"rows": phase_rows(res), "settings": res["settings"], "clusters": res["clusters"],
-           "elapsed_s": res["elapsed_s"], "table": "phase"}
-    if path is not None:
-        write_json(json_safe(stamp(res)), path)
-        out["figure"] = figure_phase(res, os.path.join(out_dir, "figures", "phase.png"), force=force)
-        out["result"] = path
+    folder = _folder("phase", out_dir, dataclasses.asdict(study), force,
+                     ("phase.json", ("rows", "settings"), "phase map"), os.path.join("figures", "phase.png"))
+    with _held(folder):
+        if folder is not None:
+            folder.file("phase_cells")
+        res = run_phase_study(study, progress=progress, out_dir=out_dir, workers=workers or 1)
+        out = {"rows": phase_rows(res), "settings": res["settings"], "clusters": res["clusters"],
+               "elapsed_s": res["elapsed_s"], "table": "phase"}
+        if folder is not None:
+            path = folder.file("phase.json")
+            write_json(json_safe(stamp(res)), path)
+            out["figure"] = figure_phase(res, folder.record(folder.figure), force=force)
+            out["result"] = path
     return stamp(out)
 
 
@@ -286,5 +304,5 @@ def llama3_table(*, quick: bool = False, reps=None, seed=None, out_dir=None, for
         raise UsageValueError(f"`reps` must be >= 2 to estimate a standard error, got {reps}")
     if seed < 0:
         raise UsageValueError(f"`seed` must be >= 0, got {seed}")
-    return _json_table("llama3", out_dir, force, ("central", "grid"), "Llama 3 study",
+    return _json_table("llama3", out_dir, {"reps": reps, "seed": seed}, force, ("central", "grid"), "Llama 3 study",
                        lambda log: llama3_study(reps=reps, rng=seed, progress=log), progress)

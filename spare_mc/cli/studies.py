@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import os
 
-from .._lib.provenance import json_safe
 from .._lib.resources import check_local_workers
 from .._lib.validation import UsageValueError
-from ..analyses.calibrate import DEFAULT_SCHEDULE, SEARCH_SPACE, calibrate, fitted_clash, write_preset
+from ..analyses.calibrate import DEFAULT_SCHEDULE, SEARCH_SPACE, calibrate, fitted_clash
 from ..analyses.dynamic import QUICK as DYNAMIC_QUICK
 from ..analyses.dynamic import dynamic_study
 from ..analyses.repair import QUICK as REPAIR_QUICK
@@ -19,9 +18,6 @@ from ..analyses.repair import STUDY_SETS, repair_study
 from ..analyses.reproduce import reproduce
 from ..analyses.sensitivity import check_sensitivity_inputs, default_variants, estimate_cost, sensitivity
 from ..analyses.tables import domain_period_table, domains_table, llama3_table, phase_table
-from ..plots.files import check_figure_target as _check_figure_target
-from ..plots.studies import save_dynamic_figure, save_repair_figure, save_sensitivity_figure
-from ..sweep.storage import check_own_json, write_json
 from ..ttt.optimize import PERIOD_FACTORS
 from .format import Report, say
 from .handlers import progress
@@ -182,50 +178,35 @@ def run_sensitivity(args) -> Report:
         variants = tuple(known[x] for x in names)
     if args.seed < 0:
         raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
-    # refuse a foreign file, or one of this run's other outputs, before any work
-    out_dir, figure, result = _study_targets(args, "sensitivity", ("variants", "baseline"), "sensitivity result")
+    out_dir, figure = _study_targets(args, "sensitivity")
     r_ranges = _r_ranges(args)
     kw = dict(variants=variants, reps=args.reps, pilot_reps=args.pilot_reps, base=base, r_ranges=r_ranges)
-    with flag_names(n_values="--n-groups"):
+    with flag_names(n_values="--n-groups", out_dir="--out-dir", figure="--figure", force="--force"):
         check_sensitivity_inputs(n_values, target_pp=args.target_pp, max_confirm_reps=args.max_confirm_reps,
-                                 rng=args.seed, **kw)  # every rule before the timed jobs of the estimate
+                                 rng=args.seed, out_dir=out_dir, figure=figure, force=args.force,
+                                 **kw)  # every rule and every output before the timed jobs of the estimate
     cost = estimate_cost(n_values, workers=args.workers, **kw)
     say(f"spare-mc sensitivity: {len(variants)} variants at N = {', '.join(map(str, n_values))}; expected time "
          f"about {cost['expected_s'] / 60:.1f} min on {cost['workers']} worker(s) (a rough estimate from timed jobs)")
     log = progress(args)
-    res = sensitivity(n_values, target_pp=args.target_pp, max_confirm_reps=args.max_confirm_reps, rng=args.seed,
-                      out_dir=out_dir, scheduler=args.scheduler, workers=args.workers, force=args.force,
-                      progress=log, **kw)
+    with flag_names(n_values="--n-groups", out_dir="--out-dir", figure="--figure", force="--force"):
+        res = sensitivity(n_values, target_pp=args.target_pp, max_confirm_reps=args.max_confirm_reps, rng=args.seed,
+                          out_dir=out_dir, figure=figure, scheduler=args.scheduler, workers=args.workers,
+                          force=args.force, progress=log, **kw)
     d = res.to_dict()
     d["expected_s"] = cost["expected_s"]
-    if figure is not None:
-        d["figure"] = save_sensitivity_figure(res, figure, force=args.force)
-
-    d["result"] = result
-    write_json(json_safe(d), d["result"])
     return Report(d, res)
 
 
-def _study_targets(args, name, keys, what):
-    """A study's outputs, checked before any work: ``(out_dir, figure or None, result)`` -- the folder
-    (``--out-dir``, default ``data/<name>``; not a file), the PNG figure (``--figure``, default
-    ``<out-dir>/<name>.png``, ``none`` to skip; a file spare-mc did not write is refused without ``--force``) and
-    the JSON result ``<out-dir>/<name>.json`` (the same rule, its keys ``keys``); ``--workers`` must be >= 0."""
+def _study_targets(args, name):
+    """A study's folder and figure: ``(out_dir, figure or None)`` -- ``--out-dir`` (default ``data/<name>``) and
+    ``--figure`` (default ``<out-dir>/<name>.png``, ``none`` to skip); ``--workers`` must be >= 0. The study checks
+    both, and its result file, before any work (:class:`spare_mc.analyses.folder.StudyFolder`)."""
 
     check_local_workers(args.workers, "--workers")  # before any work
     out_dir = args.out_dir or os.path.join("data", name)
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise UsageValueError(f"`--out-dir` {out_dir} exists and is not a folder")
     figure = None if (args.figure or "").lower() == "none" else args.figure or os.path.join(out_dir, f"{name}.png")
-    if figure is not None:
-        if not figure.lower().endswith(".png"):
-            raise UsageValueError(f"`--figure` must end in .png (the figure is a PNG), got {figure!r}")
-        _check_figure_target(figure, args.force)
-    result = os.path.join(out_dir, f"{name}.json")
-    check_own_json(result, args.force, keys, what)
-    if figure is not None and os.path.abspath(figure) == os.path.abspath(result):
-        raise UsageValueError(f"`--figure` {figure} is this run's result file; choose another path")
-    return out_dir, figure, result
+    return out_dir, figure
 
 
 def run_dynamic(args) -> Report:
@@ -249,17 +230,13 @@ def run_dynamic(args) -> Report:
         base = {"n_steps": DYNAMIC_QUICK["n_steps"], **base}
     if args.seed < 0:
         raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
-    out_dir, figure, result = _study_targets(args, "dynamic", ("rows", "settings"), "dynamic-checkpointing result")
+    out_dir, figure = _study_targets(args, "dynamic")
     log = progress(args)
-    with flag_names(n_values="--n-groups"):
+    with flag_names(n_values="--n-groups", out_dir="--out-dir", figure="--figure", force="--force"):
         res = dynamic_study(n_values, shapes=shapes, policies=policies, rng=args.seed, base=base, out_dir=out_dir,
-                            scheduler=args.scheduler, workers=args.workers, force=args.force, progress=log, **kw)
-    d = res.to_dict()
-    if figure is not None:
-        d["figure"] = save_dynamic_figure(res, figure, force=args.force)
-    d["result"] = result
-    write_json(json_safe(d), result)
-    return Report(d, res)
+                            figure=figure, scheduler=args.scheduler, workers=args.workers, force=args.force,
+                            progress=log, **kw)
+    return Report(res.to_dict(), res)
 
 
 def run_repair(args) -> Report:
@@ -278,24 +255,19 @@ def run_repair(args) -> Report:
         base = {"n_steps": REPAIR_QUICK["n_steps"], **base}
     if args.seed < 0:  # (`--reps`: the study's rule)
         raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
-    out_dir, figure, result = _study_targets(args, "repair", ("rows", "best", "settings"), "repair result")
+    out_dir, figure = _study_targets(args, "repair")
     log = progress(args)
 
     for name in STUDY_SETS:  # (before the mapping below, which reads the study's `repair` as --law)
         if getattr(args, name, None) is not None:
             raise UsageValueError(f"`--{name.replace('_', '-')}` must not be given: the study sets it (the repair law "
                                   f"is --law, the repair times --repair-times)")
-    with flag_names(n_values="--n-groups", repair_times="--repair-times", repair="--law"):
+    with flag_names(n_values="--n-groups", repair_times="--repair-times", repair="--law", out_dir="--out-dir",
+                    figure="--figure", force="--force"):
         res = repair_study(n_values, repair_times=times, reps=reps, repair=args.law, rng=args.seed, base=base,
-                           out_dir=out_dir, scheduler=args.scheduler, workers=args.workers, force=args.force,
-                           progress=log)
-    d = res.to_dict()
-    d["best_r_changes"] = res.best_r_changes()
-    if figure is not None:
-        d["figure"] = save_repair_figure(res, figure, force=args.force)
-    d["result"] = result
-    write_json(json_safe(d), result)
-    return Report(d, res)
+                           out_dir=out_dir, figure=figure, scheduler=args.scheduler, workers=args.workers,
+                           force=args.force, progress=log)
+    return Report(res.to_dict(), res)
 
 
 def _quick_conflicts(args, command: str, dests) -> None:
@@ -360,25 +332,7 @@ def run_calibrate(args) -> Report:
                                   f"{args.period_factors!r}") from None
     if args.seed < 0:
         raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
-    out_dir = args.out_dir or os.path.join("data", "calibrate")
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise UsageValueError(f"`--out-dir` {out_dir} exists and is not a folder")
     check_local_workers(args.workers, "--workers")  # before any work
-    result = os.path.join(out_dir, "calibration.json")
-    check_own_json(result, args.force, ("equivalence_set", "target"), "calibration result")
-    if args.preset_out is not None:
-        po = args.preset_out
-        if not po.lower().endswith(".json"):
-            raise UsageValueError(f"`--preset-out` must end in .json, got {po!r}")
-        if os.path.abspath(po) == os.path.abspath(result) or (
-                os.path.dirname(os.path.abspath(po)) == os.path.abspath(out_dir)
-                and os.path.basename(po).startswith("calibrate-")):
-            raise UsageValueError(f"`--preset-out` {po} is one of this run's own outputs in {out_dir}; choose "
-                                  f"another path")
-        parent = os.path.dirname(os.path.abspath(po))
-        if not os.path.isdir(parent) and parent != os.path.abspath(out_dir):  # (--out-dir is made by the run)
-            raise UsageValueError(f"`--preset-out`: the folder {parent} does not exist")
-        check_own_json(po, args.force, ("overrides", "fitted"), "preset")
     base = config_overrides(args)
     clash = fitted_clash(space, base)  # said with the command line's names (calibrate's own error names `base`)
     if clash:
@@ -387,19 +341,14 @@ def run_calibrate(args) -> Report:
         raise UsageValueError(f"`{flags}` sets what the calibration fits (option {opt!r}): drop the flag, or "
                               f"leave {opt!r} out of `--options`")
     log = progress(args)
-    res = calibrate(args.target, fit_n=None if args.fit_n is None else _ints(args.fit_n, "--fit-n"),
-                    predict_n=None if args.predict_n is None else _ints(args.predict_n, "--predict-n"),
-                    space=space, base=base, schedule=schedule, eta=args.eta,
-                    min_keep=args.min_keep, tol_ttt=args.tol_ttt, tol_availability=args.tol_availability,
-                    alpha=args.alpha, rng=args.seed, r_ranges=_r_ranges(args), period_factors=pf,
-                    out_dir=args.out_dir, scheduler=args.scheduler, workers=args.workers, force=args.force,
-                    progress=log)
-    d = res.to_dict()
-
-    d["result"] = result
-    write_json(json_safe(d), d["result"])  # the result first: a preset path problem cannot lose it
-    if args.preset_out is not None:
-        d["preset"] = write_preset(res, args.preset_out, name=os.path.splitext(os.path.basename(args.preset_out))[0])
-    return Report(d, res)
+    with flag_names(out_dir="--out-dir", preset_out="--preset-out", force="--force"):
+        res = calibrate(args.target, fit_n=None if args.fit_n is None else _ints(args.fit_n, "--fit-n"),
+                        predict_n=None if args.predict_n is None else _ints(args.predict_n, "--predict-n"),
+                        space=space, base=base, schedule=schedule, eta=args.eta,
+                        min_keep=args.min_keep, tol_ttt=args.tol_ttt, tol_availability=args.tol_availability,
+                        alpha=args.alpha, rng=args.seed, r_ranges=_r_ranges(args), period_factors=pf,
+                        out_dir=args.out_dir, preset_out=args.preset_out, scheduler=args.scheduler,
+                        workers=args.workers, force=args.force, progress=log)
+    return Report(res.to_dict(), res)
 
 

@@ -38,7 +38,7 @@ from .._lib.provenance import code_digest
 from .._lib.validation import UsageValueError
 
 __all__ = ["QUANTITIES", "OUTPUTS", "write_dataset", "open_dataset", "summarize", "write_json", "json_default",
-           "content_digest", "check_regular_target", "CorruptDataset",
+           "content_digest", "check_regular_target", "check_writable", "CorruptDataset",
            "PartsStore", "SweepLocked"]
 
 
@@ -109,6 +109,30 @@ def check_regular_target(path, what: str = "output") -> None:
         raise UsageValueError(f"the {what} path {path} is {kind}; spare-mc only writes regular files")
 
 
+def check_writable(path, what: str = "output") -> None:
+    """Refuse, before any work, a file ``path`` that could not be written: a parent path that runs through a file,
+    or a folder (the nearest one that exists: the missing ones are made by the run) where this process cannot
+    create a file. The test creates and removes a probe file there (``os.access`` would say yes to root on a
+    read-only folder, and no on some network file systems that allow it). Errors name ``path``, the user's path."""
+    path = os.fspath(path)
+    check_regular_target(path, what)
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(folder):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    if not os.path.isdir(folder):
+        raise UsageValueError(f"cannot write the {what} {path}: {folder} is a file, not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".spare-mc-probe.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise UsageValueError(f"cannot write the {what} {path}: {folder} is not writable "
+                              f"({exc.strerror or exc})") from None
+    os.close(fd)
+    os.remove(probe)
+
+
 def _file_mode() -> int:
     """The mode a new file gets under the process's umask (mkstemp's files are 0600)."""
     mask = os.umask(0)
@@ -121,7 +145,10 @@ def atomic_write(path: str, write) -> None:
     path = os.fspath(path)
     check_regular_target(path)
     folder = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
+    except OSError as exc:  # name the file being written, not the temporary one that could not be made
+        raise OSError(exc.errno, exc.strerror, path) from exc
     os.close(fd)
     try:
         write(tmp)
@@ -134,8 +161,9 @@ def atomic_write(path: str, write) -> None:
             os.remove(tmp)
         except OSError:
             pass
-        if isinstance(exc, OSError) and exc.strerror is not None and not exc.filename:
-            # a write to an open file (a full disk, a quota) names no file: name the one being written
+        if isinstance(exc, OSError) and exc.strerror is not None and (not exc.filename or exc.filename == tmp):
+            # a write to an open file (a full disk, a quota) names no file, or the temporary one: name the one
+            # being written
             raise OSError(exc.errno, exc.strerror, path) from exc
         raise
     _fsync_dir(folder)

@@ -1,0 +1,279 @@
+"""The output-folder contract every study keeps (``sensitivity``, ``calibrate``, ``dynamic``, ``repair``, ``reproduce``
+and its tables): a folder holds one study at one setting.
+
+A study's folder carries a manifest, :data:`MANIFEST`: the study's name, its **setting digest** (a SHA-256 of the
+study's name, its settings -- every input that changes a number, the seed included -- and the spare_mc version),
+the settings themselves, and the files the study has written there. :class:`StudyFolder` enforces, in this order:
+
+1. **Before any work** (:meth:`StudyFolder.check`, called by the constructor): the folder is a folder or can be made
+   (no file in its path), this process can create files in it (a probe file, so a read-only folder is refused
+   even to root), and a manifest of **another setting** is refused unless ``force``; the refusal names what differs
+   (e.g. ``seed: 0 -> 1``). Each output file the study will write is checked by :func:`check_target` (writable, not
+   a folder, not a file spare-mc did not write).
+2. **For the whole run** (``with folder:``): one exclusive lock (:data:`LOCK`, ``flock``), so that a second run into
+   the folder -- any setting -- is refused at once instead of interleaving its stages with the first; the manifest
+   is checked again under the lock and written before the first result.
+3. **With force and another setting**, the earlier run's files (those its manifest lists) are moved aside into
+   ``replaced/<UTC time>-<its digest>/`` inside the folder: kept, never mixed with the new run's, never deleted.
+
+A rerun of the same setting finds its own manifest and resumes (the sweeps keep their finished tasks) or returns at
+once. A folder without a manifest (written before spare_mc 0.3.1, or a folder of the user's) is claimed; the files
+in it that the study would replace are checked one by one as before (:func:`check_target`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import errno
+import fcntl
+import hashlib
+import json
+import os
+
+from .._lib.provenance import SCHEMA_VERSION, json_safe
+from .._lib.validation import UsageValueError
+from .._lib.version import __version__
+from ..plots.files import check_figure_target
+from ..sweep.storage import SweepLocked, check_own_json, check_regular_target, check_writable, write_json
+
+__all__ = ["MANIFEST", "LOCK", "StudyFolder", "check_target", "setting_digest"]
+
+#: The manifest of a study's output folder (its study, setting digest, settings and files).
+MANIFEST = ".spare-mc-study.json"
+#: The lock file held for the whole run of a study.
+LOCK = ".spare-mc-study.lock"
+#: The subfolder where ``force`` moves the files of a run of another setting.
+REPLACED = "replaced"
+
+
+def setting_digest(study: str, settings: dict) -> str:
+    """SHA-256 of ``study``, ``settings`` (JSON, keys sorted) and the spare_mc version: what a folder's results
+    depend on."""
+    blob = json.dumps({"study": study, "settings": json_safe(settings), "spare_mc": __version__}, sort_keys=True,
+                      default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def check_target(path, what: str, *, force: bool, keys=None, figure: bool = False, flag: str | None = None) -> str:
+    """Check, before any work, one file a study will write: ``path`` can be written (:func:`check_writable`), is a
+    regular file or nothing, and, when it exists, is a ``what`` spare-mc wrote (a JSON object with every key of
+    ``keys``, or with ``figure`` a PNG marked as spare-mc's) unless ``force``. ``flag`` (e.g. ``"--figure"``) names
+    the input the path came from in the errors. Returns the path."""
+    path = os.fspath(path)
+    label = f"{what} (`{flag}`)" if flag else what
+    check_regular_target(path, label)
+    check_writable(path, label)
+    if figure:
+        check_figure_target(path, force)
+    elif keys is not None:
+        check_own_json(path, force, keys, what)
+    return path
+
+
+def _describe(old: dict, new: dict, limit: int = 4) -> str:
+    """What differs between two manifests, e.g. ``"seed: 0 -> 1; policies: ['hazard'] -> ['young_hazard']"``."""
+    parts = []
+    if old.get("study") != new["study"]:
+        parts.append(f"study: {old.get('study')!r} -> {new['study']!r}")
+    if old.get("spare_mc") != __version__:
+        parts.append(f"spare_mc: {old.get('spare_mc')} -> {__version__}")
+    a, b = old.get("settings") or {}, new["settings"]
+    for key in sorted(set(a) | set(b)):
+        if a.get(key) != b.get(key):
+            parts.append(f"{key}: {_short(a.get(key, '(unset)'))} -> {_short(b.get(key, '(unset)'))}")
+    more = len(parts) - limit
+    return "; ".join(parts[:limit]) + (f"; and {more} more" if more > 0 else "") if parts else "the settings"
+
+
+def _short(x, n: int = 60) -> str:
+    text = json.dumps(x, default=str) if not isinstance(x, str) else repr(x)
+    return text if len(text) <= n else text[:n - 3] + "..."
+
+
+class StudyFolder:
+    """One study's output folder, held for the whole run (see the module docstring).
+
+    Parameters
+    ----------
+    out_dir : path
+        The folder (made by the run if missing).
+    study : str
+        The study's name (``"dynamic"``, ``"reproduce"``, ``"table-phase"``, ...).
+    settings : dict
+        Every input that changes a number (the seed included), JSON-serialisable; the digest is taken over it.
+    force : bool
+        Move the files of a run of another setting aside (and replace files spare-mc did not write).
+    flag : str
+        The input the folder came from, in the errors (``"--out-dir"`` from the command line).
+
+    Examples
+    --------
+    >>> folder = StudyFolder(out_dir, "dynamic", {"seed": 0, ...})   # refuses another setting, before any work
+    >>> with folder:                                                 # the lock, for the whole run
+    ...     path = folder.file("dynamic-screen-rep-N200.nc")          # recorded in the manifest
+    """
+
+    def __init__(self, out_dir, study: str, settings: dict, *, force: bool = False, flag: str = "`out_dir`",
+                 result=None, figure=None, figure_flag: str = "`figure`"):
+        if not isinstance(out_dir, (str, os.PathLike)) or isinstance(out_dir, bytes) or not os.fspath(out_dir):
+            raise UsageValueError(f"{flag} must be a folder path, got {out_dir!r}")
+        self.root = os.fspath(out_dir)
+        self.study = study
+        # as the manifest will hold it (a seed that is not a number -- a SeedSequence -- as its text)
+        self.settings = json.loads(json.dumps(json_safe(settings), default=str))
+        self.digest = setting_digest(study, self.settings)
+        self.force = bool(force)
+        self.flag = flag
+        self.result = result
+        self.figure = None if figure is None else os.fspath(figure)
+        self.figure_flag = figure_flag
+        self.files: list = []
+        self.moved_to = None
+        self._lock_fd = None
+        self.check()
+
+    # ------------------------------------------------------------------------------------------------ checks
+    def _manifest_path(self) -> str:
+        return os.path.join(self.root, MANIFEST)
+
+    def _read_manifest(self):
+        """The folder's manifest (a dict), ``None`` without one; a damaged one is a usage error unless ``force``."""
+        path = self._manifest_path()
+        if not os.path.exists(path):
+            return None
+        try:
+            with open(path, encoding="utf-8") as fh:
+                d = json.load(fh)
+            if not (isinstance(d, dict) and isinstance(d.get("digest"), str) and isinstance(d.get("files", []), list)):
+                raise ValueError("not a study manifest")
+            return d
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            if self.force:
+                return {"study": "?", "digest": "damaged", "settings": {}, "files": []}
+            raise UsageValueError(f"{self.flag} {self.root}: its manifest {MANIFEST} is damaged ({exc}); pass force=True "
+                                  f"to move the folder's recorded results aside, or choose another "
+                                  f"folder") from None
+
+    def check(self) -> None:
+        """The checks of step 1 (no side effects): a folder that can be written, and no other setting's results
+        unless ``force``."""
+        if os.path.exists(self.root) and not os.path.isdir(self.root):
+            raise UsageValueError(f"{self.flag} {self.root} exists and is not a folder")
+        check_writable(os.path.join(self.root, MANIFEST), f"study folder ({self.flag})")
+        old = self._read_manifest()
+        if old is not None and old["digest"] != self.digest and not self.force:
+            what = "the same study" if old.get("study") == self.study else f"the {old.get('study')!r} study"
+            raise UsageValueError(
+                f"{self.flag} {self.root} holds the results of {what} at another setting ({self._diff(old)}); "
+                f"refusing to mix or replace them: choose another folder, or pass force=True to move them "
+                f"aside into {os.path.join(self.root, REPLACED)}/")
+        if self.result is not None:
+            name, keys, what = self.result
+            check_target(os.path.join(self.root, name), what, force=self.force, keys=keys)
+        if self.figure is not None:
+            if not self.figure.lower().endswith(".png"):
+                raise UsageValueError(f"{self.figure_flag} must end in .png (the figure is a PNG), got {self.figure!r}")
+            check_target(self.figure, "figure", force=self.force, figure=True, flag=self.figure_flag.strip("`"))
+            if self.result is not None and os.path.abspath(self.figure) == os.path.abspath(
+                    os.path.join(self.root, self.result[0])):
+                raise UsageValueError(f"{self.figure_flag} {self.figure} is this run's result file; choose another "
+                                      f"path")
+
+    def _diff(self, old: dict) -> str:
+        return _describe(old, {"study": self.study, "settings": self.settings})
+
+    # ------------------------------------------------------------------------------------------------ the run
+    def __enter__(self):
+        os.makedirs(self.root, exist_ok=True)
+        lock = os.path.join(self.root, LOCK)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise SweepLocked(f"another spare-mc run is writing into {self.root} (lock {lock}); wait for it to "
+                                  f"finish or choose another folder") from None
+            raise
+        self._lock_fd = fd
+        try:
+            self.check()  # again, under the lock: another run may have claimed the folder since
+            old = self._read_manifest()
+            if old is not None and old["digest"] != self.digest:
+                self._move_aside(old)
+            elif old is not None:
+                self.files = [f for f in old.get("files", []) if isinstance(f, str)]
+            self._write_manifest()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the lock
+            self._lock_fd = None
+        return False
+
+    def _move_aside(self, old: dict) -> None:
+        """Move the files ``old``'s manifest lists (and the manifest) into ``replaced/<time>-<digest>/``."""
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        dest = os.path.join(self.root, REPLACED, f"{stamp}-{str(old.get('digest'))[:12]}")
+        k = 1
+        while os.path.lexists(dest):  # (two replacements within one second)
+            dest = os.path.join(self.root, REPLACED, f"{stamp}-{str(old.get('digest'))[:12]}-{k}")
+            k += 1
+        moved = 0
+        for name in [f for f in old.get("files", []) if isinstance(f, str)] + [MANIFEST]:
+            src = os.path.join(self.root, name)
+            if _inside(self.root, src) and os.path.lexists(src):
+                target = os.path.join(dest, name)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                os.replace(src, target)
+                moved += 1
+        self.moved_to = dest if moved else None
+
+    def _write_manifest(self) -> None:
+        write_json({"schema_version": SCHEMA_VERSION, "spare_mc": __version__, "study": self.study,
+                    "digest": self.digest, "settings": self.settings, "files": self.files},
+                   self._manifest_path())
+
+    def file(self, name: str, *, dataset: bool = False) -> str:
+        """The path of the output ``name`` (relative to the folder), recorded in the manifest before anything is
+        written there (a sweep's ``dataset`` also records its ``.parts`` folder)."""
+        if self._lock_fd is None:
+            raise RuntimeError("StudyFolder.file() is called inside `with folder:` (the run holds the folder)")
+        path = os.path.join(self.root, name)
+        if not _inside(self.root, path):
+            raise UsageValueError(f"the output {name!r} is not inside the study folder {self.root}")
+        new = [n for n in ([name, name + ".parts"] if dataset else [name]) if n not in self.files]
+        if new:
+            self.files.extend(new)
+            self._write_manifest()
+        return path
+
+    def write_result(self, result, save_figure=None, extra=None):
+        """Write the study's figure (``save_figure(result, path, force=...)``, when the folder has a ``figure``)
+        and its result JSON (``result.to_dict()``, then ``extra``, then the paths written as ``figure`` and
+        ``result``); returns ``result`` with its ``files`` (``{"result": path[, "figure": path]}``)."""
+        files = {}
+        if self.figure is not None and save_figure is not None:
+            files["figure"] = save_figure(result, self.record(self.figure), force=self.force)
+        files["result"] = self.file(self.result[0])
+        write_json(json_safe({**result.to_dict(), **(extra or {}), **files}), files["result"])
+        return dataclasses.replace(result, files=files)
+
+    def record(self, path) -> str:
+        """Record ``path`` (any path; one inside the folder is recorded relative to it, one outside is not
+        recorded: force never moves a file outside the folder); returns it."""
+        path = os.fspath(path)
+        if _inside(self.root, path):
+            self.file(os.path.relpath(os.path.abspath(path), os.path.abspath(self.root)))
+        return path
+
+
+def _inside(root: str, path: str) -> bool:
+    """``path`` is ``root`` itself or below it (no ``..`` escapes)."""
+    root, path = os.path.abspath(root), os.path.abspath(path)
+    return path != root and os.path.commonpath([root, path]) == root

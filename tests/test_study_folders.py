@@ -1,0 +1,250 @@
+"""The output-folder contract of the studies (issue 36): one study at one setting per folder, refused before any
+work otherwise (``force`` moves the other setting's files aside), one lock for the whole run, every output path
+checked before any work with the user's path in the error, and a killed run resumed to the identical result."""
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+import spare_mc as sm
+from spare_mc.analyses.calibrate import calibrate
+from spare_mc.analyses.dynamic import dynamic_study
+from spare_mc.analyses.folder import LOCK, MANIFEST, REPLACED, StudyFolder
+from spare_mc.analyses.repair import repair_study
+from spare_mc.analyses.reproduce import reproduce
+from spare_mc.analyses.sensitivity import sensitivity
+from spare_mc.analyses.tables import domain_period_table, domains_table, llama3_table, phase_table
+from spare_mc.sweep.storage import SweepLocked
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+#: A dynamic study of a few seconds (N = 20, Rep at r = 2, two period factors, 200-step jobs, in this process).
+TINY = dict(shapes=(0.5,), policies=("hazard",), r_values={"rep": (2,)}, factors=(1.0, 2.0), screen_reps=2,
+            confirm_reps=3, base={"n_steps": 200}, workers=0)
+
+
+def _tiny(out, seed=0, **kw):
+    return dynamic_study((20,), **{**TINY, "rng": seed, **kw}, out_dir=out)
+
+
+def _load(path):
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def _snapshot(folder):
+    """{relative path: bytes} of every file of a folder (the lock files aside)."""
+    out = {}
+    for root, _, files in os.walk(folder):
+        for f in files:
+            if f.endswith(".lock") or f == LOCK:
+                continue
+            p = os.path.join(root, f)
+            with open(p, "rb") as fh:
+                out[os.path.relpath(p, folder)] = fh.read()
+    return out
+
+
+# ------------------------------------------------------------------------------------------ one setting a folder
+def test_another_setting_is_refused_and_force_moves_the_first_aside(tmp_path):
+    out = str(tmp_path / "dyn")
+    first = _tiny(out, seed=0)
+    assert _load(first.files["result"])["settings"]["seed"] == 0
+    before = _snapshot(out)
+    with pytest.raises(sm.UsageValueError, match=r"another setting \(seed: 0 -> 1\).*force=True"):
+        _tiny(out, seed=1)
+    assert _snapshot(out) == before  # refused before any work: nothing written, nothing replaced
+    for other in (dict(policies=("young_hazard",)), dict(confirm_reps=4), dict(base={"n_steps": 300})):
+        with pytest.raises(sm.UsageValueError, match="another setting"):
+            _tiny(out, **other)
+    assert _snapshot(out) == before
+    second = _tiny(out, seed=1, force=True)
+    assert _load(second.files["result"])["settings"]["seed"] == 1
+    moved = os.listdir(os.path.join(out, REPLACED))
+    assert len(moved) == 1
+    aside = os.path.join(out, REPLACED, moved[0])
+    # the first run's files, every one, moved aside untouched (with its manifest)
+    assert _snapshot(aside) == before
+    assert _load(os.path.join(out, MANIFEST))["settings"]["seed"] == 1
+
+
+def test_a_rerun_of_the_same_setting_returns_at_once(tmp_path):
+    out = str(tmp_path / "dyn")
+    first = _tiny(out)
+    parts = sorted(p for p in _snapshot(out) if p.endswith(".npz"))
+    again = _tiny(out)
+    assert sorted(p for p in _snapshot(out) if p.endswith(".npz")) == parts  # no task computed again
+    assert [r.to_dict() for r in again.rows] == [r.to_dict() for r in first.rows]
+    assert not os.path.exists(os.path.join(out, REPLACED))
+
+
+def test_one_lock_for_the_whole_run(tmp_path):
+    """A second run into a held folder is refused at once, whatever its setting (the locks used to cover one stage
+    at a time, so two runs of different seeds interleaved their stages)."""
+    out = str(tmp_path / "dyn")
+    _tiny(out)
+    before = _snapshot(out)
+    holder = StudyFolder(out, "dynamic", _load(os.path.join(out, MANIFEST))["settings"])  # the same setting
+    with holder:
+        for seed in (0, 1):
+            with pytest.raises(SweepLocked, match="another spare-mc run is writing into"):
+                _tiny(out, seed=seed, force=True)
+    assert _snapshot(out) == before
+
+
+def test_a_damaged_manifest_is_refused_without_force(tmp_path):
+    out = tmp_path / "dyn"
+    out.mkdir()
+    (out / MANIFEST).write_text("{not json")
+    with pytest.raises(sm.UsageValueError, match="manifest .* is damaged"):
+        _tiny(str(out))
+
+
+def _foreign(tmp_path, name):
+    d = tmp_path / name
+    d.mkdir()
+    (d / MANIFEST).write_text(json.dumps({"schema_version": 2, "study": "elsewhere", "digest": "0" * 64,
+                                          "settings": {"seed": 7}, "files": []}))
+    return str(d)
+
+
+#: Every study entry point, called on a folder that holds another study: each must refuse before any work (the
+#: calls are full-size: a refusal after the work would take minutes, not milliseconds).
+STUDIES = {
+    "sensitivity": lambda d: sensitivity((200,), out_dir=d, workers=0),
+    "calibrate": lambda d: calibrate(out_dir=d, workers=0),
+    "dynamic": lambda d: dynamic_study(out_dir=d, workers=0),
+    "repair": lambda d: repair_study(out_dir=d, workers=0),
+    "reproduce": lambda d: reproduce(quick=True, out_dir=d, workers=0),
+    "table-domains": lambda d: domains_table(quick=True, out_dir=d),
+    "table-domain-period": lambda d: domain_period_table(quick=True, out_dir=d),
+    "table-phase": lambda d: phase_table(quick=True, out_dir=d),
+    "table-llama3": lambda d: llama3_table(quick=True, out_dir=d),
+}
+
+
+@pytest.mark.parametrize("study", sorted(STUDIES))
+def test_every_study_refuses_a_folder_of_another_study_before_any_work(tmp_path, study):
+    d = _foreign(tmp_path, "other")
+    t0 = time.perf_counter()
+    with pytest.raises(sm.UsageValueError, match=r"holds the results of the 'elsewhere' study at another setting"):
+        STUDIES[study](d)
+    assert time.perf_counter() - t0 < 20  # before any work (the full studies take minutes to hours)
+    assert sorted(os.listdir(d)) == [MANIFEST]
+
+
+# ------------------------------------------------------------------------------- outputs that cannot be written
+def _drop_dac():
+    """In the child: drop the capabilities that let root write into a folder it made read-only (CAP_DAC_OVERRIDE,
+    CAP_DAC_READ_SEARCH) from the bounding set, so that the exec'd program runs without them."""
+    if os.geteuid() == 0:
+        libc = ctypes.CDLL(None, use_errno=True)
+        for cap in (1, 2):
+            if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
+
+
+def _run_readonly(args, timeout=120):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=ENV, timeout=timeout,
+                          preexec_fn=_drop_dac)
+
+
+@pytest.fixture
+def readonly(tmp_path):
+    """A read-only folder (mode 555), checked to be read-only for the children :func:`_run_readonly` starts."""
+    d = tmp_path / "ro"
+    d.mkdir()
+    d.chmod(0o555)
+    probe = _run_readonly(["-c", f"open({str(d / 'x')!r}, 'w')"])
+    assert probe.returncode != 0 and "Permission denied" in probe.stderr, "the folder must be read-only in the child"
+    yield d
+    d.chmod(0o755)
+
+
+#: One run per output kind, each into the read-only folder ``{ro}``; ``{w}`` is a writable folder.
+READONLY_CASES = {
+    "sensitivity --out-dir": ["sensitivity", "--n-groups", "200", "--out-dir", "{ro}/s"],
+    "sensitivity --figure": ["sensitivity", "--n-groups", "200", "--out-dir", "{w}/s", "--figure", "{ro}/f.png"],
+    "dynamic --out-dir": ["dynamic", "--quick", "--out-dir", "{ro}/d"],
+    "dynamic --figure": ["dynamic", "--quick", "--out-dir", "{w}/d", "--figure", "{ro}/f.png"],
+    "repair --out-dir": ["repair", "--quick", "--out-dir", "{ro}/r"],
+    "repair --figure": ["repair", "--quick", "--out-dir", "{w}/r", "--figure", "{ro}/f.png"],
+    "calibrate --out-dir": ["calibrate", "--target", "paper", "--out-dir", "{ro}/c"],
+    "calibrate --preset-out": ["calibrate", "--target", "paper", "--out-dir", "{w}/c", "--preset-out", "{ro}/p.json"],
+    "reproduce --out-dir": ["reproduce", "--quick", "--out-dir", "{ro}/q"],
+    "table domains": ["reproduce", "--table", "domains", "--quick", "--out-dir", "{ro}/t"],
+    "table domain-period": ["reproduce", "--table", "domain-period", "--quick", "--out-dir", "{ro}/t"],
+    "table phase": ["reproduce", "--table", "phase", "--quick", "--out-dir", "{ro}/t"],
+    "table llama3": ["reproduce", "--table", "llama3", "--quick", "--out-dir", "{ro}/t"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(READONLY_CASES))
+def test_an_output_that_cannot_be_written_is_refused_before_any_work(tmp_path, readonly, case):
+    w = tmp_path / "w"
+    w.mkdir()
+    args = [a.format(ro=readonly, w=w) for a in READONLY_CASES[case]]
+    t0 = time.perf_counter()
+    r = _run_readonly(["-m", "spare_mc.cli", *args])
+    took = time.perf_counter() - t0
+    given = next(a for a in args if a.startswith(str(readonly)))
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert given in r.stderr and "not writable" in r.stderr and ".tmp" not in r.stderr
+    assert took < 30, f"refused after {took:.0f} s: after work, not before"
+    assert os.listdir(readonly) == [] and not any(os.scandir(w))
+
+
+def test_atomic_write_names_the_file_not_its_temporary(tmp_path, readonly):
+    """An unwritable folder met at write time (the folder changed after the checks) names the file being
+    written, not the temporary file spare-mc could not create (it named ``.p.json.vxqnvvv5.tmp``)."""
+    code = textwrap.dedent(f"""
+        from spare_mc.sweep.storage import write_json
+        try:
+            write_json({{"a": 1}}, {str(readonly / 'p.json')!r})
+        except OSError as exc:
+            print(exc.filename)
+    """)
+    r = _run_readonly(["-c", code])
+    assert r.stdout.strip() == str(readonly / "p.json"), r.stderr
+
+
+# ------------------------------------------------------------------------------------------ killed and resumed
+_SCRIPT = """
+import sys
+from spare_mc.analyses.dynamic import dynamic_study
+dynamic_study((20, 30), shapes=(0.5,), policies=("hazard",), r_values={"rep": (2, 3)}, factors=(1.0, 2.0),
+              screen_reps=4, confirm_reps=6, base={"n_steps": 400}, workers=0, rng=3, out_dir=sys.argv[1])
+"""
+
+
+def _rows(path):
+    return _load(os.path.join(path, "dynamic.json"))["rows"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["kill -9", "SIGINT"])
+def test_a_killed_study_resumes_to_the_identical_result(tmp_path, how):
+    ref = str(tmp_path / "ref")
+    subprocess.run([sys.executable, "-c", _SCRIPT, ref], check=True, env=ENV, capture_output=True)
+    out = str(tmp_path / "cut")
+    stages = ("dynamic-screen-rep-N20.nc", "dynamic-confirm-rep-N20.nc", "dynamic-screen-rep-N30.nc")
+    for stage in stages:  # stop the run once each stage's dataset is written, then rerun to the end
+        p = subprocess.Popen([sys.executable, "-c", _SCRIPT, out], env=ENV, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while not os.path.exists(os.path.join(out, stage)) and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        p.send_signal(signal.SIGKILL if how == "kill -9" else signal.SIGINT)
+        p.wait(timeout=60)
+    subprocess.run([sys.executable, "-c", _SCRIPT, out], check=True, env=ENV, capture_output=True)
+    assert _rows(out) == _rows(ref)
+    assert not os.path.exists(os.path.join(out, REPLACED))
