@@ -860,8 +860,12 @@ def test_qa_full_reproduce_keeps_one_setting_per_folder(tmp_path, capsys):
                 json.loads((out / "phase.json").read_text())["settings"]["seed"])
 
     assert seeds() == ("7", "0", 0)  # each spec's own seed
-    assert main(["reproduce", "--studies", str(studies), "--out-dir", str(out), "--workers", "0", "--seed", "5",
-                 "--json"]) == 0
+    again = ["reproduce", "--studies", str(studies), "--out-dir", str(out), "--workers", "0", "--seed", "5", "--json"]
+    assert main(again) == 2  # another setting into the folder (issue 36): refused, the first kept
+    err = capsys.readouterr().err
+    assert _one_line(err) and "another setting (" in err and "; seed: 0 -> 5;" in err and "--force" in err
+    assert seeds() == ("7", "0", 0)
+    assert main([*again, "--force"]) == 0  # moved aside, then run
     capsys.readouterr()
     assert seeds() == ("5", "5", 5)  # every study of the folder at the given seed
 

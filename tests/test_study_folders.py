@@ -248,3 +248,26 @@ def test_a_killed_study_resumes_to_the_identical_result(tmp_path, how):
     subprocess.run([sys.executable, "-c", _SCRIPT, out], check=True, env=ENV, capture_output=True)
     assert _rows(out) == _rows(ref)
     assert not os.path.exists(os.path.join(out, REPLACED))
+
+
+@pytest.mark.slow
+def test_two_studies_into_one_folder_at_once(tmp_path):
+    """Runs of the same and of another setting started while a study runs are refused; the running study ends
+    with the result of an undisturbed run."""
+    script = _SCRIPT.replace('"n_steps": 400', '"n_steps": 400000')  # a run of about ten seconds
+    ref = str(tmp_path / "ref")
+    subprocess.run([sys.executable, "-c", script, ref], check=True, env=ENV, capture_output=True)
+    out = str(tmp_path / "both")
+    first = subprocess.Popen([sys.executable, "-c", script, out], env=ENV, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not os.path.exists(os.path.join(out, MANIFEST)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    other = script.replace("rng=3", "rng=4")
+    for second, match in ((script, "another spare-mc run is writing into"), (other, "another setting")):
+        r = subprocess.run([sys.executable, "-c", second, out], env=ENV, capture_output=True, text=True)
+        assert r.returncode != 0 and match in r.stderr, r.stderr[-2000:]
+    assert first.poll() is None, "the first run ended before the others were tried: make it longer"
+    assert first.wait(timeout=300) == 0, first.stderr.read()
+    first.stderr.close()
+    assert _rows(out) == _rows(ref)

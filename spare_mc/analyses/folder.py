@@ -78,12 +78,22 @@ def _describe(old: dict, new: dict, limit: int = 4) -> str:
         parts.append(f"study: {old.get('study')!r} -> {new['study']!r}")
     if old.get("spare_mc") != __version__:
         parts.append(f"spare_mc: {old.get('spare_mc')} -> {__version__}")
-    a, b = old.get("settings") or {}, new["settings"]
-    for key in sorted(set(a) | set(b)):
-        if a.get(key) != b.get(key):
-            parts.append(f"{key}: {_short(a.get(key, '(unset)'))} -> {_short(b.get(key, '(unset)'))}")
+    _diff_into(parts, "", old.get("settings") or {}, new["settings"])
     more = len(parts) - limit
     return "; ".join(parts[:limit]) + (f"; and {more} more" if more > 0 else "") if parts else "the settings"
+
+
+def _diff_into(parts: list, prefix: str, a, b, depth: int = 2) -> None:
+    """Append ``"key: old -> new"`` for each differing key of two settings dicts, nested dicts by their dotted
+    keys (``phase.seed``) down to ``depth`` levels."""
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key, "(unset)"), b.get(key, "(unset)")
+        if x == y:
+            continue
+        if isinstance(x, dict) and isinstance(y, dict) and depth > 1:
+            _diff_into(parts, f"{prefix}{key}.", x, y, depth - 1)
+        else:
+            parts.append(f"{prefix}{key}: {_short(x)} -> {_short(y)}")
 
 
 def _short(x, n: int = 60) -> str:
