@@ -47,6 +47,17 @@ def _ci(mean, ci, digits=3):
 
 
 # ------------------------------------------------------------------------------------------------------ options
+#: The rule of every list flag (shown above the commands' help).
+LIST_FLAGS_NOTE = (
+    'A list flag (comma-separated: `--n-groups 200,600`, `--policies`, `--shapes`, `--variants`, `--options`, '
+    '`--schedule`, `--fit-n`, `--predict-n`, `--period-factors`, `--repair-times`, `--n-values`, `--levels`) is '
+    'read by one parser (`spare_mc._lib.validation.parse_list`): an empty item (`1,,2`, a trailing comma), an item '
+    'that is not a number where numbers are asked, and a value given twice (numbers by value: `0.5` and `0.50` are '
+    'one) are refused before any work, in one line naming the flag and the value (exit 2). The library functions '
+    'refuse a repeated value of their list arguments, and the lists of a sweep spec, a phase-map spec, '
+    '`main_table.toml` and a target table are checked where they are read, naming the file and its keys.')
+
+
 def page_options() -> str:
     import spare_mc as sm
     from spare_mc.cli.parser import build_parser
@@ -102,7 +113,7 @@ def page_options() -> str:
         shown = ", ".join(f"`{k}`" + (f" = `{v!r}`" if v is not None else "") for k, v in params.items())
         outs = ", ".join(f"`{k}` ({v[1]})" for k, v in OUTPUTS[q].items())
         out.append(f"- **{q}**: parameters {shown}. Outputs per replication: {outs}.")
-    out += ["", "## Command line\n"]
+    out += ["", "## Command line\n", f"{LIST_FLAGS_NOTE}\n"]
     sub = build_parser()._subparsers._group_actions[0].choices
     for name, parser in sub.items():
         out += [f"### `spare-mc {name}`\n", "```", parser.format_help().rstrip(), "```", ""]

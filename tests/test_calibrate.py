@@ -175,7 +175,7 @@ def test_bad_table_settings(kw, match):
     ({"period_factors": (0.5, -1)}, "distinct positive"),
     ({"period_factors": 3}, "sequence of distinct positive numbers"),
     ({"fit_n": 24.5}, "`fit_n` must be"),
-    ({"fit_n": (24, 24)}, "each N once"),
+    ({"fit_n": (24, 24)}, "`fit_n` must be distinct, got 24 twice"),
     ({"predict_n": "200"}, "`predict_n` must be a sequence"),
     ({"schedule": 3}, "`schedule` must be a sequence"),
     ({"schedule": ((3, 6, 9),)}, r"`schedule\[0\]` must be"),
@@ -274,7 +274,7 @@ def test_cli_output_paths_are_checked_before_any_work(tmp_path, capsys):
     for extra, msg in ((["--preset-out", str(tmp_path / "no" / "dir" / "p.json")], "does not exist"),
                        (["--preset-out", str(tmp_path / "o" / "calibration.json")], "this run's own outputs"),
                        (["--preset-out", str(tmp_path / "p.txt")], "must end in .json"),
-                       (["--options", "layout,layout"], "each option once")):
+                       (["--options", "layout,layout"], "`--options` must be distinct, got 'layout' twice")):
         assert main(base + extra) == 2
         assert msg in capsys.readouterr().err
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())

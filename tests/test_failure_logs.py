@@ -234,7 +234,7 @@ def test_from_arrays_validation_names_data_rows():
         failure_log_from_arrays([0.0, -0.0], ["gpu", "gpu"], [1, 1], SMALL)
     log = failure_log_from_arrays([-0.0, 1.0], ["gpu", "gpu"], [1, 2], SMALL)  # and is stored (and shown) as 0
     assert not np.signbit(log.time_s).any() and log.summary()["first_event_s"] == 0.0
-    with pytest.raises(UsageValueError, match=r"`levels` must name each level once, got 'gpu' twice"):
+    with pytest.raises(UsageValueError, match=r"`levels` must be distinct, got 'gpu' twice in 'gpu,gpu'"):
         fit_failure_log(log, levels="gpu,gpu", min_failures=2)
 
 

@@ -1011,13 +1011,14 @@ def test_unknown_keys_are_named_with_the_closest_known_one():
     (lambda: sm.main_table(()), ValueError, r"`n_values` must hold at least one N"),
     (lambda: sm.main_table(1), ValueError, r"`n_values` must be >= 2, got n_values=1"),  # one int is one N
     (lambda: sm.main_table("30"), TypeError, r"`n_values` must be a sequence of group counts N, got '30'"),
-    (lambda: sm.main_table([30, 30]), ValueError, r"`n_values` must name each N once"),
+    (lambda: sm.main_table([30, 30]), ValueError, r"`n_values` must be distinct, got 30 twice"),
     (lambda: sm.main_table([30], progress=5), TypeError, r"`progress` must be a callable"),
     (lambda: sm.main_table([30], base=3), TypeError, r"`base` must be a dict"),
     (lambda: sm.optimize_strategy("spare", 30, period_factors=()), ValueError, r"an empty grid simulates nothing"),
     (lambda: sm.optimize_strategy("spare", 30, period_factors="15"), TypeError, r"`period_factors` must be a seq"),
     (lambda: sm.optimize_strategy("spare", 30, period_factors=(1, -1)), ValueError, r"distinct positive numbers"),
-    (lambda: sm.optimize_strategy("spare", 30, period_factors=(1, 1)), ValueError, r"distinct positive numbers"),
+    (lambda: sm.optimize_strategy("spare", 30, period_factors=(1, 1)), ValueError,
+     r"`period_factors` must be distinct, got 1.0 twice"),
     (lambda: sm.optimize_strategy("spare", 30, period_factors=(1, "x")), TypeError, r"`period_factors\[1\]`"),
     (lambda: sm.optimize_strategy("spare", 30, r_range=(3,)), TypeError, r"`r_range` must be a pair"),
     (lambda: sm.optimize_strategy("spare", 30, r_range=(4, 2)), ValueError, r"`r_range\[1\]` must be >= 4"),
@@ -1099,8 +1100,8 @@ def test_one_replication_gives_the_value_with_an_unknown_spread_in_every_simulat
 
 
 @pytest.mark.parametrize("argv, rule", [
-    (["repair", "--repair-times", "1,1"], "`--repair-times` must be distinct, got [1.0, 1.0]"),
-    (["repair", "--n-groups", "600,600"], "`--n-groups` must be distinct, got [600, 600]"),
+    (["repair", "--repair-times", "1,1"], "`--repair-times` must be distinct, got 1.0 twice in '1,1'"),
+    (["repair", "--n-groups", "600,600"], "`--n-groups` must be distinct, got 600 twice in '600,600'"),
     (["repair", "--repair-times", "300,nan"], "`--repair-times` must be finite"),
     (["repair", "--repair-times", "300,inf"], "`--repair-times` must be finite"),
 ])

@@ -46,7 +46,7 @@ def test_best_r_changes():
 @pytest.mark.parametrize("kw, match", [
     (dict(repair_times=(0.0,)), r"`repair_times` must be > 0, got repair_times=0.0"),
     (dict(repair_times=()), r"`repair_times` must hold at least one repair time"),
-    (dict(repair_times=(60.0, 60.0)), r"`repair_times` must be distinct, got \[60.0, 60.0\]"),
+    (dict(repair_times=(60.0, 60.0)), r"`repair_times` must be distinct, got 60.0 twice in \[60.0, 60.0\]"),
     (dict(repair_times=(60.0, float("nan"))), r"`repair_times` must be finite"),
     (dict(base={"repair": "fixed"}), "`base` must not set 'repair'"),
     (dict(repair="weekly"), "`repair` must be 'fixed' or 'lognormal'"),

@@ -223,7 +223,7 @@ def test_default_variants_are_valid_and_named_once():
 
 @pytest.mark.parametrize("kw, match", [
     ({"n_values": ()}, "at least one N"),
-    ({"n_values": (24, 24)}, "each N once"),
+    ({"n_values": (24, 24)}, "`n_values` must be distinct, got 24 twice"),
     ({"reps": 1}, "`reps` must be >= 2"),
     ({"target_pp": 0}, "`target_pp` must be in"),
     ({"target_pp": "x"}, "`target_pp` must be a number"),

@@ -169,3 +169,88 @@ def as_indices(value, name: str, n: int, what: str = "group", *, n_name: str | N
     if distinct and np.unique(a).size != a.size:
         raise UsageValueError(f"`{name}` must be distinct, got {a.tolist()}"[:300])
     return a
+
+
+def check_unique(values, name: str, *, given=None) -> None:
+    """Refuse a value that ``values`` holds twice, naming ``name`` and the value: a repeated entry of a list input
+    would run (and count) one setting twice -- two rows, a multiple-testing correction over twice the tests --
+    or be merged while the settings record both. Values compare by value (``0.5`` and ``0.50``, ``2`` and
+    ``2.0`` are one). ``given``: the text of each value as the user wrote it (a command line's items), shown when
+    the two spellings differ. Unhashable values (lists from a JSON file) compare by ``==``."""
+    values = list(values)
+    seen: dict = {}
+    for i, v in enumerate(values):
+        try:
+            j = seen.setdefault(v, i)
+        except TypeError:  # unhashable
+            j = next((k for k in range(i) if values[k] == v), i)
+        if j == i:
+            continue
+        if given is None:
+            raise UsageValueError(f"`{name}` must be distinct, got {v!r} twice in {values}"[:300])
+        a, b = given[j].strip(), given[i].strip()
+        spelt = f" ({a!r} and {b!r})" if a != b else ""
+        raise UsageValueError(f"`{name}` must be distinct, got {v!r} twice{spelt} in {','.join(given)!r}"[:300])
+
+
+_LIST_KINDS = {int: "integers", float: "numbers", str: "names"}
+
+
+def parse_list(text, flag: str, kind=str, *, what: str | None = None, choices=None,
+               allow_empty: bool = False) -> tuple:
+    """A command line's comma-separated list (``--policies hazard,young_hazard``) as a tuple: the one parser of
+    every list flag. Refused, naming ``flag``: an empty item (``"1,,2"``, a trailing comma, an empty text unless
+    ``allow_empty``, which gives ``()``), an item that is not of ``kind``, a non-finite number, a name not among
+    ``choices``, and a repeated value (:func:`check_unique`: numbers by value, ``0.5`` and ``0.50`` are one).
+
+    Parameters
+    ----------
+    text : str
+        The flag's value.
+    flag : str
+        The flag as the user typed it (``"--policies"``), named in every error.
+    kind : int, float, str or callable
+        How an item (stripped) is read; a callable raises ``ValueError`` on an item it cannot read.
+    what : str, optional
+        The items' description in the error (default by ``kind``: "integers", "numbers", "names").
+    choices : collection of str, optional
+        The values an item may take.
+    allow_empty : bool
+        An empty (or blank) text is the empty list.
+
+    Examples
+    --------
+    >>> parse_list("0.5, 1", "--shapes", float)
+    (0.5, 1.0)
+    >>> parse_list("hazard,hazard", "--policies")
+    Traceback (most recent call last):
+    ...
+    spare_mc._lib.validation.UsageValueError: `--policies` must be distinct, got 'hazard' twice in 'hazard,hazard'
+    """
+    what = what or _LIST_KINDS.get(kind, "values")
+    if not isinstance(text, str):
+        raise UsageTypeError(f"`{flag}` must be comma-separated {what}, got {text!r}")
+    if not text.strip():
+        if allow_empty:
+            return ()
+        raise UsageValueError(f"`{flag}` must be comma-separated {what}, got an empty value")
+    items = text.split(",")
+    if any(not x.strip() for x in items):
+        raise UsageValueError(f"`{flag}` must be comma-separated {what} without empty items (a doubled or trailing "
+                              f"comma), got {text!r}")
+    out = []
+    for item in items:
+        x = item.strip()
+        try:
+            v = kind(x)
+        except (ValueError, OverflowError):
+            raise UsageValueError(f"`{flag}` must be comma-separated {what}, got {x!r}"
+                                  + (f" in {text!r}" if len(items) > 1 else "")) from None
+        if isinstance(v, float) and not math.isfinite(v):
+            raise UsageValueError(f"`{flag}` must be finite {what}, got {x!r}" + (f" in {text!r}" if len(items) > 1
+                                                                                  else ""))
+        if choices is not None and v not in choices:
+            raise UsageValueError(f"`{flag}` must name {what} among {list(choices)}, got {x!r}")
+        out.append(v)
+    check_unique(out, flag, given=items)
+    return tuple(out)

@@ -43,7 +43,9 @@ Target table format (JSON)
 --------------------------
 ``{"name": str, "source": str, "setting": {TimelineConfig field: value}, "rows": [{"n_groups": int, "rep": {"r":
 int, "ttt_over_t0": float, "availability": float}, "spare": {...}}]}``; ``setting`` (optional) gives the table's
-stated inputs, ``source`` (optional) its citation. Extra keys of a row (e.g. ``reduction``) are ignored.
+stated inputs, ``source`` (optional) its citation, ``description`` (optional) a note. A row may also give the table's
+``reduction`` (shown for reference, not fitted). Any other key, at any level, is refused (a misspelt
+``availabilty`` would otherwise be ignored), as is an ``N`` given in two rows.
 
 Presets
 -------
@@ -68,7 +70,7 @@ from pathlib import Path
 from scipy import stats
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
-from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_int, reject_unknown
+from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_int, check_unique, reject_unknown
 from ..model.paper import PAPER_CITATION, paper_results
 from ..model.strategies import REDUNDANT_STRATEGIES
 from ..stats import estimate_mean, ratio_estimate
@@ -98,15 +100,22 @@ DEFAULT_SCHEDULE = ((3, 6), (8, 16), (20, 50))
 
 
 # ------------------------------------------------------------------------------------------------ targets
-def _check_row(row, where):
+#: The keys of a target table's row, and of its ``rep`` and ``spare`` objects.
+_ROW_KEYS = ("n_groups", "rep", "spare", "reduction")
+_RESULT_KEYS = ("r", "ttt_over_t0", "availability")
+
+
+def _check_row(row, where, src="the target table"):
     if not isinstance(row, dict) or "n_groups" not in row:
         raise UsageValueError(f"{where}: a row must be an object with n_groups, rep and spare")
+    reject_unknown(row, _ROW_KEYS, f"{where} of {src}")
     n = as_int(row["n_groups"], f"{where}.n_groups", min_value=4)
     out = {"n_groups": n}
     for s in REDUNDANT_STRATEGIES:
         x = row.get(s)
         if not isinstance(x, dict):
             raise UsageValueError(f"{where}.{s} must be an object with r, ttt_over_t0 and availability")
+        reject_unknown(x, _RESULT_KEYS, f"{where}.{s} of {src}")
         r = as_int(x.get("r"), f"{where}.{s}.r", min_value=2, max_value=n)
         vals = {}
         for key in ("ttt_over_t0", "availability"):
@@ -126,6 +135,7 @@ def _check_row(row, where):
 def load_target(target) -> dict:
     """A target table: ``"paper"`` (the published row), a path of a JSON file, or a dict (validated; see the
     module docstring for the format)."""
+    src = "the target table"
     if isinstance(target, str) and target == "paper":
 
         d = {"name": "paper", "source": PAPER_CITATION, "setting": {}, "rows": paper_results()["rows"]}
@@ -143,15 +153,18 @@ def load_target(target) -> dict:
         except (ValueError, UnicodeDecodeError) as exc:
             raise UsageValueError(f"the target table {path} is not valid JSON: {exc}") from None
         d.setdefault("name", Path(path).stem) if isinstance(d, dict) else None
+        src = f"the target table {path}"
     else:
         raise UsageTypeError(f"`target` must be 'paper', a path or a dict, got {type(target).__name__}")
     if not isinstance(d, dict) or not isinstance(d.get("rows"), list) or not d["rows"]:
         raise UsageValueError("a target table must be an object with a non-empty list `rows`")
-    reject_unknown(d, ("name", "source", "setting", "rows", "description"), "the target table")
-    rows = [_check_row(r, f"rows[{i}]") for i, r in enumerate(d["rows"])]
+    reject_unknown(d, ("name", "source", "setting", "rows", "description"), src)
+    rows = [_check_row(r, f"rows[{i}]", src) for i, r in enumerate(d["rows"])]
     ns = [r["n_groups"] for r in rows]
-    if len(set(ns)) != len(ns):
-        raise UsageValueError(f"the target table repeats an N: {ns}")
+    for i, n in enumerate(ns):
+        if n in ns[:i]:
+            raise UsageValueError(f"rows[{i}].n_groups of {src} repeats N = {n} of rows[{ns.index(n)}]: give each N "
+                                  f"one row")
     setting = d.get("setting", {})
     if setting is None:
         setting = {}
@@ -431,6 +444,7 @@ def _seq_pairs(schedule):
                     as_int(pair[1], f"schedule[{k}] confirm_reps", min_value=3)))
     if not out:
         raise UsageValueError("`schedule` must have at least one round")
+    check_unique(out, "schedule")  # a repeated round reruns the same replications, and counts in alpha twice
     if any(b[0] < a[0] or b[1] < a[1] for a, b in zip(out, out[1:])):
         raise UsageValueError(f"`schedule` must not decrease from one round to the next (the rounds refine), got "
                               f"{out}")
@@ -506,8 +520,14 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
     missing = [n for n in fit_n if n not in rows]
     if missing or not fit_n:
         raise UsageValueError(f"`fit_n` must be rows of the target table {sorted(rows)}, got {list(fit_n)}")
-    predict_n = tuple(n for n in (200, 1000) if n not in fit_n) if predict_n is None else \
-        tuple(n for n in n_values_iv(predict_n, "predict_n") if n not in fit_n)
+    if predict_n is None:
+        predict_n = tuple(n for n in (200, 1000) if n not in fit_n)
+    else:
+        predict_n = n_values_iv(predict_n, "predict_n")
+        both = [n for n in predict_n if n in fit_n]
+        if both:  # it would be dropped: a fitted row is not a prediction
+            raise UsageValueError(f"`predict_n` must not hold a fitted N (`fit_n`), got {both[0]} in both: the "
+                                  f"fit there is not a prediction")
     sched = _seq_pairs(schedule)
     if eta is not None:
         eta = as_int(eta, "eta", min_value=2)

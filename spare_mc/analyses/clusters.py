@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._lib.validation import UsageTypeError, UsageValueError, as_float, as_int, reject_unknown
+from .._lib.validation import UsageTypeError, UsageValueError, as_float, as_int, check_unique, reject_unknown
 from ..model.domain_rates import SNAPSHOT_GPUS, SNAPSHOT_H, SNAPSHOT_UNEXPECTED
 from ..stats import MCEstimate, compare, ratio_estimate
 from ..theory.closed_forms import availability
@@ -492,6 +492,7 @@ def _study_iv(reps, **lists):
         if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
             raise UsageTypeError(f"`{name}` must be a sequence of numbers, got {values!r}")
         out[name] = tuple(as_float(v, name, positive=True) for v in values)
+        check_unique(out[name], name)
     return reps, out
 
 

@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 
 from scipy.stats import t as t_dist
 
-from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
+from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int, check_unique
 from ..mc.survivability import wipeout_mc
 from ..model.domain_rates import DOMAIN_MTBF_DEFAULTS
 from ..model.failures import DomainFailures, PerGPU, check_shape
@@ -111,6 +111,7 @@ class DomainStudy:
         if not isinstance(self.spare_r, dict):
             raise UsageTypeError(f"`spare_r` must be a dict N -> r, got {type(self.spare_r).__name__}")
         n_values = tuple(as_int(n, "n_values", min_value=2) for n in self.n_values)
+        check_unique(n_values, "n_values")
         if not n_values:
             raise UsageValueError("`n_values` must not be empty")
         n_gpus = as_int(self.n_gpus, "n_gpus", min_value=2)
@@ -120,6 +121,7 @@ class DomainStudy:
             if n not in self.spare_r:
                 raise UsageValueError(f"`spare_r` must give SPARe's r for every N, missing N={n}")
         levels = tuple(as_choice(x, "levels", ("none",) + tuple(DOMAIN_LEVELS)) for x in self.levels)
+        check_unique(levels, "levels")
         if not levels:
             raise UsageValueError("`levels` must not be empty")
         object.__setattr__(self, "n_values", n_values)
@@ -136,6 +138,7 @@ class DomainStudy:
         object.__setattr__(self, "max_wall_factor", mwf)
         object.__setattr__(self, "mixed_n_values",
                            tuple(as_int(n, "mixed_n_values", min_value=2) for n in self.mixed_n_values))
+        check_unique(self.mixed_n_values, "mixed_n_values")
         for name in ("n_steps", "wipeout_reps", "ttt_reps"):
             object.__setattr__(self, name, as_int(getattr(self, name), name, min_value=2))
         as_choice(self.placement, "placement", ("contiguous", "strided"))

@@ -36,7 +36,7 @@ import numpy as np
 from scipy import stats
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
-from .._lib.validation import UsageValueError, as_int
+from .._lib.validation import UsageValueError, as_float, as_int, check_unique
 from ..model.strategies import STRATEGIES
 from ..plots.studies import save_dynamic_figure
 from ..sweep.runner import run_study_sweep
@@ -175,11 +175,14 @@ STUDY_SETS = ("ckpt_policy", "ckpt_period_s", "ckpt_every_steps", "ckpt_period_f
 
 def _check(n_values, shapes, policies, r_values, factors, screen_reps, confirm_reps, base):
     n_values = tuple(as_int(n, "n_values", min_value=2) for n in n_values)
-    shapes = tuple(float(k) for k in shapes)
+    shapes = tuple(as_float(k, "shapes") for k in shapes)
+    policies = tuple(policies)
+    factors = tuple(as_float(f, "factors") for f in factors)
+    for name, values in (("n_values", n_values), ("shapes", shapes), ("policies", policies), ("factors", factors)):
+        check_unique(values, name)  # a repeated value would run, and count in the Holm correction, twice
     for k in shapes:
         if not 0.05 <= k <= 50:
             raise UsageValueError(f"`shapes` must lie in [0.05, 50] (Weibull shapes), got {k}")
-    policies = tuple(policies)
     bad = [p for p in policies if p not in CKPT_POLICIES or p == "periodic"]
     if bad or not policies:
         raise UsageValueError(f"`policies` must be dynamic policies among "
@@ -187,7 +190,8 @@ def _check(n_values, shapes, policies, r_values, factors, screen_reps, confirm_r
     r_values = {s: tuple(r_values.get(s, ())) for s in DEFAULT_R} if r_values else dict(DEFAULT_R)
     if not any(r_values.values()):
         raise UsageValueError("`r_values` selects no strategy")
-    factors = tuple(float(f) for f in factors)
+    for s, rs in r_values.items():
+        check_unique(rs, f"r_values[{s!r}]")
     if not factors or min(factors) <= 0:
         raise UsageValueError(f"`factors` must be positive, got {list(factors)}")
     screen_reps = as_int(screen_reps, "screen_reps", min_value=2)

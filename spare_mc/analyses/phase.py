@@ -55,7 +55,7 @@ from scipy.stats import t as t_dist
 from .._lib.provenance import software_versions
 from .._lib.resources import check_local_workers
 from .._lib.seeding import root_seed_sequence, root_text
-from .._lib.validation import UsageValueError, as_choice, as_float, as_int, reject_unknown
+from .._lib.validation import UsageError, UsageValueError, as_choice, as_float, as_int, reject_unknown
 from ..model.strategies import STRATEGIES
 from ..stats import ratio_estimate
 from ..sweep.storage import write_json
@@ -232,7 +232,10 @@ class PhaseStudy:
         known = set(cls.__dataclass_fields__)
         for what, t in (("[phase]", table), ("[phase.quick]", q)):
             reject_unknown(t, known, f"{what} of {path}")
-        return cls(**{**table, **(q if quick else {})})
+        try:  # an error names the file and its table: `save_s` is the key [phase].save_s (or [phase.quick]'s)
+            return cls(**{**table, **(q if quick else {})})
+        except UsageError as exc:
+            raise type(exc)(f"[phase]{' with [phase.quick]' if quick else ''} of {path}: {exc}") from None
 
     def __post_init__(self):
         for name, value in _phase_study_iv(self).items():

@@ -21,7 +21,7 @@ import numpy as np
 from scipy import stats
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
-from .._lib.validation import UsageValueError, as_float, as_int
+from .._lib.validation import UsageValueError, as_float, as_int, check_unique
 from ..plots.studies import save_repair_figure
 from ..sweep.runner import run_study_sweep
 from ..sweep.spec import SweepSpec
@@ -115,9 +115,10 @@ def _check(n_values, repair_times, r_values, reps, repair, base):
     if not repair_times:
         raise UsageValueError("`repair_times` must hold at least one repair time (positive seconds)")
     for name, values in (("n_values", n_values), ("repair_times", repair_times)):
-        if len(set(values)) != len(values):  # a repeated value would run (and record) one variant twice
-            raise UsageValueError(f"`{name}` must be distinct, got {list(values)}")
+        check_unique(values, name)  # a repeated value would run (and record) one variant twice
     r_values = {s: tuple(r_values.get(s, ())) for s in DEFAULT_R} if r_values else dict(DEFAULT_R)
+    for s, rs in r_values.items():
+        check_unique(rs, f"r_values[{s!r}]")
     if not any(r_values.values()):
         raise UsageValueError("`r_values` selects no strategy")
     reps = as_int(reps, "reps", min_value=2)

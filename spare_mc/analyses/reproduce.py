@@ -18,14 +18,14 @@ from pathlib import Path
 import tomllib
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
-from .._lib.validation import UsageValueError, as_int, reject_unknown
+from .._lib.validation import UsageError, UsageValueError, as_int, reject_unknown
 from ..model.strategies import STRATEGIES, STRATEGY_TABLE
 from ..plots.studies import figure_phase
 from ..plots.sweep_figures import save_figures
 from ..sweep.runner import run_study_sweep
 from ..sweep.spec import SweepSpec
 from ..sweep.storage import write_json
-from ..ttt.optimize import main_table
+from ..ttt.optimize import main_table, n_values_iv
 from ..ttt.config import TimelineConfig, applicable
 from .calibrate import load_preset
 from .folder import StudyFolder, check_target
@@ -50,17 +50,34 @@ def _studies(studies) -> Path:
     return d
 
 
-def main_table_settings(studies=None) -> dict:
-    """:data:`MAIN_TABLE_DEFAULTS` updated by ``main_table.toml`` of the studies folder (if present)."""
+def main_table_settings(studies=None, *, required: bool = False) -> dict:
+    """:data:`MAIN_TABLE_DEFAULTS` updated by ``main_table.toml`` of the studies folder (if present; with
+    ``required``, a folder without one is refused rather than read as the defaults). Its values are checked here,
+    so that an error names the file: distinct ``n_values`` >= 2, replication counts >= 2, a seed >= 0."""
     settings = dict(MAIN_TABLE_DEFAULTS)
     path = _studies(studies) / "main_table.toml"
-    if path.exists():
-        try:
-            d = tomllib.loads(path.read_text(encoding="utf-8")).get("main_table", {})
-        except tomllib.TOMLDecodeError as exc:
-            raise UsageValueError(f"{path} is not valid TOML: {exc}") from None
-        reject_unknown(d, settings, f"[main_table] of {path}")
-        settings.update(d)
+    if not path.is_file():
+        if required:
+            raise UsageValueError(f"`studies` {studies} holds no main_table.toml, the only file the main table reads "
+                                  f"from it (its [main_table] settings): the table would run at its defaults and "
+                                  f"ignore the folder; give a folder with main_table.toml, or leave `studies` out")
+        return settings
+    try:
+        d = tomllib.loads(path.read_text(encoding="utf-8")).get("main_table", {})
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageValueError(f"{path} is not valid TOML: {exc}") from None
+    reject_unknown(d, settings, f"[main_table] of {path}")
+    try:  # a list as the file gives it (one N is not a list), each N once
+        if "n_values" in d:
+            if not isinstance(d["n_values"], list) or not d["n_values"]:
+                raise UsageValueError(f"`n_values` must be a non-empty list of group counts, got {d['n_values']!r}")
+            n_values_iv(d["n_values"], "n_values", min_value=2)
+        for key in ("reps", "confirm_reps", "quick_reps", "quick_confirm_reps", "seed"):
+            if key in d:
+                as_int(d[key], key, min_value=0 if key == "seed" else 2)
+    except UsageError as exc:
+        raise type(exc)(f"[main_table] of {path}: {exc}") from None
+    settings.update(d)
     return settings
 
 
@@ -129,10 +146,10 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
         ``table="main"``: the studies' specs state their own settings.
     """
 
-    settings = main_table_settings(studies)
+    settings = main_table_settings(studies, required=table == "main" and studies is not None)
     if n_values is not None:
         settings["n_values"] = list(n_values)
-    n_values = tuple(as_int(n, "n_values", min_value=2) for n in settings["n_values"])
+    n_values = n_values_iv(settings["n_values"], "n_values", min_value=2)  # each N once, before any sweep
     if not n_values:
         raise UsageValueError("`n_values` must name at least one N")
     reps = as_int(settings["quick_reps" if quick else "reps"] if reps is None else reps, "reps", min_value=2)

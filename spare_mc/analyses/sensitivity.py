@@ -45,7 +45,7 @@ from scipy import stats
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.seeding import trace_seed_sequence
-from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_int
+from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_int, check_unique
 from ..model.strategies import REDUNDANT_STRATEGIES
 from ..plots.studies import figure_sensitivity, save_sensitivity_figure
 from ..stats import MCEstimate, estimate_mean, ratio_estimate
@@ -103,9 +103,12 @@ class Variant:
                 "overrides": dict(self.overrides), "why": self.why}
 
 
-def default_variants(base: dict | None = None) -> tuple:
+def default_variants(base: dict | None = None, *, left_out: bool = False) -> tuple:
     """The study's default variants: every open modelling choice (one at a time), two combinations, and the stated
     inputs ``mtbf_s``, ``restart_s``, ``save_s``, ``compute_s`` at x0.5 and x2 and the Weibull shape at 0.6-1.
+    A variant that sets only the baseline's own values (``layout_sidon`` under ``base={"layout": "sidon"}``) would
+    change nothing and is left out; ``left_out=True`` returns those instead (so that a caller asking for one by
+    name can say why it is not there).
 
     ``base`` (the baseline's overrides) sets the values the stated inputs are scaled from. Left out, with reasons
     (see ``docs/sensitivity.md``): ``ckpt_every_steps`` (another checkpoint policy, whose ``k`` the optimiser would
@@ -162,13 +165,13 @@ def default_variants(base: dict | None = None) -> tuple:
             val = float(getattr(cfg, fld)) * f
             v.append(Variant(f"{fld}_x{f:g}", "input", fld, val, {fld: val}, f"{label} x{f:g} ({val:g} s)"))
     for k in (0.6, 0.7, 0.9, 1.0):
-        if k != cfg.shape:
-            v.append(Variant(f"shape_{k:g}", "input", "shape", k, {"shape": k},
-                             f"Weibull shape k = {k:g} (1: exponential)"))
-    # a variant that sets the baseline's own values changes nothing (Delta = 0 by construction): left out, as the
-    # shape equal to the baseline's is above
-    v = [x for x in v if any(base.get(k, getattr(cfg, k)) != val for k, val in x.overrides.items())]
-    return _hand_restart_ref(base, tuple(v))[1]
+        v.append(Variant(f"shape_{k:g}", "input", "shape", k, {"shape": k},
+                         f"Weibull shape k = {k:g} (1: exponential)"))
+    # a variant that sets the baseline's own values changes nothing (Delta = 0 by construction): left out
+    changes = [any(base.get(k, getattr(cfg, k)) != val for k, val in x.overrides.items()) for x in v]
+    if left_out:
+        return tuple(x for x, c in zip(v, changes) if not c)
+    return _hand_restart_ref(base, tuple(x for x, c in zip(v, changes) if c))[1]
 
 
 def _hand_restart_ref(base: dict, variants: tuple) -> tuple:
@@ -390,10 +393,7 @@ def _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_r
         if not isinstance(v, Variant):
             raise UsageTypeError(f"`variants` must hold Variant objects, got {type(v).__name__}")
     base, variants = _hand_restart_ref(base, variants)
-    names = [v.name for v in variants]
-    dup = sorted({x for x in names if names.count(x) > 1})
-    if dup:
-        raise UsageValueError(f"two variants are named {dup[0]!r}")
+    check_unique([v.name for v in variants], "variants' names")
     reps = as_int(reps, "reps", min_value=2)
     pilot_reps = as_int(pilot_reps, "pilot_reps", min_value=4)
     max_confirm_reps = as_int(max_confirm_reps, "max_confirm_reps", min_value=pilot_reps)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from .._lib.resources import check_local_workers
-from .._lib.validation import UsageValueError
+from .._lib.validation import UsageValueError, parse_list
 from ..analyses.calibrate import DEFAULT_SCHEDULE, SEARCH_SPACE, calibrate, fitted_clash
 from ..analyses.dynamic import QUICK as DYNAMIC_QUICK
 from ..analyses.dynamic import dynamic_study
@@ -30,13 +30,7 @@ __all__ = ["run_reproduce", "run_domains_table", "run_domain_period_table", "run
 def run_reproduce(args) -> dict:
     """``reproduce`` and ``reproduce --table main``: :func:`spare_mc.analyses.reproduce.reproduce`."""
 
-    if args.n_values is not None:
-        try:
-            n_values = [int(x) for x in args.n_values.split(",")]
-        except ValueError:
-            raise UsageValueError(f"`--n-values` must be comma-separated integers, got {args.n_values!r}") from None
-    else:
-        n_values = None
+    n_values = None if args.n_values is None else parse_list(args.n_values, "--n-values", int)
     if args.seed is not None and args.seed < 0:
         raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
     if args.table == "main":  # writes nothing and runs no sweep
@@ -89,12 +83,7 @@ def run_domains_table(args) -> dict:
     """``reproduce --table domains``: :func:`spare_mc.analyses.tables.domains_table`."""
 
     _force_needs_out_dir(args, "domains")
-    n_values = None
-    if args.n_values is not None:
-        try:
-            n_values = tuple(int(x) for x in args.n_values.split(","))
-        except ValueError:
-            raise UsageValueError(f"`--n-values` must be comma-separated integers, got {args.n_values!r}") from None
+    n_values = None if args.n_values is None else parse_list(args.n_values, "--n-values", int)
     _refuse(args, "domains", ("studies", "preset", "scheduler", "workers", "confirm_reps"))
     if args.failures not in (None, "system") or config_overrides(args):
         raise UsageValueError("the timeline and failure-model options (--failures, --domain-mtbf-s, ...) have no "
@@ -111,9 +100,7 @@ def run_domain_period_table(args) -> dict:
     if args.failures not in (None, "system") or config_overrides(args):
         raise UsageValueError("the timeline and failure-model options (--failures, --domain-mtbf-s, ...) have no "
                               "effect with --table domain-period: its failure models and settings are docs/domains.md's")
-    # the entries of --n-values as integers where they are (anything else the table refuses, as given)
-    n_values = None if args.n_values is None else tuple(int(x) if x.strip().isdigit() else x
-                                                        for x in args.n_values.split(","))
+    n_values = None if args.n_values is None else parse_list(args.n_values, "--n-values", int)
     return domain_period_table(quick=args.quick, n_values=n_values, reps=args.reps, confirm_reps=args.confirm_reps,
                                seed=args.seed, out_dir=args.out_dir, force=args.force, progress=progress(args))
 
@@ -152,10 +139,7 @@ def run_llama3_table(args) -> dict:
 
 def _sensitivity_baseline(args):
     """``sensitivity``'s N values (``--n-groups``) and its variants under the baseline the flags give."""
-    try:
-        n_values = [int(x) for x in args.n_groups.split(",")]
-    except ValueError:
-        raise UsageValueError(f"`--n-groups` must be comma-separated integers, got {args.n_groups!r}") from None
+    n_values = parse_list(args.n_groups, "--n-groups", int)
     base = config_overrides(args)
     return n_values, base, default_variants(base)
 
@@ -170,11 +154,18 @@ def run_sensitivity(args) -> Report:
 
     n_values, base, variants = _sensitivity_baseline(args)
     if args.variants is not None:
-        names = [x.strip() for x in args.variants.split(",") if x.strip()]
+        names = parse_list(args.variants, "--variants", what="variant names")
         known = {v.name: v for v in variants}
+        same = {v.name: v for v in default_variants(base, left_out=True)}
+        for x in names:
+            if x in same:  # left out of this run's variants: say why rather than only "not among"
+                sets = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in same[x].overrides.items())
+                raise UsageValueError(f"`--variants`: {x!r} sets {sets}, which the baseline already has under the "
+                                      f"given flags: it equals the baseline (it would change nothing) and is left "
+                                      f"out; choose among {sorted(known)}")
         unknown = [x for x in names if x not in known]
-        if unknown or not names:
-            raise UsageValueError(f"`--variants` must name variants among {sorted(known)}, got {unknown or names}")
+        if unknown:
+            raise UsageValueError(f"`--variants` must name variants among {sorted(known)}, got {unknown}")
         variants = tuple(known[x] for x in names)
     if args.seed < 0:
         raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
@@ -212,15 +203,9 @@ def _study_targets(args, name):
 def run_dynamic(args) -> Report:
     """The ``dynamic`` command: :func:`spare_mc.analyses.dynamic.dynamic_study`."""
 
-    def floats(text, flag):
-        try:
-            return tuple(float(x) for x in text.split(",") if x.strip())
-        except ValueError:
-            raise UsageValueError(f"`{flag}` must be comma-separated numbers, got {text!r}") from None
-
-    n_values = tuple(int(x) for x in floats(args.n_groups, "--n-groups"))
-    shapes = floats(args.shapes, "--shapes")
-    policies = tuple(x.strip() for x in args.policies.split(",") if x.strip())
+    n_values = parse_list(args.n_groups, "--n-groups", int)
+    shapes = parse_list(args.shapes, "--shapes", float)
+    policies = parse_list(args.policies, "--policies", what="dynamic policies")
     base = config_overrides(args)
     kw = dict(screen_reps=args.screen_reps, confirm_reps=args.confirm_reps)
     if args.quick:
@@ -242,11 +227,8 @@ def run_dynamic(args) -> Report:
 def run_repair(args) -> Report:
     """The ``repair`` command: :func:`spare_mc.analyses.repair.repair_study`."""
 
-    try:
-        n_values = tuple(int(x) for x in args.n_groups.split(",") if x.strip())
-        times = tuple(float(x) for x in args.repair_times.split(",") if x.strip())
-    except ValueError:
-        raise UsageValueError("`--n-groups` and `--repair-times` must be comma-separated numbers") from None
+    n_values = parse_list(args.n_groups, "--n-groups", int)
+    times = parse_list(args.repair_times, "--repair-times", float)
     base = config_overrides(args)
     reps = args.reps
     if args.quick:
@@ -283,12 +265,10 @@ def _quick_conflicts(args, command: str, dests) -> None:
                               f"--quick or {given}")
 
 
-def _ints(text, flag):
-    """Comma-separated integers (the flag ``flag``)."""
-    try:
-        return tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise UsageValueError(f"`{flag}` must be comma-separated integers, got {text!r}") from None
+def _round(text):
+    """One round of ``--schedule``, ``SCREEN:CONFIRM``, as two integers (a ``ValueError`` otherwise)."""
+    screen, confirm = text.split(":")
+    return int(screen), int(confirm)
 
 
 def _r_ranges(args):
@@ -308,28 +288,16 @@ def run_calibrate(args) -> Report:
 
     space = SEARCH_SPACE
     if args.options is not None:
-        names = [x.strip() for x in args.options.split(",") if x.strip()]
-        unknown = [x for x in names if x not in SEARCH_SPACE]
-        if len(set(names)) != len(names):
-            raise UsageValueError(f"`--options` must name each option once, got {names}")
-        if unknown or not names:
-            raise UsageValueError(f"`--options` must name options among {list(SEARCH_SPACE)}, got "
-                                  f"{unknown or names}")
+        names = parse_list(args.options, "--options", what="options", choices=SEARCH_SPACE)
         space = {k: SEARCH_SPACE[k] for k in names}
     schedule = DEFAULT_SCHEDULE
     if args.schedule is not None:
-        try:
-            schedule = tuple(tuple(int(y) for y in x.split(":")) for x in args.schedule.split(","))
-        except ValueError:
-            raise UsageValueError(f"`--schedule` must be SCREEN:CONFIRM pairs, comma-separated (e.g. 3:6,8:16), "
-                                  f"got {args.schedule!r}") from None
+        schedule = parse_list(args.schedule, "--schedule", _round, what="SCREEN:CONFIRM pairs (e.g. 3:6,8:16)")
     pf = PERIOD_FACTORS
     if args.period_factors is not None:
-        try:
-            pf = tuple(float(x) for x in args.period_factors.split(","))
-        except ValueError:
-            raise UsageValueError(f"`--period-factors` must be comma-separated numbers, got "
-                                  f"{args.period_factors!r}") from None
+        pf = parse_list(args.period_factors, "--period-factors", float)
+    fit_n = None if args.fit_n is None else parse_list(args.fit_n, "--fit-n", int)
+    predict_n = None if args.predict_n is None else parse_list(args.predict_n, "--predict-n", int, allow_empty=True)
     if args.seed < 0:
         raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
     check_local_workers(args.workers, "--workers")  # before any work
@@ -342,8 +310,7 @@ def run_calibrate(args) -> Report:
                               f"leave {opt!r} out of `--options`")
     log = progress(args)
     with flag_names(out_dir="--out-dir", preset_out="--preset-out", force="--force"):
-        res = calibrate(args.target, fit_n=None if args.fit_n is None else _ints(args.fit_n, "--fit-n"),
-                        predict_n=None if args.predict_n is None else _ints(args.predict_n, "--predict-n"),
+        res = calibrate(args.target, fit_n=fit_n, predict_n=predict_n,
                         space=space, base=base, schedule=schedule, eta=args.eta,
                         min_keep=args.min_keep, tol_ttt=args.tol_ttt, tol_availability=args.tol_availability,
                         alpha=args.alpha, rng=args.seed, r_ranges=_r_ranges(args), period_factors=pf,

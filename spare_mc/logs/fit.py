@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
+from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int, parse_list
 from ..model import topology as _topology
 from ..model.failures import DomainFailures, PerGPU
 from ..model.topology import Topology
@@ -214,7 +214,7 @@ def fit_failure_log(log: FailureLog, *, levels=None, shared_shape: bool = False,
     if levels is None:
         levels = log.levels
     elif isinstance(levels, str):
-        levels = tuple(x.strip() for x in levels.split(",") if x.strip())
+        levels = parse_list(levels, "levels", what="level names")  # (the command line's --levels)
     names = []
     for name in levels:
         as_choice(name, "levels", log.levels)

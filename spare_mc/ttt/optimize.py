@@ -21,7 +21,7 @@ import numpy as np
 from .._lib.provenance import SCHEMA_VERSION
 from .._lib.resources import ResourceLimitError
 from .._lib.seeding import root_seed_sequence, root_text
-from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int, reject_unknown
+from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int, check_unique, reject_unknown
 from ..model.paper import paper_row, paper_setting
 from ..model.strategies import STRATEGIES
 from ..stats import MCEstimate, ratio_estimate
@@ -104,9 +104,10 @@ def period_factors_iv(period_factors) -> tuple[float, ...]:
         raise UsageTypeError(f"`period_factors` must be a sequence of distinct positive numbers (multiples of the "
                              f"theory period), got {period_factors!r}")
     out = tuple(as_float(f, f"period_factors[{i}]") for i, f in enumerate(period_factors))
-    if not out or any(not (0 < f <= 1e6) for f in out) or len(set(out)) != len(out):
+    if not out or any(not (0 < f <= 1e6) for f in out):
         raise UsageValueError(f"`period_factors` must be distinct positive numbers (at most 1e6), got {list(out)}"
                               + (" (an empty grid simulates nothing)" if not out else ""))
+    check_unique(out, "period_factors")
     return out
 
 
@@ -117,8 +118,7 @@ def n_values_iv(values, name: str, min_value: int = 4) -> tuple[int, ...]:
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise UsageTypeError(f"`{name}` must be a sequence of group counts N, got {values!r}")
     values = tuple(as_int(n, name, min_value=min_value) for n in values)
-    if len(set(values)) != len(values):
-        raise UsageValueError(f"`{name}` must name each N once, got {list(values)}")
+    check_unique(values, name)
     return values
 
 
