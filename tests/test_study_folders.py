@@ -184,14 +184,29 @@ READONLY_CASES = {
     "table domain-period": ["reproduce", "--table", "domain-period", "--quick", "--out-dir", "{ro}/t"],
     "table phase": ["reproduce", "--table", "phase", "--quick", "--out-dir", "{ro}/t"],
     "table llama3": ["reproduce", "--table", "llama3", "--quick", "--out-dir", "{ro}/t"],
+    "sweep --out": ["sweep", "{spec}", "--out", "{ro}/s.nc"],
 }
+
+SPEC = """
+[sweep]
+name = "s"
+quantity = "wipeout"
+reps = 4
+seed = 1
+
+[grid]
+n_groups = [40]
+r = [2, 3]
+"""
 
 
 @pytest.mark.parametrize("case", sorted(READONLY_CASES))
 def test_an_output_that_cannot_be_written_is_refused_before_any_work(tmp_path, readonly, case):
     w = tmp_path / "w"
     w.mkdir()
-    args = [a.format(ro=readonly, w=w) for a in READONLY_CASES[case]]
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC)
+    args = [a.format(ro=readonly, w=w, spec=spec) for a in READONLY_CASES[case]]
     t0 = time.perf_counter()
     r = _run_readonly(["-m", "spare_mc.cli", *args])
     took = time.perf_counter() - t0

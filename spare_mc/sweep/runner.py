@@ -19,8 +19,8 @@ from .._lib.validation import UsageError, UsageTypeError, UsageValueError
 from .cluster import check_not_reimported, check_scheduler, run_on_dask
 from .progress import Progress
 from .spec import TASK_KEY_RE, SweepSpec
-from .storage import (OPTIONAL_OUTPUTS, OUTPUTS, QUANTITIES, CorruptDataset, PartsStore, check_regular_target,
-                      open_dataset, sweep_writing, write_dataset)
+from .storage import (OPTIONAL_OUTPUTS, OUTPUTS, QUANTITIES, CorruptDataset, PartsStore, cannot_create_in,
+                      check_regular_target, open_dataset, sweep_writing, write_dataset)
 from .tasks import assemble_dataset, part_check, run_task
 
 __all__ = ["open_sweep_dataset", "run_study_sweep", "run_sweep"]
@@ -62,8 +62,9 @@ def _check_output(out: str, spec: SweepSpec, force: bool, say=None):
     if same:
         return ds
     os.makedirs(folder, exist_ok=True)
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageValueError(f"cannot write the dataset into {folder}: permission denied")
+    why = "permission denied" if not os.access(folder, os.W_OK | os.X_OK) else cannot_create_in(folder)
+    if why:
+        raise UsageValueError(f"cannot write the dataset {out}: {folder} is not writable ({why})")
     if recompute is not None:
         if say is not None:
             say.warn(recompute)

@@ -124,13 +124,21 @@ def check_writable(path, what: str = "output") -> None:
         folder = parent
     if not os.path.isdir(folder):
         raise UsageValueError(f"cannot write the {what} {path}: {folder} is a file, not a folder")
+    why = cannot_create_in(folder)
+    if why:
+        raise UsageValueError(f"cannot write the {what} {path}: {folder} is not writable ({why})")
+
+
+def cannot_create_in(folder) -> str:
+    """Why this process cannot create a file in the existing folder ``folder`` (``""``: it can). A probe file is
+    created and removed: ``os.access`` says yes to root on a read-only folder."""
     try:
         fd, probe = tempfile.mkstemp(prefix=".spare-mc-probe.", suffix=".tmp", dir=folder)
     except OSError as exc:
-        raise UsageValueError(f"cannot write the {what} {path}: {folder} is not writable "
-                              f"({exc.strerror or exc})") from None
+        return exc.strerror or str(exc)
     os.close(fd)
     os.remove(probe)
+    return ""
 
 
 def _file_mode() -> int:
