@@ -50,7 +50,9 @@ Presets
 A preset is a JSON file of :class:`~spare_mc.TimelineConfig` overrides with its provenance (``{"name",
 "description", "fitted", "overrides", ...}``); shipped ones live in ``spare_mc/presets`` (package data) and are
 named by their stem (``paper-n600``). A preset is never a default: it is applied on request
-(``spare-mc reproduce --table main --preset paper-n600``).
+(``spare-mc reproduce --table main --preset paper-n600``). The preset of a calibration whose table rejects every
+combination is the closest one, labelled ``"accepted": false`` (and REJECTED in its description and in every output
+that shows it); :func:`load_preset` warns when it loads one.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ import json
 import math
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -78,7 +81,7 @@ from ..ttt.optimize import PERIOD_FACTORS, n_values_iv, period_factors_iv
 from .engine import check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage, screen
 
 __all__ = ["SEARCH_SPACE", "NOT_FITTED", "calibrate", "CalibrationResult", "load_target", "load_preset",
-           "preset_names", "presets_dir", "write_preset", "DEFAULT_SCHEDULE"]
+           "preset_names", "presets_dir", "write_preset", "rejection_note", "DEFAULT_SCHEDULE"]
 
 #: The fitted options: each a list of ``(label, overrides)`` (the first is the stated assumption).
 SEARCH_SPACE = {
@@ -207,24 +210,50 @@ def load_preset(preset) -> dict:
     over = check_base(d["overrides"], f"the preset {path}")
     for s in ("rep", "spare", "ckpt"):
         TimelineConfig(s, 600, r=1 if s == "ckpt" else 3, **applicable(over, s))
-    return {**d, "name": d.get("name", path.stem), "overrides": over}
+    rejected = d.get("rejected") or []
+    if not isinstance(rejected, list) or not all(isinstance(x, str) for x in rejected):
+        raise UsageValueError(f"the preset {path}: `rejected` must be a list of reasons (text), got {rejected!r}")
+    accepted = d.get("accepted", not rejected)
+    if not isinstance(accepted, bool) or (accepted and rejected):
+        raise UsageValueError(f"the preset {path}: `accepted` must be true or false, and false when `rejected` "
+                              f"lists reasons, got {accepted!r} with {len(rejected)} reason(s)")
+    name = d.get("name", path.stem)
+    if not accepted:
+        warnings.warn(f"the preset {name!r} is a REJECTED fit: {rejection_note(rejected)}", UserWarning,
+                      stacklevel=2)
+    return {**d, "name": name, "overrides": over, "rejected": rejected, "accepted": accepted}
+
+
+def rejection_note(rejected) -> str:
+    """One phrase saying that a preset or calibration's best combination is rejected by its table, with the
+    reasons: what every output that shows a rejected preset says."""
+    why = "; ".join(rejected)
+    return ("its target table rejects every combination of its calibration, and this is only the closest one, not a "
+            "fit" + (f" ({why})" if why else ""))
 
 
 #: The keys a preset file may have (``overrides`` is required).
-_PRESET_KEYS = {"schema_version", "name", "fitted", "description", "target", "fit_n", "overrides", "fitted_options",
-                "fixed", "distance", "rejected", "equivalence_set_size", "settings", "created", "software"}
+_PRESET_KEYS = {"schema_version", "name", "fitted", "accepted", "description", "target", "fit_n", "overrides",
+                "fitted_options", "fixed", "distance", "rejected", "equivalence_set_size", "settings", "created",
+                "software"}
 
 
 def write_preset(result: "CalibrationResult", path, *, name: str = "paper-n600") -> str:
-    """Write the best-fitting member of a calibration as a preset file (labelled as fitted)."""
+    """Write the best-fitting member of a calibration as a preset file (labelled as fitted; when the table rejects
+    every combination, labelled REJECTED as well: ``"accepted": false``, and its description says so)."""
 
     best = result.best
     fixed = dict(result.settings.get("base", {}))
     explicit = dict(result.settings.get("fitted_fields", {}).get(best["name"], best["overrides"]))
-    d = {"schema_version": SCHEMA_VERSION, "name": name, "fitted": True,
-         "description": f"FITTED, not stated: the option values of the best-fitting combination of `spare-mc "
-                        f"calibrate --target {result.target['name']}` (fitted on N = "
-                        f"{', '.join(map(str, result.fit_n))} only; every other N is a prediction). Never a default.",
+    accepted = result.accepted
+    what = (f"FITTED, not stated: the option values of the best-fitting combination of `spare-mc calibrate --target "
+            f"{result.target['name']}`" if accepted else
+            f"REJECTED FIT, not stated: the option values of the closest combination of `spare-mc calibrate --target "
+            f"{result.target['name']}`, which the table rejects as it rejects every other "
+            f"({'; '.join(best['rejected'])})")
+    d = {"schema_version": SCHEMA_VERSION, "name": name, "fitted": True, "accepted": accepted,
+         "description": f"{what} (fitted on N = {', '.join(map(str, result.fit_n))} only; every other N is a "
+                        f"prediction). Never a default.",
          "target": result.target["name"], "fit_n": list(result.fit_n),
          "overrides": {**fixed, **explicit}, "fitted_options": best["labels"], "fixed": fixed,
          "distance": best["distance"], "rejected": best["rejected"],
@@ -328,7 +357,8 @@ def _evaluate(strategy, subs, fit_n, reps, confirm, rng, base, r_ranges, period_
 
 
 def _judge(res, row, tol_ttt, tol_a, alpha_each):
-    """``(rejected reasons, squared relative errors)`` of one strategy's result against one target row.
+    """``(rejected reasons, relative errors)`` of one strategy's result against one target row (the errors: ``ln(TTT /
+    TTT_target)`` and ``(A - A_target) / A_target``, whose RMS over a combination is its distance).
 
     ``alpha_each``: the level of each of the two numeric tests (a Student-t quantile with the confirmation's
     ``n - 1`` degrees of freedom); the ``r`` test is a stated rule (near-optimal set of the screen).
@@ -336,14 +366,30 @@ def _judge(res, row, tol_ttt, tol_a, alpha_each):
     reasons = []
     t, a = res["ttt"], res["availability"]
     q = _t_quantile(alpha_each, 1, t.n)
-    if abs(t.mean - row["ttt_over_t0"]) > tol_ttt * row["ttt_over_t0"] + q * t.se:
+    if abs(t.mean - row["ttt_over_t0"]) > tol_ttt * row["ttt_over_t0"] + _margin(q, t.se):
         reasons.append(f"TTT/T0 {t.mean:.3f} vs {row['ttt_over_t0']}")
-    if abs(a.mean - row["availability"]) > tol_a + q * a.se:
-        reasons.append(f"availability {a.mean:.4f} vs {row['availability']}")
+    if abs(a.mean - row["availability"]) > tol_a + _margin(q, a.se):
+        reasons.append(f"availability {a.mean:.4g} vs {row['availability']}")
     if row["r"] not in res["near_r"]:
         reasons.append(f"best r {res['r']} (near-optimal {res['near_r']}) vs {row['r']}")
-    sq = [math.log(t.mean / row["ttt_over_t0"]) ** 2, ((a.mean - row["availability"]) / row["availability"]) ** 2]
-    return reasons, sq
+    # the relative errors themselves, not their squares: an availability target of 1e-200 makes the relative error
+    # ~1e200, whose square overflows a float (the distance is their RMS, :func:`_rms`, which does not)
+    errors = [math.log(t.mean / row["ttt_over_t0"]), (a.mean - row["availability"]) / row["availability"]]
+    return reasons, errors
+
+
+def _margin(q, se):
+    """The ``q x se`` part of a rejection bound: 0 when ``se`` is 0, also for ``q`` infinite (an ``alpha`` so small
+    that its quantile is infinite would otherwise give ``inf x 0 = nan``, and a comparison with nan never rejects)."""
+    return 0.0 if se == 0 else q * se
+
+
+def _rms(errors) -> float:
+    """The root mean square of ``errors`` without overflow (``math.hypot`` scales; squaring 1e200 would overflow):
+    finite whenever every error is; ``inf`` only when an error is (a relative error beyond the float range, from an
+    availability target below about 1e-308)."""
+    errors = list(errors)
+    return math.hypot(*errors) / math.sqrt(len(errors))
 
 
 @dataclass(frozen=True, eq=False)
@@ -361,18 +407,25 @@ class CalibrationResult:
     datasets: list = field(default_factory=list)
     elapsed_s: float = 0.0
 
+    @property
+    def accepted(self) -> bool:
+        """Whether the table leaves any combination unrejected; if not, :attr:`best` is the closest rejected one,
+        not a fit."""
+        return bool(self.equivalence_set)
+
     def to_dict(self) -> dict:
-        """What ``spare-mc calibrate --json`` prints."""
+        """What ``spare-mc calibrate --json`` prints (``accepted``: false when every combination is rejected)."""
         return {"schema_version": SCHEMA_VERSION, "software": software_versions(), "target": self.target,
-                "fit_n": list(self.fit_n), "equivalence_set": self.equivalence_set, "best": self.best,
+                "fit_n": list(self.fit_n), "accepted": self.accepted, "equivalence_set": self.equivalence_set,
+                "best": self.best,
                 "combinations": self.combinations, "rounds": self.rounds, "predictions": self.predictions,
                 "settings": self.settings, "datasets": self.datasets, "elapsed_s": self.elapsed_s}
 
     def table(self) -> str:
         t = self.target
         lines = [f"target {t['name']}: " + "; ".join(
-            f"N={r['n_groups']} Rep r={r['rep']['r']} {r['rep']['ttt_over_t0']} / {r['rep']['availability']:.4f}, "
-            f"SPARe r={r['spare']['r']} {r['spare']['ttt_over_t0']} / {r['spare']['availability']:.4f}"
+            f"N={r['n_groups']} Rep r={r['rep']['r']} {r['rep']['ttt_over_t0']} / {r['rep']['availability']:.4g}, "
+            f"SPARe r={r['spare']['r']} {r['spare']['ttt_over_t0']} / {r['spare']['availability']:.4g}"
             for r in t["rows"] if r["n_groups"] in self.fit_n)]
         for rd in self.rounds:
             lines.append(f"round {rd['round']} ({rd['reps']} + {rd['confirm_reps']} replications): "
@@ -384,6 +437,8 @@ class CalibrationResult:
         shown = self.equivalence_set or self.combinations[:5]
         if not self.equivalence_set:
             lines.append("  (none: the closest combinations, all rejected)")
+            lines.append(f"REJECTED: the table rejects every combination; the closest, {self.best['name']}, is "
+                         f"not a fit (a preset written from it is labelled REJECTED)")
         for c in shown[:20]:
             for n in self.fit_n:
                 x = c["rows"][str(n)]
@@ -545,14 +600,14 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
                                    period_factors, out_dir, k, scheduler, workers, force, show)
             datasets += paths
             for name in alive[s]:
-                reasons, sq = [], []
+                reasons, errs = [], []
                 for n in fit_n:
-                    rs, q = _judge(res[(name, n)], rows[n][s], tol_ttt, tol_availability, alpha_each)
+                    rs, e = _judge(res[(name, n)], rows[n][s], tol_ttt, tol_availability, alpha_each)
                     reasons += [f"N={n} {s} {x}" for x in rs]
-                    sq += q
+                    errs += e
                 results[(s, name)] = res
                 verdict[(s, name)] = reasons
-                score[(s, name)] = math.sqrt(sum(sq) / len(sq))
+                score[(s, name)] = _rms(errs)
             kept, n_ok, dropped = [], 0, []
             cells = {}
             for name in alive[s]:
@@ -581,15 +636,15 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
                 continue
             labels = {o: (lr[o] if o in lr else ls[o]) for o in space if o in lr or o in ls}
             over = {**subs["rep"][rn][1], **subs["spare"][sn][1]}
-            rrows, sq = {}, []
+            rrows, errs = {}, []
             for n in fit_n:
                 rp, sp = results[("rep", rn)][(rn, n)], results[("spare", sn)][(sn, n)]
                 rrows[str(n)] = _row_dict(rp, sp)
                 for s, x in (("rep", rp), ("spare", sp)):
-                    sq += _judge(x, rows[n][s], tol_ttt, tol_availability, alpha_each)[1]
+                    errs += _judge(x, rows[n][s], tol_ttt, tol_availability, alpha_each)[1]
             name = ",".join(f"{o}={labels[o]}" for o in labels)
             combos.append({"name": name, "labels": labels, "overrides": over, "rows": rrows,
-                           "distance": math.sqrt(sum(sq) / len(sq)),
+                           "distance": _rms(errs),
                            "rejected": verdict[("rep", rn)] + verdict[("spare", sn)], "_subs": (rn, sn)})
     if not combos:  # cannot happen: every cell of the shared options keeps at least one member per strategy
         raise RuntimeError("no Rep and SPARe survivors agree on the shared options")

@@ -165,7 +165,8 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
                                   f"({clash}); drop the flag or the preset")
         base = {**p["overrides"], **base}
         preset_info = {"name": p["name"], "fitted": bool(p.get("fitted")), "overrides": p["overrides"],
-                       "description": p.get("description", ""), "rejected": list(p.get("rejected") or [])}
+                       "description": p.get("description", ""), "accepted": p["accepted"],
+                       "rejected": p["rejected"]}
     for n in n_values:  # validate every setting before any work starts
         for strategy in STRATEGIES:
             TimelineConfig(strategy, n, r=2 if STRATEGY_TABLE[strategy].takes_r else 1, **applicable(base, strategy))

@@ -39,6 +39,7 @@ import math
 import os
 import time
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 
 import numpy as np
 from scipy import stats
@@ -609,7 +610,11 @@ def _needed_reps(vals, variants, n_values, target_pp, n_pilot) -> int:
                 return vals[s][k] if k in vals[s] else vals[s][f"baseline@{n}"]
             d = paired_delta_reduction(get("spare", "baseline"), get("rep", "baseline"), get("spare", v.name),
                                        get("rep", v.name))
-            hw = tq * d.se
+            hw = float(tq * d.se)
             if hw > target_pp:
-                need = max(need, math.ceil(1.1 * n_pilot * (hw / target_pp) ** 2))
+                ratio = hw / target_pp
+                want = 1.1 * n_pilot * ratio * ratio
+                if not math.isfinite(want):  # a tiny target_pp (1e-300): the count exceeds a float, not an int
+                    want = Fraction(1.1) * n_pilot * (Fraction(hw) / Fraction(target_pp)) ** 2
+                need = max(need, math.ceil(want))
     return need

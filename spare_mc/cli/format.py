@@ -9,6 +9,7 @@ import sys
 from typing import NamedTuple
 
 from .._lib.provenance import json_safe
+from ..analyses.calibrate import rejection_note
 from ..analyses.phase import KINDS, STRATEGY_KEYS
 from ..model.strategies import STRATEGIES
 from ..sweep.storage import json_default
@@ -96,8 +97,11 @@ def main_table(d: dict) -> None:
               f"[{lo:.3f}, {hi:.3f}]")
     pre = d.get("settings", {}).get("preset")
     if pre:
-        print(f"preset {pre['name']} ({'FITTED' if pre['fitted'] else 'stated'}): "
-              + ", ".join(f"{k}={v}" for k, v in pre["overrides"].items()))
+        rejected = pre.get("accepted") is False or bool(pre.get("rejected"))
+        kind = ("FITTED" if pre["fitted"] else "stated") + (", REJECTED" if rejected else "")
+        print(f"preset {pre['name']} ({kind}): " + ", ".join(f"{k}={v}" for k, v in pre["overrides"].items()))
+        if rejected:
+            print(f"preset {pre['name']} is a REJECTED fit: {rejection_note(pre.get('rejected') or [])}")
     p = d["paper_N600"]
     if not any(row["n_groups"] == 600 for row in d["rows"]):
         return  # the paper's row is compared with ours at N = 600 only
@@ -244,7 +248,8 @@ def calibrate(out: Report) -> None:
     """``calibrate``: the rounds' table, the preset written, the time."""
     print(out.result.table())
     if "preset" in out.data:
-        print(f"preset: {out.data['preset']}")
+        print(f"preset: {out.data['preset']}" + ("" if out.data.get("accepted", True) else
+                                                  " (labelled REJECTED: the closest combination, not a fit)"))
     print(f"{out.data['elapsed_s']:.0f} s")
 
 

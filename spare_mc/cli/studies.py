@@ -67,11 +67,7 @@ def run_reproduce(args) -> dict:
                         scheduler=args.scheduler, workers=args.workers, force=args.force, progress=progress(args),
                         preset=args.preset)
     out = res.to_dict()
-    out["table"] = args.table
-    pre = out.get("settings", {}).get("preset")
-    if pre and pre.get("rejected"):
-        say(f"spare-mc: warning: the preset {pre['name']!r} is the closest combination of its calibration, which "
-            f"the table REJECTED ({'; '.join(pre['rejected'])})")
+    out["table"] = args.table  # (a rejected preset: load_preset warned on stderr; the text output labels it)
     return out
 
 

@@ -1,0 +1,140 @@
+"""Regression tests of issue 36, items 4, 5, 7 and 8: a traceback on an extreme but valid target row, a rejected
+calibration shown as a fit, the classical optimum at periods the timeline cannot run, and the wording of the
+studies' errors. Each test failed on the commit before the fix; all of them run in well under a second each (the
+checks are called directly, or the CLI in-process where the check comes before any work).
+"""
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import spare_mc as sm
+from spare_mc.analyses import calibrate as cal
+from spare_mc.cli import main
+from spare_mc.stats import estimate_mean
+
+
+# ------------------------------------------------------------------------ 4. extreme target rows: no overflow
+def _result(ttt, avail, r=3, near=(3,)):
+    """One strategy's confirmation result as :func:`spare_mc.analyses.calibrate._evaluate` returns it."""
+    return {"r": r, "near_r": list(near), "ttt": estimate_mean(np.asarray(ttt, float), "ttt_over_t0",
+                                                                support="nonnegative"),
+            "availability": estimate_mean(np.asarray(avail, float), "availability", support="unit")}
+
+
+@pytest.mark.parametrize("row", [
+    {"r": 3, "ttt_over_t0": 4.2, "availability": 1e-200},  # the issue's row: (0.9 / 1e-200)^2 overflowed
+    {"r": 3, "ttt_over_t0": 4.2, "availability": 1.0},
+    {"r": 3, "ttt_over_t0": 1.7e308, "availability": 0.5},  # the largest finite TTT/T0
+    {"r": 3, "ttt_over_t0": 1.0, "availability": 5e-324},  # the smallest positive float
+])
+def test_4_judge_an_extreme_but_valid_target_row(row):
+    checked = cal.load_target({"rows": [{"n_groups": 8, "rep": row, "spare": row}]})["rows"][0]["rep"]
+    res = _result([4.1, 4.3, 4.2, 4.25], [0.9, 0.92, 0.91, 0.9])
+    for tol_ttt, tol_a in ((0.05, 0.02), (0.0, 0.0)):  # the tolerances' own extreme: zero
+        reasons, errors = cal._judge(res, checked, tol_ttt, tol_a, 0.05 / 12)
+        assert len(errors) == 2
+        assert errors[0] == pytest.approx(math.log(res["ttt"].mean / row["ttt_over_t0"]))
+        a = res["availability"].mean
+        rel = (a - row["availability"]) / row["availability"]
+        assert errors[1] == rel  # the relative error itself (inf only beyond the float range)
+        d = cal._rms(errors + errors)  # the distance of a combination: RMS over both strategies
+        if math.isfinite(rel):
+            assert math.isfinite(d)
+            assert d == pytest.approx(math.sqrt((errors[0] ** 2 + rel ** 2) / 2) if abs(rel) < 1e150
+                                      else abs(rel) / math.sqrt(2), rel=1e-12)
+        if row["availability"] < 1e-3:
+            assert any(x.startswith("availability") for x in reasons)
+
+
+def test_4_an_alpha_whose_quantile_is_infinite_still_judges_a_zero_spread_result():
+    res = _result([9.0, 9.0, 9.0], [0.5, 0.5, 0.5])  # se = 0 on both numbers
+    row = {"r": 3, "ttt_over_t0": 4.0, "availability": 0.99}
+    # alpha_each underflowing to 0: quantile inf; inf x 0 was nan and a comparison with nan never rejected
+    reasons, _ = cal._judge(res, row, 0.05, 0.02, 0.0)
+    assert len(reasons) == 2
+
+
+def test_4_sibling_sensitivity_needed_reps_with_a_tiny_target():
+    from spare_mc.analyses.sensitivity import Variant, _needed_reps
+
+    rng = np.random.default_rng(3)
+    x = {s: {"baseline@24": 3 + rng.random(8), "v@24": 3.5 + rng.random(8)} for s in ("rep", "spare")}
+    v = [Variant("v", "option", "save_s", 1.0, {"save_s": 1.0})]
+    need = _needed_reps(x, v, (24,), 1e-300, 8)  # OverflowError: float infinity to integer, before
+    assert isinstance(need, int) and need > 10 ** 300
+    assert _needed_reps(x, v, (24,), 1e-3, 8) == math.ceil(1.1 * 8 * (_needed_hw(x) / 1e-3) ** 2)
+
+
+def _needed_hw(x):
+    from scipy import stats
+
+    from spare_mc.analyses.sensitivity import paired_delta_reduction
+    d = paired_delta_reduction(x["spare"]["baseline@24"], x["rep"]["baseline@24"], x["spare"]["v@24"],
+                               x["rep"]["v@24"])
+    return float(stats.t.ppf(0.975, 7) * d.se)
+
+
+# ------------------------------------------------------------------------ 5. a rejected calibration is labelled
+def _calibration(rejected: bool) -> cal.CalibrationResult:
+    """A calibration result built directly (no run): one combination, rejected or not."""
+    row = {"rep": {"r": 3, "ttt_over_t0": 4.3, "availability": 0.8}, "spare": {"r": 8, "ttt_over_t0": 2.5,
+                                                                                  "availability": 0.94}}
+    combo = {"name": "layout=sidon", "labels": {"layout": "sidon"}, "overrides": {"layout": "sidon"},
+             "rows": {"600": {**row, "reduction": 0.41}}, "distance": 0.4,
+             "rejected": ["N=600 spare TTT/T0 3.100 vs 2.49"] if rejected else []}
+    target = {"name": "t", "source": "", "setting": {}, "rows": [{"n_groups": 600, **row}]}
+    settings = {"base": {}, "fitted_fields": {"layout=sidon": {"layout": "sidon"}}}
+    return cal.CalibrationResult(target, (600,), [combo], [] if rejected else [combo], combo, [], {}, settings)
+
+
+def test_5_a_rejected_calibration_is_labelled_in_every_output(tmp_path, capsys):
+    res = _calibration(rejected=True)
+    assert res.to_dict()["accepted"] is False
+    assert "REJECTED" in res.table()
+    path = tmp_path / "p.json"
+    cal.write_preset(res, path, name="p")
+    d = json.loads(path.read_text())
+    assert d["accepted"] is False and d["rejected"]
+    assert d["description"].startswith("REJECTED")
+    with pytest.warns(UserWarning, match="REJECTED fit"):  # the library warns (Python API)
+        p = cal.load_preset(path)
+    assert p["accepted"] is False
+    # reproduce --table main --preset FILE: the text labels it (it said only "(FITTED)"), the JSON too
+    run = ["reproduce", "--table", "main", "--preset", str(path), "--n-values", "8", "--reps", "2",
+           "--confirm-reps", "2", "--n-steps", "50"]
+    capsys.readouterr()
+    with pytest.warns(UserWarning, match="REJECTED fit"):
+        assert main(run) == 0
+    out = capsys.readouterr().out
+    assert "preset p (FITTED, REJECTED): layout=sidon" in out and "is a REJECTED fit" in out
+    with pytest.warns(UserWarning, match="REJECTED fit"):
+        assert main([*run, "--json"]) == 0
+    pre = json.loads(capsys.readouterr().out)["settings"]["preset"]
+    assert pre["accepted"] is False and pre["rejected"] == d["rejected"]
+
+
+def test_5_an_accepted_calibration_is_not_labelled_rejected(tmp_path):
+    res = _calibration(rejected=False)
+    assert res.to_dict()["accepted"] is True and "REJECTED" not in res.table()
+    path = tmp_path / "p.json"
+    cal.write_preset(res, path, name="p")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning
+        p = cal.load_preset(path)
+    assert p["accepted"] is True and json.loads(path.read_text())["description"].startswith("FITTED")
+    assert cal.load_preset("paper-n600")["accepted"] is True  # the shipped preset (no `accepted` key) loads as is
+
+
+def test_5_a_preset_contradicting_itself_is_refused(tmp_path):
+    res = _calibration(rejected=True)
+    path = tmp_path / "p.json"
+    cal.write_preset(res, path, name="p")
+    d = json.loads(path.read_text())
+    d["accepted"] = True
+    path.write_text(json.dumps(d))
+    with pytest.raises(sm.UsageValueError, match="`accepted` must be"):
+        cal.load_preset(path)
