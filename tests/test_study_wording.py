@@ -138,3 +138,50 @@ def test_5_a_preset_contradicting_itself_is_refused(tmp_path):
     path.write_text(json.dumps(d))
     with pytest.raises(sm.UsageValueError, match="`accepted` must be"):
         cal.load_preset(path)
+
+
+# ------------------------------------------------------------- 7. the classical optimum at runnable periods
+def _brute_force(cfg):
+    """The least exact expected time over every runnable period ``k T_comp``, k = 1 .. n_steps."""
+    import dataclasses
+
+    from spare_mc.ttt.theory import classical_expected_ttt_s
+    vals = [classical_expected_ttt_s(dataclasses.replace(cfg, ckpt_period_s=k * cfg.compute_s))
+            for k in range(1, cfg.n_steps + 1)]
+    k = int(np.argmin(vals)) + 1
+    return k, vals[k - 1]
+
+
+@pytest.mark.parametrize("kw", [
+    dict(n_steps=600, compute_s=60.0, save_s=300.0, restart_s=3600.0, mtbf_s=3600.0),  # the README's example
+    # the shorter last segment makes the value non-unimodal in k: walking from the continuous optimum stopped at 17
+    dict(n_steps=99, compute_s=1.0, save_s=8.06402841789456, restart_s=62.3020600473339, mtbf_s=32.95109706224164,
+         max_wall_factor=1e9),
+])
+def test_7_best_runnable_period_is_the_brute_force_minimum(kw):
+    from spare_mc.ttt.theory import best_runnable_period, classical_config
+
+    cfg = classical_config(**kw)
+    k, value, exhaustive = best_runnable_period(cfg)
+    assert exhaustive and (k, value) == _brute_force(cfg)
+    assert cfg.ckpt_period == k * cfg.compute_s  # the period the command runs when none is given
+
+
+def test_7_the_optimum_block_labels_continuous_and_runnable_values():
+    from spare_mc.theory.closed_forms import ckpt_period_daly, daly_expected_wall_time
+    from spare_mc.ttt.report import classical_check
+    from spare_mc.ttt.theory import classical_config
+
+    kw = dict(n_steps=600, compute_s=60.0, save_s=300.0, restart_s=3600.0, mtbf_s=3600.0)
+    opt = classical_check(20, seed=1, ckpt_period_s=1800.0, **kw).to_dict()["optimum"]
+    k, value = _brute_force(classical_config(**kw))
+    assert opt["best_runnable_period"]["interval_s"] == k * 60.0 == 1200.0
+    assert opt["best_runnable_period"]["exact_ttt_s"] == value == pytest.approx(151_747.7, abs=0.05)
+    daly = opt["daly_higher_order"]
+    assert daly["interval_s"] == ckpt_period_daly(300.0, 3600.0)
+    assert daly["segment_s"] == 1320.0  # ceil(1276.5 / 60) = 22 steps: what the simulation runs
+    assert daly["exact_ttt_s"] == daly_expected_wall_time(36_000.0, 1320.0, 300.0, 3600.0, 3600.0)
+    assert daly["exact_ttt_s"] == pytest.approx(152_126.8, abs=0.05)
+    assert daly["continuous_ttt_s"] == pytest.approx(152_198.5, abs=0.05)
+    cont = opt["continuous_optimum"]
+    assert cont["continuous_ttt_s"] < opt["best_runnable_period"]["exact_ttt_s"] <= cont["exact_ttt_s"]

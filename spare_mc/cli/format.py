@@ -42,14 +42,25 @@ def print_json(out) -> None:
 
 
 def key_values(d: dict) -> None:
-    """One line per key (``mu``, ``overhead``, ``ttt``, ``sweep``, ``plot``): numbers to 6 significant digits."""
-    d = {k: v for k, v in d.items() if k not in ("software", "schema_version")}
-    width = max(len(k) for k in d)
-    for k, v in d.items():
+    """One line per key (``mu``, ``overhead``, ``ttt``, ``sweep``, ``plot``): numbers to 6 significant digits; a
+    table of named entries (``ttt --model classical``'s ``optimum``) one line per entry, ``key.name``."""
+    def show(v):
         if isinstance(v, float):
-            v = f"{v:.6g}"
-        elif isinstance(v, list) and all(isinstance(x, (int, float)) for x in v):
-            v = "[" + ", ".join(f"{x:.6g}" for x in v) + "]"
+            return f"{v:.6g}"
+        if isinstance(v, list) and all(isinstance(x, (int, float)) for x in v):
+            return "[" + ", ".join(f"{x:.6g}" for x in v) + "]"
+        return v
+
+    lines = []
+    for k, v in d.items():
+        if k in ("software", "schema_version"):
+            continue
+        if isinstance(v, dict) and v and all(isinstance(x, dict) for x in v.values()):
+            lines += [(f"{k}.{name}", ", ".join(f"{a}={show(b)}" for a, b in x.items())) for name, x in v.items()]
+        else:
+            lines.append((k, show(v)))
+    width = max(len(k) for k, _ in lines)
+    for k, v in lines:
         print(f"{k:<{width}}  {v}")
 
 
