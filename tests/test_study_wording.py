@@ -6,6 +6,7 @@ checks are called directly, or the CLI in-process where the check comes before a
 
 import json
 import math
+import re
 import warnings
 
 import numpy as np
@@ -185,3 +186,105 @@ def test_7_the_optimum_block_labels_continuous_and_runnable_values():
     assert daly["continuous_ttt_s"] == pytest.approx(152_198.5, abs=0.05)
     cont = opt["continuous_optimum"]
     assert cont["continuous_ttt_s"] < opt["best_runnable_period"]["exact_ttt_s"] <= cont["exact_ttt_s"]
+
+
+# ---------------------------------------------------------------------------------------------- 8. wording
+_ROW = {"rep": {"r": 3, "ttt_over_t0": 4.27, "availability": 0.8}, "spare": {"r": 8, "ttt_over_t0": 2.49,
+                                                                              "availability": 0.94}}
+
+
+def _err(capsys, argv):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    return err
+
+
+def test_8a_file_errors_name_the_files_keys_not_flags(tmp_path, capsys):
+    target = tmp_path / "t.json"
+    target.write_text(json.dumps({"setting": {"mtbf_s": -1}, "rows": [{"n_groups": 600, **_ROW}]}))
+    err = _err(capsys, ["calibrate", "--target", str(target), "--out-dir", str(tmp_path / "c")])
+    assert "`mtbf_s` must be > 0" in err and "--mtbf-s" not in err and "the target table's `setting`" in err
+    preset = tmp_path / "p.json"
+    preset.write_text(json.dumps({"name": "p", "overrides": {"mtbf_s": -1}}))
+    err = _err(capsys, ["reproduce", "--table", "main", "--preset", str(preset)])
+    assert "`mtbf_s` must be > 0" in err and "--mtbf-s" not in err and "`overrides`" in err
+    log = tmp_path / "l.csv"
+    log.write_text("# duration_s: 10\ntime_s,level,unit\n20,gpu,0\n")
+    err = _err(capsys, ["log", "check", str(log), "--n-gpus", "8", "--n-groups", "8"])
+    assert "metadata `duration_s`" in err and "--duration-s" not in err
+    log.write_text("# duration_s: abc\ntime_s,level,unit\n20,gpu,0\n")
+    err = _err(capsys, ["log", "check", str(log), "--n-gpus", "8", "--n-groups", "8"])
+    assert "metadata `duration_s` must be a number" in err
+    log.write_text("time_s,level,unit\n20,gpu,0\n")  # the flag itself is still named as the flag
+    err = _err(capsys, ["log", "check", str(log), "--n-gpus", "8", "--n-groups", "8", "--duration-s", "5"])
+    assert "`--duration-s`" in err
+
+
+def test_8b_a_clash_with_the_tables_setting_is_not_said_in_api_terms(tmp_path, capsys):
+    target = tmp_path / "t.json"
+    target.write_text(json.dumps({"setting": {"layout": "sidon"}, "rows": [{"n_groups": 600, **_ROW}]}))
+    err = _err(capsys, ["calibrate", "--target", str(target), "--out-dir", str(tmp_path / "c")])
+    assert "the target table's `setting` fixes ['layout']" in err and "--options" in err
+    assert "`base`" not in err and "space[" not in err
+
+
+def test_8c_max_confirm_reps_names_pilot_reps(capsys):
+    err = _err(capsys, ["sensitivity", "--max-confirm-reps", "1"])
+    assert "`--max-confirm-reps` must be >= `--pilot-reps` (40" in err
+
+
+def test_8d_a_truncated_dataset_is_called_unreadable(tmp_path):
+    from spare_mc.sweep import SweepSpec, run_sweep
+
+    small = ('[sweep]\nname = "h"\nquantity = "wipeout"\nreps = 20\nblock = 10\nseed = 7\n\n'
+             '[grid]\nn_groups = [40]\nr = [2, 3]\n')
+    spec = SweepSpec.from_toml(small)
+    out = tmp_path / "h.nc"
+    run_sweep(spec, str(out), workers=0, progress=False)
+    out.write_bytes(out.read_bytes()[:3000])  # truncated
+    other = SweepSpec.from_toml(small.replace("seed = 7", "seed = 8"))
+    with pytest.raises(sm.UsageValueError, match=r"h\.nc already exists and is unreadable as a dataset \(.*truncated"):
+        run_sweep(other, str(out), workers=0, progress=False)
+
+
+def test_8e_an_impossible_n_names_its_row():
+    with pytest.raises(sm.UsageValueError, match=r"^rows\[1\]\.n_groups: `n_groups` must be <="):
+        cal.load_target({"rows": [{"n_groups": 600, **_ROW}, {"n_groups": 10 ** 9, **_ROW}]})
+
+
+def test_8f_calibrate_says_its_expected_time_first(tmp_path, capsys, monkeypatch):
+    import spare_mc.cli.studies as studies
+
+    def stop(*a, **kw):  # the estimate is said before the calibration starts: stop there
+        raise KeyboardInterrupt
+    monkeypatch.setattr(studies, "calibrate", stop)
+    rc = main(["calibrate", "--target", "paper", "--options", "patch_cost", "--schedule", "100000:200000",
+               "--predict-n", "", "--out-dir", str(tmp_path / "c"), "--workers", "0"])
+    assert rc == 130
+    err = capsys.readouterr().err
+    m = re.search(r"spare-mc calibrate: ([\d,]+) jobs at most; expected time at most about ([\d.]+) min", err)
+    assert m and int(m[1].replace(",", "")) > 10 ** 7 and float(m[2]) > 60
+    est = cal.estimate_cost("paper", space={"patch_cost": cal.SEARCH_SPACE["patch_cost"]}, predict_n=(),
+                            schedule=((2, 3),), workers=0)
+    from spare_mc.analyses.engine import R_RANGES
+    from spare_mc.ttt.optimize import PERIOD_FACTORS, admissible_r
+    members = {"rep": 1, "spare": 3}  # patch_cost acts on SPARe only
+    assert est["jobs"] == sum(members[s] * (2 * len(PERIOD_FACTORS) * len(admissible_r(s, 600, R_RANGES[s], {})[0])
+                                            + 3) for s in members)
+
+
+def test_8g_the_studies_are_spare_mc_attributes():
+    from spare_mc.analyses.calibrate import calibrate
+    from spare_mc.analyses.dynamic import dynamic_study
+    from spare_mc.analyses.repair import repair_study
+    from spare_mc.analyses.reproduce import reproduce
+    from spare_mc.analyses.sensitivity import sensitivity
+    assert (sm.sensitivity, sm.calibrate, sm.dynamic_study, sm.repair_study, sm.reproduce) == (
+        sensitivity, calibrate, dynamic_study, repair_study, reproduce)
+    assert {"sensitivity", "calibrate", "dynamic_study", "repair_study", "reproduce"} <= set(sm.__all__)
+    assert set(sm.__all__) <= set(dir(sm))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from spare_mc.sensitivity import Variant  # the 0.2 path still reads the module
+    assert Variant is not None and sm.sensitivity is sensitivity  # and does not rebind sm.sensitivity

@@ -169,3 +169,10 @@ def as_indices(value, name: str, n: int, what: str = "group", *, n_name: str | N
     if distinct and np.unique(a).size != a.size:
         raise UsageValueError(f"`{name}` must be distinct, got {a.tolist()}"[:300])
     return a
+
+
+def in_file(exc: UsageError) -> UsageError:
+    """``exc`` marked as an error about a file's content (a target table, a preset, a log's metadata): the names it
+    gives are the file's keys, so the command line leaves them as they are instead of saying its flags' names."""
+    exc.file_keys = True
+    return exc

@@ -68,20 +68,23 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
 from scipy import stats
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
-from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_int, reject_unknown
+from .._lib.seeding import trace_seed_sequence
+from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_int, in_file, reject_unknown
 from ..model.paper import PAPER_CITATION, paper_results
 from ..model.strategies import REDUNDANT_STRATEGIES
 from ..stats import estimate_mean, ratio_estimate
 from ..sweep.storage import write_json
 from ..ttt.config import TimelineConfig, applicable
-from ..ttt.optimize import PERIOD_FACTORS, n_values_iv, period_factors_iv
+from ..ttt.optimize import PERIOD_FACTORS, admissible_r, n_values_iv, period_factors_iv
+from ..ttt.run import run_timeline
 from .engine import check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage, screen
 
 __all__ = ["SEARCH_SPACE", "NOT_FITTED", "calibrate", "CalibrationResult", "load_target", "load_preset",
-           "preset_names", "presets_dir", "write_preset", "rejection_note", "DEFAULT_SCHEDULE"]
+           "preset_names", "presets_dir", "write_preset", "rejection_note", "estimate_cost", "DEFAULT_SCHEDULE"]
 
 #: The fitted options: each a list of ``(label, overrides)`` (the first is the stated assumption).
 SEARCH_SPACE = {
@@ -160,12 +163,21 @@ def load_target(target) -> dict:
     if not isinstance(setting, dict):
         raise UsageValueError(f"the target table's `setting` must be an object of TimelineConfig fields, got "
                               f"{setting!r}")
-    setting = check_base(setting, "the target table's `setting`")  # TimelineConfig fields only
-    for s in REDUNDANT_STRATEGIES:
-        try:
-            TimelineConfig(s, rows[0]["n_groups"], r=2, **applicable(setting, s))
-        except UsageError as exc:
-            raise type(exc)(f"the target table's `setting`: {exc}") from None
+    try:
+        setting = check_base(setting, "the target table's `setting`")  # TimelineConfig fields only
+    except UsageError as exc:
+        raise in_file(exc) from None
+    for i, row in enumerate(rows):  # every row's N (its own limits first, then under the setting)
+        for s in REDUNDANT_STRATEGIES:
+            try:
+                TimelineConfig(s, row["n_groups"], r=2)
+            except UsageError as exc:
+                raise in_file(type(exc)(f"rows[{i}].n_groups: {exc}")) from None
+            try:
+                TimelineConfig(s, row["n_groups"], r=2, **applicable(setting, s))
+            except UsageError as exc:
+                raise in_file(type(exc)(f"the target table's `setting` (at rows[{i}], N = {row['n_groups']}): "
+                                        f"{exc}")) from None
     return {"name": str(d.get("name", "target")), "source": str(d.get("source", "")), "setting": setting,
             "rows": rows}
 
@@ -207,9 +219,15 @@ def load_preset(preset) -> dict:
     if not isinstance(d, dict) or not isinstance(d.get("overrides"), dict):
         raise UsageValueError(f"the preset {path} must be an object with an `overrides` table")
     reject_unknown(d, _PRESET_KEYS, f"the preset {path}")
-    over = check_base(d["overrides"], f"the preset {path}")
-    for s in ("rep", "spare", "ckpt"):
-        TimelineConfig(s, 600, r=1 if s == "ckpt" else 3, **applicable(over, s))
+    try:  # its keys are the file's, never the command line's flags
+        over = check_base(d["overrides"], f"the preset {path}: `overrides`")
+        for s in ("rep", "spare", "ckpt"):
+            try:
+                TimelineConfig(s, 600, r=1 if s == "ckpt" else 3, **applicable(over, s))
+            except UsageError as exc:
+                raise type(exc)(f"the preset {path}: `overrides`: {exc}") from None
+    except UsageError as exc:
+        raise in_file(exc) from None
     rejected = d.get("rejected") or []
     if not isinstance(rejected, list) or not all(isinstance(x, str) for x in rejected):
         raise UsageValueError(f"the preset {path}: `rejected` must be a list of reasons (text), got {rejected!r}")
@@ -496,6 +514,104 @@ def _number(v, name, lo, hi, lo_open=False):
     return float(v)
 
 
+def _check_inputs(target, fit_n, predict_n, space, base, schedule, eta, min_keep, max_members, tol_ttt,
+                  tol_availability, alpha, rng, r_ranges, period_factors):
+    """Every argument of :func:`calibrate` checked (every combination at every N included), before any work."""
+    tgt = load_target(target)
+    given = check_base(base)
+    clash = {k: (v, tgt["setting"][k]) for k, v in given.items() if k in tgt["setting"] and tgt["setting"][k] != v}
+    if clash:  # (said for the Python API and the command line alike: `base` is the command line's timeline flags)
+        raise UsageValueError(f"the settings given (`base`; on the command line, the timeline flags) set "
+                              f"{sorted(clash)} to other values than the target table's `setting` states "
+                              f"({clash}): a table is fitted under its own stated inputs")
+    space = _space(space)
+    clash = fitted_clash(space, tgt["setting"])
+    if clash:  # the table's own setting: a file's key, which the command line's `--options` cannot rename
+        raise UsageValueError(f"the target table's `setting` fixes {clash[1]}, which the search fits (option "
+                              f"{clash[0]!r}): leave {clash[0]!r} out of the options searched (`--options` on the "
+                              f"command line, `space` in Python), or the field out of the table's `setting`")
+    base = {**tgt["setting"], **given}
+    clash = fitted_clash(space, base)
+    if clash:
+        raise UsageValueError(f"`base` fixes {clash[1]}, which `space[{clash[0]!r}]` fits")
+    rows = {r["n_groups"]: r for r in tgt["rows"]}
+    fit_n = tuple(sorted(rows)) if fit_n is None else n_values_iv(fit_n, "fit_n")
+    missing = [n for n in fit_n if n not in rows]
+    if missing or not fit_n:
+        raise UsageValueError(f"`fit_n` must be rows of the target table {sorted(rows)}, got {list(fit_n)}")
+    predict_n = tuple(n for n in (200, 1000) if n not in fit_n) if predict_n is None else \
+        tuple(n for n in n_values_iv(predict_n, "predict_n") if n not in fit_n)
+    sched = _seq_pairs(schedule)
+    if eta is not None:
+        eta = as_int(eta, "eta", min_value=2)
+    min_keep = as_int(min_keep, "min_keep", min_value=1)
+    max_members = as_int(max_members, "max_members", min_value=1)
+    tol_ttt = _number(tol_ttt, "tol_ttt", 0, 1)
+    tol_availability = _number(tol_availability, "tol_availability", 0, 1)
+    alpha = _number(alpha, "alpha", 0, 1, lo_open=True)
+    rng = as_int(rng, "rng", min_value=0)
+    r_ranges = check_r_ranges(r_ranges)
+    period_factors = period_factors_iv(period_factors)
+    for n in fit_n:
+        for s in REDUNDANT_STRATEGIES:
+            lo, hi = r_ranges[s]
+            if not lo <= rows[n][s]["r"] <= hi:
+                raise UsageValueError(f"the table's {s} r = {rows[n][s]['r']} at N = {n} is outside the searched "
+                                      f"range {r_ranges[s]}")
+    subs = {s: _subcombos(space, s) for s in REDUNDANT_STRATEGIES}
+    for s in REDUNDANT_STRATEGIES:  # every combination valid before any work
+        for name, (_, over) in subs[s].items():
+            for n in fit_n + predict_n:
+                try:
+                    TimelineConfig(s, n, r=2, **{**applicable(base, s), **applicable(over, s)})
+                except UsageError as exc:
+                    raise type(exc)(f"combination {name!r} at N={n}, {s}: {exc}") from None
+    return (tgt, rows, base, space, fit_n, predict_n, sched, eta, min_keep, max_members, tol_ttt, tol_availability,
+            alpha, rng, r_ranges, period_factors, subs)
+
+
+def estimate_cost(target="paper", *, fit_n=None, predict_n=None, space=None, base=None, schedule=DEFAULT_SCHEDULE,
+                  eta=None, min_keep=1, tol_ttt=0.05, tol_availability=0.02, alpha=0.05, rng=0, r_ranges=None,
+                  period_factors=PERIOD_FACTORS, max_members=8, workers=None) -> dict:
+    """The most wall time :func:`calibrate` should take, in seconds, from a few timed jobs (its arguments checked first,
+    as :func:`calibrate` checks them).
+
+    Times one job per strategy and ``N`` (fitted and predicted) at the lowest and highest ``r`` of the searched range
+    (after compiling), interpolates linearly in ``r``, and counts the jobs as if no sub-combination left before the
+    last round (the racing and halving only shorten it) and every prediction ran ``max_members`` members: the screen
+    (``reps x r values x period factors``) and the confirmation (``confirm_reps``) of every round, divided by the
+    workers (90% efficiency), plus about 4 s per sweep for starting a local cluster. Rough: within a factor of about
+    1.5 for the work it counts. Returns ``{"expected_s", "jobs", "workers"}``.
+    """
+    (_, _, base, _, fit_n, predict_n, sched, _, _, max_members, _, _, _, _, r_ranges, period_factors,
+     subs) = _check_inputs(target, fit_n, predict_n, space, base, schedule, eta, min_keep, max_members, tol_ttt,
+                           tol_availability, alpha, rng, r_ranges, period_factors)
+    workers = (os.cpu_count() or 1) if workers is None else max(1, int(workers))
+    root = np.random.SeedSequence(12345)
+    cpu, jobs = 0.0, 0
+    for s in REDUNDANT_STRATEGIES:
+        for n in fit_n + predict_n:
+            rs, _ = admissible_r(s, n, r_ranges[s], base)
+            times = []
+            for r in (rs[0], rs[-1]):
+                cfg = TimelineConfig(s, n, r=r, **applicable(base, s))
+                run_timeline(cfg, trace_seed_sequence(root, n, 0))  # compile / warm up
+                t = time.perf_counter()
+                run_timeline(cfg, trace_seed_sequence(root, n, 1))
+                times.append(time.perf_counter() - t)
+            per_r = np.interp(rs, [rs[0], rs[-1]], times) if len(rs) > 1 else np.array(times[:1])
+            rounds = sched if n in fit_n else sched[-1:]  # a prediction: the last round's replications
+            members = len(subs[s]) if n in fit_n else min(len(subs[s]), max_members)
+            for reps, confirm in rounds:
+                cpu += members * (reps * len(period_factors) * float(per_r.sum()) + confirm * float(per_r.mean()))
+                jobs += members * (reps * len(period_factors) * len(rs) + confirm)
+    sweeps = 2 * 2 * len(sched) + (2 * 2 if predict_n else 0)  # screen + confirmation per strategy per round
+    total = cpu / (0.9 * workers) if workers > 1 else cpu
+    if workers > 0:
+        total += 4.0 * sweeps
+    return {"expected_s": total, "jobs": jobs, "workers": workers}
+
+
 def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=None, schedule=DEFAULT_SCHEDULE,
               eta: int | None = None, min_keep: int = 1, tol_ttt: float = 0.05, tol_availability: float = 0.02,
               alpha: float = 0.05, rng=0, r_ranges=None, period_factors=PERIOD_FACTORS, max_members: int = 8,
@@ -535,49 +651,10 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
         Where the round datasets go (default ``data/calibrate``); a rerun reuses them.
     """
     t_start = time.perf_counter()
-    tgt = load_target(target)
-    given = check_base(base)
-    clash = {k: (v, tgt["setting"][k]) for k, v in given.items() if k in tgt["setting"] and tgt["setting"][k] != v}
-    if clash:
-        raise UsageValueError(f"`base` sets {sorted(clash)} to other values than the target table states "
-                              f"({clash}): a table is fitted under its own stated inputs")
-    base = {**tgt["setting"], **given}
-    space = _space(space)
-    clash = fitted_clash(space, base)
-    if clash:
-        raise UsageValueError(f"`base` fixes {clash[1]}, which `space[{clash[0]!r}]` fits")
-    rows = {r["n_groups"]: r for r in tgt["rows"]}
-    fit_n = tuple(sorted(rows)) if fit_n is None else n_values_iv(fit_n, "fit_n")
-    missing = [n for n in fit_n if n not in rows]
-    if missing or not fit_n:
-        raise UsageValueError(f"`fit_n` must be rows of the target table {sorted(rows)}, got {list(fit_n)}")
-    predict_n = tuple(n for n in (200, 1000) if n not in fit_n) if predict_n is None else \
-        tuple(n for n in n_values_iv(predict_n, "predict_n") if n not in fit_n)
-    sched = _seq_pairs(schedule)
-    if eta is not None:
-        eta = as_int(eta, "eta", min_value=2)
-    min_keep = as_int(min_keep, "min_keep", min_value=1)
-    max_members = as_int(max_members, "max_members", min_value=1)
-    tol_ttt = _number(tol_ttt, "tol_ttt", 0, 1)
-    tol_availability = _number(tol_availability, "tol_availability", 0, 1)
-    alpha = _number(alpha, "alpha", 0, 1, lo_open=True)
-    rng = as_int(rng, "rng", min_value=0)
-    r_ranges = check_r_ranges(r_ranges)
-    period_factors = period_factors_iv(period_factors)
-    for n in fit_n:
-        for s in REDUNDANT_STRATEGIES:
-            lo, hi = r_ranges[s]
-            if not lo <= rows[n][s]["r"] <= hi:
-                raise UsageValueError(f"the table's {s} r = {rows[n][s]['r']} at N = {n} is outside the searched "
-                                      f"range {r_ranges[s]}")
-    subs = {s: _subcombos(space, s) for s in REDUNDANT_STRATEGIES}
-    for s in REDUNDANT_STRATEGIES:  # every combination valid before any work
-        for name, (_, over) in subs[s].items():
-            for n in fit_n + predict_n:
-                try:
-                    TimelineConfig(s, n, r=2, **{**applicable(base, s), **applicable(over, s)})
-                except UsageError as exc:
-                    raise type(exc)(f"combination {name!r} at N={n}, {s}: {exc}") from None
+    (tgt, rows, base, space, fit_n, predict_n, sched, eta, min_keep, max_members, tol_ttt, tol_availability, alpha,
+     rng, r_ranges, period_factors, subs) = _check_inputs(target, fit_n, predict_n, space, base, schedule, eta,
+                                                          min_keep, max_members, tol_ttt, tol_availability, alpha,
+                                                          rng, r_ranges, period_factors)
     out_dir = os.fspath(os.path.join("data", "calibrate") if out_dir is None else out_dir)
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise UsageValueError(f"`out_dir` {out_dir} exists and is not a folder")

@@ -394,7 +394,10 @@ def _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_r
         raise UsageValueError(f"two variants are named {dup[0]!r}")
     reps = as_int(reps, "reps", min_value=2)
     pilot_reps = as_int(pilot_reps, "pilot_reps", min_value=4)
-    max_confirm_reps = as_int(max_confirm_reps, "max_confirm_reps", min_value=pilot_reps)
+    max_confirm_reps = as_int(max_confirm_reps, "max_confirm_reps", min_value=1)
+    if max_confirm_reps < pilot_reps:  # the bound is the pilot's: say so
+        raise UsageValueError(f"`max_confirm_reps` must be >= `pilot_reps` ({pilot_reps}: the pilot's replications "
+                              f"are part of the confirmation), got {max_confirm_reps}")
     if isinstance(target_pp, bool) or not isinstance(target_pp, (int, float, np.integer, np.floating)):
         raise UsageTypeError(f"`target_pp` must be a number of percentage points, got {target_pp!r}")
     target_pp = float(target_pp)

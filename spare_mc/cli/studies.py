@@ -12,6 +12,7 @@ from .._lib.provenance import json_safe
 from .._lib.resources import check_local_workers
 from .._lib.validation import UsageValueError
 from ..analyses.calibrate import DEFAULT_SCHEDULE, SEARCH_SPACE, calibrate, fitted_clash, write_preset
+from ..analyses.calibrate import estimate_cost as estimate_calibration_cost
 from ..analyses.dynamic import QUICK as DYNAMIC_QUICK
 from ..analyses.dynamic import dynamic_study
 from ..analyses.repair import QUICK as REPAIR_QUICK
@@ -383,14 +384,19 @@ def run_calibrate(args) -> Report:
         raise UsageValueError(f"`{flags}` sets what the calibration fits (option {opt!r}): drop the flag, or "
                               f"leave {opt!r} out of `--options`")
     log = progress(args)
-    res = calibrate(args.target, fit_n=None if args.fit_n is None else _ints(args.fit_n, "--fit-n"),
-                    predict_n=None if args.predict_n is None else _ints(args.predict_n, "--predict-n"),
-                    space=space, base=base, schedule=schedule, eta=args.eta,
-                    min_keep=args.min_keep, tol_ttt=args.tol_ttt, tol_availability=args.tol_availability,
-                    alpha=args.alpha, rng=args.seed, r_ranges=_r_ranges(args), period_factors=pf,
-                    out_dir=args.out_dir, scheduler=args.scheduler, workers=args.workers, force=args.force,
-                    progress=log)
+    kw = dict(fit_n=None if args.fit_n is None else _ints(args.fit_n, "--fit-n"),
+              predict_n=None if args.predict_n is None else _ints(args.predict_n, "--predict-n"),
+              space=space, base=base, schedule=schedule, eta=args.eta,
+              min_keep=args.min_keep, tol_ttt=args.tol_ttt, tol_availability=args.tol_availability,
+              alpha=args.alpha, rng=args.seed, r_ranges=_r_ranges(args), period_factors=pf)
+    cost = estimate_calibration_cost(args.target, workers=args.workers, **kw)  # every rule first, as calibrate's
+    say(f"spare-mc calibrate: {cost['jobs']:,} jobs at most; expected time at most about "
+        f"{cost['expected_s'] / 60:.1f} min on {cost['workers']} worker(s) (a rough estimate from timed jobs; "
+        f"the rejected combinations leave early)")
+    res = calibrate(args.target, out_dir=args.out_dir, scheduler=args.scheduler, workers=args.workers,
+                    force=args.force, progress=log, **kw)
     d = res.to_dict()
+    d["expected_s"] = cost["expected_s"]
 
     d["result"] = result
     write_json(json_safe(d), d["result"])  # the result first: a preset path problem cannot lose it

@@ -41,7 +41,7 @@ def _check_output(out: str, spec: SweepSpec, force: bool, say=None):
         parent = os.path.dirname(parent)
     if parent and not os.path.isdir(parent):
         raise UsageValueError(f"cannot write {out}: {parent} is a file, not a folder")
-    ds, same, recompute = None, False, None
+    ds, same, recompute, unreadable = None, False, None, None
     digest = spec.digest()
     if os.path.exists(out):
         try:
@@ -56,7 +56,7 @@ def _check_output(out: str, spec: SweepSpec, force: bool, say=None):
                 recompute = (f"{out} was written by an older spare_mc that could mix grid points when the [grid] keys "
                              f"are not in sorted order; it will be recomputed")
         except (CorruptDataset, UsageError) as exc:  # damaged or truncated: recompute this sweep's own output
-            ds, same = None, False
+            ds, same, unreadable = None, False, str(exc)  # (the text: the exception holds the file open)
             if _claims_digest(out, digest):
                 recompute = f"{exc}; it will be recomputed"
     if same:
@@ -72,7 +72,8 @@ def _check_output(out: str, spec: SweepSpec, force: bool, say=None):
         return None
     if not force:
         what = ("a dataset of another sweep or spare_mc version" if ds is not None and "spec_digest" in ds.attrs
-                else "not a dataset of this sweep")
+                else f"unreadable as a dataset ({unreadable})"
+                if unreadable is not None else "not a dataset of this sweep")
         raise UsageValueError(f"`out` {out} already exists and is {what}; refusing to replace it (pass force=True to "
                               f"replace it, or choose another `out`)")
     return None
