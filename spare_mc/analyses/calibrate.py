@@ -522,7 +522,7 @@ def _check_inputs(target, fit_n, predict_n, space, base, schedule, eta, min_keep
     clash = {k: (v, tgt["setting"][k]) for k, v in given.items() if k in tgt["setting"] and tgt["setting"][k] != v}
     if clash:  # (said for the Python API and the command line alike: `base` is the command line's timeline flags)
         raise UsageValueError(f"the settings given (`base`; on the command line, the timeline flags) set "
-                              f"{sorted(clash)} to other values than the target table's `setting` states "
+                              f"{sorted(clash)} to other values than the target table states in its `setting` "
                               f"({clash}): a table is fitted under its own stated inputs")
     space = _space(space)
     clash = fitted_clash(space, tgt["setting"])

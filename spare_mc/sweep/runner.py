@@ -56,7 +56,9 @@ def _check_output(out: str, spec: SweepSpec, force: bool, say=None):
                 recompute = (f"{out} was written by an older spare_mc that could mix grid points when the [grid] keys "
                              f"are not in sorted order; it will be recomputed")
         except (CorruptDataset, UsageError) as exc:  # damaged or truncated: recompute this sweep's own output
-            ds, same, unreadable = None, False, str(exc)  # (the text: the exception holds the file open)
+            ds, same = None, False
+            if _looks_like_a_dataset(out):  # netCDF or HDF5 that does not read: damaged or truncated, said so
+                unreadable = str(exc)  # (the text: the exception holds the file open)
             if _claims_digest(out, digest):
                 recompute = f"{exc}; it will be recomputed"
     if same:
@@ -77,6 +79,16 @@ def _check_output(out: str, spec: SweepSpec, force: bool, say=None):
         raise UsageValueError(f"`out` {out} already exists and is {what}; refusing to replace it (pass force=True to "
                               f"replace it, or choose another `out`)")
     return None
+
+
+def _looks_like_a_dataset(path) -> bool:
+    """Whether ``path`` starts as a netCDF (classic or 64-bit) or HDF5 (netCDF-4) file does."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError:
+        return False
+    return head[:3] == b"CDF" or head == b"\x89HDF\r\n\x1a\n"
 
 
 def _claims_digest(path, digest) -> bool:
