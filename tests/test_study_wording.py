@@ -288,3 +288,9 @@ def test_8g_the_studies_are_spare_mc_attributes():
         warnings.simplefilter("ignore", DeprecationWarning)
         from spare_mc.sensitivity import Variant  # the 0.2 path still reads the module
     assert Variant is not None and sm.sensitivity is sensitivity  # and does not rebind sm.sensitivity
+
+
+def test_8a_sibling_main_table_toml_keys_are_named_as_the_files(tmp_path, capsys):
+    (tmp_path / "main_table.toml").write_text("[main_table]\nreps = -1\n")
+    err = _err(capsys, ["reproduce", "--table", "main", "--studies", str(tmp_path)])
+    assert "main_table.toml: [main_table] `reps` must be an integer >= 2, got -1" in err and "--reps" not in err

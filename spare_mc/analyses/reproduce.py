@@ -17,7 +17,7 @@ from pathlib import Path
 import tomllib
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
-from .._lib.validation import UsageValueError, as_int, reject_unknown
+from .._lib.validation import UsageValueError, as_int, in_file, reject_unknown
 from ..model.strategies import STRATEGIES, STRATEGY_TABLE
 from ..plots.studies import figure_phase
 from ..plots.sweep_figures import save_figures
@@ -58,6 +58,15 @@ def main_table_settings(studies=None) -> dict:
         except tomllib.TOMLDecodeError as exc:
             raise UsageValueError(f"{path} is not valid TOML: {exc}") from None
         reject_unknown(d, settings, f"[main_table] of {path}")
+        for key, v in d.items():  # the file's keys, said as the file's (never as the command line's --reps ...)
+            if key == "seed":
+                continue  # any seed the main table takes, checked there
+            vals = v if key == "n_values" and isinstance(v, list) and v else [v]
+            if key == "n_values" and vals is not v or any(
+                    isinstance(x, bool) or not isinstance(x, int) or x < 2 for x in vals):
+                raise in_file(UsageValueError(
+                    f"{path}: [main_table] `{key}` must be " + ("a non-empty list of integers >= 2" if key == "n_values"
+                                                                else "an integer >= 2") + f", got {v!r}"))
         settings.update(d)
     return settings
 
