@@ -65,6 +65,8 @@ __all__ = [
     "TimelineConfig", "TimelineRun", "TTTResult", "paper_allreduce_s", "simulate_ttt", "replay_log_ttt",
     "LogTTTResult", "OptimumResult",
     "main_table", "optimize_strategy", "theory_ttt", "TheoryTTT", "MainTable", "MainTableRow",
+    # the studies (spare_mc.analyses; loaded on first use)
+    "sensitivity", "calibrate", "dynamic_study", "repair_study", "reproduce",
     # statistics
     "MCEstimate", "Comparison", "compare", "estimate_mean", "ratio_estimate", "wilson_interval",
     "clopper_pearson_interval",
@@ -92,8 +94,39 @@ _install_moved()
 del _install_moved
 
 
+#: The study functions, loaded on first use (``import spare_mc`` stays as fast as without the studies' imports):
+#: name -> the module that holds it. ``sm.sensitivity``, ``sm.calibrate`` and ``sm.reproduce`` are these functions,
+#: not the 0.2 module paths of those names (``from spare_mc.sensitivity import Variant`` still reads the deprecated
+#: alias; ``import spare_mc.sensitivity as m`` now gives the function: import ``spare_mc.analyses.sensitivity``).
+_STUDIES = {"sensitivity": "analyses.sensitivity", "calibrate": "analyses.calibrate",
+            "dynamic_study": "analyses.dynamic", "repair_study": "analyses.repair", "reproduce": "analyses.reproduce"}
+
+
 def __getattr__(name):
-    """``sm.timeline`` and the other 0.2 module paths as attributes: the deprecated alias (spare_mc/_moved.py)."""
+    """The study functions (:data:`_STUDIES`), and ``sm.timeline`` and the other 0.2 module paths as attributes: the
+    deprecated alias (spare_mc/_moved.py)."""
+    if name in _STUDIES:
+        return getattr(_import_module(f"{__name__}.{_STUDIES[name]}"), name)
     if name in _MOVED:
         return _import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_STUDIES))
+
+
+import sys as _sys  # noqa: E402
+
+
+class _Package(type(_sys)):
+    """The package's module type: importing a 0.2 path named like a study function (``import
+    spare_mc.sensitivity``) does not bind the alias module over ``sm.sensitivity``, the function."""
+
+    def __setattr__(self, name, value):
+        if name in _STUDIES and isinstance(value, type(_sys)):
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package

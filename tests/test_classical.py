@@ -158,7 +158,7 @@ def test_cli_classical_prints_the_exact_time(capsys):
     lo, hi = out["ttt_s_ci95"]
     assert lo < out["ttt_s_mean"] < hi and out["comparable"] and out["p_value"] > ALPHA
     assert out["segment_s"] == 600.0 and out["solve_s"] == 36_000.0
-    assert set(out["optimum"]) == {"exact_optimum", "young", "daly_higher_order"}
+    assert set(out["optimum"]) == {"continuous_optimum", "best_runnable_period", "young", "daly_higher_order"}
     assert not {"n_groups", "r", "layout"} & set(out)  # the step model's, meaningless here (it printed N = 2)
 
 

@@ -1124,7 +1124,7 @@ def test_qa_third_pass_bad_inputs_are_named(tmp_path):
     with pytest.raises(ValueError, match=r"`duration_s` \(the observation window end\) must be <= 5.76461e\+11 s"):
         failure_log_from_arrays([1.0], ["gpu"], [3], topo, duration_s=1e15)
     (tmp_path / "far.csv").write_text("# duration_s: 1e300\ntime_s,level,unit\n1.0,gpu,3\n")
-    with pytest.raises(ValueError, match=r"far.csv: `duration_s` .* must be <= 5.76461e\+11 s"):
+    with pytest.raises(ValueError, match=r"far.csv: metadata `duration_s` .* must be <= 5.76461e\+11 s"):
         sm.read_failure_log(tmp_path / "far.csv", topo)
     log = failure_log_from_arrays([1.0], ["gpu"], [3], topo, duration_s=10.0)
     with pytest.raises(TypeError, match=r"`path` must be a path, got int"):

@@ -230,11 +230,11 @@ def test_main_table_toml_lists_are_checked_naming_the_file(tmp_path, no_sweep):
     """A ``main_table.toml`` whose ``n_values`` repeats an N ran every sweep of the full reproduction before the
     main table refused it (naming `n_values`, not the file)."""
     (tmp_path / "main_table.toml").write_text("[main_table]\nn_values = [200, 200]\n")
-    with pytest.raises(UsageValueError, match=rf"\[main_table\] of {re.escape(str(tmp_path))}.*main_table.toml: "
+    with pytest.raises(UsageValueError, match=rf"{re.escape(str(tmp_path))}.*main_table.toml: \[main_table\] "
                                               rf"`n_values` must be distinct, got 200 twice"):
         reproduce(studies=tmp_path, table="main")
     (tmp_path / "main_table.toml").write_text("[main_table]\nquick_reps = 1\n")
-    with pytest.raises(UsageValueError, match=r"main_table.toml: `quick_reps` must be >= 2"):
+    with pytest.raises(UsageValueError, match=r"main_table.toml: \[main_table\] `quick_reps` must be an integer >= 2"):
         reproduce(studies=tmp_path, table="main", quick=True)
 
 

@@ -254,3 +254,10 @@ def parse_list(text, flag: str, kind=str, *, what: str | None = None, choices=No
         out.append(v)
     check_unique(out, flag, given=items)
     return tuple(out)
+
+
+def in_file(exc: UsageError) -> UsageError:
+    """``exc`` marked as an error about a file's content (a target table, a preset, a log's metadata): the names it
+    gives are the file's keys, so the command line leaves them as they are instead of saying its flags' names."""
+    exc.file_keys = True
+    return exc

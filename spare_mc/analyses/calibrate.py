@@ -52,7 +52,9 @@ Presets
 A preset is a JSON file of :class:`~spare_mc.TimelineConfig` overrides with its provenance (``{"name",
 "description", "fitted", "overrides", ...}``); shipped ones live in ``spare_mc/presets`` (package data) and are
 named by their stem (``paper-n600``). A preset is never a default: it is applied on request
-(``spare-mc reproduce --table main --preset paper-n600``).
+(``spare-mc reproduce --table main --preset paper-n600``). The preset of a calibration whose table rejects every
+combination is the closest one, labelled ``"accepted": false`` (and REJECTED in its description and in every output
+that shows it); :func:`load_preset` warns when it loads one.
 """
 
 from __future__ import annotations
@@ -63,25 +65,30 @@ import json
 import math
 import os
 import time
+import warnings
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
 from scipy import stats
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
-from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_int, check_unique, reject_unknown
+from .._lib.seeding import trace_seed_sequence
+from .._lib.validation import (UsageError, UsageTypeError, UsageValueError, as_int, check_unique, in_file,
+                               reject_unknown)
 from ..model.paper import PAPER_CITATION, paper_results
 from ..model.strategies import REDUNDANT_STRATEGIES
 from ..stats import estimate_mean, ratio_estimate
 from ..sweep.storage import write_json
 from ..ttt.config import TimelineConfig, applicable
-from ..ttt.optimize import PERIOD_FACTORS, n_values_iv, period_factors_iv
+from ..ttt.optimize import PERIOD_FACTORS, admissible_r, n_values_iv, period_factors_iv
+from ..ttt.run import run_timeline
 from .folder import MANIFEST, StudyFolder, check_target
 from .engine import check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage, screen
 
 __all__ = ["SEARCH_SPACE", "NOT_FITTED", "calibrate", "CalibrationResult", "load_target", "load_preset",
-           "preset_names", "presets_dir", "write_preset", "DEFAULT_SCHEDULE"]
+           "preset_names", "presets_dir", "write_preset", "rejection_note", "estimate_cost", "DEFAULT_SCHEDULE"]
 
 #: The fitted options: each a list of ``(label, overrides)`` (the first is the stated assumption).
 SEARCH_SPACE = {
@@ -171,12 +178,21 @@ def load_target(target) -> dict:
     if not isinstance(setting, dict):
         raise UsageValueError(f"the target table's `setting` must be an object of TimelineConfig fields, got "
                               f"{setting!r}")
-    setting = check_base(setting, "the target table's `setting`")  # TimelineConfig fields only
-    for s in REDUNDANT_STRATEGIES:
-        try:
-            TimelineConfig(s, rows[0]["n_groups"], r=2, **applicable(setting, s))
-        except UsageError as exc:
-            raise type(exc)(f"the target table's `setting`: {exc}") from None
+    try:
+        setting = check_base(setting, "the target table's `setting`")  # TimelineConfig fields only
+    except UsageError as exc:
+        raise in_file(exc) from None
+    for i, row in enumerate(rows):  # every row's N (its own limits first, then under the setting)
+        for s in REDUNDANT_STRATEGIES:
+            try:
+                TimelineConfig(s, row["n_groups"], r=2)
+            except UsageError as exc:
+                raise in_file(type(exc)(f"rows[{i}].n_groups: {exc}")) from None
+            try:
+                TimelineConfig(s, row["n_groups"], r=2, **applicable(setting, s))
+            except UsageError as exc:
+                raise in_file(type(exc)(f"the target table's `setting` (at rows[{i}], N = {row['n_groups']}): "
+                                        f"{exc}")) from None
     return {"name": str(d.get("name", "target")), "source": str(d.get("source", "")), "setting": setting,
             "rows": rows}
 
@@ -218,27 +234,59 @@ def load_preset(preset) -> dict:
     if not isinstance(d, dict) or not isinstance(d.get("overrides"), dict):
         raise UsageValueError(f"the preset {path} must be an object with an `overrides` table")
     reject_unknown(d, _PRESET_KEYS, f"the preset {path}")
-    over = check_base(d["overrides"], f"the preset {path}")
-    for s in ("rep", "spare", "ckpt"):
-        TimelineConfig(s, 600, r=1 if s == "ckpt" else 3, **applicable(over, s))
-    return {**d, "name": d.get("name", path.stem), "overrides": over}
+    try:  # its keys are the file's, never the command line's flags
+        over = check_base(d["overrides"], f"the preset {path}: `overrides`")
+        for s in ("rep", "spare", "ckpt"):
+            try:
+                TimelineConfig(s, 600, r=1 if s == "ckpt" else 3, **applicable(over, s))
+            except UsageError as exc:
+                raise type(exc)(f"the preset {path}: `overrides`: {exc}") from None
+    except UsageError as exc:
+        raise in_file(exc) from None
+    rejected = d.get("rejected") or []
+    if not isinstance(rejected, list) or not all(isinstance(x, str) for x in rejected):
+        raise UsageValueError(f"the preset {path}: `rejected` must be a list of reasons (text), got {rejected!r}")
+    accepted = d.get("accepted", not rejected)
+    if not isinstance(accepted, bool) or (accepted and rejected):
+        raise UsageValueError(f"the preset {path}: `accepted` must be true or false, and false when `rejected` "
+                              f"lists reasons, got {accepted!r} with {len(rejected)} reason(s)")
+    name = d.get("name", path.stem)
+    if not accepted:
+        warnings.warn(f"the preset {name!r} is a REJECTED fit: {rejection_note(rejected)}", UserWarning,
+                      stacklevel=2)
+    return {**d, "name": name, "overrides": over, "rejected": rejected, "accepted": accepted}
+
+
+def rejection_note(rejected) -> str:
+    """One phrase saying that a preset or calibration's best combination is rejected by its table, with the
+    reasons: what every output that shows a rejected preset says."""
+    why = "; ".join(rejected)
+    return ("its target table rejects every combination of its calibration, and this is only the closest one, not a "
+            "fit" + (f" ({why})" if why else ""))
 
 
 #: The keys a preset file may have (``overrides`` is required).
-_PRESET_KEYS = {"schema_version", "name", "fitted", "description", "target", "fit_n", "overrides", "fitted_options",
-                "fixed", "distance", "rejected", "equivalence_set_size", "settings", "created", "software"}
+_PRESET_KEYS = {"schema_version", "name", "fitted", "accepted", "description", "target", "fit_n", "overrides",
+                "fitted_options", "fixed", "distance", "rejected", "equivalence_set_size", "settings", "created",
+                "software"}
 
 
 def write_preset(result: "CalibrationResult", path, *, name: str = "paper-n600") -> str:
-    """Write the best-fitting member of a calibration as a preset file (labelled as fitted)."""
+    """Write the best-fitting member of a calibration as a preset file (labelled as fitted; when the table rejects
+    every combination, labelled REJECTED as well: ``"accepted": false``, and its description says so)."""
 
     best = result.best
     fixed = dict(result.settings.get("base", {}))
     explicit = dict(result.settings.get("fitted_fields", {}).get(best["name"], best["overrides"]))
-    d = {"schema_version": SCHEMA_VERSION, "name": name, "fitted": True,
-         "description": f"FITTED, not stated: the option values of the best-fitting combination of `spare-mc "
-                        f"calibrate --target {result.target['name']}` (fitted on N = "
-                        f"{', '.join(map(str, result.fit_n))} only; every other N is a prediction). Never a default.",
+    accepted = result.accepted
+    what = (f"FITTED, not stated: the option values of the best-fitting combination of `spare-mc calibrate --target "
+            f"{result.target['name']}`" if accepted else
+            f"REJECTED FIT, not stated: the option values of the closest combination of `spare-mc calibrate --target "
+            f"{result.target['name']}`, which the table rejects as it rejects every other "
+            f"({'; '.join(best['rejected'])})")
+    d = {"schema_version": SCHEMA_VERSION, "name": name, "fitted": True, "accepted": accepted,
+         "description": f"{what} (fitted on N = {', '.join(map(str, result.fit_n))} only; every other N is a "
+                        f"prediction). Never a default.",
          "target": result.target["name"], "fit_n": list(result.fit_n),
          "overrides": {**fixed, **explicit}, "fitted_options": best["labels"], "fixed": fixed,
          "distance": best["distance"], "rejected": best["rejected"],
@@ -342,7 +390,8 @@ def _evaluate(strategy, subs, fit_n, reps, confirm, rng, base, r_ranges, period_
 
 
 def _judge(res, row, tol_ttt, tol_a, alpha_each):
-    """``(rejected reasons, squared relative errors)`` of one strategy's result against one target row.
+    """``(rejected reasons, relative errors)`` of one strategy's result against one target row (the errors: ``ln(TTT /
+    TTT_target)`` and ``(A - A_target) / A_target``, whose RMS over a combination is its distance).
 
     ``alpha_each``: the level of each of the two numeric tests (a Student-t quantile with the confirmation's
     ``n - 1`` degrees of freedom); the ``r`` test is a stated rule (near-optimal set of the screen).
@@ -350,14 +399,30 @@ def _judge(res, row, tol_ttt, tol_a, alpha_each):
     reasons = []
     t, a = res["ttt"], res["availability"]
     q = _t_quantile(alpha_each, 1, t.n)
-    if abs(t.mean - row["ttt_over_t0"]) > tol_ttt * row["ttt_over_t0"] + q * t.se:
+    if abs(t.mean - row["ttt_over_t0"]) > tol_ttt * row["ttt_over_t0"] + _margin(q, t.se):
         reasons.append(f"TTT/T0 {t.mean:.3f} vs {row['ttt_over_t0']}")
-    if abs(a.mean - row["availability"]) > tol_a + q * a.se:
-        reasons.append(f"availability {a.mean:.4f} vs {row['availability']}")
+    if abs(a.mean - row["availability"]) > tol_a + _margin(q, a.se):
+        reasons.append(f"availability {a.mean:.4g} vs {row['availability']}")
     if row["r"] not in res["near_r"]:
         reasons.append(f"best r {res['r']} (near-optimal {res['near_r']}) vs {row['r']}")
-    sq = [math.log(t.mean / row["ttt_over_t0"]) ** 2, ((a.mean - row["availability"]) / row["availability"]) ** 2]
-    return reasons, sq
+    # the relative errors themselves, not their squares: an availability target of 1e-200 makes the relative error
+    # ~1e200, whose square overflows a float (the distance is their RMS, :func:`_rms`, which does not)
+    errors = [math.log(t.mean / row["ttt_over_t0"]), (a.mean - row["availability"]) / row["availability"]]
+    return reasons, errors
+
+
+def _margin(q, se):
+    """The ``q x se`` part of a rejection bound: 0 when ``se`` is 0, also for ``q`` infinite (an ``alpha`` so small
+    that its quantile is infinite would otherwise give ``inf x 0 = nan``, and a comparison with nan never rejects)."""
+    return 0.0 if se == 0 else q * se
+
+
+def _rms(errors) -> float:
+    """The root mean square of ``errors`` without overflow (``math.hypot`` scales; squaring 1e200 would overflow):
+    finite whenever every error is; ``inf`` only when an error is (a relative error beyond the float range, from an
+    availability target below about 1e-308)."""
+    errors = list(errors)
+    return math.hypot(*errors) / math.sqrt(len(errors))
 
 
 @dataclass(frozen=True, eq=False)
@@ -377,18 +442,25 @@ class CalibrationResult:
     #: The files the study wrote: ``{"result": JSON path[, "preset": preset path]}``.
     files: dict = field(default_factory=dict)
 
+    @property
+    def accepted(self) -> bool:
+        """Whether the table leaves any combination unrejected; if not, :attr:`best` is the closest rejected one,
+        not a fit."""
+        return bool(self.equivalence_set)
+
     def to_dict(self) -> dict:
-        """What ``spare-mc calibrate --json`` prints."""
+        """What ``spare-mc calibrate --json`` prints (``accepted``: false when every combination is rejected)."""
         return {"schema_version": SCHEMA_VERSION, "software": software_versions(), "target": self.target,
-                "fit_n": list(self.fit_n), "equivalence_set": self.equivalence_set, "best": self.best,
+                "fit_n": list(self.fit_n), "accepted": self.accepted, "equivalence_set": self.equivalence_set,
+                "best": self.best,
                 "combinations": self.combinations, "rounds": self.rounds, "predictions": self.predictions,
                 "settings": self.settings, "datasets": self.datasets, "elapsed_s": self.elapsed_s, **self.files}
 
     def table(self) -> str:
         t = self.target
         lines = [f"target {t['name']}: " + "; ".join(
-            f"N={r['n_groups']} Rep r={r['rep']['r']} {r['rep']['ttt_over_t0']} / {r['rep']['availability']:.4f}, "
-            f"SPARe r={r['spare']['r']} {r['spare']['ttt_over_t0']} / {r['spare']['availability']:.4f}"
+            f"N={r['n_groups']} Rep r={r['rep']['r']} {r['rep']['ttt_over_t0']} / {r['rep']['availability']:.4g}, "
+            f"SPARe r={r['spare']['r']} {r['spare']['ttt_over_t0']} / {r['spare']['availability']:.4g}"
             for r in t["rows"] if r["n_groups"] in self.fit_n)]
         for rd in self.rounds:
             lines.append(f"round {rd['round']} ({rd['reps']} + {rd['confirm_reps']} replications): "
@@ -400,6 +472,8 @@ class CalibrationResult:
         shown = self.equivalence_set or self.combinations[:5]
         if not self.equivalence_set:
             lines.append("  (none: the closest combinations, all rejected)")
+            lines.append(f"REJECTED: the table rejects every combination; the closest, {self.best['name']}, is "
+                         f"not a fit (a preset written from it is labelled REJECTED)")
         for c in shown[:20]:
             for n in self.fit_n:
                 x = c["rows"][str(n)]
@@ -458,6 +532,110 @@ def _number(v, name, lo, hi, lo_open=False):
     return float(v)
 
 
+def _check_inputs(target, fit_n, predict_n, space, base, schedule, eta, min_keep, max_members, tol_ttt,
+                  tol_availability, alpha, rng, r_ranges, period_factors):
+    """Every argument of :func:`calibrate` checked (every combination at every N included), before any work."""
+    tgt = load_target(target)
+    given = check_base(base)
+    clash = {k: (v, tgt["setting"][k]) for k, v in given.items() if k in tgt["setting"] and tgt["setting"][k] != v}
+    if clash:  # (said for the Python API and the command line alike: `base` is the command line's timeline flags)
+        raise UsageValueError(f"the settings given (`base`; on the command line, the timeline flags) set "
+                              f"{sorted(clash)} to other values than the target table states in its `setting` "
+                              f"({clash}): a table is fitted under its own stated inputs")
+    space = _space(space)
+    clash = fitted_clash(space, tgt["setting"])
+    if clash:  # the table's own setting: a file's key, which the command line's `--options` cannot rename
+        raise UsageValueError(f"the target table's `setting` fixes {clash[1]}, which the search fits (option "
+                              f"{clash[0]!r}): leave {clash[0]!r} out of the options searched (`--options` on the "
+                              f"command line, `space` in Python), or the field out of the table's `setting`")
+    base = {**tgt["setting"], **given}
+    clash = fitted_clash(space, base)
+    if clash:
+        raise UsageValueError(f"`base` fixes {clash[1]}, which `space[{clash[0]!r}]` fits")
+    rows = {r["n_groups"]: r for r in tgt["rows"]}
+    fit_n = tuple(sorted(rows)) if fit_n is None else n_values_iv(fit_n, "fit_n")
+    missing = [n for n in fit_n if n not in rows]
+    if missing or not fit_n:
+        raise UsageValueError(f"`fit_n` must be rows of the target table {sorted(rows)}, got {list(fit_n)}")
+    if predict_n is None:
+        predict_n = tuple(n for n in (200, 1000) if n not in fit_n)
+    else:
+        predict_n = n_values_iv(predict_n, "predict_n")
+        both = [n for n in predict_n if n in fit_n]
+        if both:  # it would be dropped: a fitted row is not a prediction
+            raise UsageValueError(f"`predict_n` must not hold a fitted N (`fit_n`), got {both[0]} in both: the "
+                                  f"fit there is not a prediction")
+    sched = _seq_pairs(schedule)
+    if eta is not None:
+        eta = as_int(eta, "eta", min_value=2)
+    min_keep = as_int(min_keep, "min_keep", min_value=1)
+    max_members = as_int(max_members, "max_members", min_value=1)
+    tol_ttt = _number(tol_ttt, "tol_ttt", 0, 1)
+    tol_availability = _number(tol_availability, "tol_availability", 0, 1)
+    alpha = _number(alpha, "alpha", 0, 1, lo_open=True)
+    rng = as_int(rng, "rng", min_value=0)
+    r_ranges = check_r_ranges(r_ranges)
+    period_factors = period_factors_iv(period_factors)
+    for n in fit_n:
+        for s in REDUNDANT_STRATEGIES:
+            lo, hi = r_ranges[s]
+            if not lo <= rows[n][s]["r"] <= hi:
+                raise UsageValueError(f"the table's {s} r = {rows[n][s]['r']} at N = {n} is outside the searched "
+                                      f"range {r_ranges[s]}")
+    subs = {s: _subcombos(space, s) for s in REDUNDANT_STRATEGIES}
+    for s in REDUNDANT_STRATEGIES:  # every combination valid before any work
+        for name, (_, over) in subs[s].items():
+            for n in fit_n + predict_n:
+                try:
+                    TimelineConfig(s, n, r=2, **{**applicable(base, s), **applicable(over, s)})
+                except UsageError as exc:
+                    raise type(exc)(f"combination {name!r} at N={n}, {s}: {exc}") from None
+    return (tgt, rows, base, space, fit_n, predict_n, sched, eta, min_keep, max_members, tol_ttt, tol_availability,
+            alpha, rng, r_ranges, period_factors, subs)
+
+
+def estimate_cost(target="paper", *, fit_n=None, predict_n=None, space=None, base=None, schedule=DEFAULT_SCHEDULE,
+                  eta=None, min_keep=1, tol_ttt=0.05, tol_availability=0.02, alpha=0.05, rng=0, r_ranges=None,
+                  period_factors=PERIOD_FACTORS, max_members=8, workers=None) -> dict:
+    """The most wall time :func:`calibrate` should take, in seconds, from a few timed jobs (its arguments checked first,
+    as :func:`calibrate` checks them).
+
+    Times one job per strategy and ``N`` (fitted and predicted) at the lowest and highest ``r`` of the searched range
+    (after compiling), interpolates linearly in ``r``, and counts the jobs as if no sub-combination left before the
+    last round (the racing and halving only shorten it) and every prediction ran ``max_members`` members: the screen
+    (``reps x r values x period factors``) and the confirmation (``confirm_reps``) of every round, divided by the
+    workers (90% efficiency), plus about 4 s per sweep for starting a local cluster. Rough: within a factor of about
+    1.5 for the work it counts. Returns ``{"expected_s", "jobs", "workers"}``.
+    """
+    (_, _, base, _, fit_n, predict_n, sched, _, _, max_members, _, _, _, _, r_ranges, period_factors,
+     subs) = _check_inputs(target, fit_n, predict_n, space, base, schedule, eta, min_keep, max_members, tol_ttt,
+                           tol_availability, alpha, rng, r_ranges, period_factors)
+    workers = (os.cpu_count() or 1) if workers is None else max(1, int(workers))
+    root = np.random.SeedSequence(12345)
+    cpu, jobs = 0.0, 0
+    for s in REDUNDANT_STRATEGIES:
+        for n in fit_n + predict_n:
+            rs, _ = admissible_r(s, n, r_ranges[s], base)
+            times = []
+            for r in (rs[0], rs[-1]):
+                cfg = TimelineConfig(s, n, r=r, **applicable(base, s))
+                run_timeline(cfg, trace_seed_sequence(root, n, 0))  # compile / warm up
+                t = time.perf_counter()
+                run_timeline(cfg, trace_seed_sequence(root, n, 1))
+                times.append(time.perf_counter() - t)
+            per_r = np.interp(rs, [rs[0], rs[-1]], times) if len(rs) > 1 else np.array(times[:1])
+            rounds = sched if n in fit_n else sched[-1:]  # a prediction: the last round's replications
+            members = len(subs[s]) if n in fit_n else min(len(subs[s]), max_members)
+            for reps, confirm in rounds:
+                cpu += members * (reps * len(period_factors) * float(per_r.sum()) + confirm * float(per_r.mean()))
+                jobs += members * (reps * len(period_factors) * len(rs) + confirm)
+    sweeps = 2 * 2 * len(sched) + (2 * 2 if predict_n else 0)  # screen + confirmation per strategy per round
+    total = cpu / (0.9 * workers) if workers > 1 else cpu
+    if workers > 0:
+        total += 4.0 * sweeps
+    return {"expected_s": total, "jobs": jobs, "workers": workers}
+
+
 def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=None, schedule=DEFAULT_SCHEDULE,
               eta: int | None = None, min_keep: int = 1, tol_ttt: float = 0.05, tol_availability: float = 0.02,
               alpha: float = 0.05, rng=0, r_ranges=None, period_factors=PERIOD_FACTORS, max_members: int = 8,
@@ -504,57 +682,39 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
         As for :func:`spare_mc.analyses.sensitivity.sensitivity`.
     """
     t_start = time.perf_counter()
-    tgt = load_target(target)
-    given = check_base(base)
-    clash = {k: (v, tgt["setting"][k]) for k, v in given.items() if k in tgt["setting"] and tgt["setting"][k] != v}
-    if clash:
-        raise UsageValueError(f"`base` sets {sorted(clash)} to other values than the target table states "
-                              f"({clash}): a table is fitted under its own stated inputs")
-    base = {**tgt["setting"], **given}
-    space = _space(space)
-    clash = fitted_clash(space, base)
-    if clash:
-        raise UsageValueError(f"`base` fixes {clash[1]}, which `space[{clash[0]!r}]` fits")
-    rows = {r["n_groups"]: r for r in tgt["rows"]}
-    fit_n = tuple(sorted(rows)) if fit_n is None else n_values_iv(fit_n, "fit_n")
-    missing = [n for n in fit_n if n not in rows]
-    if missing or not fit_n:
-        raise UsageValueError(f"`fit_n` must be rows of the target table {sorted(rows)}, got {list(fit_n)}")
-    if predict_n is None:
-        predict_n = tuple(n for n in (200, 1000) if n not in fit_n)
-    else:
-        predict_n = n_values_iv(predict_n, "predict_n")
-        both = [n for n in predict_n if n in fit_n]
-        if both:  # it would be dropped: a fitted row is not a prediction
-            raise UsageValueError(f"`predict_n` must not hold a fitted N (`fit_n`), got {both[0]} in both: the "
-                                  f"fit there is not a prediction")
-    sched = _seq_pairs(schedule)
-    if eta is not None:
-        eta = as_int(eta, "eta", min_value=2)
-    min_keep = as_int(min_keep, "min_keep", min_value=1)
-    max_members = as_int(max_members, "max_members", min_value=1)
-    tol_ttt = _number(tol_ttt, "tol_ttt", 0, 1)
-    tol_availability = _number(tol_availability, "tol_availability", 0, 1)
-    alpha = _number(alpha, "alpha", 0, 1, lo_open=True)
-    rng = as_int(rng, "rng", min_value=0)
-    r_ranges = check_r_ranges(r_ranges)
-    period_factors = period_factors_iv(period_factors)
-    for n in fit_n:
-        for s in REDUNDANT_STRATEGIES:
-            lo, hi = r_ranges[s]
-            if not lo <= rows[n][s]["r"] <= hi:
-                raise UsageValueError(f"the table's {s} r = {rows[n][s]['r']} at N = {n} is outside the searched "
-                                      f"range {r_ranges[s]}")
-    subs = {s: _subcombos(space, s) for s in REDUNDANT_STRATEGIES}
-    for s in REDUNDANT_STRATEGIES:  # every combination valid before any work
-        for name, (_, over) in subs[s].items():
-            for n in fit_n + predict_n:
-                try:
-                    TimelineConfig(s, n, r=2, **{**applicable(base, s), **applicable(over, s)})
-                except UsageError as exc:
-                    raise type(exc)(f"combination {name!r} at N={n}, {s}: {exc}") from None
+    checked = _check_inputs(target, fit_n, predict_n, space, base, schedule, eta, min_keep, max_members, tol_ttt,
+                            tol_availability, alpha, rng, r_ranges, period_factors)
     if progress is not None and not callable(progress):
         raise UsageTypeError(f"`progress` must be a callable taking a line of text, got {progress!r}")
+    folder, preset_out, inputs = _outputs(checked, out_dir, preset_out, force)
+    rows, space, subs = checked[1], checked[3], checked[16]
+    with folder:
+        res = _search(folder, dict(inputs, rows=rows, space=space, subs=subs, t_start=t_start), scheduler, workers,
+                      force, progress)
+        res = folder.write_result(res)  # the result first: a preset that cannot be written cannot lose it
+        if preset_out is not None:
+            name = os.path.splitext(os.path.basename(preset_out))[0]
+            res = replace(res, files={**res.files, "preset": write_preset(res, folder.record(preset_out), name=name)})
+        return res
+
+
+def check_calibrate_inputs(target="paper", *, out_dir=None, preset_out=None, force=False, **kw) -> None:
+    """Check every argument of :func:`calibrate` (``kw``: its other keywords) and every output it would write --
+    its folder, ``calibration.json``, ``preset_out`` -- without running or writing anything."""
+    keys = ("fit_n", "predict_n", "space", "base", "schedule", "eta", "min_keep", "max_members", "tol_ttt",
+            "tol_availability", "alpha", "rng", "r_ranges", "period_factors")
+    reject_unknown(kw, keys, "check_calibrate_inputs", noun="keywords")
+    defaults = {"schedule": DEFAULT_SCHEDULE, "min_keep": 1, "max_members": 8, "tol_ttt": 0.05,
+                "tol_availability": 0.02, "alpha": 0.05, "rng": 0, "period_factors": PERIOD_FACTORS}
+    args = {**{k: None for k in keys}, **defaults, **kw}
+    _outputs(_check_inputs(target, *(args[k] for k in keys)), out_dir, preset_out, force)
+
+
+def _outputs(checked, out_dir, preset_out, force) -> tuple:
+    """``(folder, preset_out, inputs)``: the study's :class:`~spare_mc.analyses.folder.StudyFolder` at the checked
+    inputs (``inputs``, the settings its digest is taken over) and the preset path, both checked now."""
+    (tgt, _, base, space, fit_n, predict_n, sched, eta, min_keep, max_members, tol_ttt, tol_availability, alpha,
+     rng, r_ranges, period_factors, _) = checked
     out_dir = os.fspath(os.path.join("data", "calibrate") if out_dir is None else out_dir)
     inputs = {"target": tgt, "fit_n": list(fit_n), "predict_n": list(predict_n),
               "space": {o: [[lab, over] for lab, over in v] for o, v in space.items()}, "base": base,
@@ -565,14 +725,7 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
     folder = StudyFolder(out_dir, "calibrate", inputs, force=force, result=result)
     if preset_out is not None:
         preset_out = _check_preset_out(preset_out, folder, force)
-    with folder:
-        res = _search(folder, dict(inputs, rows=rows, space=space, subs=subs, t_start=t_start), scheduler, workers,
-                      force, progress)
-        res = folder.write_result(res)  # the result first: a preset that cannot be written cannot lose it
-        if preset_out is not None:
-            name = os.path.splitext(os.path.basename(preset_out))[0]
-            res = replace(res, files={**res.files, "preset": write_preset(res, folder.record(preset_out), name=name)})
-        return res
+    return folder, preset_out, inputs
 
 
 def _check_preset_out(path, folder, force) -> str:
@@ -619,14 +772,14 @@ def _search(folder, c, scheduler, workers, force, progress) -> CalibrationResult
                                    period_factors, folder, k, scheduler, workers, force, show)
             datasets += paths
             for name in alive[s]:
-                reasons, sq = [], []
+                reasons, errs = [], []
                 for n in fit_n:
-                    rs, q = _judge(res[(name, n)], rows[n][s], tol_ttt, tol_availability, alpha_each)
+                    rs, e = _judge(res[(name, n)], rows[n][s], tol_ttt, tol_availability, alpha_each)
                     reasons += [f"N={n} {s} {x}" for x in rs]
-                    sq += q
+                    errs += e
                 results[(s, name)] = res
                 verdict[(s, name)] = reasons
-                score[(s, name)] = math.sqrt(sum(sq) / len(sq))
+                score[(s, name)] = _rms(errs)
             kept, n_ok, dropped = [], 0, []
             cells = {}
             for name in alive[s]:
@@ -655,15 +808,15 @@ def _search(folder, c, scheduler, workers, force, progress) -> CalibrationResult
                 continue
             labels = {o: (lr[o] if o in lr else ls[o]) for o in space if o in lr or o in ls}
             over = {**subs["rep"][rn][1], **subs["spare"][sn][1]}
-            rrows, sq = {}, []
+            rrows, errs = {}, []
             for n in fit_n:
                 rp, sp = results[("rep", rn)][(rn, n)], results[("spare", sn)][(sn, n)]
                 rrows[str(n)] = _row_dict(rp, sp)
                 for s, x in (("rep", rp), ("spare", sp)):
-                    sq += _judge(x, rows[n][s], tol_ttt, tol_availability, alpha_each)[1]
+                    errs += _judge(x, rows[n][s], tol_ttt, tol_availability, alpha_each)[1]
             name = ",".join(f"{o}={labels[o]}" for o in labels)
             combos.append({"name": name, "labels": labels, "overrides": over, "rows": rrows,
-                           "distance": math.sqrt(sum(sq) / len(sq)),
+                           "distance": _rms(errs),
                            "rejected": verdict[("rep", rn)] + verdict[("spare", sn)], "_subs": (rn, sn)})
     if not combos:  # cannot happen: every cell of the shared options keeps at least one member per strategy
         raise RuntimeError("no Rep and SPARe survivors agree on the shared options")

@@ -18,7 +18,7 @@ from pathlib import Path
 import tomllib
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
-from .._lib.validation import UsageError, UsageValueError, as_int, reject_unknown
+from .._lib.validation import UsageError, UsageValueError, as_int, in_file, reject_unknown
 from ..model.strategies import STRATEGIES, STRATEGY_TABLE
 from ..plots.studies import figure_phase
 from ..plots.sweep_figures import save_figures
@@ -67,16 +67,18 @@ def main_table_settings(studies=None, *, required: bool = False) -> dict:
     except tomllib.TOMLDecodeError as exc:
         raise UsageValueError(f"{path} is not valid TOML: {exc}") from None
     reject_unknown(d, settings, f"[main_table] of {path}")
-    try:  # a list as the file gives it (one N is not a list), each N once
-        if "n_values" in d:
-            if not isinstance(d["n_values"], list) or not d["n_values"]:
-                raise UsageValueError(f"`n_values` must be a non-empty list of group counts, got {d['n_values']!r}")
-            n_values_iv(d["n_values"], "n_values", min_value=2)
-        for key in ("reps", "confirm_reps", "quick_reps", "quick_confirm_reps", "seed"):
-            if key in d:
-                as_int(d[key], key, min_value=0 if key == "seed" else 2)
+    try:  # the file's keys, said as the file's (never as the command line's --reps ...)
+        for key, v in d.items():
+            if key == "seed":
+                continue  # any seed the main table takes, checked there
+            if key == "n_values":  # a list as the file gives it (one N is not a list), each N once
+                if not isinstance(v, list) or not v:
+                    raise UsageValueError(f"`n_values` must be a non-empty list of group counts, got {v!r}")
+                n_values_iv(v, "n_values", min_value=2)
+            elif isinstance(v, bool) or not isinstance(v, int) or v < 2:
+                raise UsageValueError(f"`{key}` must be an integer >= 2, got {v!r}")
     except UsageError as exc:
-        raise type(exc)(f"[main_table] of {path}: {exc}") from None
+        raise in_file(type(exc)(f"{path}: [main_table] {exc}")) from None
     settings.update(d)
     return settings
 
@@ -178,7 +180,8 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
                                   f"({clash}); drop the flag or the preset")
         base = {**p["overrides"], **base}
         preset_info = {"name": p["name"], "fitted": bool(p.get("fitted")), "overrides": p["overrides"],
-                       "description": p.get("description", ""), "rejected": list(p.get("rejected") or [])}
+                       "description": p.get("description", ""), "accepted": p["accepted"],
+                       "rejected": p["rejected"]}
     for n in n_values:  # validate every setting before any work starts
         for strategy in STRATEGIES:
             TimelineConfig(strategy, n, r=2 if STRATEGY_TABLE[strategy].takes_r else 1, **applicable(base, strategy))

@@ -39,6 +39,7 @@ import math
 import os
 import time
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 
 import numpy as np
 from scipy import stats
@@ -396,7 +397,10 @@ def _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_r
     check_unique([v.name for v in variants], "variants' names")
     reps = as_int(reps, "reps", min_value=2)
     pilot_reps = as_int(pilot_reps, "pilot_reps", min_value=4)
-    max_confirm_reps = as_int(max_confirm_reps, "max_confirm_reps", min_value=pilot_reps)
+    max_confirm_reps = as_int(max_confirm_reps, "max_confirm_reps", min_value=1)
+    if max_confirm_reps < pilot_reps:  # the bound is the pilot's: say so
+        raise UsageValueError(f"`max_confirm_reps` must be >= `pilot_reps` ({pilot_reps}: the pilot's replications "
+                              f"are part of the confirmation), got {max_confirm_reps}")
     if isinstance(target_pp, bool) or not isinstance(target_pp, (int, float, np.integer, np.floating)):
         raise UsageTypeError(f"`target_pp` must be a number of percentage points, got {target_pp!r}")
     target_pp = float(target_pp)
@@ -640,7 +644,11 @@ def _needed_reps(vals, variants, n_values, target_pp, n_pilot) -> int:
                 return vals[s][k] if k in vals[s] else vals[s][f"baseline@{n}"]
             d = paired_delta_reduction(get("spare", "baseline"), get("rep", "baseline"), get("spare", v.name),
                                        get("rep", v.name))
-            hw = tq * d.se
+            hw = float(tq * d.se)
             if hw > target_pp:
-                need = max(need, math.ceil(1.1 * n_pilot * (hw / target_pp) ** 2))
+                ratio = hw / target_pp
+                want = 1.1 * n_pilot * ratio * ratio
+                if not math.isfinite(want):  # a tiny target_pp (1e-300): the count exceeds a float, not an int
+                    want = Fraction(1.1) * n_pilot * (Fraction(hw) / Fraction(target_pp)) ** 2
+                need = max(need, math.ceil(want))
     return need

@@ -9,6 +9,7 @@ import sys
 from typing import NamedTuple
 
 from .._lib.provenance import json_safe
+from ..analyses.calibrate import rejection_note
 from ..analyses.phase import KINDS, STRATEGY_KEYS
 from ..model.strategies import STRATEGIES
 from ..sweep.storage import json_default
@@ -41,14 +42,25 @@ def print_json(out) -> None:
 
 
 def key_values(d: dict) -> None:
-    """One line per key (``mu``, ``overhead``, ``ttt``, ``sweep``, ``plot``): numbers to 6 significant digits."""
-    d = {k: v for k, v in d.items() if k not in ("software", "schema_version")}
-    width = max(len(k) for k in d)
-    for k, v in d.items():
+    """One line per key (``mu``, ``overhead``, ``ttt``, ``sweep``, ``plot``): numbers to 6 significant digits; a
+    table of named entries (``ttt --model classical``'s ``optimum``) one line per entry, ``key.name``."""
+    def show(v):
         if isinstance(v, float):
-            v = f"{v:.6g}"
-        elif isinstance(v, list) and all(isinstance(x, (int, float)) for x in v):
-            v = "[" + ", ".join(f"{x:.6g}" for x in v) + "]"
+            return f"{v:.6g}"
+        if isinstance(v, list) and all(isinstance(x, (int, float)) for x in v):
+            return "[" + ", ".join(f"{x:.6g}" for x in v) + "]"
+        return v
+
+    lines = []
+    for k, v in d.items():
+        if k in ("software", "schema_version"):
+            continue
+        if isinstance(v, dict) and v and all(isinstance(x, dict) for x in v.values()):
+            lines += [(f"{k}.{name}", ", ".join(f"{a}={show(b)}" for a, b in x.items())) for name, x in v.items()]
+        else:
+            lines.append((k, show(v)))
+    width = max(len(k) for k, _ in lines)
+    for k, v in lines:
         print(f"{k:<{width}}  {v}")
 
 
@@ -96,8 +108,11 @@ def main_table(d: dict) -> None:
               f"[{lo:.3f}, {hi:.3f}]")
     pre = d.get("settings", {}).get("preset")
     if pre:
-        print(f"preset {pre['name']} ({'FITTED' if pre['fitted'] else 'stated'}): "
-              + ", ".join(f"{k}={v}" for k, v in pre["overrides"].items()))
+        rejected = pre.get("accepted") is False or bool(pre.get("rejected"))
+        kind = ("FITTED" if pre["fitted"] else "stated") + (", REJECTED" if rejected else "")
+        print(f"preset {pre['name']} ({kind}): " + ", ".join(f"{k}={v}" for k, v in pre["overrides"].items()))
+        if rejected:
+            print(f"preset {pre['name']} is a REJECTED fit: {rejection_note(pre.get('rejected') or [])}")
     p = d["paper_N600"]
     if not any(row["n_groups"] == 600 for row in d["rows"]):
         return  # the paper's row is compared with ours at N = 600 only
@@ -244,7 +259,8 @@ def calibrate(out: Report) -> None:
     """``calibrate``: the rounds' table, the preset written, the time."""
     print(out.result.table())
     if "preset" in out.data:
-        print(f"preset: {out.data['preset']}")
+        print(f"preset: {out.data['preset']}" + ("" if out.data.get("accepted", True) else
+                                                  " (labelled REJECTED: the closest combination, not a fit)"))
     print(f"{out.data['elapsed_s']:.0f} s")
 
 

@@ -484,6 +484,8 @@ def flag_names(**flags):
     try:
         yield
     except UsageError as exc:
+        if getattr(exc, "file_keys", False):  # about a file's content: its keys, not flags (in_file)
+            raise
         msg = str(exc)
         # a study's reserved keyword: "`base` must not set 'repair'" is "`--repair` must not be given"
         msg = re.sub(r"`base` must not set '(\w+)'",

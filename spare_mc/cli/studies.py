@@ -10,7 +10,8 @@ import os
 
 from .._lib.resources import check_local_workers
 from .._lib.validation import UsageValueError, parse_list
-from ..analyses.calibrate import DEFAULT_SCHEDULE, SEARCH_SPACE, calibrate, fitted_clash
+from ..analyses.calibrate import DEFAULT_SCHEDULE, SEARCH_SPACE, calibrate, check_calibrate_inputs, fitted_clash
+from ..analyses.calibrate import estimate_cost as estimate_calibration_cost
 from ..analyses.dynamic import QUICK as DYNAMIC_QUICK
 from ..analyses.dynamic import dynamic_study
 from ..analyses.repair import QUICK as REPAIR_QUICK
@@ -57,11 +58,7 @@ def run_reproduce(args) -> dict:
                         scheduler=args.scheduler, workers=args.workers, force=args.force, progress=progress(args),
                         preset=args.preset)
     out = res.to_dict()
-    out["table"] = args.table
-    pre = out.get("settings", {}).get("preset")
-    if pre and pre.get("rejected"):
-        say(f"spare-mc: warning: the preset {pre['name']!r} is the closest combination of its calibration, which "
-            f"the table REJECTED ({'; '.join(pre['rejected'])})")
+    out["table"] = args.table  # (a rejected preset: load_preset warned on stderr; the text output labels it)
     return out
 
 
@@ -309,13 +306,21 @@ def run_calibrate(args) -> Report:
         raise UsageValueError(f"`{flags}` sets what the calibration fits (option {opt!r}): drop the flag, or "
                               f"leave {opt!r} out of `--options`")
     log = progress(args)
+    kw = dict(fit_n=fit_n, predict_n=predict_n, space=space, base=base, schedule=schedule, eta=args.eta,
+              min_keep=args.min_keep, tol_ttt=args.tol_ttt, tol_availability=args.tol_availability,
+              alpha=args.alpha, rng=args.seed, r_ranges=_r_ranges(args), period_factors=pf)
     with flag_names(out_dir="--out-dir", preset_out="--preset-out", force="--force"):
-        res = calibrate(args.target, fit_n=fit_n, predict_n=predict_n,
-                        space=space, base=base, schedule=schedule, eta=args.eta,
-                        min_keep=args.min_keep, tol_ttt=args.tol_ttt, tol_availability=args.tol_availability,
-                        alpha=args.alpha, rng=args.seed, r_ranges=_r_ranges(args), period_factors=pf,
-                        out_dir=args.out_dir, preset_out=args.preset_out, scheduler=args.scheduler,
-                        workers=args.workers, force=args.force, progress=log)
-    return Report(res.to_dict(), res)
+        # every rule and every output before the timed jobs of the estimate
+        check_calibrate_inputs(args.target, out_dir=args.out_dir, preset_out=args.preset_out, force=args.force, **kw)
+    cost = estimate_calibration_cost(args.target, workers=args.workers, **kw)
+    say(f"spare-mc calibrate: {cost['jobs']:,} jobs at most; expected time at most about "
+        f"{cost['expected_s'] / 60:.1f} min on {cost['workers']} worker(s) (a rough estimate from timed jobs; "
+        f"the rejected combinations leave early)")
+    with flag_names(out_dir="--out-dir", preset_out="--preset-out", force="--force"):
+        res = calibrate(args.target, out_dir=args.out_dir, preset_out=args.preset_out, scheduler=args.scheduler,
+                        workers=args.workers, force=args.force, progress=log, **kw)
+    d = res.to_dict()
+    d["expected_s"] = cost["expected_s"]
+    return Report(d, res)
 
 

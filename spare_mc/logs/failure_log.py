@@ -30,6 +30,7 @@ models to it: :mod:`spare_mc.logs.fit`; synthetic logs: :mod:`spare_mc.logs.synt
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import os
 import re
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._lib.validation import UsageTypeError, UsageValueError, as_float
+from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_float, in_file
 from ..model import topology as _topology
 from ..model.failures import FailureEvents
 from ..model.topology import Topology
@@ -270,16 +271,24 @@ def _check_rows(time_s, level_codes, level_text, unit, repair_s, topology, level
         raise UsageValueError(f"{where(i)}: {rules[k][1](i)}")
 
 
+def _argument(exc):
+    """``exc`` marked as about the caller's argument, not the file (:func:`read_failure_log` marks the rest)."""
+    exc.file_keys = False
+    return exc
+
+
 def _duration_iv(duration_s, header_duration, last, where):
     d = header_duration if duration_s is None else as_float(duration_s, "duration_s", nonnegative=True)
     if d is None:
         return float(last)
+    # the log's own metadata is named as the file's key (never as the command line's --duration-s)
+    name, mark = ("metadata `duration_s`", in_file) if duration_s is None else ("`duration_s`", _argument)
     if d > MAX_TIME_S:
-        raise UsageValueError(f"{where}: `duration_s` (the observation window end) must be <= {MAX_TIME_S:.6g} s "
-                              f"(the integer-microsecond clock), got duration_s={float(d)!r}")
+        raise mark(UsageValueError(f"{where}: {name} (the observation window end) must be <= {MAX_TIME_S:.6g} s "
+                                   f"(the integer-microsecond clock), got {float(d)!r}"))
     if d < last:
-        raise UsageValueError(f"{where}: `duration_s` (the observation window end) must be >= the last event time "
-                              f"{float(last)!r}, got duration_s={float(d)!r}")
+        raise mark(UsageValueError(f"{where}: {name} (the observation window end) must be >= the last event time "
+                                   f"{float(last)!r}, got {float(d)!r}"))
     return float(d)
 
 
@@ -545,9 +554,9 @@ def _read_parquet(path, topology, duration_s):
     if "repair_s" in cols:
         rep = np.array([math.nan if v is None else v for v in cols["repair_s"]], dtype=np.float64)
     log = failure_log_from_arrays(np.asarray(cols["time_s"], dtype=np.float64), cols["level"],
-                                  np.asarray(cols["unit"], dtype=np.int64), topology, repair_s=rep,
-                                  duration_s=duration_s if duration_s is not None else header_d, source=src)
-    return log
+                                  np.asarray(cols["unit"], dtype=np.int64), topology, repair_s=rep, source=src)
+    # the window end: the argument, else the metadata (each named as what it is when it is wrong)
+    return dataclasses.replace(log, duration_s=_duration_iv(duration_s, header_d, log.time_s[-1], src))
 
 
 def read_failure_log(path, topology: Topology, *, duration_s=None) -> FailureLog:
@@ -585,9 +594,16 @@ def read_failure_log(path, topology: Topology, *, duration_s=None) -> FailureLog
         raise UsageValueError(f"failure log not found: {os.fspath(path)}")
     if os.path.isdir(path):
         raise UsageValueError(f"{os.fspath(path)} is a directory, not a failure log file")
-    if os.fspath(path).lower().endswith(_PARQUET_SUFFIXES):
-        return _read_parquet(path, topology, duration_s)
-    return _read_csv(path, topology, duration_s)
+    if duration_s is not None:
+        duration_s = as_float(duration_s, "duration_s", nonnegative=True)
+    try:
+        if os.fspath(path).lower().endswith(_PARQUET_SUFFIXES):
+            return _read_parquet(path, topology, duration_s)
+        return _read_csv(path, topology, duration_s)
+    except UsageError as exc:  # about the file's content: named by its columns and metadata keys, never as flags
+        if getattr(exc, "file_keys", None) is None:
+            in_file(exc)
+        raise
 
 
 def _comments_iv(comments) -> tuple:

@@ -41,7 +41,7 @@ def _check_output(out: str, spec: SweepSpec, force: bool, say=None):
         parent = os.path.dirname(parent)
     if parent and not os.path.isdir(parent):
         raise UsageValueError(f"cannot write {out}: {parent} is a file, not a folder")
-    ds, same, recompute = None, False, None
+    ds, same, recompute, unreadable = None, False, None, None
     digest = spec.digest()
     if os.path.exists(out):
         try:
@@ -57,6 +57,8 @@ def _check_output(out: str, spec: SweepSpec, force: bool, say=None):
                              f"are not in sorted order; it will be recomputed")
         except (CorruptDataset, UsageError) as exc:  # damaged or truncated: recompute this sweep's own output
             ds, same = None, False
+            if _looks_like_a_dataset(out):  # netCDF or HDF5 that does not read: damaged or truncated, said so
+                unreadable = str(exc)  # (the text: the exception holds the file open)
             if _claims_digest(out, digest):
                 recompute = f"{exc}; it will be recomputed"
     if same:
@@ -73,10 +75,21 @@ def _check_output(out: str, spec: SweepSpec, force: bool, say=None):
         return None
     if not force:
         what = ("a dataset of another sweep or spare_mc version" if ds is not None and "spec_digest" in ds.attrs
-                else "not a dataset of this sweep")
+                else f"unreadable as a dataset ({unreadable})"
+                if unreadable is not None else "not a dataset of this sweep")
         raise UsageValueError(f"`out` {out} already exists and is {what}; refusing to replace it (pass force=True to "
                               f"replace it, or choose another `out`)")
     return None
+
+
+def _looks_like_a_dataset(path) -> bool:
+    """Whether ``path`` starts as a netCDF (classic or 64-bit) or HDF5 (netCDF-4) file does."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError:
+        return False
+    return head[:3] == b"CDF" or head == b"\x89HDF\r\n\x1a\n"
 
 
 def _claims_digest(path, digest) -> bool:

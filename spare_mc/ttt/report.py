@@ -7,7 +7,7 @@ is the command's ``--json`` output without its stamp.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from scipy import stats
 
@@ -16,7 +16,7 @@ from .config import TimelineConfig
 from .optimize import theory_ttt
 from .results import TTTResult
 from .run import simulate_ttt
-from .theory import TheoryTTT, classical_config, classical_expected_ttt_s, classical_segment_s
+from .theory import TheoryTTT, best_runnable_period, classical_config, classical_expected_ttt_s, classical_segment_s
 
 __all__ = ["StepTTT", "step_ttt", "ClassicalCheck", "classical_check", "AVAILABILITY_DEFINITION"]
 
@@ -80,8 +80,12 @@ class ClassicalCheck:
     """What :func:`classical_check` found. :meth:`to_dict` has the Monte Carlo's summary (without the step model's
     groups, r and layout, which mean nothing here), the config, the solve time, the interval and its rule, the
     segment, the mean time to train and its 95% CI in seconds against Daly's exact value (relative error, ``z``,
-    two-sided p-value, ``comparable`` = no run hit the wall-clock cap), and ``optimum``: the exact optimum, Young's
-    and Daly's higher-order intervals with their exact expected times (a ``warning`` when runs were capped)."""
+    two-sided p-value, ``comparable`` = no run hit the wall-clock cap), and ``optimum`` (a ``warning`` when runs were
+    capped). ``optimum`` has the continuous optimum (segments of any length: ``continuous_ttt_s``), Young's and
+    Daly's higher-order intervals, each with Daly's formula at the interval itself (``continuous_ttt_s``) and at the
+    segment a run with that interval has (``segment_s``, a whole number of steps; ``exact_ttt_s``), and the best
+    runnable period (``best_runnable_period``: the whole number of steps with the least exact value, which is the
+    period the command runs when none is given)."""
 
     run: TTTResult
     config: TimelineConfig
@@ -98,8 +102,9 @@ class ClassicalCheck:
         solve = cfg.n_steps * cfg.compute_s
         restart = cfg.remote_restart  # Daly's R: the whole restart, its checkpoint load included
         tau_opt, e_opt = daly_optimal_interval(solve, cfg.save_s, restart, cfg.mtbf_s)
-        at = {"exact_optimum": tau_opt, "young": ckpt_period_young(cfg.save_s, cfg.mtbf_s),
+        at = {"continuous_optimum": tau_opt, "young": ckpt_period_young(cfg.save_s, cfg.mtbf_s),
               "daly_higher_order": ckpt_period_daly(cfg.save_s, cfg.mtbf_s)}
+        k_best, e_best, exhaustive = best_runnable_period(cfg)
         # (the groups, r and layout of the step model mean nothing here: every failure stops the whole system;
         # the config keeps them, as the timeline ran)
         summary = {k: v for k, v in res.summary().items() if k not in ("n_groups", "r", "layout")}
@@ -112,15 +117,30 @@ class ClassicalCheck:
                "relative_error": (mean - exact) / exact, "z": z,
                "p_value": float(2 * stats.norm.sf(abs(z))) if math.isfinite(z) else math.nan,
                "comparable": res.n_capped == 0,
-               "optimum": {name: {"interval_s": tau,
-                                  "exact_ttt_s": daly_expected_wall_time(solve, tau, cfg.save_s, restart, cfg.mtbf_s)}
-                           for name, tau in at.items()}}
-        out["optimum"]["exact_optimum"]["exact_ttt_s"] = e_opt
+               "optimum": {name: self._interval(tau, solve, restart) for name, tau in at.items()}}
+        out["optimum"]["continuous_optimum"]["continuous_ttt_s"] = e_opt
+        out["optimum"]["best_runnable_period"] = {
+            "interval_s": k_best * cfg.compute_s, "steps": k_best, "segment_s": k_best * cfg.compute_s,
+            "exact_ttt_s": e_best, "searched": "every whole number of steps" if exhaustive else
+            "the 2,000,000 whole numbers of steps around the continuous optimum"}
         if res.n_capped:
             out["comparable"] = False
             out["warning"] = (f"{res.n_capped} runs hit the wall-clock cap: the mean is a lower bound and cannot be "
                               f"compared with the exact value; raise --max-wall-factor")
         return out
+
+    def _interval(self, tau, solve, restart) -> dict:
+        """An interval ``tau`` of the optimum block: Daly's formula with segments of ``tau`` exactly
+        (``continuous_ttt_s``), and the segment a run with ``ckpt_period_s = tau`` has -- a whole number of steps,
+        ``ceil(tau / T_comp)`` -- with its exact value (``exact_ttt_s``)."""
+        cfg = self.config
+        if tau <= 0:  # free checkpoints: the continuous optimum is the limit tau -> 0, not a segment
+            return {"interval_s": tau, "continuous_ttt_s": solve * math.exp(restart / cfg.mtbf_s),
+                    "segment_s": None, "exact_ttt_s": None}
+        run = replace(cfg, ckpt_period_s=tau)
+        return {"interval_s": tau,
+                "continuous_ttt_s": daly_expected_wall_time(solve, tau, cfg.save_s, restart, cfg.mtbf_s),
+                "segment_s": classical_segment_s(run), "exact_ttt_s": classical_expected_ttt_s(run)}
 
 
 def classical_check(reps: int, *, seed=0, ckpt_period_s: float | None = None, **rules) -> ClassicalCheck:
