@@ -119,9 +119,15 @@ class StudyFolder:
 
     Examples
     --------
-    >>> folder = StudyFolder(out_dir, "dynamic", {"seed": 0, ...})   # refuses another setting, before any work
-    >>> with folder:                                                 # the lock, for the whole run
-    ...     path = folder.file("dynamic-screen-rep-N200.nc")          # recorded in the manifest
+    >>> import tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> folder = StudyFolder(out, "demo", {"seed": 0})        # checks now: another setting would be refused
+    >>> with folder:                                          # the lock, for the whole run
+    ...     path = folder.file("demo.json")                   # recorded in the manifest before it is written
+    >>> StudyFolder(out, "demo", {"seed": 1})
+    Traceback (most recent call last):
+    ...
+    spare_mc._lib.validation.UsageValueError: `out_dir` ... at another setting (seed: 0 -> 1); ...
     """
 
     def __init__(self, out_dir, study: str, settings: dict, *, force: bool = False, flag: str = "`out_dir`",
@@ -161,8 +167,8 @@ class StudyFolder:
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             if self.force:
                 return {"study": "?", "digest": "damaged", "settings": {}, "files": []}
-            raise UsageValueError(f"{self.flag} {self.root}: its manifest {MANIFEST} is damaged ({exc}); pass force=True "
-                                  f"to move the folder's recorded results aside, or choose another "
+            raise UsageValueError(f"{self.flag} {self.root}: its manifest {MANIFEST} is damaged ({exc}); pass "
+                                  f"force=True to move the folder's recorded results aside, or choose another "
                                   f"folder") from None
 
     def check(self) -> None:
