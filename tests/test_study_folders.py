@@ -286,3 +286,16 @@ def test_two_studies_into_one_folder_at_once(tmp_path):
     assert first.wait(timeout=300) == 0, first.stderr.read()
     first.stderr.close()
     assert _rows(out) == _rows(ref)
+
+
+def test_a_foreign_figure_in_a_reproduce_folder_is_refused_before_any_work(tmp_path):
+    """The figures of the full reproduce were checked after every sweep, the main table and the phase map had run:
+    a foreign ``figures/ttt.png`` cost the whole run."""
+    out = tmp_path / "q"
+    (out / "figures").mkdir(parents=True)
+    (out / "figures" / "ttt.png").write_bytes(b"my own picture")
+    t0 = time.perf_counter()
+    with pytest.raises(sm.UsageValueError, match=r"ttt.png exists and is not a figure written by spare-mc"):
+        reproduce(quick=True, out_dir=out, workers=0)
+    assert time.perf_counter() - t0 < 20
+    assert sorted(p.name for p in out.rglob("*")) == ["figures", "ttt.png"]

@@ -228,6 +228,8 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
     folder = StudyFolder(root, "reproduce", inputs, force=force,
                          result=("main_table.json", ("rows", "paper_N600"), "main table"))
     check_target(os.path.join(root, "phase.json"), "phase map", force=force, keys=("rows", "settings"))
+    for name in [sp.name for sp in specs] + ["ttt", "phase"]:  # every figure it may write (save_figures names them)
+        check_target(os.path.join(root, "figures", f"{name}.png"), "figure", force=force, figure=True)
     with folder:
         datasets, paths = {}, {}
         for sp in specs:
