@@ -86,6 +86,7 @@ def test_headline_notebook_runs_on_small_data(tmp_path):
     text, images = _execute(HEADLINE, "SPARE_MC_HEADLINE", tmp_path)
     assert "baseline reduction" in text and "equivalence set" in text and "preset paper-n600" in text
     assert "prediction at N = 30" in text
+    assert ("preset paper-n600 (REJECTED fit)" in text) == (not cal.accepted)  # a rejected fit is labelled
     assert images >= 1
 
 
