@@ -865,7 +865,8 @@ def test_qa_full_reproduce_keeps_one_setting_per_folder(tmp_path, capsys):
     err = capsys.readouterr().err
     assert _one_line(err) and "another setting (" in err and "; seed: 0 -> 5;" in err and "--force" in err
     assert seeds() == ("7", "0", 0)
-    assert main([*again, "--force"]) == 0  # moved aside, then run
+    with pytest.warns(UserWarning, match=r"moved the results of another setting \(.*seed: 0 -> 5"):
+        assert main([*again, "--force"]) == 0  # moved aside (and said so), then run
     capsys.readouterr()
     assert seeds() == ("5", "5", 5)  # every study of the folder at the given seed
 

@@ -21,6 +21,7 @@ from spare_mc.analyses.repair import repair_study
 from spare_mc.analyses.reproduce import reproduce
 from spare_mc.analyses.sensitivity import sensitivity
 from spare_mc.analyses.tables import domain_period_table, domains_table, llama3_table, phase_table
+from spare_mc.cli import main
 from spare_mc.sweep.storage import SweepLocked
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -66,7 +67,9 @@ def test_another_setting_is_refused_and_force_moves_the_first_aside(tmp_path):
         with pytest.raises(sm.UsageValueError, match="another setting"):
             _tiny(out, **other)
     assert _snapshot(out) == before
-    second = _tiny(out, seed=1, force=True)
+    with pytest.warns(UserWarning, match=r"moved the results of another setting \(seed: 0 -> 1\) aside into"):
+        second = _tiny(out, seed=1, force=True)
+    assert second.files["replaced"].startswith(os.path.join(out, REPLACED))
     assert _load(second.files["result"])["settings"]["seed"] == 1
     moved = os.listdir(os.path.join(out, REPLACED))
     assert len(moved) == 1
@@ -108,10 +111,10 @@ def test_a_damaged_manifest_is_refused_without_force(tmp_path):
         _tiny(str(out))
 
 
-def _foreign(tmp_path, name):
+def _foreign(tmp_path, name, study="table-llama3"):
     d = tmp_path / name
     d.mkdir()
-    (d / MANIFEST).write_text(json.dumps({"schema_version": 2, "study": "elsewhere", "digest": "0" * 64,
+    (d / MANIFEST).write_text(json.dumps({"schema_version": 2, "study": study, "digest": "0" * 64,
                                           "settings": {"seed": 7}, "files": []}))
     return str(d)
 
@@ -133,9 +136,11 @@ STUDIES = {
 
 @pytest.mark.parametrize("study", sorted(STUDIES))
 def test_every_study_refuses_a_folder_of_another_study_before_any_work(tmp_path, study):
-    d = _foreign(tmp_path, "other")
+    other = "dynamic" if study == "table-llama3" else "table-llama3"
+    d = _foreign(tmp_path, "other", other)
+    command = "dynamic" if other == "dynamic" else "reproduce --table llama3"
     t0 = time.perf_counter()
-    with pytest.raises(sm.UsageValueError, match=r"holds the results of the 'elsewhere' study at another setting"):
+    with pytest.raises(sm.UsageValueError, match=rf"holds the results of `spare-mc {command}`, another study"):
         STUDIES[study](d)
     assert time.perf_counter() - t0 < 20  # before any work (the full studies take minutes to hours)
     assert sorted(os.listdir(d)) == [MANIFEST]
@@ -299,3 +304,91 @@ def test_a_foreign_figure_in_a_reproduce_folder_is_refused_before_any_work(tmp_p
         reproduce(quick=True, out_dir=out, workers=0)
     assert time.perf_counter() - t0 < 20
     assert sorted(p.name for p in out.rglob("*")) == ["figures", "ttt.png"]
+
+
+# ------------------------------------------------------------- QA of the contract (a fresh-eyes pass, issue 36)
+def test_a_folder_without_a_usable_manifest_is_never_silently_replaced(tmp_path):
+    """Results whose manifest was deleted (or written by 0.3.0, which kept none) or damaged were replaced by
+    another setting without a word, and --force overwrote them in place instead of moving them aside."""
+    for damage in ("delete", "garbage", "settings a list"):
+        out = str(tmp_path / damage.replace(" ", "_"))
+        _tiny(out, seed=0)
+        before = {k: v for k, v in _snapshot(out).items() if k != MANIFEST}
+        if damage == "delete":
+            os.remove(os.path.join(out, MANIFEST))
+        else:
+            bad = "{garbage" if damage == "garbage" else json.dumps({"study": "dynamic", "digest": "x" * 64,
+                                                                      "settings": [1, 2], "files": []})
+            with open(os.path.join(out, MANIFEST), "w") as fh:
+                fh.write(bad)
+        match = "no record of the setting" if damage == "delete" else "manifest .* is damaged"
+        with pytest.raises(sm.UsageValueError, match=match):
+            _tiny(out, seed=1)
+        with pytest.warns(UserWarning, match="moved the results of"):
+            res = _tiny(out, seed=1, force=True)
+        aside = os.path.join(out, REPLACED, os.listdir(os.path.join(out, REPLACED))[0])
+        kept = {k: v for k, v in _snapshot(aside).items() if k != MANIFEST}
+        assert kept == before, damage  # every result of seed 0, moved untouched
+        assert _load(res.files["result"])["settings"]["seed"] == 1
+
+
+def test_force_moves_a_users_file_aside_rather_than_deleting_it(tmp_path):
+    out = tmp_path / "u"
+    out.mkdir()
+    (out / "dynamic.json").write_text("my notes")
+    with pytest.raises(sm.UsageValueError, match="is not a dynamic-checkpointing result written by spare-mc"):
+        _tiny(str(out))
+    with pytest.warns(UserWarning, match="unrecorded setting"):
+        _tiny(str(out), force=True)
+    assert [p.read_text() for p in (out / REPLACED).rglob("dynamic.json")] == ["my notes"]
+
+
+def test_a_figure_recorded_by_another_study_folder_is_refused(tmp_path):
+    """``--figure R/dynamic.png`` from a run into another folder replaced R's figure without R's lock."""
+    first = _tiny(str(tmp_path / "r"), figure=str(tmp_path / "r" / "dynamic.png"))
+    before = _snapshot(str(tmp_path / "r"))
+    for force in (False, True):
+        with pytest.raises(sm.UsageValueError, match=r"is a result of the study in .*r \(its .* records it\)"):
+            _tiny(str(tmp_path / "z"), seed=1, figure=first.files["figure"], force=force)
+    assert _snapshot(str(tmp_path / "r")) == before
+
+
+def test_force_never_moves_anything_out_of_the_folder(tmp_path):
+    """Entries of a hand-edited manifest that leave the folder -- ``..``, an absolute path, a symbolic link out --
+    or name the lock or ``replaced/`` are never moved."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f.png").write_bytes(b"x")
+    (outside / "g.txt").write_text("keep")
+    out = tmp_path / "d"
+    out.mkdir()
+    os.symlink(outside, out / "link")
+    _tiny(str(out))
+    m = _load(str(out / MANIFEST))
+    m["files"] += ["link/f.png", "../outside/g.txt", str(outside / "g.txt"), LOCK, REPLACED, 5, None]
+    (out / MANIFEST).write_text(json.dumps(m))
+    (out / REPLACED).mkdir()
+    with pytest.warns(UserWarning, match="moved the results of another setting"):
+        _tiny(str(out), seed=1, force=True)
+    assert (outside / "f.png").read_bytes() == b"x" and (outside / "g.txt").read_text() == "keep"
+    assert (out / LOCK).exists() and (out / "link").is_symlink()
+
+
+def test_the_api_checks_its_arguments_before_it_claims_the_folder(tmp_path):
+    out = tmp_path / "p"
+    for rng in (-1, 1.5, True, "0", __import__("numpy").random.default_rng(0)):
+        with pytest.raises((sm.UsageValueError, sm.UsageTypeError), match="`rng`"):
+            _tiny(str(out), seed=rng)
+    assert not out.exists()  # nothing claimed: a valid run can use the folder
+    _tiny(str(out), seed=__import__("numpy").int64(0))
+    _tiny(str(out), seed=0)  # the same setting (a numpy integer is recorded as the number)
+    with pytest.raises(sm.UsageTypeError, match="`force`"):
+        _tiny(str(out), seed=1, force="no")
+    with pytest.raises(sm.UsageValueError, match="`figure` must be a file path"):
+        _tiny(str(out), figure=b"x.png")
+
+
+def test_empty_output_flags_are_refused(capsys):
+    for flag in ("--out-dir", "--figure"):
+        assert main(["dynamic", "--quick", flag, ""]) == 2
+        assert f"`{flag}` is empty" in capsys.readouterr().err

@@ -84,7 +84,7 @@ from ..sweep.storage import write_json
 from ..ttt.config import TimelineConfig, applicable
 from ..ttt.optimize import PERIOD_FACTORS, admissible_r, n_values_iv, period_factors_iv
 from ..ttt.run import run_timeline
-from .folder import MANIFEST, StudyFolder, check_target
+from .folder import MANIFEST, StudyFolder, check_not_in_another_study, check_target
 from .engine import check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage, screen
 
 __all__ = ["SEARCH_SPACE", "NOT_FITTED", "calibrate", "CalibrationResult", "load_target", "load_preset",
@@ -722,7 +722,8 @@ def _outputs(checked, out_dir, preset_out, force) -> tuple:
               "tol_ttt": tol_ttt, "tol_availability": tol_availability, "alpha": alpha, "seed": rng,
               "r_ranges": {s: list(r_ranges[s]) for s in REDUNDANT_STRATEGIES}, "period_factors": list(period_factors)}
     result = ("calibration.json", ("equivalence_set", "target"), "calibration result")
-    folder = StudyFolder(out_dir, "calibrate", inputs, force=force, result=result)
+    folder = StudyFolder(out_dir, "calibrate", inputs, force=force, result=result,
+                         owns=("calibration.json", "calibrate-*"))
     if preset_out is not None:
         preset_out = _check_preset_out(preset_out, folder, force)
     return folder, preset_out, inputs
@@ -744,7 +745,9 @@ def _check_preset_out(path, folder, force) -> str:
                               f"path")
     if not os.path.isdir(parent) and parent != root:  # (the study's folder is made by the run)
         raise UsageValueError(f"`preset_out` {po}: the folder {os.path.dirname(po) or '.'} does not exist")
-    return check_target(po, "preset", force=force, keys=("overrides", "fitted"), flag="preset_out")
+    check_target(po, "preset", force=force, keys=("overrides", "fitted"), flag="preset_out")
+    check_not_in_another_study(po, folder.root, "`preset_out`")
+    return po
 
 
 def _search(folder, c, scheduler, workers, force, progress) -> CalibrationResult:

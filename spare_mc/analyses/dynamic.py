@@ -255,11 +255,13 @@ def dynamic_study(n_values=(200, 600, 1000), *, shapes=(0.5, 0.78, 1.0), policie
 
     n_values, shapes, policies, r_values, factors, screen_reps, confirm_reps, base = _check(
         n_values, shapes, policies, r_values, factors, screen_reps, confirm_reps, base)
+    rng = as_int(rng, "rng", min_value=0)  # the sweeps' seed; before the folder records it
     settings = {"n_values": list(n_values), "shapes": list(shapes), "policies": list(policies),
                 "r_values": {s: list(r) for s, r in r_values.items()}, "factors": list(factors),
                 "screen_reps": screen_reps, "confirm_reps": confirm_reps, "seed": rng, "base": base}
     folder = StudyFolder(out_dir, "dynamic", settings, force=force, figure=figure,
-                         result=("dynamic.json", ("rows", "settings"), "dynamic-checkpointing result"))
+                         result=("dynamic.json", ("rows", "settings"), "dynamic-checkpointing result"),
+                         owns=("dynamic.json", "dynamic.png", "dynamic-*"))
     with folder:
         return folder.write_result(_run(folder, settings, scheduler, workers, force, progress), save_dynamic_figure)
 

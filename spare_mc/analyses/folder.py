@@ -27,17 +27,20 @@ import dataclasses
 import datetime
 import errno
 import fcntl
+import glob
 import hashlib
 import json
 import os
+import warnings
 
 from .._lib.provenance import SCHEMA_VERSION, json_safe
-from .._lib.validation import UsageValueError
+from .._lib.validation import UsageValueError, as_bool
 from .._lib.version import __version__
 from ..plots.files import check_figure_target
 from ..sweep.storage import SweepLocked, check_own_json, check_regular_target, check_writable, write_json
 
-__all__ = ["MANIFEST", "LOCK", "StudyFolder", "check_target", "setting_digest"]
+__all__ = ["MANIFEST", "LOCK", "REPLACED", "StudyFolder", "check_target", "check_not_in_another_study",
+           "setting_digest"]
 
 #: The manifest of a study's output folder (its study, setting digest, settings and files).
 MANIFEST = ".spare-mc-study.json"
@@ -64,18 +67,30 @@ def check_target(path, what: str, *, force: bool, keys=None, figure: bool = Fals
     label = f"{what} (`{flag}`)" if flag else what
     check_regular_target(path, label)
     check_writable(path, label)
-    if figure:
-        check_figure_target(path, force)
-    elif keys is not None:
-        check_own_json(path, force, keys, what)
+    try:
+        if figure:
+            check_figure_target(path, force)
+        elif keys is not None:
+            check_own_json(path, force, keys, what)
+    except UsageValueError as exc:
+        if not flag:
+            raise
+        raise UsageValueError(f"`{flag}`: {exc}") from None
     return path
+
+
+#: How a study is called, for the messages (the digest and the manifest use the short name).
+_COMMANDS = {"table-domains": "reproduce --table domains", "table-domain-period": "reproduce --table domain-period",
+             "table-phase": "reproduce --table phase", "table-llama3": "reproduce --table llama3"}
+
+
+def _command(study) -> str:
+    return f"`spare-mc {_COMMANDS.get(study, study)}`" if isinstance(study, str) else "an unknown study"
 
 
 def _describe(old: dict, new: dict, limit: int = 4) -> str:
     """What differs between two manifests, e.g. ``"seed: 0 -> 1; policies: ['hazard'] -> ['young_hazard']"``."""
     parts = []
-    if old.get("study") != new["study"]:
-        parts.append(f"study: {old.get('study')!r} -> {new['study']!r}")
     if old.get("spare_mc") != __version__:
         parts.append(f"spare_mc: {old.get('spare_mc')} -> {__version__}")
     _diff_into(parts, "", old.get("settings") or {}, new["settings"])
@@ -86,7 +101,7 @@ def _describe(old: dict, new: dict, limit: int = 4) -> str:
 def _diff_into(parts: list, prefix: str, a, b, depth: int = 2) -> None:
     """Append ``"key: old -> new"`` for each differing key of two settings dicts, nested dicts by their dotted
     keys (``phase.seed``) down to ``depth`` levels."""
-    for key in sorted(set(a) | set(b)):
+    for key in sorted(set(a) | set(b), key=str):
         x, y = a.get(key, "(unset)"), b.get(key, "(unset)")
         if x == y:
             continue
@@ -97,6 +112,8 @@ def _diff_into(parts: list, prefix: str, a, b, depth: int = 2) -> None:
 
 
 def _short(x, n: int = 60) -> str:
+    if isinstance(x, list) and x and all(isinstance(v, dict) and "name" in v for v in x):
+        x = [v["name"] for v in x]  # named entries (the variants of a sensitivity study): their names
     text = json.dumps(x, default=str) if not isinstance(x, str) else repr(x)
     return text if len(text) <= n else text[:n - 3] + "..."
 
@@ -131,19 +148,25 @@ class StudyFolder:
     """
 
     def __init__(self, out_dir, study: str, settings: dict, *, force: bool = False, flag: str = "`out_dir`",
-                 result=None, figure=None, figure_flag: str = "`figure`"):
+                 result=None, figure=None, figure_flag: str = "`figure`", owns=None):
         if not isinstance(out_dir, (str, os.PathLike)) or isinstance(out_dir, bytes) or not os.fspath(out_dir):
             raise UsageValueError(f"{flag} must be a folder path, got {out_dir!r}")
+        if figure is not None and (not isinstance(figure, (str, os.PathLike)) or isinstance(figure, bytes)
+                                   or not os.fspath(figure)):
+            raise UsageValueError(f"{figure_flag} must be a file path, got {figure!r}")
         self.root = os.fspath(out_dir)
         self.study = study
         # as the manifest will hold it (a seed that is not a number -- a SeedSequence -- as its text)
         self.settings = json.loads(json.dumps(json_safe(settings), default=str))
         self.digest = setting_digest(study, self.settings)
-        self.force = bool(force)
+        self.force = as_bool(force, "force")
         self.flag = flag
         self.result = result
         self.figure = None if figure is None else os.fspath(figure)
         self.figure_flag = figure_flag
+        # the names (glob patterns) of the study's outputs: what a folder without a (usable) manifest may hold of
+        # an unrecorded setting
+        self.owns = tuple(owns) if owns is not None else tuple(x for x in (result and result[0],) if x)
         self.files: list = []
         self.moved_to = None
         self._lock_fd = None
@@ -161,15 +184,24 @@ class StudyFolder:
         try:
             with open(path, encoding="utf-8") as fh:
                 d = json.load(fh)
-            if not (isinstance(d, dict) and isinstance(d.get("digest"), str) and isinstance(d.get("files", []), list)):
+            if not (isinstance(d, dict) and isinstance(d.get("digest"), str) and isinstance(d.get("study"), str)
+                    and isinstance(d.get("settings"), dict) and isinstance(d.get("files", []), list)):
                 raise ValueError("not a study manifest")
             return d
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             if self.force:
-                return {"study": "?", "digest": "damaged", "settings": {}, "files": []}
-            raise UsageValueError(f"{self.flag} {self.root}: its manifest {MANIFEST} is damaged ({exc}); pass "
-                                  f"force=True to move the folder's recorded results aside, or choose another "
-                                  f"folder") from None
+                return {"study": None, "digest": "damaged", "settings": {}, "files": [], "damaged": True}
+            raise UsageValueError(f"{self.flag} {self.root}: its manifest {MANIFEST} is damaged ({exc}), so the "
+                                  f"setting of its results is unknown; pass force=True to move them aside into "
+                                  f"{os.path.join(self.root, REPLACED)}/, or choose another folder") from None
+
+    def _unrecorded(self) -> list:
+        """The study's outputs (:attr:`owns`) in a folder without a usable manifest: results of an unknown setting."""
+        found = set()
+        for pattern in self.owns:
+            hits = glob.glob(os.path.join(glob.escape(self.root), pattern))
+            found.update(os.path.relpath(p, self.root) for p in hits)
+        return sorted(found)
 
     def check(self) -> None:
         """The checks of step 1 (no side effects): a folder that can be written, and no other setting's results
@@ -178,12 +210,15 @@ class StudyFolder:
             raise UsageValueError(f"{self.flag} {self.root} exists and is not a folder")
         check_writable(os.path.join(self.root, MANIFEST), f"study folder ({self.flag})")
         old = self._read_manifest()
+        aside = f"pass force=True to move them aside into {os.path.join(self.root, REPLACED)}/"
         if old is not None and old["digest"] != self.digest and not self.force:
-            what = "the same study" if old.get("study") == self.study else f"the {old.get('study')!r} study"
+            if old.get("study") != self.study:
+                raise UsageValueError(f"{self.flag} {self.root} holds the results of {_command(old.get('study'))}, "
+                                      f"another study; refusing to mix or replace them: choose another folder, or "
+                                      f"{aside}")
             raise UsageValueError(
-                f"{self.flag} {self.root} holds the results of {what} at another setting ({self._diff(old)}); "
-                f"refusing to mix or replace them: choose another folder, or pass force=True to move them "
-                f"aside into {os.path.join(self.root, REPLACED)}/")
+                f"{self.flag} {self.root} holds the results of the same study at another setting ({self._diff(old)}); "
+                f"refusing to mix or replace them: choose another folder, or {aside}")
         if self.result is not None:
             name, keys, what = self.result
             check_target(os.path.join(self.root, name), what, force=self.force, keys=keys)
@@ -195,6 +230,15 @@ class StudyFolder:
                     os.path.join(self.root, self.result[0])):
                 raise UsageValueError(f"{self.figure_flag} {self.figure} is this run's result file; choose another "
                                       f"path")
+            check_not_in_another_study(self.figure, self.root, self.figure_flag)
+        if old is None and not self.force:
+            found = self._unrecorded()
+            if found:
+                shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+                raise UsageValueError(
+                    f"{self.flag} {self.root} holds outputs of this study ({shown}) but no record of the setting they "
+                    f"were written at (written before spare_mc 0.3.1, by hand, or its manifest {MANIFEST} was "
+                    f"deleted); refusing to mix or replace them: choose another folder, or {aside}")
 
     def _diff(self, old: dict) -> str:
         return _describe(old, {"study": self.study, "settings": self.settings})
@@ -220,6 +264,8 @@ class StudyFolder:
                 self._move_aside(old)
             elif old is not None:
                 self.files = [f for f in old.get("files", []) if isinstance(f, str)]
+            elif self.force and self._unrecorded():  # outputs of an unknown setting
+                self._move_aside({"digest": "unrecorded", "files": []})
             self._write_manifest()
         except BaseException:
             self.__exit__(None, None, None)
@@ -233,22 +279,33 @@ class StudyFolder:
         return False
 
     def _move_aside(self, old: dict) -> None:
-        """Move the files ``old``'s manifest lists (and the manifest) into ``replaced/<time>-<digest>/``."""
+        """Move the files ``old``'s manifest lists, the study's outputs (:attr:`owns`: the whole record when the
+        manifest was damaged or missing) and the manifest into ``replaced/<time>-<digest>/``, and say so (a
+        warning). Only entries inside the folder move: never the lock, ``replaced/`` itself, or a path that leaves
+        the folder (``..``, an absolute path, a symbolic link out)."""
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         dest = os.path.join(self.root, REPLACED, f"{stamp}-{str(old.get('digest'))[:12]}")
         k = 1
         while os.path.lexists(dest):  # (two replacements within one second)
             dest = os.path.join(self.root, REPLACED, f"{stamp}-{str(old.get('digest'))[:12]}-{k}")
             k += 1
-        moved = 0
-        for name in [f for f in old.get("files", []) if isinstance(f, str)] + [MANIFEST]:
+        names = [f for f in old.get("files", []) if isinstance(f, str)] + self._unrecorded() + [MANIFEST]
+        moved = []
+        for name in dict.fromkeys(names):
             src = os.path.join(self.root, name)
-            if _inside(self.root, src) and os.path.lexists(src):
-                target = os.path.join(dest, name)
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                os.replace(src, target)
-                moved += 1
+            top = os.path.normpath(name).split(os.sep)[0]
+            if top in (REPLACED, LOCK) or not _inside(self.root, src, real=True) or not os.path.lexists(src):
+                continue
+            target = os.path.join(dest, os.path.relpath(os.path.abspath(src), os.path.abspath(self.root)))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.replace(src, target)
+            moved.append(name)
         self.moved_to = dest if moved else None
+        if moved:
+            what = ("an unrecorded setting" if "settings" not in old else "a setting its damaged manifest lost"
+                    if old.get("damaged") else "another setting (" + _describe(old, {"settings": self.settings}) + ")")
+            warnings.warn(f"{self.root}: moved the results of {what} aside into {dest} ({len(moved)} entries)",
+                          UserWarning, stacklevel=3)
 
     def _write_manifest(self) -> None:
         write_json({"schema_version": SCHEMA_VERSION, "spare_mc": __version__, "study": self.study,
@@ -277,6 +334,8 @@ class StudyFolder:
         if self.figure is not None and save_figure is not None:
             files["figure"] = save_figure(result, self.record(self.figure), force=self.force)
         files["result"] = self.file(self.result[0])
+        if self.moved_to is not None:
+            files["replaced"] = self.moved_to
         write_json(json_safe({**result.to_dict(), **(extra or {}), **files}), files["result"])
         return dataclasses.replace(result, files=files)
 
@@ -289,7 +348,33 @@ class StudyFolder:
         return path
 
 
-def _inside(root: str, path: str) -> bool:
-    """``path`` is ``root`` itself or below it (no ``..`` escapes)."""
+def _inside(root: str, path: str, *, real: bool = False) -> bool:
+    """``path`` is below ``root`` (no ``..`` escapes; with ``real``, no symbolic link out of it either: the
+    folders on its way resolved, the entry itself not followed)."""
+    if real:
+        root = os.path.realpath(root)
+        path = os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(path))), os.path.basename(path))
     root, path = os.path.abspath(root), os.path.abspath(path)
     return path != root and os.path.commonpath([root, path]) == root
+
+
+def check_not_in_another_study(path, root, flag: str) -> None:
+    """Refuse an output ``path`` (a figure, a preset) that another study folder -- not ``root`` -- records as one
+    of its results: writing it would change that study's result without its lock, whatever ``force`` says."""
+    real = os.path.realpath(os.fspath(path))
+    own = os.path.realpath(os.fspath(root))
+    folder = os.path.dirname(real)
+    while True:
+        if folder != own and os.path.isfile(os.path.join(folder, MANIFEST)):
+            try:
+                with open(os.path.join(folder, MANIFEST), encoding="utf-8") as fh:
+                    files = json.load(fh).get("files", [])
+            except (OSError, ValueError, UnicodeDecodeError, AttributeError):
+                files = []
+            if isinstance(files, list) and os.path.relpath(real, folder) in files:
+                raise UsageValueError(f"{flag} {os.fspath(path)} is a result of the study in {folder} (its "
+                                      f"{MANIFEST} records it); choose a path outside that folder")
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return
+        folder = parent

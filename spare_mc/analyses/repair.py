@@ -155,11 +155,13 @@ def repair_study(n_values=(200, 600, 1000), *, repair_times=DEFAULT_REPAIR_TIMES
     """
 
     n_values, repair_times, r_values, reps, base = _check(n_values, repair_times, r_values, reps, repair, base)
+    rng = as_int(rng, "rng", min_value=0)  # the sweeps' seed; before the folder records it
     settings = {"n_values": list(n_values), "repair_times": list(repair_times), "repair": repair,
                 "r_values": {s: list(r) for s, r in r_values.items()}, "factors": list(_FACTORS), "reps": reps,
                 "seed": rng, "base": base}
     folder = StudyFolder(out_dir, "repair", settings, force=force, figure=figure,
-                         result=("repair.json", ("rows", "best", "settings"), "repair result"))
+                         result=("repair.json", ("rows", "best", "settings"), "repair result"),
+                         owns=("repair.json", "repair.png", "repair-*"))
     with folder:
         return folder.write_result(_run(folder, settings, scheduler, workers, force, progress), save_repair_figure)
 

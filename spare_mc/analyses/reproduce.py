@@ -226,7 +226,8 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
     inputs = {"quick": quick, "specs": {sp.name: sp.digest() for sp in specs}, "n_values": list(n_values),
               "reps": reps, "confirm_reps": confirm_reps, "seed": rng, "phase": dataclasses.asdict(phase)}
     folder = StudyFolder(root, "reproduce", inputs, force=force,
-                         result=("main_table.json", ("rows", "paper_N600"), "main table"))
+                         result=("main_table.json", ("rows", "paper_N600"), "main table"),
+                         owns=("main_table.json", "phase.json", "phase_cells"))
     check_target(os.path.join(root, "phase.json"), "phase map", force=force, keys=("rows", "settings"))
     for name in [sp.name for sp in specs] + ["ttt", "phase"]:  # every figure it may write (save_figures names them)
         check_target(os.path.join(root, "figures", f"{name}.png"), "figure", force=force, figure=True)

@@ -475,7 +475,8 @@ def _folder(checked, out_dir, figure, force) -> StudyFolder:
               "base": base, "r_ranges": {s: list(r_ranges[s]) for s in REDUNDANT_STRATEGIES},
               "period_factors": list(period_factors)}
     return StudyFolder(out_dir, "sensitivity", inputs, force=force, figure=figure,
-                       result=("sensitivity.json", ("variants", "baseline"), "sensitivity result"))
+                       result=("sensitivity.json", ("variants", "baseline"), "sensitivity result"),
+                       owns=("sensitivity.json", "sensitivity.png", "sensitivity-*"))
 
 
 def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: int = 40, target_pp: float = 1.0,

@@ -46,14 +46,16 @@ DOMAIN_PERIOD_QUICK = {"study": {"n_values": (200,), "levels": ("none", "rack"),
 
 
 
-def _folder(table: str, out_dir, settings: dict, force: bool, result: tuple, figure: str | None = None):
+def _folder(table: str, out_dir, settings: dict, force: bool, result: tuple, figure: str | None = None,
+            owns=()):
     """The table's :class:`~spare_mc.analyses.folder.StudyFolder` (study ``table-<table>``, checked now, before any
     work; ``result``: ``(file name, keys, what)``; ``figure``: a path inside the folder), or ``None`` without
     ``out_dir`` (nothing is written)."""
     if out_dir is None:
         return None
     fig = None if figure is None else os.path.join(os.fspath(out_dir), figure)
-    return StudyFolder(out_dir, f"table-{table}", settings, force=force, result=result, figure=fig)
+    return StudyFolder(out_dir, f"table-{table}", settings, force=force, result=result, figure=fig,
+                       owns=(result[0], *([figure] if figure else []), *owns))
 
 
 def _held(folder):
@@ -242,7 +244,8 @@ def phase_table(*, quick: bool = False, studies=None, reps=None, confirm_reps=No
     if out_dir is not None and not force and os.path.exists(os.path.join(out_dir, "main_table.json")):
         raise UsageValueError(f"`out_dir` {out_dir} holds a full reproduce, whose phase map is part of it at the "
                               f"folder's settings: rerun the full `spare-mc reproduce` there, choose another folder, "
-                              f"or pass force=True to replace its phase map")
+                              f"or pass force=True to move the whole reproduction aside into its replaced/ folder "
+                              f"(a folder holds one study)")
     kw = _sizes({"reps": ("reps", reps), "confirm_reps": ("confirm_reps", confirm_reps)}, seed)
     check_local_workers(workers, "workers", min_value=1)
     if studies is not None:  # a spec file, or a folder with phase_map.toml (as main_table.toml for the table)
@@ -254,7 +257,8 @@ def phase_table(*, quick: bool = False, studies=None, reps=None, confirm_reps=No
     else:
         study = PhaseStudy.quick(**kw) if quick else PhaseStudy(**kw)
     folder = _folder("phase", out_dir, dataclasses.asdict(study), force,
-                     ("phase.json", ("rows", "settings"), "phase map"), os.path.join("figures", "phase.png"))
+                     ("phase.json", ("rows", "settings"), "phase map"), os.path.join("figures", "phase.png"),
+                     owns=("phase_cells",))
     with _held(folder):
         if folder is not None:
             folder.file("phase_cells")

@@ -136,6 +136,8 @@ def domains_table(d: dict) -> None:
             lo, hi = r["ttt_vs_domain_aware_ci95"]
             line += f" {r['ttt_vs_domain_aware']:+16.3f} [{lo:+6.3f}, {hi:+6.3f}]"
         print(line)
+    if "result" in d:
+        print(f"result: {d['result']}; figure: {d['figure']}")
     print(f"({d['elapsed_s']:.0f} s)")
 
 
@@ -151,6 +153,8 @@ def domain_period_table(d: dict) -> None:
               f"x{r['best_factor']:<4g}{edge} {r['ttt_theory']:14.3f} {r['ttt_best']:7.3f} {gain}")
     print(f"best = the best multiple of the theory period (* at the edge of the grid); gain = TTT/T0 at the theory "
           f"period - at the best one, paired, on fresh jobs ({d['elapsed_s']:.0f} s)")
+    if "result" in d:
+        print(f"result: {d['result']}")
 
 
 def phase_table(d: dict) -> None:

@@ -155,7 +155,9 @@ def add_study_flags(p, reserved=()) -> None:
     p.add_argument("--workers", type=int, default=None,
                    help="local worker processes (default: the number of CPUs; 0 = in this process)")
     p.add_argument("--scheduler", default=None, help="address of an existing dask scheduler")
-    p.add_argument("--force", action="store_true", help="replace output files spare-mc did not write")
+    p.add_argument("--force", action="store_true",
+                   help="an output folder holding another setting's results (or results of no recorded setting): "
+                        "move them into <out-dir>/replaced/ and run; also replace files spare-mc did not write")
     add_config_options(p, topology=False, failures=False, reserved=reserved)
 
 
@@ -260,7 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "phase_map.toml); with --table phase, a phase-map spec or a folder holding phase_map.toml")
     rp.add_argument("--out-dir", default=None, help="output folder (default data/, or data/quick/ with --quick)")
     rp.add_argument("--force", action="store_true",
-                    help="replace existing output files that are not datasets of these studies")
+                    help="an --out-dir holding another study's or setting's results: move them into "
+                         "<out-dir>/replaced/ and run; also replace files spare-mc did not write")
     rp.add_argument("--workers", type=int, default=None,
                     help="local worker processes for the sweeps and the phase map's cells (--table phase: default "
                          "1)")

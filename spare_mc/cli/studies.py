@@ -192,6 +192,10 @@ def _study_targets(args, name):
     both, and its result file, before any work (:class:`spare_mc.analyses.folder.StudyFolder`)."""
 
     check_local_workers(args.workers, "--workers")  # before any work
+    for flag in ("out_dir", "figure"):
+        if getattr(args, flag) == "":
+            raise UsageValueError(f"`--{flag.replace('_', '-')}` is empty; give a path (or leave the flag out for "
+                                  f"the default)")
     out_dir = args.out_dir or os.path.join("data", name)
     figure = None if (args.figure or "").lower() == "none" else args.figure or os.path.join(out_dir, f"{name}.png")
     return out_dir, figure
