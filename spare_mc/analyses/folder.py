@@ -17,8 +17,11 @@ the settings themselves, and the files the study has written there. :class:`Stud
    ``replaced/<UTC time>-<its digest>/`` inside the folder: kept, never mixed with the new run's, never deleted.
 
 A rerun of the same setting finds its own manifest and resumes (the sweeps keep their finished tasks) or returns at
-once. A folder without a manifest (written before spare_mc 0.3.1, or a folder of the user's) is claimed; the files
-in it that the study would replace are checked one by one as before (:func:`check_target`).
+once. A folder without a usable manifest (written by spare_mc 0.3.0, or its manifest deleted or damaged) that holds
+any of the study's outputs (``owns``: ``dynamic.json``, ``dynamic-*``, ...) holds results of an unknown setting:
+refused unless ``force``, which moves them aside. Other files in a folder (a user's ``data/README.md``) are never
+touched, and ``force`` never moves the lock, ``replaced/`` or anything outside the folder. A figure or preset
+path that another study folder records is refused (:func:`check_not_in_another_study`).
 """
 
 from __future__ import annotations
