@@ -70,11 +70,9 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
-import numpy as np
 from scipy import stats
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
-from .._lib.seeding import trace_seed_sequence
 from .._lib.validation import (UsageError, UsageTypeError, UsageValueError, as_int, check_unique, in_file,
                                reject_unknown)
 from ..model.paper import PAPER_CITATION, paper_results
@@ -82,10 +80,9 @@ from ..model.strategies import REDUNDANT_STRATEGIES
 from ..stats import estimate_mean, ratio_estimate
 from ..sweep.storage import write_json
 from ..ttt.config import TimelineConfig, applicable
-from ..ttt.optimize import PERIOD_FACTORS, admissible_r, n_values_iv, period_factors_iv
-from ..ttt.run import run_timeline
+from ..ttt.optimize import PERIOD_FACTORS, n_values_iv, period_factors_iv
 from .folder import MANIFEST, StudyFolder, check_not_in_another_study, check_target
-from .engine import check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage, screen
+from .engine import check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage, screen, timed_r
 
 __all__ = ["SEARCH_SPACE", "NOT_FITTED", "calibrate", "CalibrationResult", "load_target", "load_preset",
            "preset_names", "presets_dir", "write_preset", "rejection_note", "estimate_cost", "DEFAULT_SCHEDULE"]
@@ -611,19 +608,10 @@ def estimate_cost(target="paper", *, fit_n=None, predict_n=None, space=None, bas
      subs) = _check_inputs(target, fit_n, predict_n, space, base, schedule, eta, min_keep, max_members, tol_ttt,
                            tol_availability, alpha, rng, r_ranges, period_factors)
     workers = (os.cpu_count() or 1) if workers is None else max(1, int(workers))
-    root = np.random.SeedSequence(12345)
     cpu, jobs = 0.0, 0
     for s in REDUNDANT_STRATEGIES:
         for n in fit_n + predict_n:
-            rs, _ = admissible_r(s, n, r_ranges[s], base)
-            times = []
-            for r in (rs[0], rs[-1]):
-                cfg = TimelineConfig(s, n, r=r, **applicable(base, s))
-                run_timeline(cfg, trace_seed_sequence(root, n, 0))  # compile / warm up
-                t = time.perf_counter()
-                run_timeline(cfg, trace_seed_sequence(root, n, 1))
-                times.append(time.perf_counter() - t)
-            per_r = np.interp(rs, [rs[0], rs[-1]], times) if len(rs) > 1 else np.array(times[:1])
+            rs, per_r = timed_r(s, n, r_ranges[s], base)
             rounds = sched if n in fit_n else sched[-1:]  # a prediction: the last round's replications
             members = len(subs[s]) if n in fit_n else min(len(subs[s]), max_members)
             for reps, confirm in rounds:

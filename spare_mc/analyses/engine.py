@@ -18,18 +18,22 @@ of those the studies optimise) and :func:`check_r_ranges` (default :data:`R_RANG
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from scipy import stats
 
+from .._lib.seeding import trace_seed_sequence
 from .._lib.validation import UsageTypeError, UsageValueError, as_int
 from ..model.strategies import REDUNDANT_STRATEGIES
 from ..sweep.runner import run_study_sweep
 from ..sweep.spec import SweepSpec
 from ..ttt.config import TimelineConfig, applicable
 from ..ttt.optimize import OPTIMISED, admissible_r
+from ..ttt.run import run_timeline
 
-__all__ = ["R_RANGES", "check_base", "check_fields", "check_r_ranges", "screen", "pick", "confirm_spec", "run_stage"]
+__all__ = ["R_RANGES", "check_base", "check_fields", "check_r_ranges", "timed_r", "screen", "pick", "confirm_spec",
+           "run_stage"]
 
 #: The ``r`` each strategy's optimum is searched over (the issue's ranges; Rep on replica sets for every ``r``).
 R_RANGES = {"rep": (2, 6), "spare": (2, 14)}
@@ -73,6 +77,22 @@ def check_r_ranges(r_ranges) -> dict:
             raise UsageValueError(f"`r_ranges[{s!r}]` must have lo <= hi, got {rr}")
         out[s] = (lo, hi)
     return out
+
+
+def timed_r(strategy, n, r_range, base) -> tuple:
+    """``(rs, seconds)``: the admissible ``r`` of ``strategy`` at ``N = n`` within ``r_range`` and the wall time of
+    one job at each, from one timed job (after a warm-up that compiles) at the lowest and the highest ``r``,
+    interpolated linearly in between: the cost model of the studies' time estimates."""
+    root = np.random.SeedSequence(12345)
+    rs, _ = admissible_r(strategy, n, r_range, base)
+    times = []
+    for r in (rs[0], rs[-1]):
+        cfg = TimelineConfig(strategy, n, r=r, **applicable(base, strategy))
+        run_timeline(cfg, trace_seed_sequence(root, n, 0))  # compile / warm up
+        t = time.perf_counter()
+        run_timeline(cfg, trace_seed_sequence(root, n, 1))
+        times.append(time.perf_counter() - t)
+    return rs, (np.interp(rs, [rs[0], rs[-1]], times) if len(rs) > 1 else np.array(times[:1]))
 
 
 def screen(prefix, strategy, named, n_values, reps, rng, base, r_ranges, period_factors, folder, scheduler,

@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import errno
-import fcntl
 import glob
 import hashlib
 import json
@@ -40,7 +38,7 @@ from .._lib.provenance import SCHEMA_VERSION, json_safe
 from .._lib.validation import UsageValueError, as_bool
 from .._lib.version import __version__
 from ..plots.files import check_figure_target
-from ..sweep.storage import SweepLocked, check_own_json, check_regular_target, check_writable, write_json
+from ..sweep.storage import check_own_json, check_regular_target, check_writable, take_lock, write_json
 
 __all__ = ["MANIFEST", "LOCK", "REPLACED", "StudyFolder", "check_target", "check_not_in_another_study",
            "setting_digest"]
@@ -250,16 +248,8 @@ class StudyFolder:
     def __enter__(self):
         os.makedirs(self.root, exist_ok=True)
         lock = os.path.join(self.root, LOCK)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(fd)
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise SweepLocked(f"another spare-mc run is writing into {self.root} (lock {lock}); wait for it to "
-                                  f"finish or choose another folder") from None
-            raise
-        self._lock_fd = fd
+        self._lock_fd = take_lock(lock, f"another spare-mc run is writing into {self.root} (lock {lock}); wait for "
+                                        f"it to finish or choose another folder")
         try:
             self.check()  # again, under the lock: another run may have claimed the folder since
             old = self._read_manifest()

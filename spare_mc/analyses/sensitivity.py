@@ -45,16 +45,15 @@ import numpy as np
 from scipy import stats
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
-from .._lib.seeding import trace_seed_sequence
 from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_int, check_unique
 from ..model.strategies import REDUNDANT_STRATEGIES
 from ..plots.studies import figure_sensitivity, save_sensitivity_figure
 from ..stats import MCEstimate, estimate_mean, ratio_estimate
 from ..ttt.config import TimelineConfig, applicable
-from ..ttt.optimize import PERIOD_FACTORS, admissible_r, n_values_iv, period_factors_iv
-from ..ttt.run import run_timeline
+from ..ttt.optimize import PERIOD_FACTORS, n_values_iv, period_factors_iv
 from .folder import StudyFolder
-from .engine import R_RANGES, check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage, screen
+from .engine import (R_RANGES, check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage, screen,
+                     timed_r)
 
 __all__ = ["Variant", "default_variants", "sensitivity", "SensitivityResult", "SensitivityRow", "SelectedPoint",
            "paired_delta_reduction", "holm", "estimate_cost", "check_sensitivity_inputs", "R_RANGES"]
@@ -434,20 +433,11 @@ def estimate_cost(n_values=(600,), *, variants=None, reps=10, pilot_reps=40, bas
                                      r_ranges, period_factors)
     confirm_reps = 2 * pilot_reps if confirm_reps is None else confirm_reps
     workers = (os.cpu_count() or 1) if workers is None else max(1, int(workers))
-    root = np.random.SeedSequence(12345)
     screen = confirm = 0.0
     for s in REDUNDANT_STRATEGIES:
         n_var = len(_strategy_overrides(variants, s))
         for n in n_values:
-            rs, _ = admissible_r(s, n, r_ranges[s], base)
-            times = []
-            for r in (rs[0], rs[-1]):
-                cfg = TimelineConfig(s, n, r=r, **applicable(base, s))
-                run_timeline(cfg, trace_seed_sequence(root, n, 0))  # compile / warm up
-                t = time.perf_counter()
-                run_timeline(cfg, trace_seed_sequence(root, n, 1))
-                times.append(time.perf_counter() - t)
-            per_r = np.interp(rs, [rs[0], rs[-1]], times) if len(rs) > 1 else np.array(times[:1])
+            rs, per_r = timed_r(s, n, r_ranges[s], base)
             screen += n_var * reps * len(period_factors) * float(per_r.sum())
             confirm += n_var * confirm_reps * float(per_r.mean())
     total = (screen + confirm) / (0.9 * workers) if workers > 1 else screen + confirm  # workers=0: this process

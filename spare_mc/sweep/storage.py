@@ -38,7 +38,7 @@ from .._lib.provenance import code_digest
 from .._lib.validation import UsageValueError
 
 __all__ = ["QUANTITIES", "OUTPUTS", "write_dataset", "open_dataset", "summarize", "write_json", "json_default",
-           "content_digest", "check_regular_target", "check_writable", "CorruptDataset",
+           "content_digest", "check_regular_target", "check_writable", "take_lock", "CorruptDataset",
            "PartsStore", "SweepLocked"]
 
 
@@ -362,6 +362,21 @@ def sweep_writing(path):
         raise SweepWriteError(exc.errno, exc.strerror, exc.filename or os.fspath(path)) from exc
 
 
+def take_lock(path, busy: str) -> int:
+    """Open ``path`` (created if missing) and take its exclusive ``flock`` without waiting; returns the open file
+    descriptor (closing it releases the lock; so does the process's death, ``kill -9`` included). A lock held by
+    another process raises :class:`SweepLocked` with the message ``busy``."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise SweepLocked(busy) from None
+        raise
+    return fd
+
+
 class PartsStore:
     """The finished tasks of one sweep (``<out>.parts/<digest>/<task key>.npz``), locked while in use.
 
@@ -384,16 +399,9 @@ class PartsStore:
     def __enter__(self):
 
         os.makedirs(self.folder, exist_ok=True)
-        fd = os.open(os.path.join(self.root, ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(fd)
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise SweepLocked(f"another spare-mc sweep is running into {self.out} (lock {self.root}/.lock); wait "
-                                  f"for it to finish or choose another `out`") from None
-            raise
-        self._lock_fd = fd
+        self._lock_fd = take_lock(os.path.join(self.root, ".lock"),
+                                  f"another spare-mc sweep is running into {self.out} (lock {self.root}/.lock); wait "
+                                  f"for it to finish or choose another `out`")
         for name in os.listdir(self.folder):  # written by a run that was killed mid-write
             if name.endswith(".tmp"):
                 os.remove(os.path.join(self.folder, name))
