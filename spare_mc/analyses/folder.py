@@ -38,7 +38,8 @@ from .._lib.provenance import SCHEMA_VERSION, json_safe
 from .._lib.validation import UsageValueError, as_bool
 from .._lib.version import __version__
 from ..plots.files import check_figure_target
-from ..sweep.storage import check_own_json, check_regular_target, check_writable, take_lock, write_json
+from ..sweep.storage import (check_own_json, check_regular_target, check_writable, check_writable_folder, take_lock,
+                             write_json)
 
 __all__ = ["MANIFEST", "LOCK", "REPLACED", "StudyFolder", "check_target", "check_not_in_another_study",
            "setting_digest"]
@@ -209,7 +210,7 @@ class StudyFolder:
         unless ``force``."""
         if os.path.exists(self.root) and not os.path.isdir(self.root):
             raise UsageValueError(f"{self.flag} {self.root} exists and is not a folder")
-        check_writable(os.path.join(self.root, MANIFEST), f"study folder ({self.flag})")
+        check_writable_folder(self.root, f"study folder ({self.flag})")
         old = self._read_manifest()
         aside = f"pass force=True to move them aside into {os.path.join(self.root, REPLACED)}/"
         if old is not None and old["digest"] != self.digest and not self.force:

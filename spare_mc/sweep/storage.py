@@ -38,8 +38,8 @@ from .._lib.provenance import code_digest
 from .._lib.validation import UsageValueError
 
 __all__ = ["QUANTITIES", "OUTPUTS", "write_dataset", "open_dataset", "summarize", "write_json", "json_default",
-           "content_digest", "check_regular_target", "check_writable", "take_lock", "CorruptDataset",
-           "PartsStore", "SweepLocked"]
+           "content_digest", "check_regular_target", "check_writable", "check_writable_folder", "take_lock",
+           "CorruptDataset", "PartsStore", "SweepLocked"]
 
 
 #: The quantities a sweep can measure.
@@ -116,17 +116,24 @@ def check_writable(path, what: str = "output") -> None:
     read-only folder, and no on some network file systems that allow it). Errors name ``path``, the user's path."""
     path = os.fspath(path)
     check_regular_target(path, what)
-    folder = os.path.dirname(os.path.abspath(path))
+    check_writable_folder(os.path.dirname(os.path.abspath(path)), what, shown=path)
+
+
+def check_writable_folder(folder, what: str = "output folder", *, shown=None) -> None:
+    """:func:`check_writable` for a folder (existing or to be made) that files will be created in; errors name
+    ``shown`` (default: ``folder`` as given)."""
+    shown = os.fspath(folder) if shown is None else shown
+    folder = os.path.abspath(os.fspath(folder))
     while not os.path.exists(folder):
         parent = os.path.dirname(folder)
         if parent == folder:
             break
         folder = parent
     if not os.path.isdir(folder):
-        raise UsageValueError(f"cannot write the {what} {path}: {folder} is a file, not a folder")
+        raise UsageValueError(f"cannot write the {what} {shown}: {folder} is a file, not a folder")
     why = cannot_create_in(folder)
     if why:
-        raise UsageValueError(f"cannot write the {what} {path}: {folder} is not writable ({why})")
+        raise UsageValueError(f"cannot write the {what} {shown}: {folder} is not writable ({why})")
 
 
 def cannot_create_in(folder) -> str:
