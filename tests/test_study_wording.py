@@ -294,3 +294,11 @@ def test_8a_sibling_main_table_toml_keys_are_named_as_the_files(tmp_path, capsys
     (tmp_path / "main_table.toml").write_text("[main_table]\nreps = -1\n")
     err = _err(capsys, ["reproduce", "--table", "main", "--studies", str(tmp_path)])
     assert "main_table.toml: [main_table] `reps` must be an integer >= 2, got -1" in err and "--reps" not in err
+
+
+def test_8_sibling_a_schedule_round_is_named_by_the_flag(capsys):
+    """`calibrate --schedule 2:2` said "`schedule[0] confirm_reps` must be >= 3": the library's name for the
+    command line's flag (found by the QA pass of issue 36)."""
+    assert main(["calibrate", "--target", "paper", "--schedule", "3:6,2:2"]) == 2
+    err = capsys.readouterr().err
+    assert "`--schedule` round 2: the confirmation replications must be an integer >= 3, got 2" in err

@@ -511,8 +511,12 @@ def _seq_pairs(schedule):
     for k, pair in enumerate(schedule):
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
             raise UsageValueError(f"`schedule[{k}]` must be (screen reps, confirmation reps), got {pair!r}")
-        out.append((as_int(pair[0], f"schedule[{k}] reps", min_value=2),
-                    as_int(pair[1], f"schedule[{k}] confirm_reps", min_value=3)))
+        counts = []
+        for v, what, lo in ((pair[0], "screen replications", 2), (pair[1], "confirmation replications", 3)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+                raise UsageValueError(f"`schedule` round {k + 1}: the {what} must be an integer >= {lo}, got {v!r}")
+            counts.append(int(v))
+        out.append(tuple(counts))
     if not out:
         raise UsageValueError("`schedule` must have at least one round")
     check_unique(out, "schedule")  # a repeated round reruns the same replications, and counts in alpha twice

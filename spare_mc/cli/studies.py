@@ -313,14 +313,16 @@ def run_calibrate(args) -> Report:
     kw = dict(fit_n=fit_n, predict_n=predict_n, space=space, base=base, schedule=schedule, eta=args.eta,
               min_keep=args.min_keep, tol_ttt=args.tol_ttt, tol_availability=args.tol_availability,
               alpha=args.alpha, rng=args.seed, r_ranges=_r_ranges(args), period_factors=pf)
-    with flag_names(out_dir="--out-dir", preset_out="--preset-out", force="--force"):
+    with flag_names(out_dir="--out-dir", preset_out="--preset-out", force="--force", schedule="--schedule",
+                    fit_n="--fit-n", predict_n="--predict-n", period_factors="--period-factors"):
         # every rule and every output before the timed jobs of the estimate
         check_calibrate_inputs(args.target, out_dir=args.out_dir, preset_out=args.preset_out, force=args.force, **kw)
     cost = estimate_calibration_cost(args.target, workers=args.workers, **kw)
     say(f"spare-mc calibrate: {cost['jobs']:,} jobs at most; expected time at most about "
         f"{cost['expected_s'] / 60:.1f} min on {cost['workers']} worker(s) (a rough estimate from timed jobs; "
         f"the rejected combinations leave early)")
-    with flag_names(out_dir="--out-dir", preset_out="--preset-out", force="--force"):
+    with flag_names(out_dir="--out-dir", preset_out="--preset-out", force="--force", schedule="--schedule",
+                    fit_n="--fit-n", predict_n="--predict-n", period_factors="--period-factors"):
         res = calibrate(args.target, out_dir=args.out_dir, preset_out=args.preset_out, scheduler=args.scheduler,
                         workers=args.workers, force=args.force, progress=log, **kw)
     d = res.to_dict()
