@@ -265,6 +265,7 @@ def test_a_killed_study_resumes_to_the_identical_result(tmp_path, how):
             time.sleep(0.02)
         p.send_signal(signal.SIGKILL if how == "kill -9" else signal.SIGINT)
         p.wait(timeout=60)
+    assert not os.path.exists(os.path.join(out, "dynamic.json")), "a run ended before its signal: nothing stopped"
     subprocess.run([sys.executable, "-c", _SCRIPT, out], check=True, env=ENV, capture_output=True)
     assert _rows(out) == _rows(ref)
     assert not os.path.exists(os.path.join(out, REPLACED))
@@ -392,3 +393,56 @@ def test_empty_output_flags_are_refused(capsys):
     for flag in ("--out-dir", "--figure"):
         assert main(["dynamic", "--quick", flag, ""]) == 2
         assert f"`{flag}` is empty" in capsys.readouterr().err
+
+
+#: Two more studies, small: a sensitivity study (screen, pilot, extension) and a calibration (a round, predictions).
+_OTHERS = {
+    "sensitivity": ("sensitivity.json", """
+import sys
+from spare_mc.analyses.sensitivity import Variant, sensitivity
+v = [Variant("stay_dead", "option", "restart_failures", "stay_dead", {"restart_failures": "stay_dead"})]
+sensitivity((24,), variants=v, reps=3, pilot_reps=6, max_confirm_reps=12, target_pp=0.5, base={"n_steps": 120},
+            r_ranges={"rep": (2, 3), "spare": (2, 4)}, period_factors=(0.71, 1.41), workers=0, out_dir=sys.argv[1])
+"""),
+    "calibrate": ("calibration.json", """
+import sys
+from spare_mc.analyses.calibrate import calibrate
+table = {"name": "small", "rows": [{"n_groups": 24, "rep": {"r": 2, "ttt_over_t0": 3.0, "availability": 0.7},
+                                    "spare": {"r": 3, "ttt_over_t0": 2.5, "availability": 0.9}}]}
+space = {"restart_failures": [("absorbed", {}), ("stay_dead", {"restart_failures": "stay_dead"})]}
+calibrate(table, space=space, base={"n_steps": 120}, schedule=((2, 4), (3, 5)), r_ranges={"rep": (2, 3), "spare": (2, 4)},
+          period_factors=(0.71, 1.41), predict_n=(30,), workers=0, out_dir=sys.argv[1])
+"""),
+}
+
+
+def _result(path, name):
+    """A study's result JSON without what differs between two runs of one setting: timings, versions, paths."""
+    d = _load(os.path.join(path, name))
+    for key in ("elapsed_s", "software", "result", "figure", "datasets", "replaced"):
+        d.pop(key, None)
+    return json.loads(json.dumps(d).replace(path, "<out>"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("study", sorted(_OTHERS))
+def test_other_studies_killed_at_each_stage_resume_to_the_identical_result(tmp_path, study):
+    """`kill -9` once each of the first three datasets is written, then a rerun: the result of an undisturbed
+    run (the dynamic study's test above covers SIGINT too)."""
+    name, script = _OTHERS[study]
+    ref = str(tmp_path / "ref")
+    subprocess.run([sys.executable, "-c", script, ref], check=True, env=ENV, capture_output=True)
+    out = str(tmp_path / "cut")
+    for k in (1, 2, 3):
+        p = subprocess.Popen([sys.executable, "-c", script, out], env=ENV, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while p.poll() is None and time.monotonic() < deadline and (
+                not os.path.isdir(out) or sum(f.endswith(".nc") for f in os.listdir(out)) < k):
+            time.sleep(0.02)
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=60)
+    assert not os.path.exists(os.path.join(out, name)), "a run ended before its kill: the test stopped nothing"
+    subprocess.run([sys.executable, "-c", script, out], check=True, env=ENV, capture_output=True)
+    assert _result(out, name) == _result(ref, name)
+    assert not os.path.exists(os.path.join(out, REPLACED))
