@@ -410,8 +410,9 @@ from spare_mc.analyses.calibrate import calibrate
 table = {"name": "small", "rows": [{"n_groups": 24, "rep": {"r": 2, "ttt_over_t0": 3.0, "availability": 0.7},
                                     "spare": {"r": 3, "ttt_over_t0": 2.5, "availability": 0.9}}]}
 space = {"restart_failures": [("absorbed", {}), ("stay_dead", {"restart_failures": "stay_dead"})]}
-calibrate(table, space=space, base={"n_steps": 120}, schedule=((2, 4), (3, 5)), r_ranges={"rep": (2, 3), "spare": (2, 4)},
-          period_factors=(0.71, 1.41), predict_n=(30,), workers=0, out_dir=sys.argv[1])
+calibrate(table, space=space, base={"n_steps": 120}, schedule=((2, 4), (3, 5)),
+          r_ranges={"rep": (2, 3), "spare": (2, 4)}, period_factors=(0.71, 1.41), predict_n=(30,), workers=0,
+          out_dir=sys.argv[1])
 """),
 }
 
