@@ -29,6 +29,7 @@ models to it: :mod:`spare_mc.logs.fit`; synthetic logs: :mod:`spare_mc.logs.synt
 
 from __future__ import annotations
 
+import array
 import csv
 import dataclasses
 import math
@@ -38,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._lib.resources import check_memory
 from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_float, in_file
 from ..model import topology as _topology
 from ..model.failures import FailureEvents
@@ -259,9 +261,17 @@ def _check_rows(time_s, level_codes, level_text, unit, repair_s, topology, level
                       lambda i: f"`repair_s` must be <= {MAX_TIME_S:.6g} s (the integer-microsecond clock), got "
                                 f"{float(repair_s[i])!r}"))
     if n > 1:  # a row repeating an earlier one (time, level, unit): a unit fails once at a time
-        key = np.stack([(time_s + 0.0).view(np.int64), level_codes, unit], axis=1)  # + 0.0: -0.0 is 0.0
-        _, first_of, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
-        first_of = first_of[inverse.ravel()]
+        # sorted by (level, unit, time, row): a repeat follows its first row; a few arrays of n, not np.unique's
+        # row-wise copies (which took most of the memory of reading a long log)
+        tb = (time_s + 0.0).view(np.int64)  # + 0.0: -0.0 is 0.0
+        order = np.lexsort((np.arange(n), tb, unit, level_codes))
+        ts, us, cs = tb[order], unit[order], level_codes[order]
+        starts = np.ones(n, dtype=bool)
+        starts[1:] = (ts[1:] != ts[:-1]) | (us[1:] != us[:-1]) | (cs[1:] != cs[:-1])
+        del ts, us, cs
+        first_of = np.empty(n, dtype=np.int64)
+        first_of[order] = order[np.flatnonzero(starts)][np.cumsum(starts) - 1]
+        del order, starts
         rules.append((first_of != np.arange(n),
                       lambda i: f"the event repeats {where(int(first_of[i]))[len(where(None)) + 2:]} (the same "
                                 f"time_s, level and unit): a unit fails once at a time; remove the duplicate row"))
@@ -384,22 +394,69 @@ def _parse_metadata(text, lineno, meta, src):
     return True
 
 
+#: The longest line a failure log may have (bytes): a row is a few dozen bytes, a comment a sentence or two.
+MAX_LINE_BYTES = 1 << 16
+#: Bytes read at a time: the reader holds at most this plus one line, whatever the file's size.
+_CHUNK_BYTES = 1 << 20
+_BREAK = re.compile(rb"\r\n|\r|\n")
+#: Memory a data row takes while the log is read (its five numbers and its line number), then as arrays.
+_ROW_BYTES = 96
+
+
+def _lines(path, src):
+    """``(line number, text)`` of each line of a UTF-8 file, read in chunks of :data:`_CHUNK_BYTES` (bounded
+    memory, and a signal is acted on between chunks). Line breaks are ``\n``, ``\r\n`` and ``\r`` only
+    (``str.splitlines`` also breaks at form feeds, U+2028 and the like, which would shift the line numbers of every
+    message and cut a comment in two); a byte-order mark (spreadsheet exports) is dropped. A line longer than
+    :data:`MAX_LINE_BYTES`, or bytes that are not UTF-8, are refused at once, naming the line (and the byte)."""
+    lineno, pos, buf = 0, 0, b""  # pos: the file offset of buf[0]
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(_CHUNK_BYTES)
+            buf += chunk
+            start = 0
+            for m in _BREAK.finditer(buf):
+                if chunk and m.end() == len(buf) and buf.endswith(b"\r"):
+                    break  # the first half of a '\r\n' perhaps: decided with the next chunk
+                lineno += 1
+                yield lineno, _decoded(buf[start:m.start()], lineno, pos + start, src)
+                start = m.end()
+            buf, pos = buf[start:], pos + start
+            if len(buf) > MAX_LINE_BYTES:
+                raise UsageValueError(f"{src}: line {lineno + 1} is longer than {MAX_LINE_BYTES:,} bytes (no line "
+                                      f"break within them): not a failure log in CSV text (a binary file, or line "
+                                      f"breaks lost in a conversion)")
+            if not chunk:
+                break
+    if buf:  # the last line, without a line break
+        yield lineno + 1, _decoded(buf, lineno + 1, pos, src)
+
+
+def _decoded(raw: bytes, lineno: int, offset: int, src) -> str:
+    """Line ``lineno`` (its bytes ``raw``, at ``offset`` in the file) as text; a byte-order mark opening the file is
+    dropped."""
+    if offset == 0 and raw.startswith(b"\xef\xbb\xbf"):
+        raw, offset = raw[3:], 3
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UsageValueError(f"{src}: not UTF-8 text (byte {offset + e.start}: {e.reason}; line {lineno}); save the "
+                              f"log as UTF-8 CSV") from None
+
+
 def _read_csv(path, topology, duration_s):
     src = os.fspath(path)
     levels = log_levels(topology)
     index = {name: i for i, name in enumerate(levels)}
-    # utf-8-sig: a byte-order mark (spreadsheet exports) is not part of the first column's name
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            # line breaks are \n, \r\n or \r only: str.splitlines() also breaks at form feeds, U+2028 and the like,
-            # which would shift the line numbers of every message (and cut a comment in two)
-            lines = re.split(r"\r\n|\r|\n", f.read())
-    except UnicodeDecodeError as e:
-        raise UsageValueError(f"{src}: not UTF-8 text (byte {e.start}: {e.reason}); save the log as UTF-8 CSV") \
-            from None
     meta, comments, header, cols, commented_header = {}, [], None, None, None
-    t, codes, bad_level, units, rep, where_line = [], [], {}, [], [], []
-    for lineno, line in enumerate(lines, start=1):
+    # compact arrays, not lists of Python numbers: a few dozen bytes a row (a 4-million-row log took 15 times its
+    # size when read whole into lists)
+    t, codes, bad_level, units, rep, where_line = (array.array("d"), array.array("q"), {}, array.array("q"),
+                                                   array.array("d"), array.array("q"))
+    for lineno, line in _lines(path, src):
+        if len(t) % 65536 == 65535:  # as the rows accumulate: within the memory budget (--max-memory)
+            check_memory((len(t) + 1) * _ROW_BYTES, f"reading the failure log {src} (over {len(t):,} rows so far)",
+                         "read a shorter window of the log")
         if not line.strip():
             continue
         if line.lstrip().startswith("#"):
@@ -448,12 +505,13 @@ def _read_csv(path, topology, duration_s):
         except ValueError:
             raise UsageValueError(f"{here}: `time_s` must be a number, got {fields_[cols['time_s']]!r}") from None
         try:
-            units.append(int(fields_[cols["unit"]]))
+            unit = int(fields_[cols["unit"]])
         except ValueError:
             raise UsageValueError(f"{here}: `unit` must be an integer, got {fields_[cols['unit']]!r}") from None
-        if not -(1 << 63) <= units[-1] < 1 << 63:  # beyond int64: surely not a unit of the topology
+        if not -(1 << 63) <= unit < 1 << 63:  # beyond int64: surely not a unit of the topology
             raise UsageValueError(f"{here}: `unit` must be a unit index of the topology (0 <= unit < the level's "
-                                  f"unit count), got {units[-1]}")
+                                  f"unit count), got {unit}")
+        units.append(unit)
         lv = fields_[cols["level"]]
         code = index.get(lv, -1)
         if code < 0:
@@ -471,8 +529,10 @@ def _read_csv(path, topology, duration_s):
     if header is None:
         raise UsageValueError(f"{src}: no header line (the first line that is not a comment must name the columns "
                               f"{', '.join(REQUIRED_COLUMNS)})")
-    t = np.asarray(t, dtype=np.float64)
-    rep_a = np.asarray(rep, dtype=np.float64) if "repair_s" in cols else None
+    t = np.frombuffer(t, dtype=np.float64) if len(t) else np.zeros(0)
+    codes = np.frombuffer(codes, dtype=np.int64) if len(codes) else np.zeros(0, np.int64)
+    units = np.frombuffer(units, dtype=np.int64) if len(units) else np.zeros(0, np.int64)
+    rep_a = (np.frombuffer(rep, dtype=np.float64) if len(rep) else np.zeros(0)) if "repair_s" in cols else None
     _check_rows(t, np.asarray(codes, dtype=np.int64), lambda i: bad_level.get(i), np.asarray(units, dtype=np.int64),
                 rep_a, topology, levels,
                 lambda i: src if i is None else f"{src}: line {where_line[i]} (data row {i + 1})")
