@@ -60,6 +60,7 @@ that shows it); :func:`load_preset` warns when it loads one.
 from __future__ import annotations
 
 import datetime
+import inspect
 import itertools
 import json
 import math
@@ -696,9 +697,8 @@ def check_calibrate_inputs(target="paper", *, out_dir=None, preset_out=None, for
     keys = ("fit_n", "predict_n", "space", "base", "schedule", "eta", "min_keep", "max_members", "tol_ttt",
             "tol_availability", "alpha", "rng", "r_ranges", "period_factors")
     reject_unknown(kw, keys, "check_calibrate_inputs", noun="keywords")
-    defaults = {"schedule": DEFAULT_SCHEDULE, "min_keep": 1, "max_members": 8, "tol_ttt": 0.05,
-                "tol_availability": 0.02, "alpha": 0.05, "rng": 0, "period_factors": PERIOD_FACTORS}
-    args = {**{k: None for k in keys}, **defaults, **kw}
+    defaults = {k: v.default for k, v in inspect.signature(calibrate).parameters.items()}  # calibrate's own
+    args = {**{k: defaults[k] for k in keys}, **kw}
     _outputs(_check_inputs(target, *(args[k] for k in keys)), out_dir, preset_out, force)
 
 

@@ -58,6 +58,17 @@ def _folder(table: str, out_dir, settings: dict, force: bool, result: tuple, fig
                        owns=(result[0], *([figure] if figure else []), *owns))
 
 
+def _write(folder, res: dict, draw, out: dict) -> None:
+    """With a folder (held): the study's whole result ``res``, stamped, as the folder's result JSON and ``draw``'s
+    figure of it at the folder's figure path; their paths go into ``out`` (``result``, ``figure``)."""
+    if folder is None:
+        return
+    path = folder.file(folder.result[0])
+    write_json(json_safe(stamp(res)), path)
+    out["figure"] = draw(res, folder.record(folder.figure), force=folder.force)
+    out["result"] = path
+
+
 def _held(folder):
     """``with _held(folder):`` holds the folder for the whole run (nothing without one)."""
     return contextlib.nullcontext() if folder is None else folder
@@ -140,11 +151,7 @@ def domains_table(*, quick: bool = False, n_values=None, reps=None, seed=None, o
         res = run_domain_study(study, progress=progress)
         out = {"rows": domain_study_rows(res), "settings": res["settings"], "elapsed_s": res["elapsed_s"],
                "table": "domains"}
-        if folder is not None:
-            path = folder.file("domains.json")
-            write_json(json_safe(stamp(res)), path)
-            out["figure"] = figure_domains(res, folder.record(folder.figure), force=force)
-            out["result"] = path
+        _write(folder, res, figure_domains, out)
     return stamp(out)
 
 
@@ -265,11 +272,7 @@ def phase_table(*, quick: bool = False, studies=None, reps=None, confirm_reps=No
         res = run_phase_study(study, progress=progress, out_dir=out_dir, workers=workers or 1)
         out = {"rows": phase_rows(res), "settings": res["settings"], "clusters": res["clusters"],
                "elapsed_s": res["elapsed_s"], "table": "phase"}
-        if folder is not None:
-            path = folder.file("phase.json")
-            write_json(json_safe(stamp(res)), path)
-            out["figure"] = figure_phase(res, folder.record(folder.figure), force=force)
-            out["result"] = path
+        _write(folder, res, figure_phase, out)
     return stamp(out)
 
 

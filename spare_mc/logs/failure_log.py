@@ -533,13 +533,11 @@ def _read_csv(path, topology, duration_s):
     codes = np.frombuffer(codes, dtype=np.int64) if len(codes) else np.zeros(0, np.int64)
     units = np.frombuffer(units, dtype=np.int64) if len(units) else np.zeros(0, np.int64)
     rep_a = (np.frombuffer(rep, dtype=np.float64) if len(rep) else np.zeros(0)) if "repair_s" in cols else None
-    _check_rows(t, np.asarray(codes, dtype=np.int64), lambda i: bad_level.get(i), np.asarray(units, dtype=np.int64),
-                rep_a, topology, levels,
+    _check_rows(t, codes, lambda i: bad_level.get(i), units, rep_a, topology, levels,
                 lambda i: src if i is None else f"{src}: line {where_line[i]} (data row {i + 1})")
     header_d = meta["duration_s"][0] if "duration_s" in meta else None
     d = _duration_iv(duration_s, header_d, t[-1], src)
-    return FailureLog(t + 0.0, np.asarray(codes, dtype=np.int64), np.asarray(units, dtype=np.int64), rep_a, d, topology,
-                      levels, src, tuple(comments))
+    return FailureLog(t + 0.0, codes, units, rep_a, d, topology, levels, src, tuple(comments))
 
 
 def _pyarrow(what):
