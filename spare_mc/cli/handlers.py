@@ -14,12 +14,15 @@ from .._lib.validation import UsageValueError
 from ..analyses.reproduce import studies_dir
 from ..logs.failure_log import read_failure_log
 from ..logs.fit import fit_failure_log
+from ..logs.models import fit_model
+from ..logs.predictive import predictive_check
 from ..logs.replay import replay_log
 from ..mc.reorder import overhead_check
 from ..mc.survivability import MASKED_CHUNK, masked_failures
 from ..model.kinds import EXACT_LAYOUTS, make_layout
 from ..model.paper import PAPER_R
 from ..model.topology import Topology
+from ..model.unit_renewal import UnitRenewal
 from ..options import set_options
 from ..plots.sweep_figures import save_figures
 from ..sweep.compare import compare_dataset
@@ -27,7 +30,8 @@ from ..sweep.runner import open_sweep_dataset, run_sweep
 from ..sweep.spec import SweepSpec
 from ..theory.exact import exact_cost
 from ..ttt.config import TimelineConfig
-from ..ttt.report import classical_check, step_ttt
+from ..ttt.report import AVAILABILITY_DEFINITION, classical_check, step_ttt
+from ..ttt.stream import simulate_stream_ttt
 from .format import say
 from .parser import config_overrides, flag_names
 
@@ -104,6 +108,12 @@ def run_ttt(args) -> dict:
     if args.ckpt_period == "optimal" and args.ckpt_period_factor not in (None, 1.0):
         raise UsageValueError("`--ckpt-period optimal` means the theory optimum T_c* itself: drop "
                               "`--ckpt-period-factor`, or drop `--ckpt-period optimal` to scale it")
+    if args.model_check == "failed" and not args.accept_failed_check:
+        raise UsageValueError("`--model-check failed`: this failure model failed its predictive check (it does not "
+                              "reproduce the log it was fitted to; see `spare-mc log fit`); add "
+                              "--accept-failed-check to run it anyway")
+    if args.accept_failed_check and args.model_check != "failed":
+        raise UsageValueError("`--accept-failed-check` has no effect without --model-check failed")
     if args.model == "classical":
         return _run_ttt_classical(args)
     for flag, value in (("--strategy", args.strategy), ("--n-groups", args.n_groups)):
@@ -115,9 +125,60 @@ def run_ttt(args) -> dict:
                else f"--ckpt-every-steps {args.ckpt_every_steps}")
         raise UsageValueError(f"`--ckpt-period optimal` (the periodic optimum T_c*) contradicts `{how}`, which "
                               f"sets the checkpoints itself: drop one of them")
+    unit_flags = [f for f, v in _unit_flag_values(args).items() if v is not None]
+    if args.failures == "unit":
+        return _run_ttt_unit(args, r)
+    if unit_flags:
+        raise UsageValueError(f"{', '.join(f'`{f}`' for f in unit_flags)} has no effect without --failures unit")
     cfg = TimelineConfig(args.strategy, args.n_groups, r=r, ckpt_period_s=args.ckpt_period_s,
                          **config_overrides(args, args.n_groups))  # (its errors name flags: spare_mc.cli.main)
     return stamp(step_ttt(cfg, args.reps, seed=args.seed).to_dict())
+
+
+def _unit_flag_values(args) -> dict:
+    """The flags of ``ttt --failures unit`` and their values (None: not given)."""
+    names = ["unit_level", "unit_mean_s", "ages"] + [f.name for f in fields(Topology)
+                                                     if f.name not in ("n_gpus", "n_groups", "placement")]
+    return {"--" + n.replace("_", "-"): getattr(args, n, None) for n in names}
+
+
+def _run_ttt_unit(args, r) -> dict:
+    """``ttt --failures unit``: a cluster in service (:class:`spare_mc.model.unit_renewal.UnitRenewal`) run as an
+    exogenous failure stream (:func:`spare_mc.ttt.stream.simulate_stream_ttt`)."""
+
+    for flag, value in (("--unit-level", args.unit_level), ("--unit-mean-s", args.unit_mean_s),
+                        ("--n-gpus", args.n_gpus)):
+        if value is None:
+            raise UsageValueError(f"`{flag}` is required with --failures unit")
+    useless = [flag for flag, value in (("--mtbf-s", args.mtbf_s), ("--calibration", args.calibration),
+                                        ("--age-policy", args.age_policy), ("--domain-mtbf-s", args.domain_mtbf_s),
+                                        ("--domain-levels", args.domain_levels))
+               if value is not None]
+    if args.no_live_scaling:
+        useless.append("--no-live-scaling")
+    if useless:
+        raise UsageValueError(f"{', '.join(f'`{f}`' for f in useless)} has no effect with --failures unit (the "
+                              f"cluster's MTBF is --unit-mean-s / units; units fail whether the job runs or not)")
+    topo_kw = {f.name: getattr(args, f.name) for f in fields(Topology)
+               if f.name not in ("n_groups",) and getattr(args, f.name, None) is not None}
+    topo = Topology(n_groups=args.n_groups, **topo_kw)
+    model = UnitRenewal(args.unit_level, args.unit_mean_s, 1.0 if args.shape is None else args.shape,
+                        args.ages or "stationary")
+    kw = config_overrides(args)
+    kw["shape"] = 1.0  # the theory period's process: exponential at the cluster's long-run rate (ckpt_period_rule)
+    kw["mtbf_s"] = model.system_mtbf_s(topo)
+    cfg = TimelineConfig(args.strategy, args.n_groups, r=r, ckpt_period_s=args.ckpt_period_s, **kw)
+    res = simulate_stream_ttt(cfg, model, topo, args.reps, rng=args.seed)
+    d = {"seed": args.seed, **res.summary(), "config": cfg.to_dict(), "failure_model": model.to_dict(),
+         "topology": topo.to_dict(),
+         "ckpt_period_rule": ("given" if args.ckpt_period_s is not None else
+                              "the theory optimum T_c* for exponential failures at the cluster's long-run MTBF "
+                              "(--unit-mean-s / units)"),
+         "theory": {"applies": False,
+                    "why": "the closed forms assume a system-level renewal process restarted with the job; here "
+                           "units of a cluster in service fail on their own clocks (exogenous stream)"},
+         "availability_definition": AVAILABILITY_DEFINITION}
+    return stamp(d)
 
 
 def _run_ttt_classical(args) -> dict:
@@ -188,6 +249,13 @@ def run_log_fit(args) -> dict:
     fitted models (``spare_mc_flags``)."""
 
     log = _read_log(args)
+    if args.model != "levels":
+        return _run_log_fit_model(args, log)
+    given = [flag for flag, value in (("--unit-level", args.unit_level), ("--ages", args.ages),
+                                      ("--resolution-s", args.resolution_s)) if value is not None]
+    if given:
+        raise UsageValueError(f"{', '.join(f'`{f}`' for f in given)} has no effect with --model levels (give "
+                              f"--model system or unit)")
     topo = log.topology
     fit = fit_failure_log(log, levels=args.levels, shared_shape=args.shared_shape,
                           min_failures=args.min_failures, ci=args.ci)
@@ -212,6 +280,38 @@ def run_log_fit(args) -> dict:
                            "log's: " + ", ".join(differ) + "; for this topology use the Python API "
                            "(LogFit.failure_model with the same Topology)")
     d["spare_mc_flags"] = models
+    return stamp(d)
+
+
+def _run_log_fit_model(args, log) -> dict:
+    """``log fit --model system|unit``: :func:`spare_mc.logs.models.fit_model` and its predictive check."""
+
+    given = [flag for flag, value in (("--levels", args.levels), ("--shared-shape", args.shared_shape or None))
+             if value is not None]
+    if args.model == "system":
+        given += [flag for flag, value in (("--unit-level", args.unit_level), ("--ages", args.ages))
+                  if value is not None]
+    if given:
+        raise UsageValueError(f"{', '.join(f'`{f}`' for f in given)} has no effect with --model {args.model}")
+    res = args.resolution_s
+    if res is not None and res != "auto":
+        try:
+            res = float(res)
+        except ValueError:
+            raise UsageValueError(f"`--resolution-s` must be a number of seconds or 'auto', got {res!r}") from None
+    kw = {"resolution_s": "auto" if res is None else res, "ci": args.ci}
+    if args.model == "unit":
+        kw["ages"] = args.ages or "stationary"
+    fit = fit_model(log, args.model, unit_level=args.unit_level, **kw)
+    check = predictive_check(fit, log, sims=args.sims, layout=args.check_layout, r=args.check_r, rng=args.seed)
+    d = fit.to_dict()
+    d["predictive"] = check.to_dict()
+    d["model_check_passed"] = check.consistent
+    if not check.consistent:
+        d["label"] = (f"REJECTED by its predictive check ({', '.join(check.failing)}): the model does not "
+                      f"reproduce its own log; `spare-mc ttt` refuses these flags unless given "
+                      f"--accept-failed-check")
+        d["ttt_flags"] = [*d["ttt_flags"], "--model-check", "failed"]
     return stamp(d)
 
 

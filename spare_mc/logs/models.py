@@ -89,10 +89,12 @@ def _resolution_iv(resolution_s, time_s) -> float:
 
 
 def topology_flags(topology: Topology) -> list:
-    """The ``spare-mc ttt`` flags of a topology (every field, so the domains are the log's)."""
+    """The ``spare-mc ttt`` flags of a topology (every field but ``n_groups``, the job's own: the domains are the
+    log's)."""
     out = []
     for name, value in topology.to_dict().items():
-        out += [f"--{name.replace('_', '-')}", str(value)]
+        if name != "n_groups":
+            out += [f"--{name.replace('_', '-')}", str(value)]
     return out
 
 
