@@ -355,3 +355,29 @@ def log_replay(d: dict) -> None:
         for name in [k for k in d if f"{k}_ci95" in d]:
             lo, hi = d[f"{name}_ci95"]
             print(f"  {name:<14} {d[name]:>12.6g}  95% CI [{lo:.6g}, {hi:.6g}]")
+
+
+def recommend(d: dict) -> None:
+    """``recommend``: the fit and its check, the best candidate, the runner-up and margin, the replay."""
+    _fit_model({**d["fit"], "predictive": d["predictive"], **({"label": d["label"]} if "label" in d else {})})
+
+    def row(x):
+        ci = x["ttt_over_t0_ci95"]
+        return (f"{x['strategy']:<5} r={x['r']:<3} period {x['ckpt_period_s']:>10.6g} s  TTT/T0 "
+                f"{x['ttt_over_t0']:.4f} [{ci[0]:.4f}, {ci[1]:.4f}]")
+
+    print(f"candidates under the fitted model ({d['reps']} jobs each, same failures):")
+    for x in sorted(d["candidates"], key=lambda x: x["ttt_over_t0"]):
+        print("  " + row(x))
+    print("best:      " + row(d["best"]))
+    print("runner-up: " + row(d["runner_up"]))
+    m = d["margin_ci95"]
+    print(f"margin (runner-up minus best, paired): {d['margin']:.4f} [{m[0]:.4f}, {m[1]:.4f}]")
+    rp = d["replay"]
+    if rp.get("consistent") is None:
+        print(f"replay on the log's own events: {rp.get('note', 'none')}")
+    else:
+        ci = rp["ttt_over_t0_ci95"]
+        print(f"replay on the log's own events ({rp['starts']} non-overlapping starts): TTT/T0 "
+              f"{rp['ttt_over_t0']:.4f} [{ci[0]:.4f}, {ci[1]:.4f}]: "
+              + ("agrees with the model" if rp["consistent"] else "DISAGREES with the model"))

@@ -6,11 +6,13 @@ the library and returns the dict that ``--json`` prints and its formatter (:mod:
 
 from __future__ import annotations
 
+import argparse
 import os
 from dataclasses import fields
 
 from .._lib.provenance import stamp
-from .._lib.validation import UsageValueError
+from .._lib.validation import UsageValueError, parse_list
+from ..analyses.recommend import recommend
 from ..analyses.reproduce import studies_dir
 from ..logs.failure_log import read_failure_log
 from ..logs.fit import fit_failure_log
@@ -313,6 +315,44 @@ def _run_log_fit_model(args, log) -> dict:
                       f"--accept-failed-check")
         d["ttt_flags"] = [*d["ttt_flags"], "--model-check", "failed"]
     return stamp(d)
+
+
+def run_recommend(args) -> dict:
+    """``recommend``: :func:`spare_mc.analyses.recommend.recommend`."""
+
+    check_reps_and_seed(args.reps, "--reps", args.seed)
+    set_by_us = [flag for flag, name in (("--mtbf-s", "mtbf_s"), ("--shape", "shape"),
+                                         ("--ckpt-period-factor", "ckpt_period_factor"))
+                 if getattr(args, name, None) is not None]
+    if args.no_live_scaling:
+        set_by_us.append("--no-live-scaling")
+    if set_by_us:
+        raise UsageValueError(f"{', '.join(f'`{f}`' for f in set_by_us)} has no effect with recommend: the failure "
+                              f"model is fitted to the log and the periods come from --period-factors")
+    if args.model == "system":
+        given = [f for f, v in (("--unit-level", args.unit_level), ("--ages", args.ages)) if v is not None]
+        if given:
+            raise UsageValueError(f"{', '.join(f'`{f}`' for f in given)} has no effect with --model system")
+    # the topology flags are the log's (and the fitted model's), not a TimelineConfig failure model's
+    job = config_overrides(argparse.Namespace(**{**vars(args), "n_gpus": None, "placement": None}))
+    n_steps = job.pop("n_steps", None)
+    if n_steps is None:
+        raise UsageValueError("`--n-steps` (the job's training steps) is required")
+    res = args.resolution_s
+    if res is not None and res != "auto":
+        try:
+            res = float(res)
+        except ValueError:
+            raise UsageValueError(f"`--resolution-s` must be a number of seconds or 'auto', got {res!r}") from None
+    spare_r = list(parse_list(args.spare_r, "--spare-r", int, what="redundancies"))
+    factors = list(parse_list(args.period_factors, "--period-factors", float, what="period factors"))
+    with flag_names(spare_r="--spare-r", period_factors="--period-factors", reps="--reps",
+                    replay_starts="--replay-starts", sims="--sims", unit_level="--unit-level"):
+        rec = recommend(_read_log(args), n_steps=n_steps, model=args.model, unit_level=args.unit_level,
+                        ages=args.ages, resolution_s="auto" if res is None else res, spare_r=spare_r,
+                        period_factors=factors, reps=args.reps, replay_starts=args.replay_starts, sims=args.sims,
+                        rng=args.seed, accept_failed_check=args.accept_failed_check, **job)
+    return stamp(rec.to_dict())
 
 
 def run_log_replay(args) -> dict:

@@ -384,6 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_study_flags(dy, reserved=DYNAMIC_SETS)
     dy.add_argument("--json", action="store_true", help="print one JSON object")
     add_log_parser(sub, common)
+    add_recommend_parser(sub, common)
     rp = sub.add_parser("repair", parents=[common],
                         help="repair without a global restart: TTT/T0, availability, wipe-outs and the best r of Rep "
                              "and SPARe against the repair time")
@@ -407,6 +408,50 @@ TOPOLOGY_HELP = {"n_gpus": "GPUs of the cluster the log was taken on, G (units a
                   "n_groups": "data-parallel groups N of the job (must divide --n-gpus)",
                   "gpus_per_node": "GPUs per node (GPU x is in node x // gpus_per_node)",
                   "nodes_per_rack": "nodes per rack", "racks_per_power": "racks per power/network domain"}
+
+
+def add_recommend_parser(sub, common) -> None:
+    """``spare-mc recommend LOG``: the log's topology flags, the failure model's, the job's timeline flags."""
+
+    rc = sub.add_parser("recommend", parents=[common],
+                        help="from a failure log and a job's facts: the best strategy, r and checkpoint period, "
+                             "checked against the log's own events")
+    rc.add_argument("log", help="path of the failure log (CSV, or Parquet with the parquet extra)")
+    for f in fields(Topology):
+        flag = "--" + f.name.replace("_", "-")
+        if f.name == "placement":
+            rc.add_argument(flag, choices=PLACEMENTS, default=f.default,
+                            help=f"how groups map onto GPUs (default {f.default})")
+        else:
+            required = f.default is MISSING
+            rc.add_argument(flag, type=int, required=required, default=None if required else f.default,
+                            help=TOPOLOGY_HELP.get(f.name, f"topology: {f.name.replace('_', ' ')}")
+                            + ("" if required else f" (default {f.default})"))
+    rc.add_argument("--duration-s", type=float, default=None,
+                    help="end of the log's observation window, s (default: its duration_s metadata, else its last "
+                         "event)")
+    rc.add_argument("--model", choices=FIT_MODELS, default="system",
+                    help="failure model fitted to the log: system (one renewal process of the cluster; default) or "
+                         "unit (per-unit renewals at their ages)")
+    rc.add_argument("--unit-level", default=None, help="--model unit: the failing level (default: most events)")
+    rc.add_argument("--ages", choices=AGE_STARTS, default=None,
+                    help="--model unit: the units' ages at the log start (default stationary)")
+    rc.add_argument("--resolution-s", default=None,
+                    help="the log's time resolution in s (default auto; 0: exact times)")
+    rc.add_argument("--spare-r", default="2,3,4", help="SPARe redundancies to try, comma-separated (default 2,3,4)")
+    rc.add_argument("--period-factors", default="0.5,1,2",
+                    help="checkpoint periods to try, as multiples of the theory optimum (default 0.5,1,2)")
+    add_reps(rc, 100, "jobs per candidate under the fitted model")
+    rc.add_argument("--replay-starts", type=int, default=60,
+                    help="most start times of the replay on the log's own events (default 60)")
+    rc.add_argument("--sims", type=int, default=200,
+                    help="simulated windows of the model's predictive check (default 200)")
+    rc.add_argument("--accept-failed-check", action="store_true",
+                    help="recommend even when the fitted model fails its predictive check (labelled in the output)")
+    add_seed(rc)
+    add_config_options(rc, topology=False, failures=False, reserved=("mtbf_s", "shape", "ckpt_period_factor"))
+    rc.set_defaults(placement="contiguous")  # the log's topology flag (add_config_options reset it)
+    rc.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def add_log_parser(sub, common) -> None:
