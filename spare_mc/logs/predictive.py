@@ -26,6 +26,7 @@ conservative (a fitted model sits closer to its data than the true one would).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -140,9 +141,15 @@ def predictive_check(fit, log: FailureLog, *, sims: int = 200, layout: str = "cy
         raise UsageTypeError(f"`log` must be a FailureLog, got {type(log).__name__}")
     if log.topology != fit.topology or log.duration_s != fit.window_s:
         raise UsageValueError("`log` must be the log `fit` was fitted to (same topology and window)")
-    sims = as_int(sims, "sims", min_value=19)
     r = as_int(r, "r", min_value=1)
     alpha = as_float(alpha, "alpha", positive=True, max_value=1.0, max_inclusive=False)
+    # a two-sided Monte Carlo p-value is at least 2 / (sims + 1): below alpha/4 only with sims + 1 > 8 / alpha
+    least = math.floor(2 * len(STATISTICS) / alpha)
+    sims = as_int(sims, "sims", min_value=1)
+    if sims < least:
+        raise UsageValueError(f"`sims`={sims} is too few for a check at alpha={alpha:g}: its smallest two-sided "
+                              f"p-value 2/(sims + 1) would never fall below alpha/{len(STATISTICS)}, so the check could "
+                              f"never fail; give at least {least}")
     rng = generator(rng)
     obs_log = _subset(log, fit)
     W = log.duration_s
