@@ -53,7 +53,9 @@ __all__ = [
     "failure_log_from_arrays",
     "log_format",
     "log_levels",
+    "plain_number",
     "read_failure_log",
+    "text_lines",
     "write_failure_log",
 ]
 
@@ -361,7 +363,7 @@ def failure_log_from_arrays(time_s, level, unit, topology: Topology, *, repair_s
     return FailureLog(t + 0.0, codes, u, rep, d, topology, levels, source)  # + 0.0: a time of -0.0 is 0.0
 
 
-def _plain_number(text: str) -> bool:
+def plain_number(text: str) -> bool:
     """Whether ``text`` is written with ASCII characters and no underscore: Python's ``int`` and ``float`` also
     read ``1_0`` as 10 and full-width or other Unicode digits, which a log would not mean as numbers."""
     return text.isascii() and "_" not in text
@@ -382,7 +384,7 @@ def _parse_metadata(text, lineno, meta, src):
     if key in meta:
         raise UsageValueError(f"{src}: line {lineno}: metadata `{key}` is given twice (first on line {meta[key][1]})")
     try:
-        if not _plain_number(value.strip()):
+        if not plain_number(value.strip()):
             raise ValueError
         v = float(value.strip())
     except ValueError:
@@ -403,7 +405,7 @@ _BREAK = re.compile(rb"\r\n|\r|\n")
 _ROW_BYTES = 96
 
 
-def _lines(path, src):
+def text_lines(path, src):
     """``(line number, text)`` of each line of a UTF-8 file, read in chunks of :data:`_CHUNK_BYTES` (bounded
     memory, and a signal is acted on between chunks). Line breaks are ``\n``, ``\r\n`` and ``\r`` only
     (``str.splitlines`` also breaks at form feeds, U+2028 and the like, which would shift the line numbers of every
@@ -453,7 +455,7 @@ def _read_csv(path, topology, duration_s):
     # size when read whole into lists)
     t, codes, bad_level, units, rep, where_line = (array.array("d"), array.array("q"), {}, array.array("q"),
                                                    array.array("d"), array.array("q"))
-    for lineno, line in _lines(path, src):
+    for lineno, line in text_lines(path, src):
         if len(t) % 65536 == 65535:  # as the rows accumulate: within the memory budget (--max-memory)
             check_memory((len(t) + 1) * _ROW_BYTES, f"reading the failure log {src} (over {len(t):,} rows so far)",
                          "read a shorter window of the log")
@@ -497,7 +499,7 @@ def _read_csv(path, topology, duration_s):
         if len(fields_) != len(header):
             raise UsageValueError(f"{here}: expected {len(header)} fields ({', '.join(header)}), got {len(fields_)}")
         for name in ("time_s", "unit", "repair_s"):
-            if name in cols and not _plain_number(fields_[cols[name]]):
+            if name in cols and not plain_number(fields_[cols[name]]):
                 raise UsageValueError(f"{here}: `{name}` must be written in ASCII characters without '_', got "
                                       f"{fields_[cols[name]]!r}")
         try:

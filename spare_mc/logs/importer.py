@@ -67,7 +67,8 @@ import numpy as np
 from .._lib.resources import check_memory
 from .._lib.validation import UsageTypeError, UsageValueError, as_bool, as_choice, as_float
 from ..model.topology import Topology
-from .failure_log import MAX_TIME_S, FailureLog, _lines, _plain_number, as_topology, failure_log_from_arrays, log_levels
+from .failure_log import (MAX_TIME_S, FailureLog, as_topology, failure_log_from_arrays, log_levels, plain_number,
+                          text_lines)
 
 __all__ = ["TIME_UNITS", "UNIT_NAMES", "ImportedLog", "import_failure_log"]
 
@@ -134,7 +135,7 @@ class _TimeParser:
     def __call__(self, text: str) -> float:
         """Seconds, or ValueError with the reason."""
         if self.kind == "number":
-            if not _plain_number(text):
+            if not plain_number(text):
                 raise ValueError("not a number in ASCII digits")
             v = float(text) * self.scale
             if not math.isfinite(v):
@@ -199,7 +200,7 @@ class _UnitNames:
         if not os.path.isfile(path):
             raise UsageValueError(f"`unit_map_file` {path} is not a file")
         header = None
-        for lineno, line in _lines(path, path):
+        for lineno, line in text_lines(path, path):
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             try:
@@ -394,7 +395,7 @@ def import_failure_log(raw, topology: Topology, *, unit_column: str, time_column
         if len(got) < _EXAMPLES:
             got.append(lineno)
 
-    for lineno, line in _lines(src, src):
+    for lineno, line in text_lines(src, src):
         if len(t_a) % 65536 == 65535:
             check_memory((len(t_a) + 1) * _ROW_BYTES, f"importing the failure log {src} (over {len(t_a):,} rows "
                                                       f"kept so far)", "import a shorter window of the log")
@@ -476,7 +477,7 @@ def import_failure_log(raw, topology: Topology, *, unit_column: str, time_column
         if repair_column is not None and f["repair_column"]:
             text = f["repair_column"]
             try:
-                if not _plain_number(text):
+                if not plain_number(text):
                     raise ValueError
                 rep = float(text) * repair_scale
             except ValueError:
@@ -521,7 +522,7 @@ def import_failure_log(raw, topology: Topology, *, unit_column: str, time_column
     def meta_value(key):
         text, lineno = meta[key]
         if key == "duration_s":
-            v = float(text) if _plain_number(text) and re.fullmatch(r"[0-9.eE+-]+", text or "x") else math.nan
+            v = float(text) if plain_number(text) and re.fullmatch(r"[0-9.eE+-]+", text or "x") else math.nan
             if not (math.isfinite(v) and v > 0):
                 raise UsageValueError(f"{src}: line {lineno}: metadata 'duration_s' must be a number of seconds > 0, "
                                       f"got {text!r}")
