@@ -50,10 +50,13 @@ def _expected(log):
 
 
 # ------------------------------------------------------------------------------------------------- round trip
-def test_round_trip_from_a_messy_export(tmp_path, capsys):
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_round_trip_from_a_messy_export(tmp_path, capsys, suffix):
     """A canonical log, exported as an operator would (shuffled by node, duplicated rows, minute-resolution
     spreadsheet dates, host names), comes back equal to the original up to the minute, through the library and the
     command line (CSV and Parquet outputs), and ``read_failure_log`` reads the output back."""
+    if suffix == "parquet":
+        pytest.importorskip("pyarrow", reason=NO_PYARROW)
     rng = np.random.default_rng(5)
     log = synthetic_log(TOPO, {"node": (0.8, 1e6)}, 3e6, rng=6)
     # repair times that end before the unit's next failure (at the minute): none is cut
@@ -68,7 +71,7 @@ def test_round_trip_from_a_messy_export(tmp_path, capsys):
     assert t[0] > 0 and np.unique(np.stack([t, u]), axis=1).shape[1] == len(log)  # no duplicate at the minute
     raw = _raw(tmp_path / "raw.csv", _minutes(log))
     kw = {"unit_column": "host", "time_column": "opened", "time_format": "%m/%d/%Y %H:%M", "level": "node",
-              "repair_column": "repair_min", "repair_unit": "min", "start": "6/1/2026 0:00", "duration_s": 3e6}
+          "repair_column": "repair_min", "repair_unit": "min", "start": "6/1/2026 0:00", "duration_s": 3e6}
     out = import_failure_log(raw, TOPO, **kw)
     assert np.array_equal(out.log.time_s, t) and np.array_equal(out.log.unit, u)
     assert np.allclose(out.log.repair_s, r, rtol=1e-12, atol=0) and out.log.duration_s == 3e6
@@ -80,22 +83,15 @@ def test_round_trip_from_a_messy_export(tmp_path, capsys):
     assert rep["units"]["node"] == {"topology": 32, "seen": len(np.unique(u)), "never_failed": 32 - len(np.unique(u))}
     flags = ["--unit-column", "host", "--time-column", "opened", "--time-format", "%m/%d/%Y %H:%M", "--level", "node",
              "--repair-column", "repair_min", "--repair-unit", "min", "--start", "6/1/2026 0:00", "--duration-s", "3e6"]
-    suffixes = ["csv"]
-    try:
-        import pyarrow  # noqa: F401
-        suffixes.append("parquet")
-    except ImportError:
-        pass
-    for suffix in suffixes:
-        path = tmp_path / f"out.{suffix}"
-        assert main(["log", "import", str(raw), str(path), *TOPO_FLAGS, *flags, "--json"]) == 0
-        d = json.loads(capsys.readouterr().out)
-        assert d["output"] == str(path) and d["format"] == suffix and d["counts"] == rep["counts"]
-        back = read_failure_log(path, TOPO)
-        for name in ("time_s", "level", "unit", "repair_s"):
-            assert np.array_equal(getattr(back, name), getattr(out.log, name))
-        assert back.duration_s == 3e6 and back.comments == out.log.comments
-        assert back.comments[0].startswith("imported by spare-mc log import") and "'%m/%d/%Y %H:%M'" in back.comments[1]
+    path = tmp_path / f"out.{suffix}"
+    assert main(["log", "import", str(raw), str(path), *TOPO_FLAGS, *flags, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["output"] == str(path) and d["format"] == suffix and d["counts"] == rep["counts"]
+    back = read_failure_log(path, TOPO)
+    for name in ("time_s", "level", "unit", "repair_s"):
+        assert np.array_equal(getattr(back, name), getattr(out.log, name))
+    assert back.duration_s == 3e6 and back.comments == out.log.comments
+    assert back.comments[0].startswith("imported by spare-mc log import") and "'%m/%d/%Y %H:%M'" in back.comments[1]
 
 
 # ------------------------------------------------------------------------------------------------- cleaning
@@ -192,6 +188,13 @@ def test_start_end_pairs_level_columns_and_unit_maps(tmp_path):
     assert out.log.unit.tolist() == [0, 1, 0]
     out = _import(tmp_path, "3,60,\n12,70,\n", unit_names="index")
     assert out.log.unit.tolist() == [3, 12]
+    with pytest.raises(spare_mc.UsageValueError, match=r"the unit names 'alpha' \(.*map2.csv line 2\) and 'gamma' "
+                                                       r"\(.*map2.csv line 3\) both map to unit 5 by the mapping file: the mapping is "
+                                                       r"ambiguous; fix the mapping file"):
+        _import(tmp_path, "alpha,60,\n", unit_map_file=str(_raw(tmp_path / "map2.csv", "name,unit\nalpha,5\ngamma,5\n")))
+    with pytest.raises(spare_mc.UsageValueError, match=r"line 34 \(data row 33\): unit 'h32' is node 32, beyond the 32 "
+                                                       r"nodes of the topology"):
+        _import(tmp_path, "".join(f"h{i},{60 + i},\n" for i in range(33)), unit_names="first-seen")
 
 
 def test_bad_rows_are_refused_naming_the_row_or_dropped_and_counted(tmp_path):

@@ -67,8 +67,15 @@ import numpy as np
 from .._lib.resources import check_memory
 from .._lib.validation import UsageTypeError, UsageValueError, as_bool, as_choice, as_float
 from ..model.topology import Topology
-from .failure_log import (MAX_TIME_S, FailureLog, as_topology, failure_log_from_arrays, log_levels, plain_number,
-                          text_lines)
+from .failure_log import (
+    MAX_TIME_S,
+    FailureLog,
+    as_topology,
+    failure_log_from_arrays,
+    log_levels,
+    plain_number,
+    text_lines,
+)
 
 __all__ = ["TIME_UNITS", "UNIT_NAMES", "ImportedLog", "import_failure_log"]
 
@@ -230,29 +237,38 @@ class _UnitNames:
                 if int(text) >= count and lv is not None:
                     raise UsageValueError(f"{path}: line {lineno}: unit {text} is beyond the {count} "
                                           f"{self.levels[code]}s of the topology")
-                self._claim(code, int(text), name, f"{path} line {lineno}")
+                self._claim(code, int(text), name, f"{path} line {lineno}",
+                            None if lv is not None else f"unit {int(text)}")
                 self.index_of[(code, name)] = int(text)
         if header is None:
             raise UsageValueError(f"{path}: the mapping file has no header line (name,unit)")
 
-    def _claim(self, code, index, name, where):
+    def _claim(self, code, index, name, where, what=None):
         prior = self.name_of.setdefault((code, index), (name, where))
         if prior[0] != name:
             how = {"suffix": "by their numeric suffix", "index": "as indices", "file": "by the mapping file"}
+            fix = ("fix the mapping file so that it names each unit once" if self.rule == "file" else
+                   "give a mapping file (`unit_map_file`) that names each unit once")
             raise UsageValueError(f"the unit names {prior[0]!r} ({prior[1]}) and {name!r} ({where}) both map to "
-                                  f"{self.levels[code]} {index} {how.get(self.rule, '')}: the mapping is ambiguous; "
-                                  f"give a mapping file (`unit_map_file`) that names each unit once")
+                                  f"{what or f'{self.levels[code]} {index}'} {how.get(self.rule, '')}: the mapping is "
+                                  f"ambiguous; {fix}")
 
-    def __call__(self, code, name, where):
-        """The index of ``name`` at level ``code``, or ValueError with the reason (a bad row)."""
+    def __call__(self, code, name, where, count):
+        """The index of ``name`` at level ``code`` (of ``count`` units), or ValueError with the reason (a bad row;
+        :class:`_Beyond` for an index beyond the topology). Only names within the topology are remembered: at most
+        one per unit, whatever the file's size."""
         key = (code, name)
         got = self.index_of.get(key)
         if got is not None:
+            if got >= count:
+                raise _Beyond(got)
             return got
         if self.rule == "file":
             raise ValueError(f"unit name {name!r} is not in the mapping file {self.file}")
         if self.rule == "first-seen":
             index = self.next_free.get(code, 0)
+            if index >= count:
+                raise _Beyond(index)
             self.next_free[code] = index + 1
         else:
             m = _SUFFIX.search(name) if self.rule == "suffix" else None
@@ -265,9 +281,15 @@ class _UnitNames:
                                  f"file, `unit_map_file`)")
             else:
                 index = int(m.group(1))
+            if index >= count:
+                raise _Beyond(index)
         self._claim(code, index, name, where)
         self.index_of[key] = index
         return index
+
+
+class _Beyond(ValueError):
+    """A unit name whose index lies beyond the level's units (``args[0]``: the index)."""
 
 
 def _resolution(t) -> float | None:
@@ -463,15 +485,15 @@ def import_failure_log(raw, topology: Topology, *, unit_column: str, time_column
                 bad("unknown level", f"the `level_column` {wanted['level_column']!r} value {f['level_column']!r} "
                                      f"is not a level of the log (one of {list(levels)})")
                 continue
+        count = topology.unit_count(levels[code])
         try:
-            unit = names(code, f["unit_column"], f"line {lineno}")
+            unit = names(code, f["unit_column"], f"line {lineno}", count)
+        except _Beyond as e:
+            bad("unit beyond the topology", f"unit {f['unit_column']!r} is {levels[code]} {e.args[0]}, beyond the "
+                                            f"{count} {levels[code]}s of the topology")
+            continue
         except ValueError as e:
             bad("unknown unit name", str(e))
-            continue
-        count = topology.unit_count(levels[code])
-        if unit >= count:
-            bad("unit beyond the topology", f"unit {f['unit_column']!r} is {levels[code]} {unit}, beyond the "
-                                            f"{count} {levels[code]}s of the topology")
             continue
         rep = math.nan
         if repair_column is not None and f["repair_column"]:
