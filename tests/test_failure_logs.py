@@ -739,7 +739,7 @@ def test_every_log_subcommand_option_says_what_it_means():
 
     log = build_parser()._subparsers._group_actions[0].choices["log"]
     subs = log._subparsers._group_actions[0].choices
-    assert sorted(subs) == ["check", "fit", "replay"]
+    assert sorted(subs) == ["check", "fit", "import", "replay"]
     for name, parser in subs.items():
         flags = {s for a in parser._actions for s in a.option_strings}
         assert {"--n-gpus", "--n-groups", "--gpus-per-node", "--placement", "--json"} <= flags, name

@@ -29,6 +29,10 @@ Commands
     Weibull fits with confidence intervals and the ``spare-mc ttt`` flags of the fitted model; ``replay`` replays it
     as successive epochs (each from a fully live system to its wipe-out) and prints the wipe-out and, with
     ``--overhead``, the ReCtlr estimates.
+``log import RAW OUT``
+    An operator's raw CSV log (its own columns, dates and unit names, mapped by flags) cleaned into a spare_mc log
+    (sorted, duplicates removed, repairs cut at the unit's next failure), with every dropped or changed row counted
+    (:mod:`spare_mc.logs.importer`).
 ``reproduce [--quick]``
     Every shipped study (sweeps on the local cluster or ``--scheduler``), the paper's main table, the phase map and
     all figures, under ``data/`` (``data/quick/`` for the quick flavour). ``--table main`` runs only the main table,
@@ -61,8 +65,8 @@ from ..options import set_options
 from ..sweep.storage import SweepWriteError
 from . import format as show
 from .format import print_json, say
-from .handlers import (run_compare, run_log_check, run_log_fit, run_log_replay, run_mu, run_overhead, run_plot,
-                       run_recommend, run_sweep_cmd, run_ttt)
+from .handlers import (run_compare, run_log_check, run_log_fit, run_log_import, run_log_replay, run_mu, run_overhead,
+                       run_plot, run_recommend, run_sweep_cmd, run_ttt)
 from .parser import CliError, build_parser, command_flags, flag_names, glue_negative_sizes, timeline_flags
 from .studies import (run_calibrate, run_domain_period_table, run_domains_table, run_dynamic, run_llama3_table,
                       run_phase_table, run_repair, run_reproduce, run_sensitivity, run_variants)
@@ -101,6 +105,7 @@ COMMANDS = {
     "log check": Command(run_log_check, show.log_check),
     "log fit": Command(run_log_fit, show.log_fit),
     "log replay": Command(run_log_replay, show.log_replay),
+    "log import": Command(run_log_import, show.log_import),
 }
 
 

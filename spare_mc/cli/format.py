@@ -381,3 +381,41 @@ def recommend(d: dict) -> None:
         print(f"replay on the log's own events ({rp['starts']} non-overlapping starts): TTT/T0 "
               f"{rp['ttt_over_t0']:.4f} [{ci[0]:.4f}, {ci[1]:.4f}]: "
               + ("agrees with the model" if rp["consistent"] else "DISAGREES with the model"))
+
+
+def log_import(d: dict) -> None:
+    """``log import``: what was written, from what, and every dropped or changed row counted by reason."""
+    where = {"start": "--start", "end": "--end", "duration_s": "--duration-s",
+             "first_event": "the first event less one resolution step", "last_event": "the last event"}
+
+    def came(x):
+        return f"the raw file's comment, line {x['line']}" if x["from"] == "metadata" else where[x["from"]]
+
+    m = d["mapping"]
+    print(f"{d['output']} ({d['format']}): {d['rows_written']} events from {d['rows_read']} data rows of "
+          f"{d['source']}")
+    tm = m["time"]
+    time = (f"time column {tm['column']!r}" if "column" in tm
+            else f"start/end columns {tm['start_column']!r}/{tm['end_column']!r}")
+    level = f"level {m['level']['constant']}" if "constant" in m["level"] else f"level column {m['level']['column']!r}"
+    rep = m["repair"]
+    repair = ("no repair times" if rep is None else f"repair column {rep['column']!r} in {rep['unit']}"
+              if "column" in rep else "repair = end - start")
+    print(f"  mapping: {time} as {tm['format']!r}; unit column {m['unit']['column']!r} by {m['unit']['names']}; "
+          f"{level}; {repair}" + (f"; ignored columns: {', '.join(m['ignored_columns'])}"
+                                  if m["ignored_columns"] else ""))
+    print(f"  time origin: {d['origin']['value']} (from {came(d['origin'])}); window end {d['window']['duration_s']:.6g}"
+          f" s after it (from {came(d['window'])})")
+    res = d["resolution_s"]
+    print(f"  resolution: {'finer than 1 us' if res is None else f'{res:g} s'}; tied timestamps "
+          f"{d['ties']['timestamps']} ({d['ties']['rows']} rows, kept)")
+    lines = d["lines"]
+    for k, v in d["counts"].items():
+        at = f" (lines {', '.join(map(str, lines[k]))}{', ...' if v > len(lines[k]) else ''})" if lines.get(k) else ""
+        print(f"  {k:<30} {v:>8}{at}")
+    for k, v in d["bad_rows"].items():
+        at = f" (lines {', '.join(map(str, lines[k]))}{', ...' if v > len(lines[k]) else ''})" if lines.get(k) else ""
+        print(f"    bad row: {k:<24} {v:>6}{at}")
+    for name, x in d["units"].items():
+        print(f"  {name}s: {x['seen']} of the topology's {x['topology']} failed at least once "
+              f"({x['never_failed']} never)")

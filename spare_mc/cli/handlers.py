@@ -1,5 +1,5 @@
 """The handlers of the commands that run one computation: ``mu``, ``overhead``, ``ttt``, ``sweep``, ``compare``,
-``plot`` and ``log check|fit|replay``. Each reads its flags, checks what only the command line knows (the
+``plot`` and ``log check|fit|replay|import``. Each reads its flags, checks what only the command line knows (the
 library checks the rest, its errors said in the flags' names by :func:`spare_mc.cli.parser.flag_names`), calls
 the library and returns the dict that ``--json`` prints and its formatter (:mod:`spare_mc.cli.format`) shows.
 """
@@ -14,8 +14,9 @@ from .._lib.provenance import stamp
 from .._lib.validation import UsageValueError, parse_list
 from ..analyses.recommend import recommend
 from ..analyses.reproduce import studies_dir
-from ..logs.failure_log import read_failure_log
+from ..logs.failure_log import log_format, read_failure_log, write_failure_log
 from ..logs.fit import fit_failure_log
+from ..logs.importer import import_failure_log
 from ..logs.models import fit_model
 from ..logs.predictive import predictive_check
 from ..logs.replay import replay_log
@@ -30,6 +31,7 @@ from ..plots.sweep_figures import save_figures
 from ..sweep.compare import compare_dataset
 from ..sweep.runner import open_sweep_dataset, run_sweep
 from ..sweep.spec import SweepSpec
+from ..sweep.storage import atomic_write, check_writable
 from ..theory.exact import exact_cost
 from ..ttt.config import TimelineConfig
 from ..ttt.report import AVAILABILITY_DEFINITION, classical_check, step_ttt
@@ -38,7 +40,8 @@ from .format import say
 from .parser import config_overrides, flag_names
 
 __all__ = ["MU_CHUNK", "CLI_EXACT_MAX_S", "check_reps_and_seed", "progress", "run_mu", "run_overhead", "run_ttt",
-           "run_sweep_cmd", "run_compare", "run_plot", "run_log_check", "run_log_fit", "run_log_replay"]
+           "run_sweep_cmd", "run_compare", "run_plot", "run_log_check", "run_log_fit", "run_log_replay",
+           "run_log_import"]
 
 #: Replications per chunk of ``spare-mc mu`` (one chunk's per-replication arrays live at once).
 MU_CHUNK = MASKED_CHUNK
@@ -358,6 +361,25 @@ def run_recommend(args) -> dict:
 def run_log_replay(args) -> dict:
     """``log replay``: :func:`spare_mc.logs.replay.replay_log`."""
     return stamp(replay_log(_read_log(args), args.layout, r=args.r, overhead=args.overhead).summary())
+
+
+def run_log_import(args) -> dict:
+    """``log import``: :func:`spare_mc.logs.importer.import_failure_log`, written to OUT atomically (an existing OUT
+    only with ``--force``; never over the raw file)."""
+    out = args.out
+    if os.path.exists(out) and os.path.exists(args.raw) and os.path.samefile(out, args.raw):
+        raise UsageValueError(f"OUT {out} is the raw log itself: write the imported log to another file")
+    check_writable(out, "imported log")
+    if os.path.exists(out) and not args.force:
+        raise UsageValueError(f"OUT {out} exists; pass --force to replace it, or choose another file")
+    topo = Topology(**{f.name: getattr(args, f.name) for f in fields(Topology)})
+    kw = {k: getattr(args, k) for k in ("unit_column", "time_column", "time_format", "start_column", "end_column",
+                                        "unit_names", "unit_map_file", "level", "level_column", "repair_column",
+                                        "repair_unit", "start", "end", "duration_s", "drop_bad_rows")}
+    imported = import_failure_log(args.raw, topo, **kw)
+    fmt = log_format(out)
+    atomic_write(out, lambda tmp: write_failure_log(tmp, imported.log, file_format=fmt))
+    return stamp({"output": out, "format": fmt, **imported.report})
 
 
 def run_plot(args) -> dict:

@@ -455,7 +455,7 @@ def add_recommend_parser(sub, common) -> None:
 
 
 def add_log_parser(sub, common) -> None:
-    """``spare-mc log check|fit|replay``: one flag per :class:`Topology` field, so new domain levels need no edit."""
+    """``spare-mc log check|fit|replay|import``: one flag per :class:`Topology` field, so new domain levels need no edit."""
 
 
     lg = sub.add_parser("log", help="real failure logs: check, fit a failure model, replay in the wipe-out and "
@@ -464,9 +464,7 @@ def add_log_parser(sub, common) -> None:
     helps = {"check": "validate a failure log and print a summary",
              "fit": "per-level Weibull fits (censored maximum likelihood) with confidence intervals",
              "replay": "replay a log as successive epochs: wipe-out and ReCtlr estimates"}
-    for name, text in helps.items():
-        q = lsub.add_parser(name, parents=[common], help=text)
-        q.add_argument("log", help="path of the log: CSV, or Parquet (.parquet/.pq; needs the parquet extra)")
+    def topology_flags(q):
         for f in fields(Topology):
             flag = "--" + f.name.replace("_", "-")
             if f.name == "placement":
@@ -477,6 +475,11 @@ def add_log_parser(sub, common) -> None:
                 required = f.default is MISSING
                 q.add_argument(flag, type=int, required=required, default=None if required else f.default,
                                help=what + ("" if required else f" (default {f.default})"))
+
+    for name, text in helps.items():
+        q = lsub.add_parser(name, parents=[common], help=text)
+        q.add_argument("log", help="path of the log: CSV, or Parquet (.parquet/.pq; needs the parquet extra)")
+        topology_flags(q)
         q.add_argument("--duration-s", type=float, default=None,
                        help="end of the observation window, s (default: the log's duration_s metadata, else its "
                             "last event)")
@@ -520,6 +523,46 @@ def add_log_parser(sub, common) -> None:
             q.add_argument("--overhead", action="store_true",
                            help="also run ReCtlr on every epoch (stack number, Phase-0 rate, moves, patch)")
         q.add_argument("--json", action="store_true", help="print one JSON object")
+    add_log_import_parser(lsub, common, topology_flags)
+
+
+def add_log_import_parser(lsub, common, topology_flags) -> None:
+    """``spare-mc log import RAW OUT``: the flags of :func:`spare_mc.logs.importer.import_failure_log` (same names)."""
+    q = lsub.add_parser("import", parents=[common],
+                        help="convert an operator's raw CSV log (own columns, dates, host names) into a spare_mc "
+                             "log, cleaned, with a report of every dropped or changed row")
+    q.add_argument("raw", help="the raw CSV log (UTF-8; '#' comment lines; a header line naming the columns)")
+    q.add_argument("out", help="the spare_mc log to write: CSV, or Parquet by the suffix .parquet/.pq")
+    topology_flags(q)
+    q.add_argument("--unit-column", required=True, help="column of the failed unit (a name or an index)")
+    q.add_argument("--unit-names", choices=("suffix", "index", "first-seen"), default=None,
+                   help="how unit names become indices: suffix (default: the trailing digits, node0123 -> 123), "
+                        "index (the field is the index), first-seen (0, 1, ... in order of first appearance)")
+    q.add_argument("--unit-map-file", default=None, help="a CSV name,unit[,level] mapping unit names to indices")
+    q.add_argument("--time-column", default=None, help="column of the failure time")
+    q.add_argument("--start-column", default=None,
+                   help="column of the failure (start of the outage), with --end-column: repair = end - start")
+    q.add_argument("--end-column", default=None, help="column of the end of the outage (empty: unknown repair)")
+    q.add_argument("--time-format", default="s",
+                   help="format of the time columns, --start and --end: s, ms, us, min, h, d (numbers in that "
+                        "unit), epoch (seconds since 1970 UTC), iso (ISO 8601 dates) or a strftime format such as "
+                        "'%%Y-%%m-%%d %%H:%%M' or '%%m/%%d/%%Y %%H:%%M' (default s)")
+    q.add_argument("--level", default=None, help="the level of every row (gpu, node, rack, ...)")
+    q.add_argument("--level-column", default=None, help="column giving each row's level (instead of --level)")
+    q.add_argument("--repair-column", default=None, help="column of repair times (empty: unknown)")
+    q.add_argument("--repair-unit", choices=("s", "ms", "us", "min", "h", "d"), default="s",
+                   help="unit of --repair-column (default s)")
+    q.add_argument("--start", default=None,
+                   help="the time origin, in --time-format (default: the raw file's '# start:' comment, else the "
+                        "first event less one resolution step)")
+    q.add_argument("--end", default=None, help="the window end, in --time-format (default: the raw file's "
+                                               "'# end:' or '# duration_s:' comment, else the last event)")
+    q.add_argument("--duration-s", type=float, default=None, help="the window end, seconds after the origin")
+    q.add_argument("--drop-bad-rows", action="store_true",
+                   help="drop rows with a missing or unreadable field and count them (default: refuse the log, "
+                        "naming the first)")
+    q.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    q.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def config_overrides(args, n_groups=None) -> dict:

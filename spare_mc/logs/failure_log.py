@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import array
 import csv
-import dataclasses
 import math
 import os
 import re
@@ -40,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._lib.resources import check_memory
-from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_float, in_file
+from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_choice, as_float, in_file
 from ..model import topology as _topology
 from ..model.failures import FailureEvents
 from ..model.topology import Topology
@@ -52,8 +51,11 @@ __all__ = [
     "FailureLog",
     "TimelineEvents",
     "failure_log_from_arrays",
+    "log_format",
     "log_levels",
+    "plain_number",
     "read_failure_log",
+    "text_lines",
     "write_failure_log",
 ]
 
@@ -361,7 +363,7 @@ def failure_log_from_arrays(time_s, level, unit, topology: Topology, *, repair_s
     return FailureLog(t + 0.0, codes, u, rep, d, topology, levels, source)  # + 0.0: a time of -0.0 is 0.0
 
 
-def _plain_number(text: str) -> bool:
+def plain_number(text: str) -> bool:
     """Whether ``text`` is written with ASCII characters and no underscore: Python's ``int`` and ``float`` also
     read ``1_0`` as 10 and full-width or other Unicode digits, which a log would not mean as numbers."""
     return text.isascii() and "_" not in text
@@ -382,7 +384,7 @@ def _parse_metadata(text, lineno, meta, src):
     if key in meta:
         raise UsageValueError(f"{src}: line {lineno}: metadata `{key}` is given twice (first on line {meta[key][1]})")
     try:
-        if not _plain_number(value.strip()):
+        if not plain_number(value.strip()):
             raise ValueError
         v = float(value.strip())
     except ValueError:
@@ -403,7 +405,7 @@ _BREAK = re.compile(rb"\r\n|\r|\n")
 _ROW_BYTES = 96
 
 
-def _lines(path, src):
+def text_lines(path, src):
     """``(line number, text)`` of each line of a UTF-8 file, read in chunks of :data:`_CHUNK_BYTES` (bounded
     memory, and a signal is acted on between chunks). Line breaks are ``\n``, ``\r\n`` and ``\r`` only
     (``str.splitlines`` also breaks at form feeds, U+2028 and the like, which would shift the line numbers of every
@@ -453,7 +455,7 @@ def _read_csv(path, topology, duration_s):
     # size when read whole into lists)
     t, codes, bad_level, units, rep, where_line = (array.array("d"), array.array("q"), {}, array.array("q"),
                                                    array.array("d"), array.array("q"))
-    for lineno, line in _lines(path, src):
+    for lineno, line in text_lines(path, src):
         if len(t) % 65536 == 65535:  # as the rows accumulate: within the memory budget (--max-memory)
             check_memory((len(t) + 1) * _ROW_BYTES, f"reading the failure log {src} (over {len(t):,} rows so far)",
                          "read a shorter window of the log")
@@ -497,7 +499,7 @@ def _read_csv(path, topology, duration_s):
         if len(fields_) != len(header):
             raise UsageValueError(f"{here}: expected {len(header)} fields ({', '.join(header)}), got {len(fields_)}")
         for name in ("time_s", "unit", "repair_s"):
-            if name in cols and not _plain_number(fields_[cols[name]]):
+            if name in cols and not plain_number(fields_[cols[name]]):
                 raise UsageValueError(f"{here}: `{name}` must be written in ASCII characters without '_', got "
                                       f"{fields_[cols[name]]!r}")
         try:
@@ -550,71 +552,133 @@ def _pyarrow(what):
     return pyarrow
 
 
+#: Rows of a Parquet log read at a time (one record batch): its columns take a few MB, whatever the file's size.
+_PARQUET_BATCH_ROWS = 1 << 16
+
+
 def _read_parquet(path, topology, duration_s):
+    """A Parquet log read in record batches of :data:`_PARQUET_BATCH_ROWS` rows (``ParquetFile.iter_batches``),
+    each checked as it is read: the schema (columns and types) and the metadata before any row, then every batch by
+    the row rules of :func:`_check_rows`, so the first bad batch refuses without reading on. The rows are kept in
+    arrays sized from the file's row count, which is checked against the memory budget before they are read."""
     src = os.fspath(path)
     pa = _pyarrow(f"reading the Parquet log {src}")
     if not os.path.exists(path):  # pyarrow's error would carry only the path
         raise FileNotFoundError(2, "No such file or directory", src)
+
+    def unreadable(e):  # not Parquet (a CSV named .parquet, an empty or damaged file)
+        return UsageValueError(f"{src}: not a readable Parquet file ({str(e).strip().splitlines()[0]}); a log whose "
+                               f"name ends {' or '.join(_PARQUET_SUFFIXES)} is read as Parquet, any other as CSV")
+
     try:
-        with pa.parquet.ParquetFile(path) as pfile:
-            names = pfile.schema_arrow.names
-            dup = sorted({x for x in names if names.count(x) > 1})
-            if dup:  # pyarrow's read would fail with "Multiple matches for FieldRef"
-                raise UsageValueError(f"{src}: the table has two columns named `{dup[0]}`")
-            table = pfile.read()
-    except (pa.ArrowException, OSError) as e:  # not Parquet (a CSV named .parquet, an empty or damaged file)
-        raise UsageValueError(f"{src}: not a readable Parquet file ({str(e).strip().splitlines()[0]}); a log whose "
-                              f"name ends {' or '.join(_PARQUET_SUFFIXES)} is read as Parquet, any other as CSV") \
-            from None
-    names = table.column_names
-    unknown = [x for x in names if x not in LOG_COLUMNS]
-    if unknown:
-        raise UsageValueError(f"{src}: unknown column `{unknown[0]}` (columns: {', '.join(LOG_COLUMNS)})")
-    missing = [x for x in REQUIRED_COLUMNS if x not in names]
-    if missing:
-        raise UsageValueError(f"{src}: the table lacks the required column `{missing[0]}`")
-    cols = {}
-    for name in names:
-        col = table.column(name)
-        if name != "repair_s" and col.null_count:
-            i = next(k for k, v in enumerate(col.to_pylist()) if v is None)
-            raise UsageValueError(f"{src}: data row {i + 1}: `{name}` is missing (null)")
-        typ = col.type
-        ok = {"time_s": pa.types.is_integer(typ) or pa.types.is_floating(typ),
-              "repair_s": pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_null(typ),
-              "unit": pa.types.is_integer(typ),
-              "level": pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_dictionary(typ)}[name]
-        if not ok:
-            expected = {"unit": "an integer", "level": "a string"}.get(name, "a number")
-            raise UsageValueError(f"{src}: column `{name}` has type {typ}, expected {expected}")
-        cols[name] = col.to_pylist()
-        if name == "unit" and pa.types.is_unsigned_integer(typ):  # beyond int64: no unit (and no wrapping)
-            i = next((k for k, v in enumerate(cols[name]) if v >= 1 << 63), None)
-            if i is not None:
-                raise UsageValueError(f"{src}: data row {i + 1}: `unit` must be a unit index of the topology (0 <= "
-                                      f"unit < the level's unit count), got {cols[name][i]}")
-        if name == "repair_s":  # null is 'unknown'; a NaN is refused as in a CSV log (where 'nan' is not empty)
-            i = next((k for k, v in enumerate(cols[name]) if v is not None and v != v), None)
-            if i is not None:
-                raise UsageValueError(f"{src}: data row {i + 1}: `repair_s` must be finite and >= 0 (or null), "
-                                      f"got nan")
-    meta = table.schema.metadata or {}
-    header_d = None
-    if b"duration_s" in meta:
+        pfile = pa.parquet.ParquetFile(path)
+    except (pa.ArrowException, OSError) as e:
+        raise unreadable(e) from None
+    with pfile:
+        schema = pfile.schema_arrow
+        names = schema.names
+        dup = sorted({x for x in names if names.count(x) > 1})
+        if dup:  # pyarrow's read would fail with "Multiple matches for FieldRef"
+            raise UsageValueError(f"{src}: the table has two columns named `{dup[0]}`")
+        unknown = [x for x in names if x not in LOG_COLUMNS]
+        if unknown:
+            raise UsageValueError(f"{src}: unknown column `{unknown[0]}` (columns: {', '.join(LOG_COLUMNS)})")
+        missing = [x for x in REQUIRED_COLUMNS if x not in names]
+        if missing:
+            raise UsageValueError(f"{src}: the table lacks the required column `{missing[0]}`")
+        for name in names:
+            typ = schema.field(name).type
+            number = pa.types.is_integer(typ) or pa.types.is_floating(typ)
+            ok = {"time_s": number, "repair_s": number or pa.types.is_null(typ), "unit": pa.types.is_integer(typ),
+                  "level": (pa.types.is_string(typ) or pa.types.is_large_string(typ)
+                            or (pa.types.is_dictionary(typ) and (pa.types.is_string(typ.value_type)
+                                                                 or pa.types.is_large_string(typ.value_type))))}[name]
+            if not ok:
+                expected = {"unit": "an integer", "level": "a string"}.get(name, "a number")
+                raise UsageValueError(f"{src}: column `{name}` has type {typ}, expected {expected}")
+        meta = schema.metadata or {}
+        header_d = None
+        if b"duration_s" in meta:
+            try:
+                header_d = float(meta[b"duration_s"])
+            except ValueError:
+                raise UsageValueError(f"{src}: metadata `duration_s` must be a number, got {meta[b'duration_s']!r}") \
+                    from None
+            if not math.isfinite(header_d) or header_d < 0:
+                raise UsageValueError(f"{src}: metadata `duration_s` must be finite and >= 0, got {header_d!r}")
+        comments = tuple(meta[b"comments"].decode("utf-8", "replace").split("\n")) if b"comments" in meta else ()
+        n_rows = pfile.metadata.num_rows
+        check_memory(n_rows * _ROW_BYTES, f"reading the Parquet log {src} ({n_rows:,} rows)",
+                     "read a shorter window of the log")
+        levels = log_levels(topology)
+        index = {name: i for i, name in enumerate(levels)}
+        has_rep = "repair_s" in names
+        t, codes, units = np.empty(n_rows), np.empty(n_rows, np.int64), np.empty(n_rows, np.int64)
+        rep = np.empty(n_rows) if has_rep else None
+        bad_level = {}
+        # rows of the last time read (their global row numbers): a repeat or a step back across a batch boundary
+        # is checked against them; at most one per unit of the topology, since a repeat is refused
+        tail = np.zeros(0, np.int64)
+        done = 0
         try:
-            header_d = float(meta[b"duration_s"])
-        except ValueError:
-            raise UsageValueError(f"{src}: metadata `duration_s` must be a number, got {meta[b'duration_s']!r}") \
-                from None
-        if not math.isfinite(header_d) or header_d < 0:
-            raise UsageValueError(f"{src}: metadata `duration_s` must be finite and >= 0, got {header_d!r}")
-    rep = None
-    if "repair_s" in cols:
-        rep = np.array([math.nan if v is None else v for v in cols["repair_s"]], dtype=np.float64)
-    log = failure_log_from_arrays(np.asarray(cols["time_s"], dtype=np.float64), cols["level"],
-                                  np.asarray(cols["unit"], dtype=np.int64), topology, repair_s=rep, source=src)
+            batches = pfile.iter_batches(batch_size=_PARQUET_BATCH_ROWS, columns=names)
+            for batch in batches:
+                m = batch.num_rows
+                if done + m > n_rows:  # the row count of the footer was wrong: a damaged file
+                    raise UsageValueError(f"{src}: not a readable Parquet file (more rows than the {n_rows:,} its "
+                                          f"footer declares)")
+                _parquet_batch(pa, batch, done, src, index, bad_level, t, codes, units, rep)
+                rows = np.concatenate([tail, np.arange(done, done + m)])
+                _check_rows(t[rows], codes[rows], lambda i, rows=rows: bad_level.get(int(rows[i])), units[rows],
+                            None if rep is None else rep[rows], topology, levels,
+                            lambda i, rows=rows: src if i is None else f"{src}: data row {int(rows[i]) + 1}")
+                done += m
+                tail = rows[t[rows] == t[done - 1]]
+        except (pa.ArrowException, OSError) as e:
+            raise unreadable(e) from None
+    if done != n_rows:
+        raise UsageValueError(f"{src}: not a readable Parquet file ({done:,} rows where its footer declares "
+                              f"{n_rows:,})")
+    if n_rows == 0:
+        _check_rows(t, codes, None, units, rep, topology, levels, lambda i: src)
     # the window end: the argument, else the metadata (each named as what it is when it is wrong)
-    return dataclasses.replace(log, duration_s=_duration_iv(duration_s, header_d, log.time_s[-1], src))
+    d = _duration_iv(duration_s, header_d, t[-1], src)
+    return FailureLog(t + 0.0, codes, units, rep, d, topology, levels, src, comments)
+
+
+def _parquet_batch(pa, batch, offset, src, index, bad_level, t, codes, units, rep):
+    """Batch ``batch`` (rows ``offset ...``) of a Parquet log into the arrays, refusing a null in a required column,
+    a ``uint64`` unit beyond int64 and a NaN repair time (null is unknown)."""
+    m = batch.num_rows
+    for name in batch.schema.names:
+        col = batch.column(name)
+        null = col.is_null().to_numpy(zero_copy_only=False) if col.null_count else None
+        if name != "repair_s" and null is not None:
+            raise UsageValueError(f"{src}: data row {offset + int(np.argmax(null)) + 1}: `{name}` is missing (null)")
+        if name == "time_s":
+            t[offset:offset + m] = col.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        elif name == "unit":
+            u = col.to_numpy(zero_copy_only=False)
+            if u.dtype.kind == "u" and u.size and u.max() >= 1 << 63:  # beyond int64: no unit (and no wrapping)
+                i = int(np.argmax(u >= 1 << 63))
+                raise UsageValueError(f"{src}: data row {offset + i + 1}: `unit` must be a unit index of the "
+                                      f"topology (0 <= unit < the level's unit count), got {int(u[i])}")
+            units[offset:offset + m] = u
+        elif name == "level":
+            enc = col if pa.types.is_dictionary(col.type) else col.dictionary_encode()
+            words = enc.dictionary.to_pylist()
+            lut = np.array([index.get(w, -1) for w in words] or [-1], dtype=np.int64)
+            idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            codes[offset:offset + m] = lut[idx]
+            for i in np.flatnonzero(lut[idx] < 0)[:1]:  # the first unknown level of the batch: its text
+                bad_level[offset + int(i)] = words[idx[i]]
+        else:  # repair_s: null is 'unknown'; a NaN is refused as in a CSV log (where 'nan' is not empty)
+            r = col.cast(pa.float64()).to_numpy(zero_copy_only=False)
+            nan = np.isnan(r) if null is None else np.isnan(r) & ~null
+            if nan.any():
+                raise UsageValueError(f"{src}: data row {offset + int(np.argmax(nan)) + 1}: `repair_s` must be finite "
+                                      f"and >= 0 (or null), got nan")
+            rep[offset:offset + m] = r
 
 
 def read_failure_log(path, topology: Topology, *, duration_s=None) -> FailureLog:
@@ -684,16 +748,25 @@ def _comments_iv(comments) -> tuple:
     return out
 
 
-def write_failure_log(path, log: FailureLog, *, comments=None) -> None:
-    """Write ``log`` as CSV (or Parquet by the suffix), with ``duration_s`` metadata and ``comments`` (default: the
-    log's own) as ``#`` lines. Times are written with ``repr`` so that reading gives back the same floats."""
+def log_format(path) -> str:
+    """``"parquet"`` for a path ending ``.parquet`` or ``.pq`` (any case), else ``"csv"``: how a log is read and
+    written."""
+    return "parquet" if os.fspath(path).lower().endswith(_PARQUET_SUFFIXES) else "csv"
+
+
+def write_failure_log(path, log: FailureLog, *, comments=None, file_format=None) -> None:
+    """Write ``log`` as CSV or Parquet (``file_format``; default :func:`log_format` of ``path``, by its suffix), with
+    ``duration_s`` metadata and ``comments`` (default: the log's own) as ``#`` lines (Parquet: the schema metadata
+    keys ``duration_s`` and ``comments``). Times are written with ``repr`` so that reading gives back the same
+    floats."""
     if not isinstance(log, FailureLog):
         raise UsageTypeError(f"`log` must be a FailureLog, got {type(log).__name__}")
     if not isinstance(path, (str, os.PathLike)):
         raise UsageTypeError(f"`path` must be a path, got {type(path).__name__}")
     comments = log.comments if comments is None else _comments_iv(comments)
+    fmt = log_format(path) if file_format is None else as_choice(file_format, "file_format", ("csv", "parquet"))
     names = log.level_names()
-    if os.fspath(path).lower().endswith(_PARQUET_SUFFIXES):
+    if fmt == "parquet":
         pa = _pyarrow(f"writing the Parquet log {os.fspath(path)}")
         data = {"time_s": pa.array(log.time_s), "level": pa.array(names.tolist(), type=pa.string()),
                 "unit": pa.array(log.unit)}
