@@ -77,7 +77,7 @@ class LogFit:
     def failure_model(self, domain_level=None):
         """The spare_mc failure model of the fit.
 
-        ``domain_level=None``: :class:`spare_mc.PerGPU` from the ``gpu`` fit (shape, mean lifetime as
+        ``domain_level=None`` (or ``"gpu"``): :class:`spare_mc.PerGPU` from the ``gpu`` fit (shape, mean lifetime as
         ``gpu_mtbf_s``). A domain level: :class:`spare_mc.DomainFailures` at that level with per-GPU background,
         which needs the two fitted with a shared shape (``fit_failure_log(..., shared_shape=True)``): the sampler
         races every unit on one hazard clock. Several levels (a sequence), or ``"all"`` (every fitted domain
@@ -96,6 +96,8 @@ class LogFit:
         >>> fit.failure_model("all").level_names
         ('node',)
         """
+        if isinstance(domain_level, str) and domain_level == "gpu":  # the GPU level's own model: per-GPU
+            domain_level = None
         if "gpu" not in self.fits:
             raise UsageValueError(f"the failure models need a `gpu` fit; fitted: {sorted(self.fits)}")
         gpu = self.fits["gpu"]
@@ -140,6 +142,8 @@ class LogFit:
         MTBF whose per-GPU calibration (:meth:`spare_mc.PerGPU.from_system_mtbf`) gives back the fitted GPU mean
         lifetime."""
         calibration = as_choice(calibration, "calibration", ("first_failure", "long_run"))
+        if isinstance(domain_level, str) and domain_level == "gpu":  # as failure_model: the per-GPU model
+            domain_level = None
         model = self.failure_model(domain_level)
         bg = model if domain_level is None else model.background
         g = self.topology.n_gpus
@@ -180,7 +184,7 @@ def fit_failure_log(log: FailureLog, *, levels=None, shared_shape: bool = False,
         are listed in :attr:`LogFit.skipped`). Named levels with too few failures are an error.
     shared_shape : bool
         Fit one shape for all the levels jointly (each keeps its scale); :meth:`LogFit.failure_model` needs it for
-        domain failures.
+        domain failures. It needs two or more fitted levels (with one it would change nothing: refused).
     min_failures : int
         Fewest failures a level needs (>= 2; default 10: with fewer the Wald intervals are not to be trusted).
     level : float
@@ -241,6 +245,10 @@ def fit_failure_log(log: FailureLog, *, levels=None, shared_shape: bool = False,
         fitted.append(name)
     if not fitted:
         raise UsageValueError(f"no level of {log.source!r} has at least min_failures={min_failures} failures")
+    if shared_shape and len(fitted) < 2:  # one level: a shared shape would be that level's own, silently
+        why = "".join(f"; {name}: {w}" for name, w in skipped.items())
+        raise UsageValueError(f"`shared_shape`=True needs two or more fitted levels (one shape shared by them), got "
+                              f"only {fitted[0]!r}{why}: drop it, or fit more levels")
     fits = {}
     if shared_shape:
         try:
