@@ -314,6 +314,11 @@ def log_replay(d: dict) -> None:
     print(f"{d['source']}: {d['epochs']} complete epochs (wipe-outs) of the {d['layout']} layout, "
           f"N={d['n_groups']}, r={d['r']}; {d['tail_events']} job events after the last wipe-out ({d['tail_s']:.6g} s, not used); "
           f"{d['ignored_rows']} rows killed no live group")
+    print("repairs: " + {"log": f"the log's repair times (a dead group is back after its repair); "
+                                f"{d['repaired_groups']} groups repaired",
+                         "none": "none (the log has no repair times: a dead group stays dead until the next wipe-out)",
+                         "ignored": "ignored (--ignore-repairs: a dead group stays dead until the next wipe-out)"
+                         }[d["repairs"]])
     if d["epochs"] < 2:
         print("fewer than 2 complete epochs: no estimates")
     else:

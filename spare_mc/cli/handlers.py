@@ -220,7 +220,13 @@ def run_log_fit(args) -> dict:
 
 def run_log_replay(args) -> dict:
     """``log replay``: :func:`spare_mc.logs.replay.replay_log`."""
-    return stamp(replay_log(_read_log(args), args.layout, r=args.r, overhead=args.overhead).summary())
+    log = _read_log(args)
+    if args.overhead and log.repair_s is not None and not args.ignore_repairs:
+        raise UsageValueError("`--overhead` runs ReCtlr until each wipe-out, which does not take repaired groups "
+                              "back; this log has repair times: pass --ignore-repairs to run it on epochs without "
+                              "repairs")
+    return stamp(replay_log(log, args.layout, r=args.r, overhead=args.overhead,
+                            repairs="ignore" if args.ignore_repairs else "auto").summary())
 
 
 def run_log_import(args) -> dict:

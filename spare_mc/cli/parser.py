@@ -431,7 +431,11 @@ def add_log_parser(sub, common) -> None:
                            help="cyclic (unit stride), sidon, block (Rep); default cyclic")
             q.add_argument("--r", type=int, required=True, help="redundancy r: holder groups per shard type")
             q.add_argument("--overhead", action="store_true",
-                           help="also run ReCtlr on every epoch (stack number, Phase-0 rate, moves, patch)")
+                           help="also run ReCtlr on every epoch (stack number, Phase-0 rate, moves, patch; on a log "
+                                "with repair times it needs --ignore-repairs)")
+            q.add_argument("--ignore-repairs", action="store_true",
+                           help="ignore the log's repair_s column: a dead group stays dead until the next wipe-out "
+                                "(default: it is back after its repair when the log gives one)")
         q.add_argument("--json", action="store_true", help="print one JSON object")
     add_log_import_parser(lsub, common, topology_flags)
 
