@@ -4,6 +4,8 @@ before every event."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = ["replay_reference"]
@@ -38,7 +40,7 @@ def replay_reference(log, layout, repairs: bool = False) -> dict:
     ends = [None] * len(log)  # None: no repair (dead until the wipe-out)
     if repairs:
         for e, x in enumerate(log.repair_s.tolist()):
-            ends[e] = None if x != x else times[e] + round(x * 1e6)
+            ends[e] = None if math.isnan(x) else times[e] + round(x * 1e6)
     forever = float("inf")
     back = {}  # dead group -> end of its repair
     T, epochs, jobs, repaired = 0, [], [], 0
