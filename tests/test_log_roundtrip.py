@@ -13,6 +13,7 @@ from spare_mc.cli import main
 from spare_mc.logs.failure_log import read_failure_log
 from spare_mc.logs.fit import fit_failure_log
 from spare_mc.logs.synthetic import EXAMPLE, example_log_path
+from spare_mc.model.failures import DOMAIN_SIZES
 
 TOPO_FLAGS = ["--n-gpus", "256", "--n-groups", "32", "--nodes-per-rack", "4", "--racks-per-power", "2"]
 
@@ -60,3 +61,54 @@ def test_shared_shape_with_one_fitted_level_is_refused(capsys):
     assert _one_line(err) and "`--shared-shape` needs two or more fitted levels" in err and "got only 'gpu'" in err
     assert main(["log", "fit", example_log_path(), *TOPO_FLAGS, "--levels", "gpu,node", "--shared-shape"]) == 0
     capsys.readouterr()
+
+
+FIT_VARIANTS = {"default": [], "shared": ["--shared-shape", "--levels", "gpu,node"],
+                "mixed": ["--shared-shape", "--levels", "gpu,node,rack", "--min-failures", "2"]}
+
+
+@pytest.mark.parametrize("variant", list(FIT_VARIANTS))
+def test_every_printed_flag_set_runs_through_ttt(variant, capsys):
+    """Acceptance (issue 37, item 6): each set of flags `log fit --json` prints for the shipped example runs through
+    `spare-mc ttt` unchanged. `ttt` refused them (`--n-gpus ... has no effect` for the per-GPU model; without it,
+    N = 256 does not divide the default G), and the domain flags assumed ttt's default domain sizes."""
+    assert main(["log", "fit", example_log_path(), *TOPO_FLAGS, *FIT_VARIANTS[variant], "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    expected = {"default": {"per-gpu"}, "shared": {"per-gpu", "node"},
+                "mixed": {"per-gpu", "node", "rack", "mixed"}}[variant]
+    assert set(d["spare_mc_flags"]) == set(d["ttt_args"]) == expected and "flags_note" not in d
+    job = ["--n-steps", "40", "--reps", "2", "--json"]
+    for name, args in d["ttt_args"].items():
+        assert main(["ttt", "--strategy", "spare", "--n-groups", "32", *args, *job]) == 0, (name, args)
+        cfg = json.loads(capsys.readouterr().out)["config"]
+        used = {"per-gpu": 0, "node": 1, "rack": 2, "mixed": 2}[name]  # the domain sizes the model uses
+        keys = ["n_gpus", "n_groups", "placement", *DOMAIN_SIZES[:used]]
+        assert {k: cfg["topology"][k] for k in keys} == {k: EXAMPLE["topology"][k] for k in keys}  # the log's own
+        fit = d["fits"]["gpu"]
+        assert cfg["failures"].get("background", cfg["failures"])["gpu_mtbf_s"] == pytest.approx(fit["mean_s"],
+                                                                                                rel=1e-12)
+    # a first-failure per-GPU job at N = 256 (one GPU per group), which the default G = 600,000 does not allow
+    assert main(["ttt", "--strategy", "ckpt", "--n-groups", "256", *d["ttt_args"]["per-gpu"], *job]) == 0
+    capsys.readouterr()
+
+
+def test_n_groups_not_dividing_the_default_gpus_names_the_fix(capsys):
+    base = ["ttt", "--strategy", "spare", "--n-groups", "256", "--failures", "per-gpu", "--n-steps", "40", "--reps",
+            "2"]
+    assert main(base) == 2
+    err = capsys.readouterr().err
+    assert _one_line(err) and ("`--n-groups` must divide `--n-gpus` (each group has M = G/N GPUs), got N=256 and the "
+                               "default G=600000: give `--n-gpus`, the cluster's GPU count (a multiple of N)") in err
+    assert main([*base, "--n-gpus", "512", "--calibration", "first_failure"]) == 0  # the fix runs
+    capsys.readouterr()
+    # a domain size its level does not use is refused, not ignored; one it uses is taken
+    node = ["ttt", "--strategy", "spare", "--n-groups", "32", "--n-gpus", "256", "--failures", "node",
+            "--domain-mtbf-s", "1e7", "--n-steps", "40", "--reps", "2"]
+    assert main([*node, "--racks-per-power", "2"]) == 2
+    err = capsys.readouterr().err
+    assert _one_line(err) and "`--racks-per-power` has no effect with --failures='node'" in err
+    assert main([*node, "--gpus-per-node", "4", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["config"]["topology"]["gpus_per_node"] == 4
+    assert main(["ttt", "--strategy", "spare", "--n-groups", "32", "--failures", "per-gpu", "--gpus-per-node",
+                 "4"]) == 2
+    assert "`--gpus-per-node` has no effect with --failures='per-gpu'" in capsys.readouterr().err

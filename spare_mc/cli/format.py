@@ -16,7 +16,7 @@ from ..sweep.storage import json_default
 
 __all__ = ["Report", "say", "print_json", "key_values", "compare", "reproduce", "main_table", "domains_table",
            "domain_period_table", "phase_table", "llama3_table", "variants", "sensitivity", "calibrate", "study",
-           "log_check", "log_fit", "log_replay"]
+           "log_check", "log_fit", "log_replay", "flag_args"]
 
 
 class Report(NamedTuple):
@@ -284,6 +284,16 @@ def log_check(d: dict) -> None:
           f"{d['fresh_system_groups_killed']} of {d['topology']['n_groups']} groups")
 
 
+def flag_args(flags: dict, digits: int | None = None) -> list:
+    """A ``spare_mc_flags`` set of ``log fit`` as command-line words: ``{"mtbf_s": 1.5, ...}`` is ``["--mtbf-s",
+    "1.5", ...]`` (floats in full, ``repr``, or to ``digits`` significant digits for the text output)."""
+    out = []
+    for key, value in flags.items():
+        text = (f"{value:.{digits}g}" if digits else repr(value)) if isinstance(value, float) else str(value)
+        out += ["--" + key.replace("_", "-"), text]
+    return out
+
+
 def log_fit(d: dict) -> None:
     """``log fit``: the fits, the levels not fitted, and the ``spare-mc ttt`` flags of the fitted models."""
     print(f"{'level':<8} {'failures':>8} {'units':>8} {'shape k [95% CI]':>28} {'mean lifetime s [95% CI]':>40}")
@@ -293,20 +303,16 @@ def log_fit(d: dict) -> None:
     for name, why in d["skipped"].items():
         print(f"{name:<8} not fitted: {why}")
     for name, flags in d["spare_mc_flags"].items():
-        extra = f" --domain-mtbf-s {flags['domain_mtbf_s']:.6g}" if "domain_mtbf_s" in flags else ""
-        extra += f" --domain-levels {flags['domain_levels']}" if "domain_levels" in flags else ""
-        extra += f" --placement {flags['placement']}" if "placement" in flags else ""
-        print(f"spare-mc ttt flags ({name}): --failures {flags['failures']} --mtbf-s {flags['mtbf_s']:.6g} "
-              f"--shape {flags['shape']:.4g} --n-gpus {flags['n_gpus']} --calibration "
-              f"{flags['calibration']}{extra}")
+        print(f"spare-mc ttt flags ({name}): {' '.join(flag_args(flags, digits=6))}")
     if "gpu" in d["fits"] and not d["shared_shape"] and len(d["fits"]) > 1:
         print("(domain models need one shape for domains and GPUs: add --shared-shape)")
     if "gpu" not in d["fits"]:
         why = d["skipped"].get("gpu", "not among --levels")
         print(f"(no spare-mc ttt flags: every failure model needs the GPU fit as its per-GPU background, "
               f"and the gpu level was not fitted: {why})")
-    if "flags_note" in d:
-        print(f"note: {d['flags_note']}")
+    if d["spare_mc_flags"]:
+        print(f"(run one with spare-mc ttt --strategy STRATEGY --n-groups N, e.g. this log's "
+              f"{d['topology']['n_groups']}, and the job's own flags)")
 
 
 def log_replay(d: dict) -> None:

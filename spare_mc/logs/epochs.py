@@ -2,8 +2,9 @@
 
 Every epoch starts from a fully live system; the event whose kills wipe a shard type out ends it, and the next
 event that kills a live group starts the next one; with repairs, a dead group comes back when its repair is over.
-The kernel (:mod:`spare_mc._kernels.logs`) also records the job events (the live groups each event kills). Used by :mod:`spare_mc.logs.failure_log` (the job events of one fresh
-system), :mod:`spare_mc.logs.replay` and :mod:`spare_mc.logs.synthetic` (a sampled stream cut at its wipe-out).
+The kernel (:mod:`spare_mc._kernels.logs`) also records the job events (the live groups each event kills). Used by
+:mod:`spare_mc.logs.failure_log` (the job events of one fresh system), :mod:`spare_mc.logs.replay` and
+:mod:`spare_mc.logs.synthetic` (a sampled stream cut at its wipe-out).
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ def replay_epochs(ev_ptr, ev_groups, layout, times_us=None, back_us=None):
                                                        _holders_per_type(layout)),
                                                EpochsOut(out_T, out_dead, out_end, start),
                                                JobEvents(job_ptr, job_groups, job_event), repairs)
-    return {"epochs": epochs, "repaired": repaired, "T": out_T[:epochs], "dead": out_dead[:epochs], "end": out_end[:epochs],
+    return {"epochs": epochs, "repaired": repaired, "T": out_T[:epochs], "dead": out_dead[:epochs],
+            "end": out_end[:epochs],
             "job_ptr": job_ptr[:jobs + 1], "job_groups": job_groups[:job_ptr[jobs]], "job_event": job_event[:jobs],
             "start": start[:epochs + 1]}

@@ -8,6 +8,7 @@ Every unit is a renewal process: it is new at the log start and as good as new a
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -15,12 +16,14 @@ import numpy as np
 
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int, parse_list
 from ..model import topology as _topology
-from ..model.failures import DomainFailures, PerGPU
+from ..model.failures import DOMAIN_SIZES, DomainFailures, PerGPU
 from ..model.topology import Topology
 from .failure_log import FailureLog
 from .weibull import CI_METHODS, LevelFit, fit_shared, lifetime_data, make_fits, weibull_mle, weibull_sums
 
 __all__ = ["LevelFit", "LogFit", "fit_failure_log", "weibull_mle"]
+
+_TOPOLOGY_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Topology)}
 
 
 def _level_data(log: FailureLog, code: int):
@@ -138,7 +141,8 @@ class LogFit:
     def cli_flags(self, domain_level=None, calibration: str = "first_failure") -> dict:
         """The ``spare-mc ttt`` / sweep parameters of :meth:`failure_model` (``failures``, ``mtbf_s``, ``shape``,
         ``n_gpus``, ``calibration`` and ``domain_mtbf_s``, or for several levels ``failures="mixed"`` and
-        ``domain_levels``; ``placement`` for a domain model on a strided topology): ``mtbf_s`` is the system
+        ``domain_levels``; ``placement`` for a domain model on a strided topology, and the domain sizes it uses
+        (``gpus_per_node``, ...) where they differ from :class:`Topology`'s defaults): ``mtbf_s`` is the system
         MTBF whose per-GPU calibration (:meth:`spare_mc.PerGPU.from_system_mtbf`) gives back the fitted GPU mean
         lifetime."""
         calibration = as_choice(calibration, "calibration", ("first_failure", "long_run"))
@@ -157,6 +161,10 @@ class LogFit:
             d["domain_mtbf_s"] = model.domain_mtbf_s
         if domain_level is not None and self.topology.placement != "contiguous":  # domains depend on it
             d["placement"] = self.topology.placement
+        if domain_level is not None:  # the domains' sizes up to the coarsest level, where not spare-mc ttt's default
+            coarsest = max(_topology.DOMAIN_LEVELS.index(lvl) for lvl in self._domain_levels(domain_level))
+            d.update({k: getattr(self.topology, k) for k in DOMAIN_SIZES[:coarsest + 1]
+                      if getattr(self.topology, k) != _TOPOLOGY_DEFAULTS[k]})
         return d
 
     def to_dict(self) -> dict:
