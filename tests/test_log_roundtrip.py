@@ -7,14 +7,16 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pytest
 
-from spare_mc import DomainFailures, PerGPU, TimelineConfig, Topology, UsageValueError
+from spare_mc import DomainFailures, PerGPU, TimelineConfig, Topology, UsageValueError, cyclic, sidon
 from spare_mc.cli import main
 from spare_mc.logs.failure_log import read_failure_log
 from spare_mc.logs.fit import fit_failure_log
 from spare_mc.logs.synthetic import EXAMPLE, example_log_path
 from spare_mc.model.failures import DOMAIN_SIZES
+from spare_mc.model.layouts import layout_note
 from spare_mc.ttt.theory import theory_caveats, theory_ttt
 
 TOPO_FLAGS = ["--n-gpus", "256", "--n-groups", "32", "--nodes-per-rack", "4", "--racks-per-power", "2"]
@@ -148,3 +150,40 @@ def test_the_theory_block_says_when_it_does_not_apply(capsys):
     out = capsys.readouterr().out
     assert re.search(r"\ntheory\.applies +no: per-unit Weibull lifetimes of shape 0\.42 != 1", out)
     assert re.search(r"\ntheory\.assumes +failures of the whole system", out)
+
+
+@pytest.mark.parametrize("n", [3, 12, 101])
+def test_sidon_at_r_2_is_cyclic_and_the_output_says_so(n, capsys):
+    """`sidon` with r = 2 silently equalled `cyclic`: it is the same layout (any two offsets are a Sidon set), which
+    the outputs now say; from r = 3 they differ and no note is given."""
+    assert sidon(n, 2).offsets == (0, 1) and np.array_equal(sidon(n, 2).holders, cyclic(n, 2).holders)
+    assert layout_note("sidon", 2) and layout_note("sidon", 1) and layout_note("cyclic", 2) is None
+    if n >= 7:
+        assert not np.array_equal(sidon(n, 3).holders, cyclic(n, 3).holders) and layout_note("sidon", 3) is None
+    if n != 12:
+        return
+    for argv in (["mu", "--n-groups", "12", "--r", "2", "--layout", "sidon", "--reps", "200", "--no-exact"],
+                 ["overhead", "--n-groups", "12", "--r", "2", "--layout", "sidon", "--reps", "50", "--no-exact"],
+                 ["ttt", "--strategy", "spare", "--n-groups", "12", "--r", "2", "--layout", "sidon", "--n-steps", "40",
+                  "--reps", "2"]):
+        assert main([*argv, "--json"]) == 0
+        assert "sidon at r = 2 is the cyclic layout" in json.loads(capsys.readouterr().out)["layout_note"], argv
+        at3 = [("3" if a == "2" and argv[i - 1] == "--r" else a) for i, a in enumerate(argv)]
+        assert main([*at3, "--json"]) == 0  # r = 3: Sidon offsets of their own, no note
+        assert "layout_note" not in json.loads(capsys.readouterr().out)
+
+
+def test_the_text_output_explains_the_rectlr_estimates(capsys):
+    """`c_mean`, `hk_fixed_rate`, `patch_mean` were printed without a word of what they are."""
+    assert main(["overhead", "--n-groups", "12", "--r", "3", "--reps", "50", "--no-exact"]) == 0
+    out = capsys.readouterr().out
+    for name in ("c_mean", "hk_fixed_rate", "patch_mean", "s_star_mean", "moves_mean"):
+        assert re.search(rf"\n  {name} +\S", out.split("where:")[1]), name
+    assert main(["overhead", "--n-groups", "12", "--r", "3", "--reps", "50", "--no-exact", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)  # the JSON keys unchanged, no legend in them
+    assert {"c_mean", "hk_fixed_rate", "patch_mean"} <= set(d) and "where" not in d
+    assert main(["log", "replay", example_log_path(), *TOPO_FLAGS, "--r", "2", "--overhead", "--ignore-repairs"]) == 0
+    out = capsys.readouterr().out
+    legend = out.split("where:")[1]
+    assert "hk_fixed_rate  share of ReCtlr calls resolved by Phase 0" in legend and "patch_mean     patch compute" \
+        in legend and "time_s         time from the epoch's start to its wipe-out (s)" in legend

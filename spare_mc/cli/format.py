@@ -16,7 +16,7 @@ from ..sweep.storage import json_default
 
 __all__ = ["Report", "say", "print_json", "key_values", "compare", "reproduce", "main_table", "domains_table",
            "domain_period_table", "phase_table", "llama3_table", "variants", "sensitivity", "calibrate", "study",
-           "log_check", "log_fit", "log_replay", "flag_args"]
+           "log_check", "log_fit", "log_replay", "flag_args", "overhead", "MEANINGS"]
 
 
 class Report(NamedTuple):
@@ -321,8 +321,43 @@ def log_fit(d: dict) -> None:
               f"{d['topology']['n_groups']}, and the job's own flags)")
 
 
+#: What each ReCtlr and wipe-out estimate of ``overhead`` and ``log replay`` means, for their text output (the JSON
+#: keys stay the estimators' names; :data:`spare_mc.mc.reorder.ESTIMATORS` has the definitions).
+MEANINGS = {
+    "T": "the 1-based failure (job event) that wipes a shard type out",
+    "masked": "failures masked before the wipe-out (groups dead just before it)",
+    "time_s": "time from the epoch's start to its wipe-out (s)",
+    "c_mean": "lower bound c(k) of the stack number (compute layers per step), mean over the states before the "
+              "wipe-out",
+    "s_star_mean": "stack number S_k ReCtlr reached, mean over the same states",
+    "rho_mean": "reordering excess S_k - c(k), mean over the same states",
+    "hk_fixed_rate": "share of ReCtlr calls resolved by Phase 0 (HK-Fixed: the stacks kept, S unchanged)",
+    "no_move_rate": "share of ReCtlr calls needing no move (Phase 0, or a larger S alone)",
+    "moves_mean": "shards moved into a stack's top S layers, per ReCtlr call",
+    "patch_mean": "patch compute: largest number of extra shards one survivor recomputes (types only the dead "
+                  "groups computed), per ReCtlr call",
+    "patch_types_mean": "shard types survivors recompute, per ReCtlr call",
+}
+
+
+def _legend(names) -> None:
+    """``where:`` and one line per name of :data:`MEANINGS` among ``names``."""
+    shown = [n for n in MEANINGS if n in names]
+    if shown:
+        width = max(len(n) for n in shown)
+        print("where:")
+        for n in shown:
+            print(f"  {n:<{width}}  {MEANINGS[n]}")
+
+
+def overhead(d: dict) -> None:
+    """``overhead``: :func:`key_values`, then what each estimate means."""
+    key_values(d)
+    _legend(d)
+
+
 def log_replay(d: dict) -> None:
-    """``log replay``: the epochs and the estimates with their 95% intervals."""
+    """``log replay``: the epochs and the estimates with their 95% intervals, and what each means."""
     print(f"{d['source']}: {d['epochs']} complete epochs (wipe-outs) of the {d['layout']} layout, "
           f"N={d['n_groups']}, r={d['r']}; {d['tail_events']} job events after the last wipe-out ({d['tail_s']:.6g} s, not used); "
           f"{d['ignored_rows']} rows killed no live group")
@@ -334,9 +369,13 @@ def log_replay(d: dict) -> None:
     if d["epochs"] < 2:
         print("fewer than 2 complete epochs: no estimates")
     else:
-        for name in [k for k in d if f"{k}_ci95" in d]:
+        names = [k for k in d if f"{k}_ci95" in d]
+        for name in names:
             lo, hi = d[f"{name}_ci95"]
             print(f"  {name:<14} {d[name]:>12.6g}  95% CI [{lo:.6g}, {hi:.6g}]")
+        _legend(names)
+    if "layout_note" in d:
+        print(f"note: {d['layout_note']}")
 
 
 def log_import(d: dict) -> None:

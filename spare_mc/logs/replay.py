@@ -19,7 +19,7 @@ from .._kernels.logs import NO_REPAIR
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_int
 from ..mc.reorder import ESTIMATORS, overhead_on_streams
 from ..mc.survivability import WipeoutResult
-from ..model.layouts import Layout
+from ..model.layouts import Layout, layout_note
 from .epochs import as_replay_layout, replay_epochs
 from .failure_log import FailureLog
 
@@ -97,6 +97,8 @@ class LogReplay:
         d = {"source": self.source, "layout": self.wipeout.layout, "n_groups": self.wipeout.n_groups,
              "r": self.wipeout.r, "epochs": self.epochs, "tail_events": self.tail_events, "tail_s": self.tail_s,
              "ignored_rows": self.ignored_rows, "repairs": self.repairs, "repaired_groups": self.repaired}
+        if layout_note(self.wipeout.layout, self.wipeout.r):
+            d["layout_note"] = layout_note(self.wipeout.layout, self.wipeout.r)
         names = ["T", "masked", "time_s"]
         if self.overhead is not None:
             names += ["c_mean", "s_star_mean", "rho_mean", "hk_fixed_rate", "moves_mean", "patch_mean"]
