@@ -318,8 +318,8 @@ def layout_note(kind: str, r: int) -> str | None:
     --------
     >>> layout_note("sidon", 3) is None
     True
-    >>> layout_note("sidon", 2)[:40]
-    'sidon at r = 2 is the cyclic layout: an'
+    >>> layout_note("sidon", 2)[:36]
+    'sidon at r = 2 is the cyclic layout:'
     """
     if kind == "sidon" and r <= 2:
         return (f"sidon at r = {r} is the cyclic layout: any {r} offsets form a Sidon set, the offsets are "
