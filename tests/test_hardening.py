@@ -429,9 +429,12 @@ def test_flag_names_rename_keywords_but_not_a_reprs_fields(msg, want):
     assert str(info.value) == want
 
 
-def test_qa_n_gpus_without_effect_on_a_per_gpu_timeline_is_refused(capsys):
+def test_qa_n_gpus_of_a_first_failure_per_gpu_timeline_changes_no_job(capsys):
     """QA 2026-12-04: per-GPU lifetimes calibrated to the first failure gave the same jobs for any --n-gpus (the
-    timeline's unit is a whole group, whose first-failure law does not depend on G), yet the flag was accepted."""
+    timeline's unit is a whole group, whose first-failure law does not depend on G), yet the flag was accepted; it
+    was then refused. Issue 37: refused, the flags `log fit` prints could not run, and an N that does not divide
+    the default G (N = 256) could not run at all. --n-gpus is taken again -- it is the cluster's size, which N must
+    divide, and it sets the per-GPU mean lifetime the result reports -- and the jobs stay the same for any G."""
     argv = ["ttt", "--strategy", "spare", "--n-groups", "20", "--r", "3", "--n-steps", "200", "--reps", "3",
             "--failures", "per-gpu", "--age-policy", "keep", "--json"]
     runs = []
@@ -444,13 +447,15 @@ def test_qa_n_gpus_without_effect_on_a_per_gpu_timeline_is_refused(capsys):
     group_mean = [sm.PerGPU.from_system_mtbf(300.0, g, 0.78).gpu_mtbf_s * (g / 20) ** (-1 / 0.78)
                   for g in (160, 2000, 600_000)]
     assert group_mean == pytest.approx([300.0 * 20 ** (1 / 0.78)] * 3, rel=1e-12)
-    spec = dict(mtbf_s=300.0, shape=0.78, clocked=True)
-    assert main(argv + ["--n-gpus", "2000"]) == 2
-    err = capsys.readouterr().err
-    assert _one_line(err) and "`--n-gpus`=2000 has no effect on a time-to-train run with --failures='per-gpu'" in err
-    with pytest.raises(sm.UsageValueError, match=r"`n_gpus`=2000 has no effect"):
-        sm.failure_from_spec("per_gpu", 20, n_gpus=2000, **spec)
-    sm.failure_from_spec("per_gpu", 20, n_gpus=2000, mtbf_s=300.0, shape=0.78)  # the wipe-out models: its time scale
+    same = []
+    for g in (None, 160, 2000):
+        assert main(argv + ([] if g is None else ["--n-gpus", str(g)])) == 0
+        d = json.loads(capsys.readouterr().out)
+        same.append(d["ttt_over_t0"])
+        if g is not None:
+            assert d["config"]["topology"]["n_gpus"] == g and d["config"]["failures"]["gpu_mtbf_s"] == pytest.approx(
+                sm.PerGPU.from_system_mtbf(300.0, g, 0.78).gpu_mtbf_s, rel=1e-12)
+    assert len(set(same)) == 1  # with first_failure (the default) the jobs do not depend on G
 
 
 def test_9_the_default_gpu_count_only_applies_where_it_is_used():
@@ -963,9 +968,10 @@ def test_qa_bad_input_to_the_domain_and_log_tools_is_named(case):
         call()
 
 
-def test_qa_log_fit_says_when_its_domain_flags_assume_another_topology(tmp_path, capsys):
-    """`spare-mc log fit` prints `spare-mc ttt` flags; ttt builds the default topology's domains, so a log on other
-    sizes gets a note beside the domain flags (the per-GPU flags do not depend on them)."""
+def test_qa_log_fit_flags_carry_the_domain_sizes_of_the_log(tmp_path, capsys):
+    """`spare-mc log fit` prints `spare-mc ttt` flags; ttt built the default topology's domains, so a log on other
+    sizes got a note beside the domain flags. ttt now takes the domain sizes (issue 37), and the domain flags carry
+    the ones that differ from its defaults: they run as printed, on the log's own domains."""
     from spare_mc.logs.failure_log import write_failure_log
     from spare_mc.logs.synthetic import synthetic_log
     topo = sm.Topology(2048, 32, nodes_per_rack=4, racks_per_power=2)
@@ -974,9 +980,11 @@ def test_qa_log_fit_says_when_its_domain_flags_assume_another_topology(tmp_path,
             "--racks-per-power", "2", "--levels", "gpu,power"]
     assert main([*args, "--shared-shape", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert "racks_per_power=2 (ttt: 8)" in d["flags_note"]
-    assert main(args + ["--json"]) == 0  # only the per-GPU flags (no shared shape): no note
-    assert "flags_note" not in json.loads(capsys.readouterr().out)
+    assert d["spare_mc_flags"]["power"]["racks_per_power"] == 2 and "flags_note" not in d
+    assert "racks_per_power" not in d["spare_mc_flags"]["per-gpu"]  # the per-GPU model has no domains
+    assert main(["ttt", "--strategy", "spare", "--n-groups", "32", *d["ttt_args"]["power"], "--n-steps", "20",
+                 "--reps", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["config"]["topology"]["racks_per_power"] == 2
 
 
 def test_qa_a_flag_given_twice_says_which(capsys):

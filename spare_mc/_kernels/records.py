@@ -27,3 +27,9 @@ EpochsOut = namedtuple("EpochsOut", "T dead end start")
 #: The job events of a log replay (events that kill a live group): ``groups[ptr[j]:ptr[j + 1]]`` the groups event
 #: ``j`` killed, ``event[j]`` its log row.
 JobEvents = namedtuple("JobEvents", "ptr groups event")
+
+#: The repairs of a log replay (:func:`spare_mc._kernels.logs.replay_epochs`): ``times[e]`` log event ``e``'s time
+#: and ``back[e]`` the end of its repair (integer microseconds; :data:`spare_mc._kernels.logs.NO_REPAIR` when the log
+#: gives none), both empty to replay without repairs; ``heap_t``, ``heap_g`` the kernel's workspace (a binary heap of
+#: pending ends of repair and their groups), as long as the events' touched groups.
+LogRepairs = namedtuple("LogRepairs", "times back heap_t heap_g")

@@ -85,7 +85,7 @@ class Command(NamedTuple):
 #: Every command, by :func:`command_name`: its handler and its formatter.
 COMMANDS = {
     "mu": Command(run_mu, show.key_values),
-    "overhead": Command(run_overhead, show.key_values),
+    "overhead": Command(run_overhead, show.overhead),
     "ttt": Command(run_ttt, show.key_values),
     "sweep": Command(run_sweep_cmd, show.key_values),
     "compare": Command(run_compare, show.compare),

@@ -16,7 +16,7 @@ from ..sweep.storage import json_default
 
 __all__ = ["Report", "say", "print_json", "key_values", "compare", "reproduce", "main_table", "domains_table",
            "domain_period_table", "phase_table", "llama3_table", "variants", "sensitivity", "calibrate", "study",
-           "log_check", "log_fit", "log_replay"]
+           "log_check", "log_fit", "log_replay", "flag_args", "overhead", "MEANINGS"]
 
 
 class Report(NamedTuple):
@@ -54,6 +54,12 @@ def key_values(d: dict) -> None:
     lines = []
     for k, v in d.items():
         if k in ("software", "schema_version"):
+            continue
+        if k == "theory" and isinstance(v, dict) and "applies" in v:  # ttt: the numbers, then whether they apply
+            lines.append((k, ", ".join(f"{a}={show(b)}" for a, b in v.items()
+                                       if a not in ("applies", "why", "assumptions"))))
+            lines.append(("theory.applies", "yes" if v["applies"] else f"no: {v['why']}"))
+            lines.append(("theory.assumes", v["assumptions"]))
             continue
         if isinstance(v, dict) and v and all(isinstance(x, dict) for x in v.values()):
             lines += [(f"{k}.{name}", ", ".join(f"{a}={show(b)}" for a, b in x.items())) for name, x in v.items()]
@@ -316,6 +322,16 @@ def _fit_model(d: dict) -> None:
     print("spare-mc ttt flags: " + " ".join(d["ttt_flags"]))
 
 
+def flag_args(flags: dict, digits: int | None = None) -> list:
+    """A ``spare_mc_flags`` set of ``log fit`` as command-line words: ``{"mtbf_s": 1.5, ...}`` is ``["--mtbf-s",
+    "1.5", ...]`` (floats in full, ``repr``, or to ``digits`` significant digits for the text output)."""
+    out = []
+    for key, value in flags.items():
+        text = (f"{value:.{digits}g}" if digits else repr(value)) if isinstance(value, float) else str(value)
+        out += ["--" + key.replace("_", "-"), text]
+    return out
+
+
 def log_fit(d: dict) -> None:
     """``log fit``: the fits, the levels not fitted, and the ``spare-mc ttt`` flags of the fitted models."""
     if "model" in d:
@@ -328,33 +344,73 @@ def log_fit(d: dict) -> None:
     for name, why in d["skipped"].items():
         print(f"{name:<8} not fitted: {why}")
     for name, flags in d["spare_mc_flags"].items():
-        extra = f" --domain-mtbf-s {flags['domain_mtbf_s']:.6g}" if "domain_mtbf_s" in flags else ""
-        extra += f" --domain-levels {flags['domain_levels']}" if "domain_levels" in flags else ""
-        extra += f" --placement {flags['placement']}" if "placement" in flags else ""
-        print(f"spare-mc ttt flags ({name}): --failures {flags['failures']} --mtbf-s {flags['mtbf_s']:.6g} "
-              f"--shape {flags['shape']:.4g} --n-gpus {flags['n_gpus']} --calibration "
-              f"{flags['calibration']}{extra}")
+        print(f"spare-mc ttt flags ({name}): {' '.join(flag_args(flags, digits=6))}")
     if "gpu" in d["fits"] and not d["shared_shape"] and len(d["fits"]) > 1:
         print("(domain models need one shape for domains and GPUs: add --shared-shape)")
     if "gpu" not in d["fits"]:
         why = d["skipped"].get("gpu", "not among --levels")
         print(f"(no spare-mc ttt flags: every failure model needs the GPU fit as its per-GPU background, "
               f"and the gpu level was not fitted: {why})")
-    if "flags_note" in d:
-        print(f"note: {d['flags_note']}")
+    if d["spare_mc_flags"]:
+        print(f"(run one with spare-mc ttt --strategy STRATEGY --n-groups N, e.g. this log's "
+              f"{d['topology']['n_groups']}, and the job's own flags)")
+
+
+#: What each ReCtlr and wipe-out estimate of ``overhead`` and ``log replay`` means, for their text output (the JSON
+#: keys stay the estimators' names; :data:`spare_mc.mc.reorder.ESTIMATORS` has the definitions).
+MEANINGS = {
+    "T": "the 1-based failure (job event) that wipes a shard type out",
+    "masked": "failures masked before the wipe-out (groups dead just before it)",
+    "time_s": "time from the epoch's start to its wipe-out (s)",
+    "c_mean": "lower bound c(k) of the stack number (compute layers per step), mean over the states before the "
+              "wipe-out",
+    "s_star_mean": "stack number S_k ReCtlr reached, mean over the same states",
+    "rho_mean": "reordering excess S_k - c(k), mean over the same states",
+    "hk_fixed_rate": "share of ReCtlr calls resolved by Phase 0 (HK-Fixed: the stacks kept, S unchanged)",
+    "no_move_rate": "share of ReCtlr calls needing no move (Phase 0, or a larger S alone)",
+    "moves_mean": "shards moved into a stack's top S layers, per ReCtlr call",
+    "patch_mean": "patch compute: largest number of extra shards one survivor recomputes (types only the dead "
+                  "groups computed), per ReCtlr call",
+    "patch_types_mean": "shard types survivors recompute, per ReCtlr call",
+}
+
+
+def _legend(names) -> None:
+    """``where:`` and one line per name of :data:`MEANINGS` among ``names``."""
+    shown = [n for n in MEANINGS if n in names]
+    if shown:
+        width = max(len(n) for n in shown)
+        print("where:")
+        for n in shown:
+            print(f"  {n:<{width}}  {MEANINGS[n]}")
+
+
+def overhead(d: dict) -> None:
+    """``overhead``: :func:`key_values`, then what each estimate means."""
+    key_values(d)
+    _legend(d)
 
 
 def log_replay(d: dict) -> None:
-    """``log replay``: the epochs and the estimates with their 95% intervals."""
+    """``log replay``: the epochs and the estimates with their 95% intervals, and what each means."""
     print(f"{d['source']}: {d['epochs']} complete epochs (wipe-outs) of the {d['layout']} layout, "
           f"N={d['n_groups']}, r={d['r']}; {d['tail_events']} job events after the last wipe-out ({d['tail_s']:.6g} s, not used); "
           f"{d['ignored_rows']} rows killed no live group")
+    print("repairs: " + {"log": f"the log's repair times (a dead group is back after its repair); "
+                                f"{d['repaired_groups']} groups repaired",
+                         "none": "none (the log has no repair times: a dead group stays dead until the next wipe-out)",
+                         "ignored": "ignored (--ignore-repairs: a dead group stays dead until the next wipe-out)"
+                         }[d["repairs"]])
     if d["epochs"] < 2:
         print("fewer than 2 complete epochs: no estimates")
     else:
-        for name in [k for k in d if f"{k}_ci95" in d]:
+        names = [k for k in d if f"{k}_ci95" in d]
+        for name in names:
             lo, hi = d[f"{name}_ci95"]
             print(f"  {name:<14} {d[name]:>12.6g}  95% CI [{lo:.6g}, {hi:.6g}]")
+        _legend(names)
+    if "layout_note" in d:
+        print(f"note: {d['layout_note']}")
 
 
 def recommend(d: dict) -> None:

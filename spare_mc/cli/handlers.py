@@ -36,7 +36,7 @@ from ..theory.exact import exact_cost
 from ..ttt.config import TimelineConfig
 from ..ttt.report import AVAILABILITY_DEFINITION, classical_check, step_ttt
 from ..ttt.stream import simulate_stream_ttt
-from .format import say
+from .format import flag_args, say
 from .parser import config_overrides, flag_names
 
 __all__ = ["MU_CHUNK", "CLI_EXACT_MAX_S", "check_reps_and_seed", "progress", "run_mu", "run_overhead", "run_ttt",
@@ -142,8 +142,7 @@ def run_ttt(args) -> dict:
 
 def _unit_flag_values(args) -> dict:
     """The flags of ``ttt --failures unit`` and their values (None: not given)."""
-    names = ["unit_level", "unit_mean_s", "ages"] + [f.name for f in fields(Topology)
-                                                     if f.name not in ("n_gpus", "n_groups", "placement")]
+    names = ["unit_level", "unit_mean_s", "ages"]
     return {"--" + n.replace("_", "-"): getattr(args, n, None) for n in names}
 
 
@@ -261,7 +260,6 @@ def run_log_fit(args) -> dict:
     if given:
         raise UsageValueError(f"{', '.join(f'`{f}`' for f in given)} has no effect with --model levels (give "
                               f"--model system or unit)")
-    topo = log.topology
     fit = fit_failure_log(log, levels=args.levels, shared_shape=args.shared_shape,
                           min_failures=args.min_failures, ci=args.ci)
     d = fit.to_dict()
@@ -274,17 +272,10 @@ def run_log_fit(args) -> dict:
                     models[name] = fit.cli_flags(name)
             if len(fit.fits) > 2:  # several domain levels: the log's own mixture of them, all at once
                 models["mixed"] = fit.cli_flags("all")
-    # `spare-mc ttt` builds its domains on the default topology sizes: say so when this log's differ, or the
-    # domain flags would be read as domains of other sizes (the per-GPU model does not depend on them)
-    default = Topology(topo.n_gpus, topo.n_groups)
-    differ = [f"{f.name}={getattr(topo, f.name)} (ttt: {getattr(default, f.name)})" for f in fields(Topology)
-              if f.name not in ("n_gpus", "n_groups", "placement")  # placement: a flag of its own
-              and getattr(topo, f.name) != getattr(default, f.name)]
-    if differ and any(name != "per-gpu" for name in models):
-        d["flags_note"] = ("the domain flags assume spare-mc ttt's default topology, which differs from this "
-                           "log's: " + ", ".join(differ) + "; for this topology use the Python API "
-                           "(LogFit.failure_model with the same Topology)")
+    # (the domain models' flags carry the log's domain sizes where they differ from spare-mc ttt's defaults, and
+    # its placement: each set runs through `spare-mc ttt --strategy S --n-groups N` as printed)
     d["spare_mc_flags"] = models
+    d["ttt_args"] = {name: flag_args(flags) for name, flags in models.items()}
     return stamp(d)
 
 
@@ -360,7 +351,13 @@ def run_recommend(args) -> dict:
 
 def run_log_replay(args) -> dict:
     """``log replay``: :func:`spare_mc.logs.replay.replay_log`."""
-    return stamp(replay_log(_read_log(args), args.layout, r=args.r, overhead=args.overhead).summary())
+    log = _read_log(args)
+    if args.overhead and log.repair_s is not None and not args.ignore_repairs:
+        raise UsageValueError("`--overhead` runs ReCtlr until each wipe-out, which does not take repaired groups "
+                              "back; this log has repair times: pass --ignore-repairs to run it on epochs without "
+                              "repairs")
+    return stamp(replay_log(log, args.layout, r=args.r, overhead=args.overhead,
+                            repairs="ignore" if args.ignore_repairs else "auto").summary())
 
 
 def run_log_import(args) -> dict:

@@ -18,7 +18,7 @@ from .._lib.version import __version__
 from ..analyses.dynamic import STUDY_SETS as DYNAMIC_SETS
 from ..analyses.repair import STUDY_SETS as REPAIR_SETS
 from ..logs.models import MODELS as FIT_MODELS
-from ..model.failures import FAILURE_SPEC_DEFAULTS, failure_from_spec
+from ..model.failures import DOMAIN_SIZES, FAILURE_SPEC_DEFAULTS, failure_from_spec
 from ..model.kinds import LAYOUT_KINDS, SPARE_LAYOUTS
 from ..model.paper import PAPER_R
 from ..model.strategies import STRATEGIES
@@ -119,10 +119,10 @@ def add_config_options(p, topology=True, failures=True, reserved=(), config=Time
     p.add_argument("--no-live-scaling", action="store_true",
                    help="the system-level failure rate does not fall as groups die (default: proportional to the "
                         "live GPUs)")
+    no_sizes = dict.fromkeys(DOMAIN_SIZES)
     if not failures:
         p.set_defaults(failures="system", calibration=None, age_policy=None, domain_mtbf_s=None, domain_levels=None,
-                       n_gpus=None,
-                       placement=None)
+                       n_gpus=None, placement=None, **no_sizes)
         return
     p.add_argument("--failures", choices=("system", "per-gpu") + DOMAIN_LEVELS + ("mixed",) + (("unit",) if unit else ()),
                    default="system",
@@ -146,12 +146,18 @@ def add_config_options(p, topology=True, failures=True, reserved=(), config=Time
                         "spare_mc.model.domain_rates) or 'level=mtbf_s', e.g. 'node,rack=3e7' (default: all, every level "
                         "at its default rate)")
     if not topology:  # reproduce runs every N on the 600,000-GPU contiguous topology
-        p.set_defaults(n_gpus=None, placement=None)
+        p.set_defaults(n_gpus=None, placement=None, **no_sizes)
         return
     p.add_argument("--n-gpus", type=int, default=None,
                    help="GPUs in the system G for per-GPU and domain failures (default 600000; N must divide it)")
     p.add_argument("--placement", choices=("contiguous", "strided"), default=None,
                    help="how groups map onto nodes and racks for domain failures (default contiguous)")
+    defaults = {f.name: f.default for f in fields(Topology)}
+    for i, name in enumerate(DOMAIN_SIZES):  # the domains' sizes, as `spare-mc log` takes them (and log fit prints)
+        coarser = ", ".join(DOMAIN_LEVELS[i:])
+        p.add_argument("--" + name.replace("_", "-"), type=int, default=None,
+                       help=f"{TOPOLOGY_HELP.get(name, 'topology: ' + name.replace('_', ' '))}; sizes the failure "
+                            f"domains of levels {coarser} (default {defaults[name]})")
     if not unit:
         return
     p.add_argument("--unit-level", choices=UNIT_LEVELS, default=None,
@@ -161,10 +167,6 @@ def add_config_options(p, topology=True, failures=True, reserved=(), config=Time
     p.add_argument("--ages", choices=AGE_STARTS, default=None,
                    help="--failures unit: the units' ages at the job's start: stationary (a cluster long in service; "
                         "default) or new")
-    for f in fields(Topology):
-        if f.name not in ("n_gpus", "n_groups", "placement"):
-            p.add_argument("--" + f.name.replace("_", "-"), type=int, default=None,
-                           help=f"--failures unit: topology {f.name.replace('_', ' ')} (default {f.default})")
 
 
 def add_study_flags(p, reserved=()) -> None:
@@ -407,7 +409,8 @@ def build_parser() -> argparse.ArgumentParser:
 TOPOLOGY_HELP = {"n_gpus": "GPUs of the cluster the log was taken on, G (units are numbered from GPU 0)",
                   "n_groups": "data-parallel groups N of the job (must divide --n-gpus)",
                   "gpus_per_node": "GPUs per node (GPU x is in node x // gpus_per_node)",
-                  "nodes_per_rack": "nodes per rack", "racks_per_power": "racks per power/network domain"}
+                  "nodes_per_rack": "nodes per rack", "racks_per_power": "racks per power/network domain",
+                  "power_per_pod": "power domains per pod"}
 
 
 def add_recommend_parser(sub, common) -> None:
@@ -521,7 +524,11 @@ def add_log_parser(sub, common) -> None:
                            help="cyclic (unit stride), sidon, block (Rep); default cyclic")
             q.add_argument("--r", type=int, required=True, help="redundancy r: holder groups per shard type")
             q.add_argument("--overhead", action="store_true",
-                           help="also run ReCtlr on every epoch (stack number, Phase-0 rate, moves, patch)")
+                           help="also run ReCtlr on every epoch (stack number, Phase-0 rate, moves, patch; on a log "
+                                "with repair times it needs --ignore-repairs)")
+            q.add_argument("--ignore-repairs", action="store_true",
+                           help="ignore the log's repair_s column: a dead group stays dead until the next wipe-out "
+                                "(default: it is back after its repair when the log gives one)")
         q.add_argument("--json", action="store_true", help="print one JSON object")
     add_log_import_parser(lsub, common, topology_flags)
 
@@ -579,8 +586,10 @@ def config_overrides(args, n_groups=None) -> dict:
         return d
     spec = dict(age_policy=args.age_policy, domain_mtbf_s=args.domain_mtbf_s, n_gpus=args.n_gpus,
                 placement=args.placement, calibration=args.calibration, domain_levels=args.domain_levels)
+    sizes = {name: getattr(args, name, None) for name in DOMAIN_SIZES}
     failures, topo = failure_from_spec(kind, n_groups or 2, mtbf_s=d.get("mtbf_s", defaults["mtbf_s"]),
-                                       shape=d.get("shape", defaults["shape"]), clocked=True, **spec)
+                                       shape=d.get("shape", defaults["shape"]), clocked=True,
+                                       sizes={k: v for k, v in sizes.items() if v is not None}, **spec)
     if failures is not None:
         d["failures"] = failures
         if n_groups is not None:
@@ -597,7 +606,8 @@ def given_config_flags(args) -> list:
         given.append("--no-live-scaling")
     if args.failures not in (None, "system"):
         given.append("--failures")
-    given += [f"--{name.replace('_', '-')}" for name in ("calibration", "age_policy", "domain_mtbf_s", "domain_levels")
+    given += [f"--{name.replace('_', '-')}" for name in ("calibration", "age_policy", "domain_mtbf_s", "domain_levels",
+                                                          *DOMAIN_SIZES)
               if getattr(args, name, None) is not None]
     return given
 
@@ -607,7 +617,7 @@ def timeline_flags(args) -> dict:
     their flags (``mtbf_s`` is ``--mtbf-s``; ``failure_model`` and ``failures`` are ``--failures``)."""
 
     names = [f.name for f in fields(TimelineConfig) if f.metadata.get("cli")]
-    names += ["strategy", "n_groups", "r", "ckpt_period_s", *FAILURE_SPEC_DEFAULTS]  # last: failure_from_spec's
+    names += ["strategy", "n_groups", "r", "ckpt_period_s", *FAILURE_SPEC_DEFAULTS, *DOMAIN_SIZES]  # (from_spec's)
     out = {n: "--" + n.replace("_", "-") for n in names if hasattr(args, n)}
     if hasattr(args, "failures"):
         out.update(failures="--failures", failure_model="--failures")

@@ -1,9 +1,10 @@
 """The replay kernel's driver: a stream of events cut into epochs at wipe-outs, and the layouts a replay takes.
 
 Every epoch starts from a fully live system; the event whose kills wipe a shard type out ends it, and the next
-event that kills a live group starts the next one. The kernel (:mod:`spare_mc._kernels.logs`) also records the job
-events (the live groups each event kills). Used by :mod:`spare_mc.logs.failure_log` (the job events of one fresh
-system), :mod:`spare_mc.logs.replay` and :mod:`spare_mc.logs.synthetic` (a sampled stream cut at its wipe-out).
+event that kills a live group starts the next one; with repairs, a dead group comes back when its repair is over.
+The kernel (:mod:`spare_mc._kernels.logs`) also records the job events (the live groups each event kills). Used by
+:mod:`spare_mc.logs.failure_log` (the job events of one fresh system), :mod:`spare_mc.logs.replay` and
+:mod:`spare_mc.logs.synthetic` (a sampled stream cut at its wipe-out).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernels import logs as _lk
-from .._kernels.records import EpochsOut, Holding, JobEvents
+from .._kernels.records import EpochsOut, Holding, JobEvents, LogRepairs
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_int
 from ..model.kinds import LAYOUT_KINDS, make_layout
 from ..model.layouts import Layout, ReplicaSets
@@ -67,9 +68,18 @@ def _holders_per_type(layout):
     return np.full(layout.n_groups, layout.r, dtype=np.int64)
 
 
-def replay_epochs(ev_ptr, ev_groups, layout):
-    """Run the replay kernel; returns a dict of its outputs trimmed to size."""
+def replay_epochs(ev_ptr, ev_groups, layout, times_us=None, back_us=None):
+    """Run the replay kernel; returns a dict of its outputs trimmed to size (and ``repaired``, the groups brought
+    back by a repair). ``times_us`` and ``back_us`` (int64 microseconds per event; ``back_us`` the end of the
+    event's repair, :data:`spare_mc._kernels.logs.NO_REPAIR` for none): replay with repairs."""
     n_ev = ev_ptr.size - 1
+    if back_us is None:
+        repairs = LogRepairs(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                             np.zeros(0, np.int64))
+    else:
+        size = max(ev_groups.size, 1)
+        repairs = LogRepairs(np.ascontiguousarray(times_us, np.int64), np.ascontiguousarray(back_us, np.int64),
+                             np.zeros(size, np.int64), np.zeros(size, np.int64))
     out_T = np.zeros(n_ev + 1, np.int64)
     out_dead = np.zeros(n_ev + 1, np.int64)
     out_end = np.zeros(n_ev + 1, np.int64)
@@ -77,9 +87,12 @@ def replay_epochs(ev_ptr, ev_groups, layout):
     job_groups = np.zeros(max(ev_groups.size, 1), np.int64)
     job_event = np.zeros(max(n_ev, 1), np.int64)
     start = np.zeros(n_ev + 2, np.int64)
-    epochs, jobs = _lk.replay_epochs(ev_ptr, ev_groups, Holding(layout.n_groups, layout.group_ptr, layout.group_types,
-                                                                _holders_per_type(layout)),
-                                     EpochsOut(out_T, out_dead, out_end, start), JobEvents(job_ptr, job_groups, job_event))
-    return {"epochs": epochs, "T": out_T[:epochs], "dead": out_dead[:epochs], "end": out_end[:epochs],
+    epochs, jobs, repaired = _lk.replay_epochs(ev_ptr, ev_groups,
+                                               Holding(layout.n_groups, layout.group_ptr, layout.group_types,
+                                                       _holders_per_type(layout)),
+                                               EpochsOut(out_T, out_dead, out_end, start),
+                                               JobEvents(job_ptr, job_groups, job_event), repairs)
+    return {"epochs": epochs, "repaired": repaired, "T": out_T[:epochs], "dead": out_dead[:epochs],
+            "end": out_end[:epochs],
             "job_ptr": job_ptr[:jobs + 1], "job_groups": job_groups[:job_ptr[jobs]], "job_event": job_event[:jobs],
             "start": start[:epochs + 1]}

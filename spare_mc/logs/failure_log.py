@@ -3,12 +3,11 @@ that validate it, reading it from CSV or Parquet and writing it back.
 
 A **failure log** is a table of hardware failures observed on a cluster, one row per failure (docs/failure_logs.md
 has the format, the validation rules and the malformed logs tried):
-has the format, the validation rules and the malformed logs tried):
 
 ========== ======== =================================================================================================
 column     required meaning
 ========== ======== =================================================================================================
-``time_s`` yes      event time, seconds from the start of the log; finite, ``>= 0``, non-decreasing down the file
+``time_s`` yes      event time, seconds from the start of the log; finite, ``> 0``, non-decreasing down the file
 ``level``  yes      ``"gpu"`` or a failure-domain level of the topology (``topology.DOMAIN_LEVELS``: node, rack,
                     power, ...)
 ``unit``   yes      index of the failed unit at that level in the topology's numbering: GPU ``x``, node
@@ -247,6 +246,10 @@ def _check_rows(time_s, level_codes, level_text, unit, repair_s, topology, level
         (~finite, lambda i: f"`time_s` must be finite, got {float(time_s[i])!r}"),
         (finite & (time_s < 0),
          lambda i: f"`time_s` must be >= 0 (seconds from the log start), got {float(time_s[i])!r}"),
+        (time_s == 0,  # (-0.0 too) every unit is new at the log start: a failure then has a lifetime of 0
+         lambda i: "`time_s` must be > 0: the log starts before its first failure (a failure at time 0 would give "
+                   "its unit a lifetime of 0, which no lifetime law has); shift the origin to a moment before "
+                   "the first event, or drop the row"),
         (finite & (time_s > MAX_TIME_S),
          lambda i: f"`time_s` must be <= {MAX_TIME_S:.6g} s (the integer-microsecond clock), got {float(time_s[i])!r}"),
         (time_s < prev, lambda i: f"`time_s` must be non-decreasing (sorted by time), got {float(time_s[i])!r} after "

@@ -8,6 +8,7 @@ Every unit is a renewal process: it is new at the log start and as good as new a
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -15,12 +16,14 @@ import numpy as np
 
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int, parse_list
 from ..model import topology as _topology
-from ..model.failures import DomainFailures, PerGPU
+from ..model.failures import DOMAIN_SIZES, DomainFailures, PerGPU
 from ..model.topology import Topology
 from .failure_log import FailureLog
 from .weibull import CI_METHODS, LevelFit, fit_shared, lifetime_data, make_fits, weibull_mle, weibull_sums
 
 __all__ = ["LevelFit", "LogFit", "fit_failure_log", "weibull_mle"]
+
+_TOPOLOGY_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Topology)}
 
 
 def _level_data(log: FailureLog, code: int):
@@ -77,7 +80,7 @@ class LogFit:
     def failure_model(self, domain_level=None):
         """The spare_mc failure model of the fit.
 
-        ``domain_level=None``: :class:`spare_mc.PerGPU` from the ``gpu`` fit (shape, mean lifetime as
+        ``domain_level=None`` (or ``"gpu"``): :class:`spare_mc.PerGPU` from the ``gpu`` fit (shape, mean lifetime as
         ``gpu_mtbf_s``). A domain level: :class:`spare_mc.DomainFailures` at that level with per-GPU background,
         which needs the two fitted with a shared shape (``fit_failure_log(..., shared_shape=True)``): the sampler
         races every unit on one hazard clock. Several levels (a sequence), or ``"all"`` (every fitted domain
@@ -96,6 +99,8 @@ class LogFit:
         >>> fit.failure_model("all").level_names
         ('node',)
         """
+        if isinstance(domain_level, str) and domain_level == "gpu":  # the GPU level's own model: per-GPU
+            domain_level = None
         if "gpu" not in self.fits:
             raise UsageValueError(f"the failure models need a `gpu` fit; fitted: {sorted(self.fits)}")
         gpu = self.fits["gpu"]
@@ -136,10 +141,13 @@ class LogFit:
     def cli_flags(self, domain_level=None, calibration: str = "first_failure") -> dict:
         """The ``spare-mc ttt`` / sweep parameters of :meth:`failure_model` (``failures``, ``mtbf_s``, ``shape``,
         ``n_gpus``, ``calibration`` and ``domain_mtbf_s``, or for several levels ``failures="mixed"`` and
-        ``domain_levels``; ``placement`` for a domain model on a strided topology): ``mtbf_s`` is the system
+        ``domain_levels``; ``placement`` for a domain model on a strided topology, and the domain sizes it uses
+        (``gpus_per_node``, ...) where they differ from :class:`Topology`'s defaults): ``mtbf_s`` is the system
         MTBF whose per-GPU calibration (:meth:`spare_mc.PerGPU.from_system_mtbf`) gives back the fitted GPU mean
         lifetime."""
         calibration = as_choice(calibration, "calibration", ("first_failure", "long_run"))
+        if isinstance(domain_level, str) and domain_level == "gpu":  # as failure_model: the per-GPU model
+            domain_level = None
         model = self.failure_model(domain_level)
         bg = model if domain_level is None else model.background
         g = self.topology.n_gpus
@@ -153,6 +161,10 @@ class LogFit:
             d["domain_mtbf_s"] = model.domain_mtbf_s
         if domain_level is not None and self.topology.placement != "contiguous":  # domains depend on it
             d["placement"] = self.topology.placement
+        if domain_level is not None:  # the domains' sizes up to the coarsest level, where not spare-mc ttt's default
+            coarsest = max(_topology.DOMAIN_LEVELS.index(lvl) for lvl in self._domain_levels(domain_level))
+            d.update({k: getattr(self.topology, k) for k in DOMAIN_SIZES[:coarsest + 1]
+                      if getattr(self.topology, k) != _TOPOLOGY_DEFAULTS[k]})
         return d
 
     def to_dict(self) -> dict:
@@ -180,7 +192,7 @@ def fit_failure_log(log: FailureLog, *, levels=None, shared_shape: bool = False,
         are listed in :attr:`LogFit.skipped`). Named levels with too few failures are an error.
     shared_shape : bool
         Fit one shape for all the levels jointly (each keeps its scale); :meth:`LogFit.failure_model` needs it for
-        domain failures.
+        domain failures. It needs two or more fitted levels (with one it would change nothing: refused).
     min_failures : int
         Fewest failures a level needs (>= 2; default 10: with fewer the Wald intervals are not to be trusted).
     level : float
@@ -241,6 +253,10 @@ def fit_failure_log(log: FailureLog, *, levels=None, shared_shape: bool = False,
         fitted.append(name)
     if not fitted:
         raise UsageValueError(f"no level of {log.source!r} has at least min_failures={min_failures} failures")
+    if shared_shape and len(fitted) < 2:  # one level: a shared shape would be that level's own, silently
+        why = "".join(f"; {name}: {w}" for name, w in skipped.items())
+        raise UsageValueError(f"`shared_shape`=True needs two or more fitted levels (one shape shared by them), got "
+                              f"only {fitted[0]!r}{why}: drop it, or fit more levels")
     fits = {}
     if shared_shape:
         try:

@@ -23,6 +23,11 @@ from .failure_log import MAX_TIME_S, FailureLog, as_topology, failure_log_from_a
 __all__ = ["EXAMPLE", "example_log_path", "sampled_failure_log", "synthetic_log", "write_example_log"]
 
 
+#: The earliest event time of a synthetic log: a log starts before its first failure (``time_s > 0``), and a
+#: lifetime drawn as exactly 0 is moved here (the smallest positive float).
+_FIRST_TIME_S = float(np.nextafter(0.0, 1.0))
+
+
 def _weibull_params_iv(weibull, topology):
     if not isinstance(weibull, dict) or not weibull:
         raise UsageTypeError("`weibull` must be a non-empty dict level -> (shape, mean_s)")
@@ -72,7 +77,8 @@ def synthetic_log(topology: Topology, weibull: dict, duration_s: float, *, repai
     Exactly the model :func:`fit_failure_log` assumes: each unit new at 0, renewed at every failure, its failures
     ``t_j = x_1 + ... + x_j <= duration_s`` with iid ``x ~ Weibull(shape, lam)``, ``lam = mean / Gamma(1 + 1/k)``
     -- except that a lifetime too short to move the float clock (``t_j + x == t_j``, at shapes near 0.05) gives no
-    second event at the same time: the log would repeat its row, which a log may not.
+    second event at the same time: the log would repeat its row, which a log may not; and a first lifetime drawn as
+    exactly 0 (probability 2^-53) is the smallest positive float: a log starts before its first failure.
     Levels are drawn in the order of ``log_levels(topology)``, units in index order, in rounds.
 
     Examples
@@ -103,7 +109,8 @@ def synthetic_log(topology: Topology, weibull: dict, duration_s: float, *, repai
         shape, mean = weibull[name]
         lam = weibull_scale(mean, shape)
         n = topology.unit_count(name)
-        clock = lam * rng.weibull(shape, size=n)
+        # a draw of exactly 0 (probability 2^-53) would be a failure at the log start, which a log may not hold
+        clock = np.maximum(lam * rng.weibull(shape, size=n), _FIRST_TIME_S)
         units = np.arange(n, dtype=np.int64)
         while units.size:
             hit = clock <= duration_s
@@ -208,7 +215,7 @@ def sampled_failure_log(failures, topology: Topology, layout, reps: int, *, r: i
         T = int(replay_epochs(ev.ptr, ev.groups, layout)["T"][0])
         cut = FailureEvents(ev.times[:T], ev.ptr[:T + 1], ev.groups[:ev.ptr[T]])
         units = _event_units(cut, topology)
-        t_all.append(offset + cut.times)
+        t_all.append(np.maximum(offset + cut.times, _FIRST_TIME_S))  # (a lifetime drawn as exactly 0: see above)
         lv_all += [x[0] for x in units]
         u_all += [x[1] for x in units]
         offset = float(t_all[-1][-1])

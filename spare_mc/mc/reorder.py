@@ -61,7 +61,7 @@ from .._lib.seeding import generator
 from .._lib.validation import UsageTypeError, UsageValueError, as_indices, as_int
 from ..model.failures import UniformOrder, sample_events
 from ..model.kinds import EXACT_LAYOUTS
-from ..model.layouts import Layout, random_holders
+from ..model.layouts import Layout, layout_note, random_holders
 from ..stats import MCEstimate, compare, estimate_mean, one_run_estimate, ratio_estimate
 from ..theory.closed_forms import overhead_lower_bound, stack_lower_bound
 from ..theory.exact import exact_wipeout
@@ -413,6 +413,8 @@ class OverheadResult:
         level = 0.95
         d = {"n_groups": self.n_groups, "r": self.r, "layout": self.layout, "reps": self.reps,
              "fresh_layout": self.fresh_layout}
+        if layout_note(self.layout, self.r):
+            d["layout_note"] = layout_note(self.layout, self.r)
         for name in ("masked", "T", "c_mean", "s_star_mean", "rho_mean", "hk_fixed_rate", "no_move_rate", "moves_mean",
                      "patch_mean", "patch_types_mean"):
             est = self.estimate(name, level)

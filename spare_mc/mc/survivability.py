@@ -34,7 +34,7 @@ from .._lib.seeding import generator
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_int
 from ..model.failures import DomainFailures, PerGPU, SystemRenewal, UniformOrder, lower
 from ..model.kinds import EXACT_LAYOUTS, LAYOUT_KINDS, make_layout
-from ..model.layouts import Layout, ReplicaSets
+from ..model.layouts import Layout, ReplicaSets, layout_note
 from ..model.topology import Topology
 from ..stats import MCEstimate, clopper_pearson_interval, compare, estimate_mean, one_run_estimate, wilson_interval
 from ..theory.closed_forms import mu_expansion, mu_paper
@@ -535,6 +535,8 @@ class MaskedFailures:
         if self.exact_mean_T is None:
             for name in ("mc_vs_exact_z", "mc_vs_exact_p", "mc_vs_exact_consistent"):
                 del out[name]
+        if layout_note(self.layout, self.r):
+            out["layout_note"] = layout_note(self.layout, self.r)
         return out
 
 

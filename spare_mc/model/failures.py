@@ -52,7 +52,8 @@ from .topology import DOMAIN_LEVELS, Topology
 
 __all__ = ["UniformOrder", "SystemRenewal", "PerGPU", "DomainFailures", "FailureEvents", "sample_events",
            "failure_model_from_dict", "failure_from_spec", "FAILURE_KINDS", "FAILURE_SPEC_DEFAULTS", "CALIBRATIONS",
-           "weibull_scale", "PerGPUClock", "AGE_POLICIES", "parse_domain_levels", "system_mtbf_s", "check_shape"]
+           "weibull_scale", "PerGPUClock", "AGE_POLICIES", "parse_domain_levels", "system_mtbf_s", "check_shape",
+           "DOMAIN_SIZES"]
 
 AGE_POLICIES = ("renew", "keep")
 #: How per-GPU lifetimes are calibrated to a system MTBF (:meth:`PerGPU.from_system_mtbf`).
@@ -429,9 +430,14 @@ def parse_domain_levels(text: str) -> dict:
     return out
 
 
+#: The domain sizes of a :class:`Topology` (GPUs per node, nodes per rack, ...), finest first: ``sizes`` of
+#: :func:`failure_from_spec`, which a domain level uses up to its own (``node`` only ``gpus_per_node``).
+DOMAIN_SIZES = ("gpus_per_node", "nodes_per_rack", "racks_per_power", "power_per_pod")
+
+
 def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, age_policy=None,
                       domain_mtbf_s=None, n_gpus=None, placement=None, calibration=None, domain_levels=None,
-                      clocked: bool = False):
+                      clocked: bool = False, sizes=None):
     """The failure model and topology named by flat parameters (a sweep's or the command line's).
 
     Parameters
@@ -450,6 +456,10 @@ def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, 
     clocked : bool
         For the timeline: ``uniform`` is refused (it has no clock) and ``system`` returns ``(None, None)`` (the
         timeline's own system-level process) instead of a :class:`SystemRenewal`.
+    sizes : dict, optional
+        Domain sizes of the topology (:data:`DOMAIN_SIZES` -> int; the others keep :class:`Topology`'s defaults),
+        for the domain models only, and each only up to the model's coarsest level (``rack`` takes
+        ``gpus_per_node`` and ``nodes_per_rack``): a size that changes nothing is an error.
 
     Returns
     -------
@@ -457,12 +467,21 @@ def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, 
     """
     kind = as_choice(kind, "failure_model", FAILURE_KINDS)
     n_groups = as_int(n_groups, "n_groups", min_value=1)
+    if sizes is None:
+        sizes = {}
+    if not isinstance(sizes, dict) or not set(sizes) <= set(DOMAIN_SIZES):
+        raise UsageValueError(f"`sizes` must be a dict of domain sizes ({', '.join(DOMAIN_SIZES)}), got {sizes!r}")
     given = {"age_policy": age_policy, "domain_mtbf_s": domain_mtbf_s, "n_gpus": n_gpus, "placement": placement,
-             "calibration": calibration, "domain_levels": domain_levels}
+             "calibration": calibration, "domain_levels": domain_levels, **sizes}
     given = {k: v for k, v in given.items() if v is not None}
+    sizes = {k: as_int(v, k, min_value=1) for k, v in given.items() if k in DOMAIN_SIZES}
     p = {**FAILURE_SPEC_DEFAULTS, **given}
     if "n_gpus" in given or kind not in ("uniform", "system"):  # the default applies only where it is used
         n_gpus = as_int(p["n_gpus"], "n_gpus", min_value=n_groups)
+        if n_gpus % n_groups and "n_gpus" not in given:  # the default G: say how to set the cluster's own
+            raise UsageValueError(f"`n_groups` must divide `n_gpus` (each group has M = G/N GPUs), got N={n_groups} "
+                                  f"and the default G={n_gpus}: give `n_gpus`, the cluster's GPU count (a multiple "
+                                  f"of N)")
     as_choice(p["age_policy"], "age_policy", AGE_POLICIES)
     as_choice(p["calibration"], "calibration", CALIBRATIONS)
     if kind in ("uniform", "system"):
@@ -476,32 +495,40 @@ def failure_from_spec(kind: str, n_groups: int, *, mtbf_s: float, shape: float, 
                                       "'per_gpu', 'node', 'rack', 'power', 'pod' or 'mixed'")
             return None, None
         return (None if clocked else SystemRenewal(mtbf_s, shape)), None
-    topo = Topology(n_gpus, n_groups, placement=p["placement"])
-    bg = PerGPU.from_system_mtbf(mtbf_s, n_gpus, shape, p["age_policy"], p["calibration"])
     if kind == "per_gpu":
-        useless = sorted(k for k in ("domain_mtbf_s", "placement", "domain_levels") if k in given)
+        # (n_gpus is taken: with calibration='first_failure' a time-to-train run does not depend on it -- its unit
+        # is a whole group, whose first failure has the same law for any G -- but it is the cluster's size, which
+        # N must divide, and it sets the per-GPU mean lifetime the result reports)
+        useless = sorted(k for k in ("domain_mtbf_s", "placement", "domain_levels", *DOMAIN_SIZES) if k in given)
         if useless:
             raise UsageValueError(f"{', '.join(f'`{k}`' for k in useless)} has no effect with "
                                   f"failure_model='per_gpu' (equal groups: where their GPUs sit does not change "
                                   f"their lifetimes; it applies to 'node', 'rack', 'power', 'pod' or 'mixed')")
-        if clocked and "n_gpus" in given and p["calibration"] == "first_failure":
-            raise UsageValueError(f"`n_gpus`={n_gpus} has no effect on a time-to-train run with "
-                                  f"failure_model='per_gpu' and calibration='first_failure': its unit is a whole "
-                                  f"group, whose first failure has the same law for any number of GPUs (per-GPU "
-                                  f"lifetimes scale as n_gpus^(1/shape)); it matters with calibration='long_run' or "
-                                  f"failure domains")
-        return bg, topo
+        topo = Topology(n_gpus, n_groups, placement=p["placement"])
+        return PerGPU.from_system_mtbf(mtbf_s, n_gpus, shape, p["age_policy"], p["calibration"]), topo
     if kind == "mixed":
         if "domain_mtbf_s" in given:
             raise UsageValueError("`domain_mtbf_s` has no effect with failure_model='mixed' (give each level's mean "
                                   "lifetime in `domain_levels`, e.g. 'node,rack=3e7')")
         levels = parse_domain_levels("all" if p["domain_levels"] is None else p["domain_levels"])
+    else:
+        if "domain_levels" in given:
+            raise UsageValueError(f"`domain_levels` has no effect with failure_model={kind!r} (it applies to "
+                                  f"'mixed')")
+        if p["domain_mtbf_s"] is None:
+            raise UsageValueError(f"`domain_mtbf_s` (mean lifetime of one {kind} domain, s) is required with "
+                                  f"failure_model={kind!r}")
+        levels = (kind,)
+    coarsest = max(DOMAIN_LEVELS.index(lvl) for lvl in levels)
+    useless = [k for k in DOMAIN_SIZES[coarsest + 1:] if k in given]
+    if useless:
+        made_of = ", ".join(DOMAIN_SIZES[:coarsest + 1])
+        raise UsageValueError(f"{', '.join(f'`{k}`' for k in useless)} has no effect with failure_model={kind!r}: "
+                              f"the {DOMAIN_LEVELS[coarsest]} domains are made of {made_of} only")
+    topo = Topology(n_gpus, n_groups, placement=p["placement"], **sizes)
+    bg = PerGPU.from_system_mtbf(mtbf_s, n_gpus, shape, p["age_policy"], p["calibration"])
+    if kind == "mixed":
         return DomainFailures(levels=levels, shape=shape, background=bg), topo
-    if "domain_levels" in given:
-        raise UsageValueError(f"`domain_levels` has no effect with failure_model={kind!r} (it applies to 'mixed')")
-    if p["domain_mtbf_s"] is None:
-        raise UsageValueError(f"`domain_mtbf_s` (mean lifetime of one {kind} domain, s) is required with "
-                              f"failure_model={kind!r}")
     return DomainFailures(kind, p["domain_mtbf_s"], shape, background=bg), topo
 
 

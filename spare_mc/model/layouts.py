@@ -31,7 +31,7 @@ from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_ind
 from ._sidon import OPTIMAL_GOLOMB_RULERS, find_sidon, is_modular_sidon  # noqa: F401 (the table is re-exported)
 
 __all__ = ["ReplicaSets", "set_sizes", "Layout", "cyclic", "cyclic_offsets",
-           "sidon", "sidon_offsets", "random_holders", "block", "check_n_r"]
+           "sidon", "sidon_offsets", "random_holders", "block", "check_n_r", "layout_note"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -306,10 +306,33 @@ def sidon_offsets(n_groups: int, r: int, *, attempts: int = 200) -> tuple[int, .
     return s
 
 
+def layout_note(kind: str, r: int) -> str | None:
+    """A note for the output of a layout that is another one under its name, or None.
+
+    ``sidon`` at ``r <= 2`` is the cyclic layout: any two offsets are a Sidon set (one difference and its
+    negative), the search returns ``(0, 1)`` (``(0,)`` at ``r = 1``), and two types of a cyclic layout with ``r = 2``
+    already share at most one holder. Its results are the cyclic layout's, which the output says rather than
+    refuse it (a sweep over ``r`` with ``layout = "sidon"`` includes ``r = 2``).
+
+    Examples
+    --------
+    >>> layout_note("sidon", 3) is None
+    True
+    >>> layout_note("sidon", 2)[:36]
+    'sidon at r = 2 is the cyclic layout:'
+    """
+    if kind == "sidon" and r <= 2:
+        return (f"sidon at r = {r} is the cyclic layout: any {r} offsets form a Sidon set, the offsets are "
+                f"{tuple(range(r))} and two types already share at most one holder, so its results are cyclic's "
+                f"(Sidon offsets differ from unit stride from r = 3)")
+    return None
+
+
 def sidon(n_groups: int, r: int) -> Layout:
     """Cyclic stacking with modular Sidon offsets (see :func:`sidon_offsets`).
 
-    Any two distinct types then share at most one holder group (the paper's independence condition).
+    Any two distinct types then share at most one holder group (the paper's independence condition). At ``r <= 2``
+    this is the cyclic layout itself (:func:`layout_note`: the outputs say so).
     """
     layout = cyclic_offsets(n_groups, sidon_offsets(n_groups, r))
     object.__setattr__(layout, "kind", "sidon")

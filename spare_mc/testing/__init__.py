@@ -7,10 +7,12 @@ The modules, by what they check: :mod:`~spare_mc.testing.wipeout` (the wipe-out 
 enumeration, plain trials, twins of the wipe-out kernels), :mod:`~spare_mc.testing.failures` (the per-GPU failure
 draws), :mod:`~spare_mc.testing.rectlr` (ReCtlr from scratch: scipy matching, networkx min-cost flow),
 :mod:`~spare_mc.testing.timeline_twin` (the SimPy twin of the job timeline) and
-:mod:`~spare_mc.testing.timeline_clocks` (its failure clocks).
+:mod:`~spare_mc.testing.timeline_clocks` (its failure clocks), :mod:`~spare_mc.testing.log_replay` (the replay of a
+failure log, with its repairs).
 """
 
 from .failures import GpuByGpuClock, gpu_by_gpu_group_lifetimes
+from .log_replay import replay_reference
 from .rectlr import RectlrReference, min_moves_networkx, rectlr_reference
 from .timeline_clocks import timeline_unit_clocks
 from .timeline_twin import SimpyTimeline, timeline_simpy
@@ -21,4 +23,5 @@ from .wipeout import (T_distribution_by_orders, holder_table, random_layout_surv
 __all__ = ["survival_by_subsets", "T_distribution_by_orders", "random_layout_survival_by_enumeration",
            "wipeout_trial", "holder_table", "wipeout_order_statistics", "splitmix64_py", "wipeout_order_stat_twin",
            "wipeout_partition_twin", "gpu_by_gpu_group_lifetimes", "GpuByGpuClock", "RectlrReference",
-           "rectlr_reference", "min_moves_networkx", "timeline_unit_clocks", "timeline_simpy", "SimpyTimeline"]
+           "rectlr_reference", "min_moves_networkx", "timeline_unit_clocks", "timeline_simpy", "SimpyTimeline",
+           "replay_reference"]

@@ -21,6 +21,7 @@ import numpy as np
 import xarray as xr
 
 from .._lib.validation import UsageValueError
+from ..model.layouts import layout_note
 from ..stats import MCEstimate, estimate_mean, one_run_estimate
 from .config import TimelineConfig
 
@@ -188,6 +189,9 @@ class TTTResult:
              "ckpt_period_s": None if cfg.ckpt_every_steps or cfg.ckpt_policy != "periodic" else cfg.ckpt_period,
              "allreduce_s": cfg.allreduce, "t0_s": cfg.t0_s, "capped_fraction": self.capped_fraction,
              "rng_root": self.root_entropy}
+        note = layout_note(cfg.layout, cfg.r) if cfg.strategy == "spare" and not cfg.domain_aware else None
+        if note:
+            d["layout_note"] = note
         for name in ("ttt_over_t0", "availability", "useful_fraction"):
             est = self.estimate(name)
             d[name] = est.mean

@@ -30,12 +30,13 @@ import numpy as np
 from .._kernels import timeline as _tk
 from .._lib.validation import UsageTypeError, UsageValueError
 from ..mc.reorder import exact_stack_bound_sum
+from ..model.failures import DomainFailures
 from ..theory.closed_forms import (availability, daly_expected_wall_time, daly_optimal_interval, normalized_ttt)
 from .config import US_PER_S, TimelineConfig
 from .period import mean_wipeout_index, theory_ckpt_period_s, theory_costs
 
 __all__ = ["CLASSICAL_RULES", "classical_config", "classical_expected_ttt_s", "classical_segment_s", "is_classical",
-           "best_runnable_period", "theory_ttt", "TheoryTTT"]
+           "best_runnable_period", "theory_ttt", "TheoryTTT", "THEORY_ASSUMPTIONS", "theory_caveats"]
 
 _HORIZON_F = float(_tk.HORIZON_US)
 
@@ -189,6 +190,12 @@ class TheoryTTT:
         ``S / A*``.
     paper_J : float or None
         The paper's own ``J(r)`` (SPARe, r >= 2).
+    applies : bool
+        Whether the setting meets the closed form's assumptions (:func:`theory_caveats`).
+    why : str or None
+        Why not, when it does not.
+    assumptions : str
+        What the closed form assumes (:data:`THEORY_ASSUMPTIONS`).
     """
 
     r: int
@@ -199,9 +206,55 @@ class TheoryTTT:
     S: float
     ttt_over_t0: float
     paper_J: float | None = None
+    applies: bool = True
+    why: str | None = None
+    assumptions: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+#: What the closed form assumes (``assumptions`` of :class:`TheoryTTT`).
+THEORY_ASSUMPTIONS = ("failures of the whole system at a constant mean interval mtbf_s (a renewal process; its "
+                      "shape enters only through the mean), each killing one uniformly random live group; dead "
+                      "groups stay dead until the global restart; the live groups' lower failure rate ignored; "
+                      "periodic checkpoints at the theory period T_c*; J = S / A*, with the lost work of an "
+                      "exponential time between wipe-outs")
+
+
+def theory_caveats(cfg: TimelineConfig) -> list:
+    """The ways ``cfg`` leaves the assumptions of :func:`theory_ttt` (:data:`THEORY_ASSUMPTIONS`), in words; empty
+    when the closed form describes it.
+
+    A per-unit model (:class:`spare_mc.PerGPU`, :class:`spare_mc.DomainFailures`) with shape ``k != 1`` starts every
+    unit new at the job's start: its failures are not a renewal of the whole system at mean interval ``mtbf_s``
+    (for ``k < 1`` they come far faster early on; a per-GPU Weibull with ``k = 0.42`` gave a theory TTT/T0 of 44.3
+    against 5.25 simulated). Domain failures kill several groups at once. Repairs bring groups back before the
+    global restart. A period other than the theory's ``T_c*`` (given, scaled, every few steps or a dynamic policy)
+    is not the period the closed form is evaluated at.
+    """
+    out = []
+    f = cfg.failures
+    if f is not None and getattr(f, "shape", 1.0) != 1.0:
+        out.append(f"per-unit Weibull lifetimes of shape {f.shape:g} != 1 start new at the job's start: the system's "
+                   f"failure rate is not constant (k < 1: many more failures early on), while the theory takes "
+                   f"failures at the constant mean interval mtbf_s")
+    if isinstance(f, DomainFailures):
+        out.append(f"domain failures ({', '.join(f.level_names)}) kill several groups at once; the theory's E[T] "
+                   f"counts single-group failures in uniform order")
+    if cfg.repair != "none":
+        out.append(f"repair={cfg.repair!r} brings failed groups back before the global restart; the theory keeps them "
+                   f"dead until it")
+    if cfg.ckpt_policy != "periodic":
+        out.append(f"the run's checkpoints follow ckpt_policy={cfg.ckpt_policy!r}, not the theory's periodic T_c*")
+    elif cfg.ckpt_every_steps:
+        out.append(f"the run checkpoints every {cfg.ckpt_every_steps} steps, not at the theory's period T_c*")
+    elif cfg.ckpt_period_s is not None or cfg.ckpt_period_factor != 1.0:
+        period, run = theory_ckpt_period_s(cfg), cfg.ckpt_period
+        if not math.isclose(run, period, rel_tol=1e-9):
+            out.append(f"the run's checkpoint period {run:.6g} s is not the theory's T_c* = {period:.6g} s, at which "
+                       f"the theory is evaluated")
+    return out
 
 
 def theory_ttt(cfg: TimelineConfig) -> TheoryTTT:
@@ -211,7 +264,10 @@ def theory_ttt(cfg: TimelineConfig) -> TheoryTTT:
     (:func:`spare_mc.ttt.period.theory_ckpt_period_s`), with the same checkpoint cost ``T_s``, time between wipe-outs
     ``T_f`` and restart ``T_r`` (:func:`spare_mc.ttt.period.theory_costs`: the restart's growth with ``N``, the load,
     in-memory copies and asynchronous saves included); at the optimal period it is ``A* = 2 T_s T_f / T_c*^2``.
-    ``paper_J`` is the paper's own formula, with the plain ``restart_s``.
+    ``paper_J`` is the paper's own formula, with the plain ``restart_s``. ``assumptions`` says what the closed form
+    assumes (:data:`THEORY_ASSUMPTIONS`); ``applies`` is False, with ``why``, when ``cfg`` leaves them
+    (:func:`theory_caveats`: per-unit Weibull lifetimes of shape != 1, domain failures, repairs, another period):
+    then the theory is no estimate of the run's time to train.
     """
     if not isinstance(cfg, TimelineConfig):
         raise UsageTypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
@@ -232,4 +288,6 @@ def theory_ttt(cfg: TimelineConfig) -> TheoryTTT:
         s = exact_stack_bound_sum("cyclic" if cfg.layout == "cyclic" else "random", cfg.n_groups, cfg.r).c_mean
     paper_j = (normalized_ttt(cfg.n_groups, cfg.r, cfg.mtbf_s, cfg.save_s, cfg.restart_s)
                if cfg.strategy == "spare" and cfg.r >= 2 else None)
-    return TheoryTTT(cfg.r, mean_t, tf, period, a_star, s, s / a_star, paper_j)
+    caveats = theory_caveats(cfg)
+    return TheoryTTT(cfg.r, mean_t, tf, period, a_star, s, s / a_star, paper_j, not caveats,
+                     "; ".join(caveats) or None, THEORY_ASSUMPTIONS)
