@@ -66,7 +66,7 @@ from ..sweep.storage import SweepWriteError
 from . import format as show
 from .format import print_json, say
 from .handlers import (run_compare, run_log_check, run_log_fit, run_log_import, run_log_replay, run_mu, run_overhead,
-                       run_plot, run_sweep_cmd, run_ttt)
+                       run_plot, run_recommend, run_sweep_cmd, run_ttt)
 from .parser import CliError, build_parser, command_flags, flag_names, glue_negative_sizes, timeline_flags
 from .studies import (run_calibrate, run_domain_period_table, run_domains_table, run_dynamic, run_llama3_table,
                       run_phase_table, run_repair, run_reproduce, run_sensitivity, run_variants)
@@ -101,6 +101,7 @@ COMMANDS = {
     "calibrate": Command(run_calibrate, show.calibrate),
     "dynamic": Command(run_dynamic, show.study),
     "repair": Command(run_repair, show.study),
+    "recommend": Command(run_recommend, show.recommend),
     "log check": Command(run_log_check, show.log_check),
     "log fit": Command(run_log_fit, show.log_fit),
     "log replay": Command(run_log_replay, show.log_replay),

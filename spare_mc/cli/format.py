@@ -290,6 +290,38 @@ def log_check(d: dict) -> None:
           f"{d['fresh_system_groups_killed']} of {d['topology']['n_groups']} groups")
 
 
+def _fit_model(d: dict) -> None:
+    """``log fit --model system|unit``: the fit, its predictive check and the flags that run it."""
+    if d["model"] == "system":
+        what = f"system-level renewal of all {d['n_events']} events"
+        mean = f"system MTBF {d['mtbf_s']:.6g} s [{d['mtbf_s_ci95'][0]:.6g}, {d['mtbf_s_ci95'][1]:.6g}]"
+    else:
+        what = (f"per-unit renewals: {d['units']} {d['level']} units, {d['n_events']} failures, ages at the log "
+                f"start {d['ages']}")
+        mean = (f"mean lifetime {d['mean_lifetime_s']:.6g} s [{d['mean_lifetime_s_ci95'][0]:.6g}, "
+                f"{d['mean_lifetime_s_ci95'][1]:.6g}] (cluster MTBF {d['system_mtbf_s']:.6g} s)")
+    res = f"resolution {d['resolution_s']:g} s" if d["resolution_s"] else "exact times"
+    print(f"{d['source']}: {what}; window {d['window_s']:.6g} s, {res}")
+    ci = d.get("shape_ci95", d.get("shape_ci"))
+    print(f"  shape k {d['shape']:.4f} [{ci[0]:.4f}, {ci[1]:.4f}]; {mean} ({d['ci_method']}, "
+          f"{d['ci_level']:.0%}); AIC {d['aic']:.6g}")
+    p = d["predictive"]
+    print(f"predictive check ({p['sims']} simulated windows of the log's own, same topology and start state):")
+    print(f"  failures        {p['observed_failures']:>8} (simulated 95%: {p['simulated_failures_ci95'][0]:.0f}-"
+          f"{p['simulated_failures_ci95'][1]:.0f}), p = {p['failures_p']:.3g}")
+    print(f"  inter-arrivals  KS distance to the model's, p = {p['interarrival_p']:.3g}")
+    print(f"  event times     KS distance to the model's (a burst at the start shows here), p = "
+          f"{p['event_times_p']:.3g}")
+    lay = p["wipeout_layout"]
+    print(f"  wipe-outs       {p['observed_wipeouts']:>8} replaying the log ({lay['layout']}, r={lay['r']}; simulated "
+          f"95%: {p['simulated_wipeouts_ci95'][0]:.0f}-{p['simulated_wipeouts_ci95'][1]:.0f}), p = "
+          f"{p['wipeouts_p']:.3g}")
+    print(f"  {'consistent with its log' if p['consistent'] else 'NOT consistent with its log'}: {p['rule']}")
+    if "label" in d:
+        print(d["label"])
+    print("spare-mc ttt flags: " + " ".join(d["ttt_flags"]))
+
+
 def flag_args(flags: dict, digits: int | None = None) -> list:
     """A ``spare_mc_flags`` set of ``log fit`` as command-line words: ``{"mtbf_s": 1.5, ...}`` is ``["--mtbf-s",
     "1.5", ...]`` (floats in full, ``repr``, or to ``digits`` significant digits for the text output)."""
@@ -302,6 +334,9 @@ def flag_args(flags: dict, digits: int | None = None) -> list:
 
 def log_fit(d: dict) -> None:
     """``log fit``: the fits, the levels not fitted, and the ``spare-mc ttt`` flags of the fitted models."""
+    if "model" in d:
+        _fit_model(d)
+        return
     print(f"{'level':<8} {'failures':>8} {'units':>8} {'shape k [95% CI]':>28} {'mean lifetime s [95% CI]':>40}")
     for name, x in d["fits"].items():
         print(f"{name:<8} {x['failures']:>8} {x['units']:>8} {x['shape']:>8.4f} [{x['shape_ci'][0]:.4f}, "
@@ -376,6 +411,32 @@ def log_replay(d: dict) -> None:
         _legend(names)
     if "layout_note" in d:
         print(f"note: {d['layout_note']}")
+
+
+def recommend(d: dict) -> None:
+    """``recommend``: the fit and its check, the best candidate, the runner-up and margin, the replay."""
+    _fit_model({**d["fit"], "predictive": d["predictive"], **({"label": d["label"]} if "label" in d else {})})
+
+    def row(x):
+        ci = x["ttt_over_t0_ci95"]
+        return (f"{x['strategy']:<5} r={x['r']:<3} period {x['ckpt_period_s']:>10.6g} s  TTT/T0 "
+                f"{x['ttt_over_t0']:.4f} [{ci[0]:.4f}, {ci[1]:.4f}]")
+
+    print(f"candidates under the fitted model ({d['reps']} jobs each, same failures):")
+    for x in sorted(d["candidates"], key=lambda x: x["ttt_over_t0"]):
+        print("  " + row(x))
+    print("best:      " + row(d["best"]))
+    print("runner-up: " + row(d["runner_up"]))
+    m = d["margin_ci95"]
+    print(f"margin (runner-up minus best, paired): {d['margin']:.4f} [{m[0]:.4f}, {m[1]:.4f}]")
+    rp = d["replay"]
+    if rp.get("consistent") is None:
+        print(f"replay on the log's own events: {rp.get('note', 'none')}")
+    else:
+        ci = rp["ttt_over_t0_ci95"]
+        print(f"replay on the log's own events ({rp['starts']} non-overlapping starts): TTT/T0 "
+              f"{rp['ttt_over_t0']:.4f} [{ci[0]:.4f}, {ci[1]:.4f}]: "
+              + ("agrees with the model" if rp["consistent"] else "DISAGREES with the model"))
 
 
 def log_import(d: dict) -> None:

@@ -6,21 +6,26 @@ the library and returns the dict that ``--json`` prints and its formatter (:mod:
 
 from __future__ import annotations
 
+import argparse
 import os
 from dataclasses import fields
 
 from .._lib.provenance import stamp
-from .._lib.validation import UsageValueError
+from .._lib.validation import UsageValueError, parse_list
+from ..analyses.recommend import recommend
 from ..analyses.reproduce import studies_dir
 from ..logs.failure_log import log_format, read_failure_log, write_failure_log
 from ..logs.fit import fit_failure_log
 from ..logs.importer import import_failure_log
+from ..logs.models import fit_model
+from ..logs.predictive import predictive_check
 from ..logs.replay import replay_log
 from ..mc.reorder import overhead_check
 from ..mc.survivability import MASKED_CHUNK, masked_failures
 from ..model.kinds import EXACT_LAYOUTS, make_layout
 from ..model.paper import PAPER_R
 from ..model.topology import Topology
+from ..model.unit_renewal import UnitRenewal
 from ..options import set_options
 from ..plots.sweep_figures import save_figures
 from ..sweep.compare import compare_dataset
@@ -29,7 +34,8 @@ from ..sweep.spec import SweepSpec
 from ..sweep.storage import atomic_write, check_writable
 from ..theory.exact import exact_cost
 from ..ttt.config import TimelineConfig
-from ..ttt.report import classical_check, step_ttt
+from ..ttt.report import AVAILABILITY_DEFINITION, classical_check, step_ttt
+from ..ttt.stream import simulate_stream_ttt
 from .format import flag_args, say
 from .parser import config_overrides, flag_names
 
@@ -107,6 +113,12 @@ def run_ttt(args) -> dict:
     if args.ckpt_period == "optimal" and args.ckpt_period_factor not in (None, 1.0):
         raise UsageValueError("`--ckpt-period optimal` means the theory optimum T_c* itself: drop "
                               "`--ckpt-period-factor`, or drop `--ckpt-period optimal` to scale it")
+    if args.model_check == "failed" and not args.accept_failed_check:
+        raise UsageValueError("`--model-check failed`: this failure model failed its predictive check (it does not "
+                              "reproduce the log it was fitted to; see `spare-mc log fit`); add "
+                              "--accept-failed-check to run it anyway")
+    if args.accept_failed_check and args.model_check != "failed":
+        raise UsageValueError("`--accept-failed-check` has no effect without --model-check failed")
     if args.model == "classical":
         return _run_ttt_classical(args)
     for flag, value in (("--strategy", args.strategy), ("--n-groups", args.n_groups)):
@@ -118,9 +130,59 @@ def run_ttt(args) -> dict:
                else f"--ckpt-every-steps {args.ckpt_every_steps}")
         raise UsageValueError(f"`--ckpt-period optimal` (the periodic optimum T_c*) contradicts `{how}`, which "
                               f"sets the checkpoints itself: drop one of them")
+    unit_flags = [f for f, v in _unit_flag_values(args).items() if v is not None]
+    if args.failures == "unit":
+        return _run_ttt_unit(args, r)
+    if unit_flags:
+        raise UsageValueError(f"{', '.join(f'`{f}`' for f in unit_flags)} has no effect without --failures unit")
     cfg = TimelineConfig(args.strategy, args.n_groups, r=r, ckpt_period_s=args.ckpt_period_s,
                          **config_overrides(args, args.n_groups))  # (its errors name flags: spare_mc.cli.main)
     return stamp(step_ttt(cfg, args.reps, seed=args.seed).to_dict())
+
+
+def _unit_flag_values(args) -> dict:
+    """The flags of ``ttt --failures unit`` and their values (None: not given)."""
+    names = ["unit_level", "unit_mean_s", "ages"]
+    return {"--" + n.replace("_", "-"): getattr(args, n, None) for n in names}
+
+
+def _run_ttt_unit(args, r) -> dict:
+    """``ttt --failures unit``: a cluster in service (:class:`spare_mc.model.unit_renewal.UnitRenewal`) run as an
+    exogenous failure stream (:func:`spare_mc.ttt.stream.simulate_stream_ttt`)."""
+
+    for flag, value in (("--unit-level", args.unit_level), ("--unit-mean-s", args.unit_mean_s),
+                        ("--n-gpus", args.n_gpus)):
+        if value is None:
+            raise UsageValueError(f"`{flag}` is required with --failures unit")
+    useless = [flag for flag, value in (("--mtbf-s", args.mtbf_s), ("--calibration", args.calibration),
+                                        ("--age-policy", args.age_policy), ("--domain-mtbf-s", args.domain_mtbf_s),
+                                        ("--domain-levels", args.domain_levels))
+               if value is not None]
+    if args.no_live_scaling:
+        useless.append("--no-live-scaling")
+    if useless:
+        raise UsageValueError(f"{', '.join(f'`{f}`' for f in useless)} has no effect with --failures unit (the "
+                              f"cluster's MTBF is --unit-mean-s / units; units fail whether the job runs or not)")
+    topo_kw = {f.name: getattr(args, f.name) for f in fields(Topology)
+               if f.name not in ("n_groups",) and getattr(args, f.name, None) is not None}
+    topo = Topology(n_groups=args.n_groups, **topo_kw)
+    model = UnitRenewal(args.unit_level, args.unit_mean_s, 1.0 if args.shape is None else args.shape,
+                        args.ages or "stationary")
+    kw = config_overrides(args)
+    kw["shape"] = 1.0  # the theory period's process: exponential at the cluster's long-run rate (ckpt_period_rule)
+    kw["mtbf_s"] = model.system_mtbf_s(topo)
+    cfg = TimelineConfig(args.strategy, args.n_groups, r=r, ckpt_period_s=args.ckpt_period_s, **kw)
+    res = simulate_stream_ttt(cfg, model, topo, args.reps, rng=args.seed)
+    d = {"seed": args.seed, **res.summary(), "config": cfg.to_dict(), "failure_model": model.to_dict(),
+         "topology": topo.to_dict(),
+         "ckpt_period_rule": ("given" if args.ckpt_period_s is not None else
+                              "the theory optimum T_c* for exponential failures at the cluster's long-run MTBF "
+                              "(--unit-mean-s / units)"),
+         "theory": {"applies": False,
+                    "why": "the closed forms assume a system-level renewal process restarted with the job; here "
+                           "units of a cluster in service fail on their own clocks (exogenous stream)"},
+         "availability_definition": AVAILABILITY_DEFINITION}
+    return stamp(d)
 
 
 def _run_ttt_classical(args) -> dict:
@@ -191,6 +253,13 @@ def run_log_fit(args) -> dict:
     fitted models (``spare_mc_flags``)."""
 
     log = _read_log(args)
+    if args.model != "levels":
+        return _run_log_fit_model(args, log)
+    given = [flag for flag, value in (("--unit-level", args.unit_level), ("--ages", args.ages),
+                                      ("--resolution-s", args.resolution_s)) if value is not None]
+    if given:
+        raise UsageValueError(f"{', '.join(f'`{f}`' for f in given)} has no effect with --model levels (give "
+                              f"--model system or unit)")
     fit = fit_failure_log(log, levels=args.levels, shared_shape=args.shared_shape,
                           min_failures=args.min_failures, ci=args.ci)
     d = fit.to_dict()
@@ -208,6 +277,76 @@ def run_log_fit(args) -> dict:
     d["spare_mc_flags"] = models
     d["ttt_args"] = {name: flag_args(flags) for name, flags in models.items()}
     return stamp(d)
+
+
+def _run_log_fit_model(args, log) -> dict:
+    """``log fit --model system|unit``: :func:`spare_mc.logs.models.fit_model` and its predictive check."""
+
+    given = [flag for flag, value in (("--levels", args.levels), ("--shared-shape", args.shared_shape or None))
+             if value is not None]
+    if args.model == "system":
+        given += [flag for flag, value in (("--unit-level", args.unit_level), ("--ages", args.ages))
+                  if value is not None]
+    if given:
+        raise UsageValueError(f"{', '.join(f'`{f}`' for f in given)} has no effect with --model {args.model}")
+    res = args.resolution_s
+    if res is not None and res != "auto":
+        try:
+            res = float(res)
+        except ValueError:
+            raise UsageValueError(f"`--resolution-s` must be a number of seconds or 'auto', got {res!r}") from None
+    kw = {"resolution_s": "auto" if res is None else res, "ci": args.ci}
+    if args.model == "unit":
+        kw["ages"] = args.ages or "stationary"
+    fit = fit_model(log, args.model, unit_level=args.unit_level, **kw)
+    check = predictive_check(fit, log, sims=args.sims, layout=args.check_layout, r=args.check_r, rng=args.seed)
+    d = fit.to_dict()
+    d["predictive"] = check.to_dict()
+    d["model_check_passed"] = check.consistent
+    if not check.consistent:
+        d["label"] = (f"REJECTED by its predictive check ({', '.join(check.failing)}): the model does not "
+                      f"reproduce its own log; `spare-mc ttt` refuses these flags unless given "
+                      f"--accept-failed-check")
+        d["ttt_flags"] = [*d["ttt_flags"], "--model-check", "failed"]
+    return stamp(d)
+
+
+def run_recommend(args) -> dict:
+    """``recommend``: :func:`spare_mc.analyses.recommend.recommend`."""
+
+    check_reps_and_seed(args.reps, "--reps", args.seed)
+    set_by_us = [flag for flag, name in (("--mtbf-s", "mtbf_s"), ("--shape", "shape"),
+                                         ("--ckpt-period-factor", "ckpt_period_factor"))
+                 if getattr(args, name, None) is not None]
+    if args.no_live_scaling:
+        set_by_us.append("--no-live-scaling")
+    if set_by_us:
+        raise UsageValueError(f"{', '.join(f'`{f}`' for f in set_by_us)} has no effect with recommend: the failure "
+                              f"model is fitted to the log and the periods come from --period-factors")
+    if args.model == "system":
+        given = [f for f, v in (("--unit-level", args.unit_level), ("--ages", args.ages)) if v is not None]
+        if given:
+            raise UsageValueError(f"{', '.join(f'`{f}`' for f in given)} has no effect with --model system")
+    # the topology flags are the log's (and the fitted model's), not a TimelineConfig failure model's
+    job = config_overrides(argparse.Namespace(**{**vars(args), "n_gpus": None, "placement": None}))
+    n_steps = job.pop("n_steps", None)
+    if n_steps is None:
+        raise UsageValueError("`--n-steps` (the job's training steps) is required")
+    res = args.resolution_s
+    if res is not None and res != "auto":
+        try:
+            res = float(res)
+        except ValueError:
+            raise UsageValueError(f"`--resolution-s` must be a number of seconds or 'auto', got {res!r}") from None
+    spare_r = list(parse_list(args.spare_r, "--spare-r", int, what="redundancies"))
+    factors = list(parse_list(args.period_factors, "--period-factors", float, what="period factors"))
+    with flag_names(spare_r="--spare-r", period_factors="--period-factors", reps="--reps",
+                    replay_starts="--replay-starts", sims="--sims", unit_level="--unit-level"):
+        rec = recommend(_read_log(args), n_steps=n_steps, model=args.model, unit_level=args.unit_level,
+                        ages=args.ages, resolution_s="auto" if res is None else res, spare_r=spare_r,
+                        period_factors=factors, reps=args.reps, replay_starts=args.replay_starts, sims=args.sims,
+                        rng=args.seed, accept_failed_check=args.accept_failed_check, **job)
+    return stamp(rec.to_dict())
 
 
 def run_log_replay(args) -> dict:

@@ -17,11 +17,13 @@ from .._lib.validation import UsageError
 from .._lib.version import __version__
 from ..analyses.dynamic import STUDY_SETS as DYNAMIC_SETS
 from ..analyses.repair import STUDY_SETS as REPAIR_SETS
+from ..logs.models import MODELS as FIT_MODELS
 from ..model.failures import DOMAIN_SIZES, FAILURE_SPEC_DEFAULTS, failure_from_spec
 from ..model.kinds import LAYOUT_KINDS, SPARE_LAYOUTS
 from ..model.paper import PAPER_R
 from ..model.strategies import STRATEGIES
 from ..model.topology import DOMAIN_LEVELS, PLACEMENTS, Topology
+from ..model.unit_renewal import AGE_STARTS, UNIT_LEVELS
 from ..ttt.config import TimelineConfig
 from ..ttt.optimize import OPTIMISED
 
@@ -90,7 +92,7 @@ def flag_type(hint) -> type:
     return hint
 
 
-def add_config_options(p, topology=True, failures=True, reserved=(), config=TimelineConfig) -> None:
+def add_config_options(p, topology=True, failures=True, reserved=(), config=TimelineConfig, unit=False) -> None:
     """One flag per :class:`TimelineConfig` field marked for the command line, with its meaning, unit and default
     taken from the field (so every default lives in one place) and its type from the field's type
     (:func:`flag_type`); ``failures=False``: the system-level failure process only (no failure-model flags).
@@ -122,10 +124,14 @@ def add_config_options(p, topology=True, failures=True, reserved=(), config=Time
         p.set_defaults(failures="system", calibration=None, age_policy=None, domain_mtbf_s=None, domain_levels=None,
                        n_gpus=None, placement=None, **no_sizes)
         return
-    p.add_argument("--failures", choices=("system", "per-gpu") + DOMAIN_LEVELS + ("mixed",), default="system",
+    p.add_argument("--failures", choices=("system", "per-gpu") + DOMAIN_LEVELS + ("mixed",) + (("unit",) if unit else ()),
+                   default="system",
                    help="failure model: system-level renewal (default); per-GPU Weibull lifetimes; or failure domains "
                         "(node, rack, power, pod; mixed: several levels at once, --domain-levels) on top of per-GPU "
-                        "lifetimes, calibrated to --mtbf-s as --calibration says")
+                        "lifetimes, calibrated to --mtbf-s as --calibration says"
+                        + ("; unit: a cluster in service, every unit of --unit-level a Weibull renewal process started "
+                           "at its age (--unit-mean-s, --shape, --ages; the model `spare-mc log fit --model unit` "
+                           "prints)" if unit else ""))
     p.add_argument("--calibration", choices=("first_failure", "long_run"), default=None,
                    help="how per-GPU lifetimes match --mtbf-s: first_failure (default: the first failure of a fresh "
                         "system has mean --mtbf-s) or long_run (the long-run failure rate is 1/--mtbf-s); they differ "
@@ -152,6 +158,15 @@ def add_config_options(p, topology=True, failures=True, reserved=(), config=Time
         p.add_argument("--" + name.replace("_", "-"), type=int, default=None,
                        help=f"{TOPOLOGY_HELP.get(name, 'topology: ' + name.replace('_', ' '))}; sizes the failure "
                             f"domains of levels {coarser} (default {defaults[name]})")
+    if not unit:
+        return
+    p.add_argument("--unit-level", choices=UNIT_LEVELS, default=None,
+                   help="--failures unit: the failing unit (gpu, node, rack, power, pod)")
+    p.add_argument("--unit-mean-s", type=float, default=None,
+                   help="--failures unit: mean lifetime of one unit (s)")
+    p.add_argument("--ages", choices=AGE_STARTS, default=None,
+                   help="--failures unit: the units' ages at the job's start: stationary (a cluster long in service; "
+                        "default) or new")
 
 
 def add_study_flags(p, reserved=()) -> None:
@@ -226,7 +241,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="'optimal' = the theory optimum T_c* (the default)")
     add_reps(tt, 50, "replications (jobs)")
     add_seed(tt)
-    add_config_options(tt)
+    add_config_options(tt, unit=True)
+    tt.add_argument("--model-check", choices=("passed", "failed"), default=None,
+                    help="the predictive check of the failure model's fit (`spare-mc log fit` prints it with the "
+                         "flags); a failed one is refused unless --accept-failed-check")
+    tt.add_argument("--accept-failed-check", action="store_true",
+                    help="run a failure model whose fit failed its predictive check anyway")
     tt.add_argument("--json", action="store_true", help="print one JSON object")
     sw = sub.add_parser("sweep", parents=[common], help="run or resume a parameter sweep (TOML spec) on dask")
     sw.add_argument("spec", help="path of a TOML sweep spec, or the name of a shipped study (masked, overhead, "
@@ -366,6 +386,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_study_flags(dy, reserved=DYNAMIC_SETS)
     dy.add_argument("--json", action="store_true", help="print one JSON object")
     add_log_parser(sub, common)
+    add_recommend_parser(sub, common)
     rp = sub.add_parser("repair", parents=[common],
                         help="repair without a global restart: TTT/T0, availability, wipe-outs and the best r of Rep "
                              "and SPARe against the repair time")
@@ -390,6 +411,50 @@ TOPOLOGY_HELP = {"n_gpus": "GPUs of the cluster the log was taken on, G (units a
                   "gpus_per_node": "GPUs per node (GPU x is in node x // gpus_per_node)",
                   "nodes_per_rack": "nodes per rack", "racks_per_power": "racks per power/network domain",
                   "power_per_pod": "power domains per pod"}
+
+
+def add_recommend_parser(sub, common) -> None:
+    """``spare-mc recommend LOG``: the log's topology flags, the failure model's, the job's timeline flags."""
+
+    rc = sub.add_parser("recommend", parents=[common],
+                        help="from a failure log and a job's facts: the best strategy, r and checkpoint period, "
+                             "checked against the log's own events")
+    rc.add_argument("log", help="path of the failure log (CSV, or Parquet with the parquet extra)")
+    for f in fields(Topology):
+        flag = "--" + f.name.replace("_", "-")
+        if f.name == "placement":
+            rc.add_argument(flag, choices=PLACEMENTS, default=f.default,
+                            help=f"how groups map onto GPUs (default {f.default})")
+        else:
+            required = f.default is MISSING
+            rc.add_argument(flag, type=int, required=required, default=None if required else f.default,
+                            help=TOPOLOGY_HELP.get(f.name, f"topology: {f.name.replace('_', ' ')}")
+                            + ("" if required else f" (default {f.default})"))
+    rc.add_argument("--duration-s", type=float, default=None,
+                    help="end of the log's observation window, s (default: its duration_s metadata, else its last "
+                         "event)")
+    rc.add_argument("--model", choices=FIT_MODELS, default="system",
+                    help="failure model fitted to the log: system (one renewal process of the cluster; default) or "
+                         "unit (per-unit renewals at their ages)")
+    rc.add_argument("--unit-level", default=None, help="--model unit: the failing level (default: most events)")
+    rc.add_argument("--ages", choices=AGE_STARTS, default=None,
+                    help="--model unit: the units' ages at the log start (default stationary)")
+    rc.add_argument("--resolution-s", default=None,
+                    help="the log's time resolution in s (default auto; 0: exact times)")
+    rc.add_argument("--spare-r", default="2,3,4", help="SPARe redundancies to try, comma-separated (default 2,3,4)")
+    rc.add_argument("--period-factors", default="0.5,1,2",
+                    help="checkpoint periods to try, as multiples of the theory optimum (default 0.5,1,2)")
+    add_reps(rc, 100, "jobs per candidate under the fitted model")
+    rc.add_argument("--replay-starts", type=int, default=60,
+                    help="most start times of the replay on the log's own events (default 60)")
+    rc.add_argument("--sims", type=int, default=200,
+                    help="simulated windows of the model's predictive check (default 200)")
+    rc.add_argument("--accept-failed-check", action="store_true",
+                    help="recommend even when the fitted model fails its predictive check (labelled in the output)")
+    add_seed(rc)
+    add_config_options(rc, topology=False, failures=False, reserved=("mtbf_s", "shape", "ckpt_period_factor"))
+    rc.set_defaults(placement="contiguous")  # the log's topology flag (add_config_options reset it)
+    rc.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def add_log_parser(sub, common) -> None:
@@ -422,6 +487,27 @@ def add_log_parser(sub, common) -> None:
                        help="end of the observation window, s (default: the log's duration_s metadata, else its "
                             "last event)")
         if name == "fit":
+            q.add_argument("--model", choices=("levels",) + FIT_MODELS, default="levels",
+                           help="levels: a Weibull law per level, units new at the log start (default; the PerGPU "
+                                "and domain models); system: one renewal process of the whole cluster (every event, "
+                                "ties as rounded gaps); unit: every unit of --unit-level a renewal process at its "
+                                "age (--ages). system and unit are checked against the log (predictive check)")
+            q.add_argument("--unit-level", default=None,
+                           help="--model unit: the level whose units fail (default: the level with most events)")
+            q.add_argument("--ages", choices=AGE_STARTS, default=None,
+                           help="--model unit: the units' ages at the log start: stationary (default; a cluster "
+                                "in service) or new")
+            q.add_argument("--resolution-s", default=None,
+                           help="--model system/unit: the log's time resolution in s (gaps are rounded "
+                                "observations; 0: exact times; default auto: an hour, a minute or a second)")
+            q.add_argument("--sims", type=int, default=200,
+                           help="--model system/unit: simulated windows of the predictive check (default 200)")
+            q.add_argument("--check-layout", choices=("cyclic", "block", "sidon"), default="cyclic",
+                           help="--model system/unit: the layout whose wipe-outs the check compares (default "
+                                "cyclic)")
+            q.add_argument("--check-r", type=int, default=2,
+                           help="--model system/unit: its redundancy r (default 2)")
+            add_seed(q)
             q.add_argument("--levels", default=None,
                            help="comma-separated levels to fit (default: every level with at least --min-failures "
                                 "failures)")
@@ -496,6 +582,8 @@ def config_overrides(args, n_groups=None) -> dict:
         d["live_scaling"] = False
     defaults = {f.name: f.default for f in fields(TimelineConfig)}
     kind = args.failures.replace("-", "_")
+    if kind == "unit":  # a stream, not a TimelineConfig failure model (spare_mc.cli.handlers._run_ttt_unit)
+        return d
     spec = dict(age_policy=args.age_policy, domain_mtbf_s=args.domain_mtbf_s, n_gpus=args.n_gpus,
                 placement=args.placement, calibration=args.calibration, domain_levels=args.domain_levels)
     sizes = {name: getattr(args, name, None) for name in DOMAIN_SIZES}

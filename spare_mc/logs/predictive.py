@@ -1,0 +1,176 @@
+"""The predictive check of a fitted failure model: does the model reproduce the log it was fitted to?
+
+:func:`predictive_check` simulates the log's own window under the fitted model (same topology, same start state,
+times rounded to the log's resolution) ``sims`` times and compares four statistics of the log with their simulated
+distributions:
+
+``failures``
+    the number of events (the model's subset of the log: every event for the system model, the events of its level
+    for a per-unit model);
+``interarrival``
+    the distribution of the gaps between successive events: the Kolmogorov-Smirnov distance between the log's gaps
+    and the gaps of a reference set of simulations (a second, independent set);
+``event_times``
+    where in the window the events fall (the same distance on the event times): an early-life burst at the log start
+    that the model does not have, or the reverse, shows here;
+``wipeouts``
+    the wipe-outs of a layout (``layout``, ``r``) replaying the log (:func:`spare_mc.replay_log`) against replaying
+    each simulated log the same way.
+
+Each p-value is a Monte Carlo one, ``(1 + #{simulated as extreme}) / (1 + sims)`` (two-sided for the counts: twice
+the smaller tail, capped at 1), so it is valid although a log's gaps are not independent (a superposition of renewal
+processes is not a renewal process). The model is **consistent** with its log when every p-value is at least
+``alpha / 4`` (Bonferroni over the four). The parameters were fitted to the same log, which makes the check
+conservative (a fitted model sits closer to its data than the true one would).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._lib.seeding import generator
+from .._lib.validation import UsageTypeError, UsageValueError, as_float, as_int
+from .failure_log import FailureLog
+from .models import SystemFit, UnitFit
+from .replay import replay_log
+
+__all__ = ["STATISTICS", "PredictiveCheck", "predictive_check"]
+
+STATISTICS = ("failures", "interarrival", "event_times", "wipeouts")
+
+
+def _ks(sample: np.ndarray, ref_sorted: np.ndarray) -> float:
+    """Kolmogorov-Smirnov distance between the empirical law of ``sample`` and that of ``ref_sorted``."""
+    if sample.size == 0 or ref_sorted.size == 0:
+        return 1.0 if sample.size != ref_sorted.size else 0.0
+    s = np.sort(sample)
+    grid = np.concatenate([s, ref_sorted])
+    fs = np.searchsorted(s, grid, side="right") / s.size
+    fr = np.searchsorted(ref_sorted, grid, side="right") / ref_sorted.size
+    return float(np.max(np.abs(fs - fr)))
+
+
+def _p_two_sided(obs: float, sims: np.ndarray) -> float:
+    n = sims.size
+    lo = (1 + np.sum(sims <= obs)) / (n + 1)
+    hi = (1 + np.sum(sims >= obs)) / (n + 1)
+    return float(min(1.0, 2 * min(lo, hi)))
+
+
+def _p_upper(obs: float, sims: np.ndarray) -> float:
+    return float((1 + np.sum(sims >= obs)) / (sims.size + 1))
+
+
+@dataclass(frozen=True, eq=False)
+class PredictiveCheck:
+    """The result of :func:`predictive_check`."""
+
+    observed: dict
+    simulated_ci95: dict
+    p_values: dict
+    alpha: float
+    sims: int
+    layout: str
+    r: int
+
+    @property
+    def consistent(self) -> bool:
+        return all(p >= self.alpha / len(self.p_values) for p in self.p_values.values())
+
+    @property
+    def failing(self) -> list:
+        return [name for name, p in self.p_values.items() if p < self.alpha / len(self.p_values)]
+
+    def to_dict(self) -> dict:
+        return {"observed_failures": self.observed["failures"],
+                "simulated_failures_ci95": self.simulated_ci95["failures"],
+                "interarrival_p": self.p_values["interarrival"], "event_times_p": self.p_values["event_times"],
+                "failures_p": self.p_values["failures"],
+                "observed_wipeouts": self.observed["wipeouts"],
+                "simulated_wipeouts_ci95": self.simulated_ci95["wipeouts"], "wipeouts_p": self.p_values["wipeouts"],
+                "wipeout_layout": {"layout": self.layout, "r": self.r},
+                "consistent": self.consistent, "failing": self.failing, "alpha": self.alpha, "sims": self.sims,
+                "rule": f"Monte Carlo p-values from {self.sims} simulated windows; consistent when each of the "
+                        f"{len(self.p_values)} is >= alpha/{len(self.p_values)} = "
+                        f"{self.alpha / len(self.p_values):.4g} (Bonferroni)"}
+
+
+def _subset(log: FailureLog, fit) -> FailureLog:
+    """The events of ``log`` the model describes (a per-unit model: its level)."""
+    if isinstance(fit, SystemFit):
+        return log
+    m = log.level == log.levels.index(fit.level)
+    rep = None if log.repair_s is None else log.repair_s[m]
+    return FailureLog(log.time_s[m], log.level[m], log.unit[m], rep, log.duration_s, log.topology, log.levels,
+                      log.source)
+
+
+def _wipeouts(log: FailureLog, layout: str, r: int) -> int:
+    return replay_log(log, layout, r=r).epochs
+
+
+def predictive_check(fit, log: FailureLog, *, sims: int = 200, layout: str = "cyclic", r: int = 2,
+                     alpha: float = 0.05, rng=0) -> PredictiveCheck:
+    """Simulate the log's window under ``fit`` and compare (module docstring).
+
+    Parameters
+    ----------
+    fit : SystemFit or UnitFit
+    log : FailureLog
+        The log the model was fitted to.
+    sims : int
+        Simulated windows per set (two sets: one for the statistics' law, one as the reference distribution of
+        the gaps and event times).
+    layout, r : str, int
+        The layout whose wipe-outs are compared (default cyclic with r = 2).
+    alpha : float
+        Level of the check (each of the four tests at ``alpha / 4``).
+    rng : seed
+
+    Returns
+    -------
+    PredictiveCheck
+    """
+    if not isinstance(fit, (SystemFit, UnitFit)):
+        raise UsageTypeError(f"`fit` must be a SystemFit or UnitFit (spare_mc.logs.models), got "
+                             f"{type(fit).__name__}")
+    if not isinstance(log, FailureLog):
+        raise UsageTypeError(f"`log` must be a FailureLog, got {type(log).__name__}")
+    if log.topology != fit.topology or log.duration_s != fit.window_s:
+        raise UsageValueError("`log` must be the log `fit` was fitted to (same topology and window)")
+    r = as_int(r, "r", min_value=1)
+    alpha = as_float(alpha, "alpha", positive=True, max_value=1.0, max_inclusive=False)
+    # a two-sided Monte Carlo p-value is at least 2 / (sims + 1): below alpha/4 only with sims + 1 > 8 / alpha
+    least = math.floor(2 * len(STATISTICS) / alpha)
+    sims = as_int(sims, "sims", min_value=1)
+    if sims < least:
+        raise UsageValueError(f"`sims`={sims} is too few for a check at alpha={alpha:g}: its smallest two-sided "
+                              f"p-value 2/(sims + 1) would never fall below alpha/{len(STATISTICS)}, so the check could "
+                              f"never fail; give at least {least}")
+    rng = generator(rng)
+    obs_log = _subset(log, fit)
+    W = log.duration_s
+    obs_t = obs_log.time_s
+    ref_logs = [fit.sample_log(W, rng) for _ in range(sims)]
+    ref_gaps = np.sort(np.concatenate([np.diff(x.time_s) for x in ref_logs]))
+    ref_times = np.sort(np.concatenate([x.time_s for x in ref_logs]))
+    del ref_logs
+    stats = {name: np.empty(sims) for name in STATISTICS}
+    for i in range(sims):
+        s = fit.sample_log(W, rng)
+        stats["failures"][i] = len(s)
+        stats["interarrival"][i] = _ks(np.diff(s.time_s), ref_gaps)
+        stats["event_times"][i] = _ks(s.time_s, ref_times)
+        stats["wipeouts"][i] = _wipeouts(s, layout, r) if len(s) else 0
+    obs = {"failures": int(obs_t.size), "interarrival": _ks(np.diff(obs_t), ref_gaps),
+           "event_times": _ks(obs_t, ref_times), "wipeouts": _wipeouts(obs_log, layout, r)}
+    p = {"failures": _p_two_sided(obs["failures"], stats["failures"]),
+         "interarrival": _p_upper(obs["interarrival"], stats["interarrival"]),
+         "event_times": _p_upper(obs["event_times"], stats["event_times"]),
+         "wipeouts": _p_two_sided(obs["wipeouts"], stats["wipeouts"])}
+    ci = {name: [float(np.quantile(stats[name], 0.025)), float(np.quantile(stats[name], 0.975))]
+          for name in ("failures", "wipeouts")}
+    return PredictiveCheck(obs, ci, p, alpha, sims, layout, r)
