@@ -260,3 +260,40 @@ def test_the_check_rejects_all_new_on_aged_units_and_passes_the_truth_on_most_lo
         passed += predictive_check(fit_units(log, "node"), log, rng=seed).consistent
         failed += not predictive_check(fit_units(log, "node", ages="new"), log, rng=seed).consistent
     assert passed >= 27 and failed >= 20, (passed, failed)
+
+
+# ------------------------------------------------------------------ the default per-level fit is checked too
+def test_the_per_level_fit_is_checked_and_a_failed_check_marks_its_flags(tmp_path, capsys):
+    """A log of aged nodes and GPUs fitted per level (every unit new at the log start): the check fails on the event
+    times and every printed flag set carries --model-check failed, which ttt refuses."""
+    from spare_mc.cli import main
+    topo = Topology(1024, 16)
+    m_gpu, m_node = UnitRenewal("gpu", 40 * 86400.0 * 8, 0.5), UnitRenewal("node", 40 * 86400.0, 0.5)
+    W = 180 * 86400.0
+    tg, ug = m_gpu.stream(topo, rng=1).until(W)
+    tn, un = m_node.stream(topo, rng=2).until(W)
+    t = np.concatenate([tg, tn])
+    c = np.concatenate([np.zeros(tg.size, dtype=np.int64), np.ones(tn.size, dtype=np.int64)])
+    u = np.concatenate([ug, un])
+    o = np.lexsort((u, c, t))
+    path = tmp_path / "aged.csv"
+    write_failure_log(path, FailureLog(t[o], c[o], u[o], None, W, topo, log_levels(topo), "aged"))
+    assert main(["log", "fit", str(path), "--n-gpus", "1024", "--n-groups", "16", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert not d["model_check_passed"] and "event_times" in d["predictive"]["failing"]
+    assert d["ttt_args"]["per-gpu"][-2:] == ["--model-check", "failed"]
+    job = ["ttt", "--strategy", "ckpt", "--n-groups", "16", "--n-steps", "50", "--reps", "2"]
+    assert main([*job, *d["ttt_args"]["per-gpu"]]) == 2
+    assert "--accept-failed-check" in capsys.readouterr().err
+    assert main([*job, *d["ttt_args"]["per-gpu"], "--accept-failed-check", "--json"]) == 0
+
+
+def test_the_wipeout_check_repairs_the_simulated_events_as_the_log_repairs_its_own():
+    """With repair times in the log, the replay honours them: the simulated logs get repair times drawn from the
+    log's, else a repaired log would be compared with unrepaired simulations (17 wipe-outs against 49-68)."""
+    log = read_failure_log(example_log_path(), Topology(256, 32, nodes_per_rack=4, racks_per_power=2))
+    check = predictive_check(fit_units(log, "gpu"), log, rng=0)
+    d = check.to_dict()
+    assert "drawn from the log's" in d["wipeout_repairs"]
+    lo, hi = d["simulated_wipeouts_ci95"]
+    assert lo <= d["observed_wipeouts"] <= hi

@@ -15,7 +15,8 @@ distributions:
     that the model does not have, or the reverse, shows here;
 ``wipeouts``
     the wipe-outs of a layout (``layout``, ``r``) replaying the log (:func:`spare_mc.replay_log`) against replaying
-    each simulated log the same way.
+    each simulated log the same way. When the log has repair times, the replay honours them, and each simulated
+    event gets a repair time drawn from the log's (with replacement), so that both sides repair alike.
 
 Each p-value is a Monte Carlo one, ``(1 + #{simulated as extreme}) / (1 + sims)`` (two-sided for the counts: twice
 the smaller tail, capped at 1), so it is valid although a log's gaps are not independent (a superposition of renewal
@@ -26,6 +27,7 @@ conservative (a fitted model sits closer to its data than the true one would).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -34,7 +36,7 @@ import numpy as np
 from .._lib.seeding import generator
 from .._lib.validation import UsageTypeError, UsageValueError, as_float, as_int
 from .failure_log import FailureLog
-from .models import SystemFit, UnitFit
+from .models import LevelsModel, SystemFit, UnitFit
 from .replay import replay_log
 
 __all__ = ["STATISTICS", "PredictiveCheck", "predictive_check"]
@@ -75,6 +77,7 @@ class PredictiveCheck:
     sims: int
     layout: str
     r: int
+    repairs: str = "none"
 
     @property
     def consistent(self) -> bool:
@@ -91,7 +94,7 @@ class PredictiveCheck:
                 "failures_p": self.p_values["failures"],
                 "observed_wipeouts": self.observed["wipeouts"],
                 "simulated_wipeouts_ci95": self.simulated_ci95["wipeouts"], "wipeouts_p": self.p_values["wipeouts"],
-                "wipeout_layout": {"layout": self.layout, "r": self.r},
+                "wipeout_layout": {"layout": self.layout, "r": self.r}, "wipeout_repairs": self.repairs,
                 "consistent": self.consistent, "failing": self.failing, "alpha": self.alpha, "sims": self.sims,
                 "rule": f"Monte Carlo p-values from {self.sims} simulated windows; consistent when each of the "
                         f"{len(self.p_values)} is >= alpha/{len(self.p_values)} = "
@@ -102,7 +105,8 @@ def _subset(log: FailureLog, fit) -> FailureLog:
     """The events of ``log`` the model describes (a per-unit model: its level)."""
     if isinstance(fit, SystemFit):
         return log
-    m = log.level == log.levels.index(fit.level)
+    names = fit.modelled_levels if isinstance(fit, LevelsModel) else (fit.level,)
+    m = np.isin(log.level, [log.levels.index(name) for name in names])
     rep = None if log.repair_s is None else log.repair_s[m]
     return FailureLog(log.time_s[m], log.level[m], log.unit[m], rep, log.duration_s, log.topology, log.levels,
                       log.source)
@@ -118,7 +122,7 @@ def predictive_check(fit, log: FailureLog, *, sims: int = 200, layout: str = "cy
 
     Parameters
     ----------
-    fit : SystemFit or UnitFit
+    fit : SystemFit, UnitFit or LevelsModel
     log : FailureLog
         The log the model was fitted to.
     sims : int
@@ -134,8 +138,8 @@ def predictive_check(fit, log: FailureLog, *, sims: int = 200, layout: str = "cy
     -------
     PredictiveCheck
     """
-    if not isinstance(fit, (SystemFit, UnitFit)):
-        raise UsageTypeError(f"`fit` must be a SystemFit or UnitFit (spare_mc.logs.models), got "
+    if not isinstance(fit, (SystemFit, UnitFit, LevelsModel)):
+        raise UsageTypeError(f"`fit` must be a SystemFit, UnitFit or LevelsModel (spare_mc.logs.models), got "
                              f"{type(fit).__name__}")
     if not isinstance(log, FailureLog):
         raise UsageTypeError(f"`log` must be a FailureLog, got {type(log).__name__}")
@@ -154,13 +158,22 @@ def predictive_check(fit, log: FailureLog, *, sims: int = 200, layout: str = "cy
     obs_log = _subset(log, fit)
     W = log.duration_s
     obs_t = obs_log.time_s
+    repairs = None if obs_log.repair_s is None else obs_log.repair_s  # resampled onto the simulated events
+
+    def simulate():
+        s = fit.sample_log(W, rng)
+        if repairs is None or not len(s):
+            return s
+        rep = repairs[rng.integers(0, repairs.size, len(s))]
+        return dataclasses.replace(s, repair_s=rep)
+
     ref_logs = [fit.sample_log(W, rng) for _ in range(sims)]
     ref_gaps = np.sort(np.concatenate([np.diff(x.time_s) for x in ref_logs]))
     ref_times = np.sort(np.concatenate([x.time_s for x in ref_logs]))
     del ref_logs
     stats = {name: np.empty(sims) for name in STATISTICS}
     for i in range(sims):
-        s = fit.sample_log(W, rng)
+        s = simulate()
         stats["failures"][i] = len(s)
         stats["interarrival"][i] = _ks(np.diff(s.time_s), ref_gaps)
         stats["event_times"][i] = _ks(s.time_s, ref_times)
@@ -173,4 +186,6 @@ def predictive_check(fit, log: FailureLog, *, sims: int = 200, layout: str = "cy
          "wipeouts": _p_two_sided(obs["wipeouts"], stats["wipeouts"])}
     ci = {name: [float(np.quantile(stats[name], 0.025)), float(np.quantile(stats[name], 0.975))]
           for name in ("failures", "wipeouts")}
-    return PredictiveCheck(obs, ci, p, alpha, sims, layout, r)
+    how = ("none: the log has no repair times" if repairs is None else
+           f"the log's own, and each simulated event one drawn from the log's {repairs.size} (with replacement)")
+    return PredictiveCheck(obs, ci, p, alpha, sims, layout, r, how)
