@@ -297,3 +297,29 @@ def test_the_wipeout_check_repairs_the_simulated_events_as_the_log_repairs_its_o
     assert "drawn from the log's" in d["wipeout_repairs"]
     lo, hi = d["simulated_wipeouts_ci95"]
     assert lo <= d["observed_wipeouts"] <= hi
+
+
+@pytest.mark.slow
+def test_the_check_passes_a_true_system_renewal_on_most_logs():
+    """30 logs of a system-level renewal (k = 0.6, minute ties): the fitted system model passes on at least 27."""
+    lam = 3000.0 / math.gamma(1 + 1 / 0.6)
+    rng = np.random.default_rng(60)
+    passed = 0
+    for i in range(30):
+        t = np.ceil(np.cumsum(lam * rng.weibull(0.6, 600)) / 60) * 60
+        log = FailureLog(t, np.zeros(t.size, dtype=np.int64), rng.integers(0, 1024, t.size), None, float(t[-1]),
+                         TOPO, log_levels(TOPO), "sys")
+        passed += predictive_check(fit_system(log), log, rng=i).consistent
+    assert passed >= 27, passed
+
+
+@pytest.mark.slow
+def test_recommend_agrees_with_the_replay_on_most_logs_of_a_true_model():
+    """30 node logs of aged units: the model's answer and the log replay agree (their 95% test) on at least 25
+    (P(Bin(30, 0.95) < 25) = 0.003 if the two estimate one number)."""
+    agree = 0
+    for i in range(30):
+        log = _node_log(0.6, 60, 365, 900 + i)
+        rec = recommend(log, n_steps=2000, model="unit", reps=40, spare_r=(2,), period_factors=(1.0,), rng=i)
+        agree += bool(rec.model_vs_replay_consistent)
+    assert agree >= 25, agree
