@@ -323,3 +323,23 @@ def test_recommend_agrees_with_the_replay_on_most_logs_of_a_true_model():
         rec = recommend(log, n_steps=2000, model="unit", reps=40, spare_r=(2,), period_factors=(1.0,), rng=i)
         agree += bool(rec.model_vs_replay_consistent)
     assert agree >= 25, agree
+
+
+def test_recommend_cli_json_keys_and_job_flags(tmp_path, capsys):
+    """The acceptance's keys, with modern checkpointing flags passed through to the job."""
+    from spare_mc.cli import main
+    path = tmp_path / "log.csv"
+    write_failure_log(path, _node_log(0.6, 60, 365, 5))
+    argv = ["recommend", str(path), "--n-gpus", "1024", "--n-groups", "16", "--model", "unit", "--n-steps", "1500",
+            "--reps", "20", "--spare-r", "2", "--period-factors", "1", "--memory-copies", "2", "--ckpt-async", "--json"]
+    assert main(argv) == 0
+    d = json.loads(capsys.readouterr().out)
+    for part in ("best", "runner_up"):
+        for key in ("strategy", "r", "ckpt_period_s", "ttt_over_t0", "ttt_over_t0_ci95"):
+            assert key in d[part]
+    for key in ("strategy", "r", "ttt_over_t0", "ttt_over_t0_ci95"):
+        assert key in d["replay"]
+    for key in ("margin_ci95", "model_check_passed", "model_vs_replay_consistent"):
+        assert key in d
+    assert main([*argv[:-1], "--mtbf-s", "100"]) == 2
+    assert "`--mtbf-s` has no effect with recommend" in capsys.readouterr().err

@@ -338,7 +338,8 @@ def run_recommend(args) -> dict:
         if given:
             raise UsageValueError(f"{', '.join(f'`{f}`' for f in given)} has no effect with --model system")
     # the topology flags are the log's (and the fitted model's), not a TimelineConfig failure model's
-    job = config_overrides(argparse.Namespace(**{**vars(args), "n_gpus": None, "placement": None}))
+    job = config_overrides(argparse.Namespace(**{**vars(args), **{f.name: None for f in fields(Topology)
+                                                                  if f.name != "n_groups"}}))
     n_steps = job.pop("n_steps", None)
     if n_steps is None:
         raise UsageValueError("`--n-steps` (the job's training steps) is required")
