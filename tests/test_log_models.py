@@ -343,3 +343,20 @@ def test_recommend_cli_json_keys_and_job_flags(tmp_path, capsys):
         assert key in d
     assert main([*argv[:-1], "--mtbf-s", "100"]) == 2
     assert "`--mtbf-s` has no effect with recommend" in capsys.readouterr().err
+
+
+def test_ages_at_a_start_time_are_the_logs():
+    """Known where the unit failed before the start (time since its last failure), a lower bound elsewhere; a model
+    started at those ages is never new."""
+    t = np.array([100.0, 250.0, 400.0, 900.0])
+    u = np.array([3, 3, 5, 3])
+    log = FailureLog(t, np.ones(4, dtype=np.int64), u, None, 1000.0, TOPO, log_levels(TOPO), "ages")
+    fit = fit_units(log, "node", resolution_s=0)
+    ages = fit.ages_at(log, 500.0)
+    assert ages.age_s[3] == 250.0 and ages.known[3]
+    assert ages.age_s[5] == 100.0 and ages.known[5]
+    assert ages.age_s[0] == 500.0 and not ages.known[0]
+    r = first_failures(fit.model(ages), ages.age_s.size, np.random.default_rng(0))
+    assert r.shape == (128,) and np.all(r >= 0)
+    with pytest.raises(ValueError, match="after the log's window end"):
+        fit.ages_at(log, 2000.0)
