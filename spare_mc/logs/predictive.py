@@ -126,8 +126,9 @@ def predictive_check(fit, log: FailureLog, *, sims: int = 200, layout: str = "cy
     log : FailureLog
         The log the model was fitted to.
     sims : int
-        Simulated windows per set (two sets: one for the statistics' law, one as the reference distribution of
-        the gaps and event times).
+        Simulated windows whose statistics the log's are ranked among (at least ``8 / alpha``: fewer could never
+        reject); a second, independent set of windows (``sims`` of them, or fewer for a large log: about 2 million
+        events) is the reference law of the gaps and event times.
     layout, r : str, int
         The layout whose wipe-outs are compared (default cyclic with r = 2).
     alpha : float
@@ -167,7 +168,10 @@ def predictive_check(fit, log: FailureLog, *, sims: int = 200, layout: str = "cy
         rep = repairs[rng.integers(0, repairs.size, len(s))]
         return dataclasses.replace(s, repair_s=rep)
 
-    ref_logs = [fit.sample_log(W, rng) for _ in range(sims)]
+    # the reference law of the gaps and event times: enough windows for about 2 million events (at most `sims`); the
+    # p-values are exact whatever its size (the log and each simulated window meet the same reference)
+    n_ref = min(sims, max(20, math.ceil(2e6 / max(1, obs_t.size))))
+    ref_logs = [fit.sample_log(W, rng) for _ in range(n_ref)]
     ref_gaps = np.sort(np.concatenate([np.diff(x.time_s) for x in ref_logs]))
     ref_times = np.sort(np.concatenate([x.time_s for x in ref_logs]))
     del ref_logs
