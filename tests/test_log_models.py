@@ -20,6 +20,7 @@ from spare_mc.logs.failure_log import FailureLog, log_levels, write_failure_log
 from spare_mc.logs.likelihood import MLE, Likelihood, gap_probabilities
 from spare_mc.logs.models import fit_system, fit_units
 from spare_mc.logs.predictive import predictive_check
+from spare_mc.logs.replay import replay_log
 from spare_mc.logs.synthetic import example_log_path
 from spare_mc.logs.weibull import weibull_mle
 from spare_mc.model.unit_renewal import UnitAges, UnitRenewal, first_failures
@@ -141,6 +142,20 @@ def test_the_check_passes_the_true_model_and_fails_all_new_on_aged_units():
     bad = predictive_check(fit_units(log, "node", ages="new"), log, rng=0)
     assert good.consistent
     assert not bad.consistent and "event_times" in bad.failing
+
+
+def test_the_check_counts_wipeouts_kill_only_on_a_log_with_repair_times():
+    """The fitted model has no repair times, so its simulated logs have none: the check replays the log without its
+    repairs too. The same events with and without repair times get the same check (the log's repairs used to be
+    replayed: the true model failed, about 10 wipe-outs against a simulated 142-168)."""
+    log = _node_log(0.5, 30, 180, 0)
+    rep = FailureLog(log.time_s, log.level, log.unit, np.full(len(log), 4500.0), log.duration_s, TOPO, log.levels,
+                     "with repairs")
+    assert replay_log(rep, "cyclic", r=2).epochs < replay_log(log, "cyclic", r=2).epochs  # the repairs matter
+    fit = fit_units(log, "node")
+    plain, repaired = predictive_check(fit, log, rng=0), predictive_check(fit, rep, rng=0)
+    assert repaired.observed == plain.observed and repaired.p_values == plain.p_values and repaired.consistent
+    assert repaired.to_dict()["wipeout_layout"]["repairs"] == "ignored"
 
 
 def test_log_fit_json_keys_and_flags_run_through_ttt(tmp_path):

@@ -313,8 +313,8 @@ def _fit_model(d: dict) -> None:
     print(f"  event times     KS distance to the model's (a burst at the start shows here), p = "
           f"{p['event_times_p']:.3g}")
     lay = p["wipeout_layout"]
-    print(f"  wipe-outs       {p['observed_wipeouts']:>8} replaying the log ({lay['layout']}, r={lay['r']}; simulated "
-          f"95%: {p['simulated_wipeouts_ci95'][0]:.0f}-{p['simulated_wipeouts_ci95'][1]:.0f}), p = "
+    print(f"  wipe-outs       {p['observed_wipeouts']:>8} replaying the log ({lay['layout']}, r={lay['r']}, repairs "
+          f"ignored; simulated 95%: {p['simulated_wipeouts_ci95'][0]:.0f}-{p['simulated_wipeouts_ci95'][1]:.0f}), p = "
           f"{p['wipeouts_p']:.3g}")
     print(f"  {'consistent with its log' if p['consistent'] else 'NOT consistent with its log'}: {p['rule']}")
     if "label" in d:
