@@ -144,6 +144,17 @@ def test_the_check_passes_the_true_model_and_fails_all_new_on_aged_units():
     assert not bad.consistent and "event_times" in bad.failing
 
 
+def test_the_aic_compares_the_models_at_the_minute_as_with_exact_times():
+    """On a log drawn from per-unit renewals the per-unit model has the lower AIC, and the two models' AIC difference
+    is the same recorded at the minute as with exact times: the first failures' densities are made tick
+    probabilities (before, the minute log preferred the system model, charged log(60) per unit that failed)."""
+    diffs = []
+    for res in (0.0, 60.0):
+        log = _node_log(0.6, 30, 365, 3, res=res)
+        diffs.append(fit_system(log, resolution_s=res).aic - fit_units(log, "node", resolution_s=res).aic)
+    assert diffs[0] > 50 and diffs[1] == pytest.approx(diffs[0], rel=0.05)
+
+
 def test_the_check_counts_wipeouts_kill_only_on_a_log_with_repair_times():
     """The fitted model has no repair times, so its simulated logs have none: the check replays the log without its
     repairs too. The same events with and without repair times get the same check (the log's repairs used to be
