@@ -16,6 +16,7 @@ from scipy import special, stats
 
 from spare_mc import Topology, TimelineConfig, read_failure_log
 from spare_mc.analyses.recommend import recommend
+from spare_mc.cli import main
 from spare_mc.logs.failure_log import FailureLog, log_levels, write_failure_log
 from spare_mc.logs.likelihood import MLE, Likelihood, gap_probabilities
 from spare_mc.logs.models import fit_system, fit_units
@@ -229,6 +230,30 @@ def test_recommend_agrees_with_the_replay_of_a_true_model():
         assert key in d["best"] and key in d["runner_up"]
     assert d["model_check_passed"] and d["model_vs_replay_consistent"]
     assert d["margin_ci95"][0] <= d["margin"] <= d["margin_ci95"][1]
+
+
+@pytest.mark.parametrize("sizes", [[], ["--gpus-per-node", "8", "--nodes-per-rack", "4", "--racks-per-power", "2"]])
+def test_spare_mc_recommend_runs_with_the_domain_sizes_given_or_not(capsys, sizes):
+    """The command line ran in neither case: the timeline's flags reset the log's domain sizes to None (`--gpus-per-
+    node` must be an integer, got None), and given, they were refused as having no effect on the system model."""
+    args = ["recommend", example_log_path(), "--n-gpus", "256", "--n-groups", "32", *sizes, "--n-steps", "50",
+            "--reps", "2", "--spare-r", "2", "--period-factors", "1", "--sims", "160", "--replay-starts", "2",
+            "--accept-failed-check", "--json"]
+    assert main(args) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["fit"]["topology"]["gpus_per_node"] == 8 and d["fit"]["n_events"] == 372
+    assert d["fit"]["topology"]["racks_per_power"] == (2 if sizes else 8)
+
+
+def test_recommend_applies_repairs_to_rep_and_spare_only():
+    """A repair option (Rep and SPARe only) is dropped for CKPT-only and listed: it was passed to every candidate, and
+    the CKPT-only one refused it after the fit and the check had run, so no recommendation could take repairs."""
+    log = _node_log(0.5, 30, 180, 0)
+    rec = recommend(log, n_steps=300, model="unit", reps=3, spare_r=(2,), period_factors=(1.0,), sims=160,
+                    repair="fixed", repair_s=1800.0, rng=1)
+    d = rec.to_dict()
+    assert d["options_not_applied"] == {"ckpt": ["repair", "repair_s"]}
+    assert {c["strategy"] for c in d["candidates"]} == {"ckpt", "rep", "spare"}
 
 
 def test_recommend_refuses_a_model_that_fails_its_check():

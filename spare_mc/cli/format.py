@@ -429,6 +429,8 @@ def recommend(d: dict) -> None:
     print("runner-up: " + row(d["runner_up"]))
     m = d["margin_ci95"]
     print(f"margin (runner-up minus best, paired): {d['margin']:.4f} [{m[0]:.4f}, {m[1]:.4f}]")
+    for strategy, names in d.get("options_not_applied", {}).items():
+        print(f"({strategy}: {', '.join(names)} not applied: no effect on this strategy)")
     rp = d["replay"]
     if rp.get("consistent") is None:
         print(f"replay on the log's own events: {rp.get('note', 'none')}")
