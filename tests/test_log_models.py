@@ -189,6 +189,16 @@ def test_log_fit_json_keys_and_flags_run_through_ttt(tmp_path):
         assert run.returncode == 0, run.stderr
 
 
+def test_ttt_failures_unit_prints_its_text_output(capsys):
+    """The text output of `spare-mc ttt --failures unit` (a theory block without closed-form numbers or assumptions:
+    it raised KeyError 'assumptions'; only --json worked)."""
+    args = ["ttt", "--strategy", "spare", "--r", "2", "--n-groups", "16", "--n-steps", "100", "--reps", "2",
+            "--failures", "unit", "--unit-level", "node", "--unit-mean-s", "2e6", "--shape", "0.7", "--n-gpus", "1024"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "theory.applies" in out and "no: the closed forms assume a system-level renewal process" in out
+
+
 def test_a_failed_check_is_refused_by_ttt_unless_accepted():
     base = [sys.executable, "-m", "spare_mc.cli", "ttt", "--strategy", "ckpt", "--n-groups", "16", "--n-steps",
             "50", "--reps", "2", "--failures", "system", "--mtbf-s", "5000", "--model-check", "failed"]
