@@ -4,6 +4,7 @@ counted; and the Parquet reader streaming in record batches."""
 
 import datetime as dt
 import json
+import os
 import re
 
 import numpy as np
@@ -346,3 +347,57 @@ def test_parquet_refuses_at_the_first_bad_batch_within_memory(tmp_path, monkeypa
         read_failure_log(path, topo)
     assert calls == []
     assert len(read_failure_log(path, topo)) == n
+
+
+# ------------------------------------------------------------------------------------------------- the operator export
+def test_an_operator_export_has_the_mess_and_imports_back_to_its_truth(tmp_path):
+    """``write_operator_export`` (the worked example's raw log): rows sorted by host, minute dates, duplicates (one
+    with another repair time), no window in the file, a new batch that bursts early; imported with the window given,
+    the events are the truth's at the minute."""
+    from spare_mc.logs.synthetic import write_operator_export
+
+    topo = Topology(1024, 16)  # 128 nodes
+    raw = tmp_path / "raw.csv"
+    truth = write_operator_export(raw, topo, mean_s=2e6, shape=0.6, duration_s=1e7, new_fraction=0.25, rng=3)
+    lines = raw.read_text().splitlines()
+    assert lines[0] == "host,opened,repair_min,ticket" and not any(x.startswith("#") for x in lines)
+    rows = [x.split(",") for x in lines[1:]]
+    assert [r[:2] for r in rows] == sorted(r[:2] for r in rows)  # by host, then date
+    assert all(re.fullmatch(r"node\d{4}", r[0]) and re.fullmatch(r"2026-\d\d-\d\d \d\d:\d\d", r[1]) for r in rows)
+    repair_min = truth.repair_s / 60
+    assert np.all(repair_min == np.rint(repair_min)) and 60 <= np.median(repair_min) <= 90  # median 75 min
+    out = import_failure_log(raw, topo, unit_column="host", time_column="opened", time_format="%Y-%m-%d %H:%M",
+                             level="node", repair_column="repair_min", repair_unit="min", start="2026-01-01 00:00",
+                             duration_s=1e7)
+    minute = np.floor(truth.time_s / 60) * 60
+    assert set(zip(out.log.time_s.tolist(), out.log.unit.tolist())) == set(zip(minute.tolist(), truth.unit.tolist()))
+    counts = out.report["counts"]
+    assert counts["reordered"] > 0 and counts["duplicates"] == len(rows) - len(out.log)
+    assert counts["duplicates"] >= round(0.02 * len(truth)) + 1 and counts["duplicates_conflicting_repair"] >= 1
+    assert out.report["resolution_s"] == 60.0
+
+
+def test_an_operator_export_starts_its_new_batch_new_and_the_others_stationary():
+    """The first failures of the new batch (the last half of the nodes here) follow the lifetime law, the others' the
+    forward recurrence time of a unit long in service (density S(x)/mu), each given a failure within the window."""
+    from scipy import special, stats
+
+    from spare_mc.logs.synthetic import write_operator_export
+    from spare_mc.model.failures import weibull_scale
+
+    k, mean, window = 0.6, 2e6, 2e7
+    lam = weibull_scale(mean, k)
+    truth = write_operator_export(os.devnull, Topology(4096, 64), mean_s=mean, shape=k, duration_s=window,
+                                  new_fraction=0.5, rng=1)
+    first = np.full(512, np.inf)
+    np.minimum.at(first, truth.unit, truth.time_s)
+    new = np.arange(512) >= 256
+    laws = {"new": lambda x: 1 - np.exp(-((x / lam) ** k)),  # Weibull lifetime
+            "stationary": lambda x: special.gammainc(1 / k, (x / lam) ** k)}  # forward recurrence time
+
+    def p(units, law):  # KS against the law given a failure before the window's end
+        x = first[units & np.isfinite(first)]
+        return stats.kstest(x, lambda y: laws[law](y) / laws[law](window)).pvalue
+
+    assert p(new, "new") > 1e-3 and p(~new, "stationary") > 1e-3
+    assert p(new, "stationary") < 1e-6 and p(~new, "new") < 1e-6

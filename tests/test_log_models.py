@@ -16,10 +16,12 @@ from scipy import special, stats
 
 from spare_mc import TimelineConfig, Topology, read_failure_log
 from spare_mc.analyses.recommend import recommend
+from spare_mc.cli import main
 from spare_mc.logs.failure_log import FailureLog, log_levels, write_failure_log
 from spare_mc.logs.likelihood import MLE, Likelihood, gap_probabilities
 from spare_mc.logs.models import fit_system, fit_units
 from spare_mc.logs.predictive import predictive_check
+from spare_mc.logs.replay import replay_log
 from spare_mc.logs.synthetic import example_log_path
 from spare_mc.logs.weibull import weibull_mle
 from spare_mc.model.unit_renewal import UnitAges, UnitRenewal, first_failures
@@ -143,6 +145,31 @@ def test_the_check_passes_the_true_model_and_fails_all_new_on_aged_units():
     assert not bad.consistent and "event_times" in bad.failing
 
 
+def test_the_aic_compares_the_models_at_the_minute_as_with_exact_times():
+    """On a log drawn from per-unit renewals the per-unit model has the lower AIC, and the two models' AIC difference
+    is the same recorded at the minute as with exact times: the first failures' densities are made tick
+    probabilities (before, the minute log preferred the system model, charged log(60) per unit that failed)."""
+    diffs = []
+    for res in (0.0, 60.0):
+        log = _node_log(0.6, 30, 365, 3, res=res)
+        diffs.append(fit_system(log, resolution_s=res).aic - fit_units(log, "node", resolution_s=res).aic)
+    assert diffs[0] > 50 and diffs[1] == pytest.approx(diffs[0], rel=0.05)
+
+
+def test_the_check_counts_wipeouts_kill_only_on_a_log_with_repair_times():
+    """The fitted model has no repair times, so its simulated logs have none: the check replays the log without its
+    repairs too. The same events with and without repair times get the same check (the log's repairs used to be
+    replayed: the true model failed, about 10 wipe-outs against a simulated 142-168)."""
+    log = _node_log(0.5, 30, 180, 0)
+    rep = FailureLog(log.time_s, log.level, log.unit, np.full(len(log), 4500.0), log.duration_s, TOPO, log.levels,
+                     "with repairs")
+    assert replay_log(rep, "cyclic", r=2).epochs < replay_log(log, "cyclic", r=2).epochs  # the repairs matter
+    fit = fit_units(log, "node")
+    plain, repaired = predictive_check(fit, log, rng=0), predictive_check(fit, rep, rng=0)
+    assert repaired.observed == plain.observed and repaired.p_values == plain.p_values and repaired.consistent
+    assert repaired.to_dict()["wipeout_layout"]["repairs"] == "ignored"
+
+
 def test_log_fit_json_keys_and_flags_run_through_ttt(tmp_path):
     path = tmp_path / "log.csv"
     write_failure_log(path, _node_log(0.7, 30, 120, 2))
@@ -160,6 +187,16 @@ def test_log_fit_json_keys_and_flags_run_through_ttt(tmp_path):
         run = subprocess.run([sys.executable, "-m", "spare_mc.cli", "ttt", *job, *d["ttt_flags"], "--json"],
                              capture_output=True, text=True, check=False)
         assert run.returncode == 0, run.stderr
+
+
+def test_ttt_failures_unit_prints_its_text_output(capsys):
+    """The text output of `spare-mc ttt --failures unit` (a theory block without closed-form numbers or assumptions:
+    it raised KeyError 'assumptions'; only --json worked)."""
+    args = ["ttt", "--strategy", "spare", "--r", "2", "--n-groups", "16", "--n-steps", "100", "--reps", "2",
+            "--failures", "unit", "--unit-level", "node", "--unit-mean-s", "2e6", "--shape", "0.7", "--n-gpus", "1024"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "theory.applies" in out and "no: the closed forms assume a system-level renewal process" in out
 
 
 def test_a_failed_check_is_refused_by_ttt_unless_accepted():
@@ -203,6 +240,30 @@ def test_recommend_agrees_with_the_replay_of_a_true_model():
         assert key in d["best"] and key in d["runner_up"]
     assert d["model_check_passed"] and d["model_vs_replay_consistent"]
     assert d["margin_ci95"][0] <= d["margin"] <= d["margin_ci95"][1]
+
+
+@pytest.mark.parametrize("sizes", [[], ["--gpus-per-node", "8", "--nodes-per-rack", "4", "--racks-per-power", "2"]])
+def test_spare_mc_recommend_runs_with_the_domain_sizes_given_or_not(capsys, sizes):
+    """The command line ran in neither case: the timeline's flags reset the log's domain sizes to None (`--gpus-per-
+    node` must be an integer, got None), and given, they were refused as having no effect on the system model."""
+    args = ["recommend", example_log_path(), "--n-gpus", "256", "--n-groups", "32", *sizes, "--n-steps", "50",
+            "--reps", "2", "--spare-r", "2", "--period-factors", "1", "--sims", "160", "--replay-starts", "2",
+            "--accept-failed-check", "--json"]
+    assert main(args) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["fit"]["topology"]["gpus_per_node"] == 8 and d["fit"]["n_events"] == 372
+    assert d["fit"]["topology"]["racks_per_power"] == (2 if sizes else 8)
+
+
+def test_recommend_applies_repairs_to_rep_and_spare_only():
+    """A repair option (Rep and SPARe only) is dropped for CKPT-only and listed: it was passed to every candidate, and
+    the CKPT-only one refused it after the fit and the check had run, so no recommendation could take repairs."""
+    log = _node_log(0.5, 30, 180, 0)
+    rec = recommend(log, n_steps=300, model="unit", reps=3, spare_r=(2,), period_factors=(1.0,), sims=160,
+                    repair="fixed", repair_s=1800.0, rng=1)
+    d = rec.to_dict()
+    assert d["options_not_applied"] == {"ckpt": ["repair", "repair_s"]}
+    assert {c["strategy"] for c in d["candidates"]} == {"ckpt", "rep", "spare"}
 
 
 def test_recommend_refuses_a_model_that_fails_its_check():
@@ -288,13 +349,12 @@ def test_the_per_level_fit_is_checked_and_a_failed_check_marks_its_flags(tmp_pat
     assert main([*job, *d["ttt_args"]["per-gpu"], "--accept-failed-check", "--json"]) == 0
 
 
-def test_the_wipeout_check_repairs_the_simulated_events_as_the_log_repairs_its_own():
-    """With repair times in the log, the replay honours them: the simulated logs get repair times drawn from the
-    log's, else a repaired log would be compared with unrepaired simulations (17 wipe-outs against 49-68)."""
+def test_the_example_logs_check_ignores_repairs_on_both_sides():
+    """The example log has repair times; its check replays the log and the simulated windows kill-only alike (a
+    repaired log against unrepaired simulations gave 17 wipe-outs against 49-68)."""
     log = read_failure_log(example_log_path(), Topology(256, 32, nodes_per_rack=4, racks_per_power=2))
-    check = predictive_check(fit_units(log, "gpu"), log, rng=0)
-    d = check.to_dict()
-    assert "drawn from the log's" in d["wipeout_repairs"]
+    d = predictive_check(fit_units(log, "gpu"), log, rng=0).to_dict()
+    assert d["wipeout_layout"]["repairs"] == "ignored"
     lo, hi = d["simulated_wipeouts_ci95"]
     assert lo <= d["observed_wipeouts"] <= hi
 

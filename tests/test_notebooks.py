@@ -3,6 +3,7 @@
 import contextlib
 import os
 import pathlib
+import re
 
 os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")  # silence jupyter_core's path-migration notice
 
@@ -117,3 +118,26 @@ def test_beyond_notebook_runs_on_small_data(tmp_path):
     assert "best r changes" in text
     assert "what a rack-blind layout loses" in text and "pod" in text  # section 5, the shipped domain study
     assert images >= 3
+
+
+FAILURE_LOG = NOTEBOOK.parent / "failure_log_to_recommendation.ipynb"
+
+
+def test_failure_log_notebook_runs_on_small_data(tmp_path):
+    """notebooks/failure_log_to_recommendation.ipynb, small version (128 nodes, half a year, 20 jobs a candidate):
+    from a raw operator's export to a recommendation, every step's output shown."""
+    os.environ["SPARE_MC_EXAMPLE_SMALL"] = "1"
+    try:
+        text, images = _execute(FAILURE_LOG, "SPARE_MC_EXAMPLE_DIR", tmp_path)
+    finally:
+        del os.environ["SPARE_MC_EXAMPLE_SMALL"]
+    assert (tmp_path / "tickets.csv").exists() and (tmp_path / "log.csv").exists()
+    assert "(small version)" in text
+    for counted in ("reordered", "duplicates", "duplicates_conflicting_repair"):
+        assert re.search(rf"^  {counted} +[1-9]", text, re.MULTILINE), counted  # the export's mess, found and counted
+    assert "resolution: 60 s" in text and "AIC - min" in text
+    assert text.count("check") >= 3 and "p times" in text
+    assert "repairs: the log's repair times" in text and "repairs: ignored" in text
+    assert "best:" in text and "runner-up:" in text and "replay on the log's own events" in text
+    assert "the log's events and repair times" in text and "notebook run time" in text
+    assert images >= 1

@@ -21,7 +21,7 @@ with the least time to train, checked against the log's own events.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from ..logs.failure_log import FailureLog
 from ..logs.models import SystemFit, UnitFit, fit_model
 from ..logs.predictive import predictive_check
 from ..logs.replay_ttt import replay_log_ttt
-from ..ttt.config import TimelineConfig
+from ..ttt.config import TimelineConfig, applicable
 from ..ttt.run import simulate_ttt
 from ..ttt.stream import simulate_stream_ttt
 
@@ -53,6 +53,7 @@ class Recommendation:
     accepted_failed_check: bool
     candidates: list
     reps: int
+    options_not_applied: dict = field(default_factory=dict)
 
     @property
     def model_check_passed(self) -> bool:
@@ -68,7 +69,7 @@ class Recommendation:
              "model_check_passed": self.model_check_passed,
              "model_vs_replay_consistent": self.model_vs_replay_consistent,
              "fit": self.fit.to_dict(), "predictive": self.check.to_dict(), "candidates": self.candidates,
-             "reps": self.reps,
+             "reps": self.reps, "options_not_applied": self.options_not_applied,
              "rule": "least mean TTT/T0 under the fitted model over every candidate, all on the same failures "
                      "(common random numbers); margin = runner-up minus best, paired; the replay runs the best "
                      "candidate on the log's own events from non-overlapping start times; consistent when the "
@@ -117,7 +118,9 @@ def recommend(log: FailureLog, *, n_steps: int, model: str = "system", unit_leve
     **job
         Further :class:`spare_mc.TimelineConfig` options of the job (``compute_s``, ``save_s``, ``restart_s``,
         ``jitter_sd``, checkpointing options, ...); not ``mtbf_s``, ``shape``, ``failures``, ``strategy``, ``r``,
-        ``ckpt_period_s`` or ``ckpt_period_factor``, which the recommendation sets.
+        ``ckpt_period_s`` or ``ckpt_period_factor``, which the recommendation sets. An option of some strategies
+        only (``repair``: Rep and SPARe; ``rep_masked_cost``: Rep) applies to those and is dropped for the others
+        (:func:`spare_mc.ttt.config.applicable`), as listed in ``options_not_applied``.
 
     Returns
     -------
@@ -160,9 +163,13 @@ def recommend(log: FailureLog, *, n_steps: int, model: str = "system", unit_leve
 
     kinds = [("ckpt", 1), ("rep", 2)] + [("spare", r) for r in spare_r]
     results, rows = {}, []
+    # an option of some strategies only (repairs: Rep and SPARe) is dropped for the others, and listed
+    not_applied = {s: sorted(set(job) - set(applicable(job, s))) for s, _ in kinds}
+    not_applied = {s: names for s, names in not_applied.items() if names}
     for strategy, r in kinds:
         for f in period_factors:
-            cfg = TimelineConfig(strategy, n, r=r, n_steps=n_steps, ckpt_period_factor=f, **base, **job)
+            cfg = TimelineConfig(strategy, n, r=r, n_steps=n_steps, ckpt_period_factor=f, **base,
+                                 **applicable(job, strategy))
             res = run(cfg)
             results[(strategy, r, f)] = (res, cfg)
             rows.append({**_summary(res, cfg), "period_factor": f})
@@ -177,7 +184,7 @@ def recommend(log: FailureLog, *, n_steps: int, model: str = "system", unit_leve
     margin = float(diff.mean())
     replay = _replay(log, results[best_key][1], best, replay_starts, rng)
     return Recommendation(best, runner, margin, (margin - _Z * se, margin + _Z * se), replay, fit, check,
-                          not check.consistent, rows, reps)
+                          not check.consistent, rows, reps, not_applied)
 
 
 def _replay(log, cfg, best, most, rng) -> dict:

@@ -22,6 +22,7 @@ from ..logs.predictive import predictive_check
 from ..logs.replay import replay_log
 from ..mc.reorder import overhead_check
 from ..mc.survivability import MASKED_CHUNK, masked_failures
+from ..model.failures import DOMAIN_SIZES
 from ..model.kinds import EXACT_LAYOUTS, make_layout
 from ..model.paper import PAPER_R
 from ..model.topology import Topology
@@ -338,8 +339,8 @@ def run_recommend(args) -> dict:
         if given:
             raise UsageValueError(f"{', '.join(f'`{f}`' for f in given)} has no effect with --model system")
     # the topology flags are the log's (and the fitted model's), not a TimelineConfig failure model's
-    job = config_overrides(argparse.Namespace(**{**vars(args), **{f.name: None for f in fields(Topology)
-                                                                  if f.name != "n_groups"}}))
+    job = config_overrides(argparse.Namespace(**{**vars(args), "n_gpus": None, "placement": None,
+                                                 **dict.fromkeys(DOMAIN_SIZES)}))
     n_steps = job.pop("n_steps", None)
     if n_steps is None:
         raise UsageValueError("`--n-steps` (the job's training steps) is required")

@@ -453,7 +453,7 @@ def add_recommend_parser(sub, common) -> None:
                     help="recommend even when the fitted model fails its predictive check (labelled in the output)")
     add_seed(rc)
     add_config_options(rc, topology=False, failures=False, reserved=("mtbf_s", "shape", "ckpt_period_factor"))
-    # the log's topology flags, which add_config_options's failure-model defaults reset
+    # the log's topology flags: add_config_options reset their defaults to None (the timeline's failure model has none)
     rc.set_defaults(**{f.name: f.default for f in fields(Topology) if f.default is not MISSING})
     rc.add_argument("--json", action="store_true", help="print one JSON object")
 

@@ -24,7 +24,12 @@ Per-unit renewals (``model="unit"``)
 Which fits better is reported as AIC over the same observations when the log has one level (``aic``): the system
 model's density of the data ``(time, unit)`` is its density of the event times times ``1/units`` for each event's
 unit (each event hits a uniformly random unit); the per-unit model's is the product of the units' renewal
-densities. Both are probabilities of the rounded times, so their AIC values compare.
+densities. With a resolution ``delta`` the gaps are probabilities of their recorded ticks, but a first failure
+(each unit's first, under either model) enters the likelihood as a density: for the AIC it is made the probability
+of its tick, ``density x delta`` (to first order in ``delta``), so that both models give probabilities of the same
+recorded data and their AIC values compare. (Without it the per-unit model, with a density term per unit that
+failed against the system model's one, was charged ``log delta`` per unit, 4.1 nats at minute resolution: a log
+drawn from per-unit renewals preferred the system model by 2,100 AIC instead of the reverse by 380.)
 """
 
 from __future__ import annotations
@@ -97,6 +102,12 @@ def topology_flags(topology: Topology) -> list:
         if name != "n_groups":
             out += [f"--{name.replace('_', '-')}", str(value)]
     return out
+
+
+def _tick_log(res: float, densities: int) -> float:
+    """``densities x log(res)``: the density terms of a rounded likelihood made tick probabilities for the AIC
+    (module docstring; 0 for exact times)."""
+    return densities * math.log(res) if res > 0 else 0.0
 
 
 def _round_ticks(t: np.ndarray, res: float) -> np.ndarray:
@@ -318,7 +329,7 @@ def fit_system(log: FailureLog, *, resolution_s="auto", level: float = 0.95, ci:
     aic_data = math.nan
     if len(levels) == 1:  # each event hits a uniformly random unit of its level
         units = log.topology.unit_count(log.levels[next(iter(levels))])
-        aic_data = mle.loglik - t.size * math.log(units)
+        aic_data = mle.loglik - t.size * math.log(units) + _tick_log(res, 1)  # the first event's density
     return SystemFit(n_events=int(t.size), window_s=log.duration_s, resolution_s=res, topology=log.topology,
                      source=log.source, aic_data=aic_data, **_finish(mle, level, ci))
 
@@ -382,7 +393,8 @@ def fit_units(log: FailureLog, unit_level: str, *, ages: str = "stationary", res
     mle = MLE(lik)
     single = np.unique(log.level).size == 1
     return UnitFit(n_events=int(rows.size), window_s=W, resolution_s=res, topology=log.topology, source=log.source,
-                   aic_data=mle.loglik if single else math.nan, level=unit_level, ages=ages, units=n_units,
+                   aic_data=mle.loglik + _tick_log(res, int(first.sum())) if single else math.nan,
+                   level=unit_level, ages=ages, units=n_units,
                    other_events=int(len(log) - rows.size), **_finish(mle, level, ci))
 
 

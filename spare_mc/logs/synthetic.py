@@ -1,10 +1,12 @@
 """Synthetic failure logs: Weibull renewal logs (:func:`synthetic_log`), the streams of the samplers written as a log
-(:func:`sampled_failure_log`) and the shipped example log (:data:`EXAMPLE`, :func:`example_log_path`,
-:func:`write_example_log`).
+(:func:`sampled_failure_log`), the shipped example log (:data:`EXAMPLE`, :func:`example_log_path`,
+:func:`write_example_log`) and a raw operator's export of a cluster in service (:func:`write_operator_export`), the
+input of ``spare-mc log import``.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
 from importlib import resources
 
@@ -17,10 +19,12 @@ from ..model import topology as _topology
 from ..model.failures import (DomainFailures, FailureEvents, PerGPU, UniformOrder, check_shape, sample_events,
                               weibull_scale)
 from ..model.topology import Topology
+from ..model.unit_renewal import UnitAges, UnitRenewal
 from .epochs import as_replay_layout, replay_epochs
 from .failure_log import MAX_TIME_S, FailureLog, as_topology, failure_log_from_arrays, log_levels, write_failure_log
 
-__all__ = ["EXAMPLE", "example_log_path", "sampled_failure_log", "synthetic_log", "write_example_log"]
+__all__ = ["EXAMPLE", "example_log_path", "sampled_failure_log", "synthetic_log", "write_example_log",
+           "write_operator_export"]
 
 
 #: The earliest event time of a synthetic log: a log starts before its first failure (``time_s > 0``), and a
@@ -261,3 +265,97 @@ def write_example_log(path) -> FailureLog:
     )
     write_failure_log(path, log, comments=comments)
     return log
+
+
+def write_operator_export(path, topology: Topology, *, mean_s: float, shape: float, duration_s: float,
+                          level: str = "node", new_fraction: float = 0.0, repair_median_s: float = 4500.0,
+                          repair_sigma: float = 0.8, duplicates: float = 0.02, start: str = "2026-01-01 00:00",
+                          rng=None) -> FailureLog:
+    """Write a raw failure log as an operator's ticket system exports it, from a cluster in service.
+
+    Every unit of ``level`` is an independent Weibull renewal process
+    (:class:`spare_mc.model.unit_renewal.UnitRenewal`); the last ``round(new_fraction * units)`` units (a batch
+    installed together) are **new** at the window's start, the others at their stationary age (long in service), so
+    the log opens with the new batch's early-life failures when ``shape < 1``. The file then has the features of a
+    real export, each of which ``spare-mc log import`` has a rule for:
+
+    - columns ``host,opened,repair_min,ticket``: host names ``node0007`` (the level's name and the unit index, four
+      digits), the date at **minute resolution** (``%Y-%m-%d %H:%M``, UTC; a failure within a minute of
+      another unit's has the same date: a tie), the repair time in whole minutes (lognormal, median
+      ``repair_median_s``, log-sd ``repair_sigma``, at least 1), a ticket id (a column the import ignores);
+    - rows **sorted by host**, then date, not by time;
+    - a fraction ``duplicates`` of the rows written twice (exact copies), and one more row written again as a second
+      ticket with another repair time (a duplicate with a conflicting repair);
+    - **no window**: neither the start nor the end of the observation is in the file (give them to the import).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The CSV to write (replaced if it exists).
+    topology : Topology
+    mean_s, shape : float
+        One unit's mean lifetime (s) and Weibull shape.
+    duration_s : float
+        The observation window (s) from ``start``.
+    level : str
+        The failing level (a level of :func:`spare_mc.model.unit_renewal.UnitRenewal`).
+    new_fraction : float
+        Fraction of the units new at the start, in [0, 1].
+    repair_median_s, repair_sigma : float
+        The lognormal repair time: median (s) and standard deviation of its log.
+    duplicates : float
+        Fraction of the rows written twice, in [0, 1].
+    start : str
+        The window's start, ``%Y-%m-%d %H:%M`` (UTC).
+    rng : seed
+        The randomness (``None``: fresh entropy).
+
+    Returns
+    -------
+    FailureLog
+        The true events, at the exact times (s from ``start``) with the repair times written (s), before the export
+        rounds them to the minute; ``len(log)`` distinct failures. A failure within the first minute would be dated
+        at ``start`` itself, which the import refuses as an origin event (give an earlier ``--start``).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "raw.csv"
+    >>> truth = write_operator_export(path, Topology(256, 32), mean_s=2e6, shape=0.6, duration_s=4e6,
+    ...                               new_fraction=0.25, rng=1)
+    >>> path.read_text().splitlines()[0]
+    'host,opened,repair_min,ticket'
+    """
+    topology = as_topology(topology)
+    mean_s = as_float(mean_s, "mean_s", positive=True)
+    duration_s = as_float(duration_s, "duration_s", positive=True, max_value=MAX_TIME_S)
+    new_fraction = as_float(new_fraction, "new_fraction", nonnegative=True, max_value=1.0)
+    repair_median_s = as_float(repair_median_s, "repair_median_s", positive=True)
+    repair_sigma = as_float(repair_sigma, "repair_sigma", nonnegative=True)
+    duplicates = as_float(duplicates, "duplicates", nonnegative=True, max_value=1.0)
+    try:
+        origin = _dt.datetime.strptime(start, "%Y-%m-%d %H:%M")
+    except (TypeError, ValueError):
+        raise UsageValueError(f"`start` must be a date '%Y-%m-%d %H:%M', got {start!r}") from None
+    rng = generator(rng)
+    n = topology.unit_count(as_choice(level, "level", log_levels(topology)))
+    new = np.arange(n) >= n - round(new_fraction * n)
+    model = UnitRenewal(level, mean_s, shape, UnitAges(np.zeros(n), new))  # known age 0: new; else stationary
+    t, u = model.stream(topology, rng=rng).until(duration_s)
+    if t.size == 0:
+        raise UsageValueError("the export has no failures: lengthen `duration_s` or shorten `mean_s`")
+    t = np.maximum(t, _FIRST_TIME_S)
+    repair_min = np.maximum(1.0, np.rint(repair_median_s / 60 * np.exp(repair_sigma * rng.standard_normal(t.size))))
+    truth = failure_log_from_arrays(t, np.full(t.size, level), u, topology, repair_s=repair_min * 60,
+                                    duration_s=duration_s, source="<operator export>")
+    rows = [(f"{level}{unit:04d}", (origin + _dt.timedelta(minutes=math.floor(x / 60))).strftime("%Y-%m-%d %H:%M"),
+             int(rm), f"T{i + 1:06d}") for i, (x, unit, rm) in enumerate(zip(t, u, repair_min))]
+    copies = rng.choice(len(rows), size=round(duplicates * len(rows)), replace=False)
+    rows += [rows[i] for i in copies]
+    host, date, rm, _ = rows[int(rng.integers(len(truth)))]
+    rows.append((host, date, rm + 30, f"T{len(truth) + 1:06d}"))  # a second ticket for one failure
+    rows.sort()  # by host, then date
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write("host,opened,repair_min,ticket\n")
+        f.writelines(f"{h},{d},{r},{k}\n" for h, d, r, k in rows)
+    return truth
