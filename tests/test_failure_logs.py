@@ -834,8 +834,9 @@ def test_cli_log_fit_flags_name_the_placement_and_say_why_none(tmp_path, capsys)
     assert main(["log", "fit", str(tmp_path / "s.csv"), *flags, "--levels", "node"]) == 0
     out = capsys.readouterr().out
     assert "spare-mc ttt flags (" not in out
-    assert ("(no spare-mc ttt flags: every failure model needs the GPU fit as its per-GPU background, and the gpu "
-            "level was not fitted: not among --levels)") in out
+    assert ("(no spare-mc ttt flags: these failure models need the GPU fit as their per-GPU background, and the "
+            "gpu level was not fitted: not among --levels; for a node-only log use --model unit --unit-level node or "
+            "--model system)") in out
 
 
 def test_every_log_subcommand_option_says_what_it_means():

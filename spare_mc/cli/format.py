@@ -292,6 +292,21 @@ def log_check(d: dict) -> None:
           f"{d['fresh_system_groups_killed']} of {d['topology']['n_groups']} groups")
 
 
+def _check_block(p: dict) -> None:
+    """The predictive check of a fitted model, as text."""
+    print(f"predictive check ({p['sims']} simulated windows of the log's own, same topology and start state):")
+    print(f"  failures        {p['observed_failures']:>8} (simulated 95%: {p['simulated_failures_ci95'][0]:.0f}-"
+          f"{p['simulated_failures_ci95'][1]:.0f}), p = {p['failures_p']:.3g}")
+    print(f"  inter-arrivals  KS distance to the model's, p = {p['interarrival_p']:.3g}")
+    print(f"  event times     KS distance to the model's (a burst at the start shows here), p = "
+          f"{p['event_times_p']:.3g}")
+    lay = p["wipeout_layout"]
+    print(f"  wipe-outs       {p['observed_wipeouts']:>8} replaying the log ({lay['layout']}, r={lay['r']}, repairs "
+          f"ignored; simulated 95%: {p['simulated_wipeouts_ci95'][0]:.0f}-{p['simulated_wipeouts_ci95'][1]:.0f}), p = "
+          f"{p['wipeouts_p']:.3g}")
+    print(f"  {'consistent with its log' if p['consistent'] else 'NOT consistent with its log'}: {p['rule']}")
+
+
 def _fit_model(d: dict) -> None:
     """``log fit --model system|unit``: the fit, its predictive check and the flags that run it."""
     if d["model"] == "system":
@@ -307,18 +322,7 @@ def _fit_model(d: dict) -> None:
     ci = d.get("shape_ci95", d.get("shape_ci"))
     print(f"  shape k {d['shape']:.4f} [{ci[0]:.4f}, {ci[1]:.4f}]; {mean} ({d['ci_method']}, "
           f"{d['ci_level']:.0%}); AIC {d['aic']:.6g}")
-    p = d["predictive"]
-    print(f"predictive check ({p['sims']} simulated windows of the log's own, same topology and start state):")
-    print(f"  failures        {p['observed_failures']:>8} (simulated 95%: {p['simulated_failures_ci95'][0]:.0f}-"
-          f"{p['simulated_failures_ci95'][1]:.0f}), p = {p['failures_p']:.3g}")
-    print(f"  inter-arrivals  KS distance to the model's, p = {p['interarrival_p']:.3g}")
-    print(f"  event times     KS distance to the model's (a burst at the start shows here), p = "
-          f"{p['event_times_p']:.3g}")
-    lay = p["wipeout_layout"]
-    print(f"  wipe-outs       {p['observed_wipeouts']:>8} replaying the log ({lay['layout']}, r={lay['r']}, repairs "
-          f"ignored; simulated 95%: {p['simulated_wipeouts_ci95'][0]:.0f}-{p['simulated_wipeouts_ci95'][1]:.0f}), p = "
-          f"{p['wipeouts_p']:.3g}")
-    print(f"  {'consistent with its log' if p['consistent'] else 'NOT consistent with its log'}: {p['rule']}")
+    _check_block(d["predictive"])
     if "label" in d:
         print(d["label"])
     print("spare-mc ttt flags: " + " ".join(d["ttt_flags"]))
@@ -351,11 +355,17 @@ def log_fit(d: dict) -> None:
         print("(domain models need one shape for domains and GPUs: add --shared-shape)")
     if "gpu" not in d["fits"]:
         why = d["skipped"].get("gpu", "not among --levels")
-        print(f"(no spare-mc ttt flags: every failure model needs the GPU fit as its per-GPU background, "
-              f"and the gpu level was not fitted: {why})")
+        print(f"(no spare-mc ttt flags: these failure models need the GPU fit as their per-GPU background, "
+              f"and the gpu level was not fitted: {why}; for a node-only log use --model unit --unit-level node "
+              f"or --model system)")
     if d["spare_mc_flags"]:
         print(f"(run one with spare-mc ttt --strategy STRATEGY --n-groups N, e.g. this log's "
               f"{d['topology']['n_groups']}, and the job's own flags)")
+    if "predictive" in d:
+        print("the fitted levels as one cluster, every unit new at the log start:")
+        _check_block(d["predictive"])
+        if "label" in d:
+            print(d["label"])
 
 
 #: What each ReCtlr and wipe-out estimate of ``overhead`` and ``log replay`` means, for their text output (the JSON

@@ -17,7 +17,7 @@ from ..analyses.reproduce import studies_dir
 from ..logs.failure_log import log_format, read_failure_log, write_failure_log
 from ..logs.fit import fit_failure_log
 from ..logs.importer import import_failure_log
-from ..logs.models import fit_model
+from ..logs.models import fit_model, levels_model
 from ..logs.predictive import predictive_check
 from ..logs.replay import replay_log
 from ..mc.reorder import overhead_check
@@ -275,6 +275,16 @@ def run_log_fit(args) -> dict:
                 models["mixed"] = fit.cli_flags("all")
     # (the domain models' flags carry the log's domain sizes where they differ from spare-mc ttt's defaults, and
     # its placement: each set runs through `spare-mc ttt --strategy S --n-groups N` as printed)
+    check = predictive_check(levels_model(fit, log), log, sims=args.sims, layout=args.check_layout,
+                             r=args.check_r, rng=args.seed)
+    d["predictive"] = check.to_dict()
+    d["model_check_passed"] = check.consistent
+    if not check.consistent:
+        d["label"] = (f"REJECTED by its predictive check ({', '.join(check.failing)}): every unit new at the log "
+                      f"start does not reproduce this log (a cluster in service? try --model unit, whose units start "
+                      f"at their stationary age, or --model system); `spare-mc ttt` refuses these flags unless given "
+                      f"--accept-failed-check")
+        models = {name: {**flags, "model_check": "failed"} for name, flags in models.items()}
     d["spare_mc_flags"] = models
     d["ttt_args"] = {name: flag_args(flags) for name, flags in models.items()}
     return stamp(d)

@@ -49,6 +49,7 @@ from .likelihood import MLE, Likelihood
 
 __all__ = [
     "MODELS",
+    "LevelsModel",
     "SystemFit",
     "UnitFit",
     "detect_resolution",
@@ -413,3 +414,42 @@ def fit_model(log: FailureLog, model: str = "system", *, unit_level: str | None 
     kw = {k: v for k, v in kw.items() if v is not None}
     return fit_units(log, unit_level, **kw)
 
+
+@dataclass(frozen=True, eq=False)
+class LevelsModel:
+    """The per-level fits of :func:`spare_mc.fit_failure_log` read as one cluster, for its predictive check: every
+    unit of every fitted level an independent Weibull renewal process with its level's shape and mean, **new at the
+    log start** (the fit's assumption, and that of the :class:`spare_mc.PerGPU` and :class:`spare_mc.DomainFailures`
+    models it hands to the timeline). Build it with :func:`levels_model`."""
+
+    parts: tuple
+    topology: Topology
+    window_s: float
+    resolution_s: float
+
+    kind = "levels"
+
+    @property
+    def modelled_levels(self) -> tuple:
+        return tuple(level for level, _, _ in self.parts)
+
+    def sample_log(self, window_s: float, rng) -> FailureLog:
+        rng = generator(rng)
+        levels = log_levels(self.topology)
+        ts, us, cs = [], [], []
+        for level, shape, mean in self.parts:
+            t, u = UnitRenewal(level, mean, shape, "new").stream(self.topology, rng=rng).until(window_s)
+            ts.append(t)
+            us.append(u)
+            cs.append(np.full(t.size, levels.index(level), dtype=np.int64))
+        t, u, c = np.concatenate(ts), np.concatenate(us), np.concatenate(cs)
+        order = np.lexsort((u, c, t))
+        t = _round_ticks(t[order], self.resolution_s)
+        return FailureLog(t, c[order], u[order], None, float(window_s), self.topology, levels, "simulated")
+
+
+def levels_model(fit, log: FailureLog) -> LevelsModel:
+    """The :class:`LevelsModel` of a :class:`spare_mc.logs.fit.LogFit` of ``log``."""
+    _check_log(log)
+    parts = tuple((level, f.shape, f.mean_s) for level, f in fit.fits.items())
+    return LevelsModel(parts, log.topology, log.duration_s, detect_resolution(log.time_s))

@@ -38,7 +38,7 @@ import numpy as np
 from .._lib.seeding import generator
 from .._lib.validation import UsageTypeError, UsageValueError, as_float, as_int
 from .failure_log import FailureLog
-from .models import SystemFit, UnitFit
+from .models import LevelsModel, SystemFit, UnitFit
 from .replay import replay_log
 
 __all__ = ["STATISTICS", "PredictiveCheck", "predictive_check"]
@@ -106,7 +106,8 @@ def _subset(log: FailureLog, fit) -> FailureLog:
     """The events of ``log`` the model describes (a per-unit model: its level)."""
     if isinstance(fit, SystemFit):
         return log
-    m = log.level == log.levels.index(fit.level)
+    names = fit.modelled_levels if isinstance(fit, LevelsModel) else (fit.level,)
+    m = np.isin(log.level, [log.levels.index(name) for name in names])
     rep = None if log.repair_s is None else log.repair_s[m]
     return FailureLog(log.time_s[m], log.level[m], log.unit[m], rep, log.duration_s, log.topology, log.levels,
                       log.source)
@@ -123,12 +124,13 @@ def predictive_check(fit, log: FailureLog, *, sims: int = 200, layout: str = "cy
 
     Parameters
     ----------
-    fit : SystemFit or UnitFit
+    fit : SystemFit, UnitFit or LevelsModel
     log : FailureLog
         The log the model was fitted to.
     sims : int
-        Simulated windows per set (two sets: one for the statistics' law, one as the reference distribution of
-        the gaps and event times).
+        Simulated windows whose statistics the log's are ranked among (at least ``8 / alpha``: fewer could never
+        reject); a second, independent set of windows (``sims`` of them, or fewer for a large log: about 2 million
+        events) is the reference law of the gaps and event times.
     layout, r : str, int
         The layout whose wipe-outs are compared (default cyclic with r = 2).
     alpha : float
@@ -139,8 +141,8 @@ def predictive_check(fit, log: FailureLog, *, sims: int = 200, layout: str = "cy
     -------
     PredictiveCheck
     """
-    if not isinstance(fit, (SystemFit, UnitFit)):
-        raise UsageTypeError(f"`fit` must be a SystemFit or UnitFit (spare_mc.logs.models), got "
+    if not isinstance(fit, (SystemFit, UnitFit, LevelsModel)):
+        raise UsageTypeError(f"`fit` must be a SystemFit, UnitFit or LevelsModel (spare_mc.logs.models), got "
                              f"{type(fit).__name__}")
     if not isinstance(log, FailureLog):
         raise UsageTypeError(f"`log` must be a FailureLog, got {type(log).__name__}")
@@ -159,7 +161,10 @@ def predictive_check(fit, log: FailureLog, *, sims: int = 200, layout: str = "cy
     obs_log = _subset(log, fit)
     W = log.duration_s
     obs_t = obs_log.time_s
-    ref_logs = [fit.sample_log(W, rng) for _ in range(sims)]
+    # the reference law of the gaps and event times: enough windows for about 2 million events (at most `sims`); the
+    # p-values are exact whatever its size (the log and each simulated window meet the same reference)
+    n_ref = min(sims, max(20, math.ceil(2e6 / max(1, obs_t.size))))
+    ref_logs = [fit.sample_log(W, rng) for _ in range(n_ref)]
     ref_gaps = np.sort(np.concatenate([np.diff(x.time_s) for x in ref_logs]))
     ref_times = np.sort(np.concatenate([x.time_s for x in ref_logs]))
     del ref_logs
