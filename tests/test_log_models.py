@@ -19,10 +19,11 @@ from spare_mc.analyses.recommend import recommend
 from spare_mc.logs.failure_log import FailureLog, log_levels, write_failure_log
 from spare_mc.logs.likelihood import MLE, Likelihood, gap_probabilities
 from spare_mc.logs.models import fit_system, fit_units
-from spare_mc.logs.predictive import predictive_check
+from spare_mc.logs.predictive import _ks, predictive_check
 from spare_mc.logs.synthetic import example_log_path
 from spare_mc.logs.weibull import weibull_mle
 from spare_mc.model.unit_renewal import UnitAges, UnitRenewal, first_failures
+from spare_mc.testing.predictive import ks_union_slow
 from spare_mc.testing.unit_renewal import unit_stream_slow
 from spare_mc.ttt.stream import simulate_stream_ttt
 
@@ -129,6 +130,18 @@ def test_the_stream_extends_without_changing_its_past():
 
 
 # --------------------------------------------------------------------------------- fits and their checks
+def test_the_checks_ks_distance_equals_its_twin_over_both_sets():
+    # ties within and across the sets (rounded gaps), one set inside the other's range, disjoint ranges, one point
+    rng = np.random.default_rng(3)
+    cases = [(rng.integers(0, 30, n).astype(float), np.sort(rng.integers(0, 30, m).astype(float)))
+             for n, m in ((1, 1), (5, 200), (200, 5), (50, 50), (1000, 7))]
+    cases += [(rng.random(40), np.sort(rng.random(400) + 5.0)), (rng.random(40) + 5.0, np.sort(rng.random(400))),
+              (rng.random(40) * 0.1 + 0.45, np.sort(rng.random(400))), (np.zeros(0), np.ones(3)),
+              (np.ones(3), np.zeros(0)), (np.zeros(0), np.zeros(0))]
+    for sample, ref in cases:
+        assert _ks(sample, ref) == ks_union_slow(sample, ref)
+
+
 def test_a_check_too_small_to_ever_fail_is_refused():
     log = _node_log(0.5, 30, 60, 0)
     with pytest.raises(ValueError, match="could never fail; give at least 160"):

@@ -43,14 +43,25 @@ STATISTICS = ("failures", "interarrival", "event_times", "wipeouts")
 
 
 def _ks(sample: np.ndarray, ref_sorted: np.ndarray) -> float:
-    """Kolmogorov-Smirnov distance between the empirical law of ``sample`` and that of ``ref_sorted``."""
+    """Kolmogorov-Smirnov distance between the empirical law of ``sample`` and that of ``ref_sorted``.
+
+    ``sup_x |F_s(x) - F_r(x)|`` over both step functions. Between two successive points of ``sample`` ``F_s`` is
+    constant and ``F_r`` non-decreasing, so the supremum is reached at a point ``s_i`` of ``sample`` (the
+    right-continuous values) or just below it (the left limits ``F_s(s_i-)``, ``F_r(s_i-)``); every one of these
+    values is also a value at a point of either set (the left limit at ``s_i`` is the value at the largest point of
+    either set below ``s_i``). So this gives exactly the distance over the union of both sets
+    (:func:`spare_mc.testing.predictive.ks_union_slow`, its twin), at a cost of ``O(n log m)`` for ``n`` points
+    against a reference of ``m``, not ``O((n + m) log m)``: the check compares each of ``sims`` windows with a
+    reference of ``sims`` windows, which made its cost quadratic in ``sims``.
+    """
     if sample.size == 0 or ref_sorted.size == 0:
         return 1.0 if sample.size != ref_sorted.size else 0.0
     s = np.sort(sample)
-    grid = np.concatenate([s, ref_sorted])
-    fs = np.searchsorted(s, grid, side="right") / s.size
-    fr = np.searchsorted(ref_sorted, grid, side="right") / ref_sorted.size
-    return float(np.max(np.abs(fs - fr)))
+    fs_right = np.searchsorted(s, s, side="right") / s.size
+    fs_left = np.searchsorted(s, s, side="left") / s.size
+    fr_right = np.searchsorted(ref_sorted, s, side="right") / ref_sorted.size
+    fr_left = np.searchsorted(ref_sorted, s, side="left") / ref_sorted.size
+    return float(max(np.max(np.abs(fs_right - fr_right)), np.max(np.abs(fs_left - fr_left))))
 
 
 def _p_two_sided(obs: float, sims: np.ndarray) -> float:
