@@ -22,9 +22,10 @@ from spare_mc.logs.models import fit_system, fit_units
 from spare_mc.logs.predictive import _ks, predictive_check
 from spare_mc.logs.synthetic import example_log_path
 from spare_mc.logs.weibull import weibull_mle
+from spare_mc.model import unit_renewal
 from spare_mc.model.unit_renewal import UnitAges, UnitRenewal, first_failures
 from spare_mc.testing.predictive import ks_union_slow
-from spare_mc.testing.unit_renewal import unit_stream_slow
+from spare_mc.testing.unit_renewal import advance_chains_slow, unit_stream_slow
 from spare_mc.ttt.stream import simulate_stream_ttt
 
 TOPO = Topology(1024, 16)
@@ -127,6 +128,22 @@ def test_the_stream_extends_without_changing_its_past():
     t2, u2 = s.until(2e5)
     n = t1.size
     assert np.array_equal(t2[:n], t1) and np.array_equal(u2[:n], u1) and t2[n:].min() >= 5e4
+
+
+@pytest.mark.parametrize("block", [None, 7])
+def test_one_chain_advances_in_blocks_with_the_draws_of_the_loop(block, monkeypatch):
+    # the system model's windows: one chain; in blocks (of 7: many blocks, a crossing inside and at a block's end)
+    # the same times, the same next failure and the same generator state after as the round-by-round twin
+    if block is not None:
+        monkeypatch.setattr(unit_renewal, "_BLOCK", block)
+    for k, t_s, x0 in ((0.6, 5e4, 10.0), (1.0, 3e3, 0.0), (2.5, 1e3, 2e2), (0.8, 50.0, 60.0), (0.7, 1e5, 3e4)):
+        a, b = np.random.default_rng(11), np.random.default_rng(11)
+        na, nb = np.array([x0]), np.array([x0])
+        ta, ca = unit_renewal.advance_chains(na, t_s, 100.0, k, a)
+        tb, cb = advance_chains_slow(nb, t_s, 100.0, k, b)
+        assert np.array_equal(ta, tb) and np.array_equal(ca, cb) and na[0] == nb[0]
+        assert a.random() == b.random()
+    assert ta.size > 50  # the cases do cross several blocks
 
 
 # --------------------------------------------------------------------------------- fits and their checks
