@@ -165,6 +165,19 @@ def test_a_check_too_small_to_ever_fail_is_refused():
         predictive_check(fit_units(log, "node"), log, sims=100)
 
 
+def test_a_check_whose_reference_exceeds_the_memory_budget_is_refused_before_simulating(monkeypatch):
+    # 200 windows of the log's ~840 events: about 4 MB of reference; a budget of 0.5 MB refuses it at once
+    import spare_mc
+    from spare_mc.logs import models
+
+    log = _node_log(0.5, 30, 180, 0)
+    fit = fit_units(log, "node")
+    monkeypatch.setattr(models.UnitFit, "sample_log", lambda *a, **k: pytest.fail("simulated before the check"))
+    with spare_mc.set_options(max_memory=2**19), \
+            pytest.raises(ValueError, match=r"predictive check's reference of 200 simulated windows.*fewer sims"):
+        predictive_check(fit, log)
+
+
 def test_the_check_passes_the_true_model_and_fails_all_new_on_aged_units():
     log = _node_log(0.5, 30, 180, 0)
     good = predictive_check(fit_units(log, "node"), log, rng=0)

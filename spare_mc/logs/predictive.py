@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._lib.resources import check_memory
 from .._lib.seeding import generator
 from .._lib.validation import UsageTypeError, UsageValueError, as_float, as_int
 from .failure_log import FailureLog
@@ -119,6 +120,19 @@ def _subset(log: FailureLog, fit) -> FailureLog:
                       log.source)
 
 
+#: Bytes per simulated event of the check's reference set at its peak (:func:`predictive_check`): the windows'
+#: times, the list of their gaps and the gaps joined, 8 bytes each.
+_REF_BYTES = 24
+
+
+def _expected_events(fit, window_s: float) -> float:
+    """The model's long-run number of events in a window: ``window / MTBF`` (the system), ``units window /
+    mean`` (per-unit renewals; exact for the stationary start)."""
+    if isinstance(fit, SystemFit):
+        return window_s / fit.mean_s
+    return fit.units * window_s / fit.mean_s
+
+
 def _wipeouts(log: FailureLog, layout: str, r: int) -> int:
     return replay_log(log, layout, r=r).epochs
 
@@ -165,10 +179,19 @@ def predictive_check(fit, log: FailureLog, *, sims: int = 200, layout: str = "cy
     obs_log = _subset(log, fit)
     W = log.duration_s
     obs_t = obs_log.time_s
-    ref_logs = [fit.sample_log(W, rng) for _ in range(sims)]
-    ref_gaps = np.sort(np.concatenate([np.diff(x.time_s) for x in ref_logs]))
-    ref_times = np.sort(np.concatenate([x.time_s for x in ref_logs]))
-    del ref_logs
+    # the reference set holds sims windows' times, then their gaps and times sorted: about three arrays of
+    # sims x (events per window) at the peak, checked before any window is drawn
+    per_window = max(obs_t.size, _expected_events(fit, W))
+    check_memory(_REF_BYTES * sims * per_window,
+                 lambda: f"the predictive check's reference of {sims} simulated windows of about "
+                         f"{per_window:,.0f} events each",
+                 f"check a shorter window of the log, or fewer sims (at least {least} at alpha={alpha:g})")
+    ref = [fit.sample_log(W, rng).time_s for _ in range(sims)]
+    ref_gaps = np.concatenate([np.diff(x) for x in ref])
+    ref_gaps.sort()
+    ref_times = np.concatenate(ref)
+    del ref
+    ref_times.sort()
     stats = {name: np.empty(sims) for name in STATISTICS}
     for i in range(sims):
         s = fit.sample_log(W, rng)
