@@ -67,6 +67,25 @@ def test_gap_probabilities_are_the_hat_kernel_expectation(k):
     assert total == pytest.approx(1.0, abs=1e-6)
 
 
+def test_a_fit_of_many_failures_converges_rather_than_running_out_of_evaluations():
+    # 2,116 distinct gaps of 20,000 counted 100 times over (2 x 10^6 failures; the sum's rounding error then exceeds
+    # an absolute 1e-10, which ran this fit to the simplex's 4,000-evaluation limit): the same maximum, reached by
+    # the simplex's own tolerance
+    class Counted(Likelihood):
+        calls = 0
+
+        def loglik(self, k, lam):
+            Counted.calls += 1
+            return super().loglik(k, lam)
+
+    x = np.ceil(300.0 * np.random.default_rng(5).weibull(0.7, 20_000))
+    vals, counts = np.unique(x, return_counts=True)
+    small = MLE(Likelihood(1.0).add("rounded", vals, counts))
+    big = MLE(Counted(1.0).add("rounded", vals, counts * 100.0))
+    assert Counted.calls < 1000
+    assert big.k == pytest.approx(small.k, rel=1e-6) and big.lam == pytest.approx(small.lam, rel=1e-6)
+
+
 def test_rounded_wald_and_profile_intervals_agree():
     """A noisy log-likelihood made the numerical Hessian, and the Wald intervals, 25x too narrow."""
     log = _node_log(0.6, 60, 365, 5)
