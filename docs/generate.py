@@ -376,6 +376,8 @@ def page_benchmarks() -> str:
     op = _bench("bench_timeline_options.py")
     uc = _bench("bench_unit_clocks.py", "--reps", "3")
     ph = _bench("bench_phase.py")
+    lf = _bench("bench_log_fit.py", "--full")
+    rm = _bench("bench_recommend.py")
     out = ["## Wipe-out kernels (`python benchmarks/bench_wipeout.py`)\n",
            f"N = {w['n_groups']}, r = {w['r']}, uniform order, one fixed layout per row, against the numpy "
            "order-statistic baseline (`reference.wipeout_order_statistics`: batches of 500 replications, one uniform "
@@ -485,8 +487,58 @@ def page_benchmarks() -> str:
              for g, c in ph["cells"].items()],
            "", f"The whole map ({ph['cells_per_size'] * len(ph['cells'])} cells): about {ph['full_map_serial_s']:.0f} s "
            f"serial, {ph['full_map_s_on_workers']:.0f} s on {ph['full_map_workers']} cores; the quick flavour "
-           f"({ph['quick_map_cells']} cells) {ph['quick_map_s']:.1f} s serial.", ""]
+           f"({ph['quick_map_cells']} cells) {ph['quick_map_s']:.1f} s serial.", "",
+           *log_fit_section(lf), *recommend_section(rm)]
     return _header("Benchmarks", "python docs/generate.py benchmarks", time.perf_counter() - t0) + "\n".join(out)
+
+
+def log_fit_section(lf) -> list:
+    """The section of ``benchmarks/bench_log_fit.py --full --json`` (its output ``lf``)."""
+    mb = 2**20
+
+    def check(c):
+        if c["measured"]:
+            return f"{c['seconds']:.3g} s"
+        return (f"~{c['seconds_extrapolated']:.3g} s (extrapolated)" if c["within_default_budget"]
+                else f"refused: reference {c['reference']} (~{c['seconds_extrapolated']:.3g} s)")
+
+    out = ["## Reading and fitting a failure log (`python benchmarks/bench_log_fit.py --full`)\n",
+           (f"A node log of one cluster ({lf['nodes']:,} nodes of {lf['gpus_per_node']} GPUs, N = {lf['n_groups']}; "
+           f"nodes Weibull renewals of mean {lf['mean_s'] / 86400:g} days, shape {lf['shape']}, stationary, at a "
+           f"minute's resolution), the size set by the window; each size in a fresh process after a warm-up, "
+           "medians of 3 runs (1 at 10^7). `fit_system` and `fit_units` are the models the timeline runs (rounded "
+           "gaps aggregated by tick value), `fit_levels` the old per-level fit. The predictive check at "
+           f"{lf['sims']} sims runs whole up to {int(lf['check_max']):,} events; above, its time is extrapolated from "
+           "a few simulated windows (drawn, replayed, compared), and a reference beyond the memory budget (half "
+           "the available memory) is refused before any window is drawn.\n"),
+           ("| events | file | read | per event | fit_system | fit_units | fit_levels | check (system) | "
+            "check (units) | read peak / file | peak RSS |"), "|---|---|---|---|---|---|---|---|---|---|---|",
+           *[f"| {r['events']:,} | {r['file_bytes'] / mb:.2f} MB | {r['read_s']:.3g} s | "
+             f"{r['ns_per_event']['read'] / 1000:.1f} us | {r['fit_system_s']:.3g} s | {r['fit_units_s']:.3g} s | "
+             f"{r['fit_levels_s']:.3g} s | {check(r['check_system'])} | {check(r['check_units'])} | "
+             f"{r['read_peak_over_file']:.1f}x | {r['rss_after_checks_bytes'] / mb:.0f} MB |" for r in lf["sizes"]],
+           ""]
+    if lf.get("cli"):
+        out += ["The command line on the largest log (each a subprocess; its own peak RSS):\n",
+                "| command | exit | wall | peak RSS | peak / file | message |", "|---|---|---|---|---|---|",
+                *[f"| `{c['command']}` | {c['exit']} | {c['wall_s']:.0f} s | {c['peak_rss_bytes'] / mb:.0f} MB | "
+                  f"{c['peak_rss_bytes'] / c['file_bytes']:.1f}x | {c['error'] or ''} |" for c in lf["cli"]], ""]
+    return out
+
+
+def recommend_section(rm) -> list:
+    """The section of ``benchmarks/bench_recommend.py --json`` (its output ``rm``)."""
+    parts = ("fit", "check", "candidates", "replay")
+    return ["## recommend (`python benchmarks/bench_recommend.py`)\n",
+            (f"A one-year node log of {rm['nodes']} nodes ({rm['events']:,} events), N = {rm['n_groups']} "
+            f"({rm['n_gpus']:,} GPUs), {rm['n_steps']:,} steps, the default candidates on {rm['reps']} jobs each, "
+            f"the check at 200 sims, the replay from up to 60 starts; medians of {rm['repeat']} calls, split by "
+            "timing the functions `recommend` calls.\n"),
+            "| model | total | " + " | ".join(parts) + " | per timeline job | check passed |",
+            "|---|---|" + "---|" * len(parts) + "---|---|",
+            *[f"| {name} | {m['total_s']:.1f} s | "
+              + " | ".join(f"{m['parts_s'][p]:.2f} s ({m['share'][p]:.0%})" for p in parts)
+              + f" | {m['per_job_ms']:.2f} ms | {m['check_passed']} |" for name, m in rm["models"].items()], ""]
 
 
 PAGES = {"options": ("options.md", page_options), "masked": ("results/masked.md", page_masked),

@@ -20,12 +20,14 @@ from spare_mc.cli import main
 from spare_mc.logs.failure_log import FailureLog, log_levels, write_failure_log
 from spare_mc.logs.likelihood import MLE, Likelihood, gap_probabilities
 from spare_mc.logs.models import fit_system, fit_units
-from spare_mc.logs.predictive import predictive_check
+from spare_mc.logs.predictive import _ks, predictive_check
 from spare_mc.logs.replay import replay_log
 from spare_mc.logs.synthetic import example_log_path
 from spare_mc.logs.weibull import weibull_mle
+from spare_mc.model import unit_renewal
 from spare_mc.model.unit_renewal import UnitAges, UnitRenewal, first_failures
-from spare_mc.testing.unit_renewal import unit_stream_slow
+from spare_mc.testing.predictive import ks_union_slow
+from spare_mc.testing.unit_renewal import advance_chains_slow, unit_stream_slow
 from spare_mc.ttt.stream import simulate_stream_ttt
 
 TOPO = Topology(1024, 16)
@@ -65,6 +67,25 @@ def test_gap_probabilities_are_the_hat_kernel_expectation(k):
         assert gap_probabilities(np.array([float(j)]), k, lam, delta)[0] == pytest.approx(want, rel=1e-7)
     total = gap_probabilities(np.arange(0, 2000 * lam / delta), k, lam, delta).sum()  # tail S(2000 lam) < 1e-19
     assert total == pytest.approx(1.0, abs=1e-6)
+
+
+def test_a_fit_of_many_failures_converges_rather_than_running_out_of_evaluations():
+    # 2,116 distinct gaps of 20,000 counted 100 times over (2 x 10^6 failures; the sum's rounding error then exceeds
+    # an absolute 1e-10, which ran this fit to the simplex's 4,000-evaluation limit): the same maximum, reached by
+    # the simplex's own tolerance
+    class Counted(Likelihood):
+        calls = 0
+
+        def loglik(self, k, lam):
+            Counted.calls += 1
+            return super().loglik(k, lam)
+
+    x = np.ceil(300.0 * np.random.default_rng(5).weibull(0.7, 20_000))
+    vals, counts = np.unique(x, return_counts=True)
+    small = MLE(Likelihood(1.0).add("rounded", vals, counts))
+    big = MLE(Counted(1.0).add("rounded", vals, counts * 100.0))
+    assert Counted.calls < 1000
+    assert big.k == pytest.approx(small.k, rel=1e-6) and big.lam == pytest.approx(small.lam, rel=1e-6)
 
 
 def test_rounded_wald_and_profile_intervals_agree():
@@ -130,11 +151,66 @@ def test_the_stream_extends_without_changing_its_past():
     assert np.array_equal(t2[:n], t1) and np.array_equal(u2[:n], u1) and t2[n:].min() >= 5e4
 
 
+@pytest.mark.parametrize("block", [None, 7])
+def test_one_chain_advances_in_blocks_with_the_draws_of_the_loop(block, monkeypatch):
+    # the system model's windows: one chain; in blocks (of 7: many blocks, a crossing inside and at a block's end)
+    # the same times, the same next failure and the same generator state after as the round-by-round twin
+    if block is not None:
+        monkeypatch.setattr(unit_renewal, "_BLOCK", block)
+    for k, t_s, x0 in ((0.6, 5e4, 10.0), (1.0, 3e3, 0.0), (2.5, 1e3, 2e2), (0.8, 50.0, 60.0), (0.7, 1e5, 3e4)):
+        a, b = np.random.default_rng(11), np.random.default_rng(11)
+        na, nb = np.array([x0]), np.array([x0])
+        ta, ca = unit_renewal.advance_chains(na, t_s, 100.0, k, a)
+        tb, cb = advance_chains_slow(nb, t_s, 100.0, k, b)
+        assert np.array_equal(ta, tb) and np.array_equal(ca, cb) and na[0] == nb[0]
+        assert a.random() == b.random()
+    assert ta.size > 50  # the cases do cross several blocks
+
+
 # --------------------------------------------------------------------------------- fits and their checks
+def test_the_checks_ks_distance_equals_its_twin_over_both_sets():
+    # ties within and across the sets (rounded gaps), one set inside the other's range, disjoint ranges, one point
+    rng = np.random.default_rng(3)
+    cases = [(rng.integers(0, 30, n).astype(float), np.sort(rng.integers(0, 30, m).astype(float)))
+             for n, m in ((1, 1), (5, 200), (200, 5), (50, 50), (1000, 7))]
+    cases += [(rng.random(40), np.sort(rng.random(400) + 5.0)), (rng.random(40) + 5.0, np.sort(rng.random(400))),
+              (rng.random(40) * 0.1 + 0.45, np.sort(rng.random(400))), (np.zeros(0), np.ones(3)),
+              (np.ones(3), np.zeros(0)), (np.zeros(0), np.zeros(0))]
+    for sample, ref in cases:
+        assert _ks(sample, ref) == ks_union_slow(sample, ref)
+
+
 def test_a_check_too_small_to_ever_fail_is_refused():
     log = _node_log(0.5, 30, 60, 0)
     with pytest.raises(ValueError, match="could never fail; give at least 160"):
         predictive_check(fit_units(log, "node"), log, sims=100)
+
+
+def test_a_check_whose_reference_exceeds_the_memory_budget_is_refused_before_simulating(monkeypatch):
+    # 200 windows of the log's ~840 events: about 4 MB of reference; a budget of 0.5 MB refuses it at once
+    import spare_mc
+    from spare_mc.logs import models
+
+    log = _node_log(0.5, 30, 180, 0)
+    fit = fit_units(log, "node")
+    monkeypatch.setattr(models.UnitFit, "sample_log", lambda *a, **k: pytest.fail("simulated before the check"))
+    with spare_mc.set_options(max_memory=2**19), \
+            pytest.raises(ValueError, match=r"predictive check's reference of 200 simulated windows.*shorter window"):
+        predictive_check(fit, log)
+
+
+def test_a_large_logs_reference_is_a_few_windows(monkeypatch):
+    """The reference holds about _REF_EVENTS events: for a large log a few windows, not sims of them (a 10^7-event
+    log needed 200 windows, 45 GB)."""
+    from spare_mc.logs import models, predictive
+    log = _node_log(0.5, 30, 180, 0)  # about 840 events
+    fit = fit_units(log, "node")
+    calls = []
+    real = models.UnitFit.sample_log
+    monkeypatch.setattr(models.UnitFit, "sample_log", lambda self, *a, **k: calls.append(1) or real(self, *a, **k))
+    monkeypatch.setattr(predictive, "_REF_EVENTS", 2000)
+    predictive_check(fit, log, sims=160)
+    assert len(calls) == 160 + math.ceil(2000 / len(log))
 
 
 def test_the_check_passes_the_true_model_and_fails_all_new_on_aged_units():

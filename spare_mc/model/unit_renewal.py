@@ -31,6 +31,7 @@ After its first failure a unit renews: its next lifetimes are iid ``X``. The slo
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -203,7 +204,15 @@ class UnitStream:
 
 def advance_chains(next_s: np.ndarray, t_s: float, lam: float, k: float, rng) -> tuple[np.ndarray, np.ndarray]:
     """Advance independent renewal chains (next failure ``next_s[c]`` of chain ``c``, lifetimes Weibull(k, lam)) past
-    ``t_s``, in place; return the failures before ``t_s`` as ``(times, chains)``, unsorted."""
+    ``t_s``, in place; return the failures before ``t_s`` as ``(times, chains)``, unsorted.
+
+    The chains still short of ``t_s`` draw one lifetime each per round. A single chain (the system-level renewal of
+    :class:`spare_mc.logs.models.SystemFit`) would then cost a round per failure, so it draws its lifetimes in
+    blocks (:func:`_advance_one`): the same draws, sums and generator state after (the twin
+    :func:`spare_mc.testing.unit_renewal.advance_chains_slow` is the round-by-round loop).
+    """
+    if next_s.size == 1:
+        return _advance_one(next_s, t_s, lam, k, rng)
     new_t, new_c = [], []
     active = np.flatnonzero(next_s < t_s)
     while active.size:
@@ -214,6 +223,42 @@ def advance_chains(next_s: np.ndarray, t_s: float, lam: float, k: float, rng) ->
     if not new_t:
         return np.zeros(0), np.zeros(0, dtype=np.int64)
     return np.concatenate(new_t), np.concatenate(new_c)
+
+
+#: Most lifetimes :func:`_advance_one` draws at a time (8 MB of them).
+_BLOCK = 1 << 20
+
+
+def _advance_one(next_s: np.ndarray, t_s: float, lam: float, k: float, rng) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`advance_chains` of one chain, its lifetimes drawn in blocks of about the count left to ``t_s``.
+
+    ``Generator.weibull(k, size=m)`` gives the ``m`` draws of ``m`` calls with ``size=1`` and ``np.cumsum`` adds
+    left to right as the round-by-round loop does, so the times are the same floats. The draws of a block past the
+    one that crosses ``t_s`` are given back: the generator's state is restored from before the block and exactly
+    the draws used are made again, so later draws are those of the loop too.
+    """
+    x = float(next_s[0])
+    if not x < t_s:
+        return np.zeros(0), np.zeros(0, dtype=np.int64)
+    mean = lam * math.gamma(1.0 + 1.0 / k)
+    out = []
+    while x < t_s:
+        m = int(min(_BLOCK, 16 + 1.25 * (t_s - x) / mean))
+        state = rng.bit_generator.state
+        c = np.cumsum(np.concatenate([[x], lam * rng.weibull(k, size=m)]))
+        cross = np.flatnonzero(c >= t_s)
+        if cross.size:
+            j = int(cross[0])  # c[:j] are failures before t_s; the chain's next one is c[j], after j draws
+            rng.bit_generator.state = state
+            rng.weibull(k, size=j)
+            out.append(c[:j])
+            x = float(c[j])
+        else:
+            out.append(c[:m])
+            x = float(c[m])
+    next_s[0] = x
+    t = np.concatenate(out)
+    return t, np.zeros(t.size, dtype=np.int64)
 
 
 def unit_groups(topology: Topology, level: str) -> tuple[np.ndarray, np.ndarray]:

@@ -70,3 +70,18 @@ def unit_stream_slow(model: UnitRenewal, n_units: int, t_s: float, rng) -> tuple
             t += model.scale_s * (-math.log(1.0 - rng.random())) ** (1.0 / model.shape)
     order = np.lexsort((np.array(units, dtype=np.int64), np.array(times)))
     return np.array(times)[order], np.array(units, dtype=np.int64)[order]
+
+
+def advance_chains_slow(next_s: np.ndarray, t_s: float, lam: float, k: float, rng) -> tuple[np.ndarray, np.ndarray]:
+    """The round-by-round twin of :func:`spare_mc.model.unit_renewal.advance_chains`: every chain short of ``t_s``
+    records its next failure and draws one lifetime, until none is (in place on ``next_s``)."""
+    new_t, new_c = [], []
+    active = np.flatnonzero(next_s < t_s)
+    while active.size:
+        new_t.append(next_s[active].copy())
+        new_c.append(active)
+        next_s[active] += lam * rng.weibull(k, size=active.size)
+        active = active[next_s[active] < t_s]
+    if not new_t:
+        return np.zeros(0), np.zeros(0, dtype=np.int64)
+    return np.concatenate(new_t), np.concatenate(new_c)
