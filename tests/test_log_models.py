@@ -252,7 +252,7 @@ def test_log_fit_json_keys_and_flags_run_through_ttt(tmp_path):
     topo = ["--n-gpus", "1024", "--n-groups", "16"]
     job = ["--strategy", "spare", "--n-groups", "16", "--r", "2", "--n-steps", "200", "--reps", "5"]
     for model, keys in (("system", ("mtbf_s", "mtbf_s_ci95")), ("unit", ("mean_lifetime_s", "mean_lifetime_s_ci95"))):
-        extra = ["--unit-level", "node"] if model == "unit" else []
+        extra = ["--level", "node"] if model == "unit" else []  # the acceptance's spelling of --unit-level
         out = subprocess.run([sys.executable, "-m", "spare_mc.cli", "log", "fit", str(path), *topo, "--model", model,
                               *extra, "--json"], capture_output=True, text=True, check=True)
         d = json.loads(out.stdout)
@@ -478,7 +478,7 @@ def test_recommend_cli_json_keys_and_job_flags(tmp_path, capsys):
     for key in ("margin_ci95", "model_check_passed", "model_vs_replay_consistent"):
         assert key in d
     assert main([*argv[:-1], "--mtbf-s", "100"]) == 2
-    assert "`--mtbf-s` has no effect with recommend" in capsys.readouterr().err
+    assert "`--mtbf-s` has no effect with a log" in capsys.readouterr().err
 
 
 def test_ages_at_a_start_time_are_the_logs():
@@ -496,3 +496,29 @@ def test_ages_at_a_start_time_are_the_logs():
     assert r.shape == (128,) and np.all(r >= 0)
     with pytest.raises(ValueError, match="after the log's window end"):
         fit.ages_at(log, 2000.0)
+
+
+def test_recommend_from_a_failure_model_without_a_log(capsys):
+    """From a model (no log): no fit, no check, no replay, and the output says so; log-only flags are refused."""
+    from spare_mc.cli import main
+    from spare_mc.model.failures import SystemRenewal
+    rec = recommend(SystemRenewal(4e4, 0.7), topology=TOPO, n_steps=800, reps=10, spare_r=(2,),
+                    period_factors=(1.0,), rng=1)
+    d = rec.to_dict()
+    assert d["model_check_passed"] is None and d["predictive"] is None and d["model_vs_replay_consistent"] is None
+    assert "no log" in d["replay"]["note"] and "not a log" in d["label"]
+    unit = recommend(UnitRenewal("node", 5e6, 0.6), topology=TOPO, n_steps=800, reps=10, spare_r=(2,),
+                     period_factors=(1.0,), rng=1)
+    assert unit.best["strategy"] in ("ckpt", "rep", "spare")
+    with pytest.raises(ValueError, match="`model` has no effect with a failure model"):
+        recommend(SystemRenewal(4e4, 0.7), topology=TOPO, n_steps=800, model="unit")
+    with pytest.raises(TypeError, match="needs `topology`"):
+        recommend(SystemRenewal(4e4, 0.7), n_steps=800)
+    base = ["recommend", "--n-gpus", "1024", "--n-groups", "16", "--n-steps", "800", "--reps", "10", "--spare-r", "2",
+            "--period-factors", "1"]
+    assert main([*base, "--unit-level", "node", "--unit-mean-s", "5e6", "--shape", "0.6"]) == 0
+    assert "no log: nothing to replay" in capsys.readouterr().out
+    assert main([*base, "--mtbf-s", "4e4", "--shape", "0.7", "--sims", "300"]) == 2
+    assert "`--sims` has no effect without a log" in capsys.readouterr().err
+    assert main(base) == 2
+    assert "give a failure log, or a failure model" in capsys.readouterr().err

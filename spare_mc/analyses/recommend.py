@@ -30,6 +30,9 @@ from ..logs.failure_log import FailureLog
 from ..logs.models import SystemFit, UnitFit, fit_model
 from ..logs.predictive import predictive_check
 from ..logs.replay_ttt import replay_log_ttt
+from ..model.failures import SystemRenewal
+from ..model.topology import Topology
+from ..model.unit_renewal import UnitRenewal
 from ..ttt.config import TimelineConfig, applicable
 from ..ttt.run import simulate_ttt
 from ..ttt.stream import simulate_stream_ttt
@@ -56,8 +59,9 @@ class Recommendation:
     options_not_applied: dict = field(default_factory=dict)
 
     @property
-    def model_check_passed(self) -> bool:
-        return self.check.consistent
+    def model_check_passed(self):
+        """Whether the fitted model passed its predictive check (None: a failure model was given, no log)."""
+        return None if self.check is None else self.check.consistent
 
     @property
     def model_vs_replay_consistent(self):
@@ -68,13 +72,17 @@ class Recommendation:
              "margin_ci95": list(self.margin_ci95), "replay": self.replay,
              "model_check_passed": self.model_check_passed,
              "model_vs_replay_consistent": self.model_vs_replay_consistent,
-             "fit": self.fit.to_dict(), "predictive": self.check.to_dict(), "candidates": self.candidates,
+             "fit": self.fit.to_dict(), "predictive": None if self.check is None else self.check.to_dict(),
+             "candidates": self.candidates,
              "reps": self.reps, "options_not_applied": self.options_not_applied,
              "rule": "least mean TTT/T0 under the fitted model over every candidate, all on the same failures "
                      "(common random numbers); margin = runner-up minus best, paired; the replay runs the best "
                      "candidate on the log's own events from non-overlapping start times; consistent when the "
                      "model's mean and the replay's differ by at most 1.96 combined standard errors"}
-        if not self.model_check_passed:
+        if self.check is None:
+            d["label"] = ("a failure model given, not a log: nothing checked it against field data and there is no "
+                          "replay; the recommendation holds for that model only")
+        elif not self.model_check_passed:
             d["label"] = ("the fitted model FAILED its predictive check (" + ", ".join(self.check.failing)
                           + "); run anyway because accept_failed_check was given: read the numbers with care")
         return d
@@ -87,16 +95,17 @@ def _summary(res, cfg) -> dict:
             "capped_fraction": res.capped_fraction}
 
 
-def recommend(log: FailureLog, *, n_steps: int, model: str = "system", unit_level=None, ages=None,
+def recommend(log, *, n_steps: int, model: str = "system", unit_level=None, ages=None,
               resolution_s="auto", spare_r=(2, 3, 4), period_factors=(0.5, 1.0, 2.0), reps: int = 100,
               replay_starts: int = 60, sims: int = 200, rng=0, accept_failed_check: bool = False,
-              **job) -> Recommendation:
+              topology: Topology | None = None, **job) -> Recommendation:
     """Recommend a strategy, ``r`` and checkpoint period for a job on the cluster of ``log`` (module docstring).
 
     Parameters
     ----------
-    log : FailureLog
-        The cluster's failure log, on the job's topology (its ``n_groups`` is the job's ``N``).
+    log : FailureLog, SystemRenewal or UnitRenewal
+        The cluster's failure log, on the job's topology (its ``n_groups`` is the job's ``N``); or a failure model
+        (with ``topology``), which is then neither fitted, nor checked, nor replayed.
     n_steps : int
         Training steps of the job.
     model : {"system", "unit"}
@@ -115,6 +124,8 @@ def recommend(log: FailureLog, *, n_steps: int, model: str = "system", unit_leve
     rng : seed
     accept_failed_check : bool
         Run even when the fitted model fails its predictive check.
+    topology : Topology, optional
+        The cluster of a failure model given as ``log`` (refused with a log, which has its own).
     **job
         Further :class:`spare_mc.TimelineConfig` options of the job (``compute_s``, ``save_s``, ``restart_s``,
         ``jitter_sd``, checkpointing options, ...); not ``mtbf_s``, ``shape``, ``failures``, ``strategy``, ``r``,
@@ -126,8 +137,22 @@ def recommend(log: FailureLog, *, n_steps: int, model: str = "system", unit_leve
     -------
     Recommendation
     """
-    if not isinstance(log, FailureLog):
-        raise UsageTypeError(f"`log` must be a FailureLog (spare_mc.read_failure_log), got {type(log).__name__}")
+    given_model = isinstance(log, (SystemRenewal, UnitRenewal))
+    if not given_model and not isinstance(log, FailureLog):
+        raise UsageTypeError(f"`log` must be a FailureLog (spare_mc.read_failure_log), or a failure model "
+                             f"(SystemRenewal, UnitRenewal) with its `topology`, got {type(log).__name__}")
+    if given_model:
+        if not isinstance(topology, Topology):
+            raise UsageTypeError(f"a failure model needs `topology` (the cluster: N = its n_groups), got "
+                                 f"{type(topology).__name__}")
+        fitting = {"model": model != "system", "unit_level": unit_level is not None, "ages": ages is not None,
+                   "resolution_s": resolution_s != "auto", "accept_failed_check": accept_failed_check}
+        useless = [k for k, v in fitting.items() if v]
+        if useless:
+            raise UsageValueError(f"{', '.join(f'`{k}`' for k in useless)} has no effect with a failure model "
+                                  f"(they fit a log)")
+    elif topology is not None:
+        raise UsageValueError("`topology` has no effect with a log (the log's own topology is the cluster)")
     taken = sorted(set(job) & {"mtbf_s", "shape", "failures", "strategy", "r", "ckpt_period_s", "ckpt_period_factor",
                                "topology", "n_groups"})
     if taken:
@@ -137,28 +162,36 @@ def recommend(log: FailureLog, *, n_steps: int, model: str = "system", unit_leve
         raise UsageTypeError(f"`accept_failed_check` must be a bool, got {accept_failed_check!r}")
     reps = as_int(reps, "reps", min_value=2)
     replay_starts = as_int(replay_starts, "replay_starts", min_value=2)
-    n = log.topology.n_groups
+    topo = topology if given_model else log.topology
+    n = topo.n_groups
     spare_r = [as_int(r, "spare_r", min_value=2, max_value=n) for r in spare_r]
     check_unique(spare_r, "spare_r")
     period_factors = [as_float(f, "period_factors", positive=True) for f in period_factors]
     check_unique(period_factors, "period_factors")
     if not spare_r or not period_factors:
         raise UsageValueError("`spare_r` and `period_factors` must each hold at least one value")
-    fit = fit_model(log, model, unit_level=unit_level, ages=ages, resolution_s=resolution_s)
-    check = predictive_check(fit, log, sims=sims, rng=rng)
-    if not check.consistent and not accept_failed_check:
-        raise UsageValueError(f"the {model} model fitted to {log.source} fails its predictive check "
-                              f"({', '.join(check.failing)}: it does not reproduce its own log), so its "
-                              f"recommendation cannot be trusted; try the other model (model='system' or 'unit', "
-                              f"ages), or pass accept_failed_check=True to run it anyway")
-    if isinstance(fit, SystemFit):
-        base = {"mtbf_s": fit.mtbf_s, "shape": fit.shape}
+    if given_model:
+        fit, check = log, None
     else:
-        base = {"mtbf_s": fit.system_mtbf_s(), "shape": 1.0}  # the theory period: exponential at the long-run rate
+        fit = fit_model(log, model, unit_level=unit_level, ages=ages, resolution_s=resolution_s)
+        check = predictive_check(fit, log, sims=sims, rng=rng)
+        if not check.consistent and not accept_failed_check:
+            raise UsageValueError(f"the {model} model fitted to {log.source} fails its predictive check "
+                                  f"({', '.join(check.failing)}: it does not reproduce its own log), so its "
+                                  f"recommendation cannot be trusted; try the other model (model='system' or "
+                                  f"'unit', ages), or pass accept_failed_check=True to run it anyway")
+    if isinstance(fit, (SystemFit, SystemRenewal)):
+        base = {"mtbf_s": fit.mtbf_s, "shape": fit.shape}
+        if isinstance(fit, SystemRenewal):
+            base["live_scaling"] = fit.live_scaling
+        stream = None
+    else:  # the theory period: exponential at the cluster's long-run rate
+        stream = fit.model() if isinstance(fit, UnitFit) else fit
+        base = {"mtbf_s": stream.system_mtbf_s(topo), "shape": 1.0}
 
     def run(cfg):
-        if isinstance(fit, UnitFit):
-            return simulate_stream_ttt(cfg, fit.model(), log.topology, reps, rng=rng)
+        if stream is not None:
+            return simulate_stream_ttt(cfg, stream, topo, reps, rng=rng)
         return simulate_ttt(cfg, reps, rng=rng)
 
     kinds = [("ckpt", 1), ("rep", 2)] + [("spare", r) for r in spare_r]
@@ -182,9 +215,14 @@ def recommend(log: FailureLog, *, n_steps: int, model: str = "system", unit_leve
     diff = results[ru_key][0].values("ttt_over_t0") - results[best_key][0].values("ttt_over_t0")
     se = float(np.std(diff, ddof=1) / math.sqrt(diff.size))
     margin = float(diff.mean())
-    replay = _replay(log, results[best_key][1], best, replay_starts, rng)
+    if given_model:
+        replay = {"strategy": best["strategy"], "r": best["r"], "ttt_over_t0": math.nan,
+                  "ttt_over_t0_ci95": [math.nan, math.nan], "starts": 0, "consistent": None,
+                  "note": "no log: nothing to replay"}
+    else:
+        replay = _replay(log, results[best_key][1], best, replay_starts, rng)
     return Recommendation(best, runner, margin, (margin - _Z * se, margin + _Z * se), replay, fit, check,
-                          not check.consistent, rows, reps, not_applied)
+                          check is not None and not check.consistent, rows, reps, not_applied)
 
 
 def _replay(log, cfg, best, most, rng) -> dict:

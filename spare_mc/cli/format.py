@@ -427,14 +427,19 @@ def log_replay(d: dict) -> None:
 
 def recommend(d: dict) -> None:
     """``recommend``: the fit and its check, the best candidate, the runner-up and margin, the replay."""
-    _fit_model({**d["fit"], "predictive": d["predictive"], **({"label": d["label"]} if "label" in d else {})})
+    if d["predictive"] is None:  # a failure model given, not a log
+        model = ", ".join(f"{k}={v}" for k, v in d["fit"].items())
+        print(f"failure model: {model}")
+        print(d["label"])
+    else:
+        _fit_model({**d["fit"], "predictive": d["predictive"], **({"label": d["label"]} if "label" in d else {})})
 
     def row(x):
         ci = x["ttt_over_t0_ci95"]
         return (f"{x['strategy']:<5} r={x['r']:<3} period {x['ckpt_period_s']:>10.6g} s  TTT/T0 "
                 f"{x['ttt_over_t0']:.4f} [{ci[0]:.4f}, {ci[1]:.4f}]")
 
-    print(f"candidates under the fitted model ({d['reps']} jobs each, same failures):")
+    print(f"candidates under the failure model ({d['reps']} jobs each, same failures):")
     for x in sorted(d["candidates"], key=lambda x: x["ttt_over_t0"]):
         print("  " + row(x))
     print("best:      " + row(d["best"]))

@@ -22,7 +22,7 @@ from ..logs.predictive import predictive_check
 from ..logs.replay import replay_log
 from ..mc.reorder import overhead_check
 from ..mc.survivability import MASKED_CHUNK, masked_failures
-from ..model.failures import DOMAIN_SIZES
+from ..model.failures import DOMAIN_SIZES, SystemRenewal
 from ..model.kinds import EXACT_LAYOUTS, make_layout
 from ..model.paper import PAPER_R
 from ..model.topology import Topology
@@ -40,9 +40,22 @@ from ..ttt.stream import simulate_stream_ttt
 from .format import flag_args, say
 from .parser import config_overrides, flag_names
 
-__all__ = ["MU_CHUNK", "CLI_EXACT_MAX_S", "check_reps_and_seed", "progress", "run_mu", "run_overhead", "run_ttt",
-           "run_sweep_cmd", "run_compare", "run_plot", "run_log_check", "run_log_fit", "run_log_replay",
-           "run_log_import"]
+__all__ = [
+    "CLI_EXACT_MAX_S",
+    "MU_CHUNK",
+    "check_reps_and_seed",
+    "progress",
+    "run_compare",
+    "run_log_check",
+    "run_log_fit",
+    "run_log_import",
+    "run_log_replay",
+    "run_mu",
+    "run_overhead",
+    "run_plot",
+    "run_sweep_cmd",
+    "run_ttt",
+]
 
 #: Replications per chunk of ``spare-mc mu`` (one chunk's per-replication arrays live at once).
 MU_CHUNK = MASKED_CHUNK
@@ -326,39 +339,78 @@ def run_recommend(args) -> dict:
     """``recommend``: :func:`spare_mc.analyses.recommend.recommend`."""
 
     check_reps_and_seed(args.reps, "--reps", args.seed)
-    set_by_us = [flag for flag, name in (("--mtbf-s", "mtbf_s"), ("--shape", "shape"),
-                                         ("--ckpt-period-factor", "ckpt_period_factor"))
+    set_by_us = [flag for flag, name in (("--ckpt-period-factor", "ckpt_period_factor"),)
                  if getattr(args, name, None) is not None]
-    if args.no_live_scaling:
+    if args.no_live_scaling and args.log is not None:
         set_by_us.append("--no-live-scaling")
     if set_by_us:
-        raise UsageValueError(f"{', '.join(f'`{f}`' for f in set_by_us)} has no effect with recommend: the failure "
-                              f"model is fitted to the log and the periods come from --period-factors")
-    if args.model == "system":
-        given = [f for f, v in (("--unit-level", args.unit_level), ("--ages", args.ages)) if v is not None]
+        raise UsageValueError(f"{', '.join(f'`{f}`' for f in set_by_us)} has no effect with recommend: the periods "
+                              f"come from --period-factors and the failure model from the log")
+    model_flags = {"--mtbf-s": args.mtbf_s, "--shape": args.shape, "--unit-mean-s": args.unit_mean_s}
+    log_flags = {"--model": args.model, "--resolution-s": args.resolution_s, "--sims": args.sims,
+                 "--replay-starts": args.replay_starts, "--duration-s": args.duration_s,
+                 "--accept-failed-check": args.accept_failed_check or None}
+    topo = Topology(**{f.name: getattr(args, f.name) for f in fields(Topology)})
+    if args.log is None:
+        model = _recommend_model(args, log_flags)
+        fit_kw = {"topology": topo}
+    else:
+        given = [f for f, v in model_flags.items() if v is not None]
         if given:
-            raise UsageValueError(f"{', '.join(f'`{f}`' for f in given)} has no effect with --model system")
+            raise UsageValueError(f"{', '.join(f'`{f}`' for f in given)} has no effect with a log: the failure "
+                                  f"model is fitted to it (give these without a log to recommend for a model)")
+        if (args.model or "system") == "system":
+            given = [f for f, v in (("--unit-level", args.unit_level), ("--ages", args.ages)) if v is not None]
+            if given:
+                raise UsageValueError(f"{', '.join(f'`{f}`' for f in given)} has no effect with --model system")
+        res = args.resolution_s
+        if res is not None and res != "auto":
+            try:
+                res = float(res)
+            except ValueError:
+                raise UsageValueError(f"`--resolution-s` must be a number of seconds or 'auto', got {res!r}") from None
+        model = _read_log(args)
+        fit_kw = {"model": args.model or "system", "unit_level": args.unit_level, "ages": args.ages,
+                  "resolution_s": "auto" if res is None else res,
+                  "replay_starts": 60 if args.replay_starts is None else args.replay_starts,
+                  "sims": 200 if args.sims is None else args.sims, "accept_failed_check": args.accept_failed_check}
     # the topology flags are the log's (and the fitted model's), not a TimelineConfig failure model's
     job = config_overrides(argparse.Namespace(**{**vars(args), "n_gpus": None, "placement": None,
                                                  **dict.fromkeys(DOMAIN_SIZES)}))
     n_steps = job.pop("n_steps", None)
     if n_steps is None:
         raise UsageValueError("`--n-steps` (the job's training steps) is required")
-    res = args.resolution_s
-    if res is not None and res != "auto":
-        try:
-            res = float(res)
-        except ValueError:
-            raise UsageValueError(f"`--resolution-s` must be a number of seconds or 'auto', got {res!r}") from None
+    for name in ("mtbf_s", "shape", "live_scaling"):  # the failure model's, not the job's
+        job.pop(name, None)
     spare_r = list(parse_list(args.spare_r, "--spare-r", int, what="redundancies"))
     factors = list(parse_list(args.period_factors, "--period-factors", float, what="period factors"))
     with flag_names(spare_r="--spare-r", period_factors="--period-factors", reps="--reps",
                     replay_starts="--replay-starts", sims="--sims", unit_level="--unit-level"):
-        rec = recommend(_read_log(args), n_steps=n_steps, model=args.model, unit_level=args.unit_level,
-                        ages=args.ages, resolution_s="auto" if res is None else res, spare_r=spare_r,
-                        period_factors=factors, reps=args.reps, replay_starts=args.replay_starts, sims=args.sims,
-                        rng=args.seed, accept_failed_check=args.accept_failed_check, **job)
+        rec = recommend(model, n_steps=n_steps, spare_r=spare_r, period_factors=factors, reps=args.reps,
+                        rng=args.seed, **fit_kw, **job)
     return stamp(rec.to_dict())
+
+
+def _recommend_model(args, log_flags: dict):
+    """``recommend`` without a log: the failure model its flags give."""
+    given = [f for f, v in log_flags.items() if v is not None]
+    if given:
+        raise UsageValueError(f"{', '.join(f'`{f}`' for f in given)} has no effect without a log (they fit, check "
+                              f"or replay one)")
+    if args.unit_mean_s is not None:
+        missing = [f for f, v in (("--unit-level", args.unit_level), ("--shape", args.shape)) if v is None]
+        if missing or args.mtbf_s is not None:
+            raise UsageValueError("a cluster-in-service model needs --unit-level, --unit-mean-s and --shape (not "
+                                  "--mtbf-s)" + (f"; missing: {', '.join(missing)}" if missing else ""))
+        return UnitRenewal(args.unit_level, args.unit_mean_s, args.shape, args.ages or "stationary")
+    if args.mtbf_s is not None and args.shape is not None:
+        extra = [f for f, v in (("--unit-level", args.unit_level), ("--ages", args.ages)) if v is not None]
+        if extra:
+            raise UsageValueError(f"{', '.join(f'`{f}`' for f in extra)} has no effect with a system-level model "
+                                  f"(--mtbf-s)")
+        return SystemRenewal(args.mtbf_s, args.shape, live_scaling=not args.no_live_scaling)
+    raise UsageValueError("give a failure log, or a failure model: --mtbf-s and --shape (a system-level renewal) "
+                          "or --unit-level, --unit-mean-s and --shape (every unit a renewal process)")
 
 
 def run_log_replay(args) -> dict:

@@ -419,7 +419,12 @@ def add_recommend_parser(sub, common) -> None:
     rc = sub.add_parser("recommend", parents=[common],
                         help="from a failure log and a job's facts: the best strategy, r and checkpoint period, "
                              "checked against the log's own events")
-    rc.add_argument("log", help="path of the failure log (CSV, or Parquet with the parquet extra)")
+    rc.add_argument("log", nargs="?", default=None,
+                    help="path of the failure log (CSV, or Parquet with the parquet extra); without one, give a "
+                         "failure model: --mtbf-s and --shape (system-level renewal) or --unit-level, --unit-mean-s "
+                         "and --shape (a cluster in service), which is then neither checked nor replayed")
+    rc.add_argument("--unit-mean-s", type=float, default=None,
+                    help="without a log: the mean lifetime of one unit of --unit-level (s)")
     for f in fields(Topology):
         flag = "--" + f.name.replace("_", "-")
         if f.name == "placement":
@@ -433,10 +438,10 @@ def add_recommend_parser(sub, common) -> None:
     rc.add_argument("--duration-s", type=float, default=None,
                     help="end of the log's observation window, s (default: its duration_s metadata, else its last "
                          "event)")
-    rc.add_argument("--model", choices=FIT_MODELS, default="system",
+    rc.add_argument("--model", choices=FIT_MODELS, default=None,
                     help="failure model fitted to the log: system (one renewal process of the cluster; default) or "
                          "unit (per-unit renewals at their ages)")
-    rc.add_argument("--unit-level", default=None, help="--model unit: the failing level (default: most events)")
+    rc.add_argument("--unit-level", "--level", dest="unit_level", default=None, help="--model unit: the failing level (default: most events)")
     rc.add_argument("--ages", choices=AGE_STARTS, default=None,
                     help="--model unit: the units' ages at the log start (default stationary)")
     rc.add_argument("--resolution-s", default=None,
@@ -445,9 +450,9 @@ def add_recommend_parser(sub, common) -> None:
     rc.add_argument("--period-factors", default="0.5,1,2",
                     help="checkpoint periods to try, as multiples of the theory optimum (default 0.5,1,2)")
     add_reps(rc, 100, "jobs per candidate under the fitted model")
-    rc.add_argument("--replay-starts", type=int, default=60,
+    rc.add_argument("--replay-starts", type=int, default=None,
                     help="most start times of the replay on the log's own events (default 60)")
-    rc.add_argument("--sims", type=int, default=200,
+    rc.add_argument("--sims", type=int, default=None,
                     help="simulated windows of the model's predictive check (default 200)")
     rc.add_argument("--accept-failed-check", action="store_true",
                     help="recommend even when the fitted model fails its predictive check (labelled in the output)")
@@ -493,7 +498,7 @@ def add_log_parser(sub, common) -> None:
                                 "and domain models); system: one renewal process of the whole cluster (every event, "
                                 "ties as rounded gaps); unit: every unit of --unit-level a renewal process at its "
                                 "age (--ages). system and unit are checked against the log (predictive check)")
-            q.add_argument("--unit-level", default=None,
+            q.add_argument("--unit-level", "--level", dest="unit_level", default=None,
                            help="--model unit: the level whose units fail (default: the level with most events)")
             q.add_argument("--ages", choices=AGE_STARTS, default=None,
                            help="--model unit: the units' ages at the log start: stationary (default; a cluster "
