@@ -1,6 +1,8 @@
 """A new user's pass over the log path (log import, log fit, ttt, recommend): each test is a reproducer of something
 that went wrong, run as the user ran it."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -76,3 +78,85 @@ def test_a_resolution_that_does_not_divide_the_times_names_the_time_as_a_number(
     assert main(["log", "fit", node_log_path, *FIT, "--model", "unit", "--resolution-s", "7"]) == 2
     err = capsys.readouterr().err
     assert "`--resolution-s`=7: the event time " in err and "np.float64" not in err
+
+
+# ------------------------------------------------------------------------------------------- recommend
+REC = ["--n-gpus", "1024", "--n-groups", "16", "--n-steps", "100", "--reps", "3", "--spare-r", "2",
+       "--period-factors", "1", "--sims", "160", "--replay-starts", "3"]
+
+
+@pytest.fixture(scope="module")
+def burst_log_path(tmp_path_factory):
+    """A burst: 60 node failures in the first day of 30, 10 after: no stationary model reproduces it."""
+    rng = np.random.default_rng(3)
+    t = np.sort(np.concatenate([rng.choice(np.arange(1, 1440), 60, replace=False),
+                                rng.choice(np.arange(1440, 30 * 1440), 10, replace=False)])) * 60.0
+    path = tmp_path_factory.mktemp("qa") / "burst.csv"
+    write_failure_log(path, _log(t, rng.integers(0, 128, size=t.size), 30 * 86400.0))
+    return str(path)
+
+
+def test_recommend_prints_the_flags_of_a_failed_model_with_model_check_failed(burst_log_path, capsys):
+    """With --accept-failed-check, recommend printed the failed model's `spare-mc ttt` flags without
+    `--model-check failed`, so ttt ran them unlabelled: `log fit` prints the same model's flags with it."""
+    assert main(["recommend", burst_log_path, *REC, "--accept-failed-check", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["model_check_passed"] is False
+    assert d["fit"]["ttt_flags"][-2:] == ["--model-check", "failed"]
+    assert main(["log", "fit", burst_log_path, *REC[:4], "--model", "system", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ttt_flags"] == d["fit"]["ttt_flags"]
+    assert main(["recommend", burst_log_path, *REC, "--accept-failed-check"]) == 0
+    assert "--model-check failed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flags, name", [(["--ckpt-every-steps", "5"], "--ckpt-every-steps"),
+                                         (["--ckpt-policy", "hazard"], "--ckpt-policy")])
+def test_recommend_refuses_checkpoints_it_would_not_report(flags, name, node_log_path, capsys):
+    """With --ckpt-every-steps the candidates checkpointed every k steps while the table and `best` reported the
+    theory period times the factor (and the default factors stopped on `--ckpt-period-factor`, a flag recommend
+    does not take); with --ckpt-policy hazard every candidate ran and then the replay refused it."""
+    assert main(["recommend", node_log_path, *REC, *flags]) == 2
+    assert f"`{name}`=" in capsys.readouterr().err
+    assert main(["recommend", *REC[:-4], "--mtbf-s", "3e4", "--shape", "0.8", *flags]) == 2  # a model: too
+    assert f"`{name}`=" in capsys.readouterr().err
+
+
+def test_recommend_text_says_which_candidates_were_capped(node_log_path, capsys):
+    """A capped candidate's TTT/T0 is a lower bound (the ttt output says so); the recommend table did not."""
+    args = ["recommend", node_log_path, *REC[:4], "--n-steps", "2000", "--reps", "4", "--spare-r", "2",
+            "--period-factors", "1", "--sims", "160", "--replay-starts", "3", "--max-wall-factor", "1.3"]
+    assert main([*args, "--json"]) == 0
+    capped = [x for x in json.loads(capsys.readouterr().out)["candidates"] if x["capped_fraction"] > 0]
+    assert capped
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert out.count("capped: a lower bound") >= len(capped)
+
+
+def test_a_unit_fit_says_which_events_it_leaves_out(capsys):
+    """The example log has gpu, node and rack events; the unit model at gpu level leaves 15 out (a rack kills
+    4 groups): the JSON said so (other_level_events), the text did not."""
+    from spare_mc.logs.synthetic import example_log_path
+
+    args = ["log", "fit", str(example_log_path()), "--n-gpus", "256", "--n-groups", "32", "--nodes-per-rack", "4",
+            "--racks-per-power", "2", "--model", "unit", "--sims", "160"]
+    assert main([*args, "--json"]) == 0
+    n = json.loads(capsys.readouterr().out)["other_level_events"]
+    assert n == 15
+    assert main(args) == 0
+    assert f"({n} events at other levels are not in this model" in capsys.readouterr().out
+
+
+def test_recommend_text_says_when_replayed_jobs_ran_past_the_log(node_log_path, capsys):
+    """A replayed job that runs past the log's end meets no failures there (``within_window`` in the JSON); the
+    text printed the replay's TTT/T0 without saying so. A real run's output, with its last job past the end."""
+    from spare_mc.cli import format as fmt
+
+    assert main(["recommend", node_log_path, *REC, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["replay"]["within_window"] == d["replay"]["starts"] == 3
+    fmt.recommend(d)
+    assert "ran past the log's end" not in capsys.readouterr().out
+    d["replay"]["within_window"] = 2
+    fmt.recommend(d)
+    assert "(1 of the 3 replayed jobs ran past the log's end" in capsys.readouterr().out
