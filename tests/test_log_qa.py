@@ -160,3 +160,14 @@ def test_recommend_text_says_when_replayed_jobs_ran_past_the_log(node_log_path, 
     d["replay"]["within_window"] = 2
     fmt.recommend(d)
     assert "(1 of the 3 replayed jobs ran past the log's end" in capsys.readouterr().out
+
+
+def test_recommend_help_lists_the_flags_of_a_model_without_a_log(capsys):
+    """The help said "without a log, give --mtbf-s and --shape" but hid both flags (and the timeline's defaults,
+    300 s and 0.78, do not apply: without a log they are required)."""
+    with pytest.raises(SystemExit) as stop:
+        main(["recommend", "--help"])
+    assert stop.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--mtbf-s MTBF_S without a log: the system MTBF" in out
+    assert "--shape SHAPE without a log: the Weibull shape" in out

@@ -458,6 +458,14 @@ def add_recommend_parser(sub, common) -> None:
                     help="recommend even when the fitted model fails its predictive check (labelled in the output)")
     add_seed(rc)
     add_config_options(rc, topology=False, failures=False, reserved=("mtbf_s", "shape", "ckpt_period_factor"))
+    # --mtbf-s and --shape are the failure model without a log (the positional's help names them): shown, with
+    # what they mean here, not hidden as the reserved fields are nor with the timeline's defaults, which do not apply
+    model_help = {"mtbf_s": "without a log: the system MTBF of a system-level renewal process (s), with --shape",
+                  "shape": "without a log: the Weibull shape k of the failure model (with --mtbf-s, or with "
+                           "--unit-level and --unit-mean-s)"}
+    for action in rc._actions:
+        if action.dest in model_help:
+            action.help = model_help[action.dest]
     # the log's topology flags: add_config_options reset their defaults to None (the timeline's failure model has none)
     rc.set_defaults(**{f.name: f.default for f in fields(Topology) if f.default is not MISSING})
     rc.add_argument("--json", action="store_true", help="print one JSON object")
