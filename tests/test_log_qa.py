@@ -171,3 +171,17 @@ def test_recommend_help_lists_the_flags_of_a_model_without_a_log(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "--mtbf-s MTBF_S without a log: the system MTBF" in out
     assert "--shape SHAPE without a log: the Weibull shape" in out
+
+
+def test_ttt_failures_unit_without_shape_uses_the_shape_its_help_states(capsys):
+    """`spare-mc ttt --help` says --shape defaults to 0.78; with --failures unit and no --shape the units were
+    exponential (1.0), silently."""
+    from spare_mc import TimelineConfig
+
+    args = ["ttt", "--strategy", "spare", "--n-groups", "16", "--n-steps", "20", "--reps", "2", "--failures", "unit",
+            "--unit-level", "node", "--unit-mean-s", "1e7", "--n-gpus", "1024", "--json"]
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["failure_model"]["shape"] == TimelineConfig.shape == 0.78
+    with pytest.raises(SystemExit):
+        main(["ttt", "--help"])
+    assert "(default 0.78)" in " ".join(capsys.readouterr().out.split()).split("--shape SHAPE", 2)[-1][:120]

@@ -180,8 +180,10 @@ def _run_ttt_unit(args, r) -> dict:
     topo_kw = {f.name: getattr(args, f.name) for f in fields(Topology)
                if f.name not in ("n_groups",) and getattr(args, f.name, None) is not None}
     topo = Topology(n_groups=args.n_groups, **topo_kw)
-    model = UnitRenewal(args.unit_level, args.unit_mean_s, 1.0 if args.shape is None else args.shape,
-                        args.ages or "stationary")
+    # --shape's default is the one its help states, the timeline's (0.78), as for every other failure model; it was
+    # 1.0 here, silently
+    shape = next(f.default for f in fields(TimelineConfig) if f.name == "shape") if args.shape is None else args.shape
+    model = UnitRenewal(args.unit_level, args.unit_mean_s, shape, args.ages or "stationary")
     kw = config_overrides(args)
     kw["shape"] = 1.0  # the theory period's process: exponential at the cluster's long-run rate (ckpt_period_rule)
     kw["mtbf_s"] = model.system_mtbf_s(topo)
