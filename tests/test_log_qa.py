@@ -185,3 +185,16 @@ def test_ttt_failures_unit_without_shape_uses_the_shape_its_help_states(capsys):
     with pytest.raises(SystemExit):
         main(["ttt", "--help"])
     assert "(default 0.78)" in " ".join(capsys.readouterr().out.split()).split("--shape SHAPE", 2)[-1][:120]
+
+
+def test_ttt_labels_a_model_run_despite_its_failed_check(capsys):
+    """`--model-check failed --accept-failed-check` ran the model with no word of the failed check in the text or
+    the JSON (recommend labels the same case)."""
+    args = ["ttt", "--strategy", "spare", "--n-groups", "16", "--n-steps", "20", "--reps", "2", "--mtbf-s", "3e4",
+            "--model-check", "failed", "--accept-failed-check"]
+    assert main([*args, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["model_check"].startswith("FAILED")
+    assert main(args) == 0
+    assert "model_check              FAILED" in capsys.readouterr().out
+    assert main(args[:-3]) == 0
+    assert "model_check" not in capsys.readouterr().out

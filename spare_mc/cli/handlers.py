@@ -121,8 +121,17 @@ def run_overhead(args) -> dict:
 
 def run_ttt(args) -> dict:
     """The ``ttt`` command as a dict: :func:`spare_mc.ttt.report.step_ttt`, or
-    :func:`spare_mc.ttt.report.classical_check` with ``--model classical``."""
+    :func:`spare_mc.ttt.report.classical_check` with ``--model classical``; a model run with
+    ``--accept-failed-check`` is labelled (``model_check``), as ``recommend``'s output is."""
 
+    d = _run_ttt(args)
+    if args.accept_failed_check:
+        d["model_check"] = ("FAILED: this failure model failed its predictive check (it does not reproduce the log "
+                            "it was fitted to); run anyway because --accept-failed-check was given")
+    return d
+
+
+def _run_ttt(args) -> dict:
     check_reps_and_seed(args.reps, "--reps", args.seed)
     if args.ckpt_period == "optimal" and args.ckpt_period_factor not in (None, 1.0):
         raise UsageValueError("`--ckpt-period optimal` means the theory optimum T_c* itself: drop "
