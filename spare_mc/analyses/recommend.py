@@ -79,6 +79,9 @@ class Recommendation:
                      "(common random numbers); margin = runner-up minus best, paired; the replay runs the best "
                      "candidate on the log's own events from non-overlapping start times; consistent when the "
                      "model's mean and the replay's differ by at most 1.96 combined standard errors"}
+        if self.check is not None and not self.model_check_passed:
+            # the printed flags run the model through `spare-mc ttt`, which must refuse them as `log fit`'s
+            d["fit"]["ttt_flags"] = [*d["fit"]["ttt_flags"], "--model-check", "failed"]
         if self.check is None:
             d["label"] = ("a failure model given, not a log: nothing checked it against field data and there is no "
                           "replay; the recommendation holds for that model only")
@@ -158,6 +161,15 @@ def recommend(log, *, n_steps: int, model: str = "system", unit_level=None, ages
     if taken:
         raise UsageValueError(f"{', '.join(f'`{k}`' for k in taken)}: the recommendation sets these itself (the "
                               f"failure model comes from the log, N from its topology)")
+    if job.get("ckpt_every_steps"):
+        raise UsageValueError(f"`ckpt_every_steps`={job['ckpt_every_steps']!r}: the recommendation tries checkpoint "
+                              f"periods in wall time (`period_factors` times the theory optimum) and reports them; "
+                              f"checkpoints every k steps would run another period than it reports")
+    if job.get("ckpt_policy", "periodic") != "periodic":
+        raise UsageValueError(f"`ckpt_policy`={job['ckpt_policy']!r}: the recommendation tries periodic "
+                              f"checkpoints (`period_factors` times the theory optimum) and reports their period, "
+                              f"and the replay on a log's events runs periodic ones only; compare a dynamic policy "
+                              f"with `spare-mc ttt` or `spare-mc dynamic`")
     if not isinstance(accept_failed_check, bool):
         raise UsageTypeError(f"`accept_failed_check` must be a bool, got {accept_failed_check!r}")
     reps = as_int(reps, "reps", min_value=2)

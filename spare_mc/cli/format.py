@@ -315,6 +315,9 @@ def _fit_model(d: dict) -> None:
     else:
         what = (f"per-unit renewals: {d['units']} {d['level']} units, {d['n_events']} failures, ages at the log "
                 f"start {d['ages']}")
+        if d.get("other_level_events"):  # the model runs without them, and the check compares only its level
+            what += (f" ({d['other_level_events']} events at other levels are not in this model, nor in its "
+                     f"predictive check)")
         mean = (f"mean lifetime {d['mean_lifetime_s']:.6g} s [{d['mean_lifetime_s_ci95'][0]:.6g}, "
                 f"{d['mean_lifetime_s_ci95'][1]:.6g}] (cluster MTBF {d['system_mtbf_s']:.6g} s)")
     res = f"resolution {d['resolution_s']:g} s" if d["resolution_s"] else "exact times"
@@ -436,8 +439,9 @@ def recommend(d: dict) -> None:
 
     def row(x):
         ci = x["ttt_over_t0_ci95"]
+        capped = (f"  ({x['capped_fraction']:.0%} capped: a lower bound)" if x.get("capped_fraction") else "")
         return (f"{x['strategy']:<5} r={x['r']:<3} period {x['ckpt_period_s']:>10.6g} s  TTT/T0 "
-                f"{x['ttt_over_t0']:.4f} [{ci[0]:.4f}, {ci[1]:.4f}]")
+                f"{x['ttt_over_t0']:.4f} [{ci[0]:.4f}, {ci[1]:.4f}]{capped}")
 
     print(f"candidates under the failure model ({d['reps']} jobs each, same failures):")
     for x in sorted(d["candidates"], key=lambda x: x["ttt_over_t0"]):
@@ -456,6 +460,9 @@ def recommend(d: dict) -> None:
         print(f"replay on the log's own events ({rp['starts']} non-overlapping starts): TTT/T0 "
               f"{rp['ttt_over_t0']:.4f} [{ci[0]:.4f}, {ci[1]:.4f}]: "
               + ("agrees with the model" if rp["consistent"] else "DISAGREES with the model"))
+        if rp.get("within_window", rp["starts"]) < rp["starts"]:
+            print(f"  ({rp['starts'] - rp['within_window']} of the {rp['starts']} replayed jobs ran past the log's "
+                  f"end and met no failures after it: the replay's TTT/T0 is optimistic)")
 
 
 def log_import(d: dict) -> None:

@@ -11,7 +11,7 @@ import os
 from dataclasses import fields
 
 from .._lib.provenance import stamp
-from .._lib.validation import UsageValueError, parse_list
+from .._lib.validation import UsageValueError, as_int, parse_list
 from ..analyses.recommend import recommend
 from ..analyses.reproduce import studies_dir
 from ..logs.failure_log import log_format, read_failure_log, write_failure_log
@@ -121,8 +121,17 @@ def run_overhead(args) -> dict:
 
 def run_ttt(args) -> dict:
     """The ``ttt`` command as a dict: :func:`spare_mc.ttt.report.step_ttt`, or
-    :func:`spare_mc.ttt.report.classical_check` with ``--model classical``."""
+    :func:`spare_mc.ttt.report.classical_check` with ``--model classical``; a model run with
+    ``--accept-failed-check`` is labelled (``model_check``), as ``recommend``'s output is."""
 
+    d = _run_ttt(args)
+    if args.accept_failed_check:
+        d["model_check"] = ("FAILED: this failure model failed its predictive check (it does not reproduce the log "
+                            "it was fitted to); run anyway because --accept-failed-check was given")
+    return d
+
+
+def _run_ttt(args) -> dict:
     check_reps_and_seed(args.reps, "--reps", args.seed)
     if args.ckpt_period == "optimal" and args.ckpt_period_factor not in (None, 1.0):
         raise UsageValueError("`--ckpt-period optimal` means the theory optimum T_c* itself: drop "
@@ -180,8 +189,10 @@ def _run_ttt_unit(args, r) -> dict:
     topo_kw = {f.name: getattr(args, f.name) for f in fields(Topology)
                if f.name not in ("n_groups",) and getattr(args, f.name, None) is not None}
     topo = Topology(n_groups=args.n_groups, **topo_kw)
-    model = UnitRenewal(args.unit_level, args.unit_mean_s, 1.0 if args.shape is None else args.shape,
-                        args.ages or "stationary")
+    # --shape's default is the one its help states, the timeline's (0.78), as for every other failure model; it was
+    # 1.0 here, silently
+    shape = next(f.default for f in fields(TimelineConfig) if f.name == "shape") if args.shape is None else args.shape
+    model = UnitRenewal(args.unit_level, args.unit_mean_s, shape, args.ages or "stationary")
     kw = config_overrides(args)
     kw["shape"] = 1.0  # the theory period's process: exponential at the cluster's long-run rate (ckpt_period_rule)
     kw["mtbf_s"] = model.system_mtbf_s(topo)
@@ -274,8 +285,9 @@ def run_log_fit(args) -> dict:
     if given:
         raise UsageValueError(f"{', '.join(f'`{f}`' for f in given)} has no effect with --model levels (give "
                               f"--model system or unit)")
+    check_r = _check_r(args, log)
     fit = fit_failure_log(log, levels=args.levels, shared_shape=args.shared_shape,
-                          min_failures=args.min_failures, ci=args.ci)
+                          min_failures=10 if args.min_failures is None else args.min_failures, ci=args.ci)
     d = fit.to_dict()
     models = {}
     if "gpu" in fit.fits:
@@ -289,7 +301,7 @@ def run_log_fit(args) -> dict:
     # (the domain models' flags carry the log's domain sizes where they differ from spare-mc ttt's defaults, and
     # its placement: each set runs through `spare-mc ttt --strategy S --n-groups N` as printed)
     check = predictive_check(levels_model(fit, log), log, sims=args.sims, layout=args.check_layout,
-                             r=args.check_r, rng=args.seed)
+                             r=check_r, rng=args.seed)
     d["predictive"] = check.to_dict()
     d["model_check_passed"] = check.consistent
     if not check.consistent:
@@ -303,11 +315,17 @@ def run_log_fit(args) -> dict:
     return stamp(d)
 
 
+def _check_r(args, log) -> int:
+    """``--check-r``, checked before any fit: 1 to N (predictive_check's own refusal named its parameter ``r``, which
+    is no flag of ``log fit``)."""
+    return as_int(args.check_r, "check_r", min_value=1, max_value=log.topology.n_groups)
+
+
 def _run_log_fit_model(args, log) -> dict:
     """``log fit --model system|unit``: :func:`spare_mc.logs.models.fit_model` and its predictive check."""
 
-    given = [flag for flag, value in (("--levels", args.levels), ("--shared-shape", args.shared_shape or None))
-             if value is not None]
+    given = [flag for flag, value in (("--levels", args.levels), ("--shared-shape", args.shared_shape or None),
+                                      ("--min-failures", args.min_failures)) if value is not None]
     if args.model == "system":
         given += [flag for flag, value in (("--unit-level", args.unit_level), ("--ages", args.ages))
                   if value is not None]
@@ -322,8 +340,9 @@ def _run_log_fit_model(args, log) -> dict:
     kw = {"resolution_s": "auto" if res is None else res, "ci": args.ci}
     if args.model == "unit":
         kw["ages"] = args.ages or "stationary"
+    check_r = _check_r(args, log)
     fit = fit_model(log, args.model, unit_level=args.unit_level, **kw)
-    check = predictive_check(fit, log, sims=args.sims, layout=args.check_layout, r=args.check_r, rng=args.seed)
+    check = predictive_check(fit, log, sims=args.sims, layout=args.check_layout, r=check_r, rng=args.seed)
     d = fit.to_dict()
     d["predictive"] = check.to_dict()
     d["model_check_passed"] = check.consistent

@@ -458,6 +458,14 @@ def add_recommend_parser(sub, common) -> None:
                     help="recommend even when the fitted model fails its predictive check (labelled in the output)")
     add_seed(rc)
     add_config_options(rc, topology=False, failures=False, reserved=("mtbf_s", "shape", "ckpt_period_factor"))
+    # --mtbf-s and --shape are the failure model without a log (the positional's help names them): shown, with
+    # what they mean here, not hidden as the reserved fields are nor with the timeline's defaults, which do not apply
+    model_help = {"mtbf_s": "without a log: the system MTBF of a system-level renewal process (s), with --shape",
+                  "shape": "without a log: the Weibull shape k of the failure model (with --mtbf-s, or with "
+                           "--unit-level and --unit-mean-s)"}
+    for action in rc._actions:
+        if action.dest in model_help:
+            action.help = model_help[action.dest]
     # the log's topology flags: add_config_options reset their defaults to None (the timeline's failure model has none)
     rc.set_defaults(**{f.name: f.default for f in fields(Topology) if f.default is not MISSING})
     rc.add_argument("--json", action="store_true", help="print one JSON object")
@@ -507,21 +515,20 @@ def add_log_parser(sub, common) -> None:
                            help="--model system/unit: the log's time resolution in s (gaps are rounded "
                                 "observations; 0: exact times; default auto: an hour, a minute or a second)")
             q.add_argument("--sims", type=int, default=200,
-                           help="--model system/unit: simulated windows of the predictive check (default 200)")
+                           help="simulated windows of the predictive check, which every --model runs (default 200)")
             q.add_argument("--check-layout", choices=("cyclic", "block", "sidon"), default="cyclic",
-                           help="--model system/unit: the layout whose wipe-outs the check compares (default "
-                                "cyclic)")
+                           help="the layout whose wipe-outs the predictive check compares (default cyclic)")
             q.add_argument("--check-r", type=int, default=2,
-                           help="--model system/unit: its redundancy r (default 2)")
+                           help="its redundancy r, at most --n-groups (default 2)")
             add_seed(q)
             q.add_argument("--levels", default=None,
-                           help="comma-separated levels to fit (default: every level with at least --min-failures "
-                                "failures)")
+                           help="--model levels: comma-separated levels to fit (default: every level with at least "
+                                "--min-failures failures)")
             q.add_argument("--shared-shape", action="store_true",
-                           help="one Weibull shape for all fitted levels (needed for a domain model with per-GPU "
-                                "background)")
-            q.add_argument("--min-failures", type=int, default=10,
-                           help="fewest failures a level needs to be fitted (default 10; at least 2)")
+                           help="--model levels: one Weibull shape for all fitted levels (needed for a domain model "
+                                "with per-GPU background)")
+            q.add_argument("--min-failures", type=int, default=None,
+                           help="--model levels: fewest failures a level needs to be fitted (default 10; at least 2)")
             q.add_argument("--ci", choices=("wald", "profile"), default="wald",
                            help="confidence intervals: wald (observed information, log scale; default) or profile "
                                 "(profile likelihood: closer to 95%% with few failures)")

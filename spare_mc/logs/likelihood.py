@@ -176,6 +176,21 @@ def _derivatives(nll, t, h=1e-4):
     return g, H
 
 
+#: The largest ``|log x|`` whose ``exp`` a float holds with room to spare (``exp(700)`` is about ``1e304``).
+_LOG_MAX = 700.0
+
+
+def _log_interval(value: float, half: float, what: str) -> tuple:
+    """``(value e^-half, value e^half)``: a Wald interval on the log scale, refused when the log does not bound it
+    (a half-width beyond a float's range: the information matrix is nearly singular, e.g. a handful of failures all
+    at one time; ``math.exp`` raised OverflowError there)."""
+    if not abs(math.log(value)) + half < _LOG_MAX:
+        raise UsageValueError(f"the Wald interval of the Weibull {what} is unbounded (half-width {half:.3g} on the "
+                              f"log scale): the log does not determine it (too few or degenerate lifetimes, e.g. "
+                              f"failures all at one time)")
+    return value * math.exp(-half), value * math.exp(half)
+
+
 class MLE:
     """The maximum of a :class:`Likelihood` over ``(log k, log lam)``, with Wald and profile intervals for the shape
     and the mean lifetime ``mu``."""
@@ -240,8 +255,8 @@ class MLE:
         se_k = math.sqrt(self.cov[0, 0])
         g = np.array([-_sp.digamma(1.0 + 1.0 / self.k) / self.k, 1.0])
         se_m = math.sqrt(float(g @ self.cov @ g))
-        return {"shape": (self.k * math.exp(-z * se_k), self.k * math.exp(z * se_k)),
-                "mean_s": (self.mean_s * math.exp(-z * se_m), self.mean_s * math.exp(z * se_m))}
+        return {"shape": _log_interval(self.k, z * se_k, "shape"),
+                "mean_s": _log_interval(self.mean_s, z * se_m, "mean")}
 
     def profile(self, level: float = 0.95) -> dict:
         """Profile-likelihood intervals of the shape and the mean (the other parameter maximised out; chi-square with
@@ -267,19 +282,28 @@ class MLE:
             for sign in (-1.0, 1.0):
                 step = max(se, 1e-3)
                 far = center + sign * step
+                closed = False
                 for _ in range(60):
+                    # beyond exp's range (a shape or mean past 1e300; math.exp raised OverflowError there) the
+                    # profile is flat: the interval will not close
+                    if abs(far) > _LOG_MAX:
+                        break
                     if self.loglik - fun(far) > crit:
+                        closed = True
                         break
                     step *= 2.0
                     far = center + sign * step
-                else:
-                    raise UsageValueError("a profile-likelihood interval did not close (too little data)")
+                if not closed:
+                    raise UsageValueError("a profile-likelihood interval did not close (too little data: the log "
+                                          "does not determine the Weibull parameters)")
                 out.append(_opt.brentq(lambda t: self.loglik - fun(t) - crit, *sorted((center, far)), xtol=1e-10))
             return math.exp(out[0]), math.exp(out[1])
 
         g = np.array([-_sp.digamma(1.0 + 1.0 / self.k) / self.k, 1.0])
-        return {"shape": interval(prof_k, self.theta[0], math.sqrt(self.cov[0, 0])),
-                "mean_s": interval(prof_mu, math.log(self.mean_s), math.sqrt(float(g @ self.cov @ g)))}
+        # far out on a flat profile the likelihood overflows; loglik reads that as -inf, so numpy need not warn
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            return {"shape": interval(prof_k, self.theta[0], math.sqrt(self.cov[0, 0])),
+                    "mean_s": interval(prof_mu, math.log(self.mean_s), math.sqrt(float(g @ self.cov @ g)))}
 
     def intervals(self, level: float, method: str) -> dict:
         return self.profile(level) if method == "profile" else self.wald(level)

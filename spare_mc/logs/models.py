@@ -89,7 +89,7 @@ def _resolution_iv(resolution_s, time_s) -> float:
         bad = np.abs(q - np.rint(q)) > 1e-9 * np.maximum(1.0, np.abs(q))
         if np.any(bad):
             i = int(np.argmax(bad))
-            raise UsageValueError(f"`resolution_s`={res:g}: the event time {time_s[i]!r} (row {i + 1}) is not a "
+            raise UsageValueError(f"`resolution_s`={res:g}: the event time {float(time_s[i])!r} (row {i + 1}) is not a "
                                   f"multiple of it; give the log's resolution, 0 for exact times, or 'auto'")
     return res
 
