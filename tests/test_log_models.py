@@ -522,3 +522,13 @@ def test_recommend_from_a_failure_model_without_a_log(capsys):
     assert "`--sims` has no effect without a log" in capsys.readouterr().err
     assert main(base) == 2
     assert "give a failure log, or a failure model" in capsys.readouterr().err
+
+
+def test_a_check_on_a_tiny_log_says_it_has_little_power():
+    t = np.array([600.0, 1200.0, 1260.0, 3000.0, 3060.0])
+    log = FailureLog(t, np.ones(5, dtype=np.int64), np.array([1, 2, 3, 4, 5]), None, 3600.0, TOPO,
+                     log_levels(TOPO), "tiny")
+    d = predictive_check(fit_system(log), log).to_dict()
+    assert d["low_power"] and "little power" in d["power_note"]
+    big = _node_log(0.6, 30, 60, 3)
+    assert not predictive_check(fit_units(big, "node"), big).to_dict()["low_power"]

@@ -305,6 +305,8 @@ def _check_block(p: dict) -> None:
           f"ignored; simulated 95%: {p['simulated_wipeouts_ci95'][0]:.0f}-{p['simulated_wipeouts_ci95'][1]:.0f}), p = "
           f"{p['wipeouts_p']:.3g}")
     print(f"  {'consistent with its log' if p['consistent'] else 'NOT consistent with its log'}: {p['rule']}")
+    if p.get("low_power"):
+        print(f"  note: {p['power_note']}")
 
 
 def _fit_model(d: dict) -> None:
