@@ -321,6 +321,17 @@ def _check_r(args, log) -> int:
     return as_int(args.check_r, "check_r", min_value=1, max_value=log.topology.n_groups)
 
 
+def _resolution(args):
+    """``--resolution-s``: None (not given), ``"auto"`` or a number of seconds."""
+    res = args.resolution_s
+    if res is None or res == "auto":
+        return res
+    try:
+        return float(res)
+    except ValueError:
+        raise UsageValueError(f"`--resolution-s` must be a number of seconds or 'auto', got {res!r}") from None
+
+
 def _run_log_fit_model(args, log) -> dict:
     """``log fit --model system|unit``: :func:`spare_mc.logs.models.fit_model` and its predictive check."""
 
@@ -331,12 +342,7 @@ def _run_log_fit_model(args, log) -> dict:
                   if value is not None]
     if given:
         raise UsageValueError(f"{', '.join(f'`{f}`' for f in given)} has no effect with --model {args.model}")
-    res = args.resolution_s
-    if res is not None and res != "auto":
-        try:
-            res = float(res)
-        except ValueError:
-            raise UsageValueError(f"`--resolution-s` must be a number of seconds or 'auto', got {res!r}") from None
+    res = _resolution(args)
     kw = {"resolution_s": "auto" if res is None else res, "ci": args.ci}
     if args.model == "unit":
         kw["ages"] = args.ages or "stationary"
@@ -382,12 +388,7 @@ def run_recommend(args) -> dict:
             given = [f for f, v in (("--unit-level", args.unit_level), ("--ages", args.ages)) if v is not None]
             if given:
                 raise UsageValueError(f"{', '.join(f'`{f}`' for f in given)} has no effect with --model system")
-        res = args.resolution_s
-        if res is not None and res != "auto":
-            try:
-                res = float(res)
-            except ValueError:
-                raise UsageValueError(f"`--resolution-s` must be a number of seconds or 'auto', got {res!r}") from None
+        res = _resolution(args)
         model = _read_log(args)
         fit_kw = {"model": args.model or "system", "unit_level": args.unit_level, "ages": args.ages,
                   "resolution_s": "auto" if res is None else res,

@@ -413,6 +413,20 @@ TOPOLOGY_HELP = {"n_gpus": "GPUs of the cluster the log was taken on, G (units a
                   "power_per_pod": "power domains per pod"}
 
 
+def add_topology_flags(q) -> None:
+    """One flag per :class:`Topology` field (the log's cluster): ``log`` and ``recommend``."""
+    for f in fields(Topology):
+        flag = "--" + f.name.replace("_", "-")
+        if f.name == "placement":
+            q.add_argument(flag, choices=PLACEMENTS, default=f.default,
+                           help=f"how groups map onto GPUs (default {f.default})")
+        else:
+            what = TOPOLOGY_HELP.get(f.name, f"topology: {f.name.replace('_', ' ')}")
+            required = f.default is MISSING
+            q.add_argument(flag, type=int, required=required, default=None if required else f.default,
+                           help=what + ("" if required else f" (default {f.default})"))
+
+
 def add_recommend_parser(sub, common) -> None:
     """``spare-mc recommend LOG``: the log's topology flags, the failure model's, the job's timeline flags."""
 
@@ -425,16 +439,7 @@ def add_recommend_parser(sub, common) -> None:
                          "and --shape (a cluster in service), which is then neither checked nor replayed")
     rc.add_argument("--unit-mean-s", type=float, default=None,
                     help="without a log: the mean lifetime of one unit of --unit-level (s)")
-    for f in fields(Topology):
-        flag = "--" + f.name.replace("_", "-")
-        if f.name == "placement":
-            rc.add_argument(flag, choices=PLACEMENTS, default=f.default,
-                            help=f"how groups map onto GPUs (default {f.default})")
-        else:
-            required = f.default is MISSING
-            rc.add_argument(flag, type=int, required=required, default=None if required else f.default,
-                            help=TOPOLOGY_HELP.get(f.name, f"topology: {f.name.replace('_', ' ')}")
-                            + ("" if required else f" (default {f.default})"))
+    add_topology_flags(rc)
     rc.add_argument("--duration-s", type=float, default=None,
                     help="end of the log's observation window, s (default: its duration_s metadata, else its last "
                          "event)")
@@ -472,8 +477,8 @@ def add_recommend_parser(sub, common) -> None:
 
 
 def add_log_parser(sub, common) -> None:
-    """``spare-mc log check|fit|replay|import``: one flag per :class:`Topology` field, so new domain levels need no edit."""
-
+    """``spare-mc log check|fit|replay|import``: one flag per :class:`Topology` field, so new domain levels need no
+    edit."""
 
     lg = sub.add_parser("log", help="real failure logs: check, fit a failure model, replay in the wipe-out and "
                                     "ReCtlr Monte Carlo")
@@ -481,22 +486,10 @@ def add_log_parser(sub, common) -> None:
     helps = {"check": "validate a failure log and print a summary",
              "fit": "per-level Weibull fits (censored maximum likelihood) with confidence intervals",
              "replay": "replay a log as successive epochs: wipe-out and ReCtlr estimates"}
-    def topology_flags(q):
-        for f in fields(Topology):
-            flag = "--" + f.name.replace("_", "-")
-            if f.name == "placement":
-                q.add_argument(flag, choices=PLACEMENTS, default=f.default,
-                               help=f"how groups map onto GPUs (default {f.default})")
-            else:
-                what = TOPOLOGY_HELP.get(f.name, f"topology: {f.name.replace('_', ' ')}")
-                required = f.default is MISSING
-                q.add_argument(flag, type=int, required=required, default=None if required else f.default,
-                               help=what + ("" if required else f" (default {f.default})"))
-
     for name, text in helps.items():
         q = lsub.add_parser(name, parents=[common], help=text)
         q.add_argument("log", help="path of the log: CSV, or Parquet (.parquet/.pq; needs the parquet extra)")
-        topology_flags(q)
+        add_topology_flags(q)
         q.add_argument("--duration-s", type=float, default=None,
                        help="end of the observation window, s (default: the log's duration_s metadata, else its "
                             "last event)")
@@ -543,17 +536,17 @@ def add_log_parser(sub, common) -> None:
                            help="ignore the log's repair_s column: a dead group stays dead until the next wipe-out "
                                 "(default: it is back after its repair when the log gives one)")
         q.add_argument("--json", action="store_true", help="print one JSON object")
-    add_log_import_parser(lsub, common, topology_flags)
+    add_log_import_parser(lsub, common)
 
 
-def add_log_import_parser(lsub, common, topology_flags) -> None:
+def add_log_import_parser(lsub, common) -> None:
     """``spare-mc log import RAW OUT``: the flags of :func:`spare_mc.logs.importer.import_failure_log` (same names)."""
     q = lsub.add_parser("import", parents=[common],
                         help="convert an operator's raw CSV log (own columns, dates, host names) into a spare_mc "
                              "log, cleaned, with a report of every dropped or changed row")
     q.add_argument("raw", help="the raw CSV log (UTF-8; '#' comment lines; a header line naming the columns)")
     q.add_argument("out", help="the spare_mc log to write: CSV, or Parquet by the suffix .parquet/.pq")
-    topology_flags(q)
+    add_topology_flags(q)
     q.add_argument("--unit-column", required=True, help="column of the failed unit (a name or an index)")
     q.add_argument("--unit-names", choices=("suffix", "index", "first-seen"), default=None,
                    help="how unit names become indices: suffix (default: the trailing digits, node0123 -> 123), "
