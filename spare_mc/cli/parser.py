@@ -124,8 +124,8 @@ def add_config_options(p, topology=True, failures=True, reserved=(), config=Time
         p.set_defaults(failures="system", calibration=None, age_policy=None, domain_mtbf_s=None, domain_levels=None,
                        n_gpus=None, placement=None, **no_sizes)
         return
-    p.add_argument("--failures", choices=("system", "per-gpu") + DOMAIN_LEVELS + ("mixed",) + (("unit",) if unit else ()),
-                   default="system",
+    kinds = ("system", "per-gpu") + DOMAIN_LEVELS + ("mixed",) + (("unit",) if unit else ())
+    p.add_argument("--failures", choices=kinds, default="system",
                    help="failure model: system-level renewal (default); per-GPU Weibull lifetimes; or failure domains "
                         "(node, rack, power, pod; mixed: several levels at once, --domain-levels) on top of per-GPU "
                         "lifetimes, calibrated to --mtbf-s as --calibration says"
@@ -446,7 +446,8 @@ def add_recommend_parser(sub, common) -> None:
     rc.add_argument("--model", choices=FIT_MODELS, default=None,
                     help="failure model fitted to the log: system (one renewal process of the cluster; default) or "
                          "unit (per-unit renewals at their ages)")
-    rc.add_argument("--unit-level", "--level", dest="unit_level", default=None, help="--model unit: the failing level (default: most events)")
+    rc.add_argument("--unit-level", "--level", dest="unit_level", default=None,
+                    help="--model unit: the failing level (default: most events)")
     rc.add_argument("--ages", choices=AGE_STARTS, default=None,
                     help="--model unit: the units' ages at the log start (default stationary)")
     rc.add_argument("--resolution-s", default=None,

@@ -195,8 +195,8 @@ def predictive_check(fit, log: FailureLog, *, sims: int = 200, layout: str = "cy
     sims = as_int(sims, "sims", min_value=1)
     if sims < least:
         raise UsageValueError(f"`sims`={sims} is too few for a check at alpha={alpha:g}: its smallest two-sided "
-                              f"p-value 2/(sims + 1) would never fall below alpha/{len(STATISTICS)}, so the check could "
-                              f"never fail; give at least {least}")
+                              f"p-value 2/(sims + 1) would never fall below alpha/{len(STATISTICS)}, so the check "
+                              f"could never fail; give at least {least}")
     rng = generator(rng)
     obs_log = _subset(log, fit)
     W = log.duration_s
