@@ -10,6 +10,7 @@ comments are seconds; ``T_comp = 10, T_a = 1, T_r = 100, T_s = 5, T_shrink = 0.5
 
 import dataclasses
 
+import numba
 import numpy as np
 import pytest
 
@@ -19,7 +20,7 @@ from spare_mc._kernels import timeline as TK
 from spare_mc.testing import timeline_simpy
 from spare_mc.ttt.config import TimelineConfig as _Config
 from spare_mc.ttt.config import applicable
-from spare_mc.ttt.run import _run_us, make_trace, run_timeline, simulate_ttt
+from spare_mc.ttt.run import _kernel_params, _run_us, make_trace, run_timeline, simulate_ttt
 
 
 def TimelineConfig(strategy, n_groups, **kw):
@@ -349,7 +350,60 @@ def test_one_compiled_signature_for_every_strategy():
         simulate_ttt(cfg, 1, rng=1)
     cfg = TimelineConfig("spare", 24, r=3, n_steps=50)
     _run_us(cfg, cfg.layout_object().holders.copy(), *_trace([], 24), jitter_rng=np.random.default_rng(0))
-    assert len(TK.timeline.signatures) == 1
+    # one basic variant (their options are all off), and at most the extended one besides (other tests' options)
+    sigs = TK.timeline.signatures
+    assert sum(isinstance(sig[-1], numba.types.NoneType) for sig in sigs) == 1, sigs
+    assert len(sigs) <= 2, sigs
+
+
+#: one setting of each option the basic variant of the kernel prunes (TK._extended)
+_EXTENSIONS = ({"repair": "fixed", "repair_s": 900.0}, {"ckpt_policy": "hazard"}, {"memory_copies": 2},
+               {"ckpt_async": True}, {"detection": "immediate"}, {"ckpt_failure": "lost"},
+               {"restart_failures": "stay_dead"}, {"restart_failures": "restart_again"})
+
+
+def test_variant_is_basic_only_without_extensions():
+    """The extended variant is chosen for every option the basic one prunes, and for failure sources other than the
+    system clock; the basic one otherwise (every strategy, jitter or not)."""
+    for strategy, r in (("ckpt", 1), ("rep", 3), ("spare", 3)):
+        for jitter in (0.0, 0.05):
+            cfg = TimelineConfig(strategy, 24, r=r, n_steps=50, jitter_sd=jitter)
+            P, *_ = _kernel_params(cfg)
+            assert TK.variant(P) is None
+    for ext in _EXTENSIONS:
+        # immediate detection is CKPT-only's (Rep and SPARe mask failures at their all-reduce)
+        cfg = TimelineConfig("ckpt", 24, n_steps=50, **ext) if "detection" in ext else \
+            TimelineConfig("rep", 24, r=3, n_steps=50, **ext)
+        P, *_ = _kernel_params(cfg)
+        assert TK.variant(P) is TK.EXTENDED, ext
+    P, *_ = _kernel_params(TimelineConfig("spare", 24, r=3, n_steps=50))
+    for slot, value in ((TK.P_SOURCE, TK.SRC_UNITS), (TK.P_SOURCE, TK.SRC_LOG)):
+        Q = P.copy()
+        Q[slot] = value
+        assert TK.variant(Q) is TK.EXTENDED
+
+
+@pytest.mark.parametrize("strategy,r,jitter", [("ckpt", 1, 0.05), ("rep", 3, 0.0), ("spare", 3, 0.05),
+                                               ("spare", 4, 0.0)])
+def test_basic_variant_is_the_extended_one_with_its_options_off(monkeypatch, strategy, r, jitter):
+    """The basic variant is the extended kernel with the pruned branches' options off: the same jobs give the same
+    results, slot for slot, whichever variant runs them."""
+    cfg = TimelineConfig(strategy, 32, r=r, n_steps=400, mtbf_s=40.0 * 60, jitter_sd=jitter)
+    basic = simulate_ttt(cfg, 6, rng=11)
+    monkeypatch.setattr(TK, "variant", lambda P: TK.EXTENDED)
+    extended = simulate_ttt(cfg, 6, rng=11)
+    assert sum(run.wipeouts for run in basic.runs) > 0  # the restarts ran too
+    for a, b in zip(basic.runs, extended.runs):
+        assert a == b
+
+
+def test_basic_variant_refuses_a_job_that_needs_the_extended_one(monkeypatch):
+    """A job with an option the basic variant prunes never runs in it silently: the kernel returns -2 and the caller
+    raises."""
+    monkeypatch.setattr(TK, "variant", lambda P: None)
+    cfg = TimelineConfig("rep", 24, r=3, n_steps=50, repair="fixed", repair_s=900.0)
+    with pytest.raises(RuntimeError, match="extended"):
+        simulate_ttt(cfg, 1, rng=1)
 
 
 # ---------------------------------------------------------------------------------------- twin, randomly

@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from .cache import drop_if_dependencies_changed
-from .failure_source import src_kills_within, src_restart, src_restart_again, src_take_until
+from .failure_source import src_kills_within, src_restart, src_restart_again, take_until
 from .rectlr import reset_state
-from .timeline_helpers import crit_reset, dur, dynamic_threshold_us, keep_block, kernel, step
+from .timeline_helpers import EXTENDED, crit_reset, dur, dynamic_threshold_us, keep_block, kernel, step
 from .timeline_layout import (GB_MEMCOPY, GB_PEND, GB_READY, GB_UP, J_CKPT_DUE, J_CKPT_DUE_STEP, J_CKPT_STEPS, J_C_NOM,
                               J_LAST_CK, J_NEXT_READY, J_PERSIST_END, J_PERSIST_STEPS, J_REMOTE_STEPS, J_RESTART_BASE,
                               J_S, J_SINCE_REMOTE, J_STATUS, J_STEPS_DONE, J_T, NEVER, N_W, PF_ASYNC_F, PF_ASYNC_G,
@@ -34,7 +34,7 @@ drop_if_dependencies_changed(__file__, ("draws.py", "failure_source.py", "live_s
 
 
 @step
-def _global_restart(t_c, c_step, in_step, s0, P, PF, job, GB, rng):
+def _global_restart(t_c, c_step, in_step, s0, P, PF, job, GB, rng, ext):
     """A wipe-out detected at ``t_c``, after ``c_step`` of the step in progress (``in_step`` 1; 0: the wipe-out
     interrupted a checkpoint): that time and all the work since the last checkpoint are lost, progress rolls back
     to it, a global restart takes ``T_r`` plus the checkpoint's load time, and ``S`` is back to ``s0`` (SPARe).
@@ -43,7 +43,7 @@ def _global_restart(t_c, c_step, in_step, s0, P, PF, job, GB, rng):
     memory only is lost too. An asynchronous save done by ``t_c`` counts; one still in flight is abandoned. Returns
     the restart's end (the caller restarts the failure source and resets the stacks)."""
     J, W, res = job.J, job.W, job.res
-    persist_done(t_c, P, job)
+    persist_done(t_c, P, job, ext)
     res[R_WIPEOUTS] += 1
     lost = c_step
     for i in range(N_W):
@@ -88,7 +88,7 @@ def _global_restart(t_c, c_step, in_step, s0, P, PF, job, GB, rng):
 
 
 @step
-def checkpoint_if_due(t_f, P, PF, job, src, rng):
+def checkpoint_if_due(t_f, P, PF, job, src, rng, ext):
     """After a step or a stretch: if a checkpoint is due (``T_c`` of wall time or ``P_CKPT_EVERY`` steps since the
     last checkpoint or restart) and steps remain -- or, with ``P_FINAL_CKPT``, the last step is done -- write one.
     It completes -- the pending work is kept and the progress saved -- unless ``P_CKPT_LOST`` and a failure arrives
@@ -102,22 +102,22 @@ def checkpoint_if_due(t_f, P, PF, job, src, rng):
     if done >= P[P_N_STEPS]:
         if P[P_FINAL_CKPT] == 0 or J[J_CKPT_STEPS] >= P[P_N_STEPS]:
             return STATUS_OK, np.int64(-1)
-    elif P[P_CKPT_POLICY] == POLICY_PERIODIC:
+    elif ext is None or P[P_CKPT_POLICY] == POLICY_PERIODIC:
         if J[J_T] < J[J_CKPT_DUE] and done < J[J_CKPT_DUE_STEP]:
             return STATUS_OK, np.int64(-1)
     else:
         # the dynamic policy reads the failures before now: those since the last detection are taken (they become
         # pending, as the next step would make them)
-        if src_take_until(J[J_T] - 1, P, src, res) != STATUS_OK:
+        if take_until(J[J_T] - 1, P, src, res) != STATUS_OK:
             return STATUS_TRACE, np.int64(-1)
         if float(J[J_T] - J[J_LAST_CK]) < dynamic_threshold_us(J[J_T], Q[Q_T_LAST], P, PF, J):
             return STATUS_OK, np.int64(-1)
-    if P[P_MEM_COPIES] != 0 or P[P_ASYNC] != 0:
+    if ext is not None and (P[P_MEM_COPIES] != 0 or P[P_ASYNC] != 0):
         return _checkpoint_tiered(P, PF, job, Q, GB, rng), np.int64(-1)
     k_s = dur(P[P_SAVE_US], PF[PF_JITTER_SD], rng)
     res[R_CHECKPOINTS] += 1
     t0 = J[J_T]
-    if P[P_DETECT_IMMEDIATE] != 0 and (Q[Q_N_PEND] > 0 or t_f < t0 + k_s or t_f <= t0):
+    if ext is not None and P[P_DETECT_IMMEDIATE] != 0 and (Q[Q_N_PEND] > 0 or t_f < t0 + k_s or t_f <= t0):
         t_w = max(t_f, t0)
         res[R_CKPT] += t_w - t0
         res[R_CKPTS_LOST] += 1
@@ -127,7 +127,7 @@ def checkpoint_if_due(t_f, P, PF, job, src, rng):
     J[J_T] += k_s
     status = STATUS_OK
     killed = np.int64(0)
-    if P[P_CKPT_LOST] != 0 and k_s > 0:
+    if ext is not None and P[P_CKPT_LOST] != 0 and k_s > 0:
         status, killed = src_kills_within(t0, J[J_T], P, src, res)
     if killed > 0:
         res[R_CKPTS_LOST] += 1
@@ -142,11 +142,11 @@ def checkpoint_if_due(t_f, P, PF, job, src, rng):
 
 
 @step
-def persist_done(t, P, job):
+def persist_done(t, P, job, ext):
     """An asynchronous save that is complete by ``t`` makes its checkpoint usable in remote storage: the work it
     saved is kept (and, without in-memory copies, it becomes the rollback point)."""
     J, W, res = job.J, job.W, job.res
-    if J[J_PERSIST_END] >= 0 and J[J_PERSIST_END] <= t:
+    if ext is not None and J[J_PERSIST_END] >= 0 and J[J_PERSIST_END] <= t:
         keep_block(W, W_PERSIST, res)
         J[J_REMOTE_STEPS] = J[J_PERSIST_STEPS]
         if P[P_MEM_COPIES] == 0:
@@ -194,7 +194,7 @@ def _checkpoint_tiered(P, PF, job, Q, GB, rng):
     while another is in flight is made to memory only, or postponed to the next step boundary without copies.
     Returns ``STATUS_OK``."""
     J, W, res = job.J, job.W, job.res
-    persist_done(J[J_T], P, job)
+    persist_done(J[J_T], P, job, EXTENDED)
     m = P[P_MEM_COPIES]
     done = J[J_STEPS_DONE]
     remote = m == 0 or J[J_SINCE_REMOTE] + 1 >= P[P_REMOTE_EVERY]
@@ -230,7 +230,7 @@ def _checkpoint_tiered(P, PF, job, Q, GB, rng):
         J[J_PERSIST_STEPS] = done
         J[J_PERSIST_END] = J[J_T] + dur(P[P_SAVE_US], sd, rng)
         J[J_SINCE_REMOTE] = 0
-        persist_done(J[J_T], P, job)  # a save of length 0 is done at once
+        persist_done(J[J_T], P, job, EXTENDED)  # a save of length 0 is done at once
     J[J_CKPT_DUE] = J[J_T] + P[P_PERIOD_US]
     J[J_LAST_CK] = J[J_T]
     J[J_CKPT_DUE_STEP] = done + P[P_CKPT_EVERY]
@@ -253,8 +253,8 @@ def async_extra(c, PF, J, res):
     return extra
 
 
-@step
-def wipeout(t_c, c_step, in_step, P, PF, job, src, red, rng):
+@kernel  # a call: wipe-outs are rare, and the job loop has two places that restart
+def wipeout(t_c, c_step, in_step, P, PF, job, src, red, rng, ext):
     """A wipe-out detected at ``t_c`` (see :func:`_global_restart`): back to the last checkpoint through a global
     restart; the failures during it are absorbed (or, under ``P_STAY_DEAD``, kill groups that stay dead; under
     ``P_RESTART_AGAIN``, each starts the restart again from its arrival); every other group is back, and the stacks
@@ -263,9 +263,9 @@ def wipeout(t_c, c_step, in_step, P, PF, job, src, red, rng):
     stops at the cap, and the restart counts up to it), else 0; sets ``J[J_STATUS]``."""
     J, res = job.J, job.res
     Q, GB = src.Q, src.GB
-    t_end = _global_restart(t_c, c_step, in_step, red.saved.s, P, PF, job, GB, rng)
+    t_end = _global_restart(t_c, c_step, in_step, red.saved.s, P, PF, job, GB, rng, ext)
     status = STATUS_CAPPED if t_end > P[P_CAP_US] else STATUS_OK
-    if status == STATUS_OK and P[P_RESTART_AGAIN] != 0:
+    if ext is not None and status == STATUS_OK and P[P_RESTART_AGAIN] != 0:
         status, t_end = src_restart_again(t_c, t_end, J[J_RESTART_BASE], P, PF, src, rng, res)
         J[J_T] = t_end
         J[J_CKPT_DUE] = t_end + P[P_PERIOD_US]
@@ -275,26 +275,26 @@ def wipeout(t_c, c_step, in_step, P, PF, job, src, red, rng):
         J[J_T] = P[P_CAP_US]
         J[J_STATUS] = STATUS_CAPPED
         return 1
-    if P[P_RESTART_AGAIN] == 0:
-        status = src_restart(t_c, t_end, P, src, res)
+    if ext is None or P[P_RESTART_AGAIN] == 0:
+        status = src_restart(t_c, t_end, P, src, res, ext)
     J[J_STATUS] = status
-    if P[P_MEM_COPIES] > 0:  # the restored checkpoint is in every group's memory: m of them keep a copy
+    if ext is not None and P[P_MEM_COPIES] > 0:  # the restored checkpoint is in every group's memory: m of them keep a copy
         place_copies(P, Q, GB)
     if P[P_STRATEGY] == STRAT_SPARE:
         reset_state(red.st, red.saved, P[P_R])
     else:
         for b in range(red.ssize.shape[0]):
             red.slive[b] = red.ssize[b]
-    if P[P_CKPT_POLICY] != POLICY_PERIODIC:
+    if ext is not None and P[P_CKPT_POLICY] != POLICY_PERIODIC:
         crit_reset(P, red.st.E, red.st.G, GB, red.ssize, J)
-    if P[P_REPAIR] != REPAIR_NONE:  # every group is back: repairs in progress are moot
+    if ext is not None and P[P_REPAIR] != REPAIR_NONE:  # every group is back: repairs in progress are moot
         J[J_NEXT_READY] = NEVER
         for g in range(P[P_N_GROUPS]):
             GB[GB_READY, g] = NEVER
     return 0
 
 
-@kernel
+@step  # inlined: its block offsets are constants, and a call would compile a specialisation per pair of them
 def _move_block(W, src, dst):
     """Add the block of ``W`` at ``src`` to the one at ``dst`` and empty it."""
     for i in range(N_W):

@@ -25,7 +25,7 @@ import numpy as np
 
 from .cache import drop_if_dependencies_changed
 from .live_set import live_fill, live_take
-from .timeline_helpers import dur, kernel, kill_if_live, step
+from .timeline_helpers import EXTENDED, dur, kernel, kill_if_live, step
 from .timeline_layout import (DEAD_KEPT, GB_BACK, GB_LIVE, GB_MEMCOPY, GB_PEND, GB_READY, GB_UP, HORIZON_US, NEVER,
                               N_CLASSES, N_Q, PARKED, PF_JITTER_SD, P_CAP_US, P_KEEP_AGES, P_LIVE_SCALING, P_N_GROUPS,
                               P_N_UNITS, P_REPAIR, P_SOURCE, P_STAY_DEAD, P_UNIT_RACE, Q_IA, Q_M, Q_M_FROM, Q_N_PEND,
@@ -112,7 +112,7 @@ def _log_next(Q, gaps):
 
 # --------------------------------------------------------------------------------------------- the interface
 @kernel
-def src_init(P, src):
+def src_init(P, src, ext):
     """A new system at time 0: every group live, nothing pending, the first arrival queued (system) or every
     unit's first lifetime drawn (unit clocks). Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
     Q, GB, next_t, UB, UF, gaps, life = src.Q, src.GB, src.next_t, src.UB, src.UF, src.gaps, src.life
@@ -123,7 +123,7 @@ def src_init(P, src):
     live_fill(GB[GB_LIVE], n)
     for g in range(n):
         GB[GB_UP, g] = 1
-    if P[P_SOURCE] == SRC_UNITS:
+    if ext is not None and P[P_SOURCE] == SRC_UNITS:
         if P[P_UNIT_RACE] != 0:
             for u in range(P[P_N_UNITS]):
                 UB[UB_PERM, u] = u
@@ -131,19 +131,19 @@ def src_init(P, src):
             return race_renew(np.int64(0), P, Q, UB, UF, life)
         next_t[:] = NEVER  # every unit inactive: all are drawn under either age policy
         return units_redraw(np.int64(0), np.int64(0), P, src)
-    if P[P_SOURCE] == SRC_LOG:
+    if ext is not None and P[P_SOURCE] == SRC_LOG:
         return STATUS_OK
     Q[Q_REM] = min(gaps[0], HORIZON_US) if gaps.shape[0] > 0 else HORIZON_US
     return STATUS_OK
 
 
 @step
-def src_next_time(P, src):
+def src_next_time(P, src, ext):
     """Time of the next failure: ``NEVER`` if none can come, ``TRACE_OUT`` if the system trace ran out."""
     Q, next_t, UB, UF, gaps = src.Q, src.next_t, src.UB, src.UF, src.gaps
-    if P[P_SOURCE] == SRC_UNITS:
+    if ext is not None and P[P_SOURCE] == SRC_UNITS:
         return units_next(P, Q, next_t, UB, UF)
-    if P[P_SOURCE] == SRC_LOG:
+    if ext is not None and P[P_SOURCE] == SRC_LOG:
         return _log_next(Q, gaps)
     if Q[Q_IA] >= gaps.shape[0]:
         return TRACE_OUT
@@ -151,19 +151,19 @@ def src_next_time(P, src):
 
 
 @step
-def src_take_until(t, P, src, res):
+def src_take_until(t, P, src, res, ext):
     """Every failure at or before ``t`` kills its groups (a uniformly random live group per system arrival; a
     unit's group or domain), which become pending. Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
     Q, GB, next_t, UB, UF, gaps, victims = src.Q, src.GB, src.next_t, src.UB, src.UF, src.gaps, src.victims
     dptr, dgroups = src.dptr, src.dgroups
-    if P[P_SOURCE] == SRC_UNITS:
+    if ext is not None and P[P_SOURCE] == SRC_UNITS:
         while units_next(P, Q, next_t, UB, UF) <= t:
             killed = units_fire(P, src)
             if killed < 0:
                 return STATUS_TRACE
             res[R_FAILURES] += killed
         return STATUS_OK
-    if P[P_SOURCE] == SRC_LOG:
+    if ext is not None and P[P_SOURCE] == SRC_LOG:
         while _log_next(Q, gaps) <= t:
             res[R_FAILURES] += _log_fire(Q[Q_IA], P, Q, GB, gaps, victims, dptr, dgroups)
             Q[Q_IA] += 1
@@ -186,17 +186,26 @@ def src_take_until(t, P, src, res):
         _sys_consume(t_f, Q, gaps)
 
 
+
 @kernel
-def src_restart(t_from, t_end, P, src, res):
+def take_until(t, P, src, res):
+    """:func:`src_take_until` as a call, for the places that take failures rarely (a restart, a save that may be
+    lost, the end of the job, a repair, the dynamic policy's look): one compiled copy of the source's loop for them
+    all. Inlining it at every such place made the timeline's first compilation several seconds longer and saved no
+    run time; the job loop's one hot place (an explicit step's detection) inlines :func:`src_take_until` itself."""
+    return src_take_until(t, P, src, res, EXTENDED)
+
+@kernel
+def src_restart(t_from, t_end, P, src, res, ext):
     """A global restart from ``t_from`` to ``t_end``: the failures before ``t_end`` are absorbed (the system clock
     runs at the full rate ``N`` meanwhile; unit clocks are redrawn from ``t_end`` under the age policy), and every
     group is back; with ``P_STAY_DEAD`` see :func:`_src_restart_stay_dead`. Returns ``STATUS_OK`` or
     ``STATUS_TRACE``."""
     Q, GB, next_t, UB, UF, gaps, life = src.Q, src.GB, src.next_t, src.UB, src.UF, src.gaps, src.life
-    if P[P_STAY_DEAD] != 0:
+    if ext is not None and P[P_STAY_DEAD] != 0:
         return _src_restart_stay_dead(t_from, t_end, P, src, res)
     n = P[P_N_GROUPS]
-    if P[P_SOURCE] == SRC_UNITS:
+    if ext is not None and P[P_SOURCE] == SRC_UNITS:
         if P[P_UNIT_RACE] != 0:  # the arrivals before the end are absorbed, then every unit is new
             while Q[Q_T_NEXT] < t_end:
                 if units_absorb(P, src) != STATUS_OK:
@@ -220,7 +229,7 @@ def src_restart(t_from, t_end, P, src, res):
                 return STATUS_TRACE
         for g in range(n):
             GB[GB_UP, g] = 1
-    elif P[P_SOURCE] == SRC_LOG:  # the events before the end are absorbed
+    elif ext is not None and P[P_SOURCE] == SRC_LOG:  # the events before the end are absorbed
         while _log_next(Q, gaps) < t_end:
             res[R_ABSORBED] += 1
             Q[Q_IA] += 1
@@ -276,7 +285,7 @@ def _src_restart_stay_dead(t_from, t_end, P, src, res):
         _all_live(GB, n)
     Q[Q_N_UP] = n
     Q[Q_N_PEND] = 0
-    status = src_take_until(t_end - 1, P, src, res)
+    status = take_until(t_end - 1, P, src, res)
     if status != STATUS_OK or P[P_SOURCE] != SRC_UNITS:
         return status
     if P[P_UNIT_RACE] != 0:
@@ -360,21 +369,21 @@ def src_restart_again(t_from, t_end, r_base, P, PF, src, rng, res):
 def src_kills_within(t0, t1, P, src, res):
     """The failures before ``t1`` are taken now (they become pending, as the next step would make them); returns
     ``(status, groups killed by those that arrive in [t0, t1))``."""
-    status = src_take_until(t0 - 1, P, src, res)
+    status = take_until(t0 - 1, P, src, res)
     if status != STATUS_OK:
         return status, np.int64(0)
     f0 = res[R_FAILURES]
-    status = src_take_until(t1 - 1, P, src, res)
+    status = take_until(t1 - 1, P, src, res)
     return status, res[R_FAILURES] - f0
 
 
 @kernel
-def src_tail(t, P, src, res):
+def src_tail(t, P, src, res, ext):
     """The failures after the last detection and before the end ``t`` still hit the running job: count them.
     Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
     Q, gaps = src.Q, src.gaps
-    if P[P_SOURCE] != SRC_SYSTEM:  # unit clocks and logs: as any failure before t (times are whole microseconds)
-        return src_take_until(t - 1, P, src, res)
+    if ext is not None and P[P_SOURCE] != SRC_SYSTEM:  # unit clocks and logs: as any failure before t (times are whole microseconds)
+        return take_until(t - 1, P, src, res)
     while True:
         if Q[Q_IA] >= gaps.shape[0]:
             return STATUS_TRACE

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cache import drop_if_dependencies_changed
-from .failure_source import src_take_until, sys_rate
+from .failure_source import sys_rate, take_until
 from .live_set import live_add
 from .rectlr import rectlr_step, reset_state
 from .rectlr_layout import O_PATCH, S_
@@ -81,7 +81,7 @@ def _max_steps_within(room, d, v):
 
 
 @step
-def _stretch_exact(t_f, P, PF, J, Q):
+def _stretch_exact(t_f, P, PF, J, Q, ext):
     """Without jitter: the ``m`` identical steps whose compute ends before the failure at ``t_f``, none after a due
     checkpoint (by wall time or by steps), none starting past the cap. Returns ``(m, their compute, their
     all-reduce)``."""
@@ -99,7 +99,7 @@ def _stretch_exact(t_f, P, PF, J, Q):
     if P[P_REPAIR] != REPAIR_NONE and P[P_REJOIN_CKPT] == 0:  # stop at the first boundary a repair is done by
         need_r = J[J_NEXT_READY] - t
         m = min(m, 1 if need_r <= d_step else (need_r + d_step - 1) // d_step)
-    if P[P_CKPT_POLICY] == POLICY_PERIODIC:
+    if ext is None or P[P_CKPT_POLICY] == POLICY_PERIODIC:
         need = J[J_CKPT_DUE] - t
         j_ck = 1 if need <= d_step else (need + d_step - 1) // d_step
         j_ck = min(j_ck, J[J_CKPT_DUE_STEP] - J[J_STEPS_DONE])
@@ -160,7 +160,7 @@ def _useful_share(c, P, J):
 
 
 @step
-def quiet_stretch(t_f, P, PF, job, Q, rng):
+def quiet_stretch(t_f, P, PF, job, Q, rng, ext):
     """Run the failure-free steps before the next failure at ``t_f`` in O(1): an exact jump without jitter, normal
     sums with jitter. Returns the number of steps run (0: the next step is simulated explicitly; always while an
     asynchronous save runs, which slows the steps)."""
@@ -168,7 +168,7 @@ def quiet_stretch(t_f, P, PF, job, Q, rng):
     if J[J_PERSIST_END] >= 0:
         return 0
     if PF[PF_JITTER_SD] == 0.0:
-        m, sum_c, sum_a = _stretch_exact(t_f, P, PF, J, Q)
+        m, sum_c, sum_a = _stretch_exact(t_f, P, PF, J, Q, ext)
     else:
         m, sum_c, sum_a = _stretch_jittered(t_f, P, PF, J, rng)
     if m <= 0:
@@ -193,7 +193,7 @@ def step_compute(P, PF, J, rng):
 
 
 @step
-def detect(P, PF, job, src, red, rng):
+def detect(P, PF, job, src, red, rng, ext):
     """The all-reduce detects every group that died since the last detection (the pending ones), together: SPARe
     runs ReCtlr (a masked failure costs ReCtlr, the shrink, the detection cost and the patch compute of
     ``P_PATCH_COST``), Rep loses a live member per dead group of its replica set (``gset``, live counts ``slive``;
@@ -214,7 +214,8 @@ def detect(P, PF, job, src, red, rng):
         rc = rectlr_step(GB[GB_PEND], n_pend, _NOT_FROM_SCRATCH, P[P_N_GROUPS], P[P_R], red.st)
         if rc != 0:
             return rc, np.int64(0), np.int64(0)
-        if P[P_CKPT_POLICY] != POLICY_PERIODIC:  # what the dynamic policy knows: the dead and the critical groups
+        if ext is not None and P[P_CKPT_POLICY] != POLICY_PERIODIC:  # what the dynamic policy knows: the dead and
+            # the critical groups
             J[J_N_KNOWN] -= n_pend
             for i in range(n_pend):
                 g = GB[GB_PEND, i]
@@ -321,7 +322,7 @@ def rejoin(P, PF, job, src, red, rng):
     t = J[J_T]
     if J[J_NEXT_READY] > t:
         return STATUS_OK
-    if src_take_until(t - 1, P, src, res) != STATUS_OK:
+    if take_until(t - 1, P, src, res) != STATUS_OK:
         return STATUS_TRACE
     if P[P_SOURCE] == SRC_SYSTEM and Q[Q_IA] >= gaps.shape[0]:  # (a log's events may all be over)
         return STATUS_TRACE

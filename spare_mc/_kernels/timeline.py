@@ -140,6 +140,19 @@ Compilation (each function has one signature and is cached)
   so a variant compiled without it must never exist).
 - The price: :func:`_job` is a library of its own, which numba optimizes once alone and once more inside
   :func:`timeline`, so a first (uncached) compile takes ~2.5 s longer than the single-function kernel did.
+- **Two variants** (the last argument ``ext``, chosen in Python by :func:`variant`). ``None`` compiles the *basic*
+  variant: the paper's model and its masked-failure and patch costs, any strategy, jitter or not. Every branch of an
+  option beyond it -- unit clocks and logs as the source, repair, dynamic checkpoint policies, in-memory copies and
+  asynchronous saves, immediate detection, lost checkpoints, stay-dead and restart-again restarts (:func:`_extended`)
+  -- is guarded by ``ext is not None``, which numba's branch pruning removes before typing when ``ext`` is ``None``:
+  neither the branch nor the kernels only it calls are compiled. :data:`EXTENDED` compiles the *extended* variant,
+  with every option. The two run the same code where the options are off (a test compares them job by job), and
+  the basic variant refuses (returns -2) parameters that need the extended one. A first paper SPARe job compiled in
+  83 s of CPU time before (one variant with everything) and 31 s with the basic variant, at the same run time.
+- Places that take failures rarely call :func:`~spare_mc._kernels.failure_source.take_until` (one compiled copy)
+  instead of inlining the source's loop, and the interruptions of immediate detection share one call
+  (:func:`_interrupted`); :func:`~spare_mc._kernels.ckpt_restart.wipeout` is a call too. Constant arguments of calls
+  are int64 values, not literals (a literal compiles a specialisation of its own).
 """
 
 
@@ -155,7 +168,7 @@ from .job_steps import detect, finish_step, quiet_stretch, rejoin, repair_schedu
 from .live_set import live_set_width
 from .rectlr import alloc, build_stacks, initial_assignment, saved_state
 from .rectlr_layout import MAXDEG_, State
-from .timeline_helpers import crit_reset, dur, keep_block, kernel
+from .timeline_helpers import EXTENDED, crit_reset, dur, keep_block, kernel
 from .timeline_layout import *  # noqa: F403 -- the layout's names, as this kernel's callers read them (TK.R_TTT)
 from .timeline_layout import (GB_READY, J_CKPT_DUE, J_CKPT_DUE_STEP, J_CKPT_STEPS, J_C_NOM, J_NEXT_READY, J_PERSIST_END,
                               J_S, J_STATUS, J_STEPS_DONE, J_T, NEVER, N_CLASSES, N_GB, N_J, N_Q, N_UB, N_UF,
@@ -174,6 +187,28 @@ drop_if_dependencies_changed(__file__, ("ckpt_restart.py", "draws.py", "failure_
                                         "timeline_helpers.py", "timeline_layout.py", "unit_clocks.py"))
 
 
+
+# ------------------------------------------------------------------------------------------------ the variants
+def _extended(P):
+    """Whether the job of parameters ``P`` needs the extended variant of the kernel: a failure source other than
+    the system clock (unit clocks, a log), repair, a dynamic checkpoint policy, in-memory copies or asynchronous
+    saves, immediate detection, checkpoints lost to failures, groups that stay dead or restarts started again. Every
+    branch the basic variant prunes is guarded by one of these (and ``ext is not None``)."""
+    return (P[P_SOURCE] != SRC_SYSTEM or P[P_REPAIR] != REPAIR_NONE or P[P_CKPT_POLICY] != POLICY_PERIODIC
+            or P[P_MEM_COPIES] != 0 or P[P_ASYNC] != 0 or P[P_DETECT_IMMEDIATE] != 0 or P[P_CKPT_LOST] != 0
+            or P[P_STAY_DEAD] != 0 or P[P_RESTART_AGAIN] != 0)
+
+
+#: :func:`_extended` compiled, for :func:`timeline`'s check
+extended = kernel(_extended)
+
+
+def variant(P):
+    """The ``ext`` argument of :func:`timeline` for parameters ``P``: ``None`` (the basic variant) unless
+    :func:`_extended`, else :data:`~spare_mc._kernels.timeline_helpers.EXTENDED`. Plain Python: it chooses the
+    compiled variant, so it must run before numba types the call."""
+    return EXTENDED if _extended(P) else None
+
 # -------------------------------------------------------------------------------------------------- the kernel
 @njit(cache=True)
 def live_state(holders):
@@ -189,7 +224,7 @@ def live_state(holders):
 
 
 @njit(cache=True)
-def timeline(P, PF, tables, trace, rng, rrng, res):
+def timeline(P, PF, tables, trace, rng, rrng, res, ext):
     """Simulate one training job; results in ``res`` (``R_*`` slots, times in microseconds). Returns 0, or -1 if
     ReCtlr found no assignment although no type was wiped out (a bug). Allocates the state, then runs :func:`_job`.
 
@@ -202,6 +237,8 @@ def timeline(P, PF, tables, trace, rng, rrng, res):
     sets: the set of each group and the members of each set (empty otherwise). ``rng`` draws the jitter (only with
     ``PF_JITTER_SD > 0``), ``rrng`` the lognormal repair times (only with ``REPAIR_LOGNORMAL``).
     """
+    if ext is None and extended(P):
+        return -2
     tb = Tables(*tables)
     live0 = State(*tb.live0)
     tr = Trace(*trace)
@@ -246,33 +283,58 @@ def timeline(P, PF, tables, trace, rng, rrng, res):
     J[J_CKPT_DUE] = P[P_PERIOD_US]
     J[J_CKPT_DUE_STEP] = P[P_CKPT_EVERY]
     res[R_S_MAX] = J[J_S]
-    if P[P_CKPT_POLICY] != POLICY_PERIODIC:
+    if ext is not None and P[P_CKPT_POLICY] != POLICY_PERIODIC:
         crit_reset(P, st.E, st.G, GB, red.ssize, J)
     J[J_NEXT_READY] = NEVER
     for g in range(n):
         GB[GB_READY, g] = NEVER
     src = Source(Q, GB, next_t, UB, UF, tr.gaps, tr.victims, tr.uscale, tr.life, tr.dptr, tr.dgroups)
-    return _job(P, PF, Job(J, W, res), src, red, rng, rrng)
+    return _job(P, PF, Job(J, W, res), src, red, rng, rrng, ext)
+
+
+
+# _interrupted: the job goes on, the trace ran out, it stopped in a restart. The constant arguments of the calls below
+# are int64 values, not literals: a literal argument compiles a specialisation of its own (two of wipeout, two of
+# _interrupted, each a full compilation)
+_GO_ON, _TRACE_OUT, _STOPPED = 0, 1, 2
 
 
 @kernel
-def _job(P, PF, job, src, red, rng, rrng):
+def _interrupted(t_w, c_step, in_step, P, PF, job, src, red, rng, ext):
+    """Immediate detection (``P_DETECT_IMMEDIATE``): a failure at ``t_w`` interrupted the step in progress (after
+    ``c_step`` of it, ``in_step`` 1) or a save (``in_step`` 0): the failures up to it are taken and detected, and
+    the job wipes out. Returns ``_GO_ON``, ``_TRACE_OUT`` (``J[J_STATUS]`` set) or ``_STOPPED`` (inside the
+    restart).
+
+    A call, not inlined: both of the job loop's interruptions share one compiled copy of the source's loop and of
+    the detection, which inlined at each place made a first compilation of :func:`_job` longer for a rare path."""
+    J = job.J
+    if src_take_until(t_w, P, src, job.res, ext) != STATUS_OK:
+        J[J_STATUS] = STATUS_TRACE
+        return _TRACE_OUT
+    detect(P, PF, job, src, red, rng, ext)
+    if wipeout(t_w, c_step, in_step, P, PF, job, src, red, rng, ext):
+        return _STOPPED
+    return _GO_ON
+
+@kernel
+def _job(P, PF, job, src, red, rng, rrng, ext):
     """The job, step after step until ``n_steps`` are done (the steps are inlined here). Returns 0, or -1 if ReCtlr
     found no assignment (a bug)."""
     J, W, res, Q, GB = job.J, job.W, job.res, src.Q, src.GB
-    J[J_STATUS] = src_init(P, src)
-    if P[P_MEM_COPIES] > 0:  # the initial state is held like a restored checkpoint
+    J[J_STATUS] = src_init(P, src, ext)
+    if ext is not None and P[P_MEM_COPIES] > 0:  # the initial state is held like a restored checkpoint
         place_copies(P, Q, GB)
     stopped_in_restart = False
     immediate = P[P_DETECT_IMMEDIATE] != 0
     while (J[J_STEPS_DONE] < P[P_N_STEPS] or (P[P_FINAL_CKPT] != 0 and J[J_CKPT_STEPS] < P[P_N_STEPS])) and \
             J[J_STATUS] == STATUS_OK:
         res[R_LOOPS] += 1
-        persist_done(J[J_T], P, job)  # an asynchronous save in flight may be complete
+        persist_done(J[J_T], P, job, ext)  # an asynchronous save in flight may be complete
         if J[J_T] > P[P_CAP_US]:
             J[J_STATUS] = STATUS_CAPPED
             break
-        t_f = src_next_time(P, src)
+        t_f = src_next_time(P, src, ext)
         if t_f == TRACE_OUT:
             J[J_STATUS] = STATUS_TRACE
             break
@@ -282,44 +344,43 @@ def _job(P, PF, job, src, red, rng, rrng):
             m = 0  # every step is done: only the final checkpoint is left
         else:
             # the steps before the next failure at once, else one explicit step
-            m = quiet_stretch(t_f, P, PF, job, Q, rng)
+            m = quiet_stretch(t_f, P, PF, job, Q, rng, ext)
             if m == 0:
                 c_step = step_compute(P, PF, J, rng)
-                if immediate:
+                if ext is not None and immediate:
                     # the next failure interrupts the step if it arrives before the step ends (at its start
                     # included): detected at once, a wipe-out (CKPT-only)
                     a_s = dur(P[P_AR_US], PF[PF_JITTER_SD], rng)
                     if Q[Q_N_PEND] > 0 or t_f < J[J_T] + c_step + a_s or t_f <= J[J_T]:
                         t_w = max(t_f, J[J_T])
-                        if src_take_until(t_w, P, src, res) != STATUS_OK:
-                            J[J_STATUS] = STATUS_TRACE
-                            break
-                        detect(P, PF, job, src, red, rng)
-                        if wipeout(t_w, t_w - J[J_T], 1, P, PF, job, src, red, rng):
+                        how = _interrupted(t_w, t_w - J[J_T], np.int64(1), P, PF, job, src, red, rng, ext)
+                        if how == _STOPPED:
                             stopped_in_restart = True
+                        if how != _GO_ON:
                             break
                         continue
                     finish_step(J[J_T] + c_step, c_step, np.int64(0), np.int64(0), a_s, P, job, red.st.meta)
                 else:
-                    t_c = J[J_T] + c_step + async_extra(c_step, PF, J, res)
+                    t_c = J[J_T] + c_step + (async_extra(c_step, PF, J, res) if ext is not None else 0)
                     # the failures up to the end of its compute phase are detected together at its all-reduce
-                    if src_take_until(t_c, P, src, res) != STATUS_OK:
+                    if src_take_until(t_c, P, src, res, ext) != STATUS_OK:
                         J[J_STATUS] = STATUS_TRACE
                         break
                     n_pend = Q[Q_N_PEND]
-                    wiped, extra_rc, extra_patch = detect(P, PF, job, src, red, rng)
+                    wiped, extra_rc, extra_patch = detect(P, PF, job, src, red, rng, ext)
                     if wiped < 0:
                         return -1
-                    if P[P_REPAIR] != REPAIR_NONE and not wiped and n_pend > 0:
+                    if ext is not None and P[P_REPAIR] != REPAIR_NONE and not wiped and n_pend > 0:
                         repair_schedule(t_c, n_pend, P, PF, J, GB, rrng)
                     if wiped:
-                        if wipeout(t_c, c_step, 1, P, PF, job, src, red, rng):
+                        if wipeout(t_c, c_step, np.int64(1), P, PF, job, src, red, rng, ext):
                             stopped_in_restart = True
                             break
                         continue
                     a_s = dur(P[P_AR_US], PF[PF_JITTER_SD], rng)
                     finish_step(t_c, c_step, extra_rc, extra_patch, a_s, P, job, red.st.meta)
-        if P[P_REPAIR] != REPAIR_NONE and P[P_REJOIN_CKPT] == 0 and J[J_STEPS_DONE] < P[P_N_STEPS]:
+        if ext is not None and P[P_REPAIR] != REPAIR_NONE and P[P_REJOIN_CKPT] == 0 and \
+                J[J_STEPS_DONE] < P[P_N_STEPS]:
             status = rejoin(P, PF, job, src, red, rng)
             if status < 0:
                 return -1
@@ -327,26 +388,24 @@ def _job(P, PF, job, src, red, rng, rrng):
                 J[J_STATUS] = status
                 break
         n_ck = res[R_CHECKPOINTS]
-        status, t_w = checkpoint_if_due(t_f, P, PF, job, src, rng)
+        status, t_w = checkpoint_if_due(t_f, P, PF, job, src, rng, ext)
         J[J_STATUS] = status
-        if P[P_REPAIR] != REPAIR_NONE and P[P_REJOIN_CKPT] != 0 and t_w < 0 and res[R_CHECKPOINTS] > n_ck and \
+        if ext is not None and P[P_REPAIR] != REPAIR_NONE and P[P_REJOIN_CKPT] != 0 and t_w < 0 and res[R_CHECKPOINTS] > n_ck and \
                 status == STATUS_OK and J[J_STEPS_DONE] < P[P_N_STEPS]:
             status = rejoin(P, PF, job, src, red, rng)
             if status < 0:
                 return -1
             J[J_STATUS] = status
-        if t_w >= 0:  # a failure interrupted the save (immediate detection): a wipe-out at t_w
-            if src_take_until(t_w, P, src, res) != STATUS_OK:
-                J[J_STATUS] = STATUS_TRACE
-                break
-            detect(P, PF, job, src, red, rng)
-            if wipeout(t_w, np.int64(0), 0, P, PF, job, src, red, rng):
+        if ext is not None and t_w >= 0:  # a failure interrupted the save (immediate detection): a wipe-out at t_w
+            how = _interrupted(t_w, np.int64(0), np.int64(0), P, PF, job, src, red, rng, ext)
+            if how == _STOPPED:
                 stopped_in_restart = True
+            if how != _GO_ON:
                 break
     # the failures after the last detection but before the end still count (they hit the running job); a run that
     # stopped inside a restart detected every failure up to it
     if J[J_STATUS] != STATUS_TRACE and not stopped_in_restart and \
-            src_tail(J[J_T], P, src, res) != STATUS_OK:
+            src_tail(J[J_T], P, src, res, ext) != STATUS_OK:
         J[J_STATUS] = STATUS_TRACE
     keep_block(W, W_SINCE, res)  # the job is over: what it did is kept, whatever checkpoint holds it
     keep_block(W, W_MEM, res)

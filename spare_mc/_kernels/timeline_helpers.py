@@ -25,6 +25,10 @@ kernel = njit(cache=True, _nrt=False)
 #: a step the loop runs at every iteration, or a small helper of one: inlined into its callers (numba inlines the
 #: source, so these have no compiled code of their own unless called from Python)
 step = njit(cache=True, _nrt=False, inline="always")
+#: The ``ext`` argument of the timeline's kernels in its *extended* variant (see "Compilation" in
+#: :mod:`spare_mc._kernels.timeline`): every option compiled. ``None`` compiles the *basic* variant, in which numba
+#: prunes each branch guarded by ``ext is not None`` before typing it, with the kernels only those branches call.
+EXTENDED = np.int64(1)
 
 
 @step

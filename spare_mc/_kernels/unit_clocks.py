@@ -101,7 +101,7 @@ def _heapsort(a, k):
         _sift(a, start, k)
     for end in range(k - 1, 0, -1):
         a[0], a[end] = a[end], a[0]
-        _sift(a, 0, end)
+        _sift(a, np.int64(0), end)  # int64, not a literal 0: one specialisation
 
 
 @kernel

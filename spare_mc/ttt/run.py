@@ -287,9 +287,11 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair
     # the records as plain tuples: numba types a NamedTuple argument in Python, ~3 us more per record and job
     tables = tuple(_tk.Tables(holders=holders, live0=_NO_LIVE0 if live0 is None else live0, gset=gset, ssize=ssize))
     trace = tuple(_tk.Trace(gaps=gaps, victims=vic, uscale=uscale, life=life, dptr=ptr, dgroups=groups))
-    rc = _tk.timeline(P, PF, tables, trace, jitter_rng, repair_rng, res)
+    rc = _tk.timeline(P, PF, tables, trace, jitter_rng, repair_rng, res, _tk.variant(P))
     if jitter_rng is _UNDRAWN or repair_rng is _UNDRAWN:
         _check_undrawn()
+    if rc == -2:  # pragma: no cover - an internal error
+        raise RuntimeError("the timeline's basic kernel variant was given a job that needs the extended one")
     if rc < 0:  # pragma: no cover - an internal error
         raise RuntimeError("ReCtlr found no assignment inside the timeline although no type was wiped out")
     return res
