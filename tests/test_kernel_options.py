@@ -357,17 +357,16 @@ def test_one_compiled_signature_for_every_strategy():
 
 
 #: one setting of each option the basic variant of the kernel prunes (TK._extended)
-_EXTENSIONS = ({"repair": "fixed", "repair_s": 900.0}, {"ckpt_policy": "hazard"}, {"memory_copies": 2},
-               {"ckpt_async": True}, {"detection": "immediate"}, {"ckpt_failure": "lost"},
-               {"restart_failures": "stay_dead"}, {"restart_failures": "restart_again"})
+_EXTENSIONS = ({"repair": "fixed", "repair_s": 900.0}, {"ckpt_policy": "hazard"}, {"detection": "immediate"},
+               {"ckpt_failure": "lost"}, {"restart_failures": "stay_dead"}, {"restart_failures": "restart_again"})
 
 
 def test_variant_is_basic_only_without_extensions():
     """The extended variant is chosen for every option the basic one prunes, and for failure sources other than the
-    system clock; the basic one otherwise (every strategy, jitter or not)."""
+    system clock; the basic one otherwise (every strategy, jitter or not, modern checkpointing or not)."""
     for strategy, r in (("ckpt", 1), ("rep", 3), ("spare", 3)):
-        for jitter in (0.0, 0.05):
-            cfg = TimelineConfig(strategy, 24, r=r, n_steps=50, jitter_sd=jitter)
+        for jitter, modern in ((0.0, {}), (0.05, {}), (0.0, {"memory_copies": 2, "ckpt_async": True})):
+            cfg = TimelineConfig(strategy, 24, r=r, n_steps=50, jitter_sd=jitter, **modern)
             P, *_ = _kernel_params(cfg)
             assert TK.variant(P) is None
     for ext in _EXTENSIONS:
@@ -383,12 +382,14 @@ def test_variant_is_basic_only_without_extensions():
         assert TK.variant(Q) is TK.EXTENDED
 
 
-@pytest.mark.parametrize("strategy,r,jitter", [("ckpt", 1, 0.05), ("rep", 3, 0.0), ("spare", 3, 0.05),
-                                               ("spare", 4, 0.0)])
-def test_basic_variant_is_the_extended_one_with_its_options_off(monkeypatch, strategy, r, jitter):
+@pytest.mark.parametrize("strategy,r,jitter,modern", [("ckpt", 1, 0.05, False), ("rep", 3, 0.0, False),
+                                                      ("spare", 3, 0.05, False), ("spare", 4, 0.0, False),
+                                                      ("spare", 3, 0.05, True)])
+def test_basic_variant_is_the_extended_one_with_its_options_off(monkeypatch, strategy, r, jitter, modern):
     """The basic variant is the extended kernel with the pruned branches' options off: the same jobs give the same
-    results, slot for slot, whichever variant runs them."""
-    cfg = TimelineConfig(strategy, 32, r=r, n_steps=400, mtbf_s=40.0 * 60, jitter_sd=jitter)
+    results, slot for slot, whichever variant runs them (modern checkpointing is in both)."""
+    extra = {"memory_copies": 2, "ckpt_async": True, "remote_every": 3} if modern else {}
+    cfg = TimelineConfig(strategy, 32, r=r, n_steps=400, mtbf_s=40.0 * 60, jitter_sd=jitter, **extra)
     basic = simulate_ttt(cfg, 6, rng=11)
     monkeypatch.setattr(TK, "variant", lambda P: TK.EXTENDED)
     extended = simulate_ttt(cfg, 6, rng=11)

@@ -15,7 +15,7 @@ import numpy as np
 from .cache import drop_if_dependencies_changed
 from .failure_source import src_kills_within, src_restart, src_restart_again, take_until
 from .rectlr import reset_state
-from .timeline_helpers import EXTENDED, crit_reset, dur, dynamic_threshold_us, keep_block, kernel, step
+from .timeline_helpers import crit_reset, dur, dynamic_threshold_us, keep_block, kernel, step
 from .timeline_layout import (GB_MEMCOPY, GB_PEND, GB_READY, GB_UP, J_CKPT_DUE, J_CKPT_DUE_STEP, J_CKPT_STEPS, J_C_NOM,
                               J_LAST_CK, J_NEXT_READY, J_PERSIST_END, J_PERSIST_STEPS, J_REMOTE_STEPS, J_RESTART_BASE,
                               J_S, J_SINCE_REMOTE, J_STATUS, J_STEPS_DONE, J_T, NEVER, N_W, PF_ASYNC_F, PF_ASYNC_G,
@@ -43,7 +43,7 @@ def _global_restart(t_c, c_step, in_step, s0, P, PF, job, GB, rng, ext):
     memory only is lost too. An asynchronous save done by ``t_c`` counts; one still in flight is abandoned. Returns
     the restart's end (the caller restarts the failure source and resets the stacks)."""
     J, W, res = job.J, job.W, job.res
-    persist_done(t_c, P, job, ext)
+    persist_done(t_c, P, job)
     res[R_WIPEOUTS] += 1
     lost = c_step
     for i in range(N_W):
@@ -112,7 +112,7 @@ def checkpoint_if_due(t_f, P, PF, job, src, rng, ext):
             return STATUS_TRACE, np.int64(-1)
         if float(J[J_T] - J[J_LAST_CK]) < dynamic_threshold_us(J[J_T], Q[Q_T_LAST], P, PF, J):
             return STATUS_OK, np.int64(-1)
-    if ext is not None and (P[P_MEM_COPIES] != 0 or P[P_ASYNC] != 0):
+    if P[P_MEM_COPIES] != 0 or P[P_ASYNC] != 0:
         return _checkpoint_tiered(P, PF, job, Q, GB, rng), np.int64(-1)
     k_s = dur(P[P_SAVE_US], PF[PF_JITTER_SD], rng)
     res[R_CHECKPOINTS] += 1
@@ -142,11 +142,11 @@ def checkpoint_if_due(t_f, P, PF, job, src, rng, ext):
 
 
 @step
-def persist_done(t, P, job, ext):
+def persist_done(t, P, job):
     """An asynchronous save that is complete by ``t`` makes its checkpoint usable in remote storage: the work it
     saved is kept (and, without in-memory copies, it becomes the rollback point)."""
     J, W, res = job.J, job.W, job.res
-    if ext is not None and J[J_PERSIST_END] >= 0 and J[J_PERSIST_END] <= t:
+    if J[J_PERSIST_END] >= 0 and J[J_PERSIST_END] <= t:
         keep_block(W, W_PERSIST, res)
         J[J_REMOTE_STEPS] = J[J_PERSIST_STEPS]
         if P[P_MEM_COPIES] == 0:
@@ -194,7 +194,7 @@ def _checkpoint_tiered(P, PF, job, Q, GB, rng):
     while another is in flight is made to memory only, or postponed to the next step boundary without copies.
     Returns ``STATUS_OK``."""
     J, W, res = job.J, job.W, job.res
-    persist_done(J[J_T], P, job, EXTENDED)
+    persist_done(J[J_T], P, job)
     m = P[P_MEM_COPIES]
     done = J[J_STEPS_DONE]
     remote = m == 0 or J[J_SINCE_REMOTE] + 1 >= P[P_REMOTE_EVERY]
@@ -230,7 +230,7 @@ def _checkpoint_tiered(P, PF, job, Q, GB, rng):
         J[J_PERSIST_STEPS] = done
         J[J_PERSIST_END] = J[J_T] + dur(P[P_SAVE_US], sd, rng)
         J[J_SINCE_REMOTE] = 0
-        persist_done(J[J_T], P, job, EXTENDED)  # a save of length 0 is done at once
+        persist_done(J[J_T], P, job)  # a save of length 0 is done at once
     J[J_CKPT_DUE] = J[J_T] + P[P_PERIOD_US]
     J[J_LAST_CK] = J[J_T]
     J[J_CKPT_DUE_STEP] = done + P[P_CKPT_EVERY]
@@ -278,7 +278,7 @@ def wipeout(t_c, c_step, in_step, P, PF, job, src, red, rng, ext):
     if ext is None or P[P_RESTART_AGAIN] == 0:
         status = src_restart(t_c, t_end, P, src, res, ext)
     J[J_STATUS] = status
-    if ext is not None and P[P_MEM_COPIES] > 0:  # the restored checkpoint is in every group's memory: m of them keep a copy
+    if P[P_MEM_COPIES] > 0:  # the restored checkpoint is in every group's memory: m of them keep a copy
         place_copies(P, Q, GB)
     if P[P_STRATEGY] == STRAT_SPARE:
         reset_state(red.st, red.saved, P[P_R])

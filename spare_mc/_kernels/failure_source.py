@@ -382,7 +382,8 @@ def src_tail(t, P, src, res, ext):
     """The failures after the last detection and before the end ``t`` still hit the running job: count them.
     Returns ``STATUS_OK`` or ``STATUS_TRACE``."""
     Q, gaps = src.Q, src.gaps
-    if ext is not None and P[P_SOURCE] != SRC_SYSTEM:  # unit clocks and logs: as any failure before t (times are whole microseconds)
+    if ext is not None and P[P_SOURCE] != SRC_SYSTEM:  # unit clocks and logs: as any failure before t (times are
+        # whole microseconds)
         return take_until(t - 1, P, src, res)
     while True:
         if Q[Q_IA] >= gaps.shape[0]:

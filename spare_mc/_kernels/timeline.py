@@ -142,13 +142,14 @@ Compilation (each function has one signature and is cached)
   :func:`timeline`, so a first (uncached) compile takes ~2.5 s longer than the single-function kernel did.
 - **Two variants** (the last argument ``ext``, chosen in Python by :func:`variant`). ``None`` compiles the *basic*
   variant: the paper's model and its masked-failure and patch costs, any strategy, jitter or not. Every branch of an
-  option beyond it -- unit clocks and logs as the source, repair, dynamic checkpoint policies, in-memory copies and
-  asynchronous saves, immediate detection, lost checkpoints, stay-dead and restart-again restarts (:func:`_extended`)
-  -- is guarded by ``ext is not None``, which numba's branch pruning removes before typing when ``ext`` is ``None``:
+  option beyond it and modern checkpointing -- unit clocks and logs as the source, repair, dynamic checkpoint
+  policies, immediate detection, lost checkpoints, stay-dead and restart-again restarts (:func:`_extended`) -- is
+  guarded by ``ext is not None``, which numba's branch pruning removes before typing when ``ext`` is ``None``:
   neither the branch nor the kernels only it calls are compiled. :data:`EXTENDED` compiles the *extended* variant,
   with every option. The two run the same code where the options are off (a test compares them job by job), and
   the basic variant refuses (returns -2) parameters that need the extended one. A first paper SPARe job compiled in
-  83 s of CPU time before (one variant with everything) and 31 s with the basic variant, at the same run time.
+  83 s of CPU time before (one variant with everything) and 27-31 s with the basic variant, at the same run time
+  (2026-12-06, 2 cores shared with other jobs; CPU time, which contention barely moves).
 - Places that take failures rarely call :func:`~spare_mc._kernels.failure_source.take_until` (one compiled copy)
   instead of inlining the source's loop, and the interruptions of immediate detection share one call
   (:func:`_interrupted`); :func:`~spare_mc._kernels.ckpt_restart.wipeout` is a call too. Constant arguments of calls
@@ -191,12 +192,13 @@ drop_if_dependencies_changed(__file__, ("ckpt_restart.py", "draws.py", "failure_
 # ------------------------------------------------------------------------------------------------ the variants
 def _extended(P):
     """Whether the job of parameters ``P`` needs the extended variant of the kernel: a failure source other than
-    the system clock (unit clocks, a log), repair, a dynamic checkpoint policy, in-memory copies or asynchronous
-    saves, immediate detection, checkpoints lost to failures, groups that stay dead or restarts started again. Every
-    branch the basic variant prunes is guarded by one of these (and ``ext is not None``)."""
+    the system clock (unit clocks, a log), repair, a dynamic checkpoint policy, immediate detection, checkpoints lost
+    to failures, groups that stay dead or restarts started again. Every branch the basic variant prunes is guarded by
+    one of these (and ``ext is not None``). Modern checkpointing (in-memory copies, asynchronous saves) is in both
+    variants: the phase map runs it beside the paper's model, and one variant then serves ``reproduce``."""
     return (P[P_SOURCE] != SRC_SYSTEM or P[P_REPAIR] != REPAIR_NONE or P[P_CKPT_POLICY] != POLICY_PERIODIC
-            or P[P_MEM_COPIES] != 0 or P[P_ASYNC] != 0 or P[P_DETECT_IMMEDIATE] != 0 or P[P_CKPT_LOST] != 0
-            or P[P_STAY_DEAD] != 0 or P[P_RESTART_AGAIN] != 0)
+            or P[P_DETECT_IMMEDIATE] != 0 or P[P_CKPT_LOST] != 0 or P[P_STAY_DEAD] != 0
+            or P[P_RESTART_AGAIN] != 0)
 
 
 #: :func:`_extended` compiled, for :func:`timeline`'s check
@@ -323,14 +325,14 @@ def _job(P, PF, job, src, red, rng, rrng, ext):
     found no assignment (a bug)."""
     J, W, res, Q, GB = job.J, job.W, job.res, src.Q, src.GB
     J[J_STATUS] = src_init(P, src, ext)
-    if ext is not None and P[P_MEM_COPIES] > 0:  # the initial state is held like a restored checkpoint
+    if P[P_MEM_COPIES] > 0:  # the initial state is held like a restored checkpoint
         place_copies(P, Q, GB)
     stopped_in_restart = False
     immediate = P[P_DETECT_IMMEDIATE] != 0
     while (J[J_STEPS_DONE] < P[P_N_STEPS] or (P[P_FINAL_CKPT] != 0 and J[J_CKPT_STEPS] < P[P_N_STEPS])) and \
             J[J_STATUS] == STATUS_OK:
         res[R_LOOPS] += 1
-        persist_done(J[J_T], P, job, ext)  # an asynchronous save in flight may be complete
+        persist_done(J[J_T], P, job)  # an asynchronous save in flight may be complete
         if J[J_T] > P[P_CAP_US]:
             J[J_STATUS] = STATUS_CAPPED
             break
@@ -361,7 +363,7 @@ def _job(P, PF, job, src, red, rng, rrng, ext):
                         continue
                     finish_step(J[J_T] + c_step, c_step, np.int64(0), np.int64(0), a_s, P, job, red.st.meta)
                 else:
-                    t_c = J[J_T] + c_step + (async_extra(c_step, PF, J, res) if ext is not None else 0)
+                    t_c = J[J_T] + c_step + async_extra(c_step, PF, J, res)
                     # the failures up to the end of its compute phase are detected together at its all-reduce
                     if src_take_until(t_c, P, src, res, ext) != STATUS_OK:
                         J[J_STATUS] = STATUS_TRACE
@@ -390,7 +392,8 @@ def _job(P, PF, job, src, red, rng, rrng, ext):
         n_ck = res[R_CHECKPOINTS]
         status, t_w = checkpoint_if_due(t_f, P, PF, job, src, rng, ext)
         J[J_STATUS] = status
-        if ext is not None and P[P_REPAIR] != REPAIR_NONE and P[P_REJOIN_CKPT] != 0 and t_w < 0 and res[R_CHECKPOINTS] > n_ck and \
+        if ext is not None and P[P_REPAIR] != REPAIR_NONE and P[P_REJOIN_CKPT] != 0 and t_w < 0 and \
+                res[R_CHECKPOINTS] > n_ck and \
                 status == STATUS_OK and J[J_STEPS_DONE] < P[P_N_STEPS]:
             status = rejoin(P, PF, job, src, red, rng)
             if status < 0:
