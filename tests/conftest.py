@@ -1,5 +1,11 @@
+import os
+
 import numpy as np
 import pytest
+
+# What the tests capture on standard error must not depend on whether numba's cache was warm (CI starts cold): the
+# one-time "compiling ..." notice is off here; tests/test_numba_cache.py turns it on where it tests it.
+os.environ["SPARE_MC_COMPILE_NOTICE"] = "0"
 
 #: Strict two-sided level for every statistical test: a correct implementation fails one test in 10,000 runs.
 ALPHA = 1e-4

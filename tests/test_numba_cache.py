@@ -61,3 +61,65 @@ def test_every_kernel_dependency_named_is_a_file_beside_its_module():
         assert imported <= named, f"{path.name} imports kernels of {sorted(imported - named)} without naming them"
         seen += bool(named)
     assert seen >= 3  # rectlr, timeline, wipeout
+
+
+# ------------------------------------------------------------------------------ the notice of a first compilation
+_PROBE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from numba import njit
+from spare_mc._kernels.cache import compiled_or_cached, tell_if_compiling
+
+@njit(cache=True)
+def twice(x):
+    return 2 * x
+
+print("cached before:", compiled_or_cached(twice))
+told = [tell_if_compiling("twice", 1.0, twice) for _ in range(2)]
+twice(3)
+print("told:", told, "cached after:", compiled_or_cached(twice))
+"""
+
+
+def _probe(tmp_path, cache_dir):
+    import os
+    import subprocess
+    import sys
+    (tmp_path / "probe.py").write_text(_PROBE)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache_dir), "SPARE_MC_COMPILE_NOTICE": "1",
+           "PYTHONPATH": str(pathlib.Path(spare_mc.__file__).parents[1])}
+    r = subprocess.run([sys.executable, str(tmp_path / "probe.py"), str(tmp_path)], capture_output=True, text=True,
+                       env=env, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr
+    return r.stdout, r.stderr
+
+
+def test_notice_once_when_a_kernel_compiles_and_never_once_cached(tmp_path):
+    """A first call that compiles is announced once per process, on standard error; a process that finds the
+    kernel in numba's on-disk cache says nothing."""
+    out, err = _probe(tmp_path, tmp_path / "cache")
+    assert "cached before: False" in out and "told: [True, False] cached after: True" in out
+    assert err.count("spare-mc: compiling twice for a first run") == 1
+    out, err = _probe(tmp_path, tmp_path / "cache")  # a second process: the cache has it
+    assert "cached before: True" in out and "told: [False, False]" in out and "compiling" not in err
+
+
+def test_timeline_tells_once_per_variant(monkeypatch, capsys):
+    """The timeline says it compiles before its first job of each variant (here made to believe its cache is cold),
+    once, and the environment variable silences it."""
+    from spare_mc import TimelineConfig, simulate_ttt
+    from spare_mc._kernels import cache, timeline
+    monkeypatch.setenv("SPARE_MC_COMPILE_NOTICE", "1")
+    monkeypatch.setattr(cache, "compiled_or_cached", lambda d, which=None: False)
+    monkeypatch.setattr(cache, "_told", set())
+    monkeypatch.setattr(timeline, "_noticed", set())
+    simulate_ttt(TimelineConfig("spare", 24, r=3, n_steps=40), 3, rng=1)
+    err = capsys.readouterr().err
+    assert err.count("spare-mc: compiling the timeline kernel for a first run") == 1, err
+    simulate_ttt(TimelineConfig("rep", 24, r=3, n_steps=40, repair="fixed", repair_s=600.0), 2, rng=1)
+    assert capsys.readouterr().err.count("compiling the timeline kernel (its extended variant)") == 1
+    monkeypatch.setenv("SPARE_MC_COMPILE_NOTICE", "0")
+    monkeypatch.setattr(cache, "_told", set())
+    monkeypatch.setattr(timeline, "_noticed", set())
+    simulate_ttt(TimelineConfig("spare", 24, r=3, n_steps=40), 1, rng=1)
+    assert capsys.readouterr().err == ""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from pathlib import Path
 
 
@@ -50,3 +51,39 @@ def drop_if_dependencies_changed(module_file: str, deps: tuple) -> int:
         return len(stale)
     except OSError:
         return 0
+
+
+# ------------------------------------------------------------------------------------------ the first compilation
+#: The environment variable that silences :func:`tell_if_compiling` (``0`` or ``off``): the test suite sets it, so
+#: that what its tests capture on standard error does not depend on whether the cache was warm.
+NOTICE_ENV = "SPARE_MC_COMPILE_NOTICE"
+_told: set = set()
+
+
+def compiled_or_cached(dispatcher, which=None) -> bool:
+    """Whether a call of the numba ``dispatcher`` will find machine code without compiling: it holds a compiled
+    signature in this process, or numba's on-disk cache holds one for the current source (of those signatures,
+    only the ones ``which(signature)`` accepts count, if given). Reads the cache's index (a small pickle) the way
+    numba does, which ignores an index left by an older source; if numba's internals are not where this expects
+    them, the answer is True (nothing is said rather than something wrong)."""
+    if any(which is None or which(sig) for sig in dispatcher.signatures):
+        return True
+    try:
+        index = dispatcher._cache._cache_file._load_index()  # {(signature, target, code hashes): data file}
+        return any(which is None or which(key[0]) for key in index)
+    except Exception:  # noqa: BLE001 -- no on-disk cache (cache=False), or numba's internals moved
+        return True
+
+
+def tell_if_compiling(what: str, seconds: float, dispatcher, which=None, stream=None) -> bool:
+    """Tell the user once per process, on standard error, that a first run is compiling ``what`` and about how long
+    it takes (``seconds``, measured on 2 cores), if :func:`compiled_or_cached` says it must. Returns whether it
+    told. Silenced by ``SPARE_MC_COMPILE_NOTICE=0`` (:data:`NOTICE_ENV`)."""
+    if what in _told or os.environ.get(NOTICE_ENV, "").strip().lower() in ("0", "off", "no", "false"):
+        return False
+    if compiled_or_cached(dispatcher, which):
+        return False
+    _told.add(what)
+    print(f"spare-mc: compiling {what} for a first run on this machine: about {seconds:.0f} s on 2 cores, once "
+          f"(numba keeps the machine code in its cache for later runs)", file=stream or sys.stderr, flush=True)
+    return True

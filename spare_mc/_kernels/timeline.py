@@ -160,9 +160,9 @@ Compilation (each function has one signature and is cached)
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
-from .cache import drop_if_dependencies_changed
+from .cache import drop_if_dependencies_changed, tell_if_compiling
 from .ckpt_restart import async_extra, checkpoint_if_due, persist_done, place_copies, wipeout
 from .failure_source import src_init, src_next_time, src_tail, src_take_until
 from .job_steps import detect, finish_step, quiet_stretch, rejoin, repair_schedule, step_compute
@@ -203,6 +203,21 @@ def _extended(P):
 
 #: :func:`_extended` compiled, for :func:`timeline`'s check
 extended = kernel(_extended)
+
+
+_noticed: set = set()  # the variants :func:`notice_first_compile` has looked at in this process
+
+
+def notice_first_compile(ext) -> None:
+    """Before a first call of :func:`timeline` in variant ``ext``: tell the user once if it compiles (about 30 s for
+    the basic variant on 2 cores, 2026-12-06; see :func:`~spare_mc._kernels.cache.tell_if_compiling`). O(1) after
+    the first call of each variant."""
+    basic = ext is None
+    if basic in _noticed:
+        return
+    _noticed.add(basic)
+    tell_if_compiling("the timeline kernel" if basic else "the timeline kernel (its extended variant)",
+                      30 if basic else 35, timeline, lambda sig: isinstance(sig[-1], types.NoneType) == basic)
 
 
 def variant(P):

@@ -25,6 +25,7 @@ from ..plots.sweep_figures import save_figures
 from ..sweep.runner import run_study_sweep
 from ..sweep.spec import SweepSpec
 from ..sweep.storage import write_json
+from ..sweep.warm import warm_up
 from ..ttt.optimize import main_table, n_values_iv
 from ..ttt.config import TimelineConfig, applicable
 from .calibrate import load_preset
@@ -232,6 +233,8 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
     for name in [sp.name for sp in specs] + ["ttt", "phase"]:  # every figure it may write (save_figures names them)
         check_target(os.path.join(root, "figures", f"{name}.png"), "figure", force=force, figure=True)
     with folder:
+        if scheduler is None:  # the kernels of every sweep (the main table's and the phase map's too) at once
+            warm_up(specs, processes=workers or None)
         datasets, paths = {}, {}
         for sp in specs:
             log(f"sweep {sp.name} ({sp.quantity}, {sp.reps} replications per point)")

@@ -22,6 +22,7 @@ from .spec import TASK_KEY_RE, SweepSpec
 from .storage import (OPTIONAL_OUTPUTS, OUTPUTS, QUANTITIES, CorruptDataset, PartsStore, cannot_create_in,
                       check_regular_target, open_dataset, sweep_writing, write_dataset)
 from .tasks import assemble_dataset, part_check, run_task
+from .warm import warm_up
 
 __all__ = ["open_sweep_dataset", "run_study_sweep", "run_sweep"]
 
@@ -176,6 +177,8 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
                 results[key] = res
                 say.update(len(results), len(tasks))
         elif todo:
+            if scheduler is None:  # compiled once, ahead, not by every local worker at once (and said once)
+                warm_up([spec], processes=1)
             run_on_dask(spec, todo, store, results, scheduler, workers, lenient,
                          lambda: say.update(len(results), len(tasks)))
         say.done()

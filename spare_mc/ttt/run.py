@@ -287,7 +287,9 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair
     # the records as plain tuples: numba types a NamedTuple argument in Python, ~3 us more per record and job
     tables = tuple(_tk.Tables(holders=holders, live0=_NO_LIVE0 if live0 is None else live0, gset=gset, ssize=ssize))
     trace = tuple(_tk.Trace(gaps=gaps, victims=vic, uscale=uscale, life=life, dptr=ptr, dgroups=groups))
-    rc = _tk.timeline(P, PF, tables, trace, jitter_rng, repair_rng, res, _tk.variant(P))
+    ext = _tk.variant(P)
+    _tk.notice_first_compile(ext)
+    rc = _tk.timeline(P, PF, tables, trace, jitter_rng, repair_rng, res, ext)
     if jitter_rng is _UNDRAWN or repair_rng is _UNDRAWN:
         _check_undrawn()
     if rc == -2:  # pragma: no cover - an internal error

@@ -1,0 +1,143 @@
+"""A first run's kernels compiled in parallel processes (issue 38: the cold start).
+
+With an empty numba cache a first run compiles every kernel it calls, one after another, when it first calls it.
+``spare-mc reproduce`` calls three families that do not depend on one another: the timeline kernel (its sweeps of
+time to train, the main table and the phase map), ReCtlr's Monte Carlo driver (the overhead sweep) and the wipe-out
+kernels (the masked-failure sweep), and its dask workers each compiled the kernel of the task they were given, the
+same kernel at the same time. :func:`warm_up` compiles the families in separate processes at once, each into
+numba's on-disk cache, from which the run (this process, its dask workers, the phase map's processes) then loads
+them, and tells the user once that it is compiling and about how long it takes.
+
+Each process runs one replication of a few points of each of its sweeps (one point per combination of the sweep's
+non-numeric parameters, which choose the kernels: numeric values change no compiled type). It writes nothing but
+numba's cache and changes no result: a run draws its own numbers from its own seeds. A family already in the cache
+costs its process a second or two to load; when every family is cached, :func:`warm_up` starts no process. A
+process that fails is reported in one line and the run compiles what it needs itself, as it would have.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from .._kernels import cache as _cache
+from .spec import SweepSpec
+
+__all__ = ["warm_up"]
+
+#: Seconds to compile each family with an empty cache, measured on 2 cores on 2026-12-06 (the order of the groups
+#: is balanced on them).
+COMPILE_S = {"ttt": 30.0, "overhead": 17.0, "wipeout": 14.0}
+#: At most this many points of a sweep are run to compile its kernels.
+MAX_POINTS = 64
+#: The wipe-out Monte Carlo's kernels (:mod:`spare_mc._kernels.wipeout`), one per kind of layout and order.
+_WIPEOUT_KERNELS = ("wipeout_generic", "wipeout_cyclic_window", "wipeout_cyclic_unit", "wipeout_partition",
+                    "wipeout_random_fresh", "wipeout_order_stat")
+
+
+#: What a warm-up process runs: :func:`_run` on the sweeps it reads from its standard input.
+_CHILD = "import sys; from spare_mc.sweep.warm import _run; _run(sys.stdin.read())"
+
+
+def _families(specs) -> dict:
+    """``{quantity: [spec TOML text, ...]}`` of the sweeps ``specs``."""
+    out: dict = {}
+    for sp in specs:
+        out.setdefault(sp.quantity, []).append(sp.to_toml())
+    return out
+
+
+def _cached(quantity: str) -> bool:
+    """Whether the main kernels of ``quantity``'s tasks are in numba's cache (or compiled in this process)."""
+    if quantity == "ttt":
+        from .._kernels import timeline as tk
+        return _cache.compiled_or_cached(tk.timeline) and _cache.compiled_or_cached(tk.live_state)
+    if quantity == "overhead":
+        from .._kernels import rectlr
+        return _cache.compiled_or_cached(rectlr.overhead_uniform)
+    from .._kernels import wipeout  # a kernel per kind of layout: one of them cached means a run was here
+    return any(_cache.compiled_or_cached(getattr(wipeout, name)) for name in _WIPEOUT_KERNELS)
+
+
+def _split(families: dict, n: int) -> list:
+    """The families dealt to ``n`` processes, the longest first, each to the least loaded (greedy)."""
+    loads = [[0.0, []] for _ in range(n)]
+    for q in sorted(families, key=lambda q: -COMPILE_S.get(q, 10.0)):
+        least = min(loads, key=lambda x: x[0])
+        least[0] += COMPILE_S.get(q, 10.0)
+        least[1].append(q)
+    return [names for _, names in loads if names]
+
+
+def warm_up(specs, *, processes: int | None = None, log=None) -> float:
+    """Compile the kernels the sweeps ``specs`` (:class:`~spare_mc.sweep.spec.SweepSpec`) run, in up to
+    ``processes`` processes at once (default: the number of CPUs), unless they are in numba's cache already.
+
+    Returns the seconds it took (0.0 if everything was cached). ``log`` (default: standard error) gets one line
+    before it compiles and one per process that failed. Ctrl-C stops the processes and propagates.
+    """
+    families = {q: texts for q, texts in _families(specs).items() if not _cached(q)}
+    if not families:
+        return 0.0
+    if log is None:
+        def log(msg):
+            print(msg, file=sys.stderr, flush=True)
+    n = max(1, min(processes or os.cpu_count() or 1, len(families)))
+    groups = _split(families, n)
+    est = max(sum(COMPILE_S.get(q, 10.0) for q in g) for g in groups)
+    log(f"spare-mc: compiling the kernels of a first run on this machine ({', '.join(sorted(families))}) in "
+        f"{len(groups)} process{'es' if len(groups) > 1 else ''}: about {est:.0f} s on 2 cores, once (numba keeps "
+        f"the machine code in its cache for later runs)")
+    t0 = time.perf_counter()
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the package's parent
+    env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
+    env[_cache.NOTICE_ENV] = "0"  # this line said it
+    procs = []
+    try:
+        for g in groups:
+            payload = json.dumps({q: families[q] for q in g})
+            procs.append((g, subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE,
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)))
+            try:
+                procs[-1][1].stdin.write(payload)
+                procs[-1][1].stdin.close()
+            except BrokenPipeError:  # it exited at once: its exit status says why (below)
+                pass
+        for g, p in procs:
+            err = p.stderr.read()
+            p.stderr.close()
+            if p.wait() != 0:
+                last = (err.strip().splitlines() or ["no message"])[-1]
+                log(f"spare-mc: compiling {', '.join(g)} ahead failed ({last}); the run compiles it itself")
+    finally:
+        for _, p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            if not p.stderr.closed:
+                p.stderr.close()
+    return time.perf_counter() - t0
+
+
+def _run(payload: str) -> None:
+    """In a warm-up process: one replication of up to :data:`MAX_POINTS` points of each sweep of ``payload``
+    (``{quantity: [spec TOML, ...]}``), one per combination of its non-numeric parameters."""
+    from .tasks import run_task
+
+    for quantity, texts in json.loads(payload).items():
+        for text in texts:
+            spec = SweepSpec.from_toml(text)
+            seen = set()
+            for idx, params in spec.points():
+                kind = tuple(sorted((k, v) for k, v in params.items()
+                                    if isinstance(v, (str, bool)) or v is None))
+                if kind in seen:
+                    continue
+                seen.add(kind)
+                run_task(quantity, spec.seed, idx, params, 0, 1, spec.lenient)
+                if len(seen) >= MAX_POINTS:
+                    break

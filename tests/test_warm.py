@@ -1,0 +1,76 @@
+"""Compiling a first run's kernels ahead, in parallel processes (spare_mc.sweep.warm)."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import spare_mc
+from spare_mc.sweep import warm
+from spare_mc.sweep.spec import SweepSpec
+
+_SPEC = """
+[sweep]
+name = "tiny"
+quantity = "wipeout"
+reps = 2
+seed = 5
+
+[grid]
+n_groups = [12, 16]
+r = [2, 3]
+layout = ["cyclic", "block"]
+"""
+
+
+def test_families_are_dealt_to_the_least_loaded_process():
+    fam = {"wipeout": ["a"], "ttt": ["b"], "overhead": ["c"]}
+    assert warm._split(fam, 2) == [["ttt"], ["overhead", "wipeout"]]
+    assert warm._split(fam, 1) == [["ttt", "overhead", "wipeout"]]
+    assert warm._split(fam, 3) == [["ttt"], ["overhead"], ["wipeout"]]
+
+
+def test_nothing_is_started_when_every_family_is_cached(monkeypatch):
+    monkeypatch.setattr(warm, "_cached", lambda q: True)
+
+    def no_process(*a, **k):
+        raise AssertionError("a warm-up process was started although every kernel is cached")
+    monkeypatch.setattr(warm.subprocess, "Popen", no_process)
+    assert warm.warm_up([SweepSpec.from_toml(_SPEC)]) == 0.0
+
+
+def test_a_failed_warm_up_is_reported_and_the_run_goes_on(monkeypatch, tmp_path):
+    """A process that fails costs one line with its last message; nothing is raised (the run compiles what it
+    needs itself)."""
+    broken = tmp_path / "python"
+    broken.write_text("#!/bin/sh\necho 'Traceback ...' >&2\necho 'ImportError: no numba here' >&2\nexit 3\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr(warm, "_cached", lambda q: False)
+    monkeypatch.setattr(warm.sys, "executable", str(broken))
+    lines = []
+    assert warm.warm_up([SweepSpec.from_toml(_SPEC)], log=lines.append) > 0
+    assert lines[0].startswith("spare-mc: compiling the kernels of a first run on this machine (wipeout) in 1 "
+                               "process: about 14 s")
+    assert lines[1:] == [("spare-mc: compiling wipeout ahead failed (ImportError: no numba here); the run compiles "
+                          "it itself")]
+
+
+@pytest.mark.slow
+def test_warm_up_fills_the_cache_a_new_process_then_finds(tmp_path):
+    """With an empty cache, warm_up compiles the sweep's kernels in a process of its own; a new process then finds
+    them in the cache, and a second warm_up starts nothing."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": str(pathlib.Path(spare_mc.__file__).parents[1])}
+    code = ("import sys; from spare_mc.sweep import warm; from spare_mc.sweep.spec import SweepSpec; "
+            "spec = SweepSpec.from_toml(sys.argv[1]); print(warm._cached('wipeout')); "
+            "print(warm.warm_up([spec]) > 0); print(warm._cached('wipeout'))")
+    r = subprocess.run([sys.executable, "-c", code, _SPEC], capture_output=True, text=True, env=env, timeout=300,
+                       check=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False", "True", "True"]  # cold; compiled ahead; in the cache now
+    assert r.stderr.count("spare-mc: compiling the kernels of a first run") == 1
+    r = subprocess.run([sys.executable, "-c", code, _SPEC], capture_output=True, text=True, env=env, timeout=300,
+                       check=False)
+    assert r.stdout.split() == ["True", "False", "True"] and "compiling" not in r.stderr
