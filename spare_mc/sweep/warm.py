@@ -24,7 +24,10 @@ import sys
 import time
 
 from .._kernels import cache as _cache
+from .._kernels import rectlr, wipeout
+from .._kernels import timeline as tk
 from .spec import SweepSpec
+from .tasks import run_task
 
 __all__ = ["warm_up"]
 
@@ -53,12 +56,10 @@ def _families(specs) -> dict:
 def _cached(quantity: str) -> bool:
     """Whether the main kernels of ``quantity``'s tasks are in numba's cache (or compiled in this process)."""
     if quantity == "ttt":
-        from .._kernels import timeline as tk
         return _cache.compiled_or_cached(tk.timeline) and _cache.compiled_or_cached(tk.live_state)
     if quantity == "overhead":
-        from .._kernels import rectlr
         return _cache.compiled_or_cached(rectlr.overhead_uniform)
-    from .._kernels import wipeout  # a kernel per kind of layout: one of them cached means a run was here
+    # a kernel per kind of layout: one of them cached means a run was here
     return any(_cache.compiled_or_cached(getattr(wipeout, name)) for name in _WIPEOUT_KERNELS)
 
 
@@ -126,8 +127,6 @@ def warm_up(specs, *, processes: int | None = None, log=None) -> float:
 def _run(payload: str) -> None:
     """In a warm-up process: one replication of up to :data:`MAX_POINTS` points of each sweep of ``payload``
     (``{quantity: [spec TOML, ...]}``), one per combination of its non-numeric parameters."""
-    from .tasks import run_task
-
     for quantity, texts in json.loads(payload).items():
         for text in texts:
             spec = SweepSpec.from_toml(text)
