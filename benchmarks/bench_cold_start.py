@@ -12,8 +12,12 @@ Commands (``--commands``, default both):
 - ``ttt``: a first ``simulate_ttt`` of the paper's SPARe job (N = 600, r = 8, 10,000 steps, 3 jobs), the issue's
   "cold first run" (target: under 20 s on 2 cores);
 - ``quick``: ``spare-mc reproduce --quick`` into a fresh folder (target: cold at most 1.5x warm). Its kernels
-  compile in the dask worker processes, whose events this process does not see: its compile cost is the cold minus
-  the warm time.
+  compile ahead in warm-up processes (:mod:`spare_mc.sweep.warm`) or in the dask workers, whose events this process
+  does not see: its compile cost is the cold minus the warm time.
+
+Besides the wall time, each run's CPU time is reported: the measured process's and that of every process it waited
+for (``RUSAGE_CHILDREN``: the warm-up, dask and phase-map processes included). Compilation is CPU-bound and mostly
+single-threaded, so on a machine shared with other work the CPU times compare revisions better than the wall times.
 
 Usage: ``python benchmarks/bench_cold_start.py [--json] [--commands ttt,quick]``
 """
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -59,10 +64,11 @@ print(json.dumps({"wall_s": wall, "compiles": out}))
 
 def _run(command: str, cache: str, out_dir: str) -> dict:
     env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-    t0 = time.perf_counter()
+    t0, u0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     res = subprocess.run([sys.executable, "-c", _PROBE, command, out_dir], env=env, capture_output=True, text=True,
                          stdin=subprocess.DEVNULL, check=False)
-    total = time.perf_counter() - t0
+    total, u1 = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (u1.ru_utime + u1.ru_stime) - (u0.ru_utime + u0.ru_stime)  # the probe and every process it waited for
     if res.returncode != 0:
         raise SystemExit(f"{command} failed (exit {res.returncode}):\n{res.stderr[-2000:]}")
     d = json.loads(res.stdout.strip().splitlines()[-1])
@@ -74,7 +80,7 @@ def _run(command: str, cache: str, out_dir: str) -> dict:
             out[n] = out.get(n, 0.0) + s
         return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
-    return {"process_s": total, "in_process_s": d["wall_s"], "compile_s": sum(s for _, s in outer),
+    return {"process_s": total, "cpu_s": cpu, "in_process_s": d["wall_s"], "compile_s": sum(s for _, s in outer),
             "compilations": len(d["compiles"]), "by_kernel": table(outer),
             "nested": table((n, s) for n, s, depth in d["compiles"] if depth == 1)}
 
@@ -85,7 +91,8 @@ def measure(command: str) -> dict:
         os.mkdir(cache)
         cold = _run(command, cache, os.path.join(tmp, "cold"))
         warm = _run(command, cache, os.path.join(tmp, "warm"))
-    return {"command": command, "cold": cold, "warm": warm, "cold_over_warm": cold["process_s"] / warm["process_s"]}
+    return {"command": command, "cold": cold, "warm": warm, "cold_over_warm": cold["process_s"] / warm["process_s"],
+            "cold_over_warm_cpu": cold["cpu_s"] / warm["cpu_s"]}
 
 
 def main(argv=None) -> int:
@@ -99,9 +106,10 @@ def main(argv=None) -> int:
         return 0
     for r in results:
         c, w = r["cold"], r["warm"]
-        print(f"{r['command']}: cold {c['process_s']:.1f} s (compiling {c['compile_s']:.1f} s, "
-              f"{c['compilations']} compilations), warm {w['process_s']:.1f} s (compiling {w['compile_s']:.1f} s): "
-              f"cold/warm {r['cold_over_warm']:.2f}")
+        print(f"{r['command']}: cold {c['process_s']:.1f} s (CPU {c['cpu_s']:.1f} s; compiling {c['compile_s']:.1f} s "
+              f"in this process, {c['compilations']} compilations), warm {w['process_s']:.1f} s (CPU "
+              f"{w['cpu_s']:.1f} s; compiling {w['compile_s']:.1f} s): cold/warm {r['cold_over_warm']:.2f} "
+              f"(CPU {r['cold_over_warm_cpu']:.2f})")
         for name, s in list(c["by_kernel"].items())[:12]:
             print(f"    {s:7.1f} s  {name}")
         print("  compiled inside them (callees' own compilations, included above):")
