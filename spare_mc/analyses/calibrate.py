@@ -83,7 +83,8 @@ from ..sweep.storage import write_json
 from ..ttt.config import TimelineConfig, applicable
 from ..ttt.optimize import PERIOD_FACTORS, n_values_iv, period_factors_iv
 from .folder import MANIFEST, StudyFolder, check_not_in_another_study, check_target
-from .engine import check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage, screen, timed_r
+from .engine import (check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage, screen,
+                     study_cluster, timed_r)
 
 __all__ = ["SEARCH_SPACE", "NOT_FITTED", "calibrate", "CalibrationResult", "load_target", "load_preset",
            "preset_names", "presets_dir", "write_preset", "rejection_note", "estimate_cost", "DEFAULT_SCHEDULE"]
@@ -681,7 +682,7 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
         raise UsageTypeError(f"`progress` must be a callable taking a line of text, got {progress!r}")
     folder, preset_out, inputs = _outputs(checked, out_dir, preset_out, force)
     rows, space, subs = checked[1], checked[3], checked[16]
-    with folder:
+    with folder, study_cluster(scheduler, workers):
         res = _search(folder, dict(inputs, rows=rows, space=space, subs=subs, t_start=t_start), scheduler, workers,
                       force, progress)
         res = folder.write_result(res)  # the result first: a preset that cannot be written cannot lose it
