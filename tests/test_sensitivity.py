@@ -416,3 +416,37 @@ def test_the_stages_of_a_study_share_one_local_cluster(tmp_path, monkeypatch):
     for s in ("rep", "spare"):
         np.testing.assert_array_equal(getattr(here.baseline[24], s).values, getattr(dask.baseline[24], s).values)
     assert not cl._SHARED  # closed with the study
+
+
+def test_parts_saved_on_threads_count_once_on_disk_and_a_failed_write_stops_the_sweep():
+    """The dask path saves finished tasks on a few threads (:class:`spare_mc.sweep.cluster._Saver`): a task counts
+    (``results``, the progress report) only once its part is written, and a failed write is raised in the
+    collecting thread, with the earlier tasks kept."""
+    import threading
+
+    from spare_mc.sweep.cluster import _Saver
+    from spare_mc.sweep.storage import SweepWriteError
+
+    class Store:
+        def __init__(self):
+            self.saved, self.lock = [], threading.Lock()
+
+        def save(self, key, rep_range, res, params):
+            if key == "bad":
+                raise SweepWriteError(28, "No space left on device", f"{key}.npz")
+            with self.lock:
+                self.saved.append(key)
+
+    store, results, reports = Store(), {}, []
+    with _Saver(store, results, lambda: reports.append(len(results))) as saver:
+        for k in range(20):
+            saver.save(f"t{k}", (0, 1), {"x": k}, {})
+        saver.finish()
+    assert sorted(results) == sorted(store.saved) == sorted(f"t{k}" for k in range(20)) and len(reports) == 20
+    store, results = Store(), {}
+    with pytest.raises(SweepWriteError, match="No space left"):
+        with _Saver(store, results, lambda: None) as saver:
+            saver.save("t0", (0, 1), {}, {})
+            saver.save("bad", (0, 1), {}, {})
+            saver.finish()
+    assert set(results) <= {"t0"} and "bad" not in results

@@ -8,8 +8,11 @@ combination of them, or a stated input scaled), each of Rep+CKPT and SPARe+CKPT 
 Procedure (every stage is a sweep of :mod:`spare_mc.analyses.engine`: dask-parallel, resumable, with provenance)
 ----------------------------------------------------------------------------------------------------------------
 1. **Screen.** Per strategy, one sweep over ``n_groups x r x ckpt_period_factor`` with a ``variant`` dimension,
-   ``reps`` replications per point (replications ``0 .. reps - 1``). The selected point of a (variant, N, strategy)
-   is the least mean ``TTT/T0`` among the points with no capped run (the main table's rule).
+   up to ``reps`` replications per point (replications ``0 .. reps - 1``), in looks (4, 7, 10 for 10) that drop
+   the points a paired, Bonferroni-corrected t test shows to be worse than another (``screen_alpha``: the best
+   point of a screen is dropped with probability at most that; :func:`spare_mc.analyses.engine.eliminate`). The
+   selected point of a (variant, N, strategy) is the least mean ``TTT/T0`` among the points with no capped run
+   that stayed (the main table's rule).
 2. **Confirmation (pilot).** The selected points re-run on fresh replications ``reps .. reps + pilot_reps - 1``.
 3. **Extension.** From the pilot's paired standard errors, the number of replications ``n`` that brings every
    ``Delta reduction`` 95% half-width to ``target_pp`` (times 1.1, at most ``max_confirm_reps``) is computed, and
