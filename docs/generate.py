@@ -225,6 +225,17 @@ def _pp(x, ci):
     return f"{x:+.1f} [{ci[0]:+.1f}, {ci[1]:+.1f}]"
 
 
+def _screen_text(st) -> str:
+    """How the sensitivity study's screen ran (its looks and what they kept), from its settings."""
+    sc = st.get("screen") or {"looks": [st["reps"]]}
+    if len(sc["looks"]) == 1:
+        return f"{st['reps']} replications per grid point"
+    return (f"up to {st['reps']} replications per grid point in looks at {', '.join(map(str, sc['looks']))} that "
+            f"drop the dominated points (paired Bonferroni t test; the best point of a screen is dropped with "
+            f"probability at most {sc['alpha']:g}; {sc['points_to_the_end']:,} of {sc['points']:,} points stayed to "
+            f"the end, {sc['replications']:,} replications)")
+
+
 def page_sensitivity() -> str:
     t0 = time.perf_counter()
     cmd = ["sensitivity", "--n-groups", "200,600,1000", "--out-dir", "data/sensitivity"]
@@ -233,7 +244,7 @@ def page_sensitivity() -> str:
     st = d["settings"]
     out = [f"`spare-mc {' '.join(cmd)}`: the baseline (the stated assumptions) and {len(d['variants'])} variants, "
            f"each strategy at its best `r` (Rep {st['r_ranges']['rep']}, SPARe {st['r_ranges']['spare']}) and "
-           f"checkpoint period, screened with {st['reps']} replications per grid point and confirmed on "
+           f"checkpoint period, screened with {_screen_text(st)} and confirmed on "
            f"{st['confirm_reps']} fresh paired replications (pilot {st['pilot_reps']}; the widest 95% half-width "
            f"of a change is {st['max_half_width_pp']:.2f} percentage points, target {st['target_pp']:g}). "
            "Method: [sensitivity.md](../sensitivity.md). Figure: `data/sensitivity/sensitivity.png`.\n",

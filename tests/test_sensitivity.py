@@ -317,3 +317,136 @@ def test_default_variants_leave_out_those_that_are_the_baseline():
                        ({"restart_growth": "linear"}, "restart_linear"), ({"shape": 0.6}, "shape_0.6")):
         left = {v.name for v in default_variants(over)}
         assert left == names - {gone}
+
+
+# ------------------------------------------------------------------------------------ the screen's elimination
+def _looks_eliminate(x, looks, alpha, done=None):
+    """The alive mask after the elimination looks of :func:`screen` on ``x`` (``points x reps``)."""
+    from spare_mc.analyses.engine import eliminate
+
+    alive = np.ones(x.shape[0], dtype=bool)
+    done = np.ones(x.shape[0], dtype=bool) if done is None else done
+    for n in looks[:-1]:
+        alive = eliminate(x[:, :n], done, alive, alpha / (len(looks) - 1), x.shape[0])
+    return alive
+
+
+def test_screen_elimination_keeps_the_best_point_at_its_stated_rate():
+    """The least favourable case for the best point: every point has its mean (ties), correlated replications
+    (common random numbers). Over 4,000 screens of 30 points, looks 4, 7, 10 at alpha = 0.05, point 0 is
+    eliminated in at most 5% of them (+ 4.5 binomial sd); without the Bonferroni factor it would be in most."""
+    from spare_mc.analyses.engine import screen_looks
+
+    rng = np.random.default_rng(11)
+    looks, alpha, m, trials = screen_looks(10), 0.05, 30, 4000
+    assert looks == (4, 7, 10)
+    lost = 0
+    for _ in range(trials):
+        shared = rng.standard_normal((1, 10))
+        x = 2.0 + 0.05 * (0.6 * shared + 0.8 * rng.standard_normal((m, 10))) * rng.uniform(0.5, 2.0, (m, 1))
+        lost += not _looks_eliminate(x, looks, alpha)[0]
+    assert lost <= alpha * trials + 4.5 * math.sqrt(alpha * (1 - alpha) * trials), lost / trials
+
+
+def test_screen_elimination_drops_clearly_worse_points_and_capped_ones():
+    from spare_mc.analyses.engine import eliminate
+
+    rng = np.random.default_rng(3)
+    x = np.array([2.0, 2.01, 2.6, 3.0])[:, None] + 0.03 * rng.standard_normal((4, 7))
+    alive = _looks_eliminate(x, (4, 7, 10), 0.05)
+    assert alive[0] and not alive[2] and not alive[3]  # 2.6 and 3.0 are 20+ sd worse
+    done = np.array([False, True, True, True])  # point 0 had a capped run: it cannot be selected
+    assert not eliminate(x[:, :4], done, np.ones(4, bool), 0.025, 4)[0]
+    nothing = eliminate(x[:, :4], np.zeros(4, bool), np.ones(4, bool), 0.025, 4)
+    assert nothing.all()  # every point capped: nothing leaves, the selection falls back on the restricted means
+    assert eliminate(np.ones((3, 4)), np.ones(3, bool), np.ones(3, bool), 0.05, 3).all()  # exact ties stay
+
+
+def test_screen_with_elimination_runs_the_same_replications(tmp_path):
+    """The screen in looks (reps = 8: looks 4, 6, 8) gives every point that stays its 8 replications of a full
+    screen, number for number, and every other point its first ones; the selection is the least mean among the
+    points that stayed."""
+    from spare_mc.analyses.engine import pick
+
+    variants = [Variant("stay_dead", "option", "restart_failures", "stay_dead", {"restart_failures": "stay_dead"})]
+    kw = dict(variants=variants, reps=8, pilot_reps=6, target_pp=50.0, max_confirm_reps=6, rng=5, base=BASE,
+              r_ranges={"rep": (2, 4), "spare": (2, 8)}, period_factors=PF, workers=0)
+    full = sensitivity((30,), out_dir=tmp_path / "full", screen_alpha=0, **kw)
+    looked = sensitivity((30,), out_dir=tmp_path / "looks", **kw)
+    sc = looked.settings["screen"]
+    assert full.settings["screen"]["looks"] == [8] and sc["looks"] == [4, 6, 8] and sc["alpha"] == 0.05
+    assert sc["points_to_the_end"] < sc["points"] and sc["replications"] < 8 * sc["points"]
+    from spare_mc.sweep.storage import open_dataset
+
+    for s in ("rep", "spare"):
+        a = open_dataset(tmp_path / "full" / f"sensitivity-screen-{s}-N30.nc")
+        b = open_dataset(tmp_path / "looks" / f"sensitivity-screen-{s}-N30.nc")
+        np.testing.assert_array_equal(a["ttt_over_t0"].isel(rep=slice(0, 4)).values, b["ttt_over_t0"].values)
+        for look, (lo, hi) in ((2, (4, 6)), (3, (6, 8))):
+            c = open_dataset(tmp_path / "looks" / f"sensitivity-screen-{s}-look{look}.nc")
+            assert c.sizes["variant"] > 0
+            for key in c["variant"].values:
+                name, n, r, f = key.split("@")
+                want = a["ttt_over_t0"].sel(variant=name, r=int(r), ckpt_period_factor=float(f),
+                                            rep=slice(lo, hi - 1)).values
+                np.testing.assert_array_equal(c["ttt_over_t0"].sel(variant=key).values, want)
+    for name in ("baseline", "stay_dead"):  # the selected points survived every look, so their means are the full ones
+        for s in ("rep", "spare"):
+            p, q = getattr(full.row(name, 30), s), getattr(looked.row(name, 30), s)
+            assert (p.r, p.ckpt_period_factor) == (q.r, q.ckpt_period_factor)
+    # pick: the least mean among the points that stayed, never an eliminated one
+    scr = {"r": np.array([2, 3]), "f": np.array([1.0, 2.0]), "mean": np.array([[1.0, 2.0], [3.0, 1.5]]),
+           "se": np.full((2, 2), 0.1), "n": np.array([[4, 8], [8, 8]]), "done": np.ones((2, 2), bool),
+           "alive": np.array([[False, True], [True, True]])}
+    assert pick(scr)[:3] == (3, 2.0, 1.5)
+
+
+def test_the_stages_of_a_study_share_one_local_cluster(tmp_path, monkeypatch):
+    """Every sweep of a study runs on one local dask cluster (started once), with the numbers of workers=0."""
+    import spare_mc.sweep.cluster as cl
+
+    starts = []
+    real = cl._local_cluster
+    monkeypatch.setattr(cl, "_local_cluster", lambda *a: starts.append(a) or real(*a))
+    kw = dict(variants=[], reps=3, pilot_reps=4, target_pp=50.0, max_confirm_reps=4, rng=2, base=BASE,
+              r_ranges={"rep": (2, 3), "spare": (2, 3)}, period_factors=PF)
+    here = sensitivity((24,), out_dir=tmp_path / "here", workers=0, **kw)
+    dask = sensitivity((24,), out_dir=tmp_path / "dask", workers=1, **kw)
+    assert len(starts) == 1 and len(dask.datasets) == 4  # two screens, two confirmations
+    for s in ("rep", "spare"):
+        np.testing.assert_array_equal(getattr(here.baseline[24], s).values, getattr(dask.baseline[24], s).values)
+    assert not cl._SHARED  # closed with the study
+
+
+def test_parts_saved_on_threads_count_once_on_disk_and_a_failed_write_stops_the_sweep():
+    """The dask path saves finished tasks on a few threads (:class:`spare_mc.sweep.cluster._Saver`): a task counts
+    (``results``, the progress report) only once its part is written, and a failed write is raised in the
+    collecting thread, with the earlier tasks kept."""
+    import threading
+
+    from spare_mc.sweep.cluster import _Saver
+    from spare_mc.sweep.storage import SweepWriteError
+
+    class Store:
+        def __init__(self):
+            self.saved, self.lock = [], threading.Lock()
+
+        def save(self, key, rep_range, res, params):
+            if key == "bad":
+                raise SweepWriteError(28, "No space left on device", f"{key}.npz")
+            with self.lock:
+                self.saved.append(key)
+
+    store, results, reports = Store(), {}, []
+    with _Saver(store, results, lambda: reports.append(len(results))) as saver:
+        for k in range(20):
+            saver.save(f"t{k}", (0, 1), {"x": k}, {})
+        saver.finish()
+    assert sorted(results) == sorted(store.saved) == sorted(f"t{k}" for k in range(20)) and len(reports) == 20
+    store, results = Store(), {}
+    with pytest.raises(SweepWriteError, match="No space left"):
+        with _Saver(store, results, lambda: None) as saver:
+            saver.save("t0", (0, 1), {}, {})
+            saver.save("bad", (0, 1), {}, {})
+            saver.finish()
+    assert set(results) <= {"t0"} and "bad" not in results

@@ -83,7 +83,8 @@ from ..sweep.storage import write_json
 from ..ttt.config import TimelineConfig, applicable
 from ..ttt.optimize import PERIOD_FACTORS, n_values_iv, period_factors_iv
 from .folder import MANIFEST, StudyFolder, check_not_in_another_study, check_target
-from .engine import check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage, screen, timed_r
+from .engine import (check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage, screen,
+                     study_cluster, timed_r)
 
 __all__ = ["SEARCH_SPACE", "NOT_FITTED", "calibrate", "CalibrationResult", "load_target", "load_preset",
            "preset_names", "presets_dir", "write_preset", "rejection_note", "estimate_cost", "DEFAULT_SCHEDULE"]
@@ -606,8 +607,8 @@ def estimate_cost(target="paper", *, fit_n=None, predict_n=None, space=None, bas
     (after compiling), interpolates linearly in ``r``, and counts the jobs as if no sub-combination left before the
     last round (the racing and halving only shorten it) and every prediction ran ``max_members`` members: the screen
     (``reps x r values x period factors``) and the confirmation (``confirm_reps``) of every round, divided by the
-    workers (90% efficiency), plus about 4 s per sweep for starting a local cluster. Rough: within a factor of about
-    1.5 for the work it counts. Returns ``{"expected_s", "jobs", "workers"}``.
+    workers (90% efficiency), plus about 4 s for starting the study's local cluster and 1 s per sweep. Rough: within
+    a factor of about 1.5 for the work it counts. Returns ``{"expected_s", "jobs", "workers"}``.
     """
     (_, _, base, _, fit_n, predict_n, sched, _, _, max_members, _, _, _, _, r_ranges, period_factors,
      subs) = _check_inputs(target, fit_n, predict_n, space, base, schedule, eta, min_keep, max_members, tol_ttt,
@@ -624,8 +625,8 @@ def estimate_cost(target="paper", *, fit_n=None, predict_n=None, space=None, bas
                 jobs += members * (reps * len(period_factors) * len(rs) + confirm)
     sweeps = 2 * 2 * len(sched) + (2 * 2 if predict_n else 0)  # screen + confirmation per strategy per round
     total = cpu / (0.9 * workers) if workers > 1 else cpu
-    if workers > 0:
-        total += 4.0 * sweeps
+    if workers > 0:  # one local cluster for the study (engine.study_cluster), about 1 s per sweep besides
+        total += 4.0 + 1.0 * sweeps
     return {"expected_s": total, "jobs": jobs, "workers": workers}
 
 
@@ -681,7 +682,7 @@ def calibrate(target="paper", *, fit_n=None, predict_n=None, space=None, base=No
         raise UsageTypeError(f"`progress` must be a callable taking a line of text, got {progress!r}")
     folder, preset_out, inputs = _outputs(checked, out_dir, preset_out, force)
     rows, space, subs = checked[1], checked[3], checked[16]
-    with folder:
+    with folder, study_cluster(scheduler, workers):
         res = _search(folder, dict(inputs, rows=rows, space=space, subs=subs, t_start=t_start), scheduler, workers,
                       force, progress)
         res = folder.write_result(res)  # the result first: a preset that cannot be written cannot lose it

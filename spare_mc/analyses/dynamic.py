@@ -39,6 +39,7 @@ from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.validation import UsageValueError, as_float, as_int, check_unique
 from ..model.strategies import STRATEGIES
 from ..plots.studies import save_dynamic_figure
+from ..sweep.cluster import shared_local_cluster
 from ..sweep.runner import run_study_sweep
 from ..sweep.spec import SweepSpec
 from ..ttt.config import CKPT_POLICIES, TimelineConfig, applicable
@@ -262,7 +263,7 @@ def dynamic_study(n_values=(200, 600, 1000), *, shapes=(0.5, 0.78, 1.0), policie
     folder = StudyFolder(out_dir, "dynamic", settings, force=force, figure=figure,
                          result=("dynamic.json", ("rows", "settings"), "dynamic-checkpointing result"),
                          owns=("dynamic.json", "dynamic.png", "dynamic-*"))
-    with folder:
+    with folder, shared_local_cluster(scheduler, workers):
         return folder.write_result(_run(folder, settings, scheduler, workers, force, progress), save_dynamic_figure)
 
 

@@ -6,10 +6,13 @@ find, for many override sets (variants, candidate settings) at once, each of Rep
 (:func:`spare_mc.sweep.run_study_sweep`: dask-parallel, a dataset with provenance):
 
 1. :func:`screen`: per strategy, sweeps over ``n_groups x r x ckpt_period_factor`` with a ``variant`` dimension on
-   replications ``0 .. reps - 1``;
+   replications ``0 .. reps - 1``; optionally (``alpha > 0``) in looks (:func:`screen_looks`) that eliminate the
+   grid points a paired test shows to be worse than another (:func:`eliminate`), so that only the others run on;
 2. :func:`pick`: the selected point of each screen (the least mean ``TTT/T0`` with no capped run) and the
    near-optimal ``r``;
 3. :func:`confirm_spec` and :func:`run_stage`: the selected points re-run on fresh replications.
+
+:func:`study_cluster` holds one local dask cluster for all the stages of a study.
 
 Also the checks of the studies' shared inputs: :func:`check_base`, :func:`check_fields` (TimelineConfig fields, none
 of those the studies optimise) and :func:`check_r_ranges` (default :data:`R_RANGES`).
@@ -26,17 +29,74 @@ from scipy import stats
 from .._lib.seeding import trace_seed_sequence
 from .._lib.validation import UsageTypeError, UsageValueError, as_int
 from ..model.strategies import REDUNDANT_STRATEGIES
+from ..sweep.cluster import shared_local_cluster
 from ..sweep.runner import run_study_sweep
 from ..sweep.spec import SweepSpec
 from ..ttt.config import TimelineConfig, applicable
 from ..ttt.optimize import OPTIMISED, admissible_r
 from ..ttt.run import run_timeline
 
-__all__ = ["R_RANGES", "check_base", "check_fields", "check_r_ranges", "timed_r", "screen", "pick", "confirm_spec",
-           "run_stage"]
+__all__ = ["R_RANGES", "SCREEN_ALPHA", "check_base", "check_fields", "check_r_ranges", "timed_r", "screen",
+           "screen_looks", "eliminate", "pick", "confirm_spec", "run_stage", "study_cluster"]
 
 #: The ``r`` each strategy's optimum is searched over (the issue's ranges; Rep on replica sets for every ``r``).
 R_RANGES = {"rep": (2, 6), "spare": (2, 14)}
+
+#: The screen's elimination error (:func:`eliminate`): the probability that the grid point with the least expected
+#: ``TTT/T0`` of one screen is eliminated by the test, summed over its looks, is at most this.
+SCREEN_ALPHA = 0.05
+
+
+def study_cluster(scheduler, workers):
+    """A context in which every stage of a study runs on one local dask cluster, started at the first stage that
+    needs one (:func:`spare_mc.sweep.cluster.shared_local_cluster`; nothing with a ``scheduler`` or ``workers=0``).
+    The numbers do not depend on it."""
+    return shared_local_cluster(scheduler, workers)
+
+
+def screen_looks(reps: int) -> tuple:
+    """The replication counts at which a screen of ``reps`` replications per point looks at its data: ``(4, 7,
+    10)`` for 10 (every point runs 4, the points left after the first elimination 3 more, those left after the
+    second the last 3); ``(reps,)`` (no elimination) below 8, where the first look would have too few degrees of
+    freedom to eliminate anything."""
+    reps = as_int(reps, "reps", min_value=2)
+    if reps < 8:
+        return (reps,)
+    return (4, (reps + 5) // 2, reps)
+
+
+def eliminate(values, done, alive, alpha_look: float, m_points: int):
+    """The points left after one look of the screen's elimination.
+
+    ``values`` is ``(points, n)``: the ``n`` replications run so far at each point (common random numbers: column
+    ``i`` is replication ``i`` of every point); ``done[p]``: point ``p`` has no capped run; ``alive[p]``: still in.
+    Returns the new ``alive`` mask. A point with a capped run cannot be selected (the selection rule) and leaves as
+    soon as some alive point has none. Among the others, point ``i`` leaves when for some alive point ``j`` the
+    paired one-sided t statistic of the differences ``x_i - x_j`` (``n - 1`` degrees of freedom) exceeds the
+    ``1 - alpha_look / (m_points - 1)`` quantile: Bonferroni over the ``m_points - 1`` other points of the grid (its
+    full size, not the data-dependent number left). So, under normality of the paired differences, the point with
+    the least expected value is eliminated at this look with probability at most ``alpha_look``, whatever the
+    others and the earlier looks (a union bound over its comparisons). If no alive point is free of capped runs,
+    nothing leaves (the selection then falls back to the least restricted mean).
+    """
+    x = np.asarray(values, dtype=float)
+    alive = np.asarray(alive, dtype=bool).copy()
+    cand = alive & np.asarray(done, dtype=bool)
+    n = x.shape[1]
+    if not cand.any():
+        return alive
+    alive &= cand
+    idx = np.flatnonzero(cand)
+    if len(idx) < 2 or n < 2 or m_points < 2:
+        return alive
+    q = float(stats.t.ppf(1.0 - alpha_look / (m_points - 1), n - 1))
+    xs = x[idx]
+    d = xs[:, None, :] - xs[None, :, :]  # d[i, j] = x_i - x_j, replication by replication
+    mean = d.mean(axis=-1)
+    sd = d.std(axis=-1, ddof=1)
+    worse = (mean > q * sd / math.sqrt(n)) & (mean > 0)
+    alive[idx[worse.any(axis=1)]] = False
+    return alive
 
 
 def check_base(base, what: str = "`base`") -> dict:
@@ -96,17 +156,23 @@ def timed_r(strategy, n, r_range, base) -> tuple:
 
 
 def screen(prefix, strategy, named, n_values, reps, rng, base, r_ranges, period_factors, folder, scheduler,
-           workers, force, show, log=None) -> tuple:
+           workers, force, show, log=None, alpha: float = 0.0) -> tuple:
     """Screen every named override set of ``strategy`` at every ``N`` over ``r x ckpt_period_factor``.
 
     One sweep per ``N`` and set of admissible ``r`` (:func:`spare_mc.ttt.optimize.admissible_r`: an ``r`` whose layout
     does not exist is skipped for the variants with that layout only), named ``<prefix>-<strategy>-N<N>[-k]``.
+    With ``alpha > 0`` the screen runs in the looks of :func:`screen_looks`: those sweeps hold the first look's
+    replications, and after each look the points :func:`eliminate` keeps (at ``alpha / (looks - 1)`` per look) run
+    the next look's replications in one sweep per look, ``<prefix>-<strategy>-look<k>``, over every ``N`` and
+    variant. ``alpha = 0``: every point runs ``reps`` replications.
     Returns ``({(name, N): screen dict}, [dataset paths], {(name, N): skipped r})``; a screen dict has ``r``,
-    ``f`` (arrays), ``mean``, ``se`` and ``done`` (``r x f`` arrays; ``done``: no capped run).
+    ``f`` (arrays), ``mean``, ``se``, ``n`` (replications run), ``done`` (no capped run) and ``alive`` (not
+    eliminated: ran every replication), each an ``r x f`` array, and ``looks``.
     """
 
     base_s = applicable(base, strategy)
-    out, paths, skipped = {}, [], {}
+    looks = screen_looks(reps) if alpha > 0 else (reps,)
+    out, paths, skipped, data = {}, [], {}, {}
     for n in n_values:
         groups = {}
         for name, over in named.items():
@@ -116,41 +182,79 @@ def screen(prefix, strategy, named, n_values, reps, rng, base, r_ranges, period_
                 skipped[(name, n)] = skip
         for k, (rs, variants) in enumerate(groups.items()):
             spec_name = f"{prefix}-{strategy}-N{n}" + (f"-{k}" if len(groups) > 1 else "")
-            spec = SweepSpec(spec_name, "ttt", {"r": list(rs), "ckpt_period_factor": list(period_factors)}, reps,
-                             reps, rng, {"strategy": strategy, "n_groups": n, **base_s}, variants=variants)
+            spec = SweepSpec(spec_name, "ttt", {"r": list(rs), "ckpt_period_factor": list(period_factors)},
+                             looks[0], looks[0], rng, {"strategy": strategy, "n_groups": n, **base_s},
+                             variants=variants)
             if log:
-                log(f"{spec_name}: {spec.n_points} points x {reps} replications")
+                log(f"{spec_name}: {spec.n_points} points x {looks[0]} replications"
+                    + (f" (of {reps}: the rest where not eliminated)" if len(looks) > 1 else ""))
             ds, path = run_stage(spec, folder, scheduler, workers, force, show)
             paths.append(path)
             for name in variants:
                 sub = ds.sel(variant=name)
-                vals = sub["ttt_over_t0"].transpose("r", "ckpt_period_factor", "rep").values
-                fin = sub["finished"].transpose("r", "ckpt_period_factor", "rep").values
-                out[(name, n)] = {"r": np.asarray(rs), "f": np.asarray(period_factors, dtype=float),
-                                  "mean": vals.mean(axis=-1),
-                                  "se": vals.std(axis=-1, ddof=1) / math.sqrt(vals.shape[-1]),
-                                  "done": (fin == 1).all(axis=-1), "reps": vals.shape[-1]}
+                x = np.full((len(rs), len(period_factors), reps), np.nan)
+                fin = np.full_like(x, np.nan)
+                x[..., :looks[0]] = sub["ttt_over_t0"].transpose("r", "ckpt_period_factor", "rep").values
+                fin[..., :looks[0]] = sub["finished"].transpose("r", "ckpt_period_factor", "rep").values
+                data[(name, n)] = (np.asarray(rs), x, fin, np.ones(x.shape[:2], dtype=bool))
+    for look in range(1, len(looks)):
+        lo, hi = looks[look - 1], looks[look]
+        points = {}
+        for (name, n), (rs, x, fin, alive) in data.items():
+            flat = eliminate(x.reshape(-1, reps)[:, :lo], (fin.reshape(-1, reps)[:, :lo] == 1).all(axis=1),
+                             alive.reshape(-1), alpha / (len(looks) - 1), alive.size)
+            alive[...] = flat.reshape(alive.shape)
+            for i, j in zip(*np.nonzero(alive)):
+                points[f"{name}@{n}@{int(rs[i])}@{period_factors[j]:g}"] = (
+                    (name, n, i, j), {"n_groups": n, "r": int(rs[i]), "ckpt_period_factor": period_factors[j],
+                                      **named[name]})
+        spec = SweepSpec(f"{prefix}-{strategy}-look{look + 1}", "ttt", {}, hi - lo, hi - lo, rng,
+                         {"strategy": strategy, **base_s}, variants={k: v[1] for k, v in points.items()},
+                         first_rep=lo)
+        if log:
+            log(f"{spec.name}: {len(points)} points left of {sum(a[3].size for a in data.values())} x "
+                f"{hi - lo} more replications")
+        ds, path = run_stage(spec, folder, scheduler, workers, force, show)
+        paths.append(path)
+        row = {str(k): q for q, k in enumerate(ds["variant"].values)}
+        got_x = ds["ttt_over_t0"].transpose("variant", "rep").values
+        got_f = ds["finished"].transpose("variant", "rep").values
+        for key, ((name, n, i, j), _) in points.items():
+            _, x, fin, _ = data[(name, n)]
+            x[i, j, lo:hi] = got_x[row[key]]
+            fin[i, j, lo:hi] = got_f[row[key]]
+    for (name, n), (rs, x, fin, alive) in data.items():
+        cnt = np.isfinite(x).sum(axis=-1)
+        mean = np.nansum(x, axis=-1) / cnt
+        sd = np.sqrt(np.nansum((x - mean[..., None]) ** 2, axis=-1) / np.maximum(cnt - 1, 1))
+        out[(name, n)] = {"r": rs, "f": np.asarray(period_factors, dtype=float), "mean": mean,
+                          "se": sd / np.sqrt(cnt), "n": cnt, "done": np.nansum(fin == 0, axis=-1) == 0,
+                          "alive": alive, "reps": reps, "looks": looks}
     return out, paths, skipped
 
 
 def pick(sc) -> tuple:
     """``(r, ckpt_period_factor, screen mean, near-optimal r)`` of one screen.
 
-    The chosen point is the least mean TTT/T0 among the points with no capped run (if every point has one, the least
-    restricted mean -- the optimiser confirms the theory optimum instead; a study flags such rows by their
-    ``capped`` count). Near-optimal: the ``r`` whose best point's 95% Student-t interval (``reps - 1`` degrees of
-    freedom) overlaps the chosen point's -- an unpaired, conservative rule (the points share their failure traces,
-    so paired differences would be sharper)."""
+    The chosen point is the least mean TTT/T0 among the points with no capped run that the screen's elimination
+    kept (``sc["alive"]``; all of them without elimination); if every such point has a capped run, the least
+    restricted mean among them -- the optimiser confirms the theory optimum instead; a study flags such rows by their
+    ``capped`` count. Near-optimal: the kept ``r`` whose best point's 95% Student-t interval (its replications
+    ``- 1`` degrees of freedom) overlaps the chosen point's -- an unpaired, conservative rule (the points share their
+    failure traces, so paired differences would be sharper)."""
 
     mean, se = sc["mean"], sc["se"]
-    tq = float(stats.t.ppf(0.975, max(int(sc.get("reps", 2)) - 1, 1)))
-    cand = np.where(sc["done"], mean, np.inf) if sc["done"].any() else mean
+    alive = sc.get("alive", np.ones(mean.shape, dtype=bool))
+    reps = np.broadcast_to(np.asarray(sc.get("n", sc.get("reps", 2))), mean.shape)
+    tq = stats.t.ppf(0.975, np.maximum(reps - 1, 1))
+    ok = sc["done"] & alive
+    cand = np.where(ok, mean, np.inf) if ok.any() else np.where(alive, mean, np.inf)
     i, j = np.unravel_index(int(np.argmin(cand)), cand.shape)
-    hi_best = mean[i, j] + tq * se[i, j]
+    hi_best = mean[i, j] + tq[i, j] * se[i, j]
     near = []
     for k, r in enumerate(sc["r"]):
         jj = int(np.argmin(cand[k]))
-        if np.isfinite(cand[k, jj]) and mean[k, jj] - tq * se[k, jj] <= hi_best:
+        if np.isfinite(cand[k, jj]) and mean[k, jj] - tq[k, jj] * se[k, jj] <= hi_best:
             near.append(int(r))
     return int(sc["r"][i]), float(sc["f"][j]), float(mean[i, j]), near
 

@@ -23,6 +23,7 @@ from scipy import stats
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.validation import UsageValueError, as_float, as_int, check_unique
 from ..plots.studies import save_repair_figure
+from ..sweep.cluster import shared_local_cluster
 from ..sweep.runner import run_study_sweep
 from ..sweep.spec import SweepSpec
 from ..ttt.config import MAX_DURATION_S, TimelineConfig, applicable
@@ -162,7 +163,7 @@ def repair_study(n_values=(200, 600, 1000), *, repair_times=DEFAULT_REPAIR_TIMES
     folder = StudyFolder(out_dir, "repair", settings, force=force, figure=figure,
                          result=("repair.json", ("rows", "best", "settings"), "repair result"),
                          owns=("repair.json", "repair.png", "repair-*"))
-    with folder:
+    with folder, shared_local_cluster(scheduler, workers):
         return folder.write_result(_run(folder, settings, scheduler, workers, force, progress), save_repair_figure)
 
 

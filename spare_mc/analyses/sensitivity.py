@@ -8,8 +8,11 @@ combination of them, or a stated input scaled), each of Rep+CKPT and SPARe+CKPT 
 Procedure (every stage is a sweep of :mod:`spare_mc.analyses.engine`: dask-parallel, resumable, with provenance)
 ----------------------------------------------------------------------------------------------------------------
 1. **Screen.** Per strategy, one sweep over ``n_groups x r x ckpt_period_factor`` with a ``variant`` dimension,
-   ``reps`` replications per point (replications ``0 .. reps - 1``). The selected point of a (variant, N, strategy)
-   is the least mean ``TTT/T0`` among the points with no capped run (the main table's rule).
+   up to ``reps`` replications per point (replications ``0 .. reps - 1``), in looks (4, 7, 10 for 10) that drop
+   the points a paired, Bonferroni-corrected t test shows to be worse than another (``screen_alpha``: the best
+   point of a screen is dropped with probability at most that; :func:`spare_mc.analyses.engine.eliminate`). The
+   selected point of a (variant, N, strategy) is the least mean ``TTT/T0`` among the points with no capped run
+   that stayed (the main table's rule).
 2. **Confirmation (pilot).** The selected points re-run on fresh replications ``reps .. reps + pilot_reps - 1``.
 3. **Extension.** From the pilot's paired standard errors, the number of replications ``n`` that brings every
    ``Delta reduction`` 95% half-width to ``target_pp`` (times 1.1, at most ``max_confirm_reps``) is computed, and
@@ -52,8 +55,8 @@ from ..stats import MCEstimate, estimate_mean, ratio_estimate
 from ..ttt.config import TimelineConfig, applicable
 from ..ttt.optimize import PERIOD_FACTORS, n_values_iv, period_factors_iv
 from .folder import StudyFolder
-from .engine import (R_RANGES, check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage, screen,
-                     timed_r)
+from .engine import (R_RANGES, SCREEN_ALPHA, check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage,
+                     screen, screen_looks, study_cluster, timed_r)
 
 __all__ = ["Variant", "default_variants", "sensitivity", "SensitivityResult", "SensitivityRow", "SelectedPoint",
            "paired_delta_reduction", "holm", "estimate_cost", "check_sensitivity_inputs", "R_RANGES"]
@@ -419,51 +422,68 @@ def _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_r
 
 
 def estimate_cost(n_values=(600,), *, variants=None, reps=10, pilot_reps=40, base=None, r_ranges=None,
-                  period_factors=PERIOD_FACTORS, workers=None, confirm_reps=None) -> dict:
+                  period_factors=PERIOD_FACTORS, workers=None, confirm_reps=None,
+                  screen_alpha=SCREEN_ALPHA) -> dict:
     """Expected wall time of :func:`sensitivity` in seconds, from a few timed jobs of the baseline.
 
     Times one job per strategy and ``N`` at the lowest and highest ``r`` (after compiling), interpolates linearly in
     ``r``, and multiplies by the number of jobs each stage runs (``confirm_reps``: the expected final number of
     confirmation replications, default ``2 x pilot_reps``), divided by the workers (90% efficiency). A variant
     costs what the baseline costs (a shorter MTBF costs more: the estimate is rough, within a factor of about 1.5).
+    With the screen's elimination (``screen_alpha > 0``, ``reps >= 8``) every point is counted for the first look
+    and, after it, half the points for the second look's replications and a quarter for the last (about what the
+    default study keeps).
     """
 
     (n_values, variants, reps, pilot_reps, _, _, _, base, r_ranges,
      period_factors) = _check_inputs(n_values, variants, reps, pilot_reps, 1.0, max(pilot_reps, 4), 0, base,
                                      r_ranges, period_factors)
     confirm_reps = 2 * pilot_reps if confirm_reps is None else confirm_reps
+    looks = screen_looks(reps) if _check_screen_alpha(screen_alpha) > 0 else (reps,)
+    screen_reps = looks[0] + (0.5 * (looks[1] - looks[0]) + 0.25 * (looks[2] - looks[1]) if len(looks) > 1 else 0)
     workers = (os.cpu_count() or 1) if workers is None else max(1, int(workers))
     screen = confirm = 0.0
     for s in REDUNDANT_STRATEGIES:
         n_var = len(_strategy_overrides(variants, s))
         for n in n_values:
             rs, per_r = timed_r(s, n, r_ranges[s], base)
-            screen += n_var * reps * len(period_factors) * float(per_r.sum())
+            screen += n_var * screen_reps * len(period_factors) * float(per_r.sum())
             confirm += n_var * confirm_reps * float(per_r.mean())
     total = (screen + confirm) / (0.9 * workers) if workers > 1 else screen + confirm  # workers=0: this process
-    if workers > 0:  # every stage's sweep starts a local dask cluster (about 4 s each on 2 cores)
-        n_sweeps = 2 * len(n_values) + 4
-        total += 4.0 * n_sweeps
+    if workers > 0:  # one local dask cluster for the study (about 4 s on 2 cores), about 1 s per stage's sweep
+        n_sweeps = 2 * len(n_values) + 4 + 2 * (len(looks) - 1)
+        total += 4.0 + 1.0 * n_sweeps
     return {"expected_s": total, "screen_cpu_s": screen, "confirm_cpu_s": confirm, "workers": workers}
 
 
 def check_sensitivity_inputs(n_values=(600,), *, variants=None, reps=10, pilot_reps=40, target_pp=1.0,
                              max_confirm_reps=400, rng=0, base=None, r_ranges=None, period_factors=PERIOD_FACTORS,
-                             out_dir=None, figure=None, force=False):
+                             out_dir=None, figure=None, force=False, screen_alpha=SCREEN_ALPHA):
     """Validate the arguments of :func:`sensitivity` (every variant at every ``N``, and its output folder, result
     file and figure) without running or writing anything."""
     checked = _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges,
                             period_factors)
-    _folder(checked, _check_out_dir(out_dir, os.path.join("data", "sensitivity")), figure, force)
+    _folder(checked, _check_out_dir(out_dir, os.path.join("data", "sensitivity")), figure, force,
+            _check_screen_alpha(screen_alpha))
 
 
-def _folder(checked, out_dir, figure, force) -> StudyFolder:
+def _check_screen_alpha(screen_alpha) -> float:
+    """``screen_alpha`` as a float in ``[0, 1)`` (0: no elimination in the screen)."""
+    if isinstance(screen_alpha, bool) or not isinstance(screen_alpha, (int, float, np.integer, np.floating)):
+        raise UsageTypeError(f"`screen_alpha` must be a number in [0, 1), got {screen_alpha!r}")
+    screen_alpha = float(screen_alpha)
+    if not (0 <= screen_alpha < 1):
+        raise UsageValueError(f"`screen_alpha` must be in [0, 1) (0: no elimination), got {screen_alpha}")
+    return screen_alpha
+
+
+def _folder(checked, out_dir, figure, force, screen_alpha) -> StudyFolder:
     """The study's :class:`~spare_mc.analyses.folder.StudyFolder` at the checked inputs (checked now)."""
     n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges, period_factors = checked
     inputs = {"n_values": list(n_values), "variants": [v.to_dict() for v in variants], "reps": reps,
               "pilot_reps": pilot_reps, "target_pp": target_pp, "max_confirm_reps": max_confirm_reps, "seed": rng,
               "base": base, "r_ranges": {s: list(r_ranges[s]) for s in REDUNDANT_STRATEGIES},
-              "period_factors": list(period_factors)}
+              "period_factors": list(period_factors), "screen_alpha": screen_alpha}
     return StudyFolder(out_dir, "sensitivity", inputs, force=force, figure=figure,
                        result=("sensitivity.json", ("variants", "baseline"), "sensitivity result"),
                        owns=("sensitivity.json", "sensitivity.png", "sensitivity-*"))
@@ -472,7 +492,7 @@ def _folder(checked, out_dir, figure, force) -> StudyFolder:
 def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: int = 40, target_pp: float = 1.0,
                 max_confirm_reps: int = 400, rng=0, base: dict | None = None, r_ranges=None,
                 period_factors=PERIOD_FACTORS, out_dir=None, figure=None, scheduler=None, workers=None, force=False,
-                progress=None) -> SensitivityResult:
+                progress=None, screen_alpha: float = SCREEN_ALPHA) -> SensitivityResult:
     """The paired sensitivity study of the module docstring.
 
     Parameters
@@ -511,6 +531,12 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
         another setting's results aside.
     progress : callable, optional
         Called with a line of text at each stage; also turns the sweeps' progress lines on.
+    screen_alpha : float
+        The screen's elimination error (default :data:`~spare_mc.analyses.engine.SCREEN_ALPHA`, 0.05): with
+        ``reps >= 8`` the screen runs in looks (4, 7, 10 replications for 10) and drops, after each but the last,
+        the points a Bonferroni-corrected paired t test shows to be worse than another; the grid point with the
+        least expected ``TTT/T0`` of a screen is dropped with probability at most ``screen_alpha`` (under
+        normality of the paired differences). 0: every point runs ``reps`` replications.
     """
     t_start = time.perf_counter()
     checked = _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges,
@@ -519,13 +545,14 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
     out_dir = _check_out_dir(out_dir, os.path.join("data", "sensitivity"))
     if progress is not None and not callable(progress):
         raise UsageTypeError(f"`progress` must be a callable taking a line of text, got {progress!r}")
-    folder = _folder(checked, out_dir, figure, force)
-    with folder:
-        res = _run(folder, checked, scheduler, workers, force, progress)
+    screen_alpha = _check_screen_alpha(screen_alpha)
+    folder = _folder(checked, out_dir, figure, force, screen_alpha)
+    with folder, study_cluster(scheduler, workers):
+        res = _run(folder, checked, scheduler, workers, force, progress, screen_alpha)
         return folder.write_result(replace(res, elapsed_s=time.perf_counter() - t_start), save_sensitivity_figure)
 
 
-def _run(folder, checked, scheduler, workers, force, progress) -> SensitivityResult:
+def _run(folder, checked, scheduler, workers, force, progress, screen_alpha) -> SensitivityResult:
     """The study of :func:`sensitivity` on its checked inputs (``_check_inputs``), in ``folder`` (held)."""
     t_start = time.perf_counter()
     n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges, period_factors = checked
@@ -534,13 +561,15 @@ def _run(folder, checked, scheduler, workers, force, progress) -> SensitivityRes
     datasets = {}
     # 1. screen
     chosen = {s: {} for s in REDUNDANT_STRATEGIES}
-    picks, skipped_r = {}, {}
+    picks, skipped_r, all_screens = {}, {}, []
     for s in REDUNDANT_STRATEGIES:
         named = _strategy_overrides(variants, s)
         screens, paths, skipped = screen("sensitivity-screen", s, named, n_values, reps, rng, base, r_ranges,
-                                          period_factors, folder, scheduler, workers, force, show, log)
+                                          period_factors, folder, scheduler, workers, force, show, log,
+                                          alpha=screen_alpha)
         datasets.update({os.path.splitext(os.path.basename(p))[0]: p for p in paths})
         skipped_r.update({f"{s}:{name}@{n}": r for (name, n), r in skipped.items()})
+        all_screens += list(screens.values())
         for vname, over in named.items():
             for n in n_values:
                 r, f, m, _ = pick(screens[(vname, n)])
@@ -549,8 +578,7 @@ def _run(folder, checked, scheduler, workers, force, progress) -> SensitivityRes
     # 2. pilot confirmation, 3. extension to the replications the target needs
     confirm = {}
     for s in REDUNDANT_STRATEGIES:
-        spec = confirm_spec(f"sensitivity-confirm-{s}", s, chosen[s], reps, pilot_reps, rng, base,
-                             min(pilot_reps, 10))
+        spec = confirm_spec(f"sensitivity-confirm-{s}", s, chosen[s], reps, pilot_reps, rng, base, pilot_reps)
         log(f"confirmation {s}: {len(chosen[s])} points x {pilot_reps} fresh replications")
         confirm[s], datasets[spec.name] = run_stage(spec, folder, scheduler, workers, force, show)
     vals = {s: {k: confirm[s]["ttt_over_t0"].sel(variant=k).values for k in chosen[s]} for s in REDUNDANT_STRATEGIES}
@@ -560,7 +588,7 @@ def _run(folder, checked, scheduler, workers, force, progress) -> SensitivityRes
         extra = n_final - pilot_reps
         for s in REDUNDANT_STRATEGIES:
             spec = confirm_spec(f"sensitivity-extend-{s}", s, chosen[s], reps + pilot_reps, extra, rng, base,
-                                 min(extra, 10))
+                                 min(extra, 40))
             log(f"extension {s}: {len(chosen[s])} points x {extra} more replications (target half-width "
                 f"{target_pp:g} pp)")
             ext, datasets[spec.name] = run_stage(spec, folder, scheduler, workers, force, show)
@@ -618,6 +646,13 @@ def _run(folder, checked, scheduler, workers, force, progress) -> SensitivityRes
                 "seeding": "replication i at N: SeedSequence(root, spawn_key=(N, i)); screen i < reps, "
                            "confirmation reps <= i < reps + confirm_reps (both strategies, every variant)",
                 "selection": "least mean TTT/T0 over r x period factor among points with no capped run",
+                "screen": {"alpha": screen_alpha, "looks": list(screen_looks(reps) if screen_alpha > 0 else (reps,)),
+                           "points": sum(int(sc["alive"].size) for sc in all_screens),
+                           "points_to_the_end": sum(int(sc["alive"].sum()) for sc in all_screens),
+                           "replications": sum(int(sc["n"].sum()) for sc in all_screens),
+                           "rule": "after each look but the last, a point leaves when a paired one-sided t test "
+                                   "(Bonferroni over the grid's other points and the looks) shows it worse than "
+                                   "another; the best point leaves with probability <= alpha"},
                 "multiple_testing": "Holm over every (variant, N)",
                 "skipped_r": skipped_r}
     return SensitivityResult(n_values, baseline, tuple(out), settings, datasets, time.perf_counter() - t_start)

@@ -328,6 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="95%% half-width of every change, in percentage points (default 1)")
     se.add_argument("--max-confirm-reps", type=int, default=400,
                     help="most confirmation replications per point (default 400)")
+    se.add_argument("--screen-alpha", type=float, default=0.05,
+                    help="the screen's elimination error: the best grid point of a screen is dropped with "
+                         "probability at most this (default 0.05; 0: every point runs --reps replications)")
     add_seed(se)
     se.add_argument("--out-dir", default=None, help="folder of the datasets and the figure (default data/sensitivity)")
     se.add_argument("--figure", default=None,

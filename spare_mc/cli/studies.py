@@ -168,8 +168,10 @@ def run_sensitivity(args) -> Report:
         raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
     out_dir, figure = _study_targets(args, "sensitivity")
     r_ranges = _r_ranges(args)
-    kw = dict(variants=variants, reps=args.reps, pilot_reps=args.pilot_reps, base=base, r_ranges=r_ranges)
-    with flag_names(n_values="--n-groups", out_dir="--out-dir", figure="--figure", force="--force"):
+    kw = dict(variants=variants, reps=args.reps, pilot_reps=args.pilot_reps, base=base, r_ranges=r_ranges,
+              screen_alpha=args.screen_alpha)
+    with flag_names(n_values="--n-groups", out_dir="--out-dir", figure="--figure", force="--force",
+                    screen_alpha="--screen-alpha"):
         check_sensitivity_inputs(n_values, target_pp=args.target_pp, max_confirm_reps=args.max_confirm_reps,
                                  rng=args.seed, out_dir=out_dir, figure=figure, force=args.force,
                                  **kw)  # every rule and every output before the timed jobs of the estimate

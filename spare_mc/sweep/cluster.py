@@ -21,7 +21,10 @@ from .progress import Progress
 from .tasks import run_task
 
 __all__ = ["MixedCodeError", "NO_WORKER_TIMEOUT_S", "WorkersLost", "check_not_reimported", "check_scheduler",
-           "run_on_dask"]
+           "run_on_dask", "shared_local_cluster"]
+
+#: The local cluster (and its client) that :func:`shared_local_cluster` holds for several sweeps, else empty.
+_SHARED: dict = {}
 
 
 _PROBE = """
@@ -173,15 +176,21 @@ def run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report)
     cluster = client = None
     stack = contextlib.ExitStack()  # left after the cluster is closed (below): its workers' start method
     warn = Progress(spec, True).warn
+    shared = None
     try:
         if scheduler is None:
             cpus = os.cpu_count() or 1
             if workers and workers > cpus:
                 warn(f"{workers} worker processes on {cpus} CPUs: the sweep will be slower than with {cpus} (each "
                      f"worker runs one task at a time)")
-            forked = stack.enter_context(_forked_workers())
             try:
-                cluster = _local_cluster(min(workers or cpus, len(todo)), forked)  # no idle process
+                if _SHARED:  # a study's cluster, started once for all its sweeps (closed by its holder)
+                    if "client" not in _SHARED:
+                        _SHARED["start"]()
+                    shared = _SHARED["client"]
+                else:
+                    forked = stack.enter_context(_forked_workers())
+                    cluster = _local_cluster(min(workers or cpus, len(todo)), forked)  # no idle process
             except Exception as exc:  # (not a signal: KeyboardInterrupt and SIGTERM's spare_mc.cli.Terminated pass)
                 if getattr(sys.modules.get("__main__"), "__file__", None) == "<stdin>":
                     raise WorkersLost("the local dask cluster did not start: code read from standard input (python "
@@ -193,16 +202,18 @@ def run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report)
                     f"if run_sweep is called from a script, call it under `if __name__ == \"__main__\":` (worker "
                     f"processes import the script); with little memory, give fewer workers; "
                     + _resume_note(len(results), store.folder)) from None
-            client = Client(cluster)
+            client = shared if shared is not None else Client(cluster)
         else:
             client = Client(scheduler, timeout="10s")
         _check_worker_code(client, store.code)
+        digest = spec.digest()  # (once: a spec of many points takes milliseconds)
         futures = [client.submit(_run_task_here, store.code, spec.quantity, spec.seed, idx, params, a, b, lenient,
-                                 key=f"{spec.digest()}-{key}", pure=False, retries=3)
+                                 key=f"{digest}-{key}", pure=False, retries=3)
                    for key, idx, params, a, b in todo]
         by_key = {f.key: t for f, t in zip(futures, todo)}
         done = _completed(as_completed(futures), client, scheduler is None, scheduler or "the local cluster", warn,
                           lambda: _resume_note(len(results), store.folder))
+        saver = stack.enter_context(_Saver(store, results, report))
         for fut in done:
             key, _, params, a, b = by_key[fut.key]
             try:
@@ -222,13 +233,88 @@ def run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report)
                                   + _resume_note(len(results), store.folder)) from None
             if code != store.code:  # a worker that joined after the check
                 raise MixedCodeError(_mixed_code_message({where: code}, store.code))
-            store.save(key, (a, b), res, params)
-            results[key] = res
-            report()
+            saver.save(key, (a, b), res, params)
             fut.release()
+        saver.finish()
     finally:
         # shutting down after an interrupt makes the scheduler log errors about the client it can no longer
         # reach: noise for the user, who already gets one line; silenced for the shutdown only
+        import logging
+
+        log = logging.getLogger("distributed")
+        level = log.level
+        log.setLevel(logging.CRITICAL + 1)
+        try:
+            if client is not None and client is not shared:
+                client.close()
+            if cluster is not None:
+                cluster.close()
+        finally:
+            log.setLevel(level)
+            stack.close()
+
+
+class _Saver:
+    """Saves finished tasks (:meth:`PartsStore.save`: an atomic write with two ``fsync``, about 10 ms, mostly
+    waiting on the disk) on a few threads, so that the process collecting the results keeps pace with the workers
+    instead of making them wait; a task counts as finished (``results``, ``report()``) once its part is on disk, and
+    the first failed write is raised in the caller's thread (at the next :meth:`save` or at :meth:`finish`).
+    Leaving the context waits for the writes under way."""
+
+    THREADS = 4
+
+    def __init__(self, store, results, report):
+        self.store, self.results, self.report = store, results, report
+        self.pending = set()
+
+    def __enter__(self):
+        self.pool = concurrent.futures.ThreadPoolExecutor(self.THREADS, thread_name_prefix="spare-mc-save")
+        return self
+
+    def __exit__(self, *exc):
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        return False
+
+    def _write(self, key, rep_range, res, params):
+        self.store.save(key, rep_range, res, params)
+        return key, res
+
+    def _collect(self, futures) -> None:
+        for f in futures:
+            self.pending.discard(f)
+            key, res = f.result()  # a failed write raises here
+            self.results[key] = res
+            self.report()
+
+    def save(self, key, rep_range, res, params) -> None:
+        self.pending.add(self.pool.submit(self._write, key, rep_range, res, params))
+        self._collect([f for f in self.pending if f.done()])
+
+    def finish(self) -> None:
+        self._collect(list(concurrent.futures.as_completed(list(self.pending))))
+
+
+@contextlib.contextmanager
+def shared_local_cluster(scheduler=None, workers=None):
+    """While in force, every sweep of this process that would start its own local dask cluster (no ``scheduler``,
+    ``workers`` not 0) runs on one local cluster of ``workers`` processes (default: the number of CPUs) started
+    here, on first use, and closed on exit: a study of many sweeps pays the cluster's start (about 3 s on 2 cores)
+    and each worker's import of spare_mc and its compiled kernels (about 1 s) once instead of once per sweep. The
+    results do not depend on it (a sweep's numbers never depend on its workers). With a ``scheduler`` or
+    ``workers=0``, or inside another ``shared_local_cluster``, it does nothing. The workers' checks (their code, a
+    lost worker) are those of each sweep, as on a cluster of its own."""
+    if scheduler is not None or workers == 0 or _SHARED:
+        yield
+        return
+    cpus = os.cpu_count() or 1
+    n = workers or cpus
+    stack = contextlib.ExitStack()
+    _SHARED["start"] = lambda: _start_shared(stack, n)
+    try:
+        yield
+    finally:
+        client, cluster = _SHARED.get("client"), _SHARED.get("cluster")
+        _SHARED.clear()
         import logging
 
         log = logging.getLogger("distributed")
@@ -242,6 +328,15 @@ def run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report)
         finally:
             log.setLevel(level)
             stack.close()
+
+
+def _start_shared(stack, n_workers) -> None:
+    """Start the cluster of :func:`shared_local_cluster` (its workers forked as :func:`_local_cluster` says)."""
+    from distributed import Client
+
+    forked = stack.enter_context(_forked_workers())
+    _SHARED["cluster"] = cluster = _local_cluster(n_workers, forked)
+    _SHARED["client"] = Client(cluster)
 
 
 @contextlib.contextmanager
