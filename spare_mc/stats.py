@@ -18,7 +18,7 @@ from scipy import stats as _st
 from ._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
 
 __all__ = ["MCEstimate", "Comparison", "compare", "wilson_interval", "clopper_pearson_interval", "estimate_mean",
-           "ratio_estimate"]
+           "ratio_estimate", "screen_looks", "eliminate"]
 
 
 SUPPORTS = ("real", "nonnegative", "unit", "at_most_one")
@@ -365,3 +365,49 @@ def clopper_pearson_interval(successes, n, level: float = 0.95):
         low = np.where(k == 0, 0.0, _st.beta.ppf(a, np.maximum(k, 1), n - k + 1))
         high = np.where(k == n, 1.0, _st.beta.ppf(1 - a, k + 1, np.maximum(n - k, 1)))
     return low, high
+
+
+# ------------------------------------------------------------------ screening a grid in looks (selection)
+def screen_looks(reps: int) -> tuple:
+    """The replication counts at which a screen of ``reps`` replications per point looks at its data: ``(4, 7,
+    10)`` for 10 (every point runs 4, the points left after the first elimination 3 more, those left after the
+    second the last 3); ``(reps,)`` (no elimination) below 8, where the first look would have too few degrees of
+    freedom to eliminate anything."""
+    reps = as_int(reps, "reps", min_value=2)
+    if reps < 8:
+        return (reps,)
+    return (4, (reps + 5) // 2, reps)
+
+
+def eliminate(values, done, alive, alpha_look: float, m_points: int):
+    """The points left after one look of the screen's elimination.
+
+    ``values`` is ``(points, n)``: the ``n`` replications run so far at each point (common random numbers: column
+    ``i`` is replication ``i`` of every point); ``done[p]``: point ``p`` has no capped run; ``alive[p]``: still in.
+    Returns the new ``alive`` mask. A point with a capped run cannot be selected (the selection rule) and leaves as
+    soon as some alive point has none. Among the others, point ``i`` leaves when for some alive point ``j`` the
+    paired one-sided t statistic of the differences ``x_i - x_j`` (``n - 1`` degrees of freedom) exceeds the
+    ``1 - alpha_look / (m_points - 1)`` quantile: Bonferroni over the ``m_points - 1`` other points of the grid (its
+    full size, not the data-dependent number left). So, under normality of the paired differences, the point with
+    the least expected value is eliminated at this look with probability at most ``alpha_look``, whatever the
+    others and the earlier looks (a union bound over its comparisons). If no alive point is free of capped runs,
+    nothing leaves (the selection then falls back to the least restricted mean).
+    """
+    x = np.asarray(values, dtype=float)
+    alive = np.asarray(alive, dtype=bool).copy()
+    cand = alive & np.asarray(done, dtype=bool)
+    n = x.shape[1]
+    if not cand.any():
+        return alive
+    alive &= cand
+    idx = np.flatnonzero(cand)
+    if len(idx) < 2 or n < 2 or m_points < 2:
+        return alive
+    q = float(_st.t.ppf(1.0 - alpha_look / (m_points - 1), n - 1))
+    xs = x[idx]
+    d = xs[:, None, :] - xs[None, :, :]  # d[i, j] = x_i - x_j, replication by replication
+    mean = d.mean(axis=-1)
+    sd = d.std(axis=-1, ddof=1)
+    worse = (mean > q * sd / math.sqrt(n)) & (mean > 0)
+    alive[idx[worse.any(axis=1)]] = False
+    return alive

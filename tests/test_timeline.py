@@ -515,6 +515,31 @@ def test_optimize_strategy_selects_the_grid_minimum_and_confirms_on_fresh_seeds(
     assert [t.S for t in rep.theory] == [61 / 30, 61 / 20, 61 / 15, 61 / 12]
 
 
+def test_optimize_strategy_screen_in_looks_runs_the_full_replications_on_the_points_left():
+    """With ``screen_alpha`` the grid is screened in looks: every point runs the first look, the points that
+    survive the paired eliminations run every replication on the same traces as without elimination (so their grid
+    rows are identical), the selection is among them, and its confirmation is the same run."""
+    from spare_mc.ttt.optimize import optimize_strategy
+    base = {"n_steps": 400, "jitter_sd": 0.0}
+    kw = {"reps": 12, "confirm_reps": 4, "r_range": (2, 7), "period_factors": (0.5, 1.0, 2.0), "base": base,
+          "rng": 5}
+    full = optimize_strategy("spare", 60, **kw)
+    looked = optimize_strategy("spare", 60, screen_alpha=0.05, **kw)
+    assert all(g["replications"] == 12 for g in full.grid)
+    reps = [g["replications"] for g in looked.grid]
+    assert set(reps) <= {4, 8, 12} and 12 in reps and min(reps) == 4  # some points were dropped after a look
+    for g, h in zip(full.grid, looked.grid):
+        if h["replications"] == 12:
+            assert g == h  # a point left in ran replications 0 .. 11, as in the full screen
+    kept = [h for h in looked.grid if h["replications"] == 12 and h["capped_fraction"] == 0]
+    best = min(kept, key=lambda h: h["ttt_over_t0"])
+    assert (looked.best_r, looked.best_ckpt_period_s) == (best["r"], best["ckpt_period_s"])
+    if (looked.best_r, looked.best_ckpt_period_s) == (full.best_r, full.best_ckpt_period_s):
+        assert looked.best.runs == full.best.runs
+    with pytest.raises(ValueError, match="`screen_alpha`"):
+        optimize_strategy("spare", 60, screen_alpha=-0.1, **kw)
+
+
 def test_cli_ttt_and_reproduce_json(capsys):
     import json
 

@@ -20,7 +20,6 @@ of those the studies optimise) and :func:`check_r_ranges` (default :data:`R_RANG
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
@@ -29,6 +28,7 @@ from scipy import stats
 from .._lib.seeding import trace_seed_sequence
 from .._lib.validation import UsageTypeError, UsageValueError, as_int
 from ..model.strategies import REDUNDANT_STRATEGIES
+from ..stats import eliminate, screen_looks
 from ..sweep.cluster import shared_local_cluster
 from ..sweep.runner import run_study_sweep
 from ..sweep.spec import SweepSpec
@@ -52,51 +52,6 @@ def study_cluster(scheduler, workers):
     needs one (:func:`spare_mc.sweep.cluster.shared_local_cluster`; nothing with a ``scheduler`` or ``workers=0``).
     The numbers do not depend on it."""
     return shared_local_cluster(scheduler, workers)
-
-
-def screen_looks(reps: int) -> tuple:
-    """The replication counts at which a screen of ``reps`` replications per point looks at its data: ``(4, 7,
-    10)`` for 10 (every point runs 4, the points left after the first elimination 3 more, those left after the
-    second the last 3); ``(reps,)`` (no elimination) below 8, where the first look would have too few degrees of
-    freedom to eliminate anything."""
-    reps = as_int(reps, "reps", min_value=2)
-    if reps < 8:
-        return (reps,)
-    return (4, (reps + 5) // 2, reps)
-
-
-def eliminate(values, done, alive, alpha_look: float, m_points: int):
-    """The points left after one look of the screen's elimination.
-
-    ``values`` is ``(points, n)``: the ``n`` replications run so far at each point (common random numbers: column
-    ``i`` is replication ``i`` of every point); ``done[p]``: point ``p`` has no capped run; ``alive[p]``: still in.
-    Returns the new ``alive`` mask. A point with a capped run cannot be selected (the selection rule) and leaves as
-    soon as some alive point has none. Among the others, point ``i`` leaves when for some alive point ``j`` the
-    paired one-sided t statistic of the differences ``x_i - x_j`` (``n - 1`` degrees of freedom) exceeds the
-    ``1 - alpha_look / (m_points - 1)`` quantile: Bonferroni over the ``m_points - 1`` other points of the grid (its
-    full size, not the data-dependent number left). So, under normality of the paired differences, the point with
-    the least expected value is eliminated at this look with probability at most ``alpha_look``, whatever the
-    others and the earlier looks (a union bound over its comparisons). If no alive point is free of capped runs,
-    nothing leaves (the selection then falls back to the least restricted mean).
-    """
-    x = np.asarray(values, dtype=float)
-    alive = np.asarray(alive, dtype=bool).copy()
-    cand = alive & np.asarray(done, dtype=bool)
-    n = x.shape[1]
-    if not cand.any():
-        return alive
-    alive &= cand
-    idx = np.flatnonzero(cand)
-    if len(idx) < 2 or n < 2 or m_points < 2:
-        return alive
-    q = float(stats.t.ppf(1.0 - alpha_look / (m_points - 1), n - 1))
-    xs = x[idx]
-    d = xs[:, None, :] - xs[None, :, :]  # d[i, j] = x_i - x_j, replication by replication
-    mean = d.mean(axis=-1)
-    sd = d.std(axis=-1, ddof=1)
-    worse = (mean > q * sd / math.sqrt(n)) & (mean > 0)
-    alive[idx[worse.any(axis=1)]] = False
-    return alive
 
 
 def check_base(base, what: str = "`base`") -> dict:

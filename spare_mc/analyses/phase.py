@@ -171,6 +171,11 @@ class PhaseStudy:
         Checkpointing kinds (``"today"``, ``"modern"``; :func:`checkpointing`).
     reps, confirm_reps : int
         Replications per searched point, and of each strategy's selected point on fresh traces (the paired runs).
+    screen_alpha : float
+        The search's elimination error (0.05; 0 turns it off): the searched points run in looks, ``(4, 12, 20)``
+        for 20 replications, and after each look a point a paired t test shows to be worse than another stops
+        (:func:`spare_mc.ttt.optimize.optimize_strategy`); the best point of a search is dropped with probability
+        at most this. The selected points are confirmed on fresh traces as without it.
     period_factors : tuple of float
         ``T_c / T_c*(theory)`` values searched (:data:`PHASE_PERIOD_FACTORS`).
     rep_r_max : int
@@ -197,6 +202,7 @@ class PhaseStudy:
     kinds: tuple = KINDS
     reps: int = 20
     confirm_reps: int = 100
+    screen_alpha: float = 0.05
     period_factors: tuple = PHASE_PERIOD_FACTORS
     rep_r_max: int = 4
     spare_r_max: int | None = None
@@ -305,6 +311,7 @@ def _phase_study_iv(study: PhaseStudy) -> dict:
                               f"({', '.join(MODERN_FIELDS)}): use kinds=('today',)")
     out["reps"] = as_int(study.reps, "reps", min_value=2)
     out["confirm_reps"] = as_int(study.confirm_reps, "confirm_reps", min_value=2)
+    out["screen_alpha"] = as_float(study.screen_alpha, "screen_alpha", nonnegative=True, max_value=0.5)
     out["period_factors"] = _floats(study.period_factors, "period_factors")
     out["rep_r_max"] = as_int(study.rep_r_max, "rep_r_max", min_value=2)
     if study.spare_r_max is not None:
@@ -438,7 +445,8 @@ def run_phase_cell(study: PhaseStudy, n_gpus: int, save_s: float, restart_s: flo
             key = strategy_key(s, kind)
             opts[key] = optimize_strategy(s, c["n_groups"], reps=study.reps, confirm_reps=study.confirm_reps,
                                           rng=root, r_range=study.r_range(s, n_gpus),
-                                          period_factors=study.period_factors, base=base)
+                                          period_factors=study.period_factors, base=base,
+                                          screen_alpha=study.screen_alpha)
             summaries[key] = _strategy_summary(opts[key])
     pairing = {(v["rng_root"], v["first_rep"], v["confirm_reps"]) for v in summaries.values()}
     if len(pairing) != 1:  # the margins are paired differences: the confirmation runs must share their traces

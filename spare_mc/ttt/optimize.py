@@ -24,9 +24,10 @@ from .._lib.seeding import root_seed_sequence, root_text
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int, check_unique, reject_unknown
 from ..model.paper import paper_row, paper_setting
 from ..model.strategies import STRATEGIES
-from ..stats import MCEstimate, ratio_estimate
+from ..stats import MCEstimate, eliminate, ratio_estimate, screen_looks
 from ..theory.closed_forms import r_star
 from .config import TimelineConfig, applicable
+from .results import TTTResult
 from .run import simulate_ttt
 from .theory import theory_ttt
 
@@ -49,7 +50,7 @@ class OptimumResult:
     best : TTTResult
         The confirmation run of the selected point (fresh replications).
     grid : list of dict
-        Every grid point: ``r``, ``ckpt_period_factor``, ``ckpt_period_s``, ``ttt_over_t0``, its CI,
+        Every grid point: ``r``, ``ckpt_period_factor``, ``ckpt_period_s``, ``ttt_over_t0``, its CI, ``replications``,
         ``capped_fraction``.
     theory : list of TheoryTTT
         One per ``r``.
@@ -174,13 +175,23 @@ def _not_optimised(base: dict) -> dict:
 
 
 def optimize_strategy(strategy: str, n_groups: int, *, reps: int = 20, confirm_reps: int = 50, rng=None,
-                      r_range=(2, 14), period_factors=PERIOD_FACTORS, base: dict | None = None) -> OptimumResult:
+                      r_range=(2, 14), period_factors=PERIOD_FACTORS, base: dict | None = None,
+                      screen_alpha: float = 0.0) -> OptimumResult:
     """Best ``(r, T_c)`` of a strategy at ``N`` by simulation (see the module docstring), with theory alongside.
 
     ``base`` overrides :class:`TimelineConfig` fields (e.g. ``{"jitter_sd": 0.0, "n_steps": 2000}``); ``rng`` gives
     the root seed. ``r_range`` is searched for Rep and SPARe; CKPT-only has no
     redundancy and runs ``r = 1`` whatever it says (callers such as the phase study pass one range to every
     strategy).
+
+    ``screen_alpha > 0`` screens in looks (:func:`spare_mc.stats.screen_looks`: ``(4, 12, 20)`` for 20 replications;
+    none below 8): after each look but the last, :func:`spare_mc.stats.eliminate` drops the grid points a paired
+    one-sided t test (Bonferroni over the grid) shows to be worse than another, at ``screen_alpha / (looks - 1)``
+    per look, and only the others run the next look's replications. The grid point with the least expected
+    ``TTT/T0`` is then dropped with probability at most ``screen_alpha`` (under normality of the paired
+    differences); the selection among the points left and the confirmation are as without it, so the reported
+    estimate stays unbiased by the selection. A dropped point's grid row holds the replications it ran
+    (``replications``). ``0`` (the default): every point runs ``reps``.
     """
     strategy = as_choice(strategy, "strategy", STRATEGIES)
     n_groups = as_int(n_groups, "n_groups", min_value=2)
@@ -190,22 +201,23 @@ def optimize_strategy(strategy: str, n_groups: int, *, reps: int = 20, confirm_r
     period_factors = period_factors_iv(period_factors)
     base = _not_optimised(_base_iv(base))
     base = applicable(base, strategy)  # a table's shared settings: each strategy takes the options it has
+    screen_alpha = as_float(screen_alpha, "screen_alpha", nonnegative=True, max_value=0.5)
     root = root_seed_sequence(rng)
-    grid, theory = [], []
+    grid, theory, points = [], [], []
     best = None
     r_ok, r_skipped = admissible_r(strategy, n_groups, r_range, base)
     for r in r_ok:
         cfg = TimelineConfig(strategy, n_groups, r=r, **base)
         theory.append(theory_ttt(cfg))
-        for f in period_factors:
-            point = replace(cfg, ckpt_period_factor=float(f))
-            res = simulate_ttt(point, reps, rng=root)
-            est = res.estimate("ttt_over_t0")
-            row = {"r": r, "ckpt_period_factor": float(f), "ckpt_period_s": point.ckpt_period,
-                   "ttt_over_t0": est.mean, "ttt_over_t0_ci95": list(est.ci), "capped_fraction": res.capped_fraction}
-            grid.append(row)
-            if res.capped_fraction == 0 and (best is None or est.mean < best["ttt_over_t0"]):
-                best = row
+        points.extend(replace(cfg, ckpt_period_factor=float(f)) for f in period_factors)
+    for point, res in zip(points, _screen(points, reps, root, screen_alpha)):
+        est = res.estimate("ttt_over_t0")
+        row = {"r": point.r, "ckpt_period_factor": point.ckpt_period_factor, "ckpt_period_s": point.ckpt_period,
+               "ttt_over_t0": est.mean, "ttt_over_t0_ci95": list(est.ci), "capped_fraction": res.capped_fraction,
+               "replications": res.reps}
+        grid.append(row)
+        if res.reps == reps and res.capped_fraction == 0 and (best is None or est.mean < best["ttt_over_t0"]):
+            best = row
     if best is None:  # every point capped: confirm the theory optimum's point, flagged by its status
         t_best = min(theory, key=lambda t: t.ttt_over_t0)
         best = {"r": t_best.r, "ckpt_period_s": t_best.ckpt_period_s}
@@ -214,6 +226,28 @@ def optimize_strategy(strategy: str, n_groups: int, *, reps: int = 20, confirm_r
     t_best = min(theory, key=lambda t: t.ttt_over_t0).r
     return OptimumResult(strategy, n_groups, best["r"], best["ckpt_period_s"], confirm, grid, theory, t_best,
                          tuple(r_skipped))
+
+
+def _screen(points, reps, root, alpha) -> list:
+    """The screen's results, a :class:`~spare_mc.ttt.results.TTTResult` per point on replications ``0 .. n - 1``:
+    ``n = reps`` for every point with ``alpha = 0``, else for the points left after the looks' eliminations (see
+    :func:`optimize_strategy`)."""
+    looks = screen_looks(reps) if alpha > 0 else (reps,)
+    runs = [() for _ in points]
+    values = np.full((len(points), reps), np.nan)
+    done = np.ones(len(points), dtype=bool)  # no capped run so far
+    alive = np.ones(len(points), dtype=bool)
+    start = 0
+    for k, stop in enumerate(looks):
+        for p in np.flatnonzero(alive):
+            res = simulate_ttt(points[p], stop - start, rng=root, first_rep=start)
+            runs[p] += res.runs
+            values[p, start:stop] = res.values("ttt_over_t0")
+            done[p] &= res.n_capped == 0
+        if k < len(looks) - 1:
+            alive = eliminate(values[:, :stop], done, alive, alpha / (len(looks) - 1), len(points))
+        start = stop
+    return [TTTResult(pt, r, root_text(root), 0) for pt, r in zip(points, runs)]
 
 
 @dataclass(frozen=True, eq=False)
