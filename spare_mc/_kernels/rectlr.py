@@ -94,13 +94,13 @@ from numba import njit
 
 from .cache import drop_if_dependencies_changed
 from .draws import draw_group, random_holders_into
-from .rectlr_layout import (ALIVE, DEEP, DIST, DSTAMP, EG, EPOS, ET, FIN, FSTAMP, GPTR, GSTK, HK, HV, K_, L_C, L_EVENT,
-                            L_K, L_MOVES, L_ORPHANS, L_PATCH, L_PATCH_TYPES, L_PHASE0, L_S, L_TRIAL, LOAD, MARKG, MARKT,
-                            MAXDEG_, MOVED, N_D, N_E, N_G, N_H, N_META, N_OUT, N_TRIAL_COLS, NLIVE, O_C, O_K, O_MOVES,
-                            O_ORPHANS, O_PATCH, O_PATCH_TYPES, O_PHASE0, O_S, O_WIPED, ORPH, OWN, P2_, PHI, PHIL,
-                            PLOAD, POWN, QUEUE, S_, STAMP_, STYPE, T_CALLS, T_DEAD, T_MOVES, T_NOMOVE, T_ORPHANS,
-                            T_PATCH, T_PATCH_TYPES, T_PHASE0, T_S0, T_SMAX, T_SUM_C, T_SUM_S, T_T, VIA, Saved, State,
-                            Tally)
+from .rectlr_layout import (ALIVE, BHEAD, BSTAMP, BTAIL, DEEP, DIST, DSTAMP, EG, EPOS, ET, FIN, FSTAMP, GPTR, GSTK, HK,
+                            HV, K_, L_C, L_EVENT, L_K, L_MOVES, L_ORPHANS, L_PATCH, L_PATCH_TYPES, L_PHASE0, L_S,
+                            L_TRIAL, LOAD, MARKG, MARKT, MAXDEG_, MOVED, N_D, N_E, N_G, N_H, N_META, N_OUT,
+                            N_TRIAL_COLS, NLIVE, O_C, O_K, O_MOVES, O_ORPHANS, O_PATCH, O_PATCH_TYPES, O_PHASE0, O_S,
+                            O_WIPED, ORPH, OWN, P2_, PHI, PHIL, PLOAD, POWN, QTAIL_, QUEUE, S_, STAMP_, STYPE, T_CALLS,
+                            T_DEAD, T_MOVES, T_NOMOVE, T_ORPHANS, T_PATCH, T_PATCH_TYPES, T_PHASE0, T_S0, T_SMAX,
+                            T_SUM_C, T_SUM_S, T_T, VIA, Saved, State, Tally)
 
 # the cached kernels of this module contain the wipe-out kernels' code, and the slots of the layout: recompile them
 # when those change
@@ -112,6 +112,7 @@ _BIG = np.int64(1) << 40
 # of ``_resolve``, ``_phases12``... in one test run, each a full compilation. Starting such counters (and the
 # constant arguments of the large kernels) at these int64 values keeps one specialisation per call site.
 _Z, _ONE = np.int64(0), np.int64(1)
+_FALSE = np.bool_(False)
 _U = np.uint64  # an unsigned index skips numba's negative-index wraparound (a load of the shape and 3 ops)
 _NO_ROOM = -2  # _phases12: the undo log is too short (state restored; retry with a longer one)
 
@@ -246,103 +247,209 @@ def _augment_bfs_inlined(t0, cap, window, r, st, own_row, load_row, nlog):
                 if G[own_row, _U(v)] == e2:
                     G[QUEUE, _U(tail)] = v
                     tail += 1
+    meta[QTAIL_] = tail  # the explored types G[QUEUE, :tail], for Phase 2 to continue from (_augment_layers)
     return False, nlog
 
 
 # ------------------------------------------------------------------------------------------------ min-cost
 @njit(cache=True, _nrt=False, inline="always")
-def _heap_push(H, size, key, val):
-    """Insert ``(key, val)``; returns the new size. The sift moves a hole up and writes the entry once: the same
-    comparisons and the same final order as swapping the entry up, with half the stores."""
-    i = size
-    while i > 0:
-        parent = (i - 1) >> 1
-        pu = _U(parent)
-        if H[HK, pu] <= key:
-            break
-        iu = _U(i)
-        H[HK, iu] = H[HK, pu]
-        H[HV, iu] = H[HV, pu]
-        i = parent
-    H[HK, _U(i)] = key
-    H[HV, _U(i)] = val
-    return size + 1
+def _serve_scan(g, cap, tail, E, G):
+    """Queue the types group ``g`` serves (all in its top ``cap`` positions) behind ``G[QUEUE, :tail]``; returns the
+    new tail."""
+    base = G[GPTR, _U(g)]
+    for p in range(base, min(G[GPTR, _U(g + 1)], base + cap)):
+        e2 = E[GSTK, _U(p)]
+        v = E[STYPE, _U(p)]
+        if G[OWN, _U(v)] == e2:
+            G[QUEUE, _U(tail)] = v
+            tail += 1
+    return tail
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _heap_pop(H, size):
-    """Remove the minimum (left in ``H[:, size - 1]``); returns the new size. The last entry sifts down from the
-    root as a hole (see :func:`_heap_push`): the same order as swapping it down."""
-    size -= 1
-    su = _U(size)
-    key = H[HK, su]
-    val = H[HV, su]
-    H[HK, su] = H[HK, 0]
-    H[HV, su] = H[HV, 0]
-    i = 0
-    while True:
-        a = 2 * i + 1
-        if a >= size:
-            break
-        b = a + 1
-        c = b if (b < size and H[HK, _U(b)] < H[HK, _U(a)]) else a
-        cu = _U(c)
-        if key <= H[HK, cu]:
-            break
-        iu = _U(i)
-        H[HK, iu] = H[HK, cu]
-        H[HV, iu] = H[HV, cu]
-        i = c
-    H[HK, _U(i)] = key
-    H[HV, _U(i)] = val
-    return size
+def _augment_layers(t0, cap, stamp0, n, r, st, more, nlog):
+    """The first searches of a Phase 2 (all potentials zero, every served edge in the top ``cap`` positions): a
+    fewest-moves augmenting path from the unassigned type ``t0`` by breadth-first search layer by layer.
+
+    Costs are then 0 (a forward arc into the top ``cap`` positions, every backward arc) or 1 (a forward arc below),
+    so the nodes at distance ``d`` are those the cost-0 arcs reach from the cost-1 arcs out of layer ``d - 1``.
+    Layer 0 is the breadth-first search of Phase 0 at capacity and window ``cap`` (with ``stamp0 >= 0``, the one
+    Phase 0 has just run and failed with, left in ``G[QUEUE, :meta[QTAIL_]]`` and the marks ``stamp0``); layer
+    ``d`` scans the cost-1 arcs of layer ``d - 1``'s types in queue order, each in layer order, then continues
+    breadth-first on cost-0 arcs. The search stops at the first group with room it reaches (the tie rule): every
+    group of the layers before is full, so its distance ``d`` is the least possible. Returns ``(n_phi, nlog)`` as
+    :func:`_augment_min_cost` (``n_phi = -1`` if no path exists).
+
+    With ``more`` (another orphan to place in this Phase 2) and ``d > 0``, the potentials become ``phi = dist - d``
+    on the nodes of layers ``< d`` (0 elsewhere, whose distance is ``>= d``): Johnson's update, which keeps every
+    reduced cost non-negative for :func:`_augment_min_cost`. The first node of layer ``j`` sits at
+    ``G[QUEUE, D[FIN, j]]``; a group has the layer of the types it serves, which follow one another in the queue.
+    """
+    E, G, D, meta, ulog = st.E, st.G, st.D, st.meta, st.ulog
+    g_end = -1
+    if stamp0 >= 0:  # Phase 0's failed search from t0, with these marks
+        stamp = stamp0
+        tail = meta[QTAIL_]
+    else:
+        meta[STAMP_] += 1
+        stamp = meta[STAMP_]
+        G[QUEUE, 0] = t0
+        tail = _ONE
+        h = _Z
+        while h < tail and g_end < 0:
+            u = G[QUEUE, _U(h)]
+            h += 1
+            own = G[OWN, _U(u)]
+            for e in range(u * r, u * r + r):
+                eu = _U(e)
+                g = E[EG, eu]
+                gu = _U(g)
+                if G[ALIVE, gu] == 0 or E[EPOS, eu] >= cap or own == e or G[MARKG, gu] == stamp:
+                    continue
+                G[MARKG, gu] = stamp
+                G[VIA, gu] = e
+                if G[LOAD, gu] < cap:
+                    g_end = g
+                    break
+                tail = _serve_scan(g, cap, tail, E, G)
+    d = _Z
+    lo = _Z
+    D[FIN, 0] = 0
+    while g_end < 0:
+        hi = tail
+        if lo == hi:
+            return -1, nlog
+        d += 1
+        D[FIN, _U(d)] = hi
+        # the cost-1 arcs of layer d - 1 (a type's own edge is in the top cap positions: never one of them)
+        for q in range(hi - 1, lo - 1, -1):
+            u = G[QUEUE, _U(q)]
+            for e in range(u * r + r - 1, u * r - 1, -1):
+                eu = _U(e)
+                g = E[EG, eu]
+                gu = _U(g)
+                if G[ALIVE, gu] == 0 or E[EPOS, eu] < cap or G[MARKG, gu] == stamp:
+                    continue
+                G[MARKG, gu] = stamp
+                G[VIA, gu] = e
+                if G[LOAD, gu] < cap:
+                    g_end = g
+                    break
+                tail = _serve_scan(g, cap, tail, E, G)
+            if g_end >= 0:
+                break
+        # then the cost-0 arcs of layer d
+        h = hi
+        while h < tail and g_end < 0:
+            u = G[QUEUE, _U(h)]
+            h += 1
+            own = G[OWN, _U(u)]
+            for e in range(u * r, u * r + r):
+                eu = _U(e)
+                g = E[EG, eu]
+                gu = _U(g)
+                if G[ALIVE, gu] == 0 or E[EPOS, eu] >= cap or own == e or G[MARKG, gu] == stamp:
+                    continue
+                G[MARKG, gu] = stamp
+                G[VIA, gu] = e
+                if G[LOAD, gu] < cap:
+                    g_end = g
+                    break
+                tail = _serve_scan(g, cap, tail, E, G)
+        lo = hi
+    n_phi = _Z
+    if more and d > 0:
+        for j in range(d):
+            delta = d - j
+            prev = -1
+            for q in range(D[FIN, _U(j)], D[FIN, _U(j + 1)]):
+                u = G[QUEUE, _U(q)]
+                D[PHI, _U(u)] = -delta
+                D[PHIL, _U(n_phi)] = u
+                n_phi += 1
+                own = G[OWN, _U(u)]
+                if own >= 0:
+                    g = E[EG, _U(own)]
+                    if g != prev:
+                        prev = g
+                        D[PHI, _U(n + g)] = -delta
+                        D[PHIL, _U(n_phi)] = n + g
+                        n_phi += 1
+    if d > 0:
+        g = g_end
+        while True:  # mark the groups that will serve a type below the window
+            e = G[VIA, _U(g)]
+            if E[EPOS, _U(e)] >= cap:
+                G[DEEP, _U(g)] = meta[P2_]
+            old = G[OWN, _U(E[ET, _U(e)])]
+            if old < 0:
+                break
+            g = E[EG, _U(old)]
+    return n_phi, _flip(g_end, r, E, G, OWN, LOAD, ulog, nlog)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _bucket_push(H, D, nent, stamp, key, v, nb):
+    """Append node ``v`` to the FIFO bucket of label ``key`` (bucket ``key % nb``); returns the new entry count."""
+    b = _U(key % nb)
+    H[HV, _U(nent)] = v
+    H[HK, _U(nent)] = -1
+    if D[BSTAMP, b] != stamp or D[BHEAD, b] < 0:
+        D[BSTAMP, b] = stamp
+        D[BHEAD, b] = nent
+    else:
+        H[HK, _U(D[BTAIL, b])] = nent
+    D[BTAIL, b] = nent
+    return nent + 1
 
 
 @njit(cache=True, _nrt=False, inline="always")
 def _augment_min_cost(t0, cap, n, r, st, n_phi, nlog):
-    """Shortest (fewest-moves) augmenting path from the unassigned type ``t0`` at capacity ``cap``.
+    """Shortest (fewest-moves) augmenting path from the unassigned type ``t0`` at capacity ``cap``, for the searches
+    of a Phase 2 after one whose path cost a move (the potentials are no longer all zero; see
+    :func:`_augment_layers` for the others).
 
-    Nodes: types ``0..N-1``, groups ``N..2N-1``, sink ``2N``. Reduced costs use the potentials ``D[PHI]`` (zero at
-    the start of a Phase 2); they stay non-negative after each augmentation (``phi += min(d, D) - D``). Returns
-    ``(n_phi, nlog)``: the new number of entries of ``D[PHIL]`` (nodes whose potential is non-zero; -1 if no path
-    exists) and of the change log.
+    Nodes: types ``0..N-1``, groups ``N..2N-1``, sink ``2N``. Reduced costs use the potentials ``D[PHI]``; they stay
+    non-negative after each augmentation (``phi += min(d, D) - D``). Returns ``(n_phi, nlog)``: the new number of
+    entries of ``D[PHIL]`` (nodes whose potential is non-zero; -1 if no path exists) and of the change log.
 
-    The search stops when it settles the first group with room, at distance ``d``, without scanning that group's
-    arcs or popping the nodes the plain loop would still pop before the sink. That is exact. The sink's distance
-    is ``big_d = d + phi[g] - phi[sink] = d``: the arc ``g -> sink`` has reduced cost ``phi[g] - phi[sink] >= 0``,
-    the sink is never finished (its potential stays 0) and potentials only decrease from 0, so ``phi[g] = 0``;
-    every key left in the heap is ``>= d`` (keys never decrease). The plain loop would next pop nodes at distance
-    ``big_d`` (or the sink), and such a node (i) cannot improve the sink (a label changes only on a strict
-    improvement), (ii) cannot change the path's predecessors ``G[VIA]``, which belong to nodes finished before,
-    (iii) keeps its potential (``big_d - d = 0``), and (iv) leaves nothing the next search reads (it starts with a
-    new stamp and an empty heap); the scan of ``g``'s own arcs only pushes such nodes. Everything before the stop
-    is the same sequence of heap operations, so the assignment, the potentials and every tie are those of the full
-    loop. It halves the nodes settled per Phase-2 search (cyclic N = 600, r = 8: 6.9 -> 3.2 per failure); stopping
-    at ``g`` itself rather than when the heap's least key reaches the sink's label also saves the scan of ``g``'s
-    served types and the sink's push (the paper's SPARe timeline, N = 600, r = 8: per search 6.5 -> 4.0 group arcs
-    scanned and 12.7 -> 10.4 heap pushes).
+    Dijkstra with a bucket queue (Dial's algorithm): the reduced costs are small integers (at most one more than
+    the largest ``|phi|``, which is at most the moves of the Phase 2 so far, ``<= N``), so ``2 N + 1`` circular
+    FIFO buckets (``D[BHEAD]``, ``D[BTAIL]``, stamped by ``D[BSTAMP]``; the entries in ``H``: ``H[HV]`` the node,
+    ``H[HK]`` the next entry) hold every label in flight. A node is finished when first popped (``D[FSTAMP]``);
+    later entries of it are stale. The search stops at the first group with room it reaches at the label being
+    popped (when its arc is relaxed, or when it is popped): a group with room has potential 0 (its arc to the sink
+    has reduced cost ``phi[g] - phi[sink] >= 0``, the sink's potential stays 0 and potentials only decrease), so
+    the sink's distance ``big_d`` is that label, the least left. The nodes finished before have their exact
+    distance ``<= big_d``, every other one at least ``big_d``: Johnson's update applies to the finished ones only.
     """
     E, G, D, H, meta, ulog = st.E, st.G, st.D, st.H, st.meta, st.ulog
     meta[STAMP_] += 1
     stamp = meta[STAMP_]
-    sink = 2 * n
+    nb = 2 * n + 1
     D[DIST, t0] = 0
     D[DSTAMP, t0] = stamp
-    size = _heap_push(H, 0, 0, t0)
+    nent = _bucket_push(H, D, _Z, stamp, _Z, t0, nb)
+    live = _ONE  # entries not popped yet
+    cur = _Z
     nfin = 0
     g_end = -1
-    big_d = -1
-    while size > 0:
-        size = _heap_pop(H, size)
-        d = H[HK, _U(size)]
-        v = H[HV, _U(size)]
-        vu = _U(v)
-        if D[FSTAMP, vu] == stamp or d > D[DIST, vu]:
+    while live > 0 and g_end < 0:
+        b = _U(cur % nb)
+        if D[BSTAMP, b] != stamp or D[BHEAD, b] < 0:
+            cur += 1
             continue
-        D[FSTAMP, vu] = stamp  # never the sink: it is never pushed (the loop stops at its predecessor)
+        i = D[BHEAD, b]
+        D[BHEAD, b] = H[HK, _U(i)]
+        live -= 1
+        v = H[HV, _U(i)]
+        vu = _U(v)
+        if D[FSTAMP, vu] == stamp:
+            continue  # stale: finished at a smaller label
+        D[FSTAMP, vu] = stamp
         D[FIN, _U(nfin)] = v
         nfin += 1
-        base = d + D[PHI, vu]  # loop invariants, loaded once: the loops below store to G and D
+        base = cur + D[PHI, vu]  # loop invariants, loaded once: the loops below store to G and D
         if v < n:  # a type: forward arcs to its other live holders
             own = G[OWN, vu]
             for e in range(v * r, v * r + r):
@@ -352,21 +459,22 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi, nlog):
                     continue
                 w = n + g
                 wu = _U(w)
-                # no test of "w finished": its label is <= d <= nd (non-negative reduced costs), so the strict
-                # test below already leaves it alone
                 c = 1 if E[EPOS, _U(e)] >= cap else 0
                 nd = base + c - D[PHI, wu]
                 if D[DSTAMP, wu] != stamp or nd < D[DIST, wu]:
                     D[DSTAMP, wu] = stamp
                     D[DIST, wu] = nd
                     G[VIA, gu] = e
-                    size = _heap_push(H, size, nd, w)
+                    if nd == cur and G[LOAD, gu] < cap:  # a group with room at the least label: stop
+                        g_end = g
+                        break
+                    nent = _bucket_push(H, D, nent, stamp, nd, w, nb)
+                    live += 1
         else:  # a group: to the sink if it has room, back along the types it serves
             g = v - n
             gu = _U(g)
-            if G[LOAD, gu] < cap:  # the sink at big_d = d: stop (exact, see the docstring)
+            if G[LOAD, gu] < cap:
                 g_end = g
-                big_d = base - D[PHI, sink]
                 break
             lo = G[GPTR, gu]
             hi = G[GPTR, _U(g + 1)]
@@ -383,9 +491,11 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi, nlog):
                 if D[DSTAMP, uu] != stamp or nd < D[DIST, uu]:
                     D[DSTAMP, uu] = stamp
                     D[DIST, uu] = nd
-                    size = _heap_push(H, size, nd, u)
-    if big_d < 0:
+                    nent = _bucket_push(H, D, nent, stamp, nd, u, nb)
+                    live += 1
+    if g_end < 0:
         return -1, nlog
+    big_d = cur
     for i in range(nfin):
         v = D[FIN, i]
         delta = big_d - D[DIST, v]
@@ -451,6 +561,8 @@ def _patch(newly, n_new, S, n, r, st):
         return 0, 0
     if npatch == 1:  # what the search below finds for one type: its first live holder in layer order, at L = 1
         return 1, 1
+    if npatch == 2:  # what it finds for two, without the searches (the common case of a Phase-2 call)
+        return _patch_two(n, r, st)
     cap = _ONE
     for i in range(npatch):
         t = pplan[i]
@@ -463,6 +575,36 @@ def _patch(newly, n_new, S, n, r, st):
         for l in range(r):
             G[PLOAD, E[EG, t * r + l]] = 0
     return npatch, cap
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _first_live_other(t, h, r, E, G):
+    """The first live holder of type ``t`` in layer order other than group ``h`` (-1 if none)."""
+    for e in range(t * r, t * r + r):
+        g = E[EG, _U(e)]
+        if g != h and G[ALIVE, _U(g)] != 0:
+            return g
+    return -1
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _patch_two(n, r, st):
+    """The patch of two types ``pplan[0], pplan[1]`` (``pplan[n]`` the first live holder of the first), exactly as
+    :func:`_patch`'s searches place them. At ``L = 1`` the first goes to ``h1 = pplan[n]``; the second to its
+    first live holder other than ``h1`` if it has one; else its search reaches ``h1`` (full) first and moves the
+    first type to that type's next live holder, if any; else ``L = 2`` and both go to ``h1``."""
+    E, G, pplan = st.E, st.G, st.pplan
+    h1 = pplan[n]
+    h2 = _first_live_other(pplan[1], h1, r, E, G)
+    if h2 >= 0:
+        pplan[n + 1] = h2
+        return 2, 1
+    pplan[n + 1] = h1
+    h1b = _first_live_other(pplan[0], h1, r, E, G)
+    if h1b >= 0:
+        pplan[n] = h1b
+        return 2, 1
+    return 2, 2
 
 
 @njit(cache=True, _nrt=False)  # no reference counting per call; a longer undo log is _phases12_grown's job
@@ -545,20 +687,31 @@ def _resolve(n_orph, S, c, n, r, st):
     """Phases 0-2 for the unassigned types ``G[ORPH, :n_orph]`` (every other type is validly assigned)."""
     G, meta, out = st.G, st.meta, st.out
     k = meta[K_]
-    # Phase 0: HK-Fixed (current stacks, capacity S, top-S edges only)
-    first = _Z
+    # Phase 0: HK-Fixed (current stacks, capacity S, top-S edges only). Every orphan is tried: those it places cost
+    # 0, the least possible, so successive shortest paths may take them first; the others go to G[ORPH, :nf]
+    nf = _Z
+    reuse = False
     if S * (n - k) >= n:
-        while first < n_orph:
-            if not _augment_bfs_inlined(G[ORPH, first], S, S, r, st, OWN, LOAD, -1)[0]:
-                break
-            first += 1
-    if first == n_orph:
-        out[O_S] = S
-        out[O_PHASE0] = 1
-        return 0
-    rc = _phases12(first, n_orph, S, c, n, r, st)
+        for i in range(n_orph):
+            t = G[ORPH, i]
+            reuse = not _augment_bfs_inlined(t, S, S, r, st, OWN, LOAD, -1)[0]
+            if reuse:
+                G[ORPH, nf] = t
+                nf += 1
+        if nf == 0:
+            out[O_S] = S
+            out[O_PHASE0] = 1
+            return 0
+        if reuse and nf > 1:  # the last search failed and is still in the queue: its orphan goes first in Phase 2
+            t = G[ORPH, nf - 1]
+            G[ORPH, nf - 1] = G[ORPH, 0]
+            G[ORPH, 0] = t
+    else:
+        nf = n_orph
+    # with reuse and c <= S, Phase 2 runs at Phase 0's capacity first and continues from its last, failed search
+    rc = _phases12(_Z, nf, S, c, n, r, st, reuse and c <= S)
     if rc == _NO_ROOM:  # rare: long augmenting paths or many orphans (a multi-group event, the initial state)
-        rc = _phases12_grown(first, n_orph, S, c, n, r, st)
+        rc = _phases12_grown(_Z, nf, S, c, n, r, st)
     return rc
 
 
@@ -570,14 +723,15 @@ def _phases12_grown(first, n_orph, S, c, n, r, st):
     while True:
         size = 2 * size + 2 * n + 4
         longer = State(st.E, st.G, st.D, st.H, st.meta, np.empty(size, np.int64), st.pplan, st.out)
-        rc = _phases12(first, n_orph, S, c, n, r, longer)
+        rc = _phases12(first, n_orph, S, c, n, r, longer, _FALSE)  # Phase 0's search is overwritten by now
         if rc != _NO_ROOM:
             return rc
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _phases12(first, n_orph, S, c, n, r, st):
-    """Phases 1 and 2 for the orphans ``G[ORPH, first:n_orph]`` that Phase 0 could not place.
+def _phases12(first, n_orph, S, c, n, r, st, reuse):
+    """Phases 1 and 2 for the orphans ``G[ORPH, first:n_orph]`` that Phase 0 could not place (with ``reuse``, Phase
+    0's failed search for the first of them is left in the queue and the marks: see :func:`_augment_layers`).
 
     Returns 0, -1 (no assignment where one must exist: a bug) or ``_NO_ROOM`` when ``ulog`` cannot take one more
     augmenting path (``2 N + 4`` entries); the assignment is then restored as it was on entry (every change since
@@ -587,7 +741,7 @@ def _phases12(first, n_orph, S, c, n, r, st):
     room = ulog.shape[0] - 2 * n - 4
     # Phase 2 at the least candidate capacity first: if it places every orphan, that capacity is S* (see the module
     # docstring) and this is exactly the Phase 2 below; if not, undo it and find S* by Phase 1
-    rc = _phase2(first, n_orph, max(S, c), n, r, st, room)
+    rc = _phase2(first, n_orph, max(S, c), n, r, st, room, reuse)
     if rc != -1:
         return rc
     # Phase 1: HK-Free -- the least capacity >= max(S, c(k)) with a perfect assignment, then undone
@@ -605,11 +759,11 @@ def _phases12(first, n_orph, S, c, n, r, st):
             if cap > meta[MAXDEG_]:
                 return -1
     _undo(ulog, nlog, G)
-    return _phase2(first, n_orph, cap, n, r, st, room)
+    return _phase2(first, n_orph, cap, n, r, st, room, _FALSE)
 
 
 @njit(cache=True, _nrt=False)
-def _phase2(first, n_orph, s_star, n, r, st, room):
+def _phase2(first, n_orph, s_star, n, r, st, room, reuse):
     """Phase 2 at capacity ``s_star`` for the orphans ``G[ORPH, first:n_orph]``, then the moves that bring every
     served type into the top ``s_star`` layers.
 
@@ -617,9 +771,11 @@ def _phase2(first, n_orph, s_star, n, r, st, room):
     (no perfect assignment there); in both of the last cases the assignment and the potentials are as on entry.
     """
     E, G, D, meta, ulog, out = st.E, st.G, st.D, st.meta, st.ulog, st.out
-    # Phase 2: fewest moves at S*, successive shortest paths from the Phase-0 assignment
+    # Phase 2: fewest moves at S*, successive shortest paths from the Phase-0 assignment; breadth-first by layers
+    # while the potentials are all zero (every path so far cost 0), then Dijkstra
     n_phi = _Z
     nlog = _Z
+    stamp0 = meta[STAMP_] if reuse else -1  # the marks of Phase 0's failed search
     meta[STAMP_] += 1
     meta[P2_] = meta[STAMP_]
     for i in range(first, n_orph):
@@ -628,7 +784,11 @@ def _phase2(first, n_orph, s_star, n, r, st, room):
             for q in range(n_phi):
                 D[PHI, D[PHIL, q]] = 0
             return _NO_ROOM
-        got, nlog = _augment_min_cost(G[ORPH, i], s_star, n, r, st, n_phi, nlog)
+        if n_phi == 0:
+            got, nlog = _augment_layers(G[ORPH, i], s_star, stamp0 if i == first else -1, n, r, st, i + 1 < n_orph,
+                                        nlog)
+        else:
+            got, nlog = _augment_min_cost(G[ORPH, i], s_star, n, r, st, n_phi, nlog)
         if got < 0:
             _undo(ulog, nlog, G)
             for q in range(n_phi):
