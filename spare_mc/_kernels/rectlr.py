@@ -113,6 +113,7 @@ _BIG = np.int64(1) << 40
 # constant arguments of the large kernels) at these int64 values keeps one specialisation per call site.
 _Z, _ONE = np.int64(0), np.int64(1)
 _FALSE = np.bool_(False)
+_NONE = np.int64(-1)
 _U = np.uint64  # an unsigned index skips numba's negative-index wraparound (a load of the shape and 3 ops)
 _NO_ROOM = -2  # _phases12: the undo log is too short (state restored; retry with a longer one)
 
@@ -232,7 +233,7 @@ def _augment_bfs_inlined(t0, cap, window, r, st, own_row, load_row, nlog):
             eu = _U(e)
             g = E[EG, eu]
             gu = _U(g)
-            if G[ALIVE, gu] == 0 or E[EPOS, eu] >= window or own == e or G[MARKG, gu] == stamp:
+            if E[EPOS, eu] >= window or own == e or G[ALIVE, gu] == 0 or G[MARKG, gu] == stamp:
                 continue
             G[MARKG, gu] = stamp
             G[VIA, gu] = e
@@ -304,7 +305,7 @@ def _augment_layers(t0, cap, stamp0, n, r, st, more, nlog):
                 eu = _U(e)
                 g = E[EG, eu]
                 gu = _U(g)
-                if G[ALIVE, gu] == 0 or E[EPOS, eu] >= cap or own == e or G[MARKG, gu] == stamp:
+                if E[EPOS, eu] >= cap or own == e or G[ALIVE, gu] == 0 or G[MARKG, gu] == stamp:
                     continue
                 G[MARKG, gu] = stamp
                 G[VIA, gu] = e
@@ -328,7 +329,7 @@ def _augment_layers(t0, cap, stamp0, n, r, st, more, nlog):
                 eu = _U(e)
                 g = E[EG, eu]
                 gu = _U(g)
-                if G[ALIVE, gu] == 0 or E[EPOS, eu] < cap or G[MARKG, gu] == stamp:
+                if E[EPOS, eu] < cap or G[ALIVE, gu] == 0 or G[MARKG, gu] == stamp:
                     continue
                 G[MARKG, gu] = stamp
                 G[VIA, gu] = e
@@ -348,7 +349,7 @@ def _augment_layers(t0, cap, stamp0, n, r, st, more, nlog):
                 eu = _U(e)
                 g = E[EG, eu]
                 gu = _U(g)
-                if G[ALIVE, gu] == 0 or E[EPOS, eu] >= cap or own == e or G[MARKG, gu] == stamp:
+                if E[EPOS, eu] >= cap or own == e or G[ALIVE, gu] == 0 or G[MARKG, gu] == stamp:
                     continue
                 G[MARKG, gu] = stamp
                 G[VIA, gu] = e
@@ -542,27 +543,37 @@ def _patch(newly, n_new, S, n, r, st):
             own = G[OWN, tu]  # its server, if live, holds it in its top S (the invariant): covered
             if own >= 0 and G[ALIVE, _U(E[EG, _U(own)])] != 0:
                 continue
+            # covered: a live holder has it in its top S (the position first: a load of the edge row, not of a
+            # group's liveness, which is elsewhere in memory)
             covered = False
-            first_live = -1
             for e in range(t * r, t * r + r):
                 eu = _U(e)
-                h = E[EG, eu]
-                if G[ALIVE, _U(h)] != 0:
-                    if E[EPOS, eu] < S:
-                        covered = True
-                        break
-                    if first_live < 0:
-                        first_live = h
+                if E[EPOS, eu] < S and G[ALIVE, _U(E[EG, eu])] != 0:
+                    covered = True
+                    break
             if not covered:
                 pplan[npatch] = t
-                pplan[n + npatch] = first_live
+                pplan[n + npatch] = _first_live_other(t, _NONE, r, E, G)
                 npatch += 1
     if npatch == 0:
         return 0, 0
     if npatch == 1:  # what the search below finds for one type: its first live holder in layer order, at L = 1
         return 1, 1
-    if npatch == 2:  # what it finds for two, without the searches (the common case of a Phase-2 call)
-        return _patch_two(n, r, st)
+    if npatch == 2:  # what it finds for two, without the searches (the common case of a Phase-2 call): at L = 1
+        # the first goes to h1 = its first live holder; the second to its first live holder other than h1 if it has
+        # one; else its search reaches h1 (full) first and moves the first type to its next live holder, if any;
+        # else L = 2 and both go to h1
+        h1 = pplan[n]
+        h2 = _first_live_other(pplan[1], h1, r, E, G)
+        if h2 >= 0:
+            pplan[n + 1] = h2
+            return 2, 1
+        pplan[n + 1] = h1
+        h1b = _first_live_other(pplan[0], h1, r, E, G)
+        if h1b < 0:
+            return 2, 2
+        pplan[n] = h1b
+        return 2, 1
     cap = _ONE
     for i in range(npatch):
         t = pplan[i]
@@ -577,7 +588,7 @@ def _patch(newly, n_new, S, n, r, st):
     return npatch, cap
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False)
 def _first_live_other(t, h, r, E, G):
     """The first live holder of type ``t`` in layer order other than group ``h`` (-1 if none)."""
     for e in range(t * r, t * r + r):
@@ -585,26 +596,6 @@ def _first_live_other(t, h, r, E, G):
         if g != h and G[ALIVE, _U(g)] != 0:
             return g
     return -1
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def _patch_two(n, r, st):
-    """The patch of two types ``pplan[0], pplan[1]`` (``pplan[n]`` the first live holder of the first), exactly as
-    :func:`_patch`'s searches place them. At ``L = 1`` the first goes to ``h1 = pplan[n]``; the second to its
-    first live holder other than ``h1`` if it has one; else its search reaches ``h1`` (full) first and moves the
-    first type to that type's next live holder, if any; else ``L = 2`` and both go to ``h1``."""
-    E, G, pplan = st.E, st.G, st.pplan
-    h1 = pplan[n]
-    h2 = _first_live_other(pplan[1], h1, r, E, G)
-    if h2 >= 0:
-        pplan[n + 1] = h2
-        return 2, 1
-    pplan[n + 1] = h1
-    h1b = _first_live_other(pplan[0], h1, r, E, G)
-    if h1b >= 0:
-        pplan[n] = h1b
-        return 2, 1
-    return 2, 2
 
 
 @njit(cache=True, _nrt=False)  # no reference counting per call; a longer undo log is _phases12_grown's job
@@ -653,7 +644,8 @@ def rectlr_step(newly, n_new, from_scratch, n, r, st):
     n_orph = _Z
     for i in range(m):
         g = newly[i]
-        for p in range(G[GPTR, _U(g)], G[GPTR, _U(g + 1)]):
+        base = G[GPTR, _U(g)]
+        for p in range(base, min(G[GPTR, _U(g + 1)], base + S)):  # a group serves types in its top S only
             e = E[GSTK, _U(p)]
             t = E[STYPE, _U(p)]
             if G[OWN, _U(t)] == e:
