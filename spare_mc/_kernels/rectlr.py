@@ -268,7 +268,7 @@ def _serve_scan(g, cap, tail, E, G):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _augment_layers(t0, cap, stamp0, n, r, st, more, nlog):
+def _augment_layers(t0, cap, stamp0, n, r, st, more):
     """The first searches of a Phase 2 (all potentials zero, every served edge in the top ``cap`` positions): a
     fewest-moves augmenting path from the unassigned type ``t0`` by breadth-first search layer by layer.
 
@@ -276,27 +276,34 @@ def _augment_layers(t0, cap, stamp0, n, r, st, more, nlog):
     so the nodes at distance ``d`` are those the cost-0 arcs reach from the cost-1 arcs out of layer ``d - 1``.
     Layer 0 is the breadth-first search of Phase 0 at capacity and window ``cap`` (with ``stamp0 >= 0``, the one
     Phase 0 has just run and failed with, left in ``G[QUEUE, :meta[QTAIL_]]`` and the marks ``stamp0``); layer
-    ``d`` scans the cost-1 arcs of layer ``d - 1``'s types in queue order, each in layer order, then continues
-    breadth-first on cost-0 arcs. The search stops at the first group with room it reaches (the tie rule): every
-    group of the layers before is full, so its distance ``d`` is the least possible. Returns ``(n_phi, nlog)`` as
-    :func:`_augment_min_cost` (``n_phi = -1`` if no path exists).
+    ``d`` scans the cost-1 arcs of layer ``d - 1``'s types in reverse queue order, each type's edges in reverse
+    layer order (the tie rule: scanned in queue and layer order, more moves followed per Phase-2 call and the calls
+    were slower; see the module docstring), then continues breadth-first on cost-0 arcs. The search
+    stops at the first group with room it reaches: every group of the layers before is full, so its distance ``d``
+    is the least possible. Returns ``(n_phi, g_end)`` as :func:`_augment_min_cost`.
 
     With ``more`` (another orphan to place in this Phase 2) and ``d > 0``, the potentials become ``phi = dist - d``
     on the nodes of layers ``< d`` (0 elsewhere, whose distance is ``>= d``): Johnson's update, which keeps every
     reduced cost non-negative for :func:`_augment_min_cost`. The first node of layer ``j`` sits at
     ``G[QUEUE, D[FIN, j]]``; a group has the layer of the types it serves, which follow one another in the queue.
     """
-    E, G, D, meta, ulog = st.E, st.G, st.D, st.meta, st.ulog
+    E, G, D, meta = st.E, st.G, st.D, st.meta
     g_end = -1
-    if stamp0 >= 0:  # Phase 0's failed search from t0, with these marks
+    if stamp0 >= 0:  # Phase 0's failed search from t0, with these marks: layer 0 is complete
         stamp = stamp0
         tail = meta[QTAIL_]
+        h = tail
     else:
         meta[STAMP_] += 1
         stamp = meta[STAMP_]
         G[QUEUE, 0] = t0
         tail = _ONE
         h = _Z
+    d = _Z
+    lo = _Z
+    D[FIN, 0] = 0
+    while True:
+        # the cost-0 arcs of layer d, breadth-first from G[QUEUE, h]
         while h < tail and g_end < 0:
             u = G[QUEUE, _U(h)]
             h += 1
@@ -313,16 +320,15 @@ def _augment_layers(t0, cap, stamp0, n, r, st, more, nlog):
                     g_end = g
                     break
                 tail = _serve_scan(g, cap, tail, E, G)
-    d = _Z
-    lo = _Z
-    D[FIN, 0] = 0
-    while g_end < 0:
+        if g_end >= 0:
+            break
         hi = tail
-        if lo == hi:
-            return -1, nlog
+        if lo == hi:  # layer d is empty: no path
+            return _Z, g_end
         d += 1
         D[FIN, _U(d)] = hi
-        # the cost-1 arcs of layer d - 1 (a type's own edge is in the top cap positions: never one of them)
+        # the cost-1 arcs of layer d - 1, its types and their edges in reverse order (a type's own edge is in the
+        # top cap positions: never one of them)
         for q in range(hi - 1, lo - 1, -1):
             u = G[QUEUE, _U(q)]
             for e in range(u * r + r - 1, u * r - 1, -1):
@@ -339,25 +345,10 @@ def _augment_layers(t0, cap, stamp0, n, r, st, more, nlog):
                 tail = _serve_scan(g, cap, tail, E, G)
             if g_end >= 0:
                 break
-        # then the cost-0 arcs of layer d
-        h = hi
-        while h < tail and g_end < 0:
-            u = G[QUEUE, _U(h)]
-            h += 1
-            own = G[OWN, _U(u)]
-            for e in range(u * r, u * r + r):
-                eu = _U(e)
-                g = E[EG, eu]
-                gu = _U(g)
-                if E[EPOS, eu] >= cap or own == e or G[ALIVE, gu] == 0 or G[MARKG, gu] == stamp:
-                    continue
-                G[MARKG, gu] = stamp
-                G[VIA, gu] = e
-                if G[LOAD, gu] < cap:
-                    g_end = g
-                    break
-                tail = _serve_scan(g, cap, tail, E, G)
+        if g_end >= 0:
+            break
         lo = hi
+        h = hi
     n_phi = _Z
     if more and d > 0:
         for j in range(d):
@@ -376,17 +367,7 @@ def _augment_layers(t0, cap, stamp0, n, r, st, more, nlog):
                         D[PHI, _U(n + g)] = -delta
                         D[PHIL, _U(n_phi)] = n + g
                         n_phi += 1
-    if d > 0:
-        g = g_end
-        while True:  # mark the groups that will serve a type below the window
-            e = G[VIA, _U(g)]
-            if E[EPOS, _U(e)] >= cap:
-                G[DEEP, _U(g)] = meta[P2_]
-            old = G[OWN, _U(E[ET, _U(e)])]
-            if old < 0:
-                break
-            g = E[EG, _U(old)]
-    return n_phi, _flip(g_end, r, E, G, OWN, LOAD, ulog, nlog)
+    return n_phi, g_end
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -405,14 +386,15 @@ def _bucket_push(H, D, nent, stamp, key, v, nb):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _augment_min_cost(t0, cap, n, r, st, n_phi, nlog):
+def _augment_min_cost(t0, cap, n, r, st, n_phi):
     """Shortest (fewest-moves) augmenting path from the unassigned type ``t0`` at capacity ``cap``, for the searches
     of a Phase 2 after one whose path cost a move (the potentials are no longer all zero; see
     :func:`_augment_layers` for the others).
 
     Nodes: types ``0..N-1``, groups ``N..2N-1``, sink ``2N``. Reduced costs use the potentials ``D[PHI]``; they stay
-    non-negative after each augmentation (``phi += min(d, D) - D``). Returns ``(n_phi, nlog)``: the new number of
-    entries of ``D[PHIL]`` (nodes whose potential is non-zero; -1 if no path exists) and of the change log.
+    non-negative after each augmentation (``phi += min(d, D) - D``). Returns ``(n_phi, g_end)``: the new number of
+    entries of ``D[PHIL]`` (nodes whose potential is non-zero) and the group with room the path ends at, its
+    predecessors in ``G[VIA]`` (-1 if no path exists); :func:`_phase2` applies the path.
 
     Dijkstra with a bucket queue (Dial's algorithm): the reduced costs are small integers (at most one more than
     the largest ``|phi|``, which is at most the moves of the Phase 2 so far, ``<= N``), so ``2 N + 1`` circular
@@ -424,7 +406,7 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi, nlog):
     the sink's distance ``big_d`` is that label, the least left. The nodes finished before have their exact
     distance ``<= big_d``, every other one at least ``big_d``: Johnson's update applies to the finished ones only.
     """
-    E, G, D, H, meta, ulog = st.E, st.G, st.D, st.H, st.meta, st.ulog
+    E, G, D, H, meta = st.E, st.G, st.D, st.H, st.meta
     meta[STAMP_] += 1
     stamp = meta[STAMP_]
     nb = 2 * n + 1
@@ -495,7 +477,7 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi, nlog):
                     nent = _bucket_push(H, D, nent, stamp, nd, u, nb)
                     live += 1
     if g_end < 0:
-        return -1, nlog
+        return n_phi, g_end
     big_d = cur
     for i in range(nfin):
         v = D[FIN, i]
@@ -505,16 +487,7 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi, nlog):
                 D[PHIL, n_phi] = v
                 n_phi += 1
             D[PHI, v] -= delta
-    g = g_end
-    while True:  # mark the groups that will serve a type below the window
-        e = G[VIA, _U(g)]
-        if E[EPOS, _U(e)] >= cap:
-            G[DEEP, _U(g)] = meta[P2_]
-        old = G[OWN, _U(E[ET, _U(e)])]
-        if old < 0:
-            break
-        g = E[EG, _U(old)]
-    return n_phi, _flip(g_end, r, E, G, OWN, LOAD, ulog, nlog)
+    return n_phi, g_end
 
 
 # --------------------------------------------------------------------------------------------------- ReCtlr
@@ -777,16 +750,25 @@ def _phase2(first, n_orph, s_star, n, r, st, room, reuse):
                 D[PHI, D[PHIL, q]] = 0
             return _NO_ROOM
         if n_phi == 0:
-            got, nlog = _augment_layers(G[ORPH, i], s_star, stamp0 if i == first else -1, n, r, st, i + 1 < n_orph,
-                                        nlog)
+            got, g_end = _augment_layers(G[ORPH, i], s_star, stamp0 if i == first else -1, n, r, st, i + 1 < n_orph)
         else:
-            got, nlog = _augment_min_cost(G[ORPH, i], s_star, n, r, st, n_phi, nlog)
-        if got < 0:
+            got, g_end = _augment_min_cost(G[ORPH, i], s_star, n, r, st, n_phi)
+        if g_end < 0:
             _undo(ulog, nlog, G)
             for q in range(n_phi):
                 D[PHI, D[PHIL, q]] = 0
             return -1
         n_phi = got
+        g = g_end
+        while True:  # mark the groups that will serve a type below the window
+            e = G[VIA, g]
+            if E[EPOS, e] >= s_star:
+                G[DEEP, g] = meta[P2_]
+            old = G[OWN, E[ET, e]]
+            if old < 0:
+                break
+            g = E[EG, old]
+        nlog = _flip(g_end, r, E, G, OWN, LOAD, ulog, nlog)
     for i in range(n_phi):
         D[PHI, D[PHIL, i]] = 0
     # bring every served type that sits below the window into it, by swapping with a top slot whose type is not
