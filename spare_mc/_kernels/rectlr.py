@@ -27,25 +27,33 @@ blocks one by one; a fully live state to return to is a :class:`~spare_mc._kerne
 The per-failure path (:func:`rectlr_step` and everything it calls but :func:`_phases12_grown`) is compiled without
 the runtime (``_nrt=False``), so it does no reference counting at all; the one allocation (a longer undo log, rarely
 needed) happens in :func:`_phases12_grown`, which declares the runtime.
-The heap, :func:`_flip`, :func:`_augment_min_cost`, :func:`_patch`, :func:`_resolve`, :func:`_phases12` and Phase
-0's search (:func:`_augment_bfs_inlined`) are inlined by numba (``inline="always"``): a call passes every array as
-its exploded fields (9 machine words for a 2-d block). Inlining the last four, with the slot-type row and the
+The bucket queue, :func:`_flip`, the Phase-2 searches (:func:`_augment_layers`, :func:`_augment_min_cost`),
+:func:`_patch`, :func:`_resolve`, :func:`_phases12` and Phase 0's search (:func:`_augment_bfs_inlined`) are inlined
+by numba (``inline="always"``, each at one call site but the queue's push and ``_flip``): a call passes every array
+as its exploded fields (9 machine words for a 2-d block). Inlining the last four, with the slot-type row and the
 inlined ``_dur`` of the timeline, made the paper's SPARe timeline job about 15% faster (8-20% in six alternated
 pairs, either order first, best of 12 batches of 200 jobs each, 2026-12-04) with a cold compilation no longer (63 s
 against 66 s for a first timeline run). Phase 1 and the patch call :func:`_augment_bfs` (a call; their
 searches are rarer), and :func:`_phase2` stays a call: inlining its two call sites gained nothing measurable and
 cost ~30 s of compilation.
 
-In the per-failure loops (the searches, their heap, :func:`_flip`, the deaths, orphans and patch scan) indices are
+In the per-failure loops (the searches, their queue, :func:`_flip`, the deaths, orphans and patch scan) indices are
 cast to unsigned (``_U``): numba then skips its negative-index wraparound, a load of the row length (spilled to the
 stack in these register-starved loops) and three operations per access. The values are the same; only the indexing
 is.
 
 Measured dead ends (the paper's SPARe timeline, N = 600, r = 8, fastest of 3 batches of 200 jobs, alternated
 with the code as it is, 2026-12-01): 32-bit blocks ``E``, ``G``, ``D``, ``H`` (half the memory) 1.21 ms per job
-against 1.16-1.21 ms; a first Phase-2 search that continues from the region Phase 0's failed search has just
-explored (layer by layer, no heap; it returns other, equally cheap assignments) 1.19-1.24 ms against 1.16-1.21 ms,
-and 504 instead of 461 ns per Phase-2 call in ``benchmarks/bench_rectlr.py``. Neither is kept. Nor is
+against 1.16-1.21 ms (not kept). A first Phase-2 search that continues from the region Phase 0's failed search has
+just explored (layer by layer, no heap; it returns other, equally cheap assignments) measured 1.19-1.24 ms against
+1.16-1.21 ms, and 504 instead of 461 ns per Phase-2 call in ``benchmarks/bench_rectlr.py``; it is now the first
+search (:func:`_augment_layers`), and what made it slow was its tie rule, not its work: it took the cost-1 arcs in the
+order found (the first type's first holder), and the states that rule leaves cost more later. The same search with
+that order (2026-12-06, cyclic N = 1000, r = 9, 150 trajectories, the same failures): 1.66-1.69 moves per Phase-2
+call against 1.56-1.58 for the old heap's rule and for the reverse order kept here, and slower calls (the same
+search ran ~30% more ns per Phase-2 call); the old binary heap, popping the last of equal keys first, also favoured
+the arcs found last. Taking among the cost-1 arcs of a layer the group with the fewest served types (the whole
+layer scanned) changed nothing measurable (1.567 moves per Phase-2 call; not kept). Nor is
 column-major (Fortran-order) ``E``, ``G``, ``D``, ``H``, which puts one group's, edge's or node's fields in one cache
 line (the same code, only ``alloc`` changed; identical results): 1.73 against 1.52 ms per job, alternated twice.
 Nor is a fused path for the common call (one new failure of a live group: its deaths, orphans and patch scan in
@@ -59,6 +67,11 @@ Where the time goes (cycle counters read around each part of :func:`rectlr_step`
 Phase 0 118; the 44% of calls that reach Phase 2 cost 1,300 cycles each, 960 of them in the searches of
 :func:`_augment_min_cost` (5.5 nodes settled per search) and 100 in the moves. The searches are 30% of the job and
 every other part 3-12%: halving the searches, the largest, would leave the job at 85% of its time.
+After the redesign of Phase 2 (cyclic N = 1000, r = 9, every call timed, 2026-12-06): the median Phase-2 call costs
+about 3.3 Phase-0 calls (~210 against ~64 ns) but the mean one 6-7 (the numbers of ``benchmarks/bench_rectlr.py``,
+docs/results/benchmarks.md): a quarter of the Phase-2 calls take two thirds of their time. In those both orphans
+fail Phase 0 and the paths cost 2-7 moves: the layered and the bucket searches explore tens of nodes, each a few
+cold cache lines (a group's liveness, load and marks sit in separate rows of ``G``).
 
 Invariant between calls: every type is served by a live group that holds it in its top ``S`` positions and no group
 serves more than ``S`` types.
@@ -76,15 +89,31 @@ Algorithms
   the Phase-2 result is the one the Phase-1-then-Phase-2 order computes; otherwise the attempt is undone from the
   log and the two phases run as stated. ``S*`` rarely exceeds ``max(S, c(k))`` (under 2% of the Phase-2 runs of
   cyclic N = 1000, r = 9), so the Phase-1 search is mostly saved.
-- Phase 2: successive shortest paths with Johnson potentials and Dijkstra on the residual network
-  (source -> types -> groups -> sink), edge cost 1 if the edge sits at position ``>= S*`` (a move) else 0. It starts
-  from the Phase-0 assignment, all of whose edges cost 0, so zero potentials are feasible and the result is a
-  minimum-cost perfect assignment (no negative residual cycle), whatever the order of the orphans. A group
-  serves only types in its top ``S*`` positions (the invariant, Phase 0's window) unless a Phase-2 path gave it a
-  deeper one (``G[DEEP]``); the backward arcs of the others are found in those positions alone, in the same order.
+- Phase 0 tries every orphan (in the order the dead groups' stacks list them, top first), even after one fails: a
+  path it finds costs nothing, the least any path can cost, so it is a shortest path of Phase 2's successive
+  shortest paths (which may take the orphans in any order). The orphans it cannot place go to Phase 2, the last one
+  first (its failed search is still in the queue and the marks, and Phase 2 continues from it), the others in order.
+- Phase 2: successive shortest paths with Johnson potentials on the residual network (source -> types -> groups ->
+  sink), edge cost 1 if the edge sits at position ``>= S*`` (a move) else 0. It starts from the Phase-0 assignment,
+  all of whose edges cost 0, so zero potentials are feasible and the result is a minimum-cost perfect assignment (no
+  negative residual cycle), whatever the order of the orphans. While every path so far cost 0 (all potentials zero,
+  every served edge in the top ``S*`` positions) the costs are 0/1 and the search is breadth-first layer by layer
+  (:func:`_augment_layers`: a 0-1 breadth-first search, Dial's algorithm with two buckets), starting from Phase 0's
+  failed search when it ran at this capacity; after a path that cost a move, Dijkstra with a bucket queue
+  (:func:`_augment_min_cost`). Both stop at the first group with room they reach at the least distance left, which is
+  then the sink's. A group serves only types in its top ``S*`` positions (the invariant, Phase 0's window) unless a
+  Phase-2 path gave it a deeper one (``G[DEEP]``); the backward arcs of the others are found in those positions alone,
+  in the same order.
+- The tie rule (which of several equally cheap assignments is kept; it decides the state the next failure meets, not
+  ``T``, ``c(k)`` or ``S*``): the order above of the orphans; in a breadth-first layer, the types in the order
+  reached and each type's holders in layer order for cost-0 arcs, the types of the layer in reverse order and each
+  type's holders in reverse layer order for cost-1 arcs; in the bucket queue, first in first out per label; every
+  search stops at the first group with room reached (changed on 2026-12-06, issue 38: the old rule was a binary
+  heap's order, every search run until a group with room was popped).
 - Patch: the types no live group had in its top ``S`` layers when the failure struck must be recomputed by
   survivors; they are spread over live holders minimising the largest number any one survivor computes
-  (bottleneck assignment by raising the capacity ``L = 1, 2, ...``).
+  (bottleneck assignment by raising the capacity ``L = 1, 2, ...``). One type or two (the common cases) are placed
+  without a search, exactly where the search would place them.
 """
 
 from __future__ import annotations
