@@ -415,10 +415,11 @@ def page_benchmarks() -> str:
            "split into the calls Phase 0 settles and those that run Phase 2 (the min-cost searches, and the patch "
            "that comes with them). The aim of issue 38 (item 1) at N = 1000, r = 9: a Phase-2 call at most 3 "
            "Phase-0 calls and the mean call at most 2. The median Phase-2 call is a few Phase-0 calls; the mean is "
-           "held up by the quarter of the Phase-2 calls whose paths cost several moves (see the docstring of "
-           "`spare_mc._kernels.rectlr`).\n",
+           "held up by the quarter of the Phase-2 calls whose paths cost several moves (docs/architecture.md, "
+           "section 8).\n",
            "| layout | ns per call | Phase-0-only calls | ns per Phase-0 call (median) | ns per Phase-2 call "
-           "(median) | Phase-2 share of the time | Phase-2 / Phase-0 | mean / Phase-0 |", "|---|---|---|---|---|---|---|---|",
+           "(median) | Phase-2 share of the time | Phase-2 / Phase-0 | mean / Phase-0 |",
+           "|---|---|---|---|---|---|---|---|",
            *[f"| cyclic N = {b['n_groups']}, r = {b['r']} | {b['ns_per_call']:.0f} | "
              f"{b['phase0_share_of_calls']:.0%} | {b['phase0_ns_per_call']:.0f} ({b['phase0_median_ns']:.0f}) | "
              f"{b['phase2_ns_per_call']:.0f} ({b['phase2_median_ns']:.0f}) | {b['phase2_share_of_time']:.0%} | "

@@ -42,36 +42,8 @@ cast to unsigned (``_U``): numba then skips its negative-index wraparound, a loa
 stack in these register-starved loops) and three operations per access. The values are the same; only the indexing
 is.
 
-Measured dead ends (the paper's SPARe timeline, N = 600, r = 8, fastest of 3 batches of 200 jobs, alternated
-with the code as it is, 2026-12-01): 32-bit blocks ``E``, ``G``, ``D``, ``H`` (half the memory) 1.21 ms per job
-against 1.16-1.21 ms (not kept). A first Phase-2 search that continues from the region Phase 0's failed search has
-just explored (layer by layer, no heap; it returns other, equally cheap assignments) measured 1.19-1.24 ms against
-1.16-1.21 ms, and 504 instead of 461 ns per Phase-2 call in ``benchmarks/bench_rectlr.py``; it is now the first
-search (:func:`_augment_layers`), and what made it slow was its tie rule, not its work: it took the cost-1 arcs in the
-order found (the first type's first holder), and the states that rule leaves cost more later. The same search with
-that order (2026-12-06, cyclic N = 1000, r = 9, 150 trajectories, the same failures): 1.66-1.69 moves per Phase-2
-call against 1.56-1.58 for the old heap's rule and for the reverse order kept here, and slower calls (the same
-search ran ~30% more ns per Phase-2 call); the old binary heap, popping the last of equal keys first, also favoured
-the arcs found last. Taking among the cost-1 arcs of a layer the group with the fewest served types (the whole
-layer scanned) changed nothing measurable (1.567 moves per Phase-2 call; not kept). Nor is
-column-major (Fortran-order) ``E``, ``G``, ``D``, ``H``, which puts one group's, edge's or node's fields in one cache
-line (the same code, only ``alloc`` changed; identical results): 1.73 against 1.52 ms per job, alternated twice.
-Nor is a fused path for the common call (one new failure of a live group: its deaths, orphans and patch scan in
-one inlined loop, the patch's cap search split out; identical results): fastest of 5 batches of 200 jobs,
-alternated four times on 2026-12-03, 2.30-3.11 ms per job against 2.43-2.50 ms, i.e. no gain above the noise.
-Nor is ``D`` as one record per node (``D[v, DIST]``: a node's label, stamps and potential in one cache line) with
-the forward arcs testing ``own == e`` before loading the group's liveness (identical results): best of 12 batches of
-200 jobs, 1.71-1.85 against 1.70-1.88 ms per job in three pairs with it run first, a wash (2026-12-04).
-Where the time goes (cycle counters read around each part of :func:`rectlr_step` inside that timeline, 200 jobs,
-2026-12-01): ReCtlr is 78% of the job's cycles; per call, the deaths 78 cycles, the patch 165, the orphans 43,
-Phase 0 118; the 44% of calls that reach Phase 2 cost 1,300 cycles each, 960 of them in the searches of
-:func:`_augment_min_cost` (5.5 nodes settled per search) and 100 in the moves. The searches are 30% of the job and
-every other part 3-12%: halving the searches, the largest, would leave the job at 85% of its time.
-After the redesign of Phase 2 (cyclic N = 1000, r = 9, every call timed, 2026-12-06): the median Phase-2 call costs
-about 3.3 Phase-0 calls (~210 against ~64 ns) but the mean one 6-7 (the numbers of ``benchmarks/bench_rectlr.py``,
-docs/results/benchmarks.md): a quarter of the Phase-2 calls take two thirds of their time. In those both orphans
-fail Phase 0 and the paths cost 2-7 moves: the layered and the bucket searches explore tens of nodes, each a few
-cold cache lines (a group's liveness, load and marks sit in separate rows of ``G``).
+What was measured (the dead ends, where the time goes, the tie rule's effect on later calls): docs/architecture.md,
+section 8.
 
 Invariant between calls: every type is served by a live group that holds it in its top ``S`` positions and no group
 serves more than ``S`` types.
@@ -123,9 +95,9 @@ from numba import njit
 
 from .cache import drop_if_dependencies_changed
 from .draws import draw_group, random_holders_into
-from .rectlr_layout import (ALIVE, BHEAD, BSTAMP, BTAIL, DEEP, DIST, DSTAMP, EG, EPOS, ET, FIN, FSTAMP, GPTR, GSTK, HK,
-                            HV, K_, L_C, L_EVENT, L_K, L_MOVES, L_ORPHANS, L_PATCH, L_PATCH_TYPES, L_PHASE0, L_S,
-                            L_TRIAL, LOAD, MARKG, MARKT, MAXDEG_, MOVED, N_D, N_E, N_G, N_H, N_META, N_OUT,
+from .rectlr_layout import (ALIVE, BHEAD, BSTAMP, BTAIL, DEEP, DIST, DSTAMP, EG, EPOS, ET, FIN, FSTAMP, GPTR, GSTK,
+                            HNEXT, HNODE, K_, L_C, L_EVENT, L_K, L_MOVES, L_ORPHANS, L_PATCH, L_PATCH_TYPES, L_PHASE0,
+                            L_S, L_TRIAL, LOAD, MARKG, MARKT, MAXDEG_, MOVED, N_D, N_E, N_G, N_H, N_META, N_OUT,
                             N_TRIAL_COLS, NLIVE, O_C, O_K, O_MOVES, O_ORPHANS, O_PATCH, O_PATCH_TYPES, O_PHASE0, O_S,
                             O_WIPED, ORPH, OWN, P2_, PHI, PHIL, PLOAD, POWN, QTAIL_, QUEUE, S_, STAMP_, STYPE, T_CALLS,
                             T_DEAD, T_MOVES, T_NOMOVE, T_ORPHANS, T_PATCH, T_PATCH_TYPES, T_PHASE0, T_S0, T_SMAX,
@@ -307,7 +279,7 @@ def _augment_layers(t0, cap, stamp0, n, r, st, more):
     Phase 0 has just run and failed with, left in ``G[QUEUE, :meta[QTAIL_]]`` and the marks ``stamp0``); layer
     ``d`` scans the cost-1 arcs of layer ``d - 1``'s types in reverse queue order, each type's edges in reverse
     layer order (the tie rule: scanned in queue and layer order, more moves followed per Phase-2 call and the calls
-    were slower; see the module docstring), then continues breadth-first on cost-0 arcs. The search
+    were slower; see docs/architecture.md, section 8), then continues breadth-first on cost-0 arcs. The search
     stops at the first group with room it reaches: every group of the layers before is full, so its distance ``d``
     is the least possible. Returns ``(n_phi, g_end)`` as :func:`_augment_min_cost`.
 
@@ -403,13 +375,13 @@ def _augment_layers(t0, cap, stamp0, n, r, st, more):
 def _bucket_push(H, D, nent, stamp, key, v, nb):
     """Append node ``v`` to the FIFO bucket of label ``key`` (bucket ``key % nb``); returns the new entry count."""
     b = _U(key % nb)
-    H[HV, _U(nent)] = v
-    H[HK, _U(nent)] = -1
+    H[HNODE, _U(nent)] = v
+    H[HNEXT, _U(nent)] = -1
     if D[BSTAMP, b] != stamp or D[BHEAD, b] < 0:
         D[BSTAMP, b] = stamp
         D[BHEAD, b] = nent
     else:
-        H[HK, _U(D[BTAIL, b])] = nent
+        H[HNEXT, _U(D[BTAIL, b])] = nent
     D[BTAIL, b] = nent
     return nent + 1
 
@@ -427,8 +399,8 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi):
 
     Dijkstra with a bucket queue (Dial's algorithm): the reduced costs are small integers (at most one more than
     the largest ``|phi|``, which is at most the moves of the Phase 2 so far, ``<= N``), so ``2 N + 1`` circular
-    FIFO buckets (``D[BHEAD]``, ``D[BTAIL]``, stamped by ``D[BSTAMP]``; the entries in ``H``: ``H[HV]`` the node,
-    ``H[HK]`` the next entry) hold every label in flight. A node is finished when first popped (``D[FSTAMP]``);
+    FIFO buckets (``D[BHEAD]``, ``D[BTAIL]``, stamped by ``D[BSTAMP]``; the entries in ``H``: ``H[HNODE]`` the node,
+    ``H[HNEXT]`` the next entry) hold every label in flight. A node is finished when first popped (``D[FSTAMP]``);
     later entries of it are stale. The search stops at the first group with room it reaches at the label being
     popped (when its arc is relaxed, or when it is popped): a group with room has potential 0 (its arc to the sink
     has reduced cost ``phi[g] - phi[sink] >= 0``, the sink's potential stays 0 and potentials only decrease), so
@@ -452,9 +424,9 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi):
             cur += 1
             continue
         i = D[BHEAD, b]
-        D[BHEAD, b] = H[HK, _U(i)]
+        D[BHEAD, b] = H[HNEXT, _U(i)]
         live -= 1
-        v = H[HV, _U(i)]
+        v = H[HNODE, _U(i)]
         vu = _U(v)
         if D[FSTAMP, vu] == stamp:
             continue  # stale: finished at a smaller label
