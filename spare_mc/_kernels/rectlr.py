@@ -27,38 +27,23 @@ blocks one by one; a fully live state to return to is a :class:`~spare_mc._kerne
 The per-failure path (:func:`rectlr_step` and everything it calls but :func:`_phases12_grown`) is compiled without
 the runtime (``_nrt=False``), so it does no reference counting at all; the one allocation (a longer undo log, rarely
 needed) happens in :func:`_phases12_grown`, which declares the runtime.
-The heap, :func:`_flip`, :func:`_augment_min_cost`, :func:`_patch`, :func:`_resolve`, :func:`_phases12` and Phase
-0's search (:func:`_augment_bfs_inlined`) are inlined by numba (``inline="always"``): a call passes every array as
-its exploded fields (9 machine words for a 2-d block). Inlining the last four, with the slot-type row and the
+The bucket queue, :func:`_flip`, the Phase-2 searches (:func:`_augment_layers`, :func:`_augment_min_cost`),
+:func:`_patch`, :func:`_resolve`, :func:`_phases12` and Phase 0's search (:func:`_augment_bfs_inlined`) are inlined
+by numba (``inline="always"``, each at one call site but the queue's push and ``_flip``): a call passes every array
+as its exploded fields (9 machine words for a 2-d block). Inlining the last four, with the slot-type row and the
 inlined ``_dur`` of the timeline, made the paper's SPARe timeline job about 15% faster (8-20% in six alternated
 pairs, either order first, best of 12 batches of 200 jobs each, 2026-12-04) with a cold compilation no longer (63 s
 against 66 s for a first timeline run). Phase 1 and the patch call :func:`_augment_bfs` (a call; their
 searches are rarer), and :func:`_phase2` stays a call: inlining its two call sites gained nothing measurable and
 cost ~30 s of compilation.
 
-In the per-failure loops (the searches, their heap, :func:`_flip`, the deaths, orphans and patch scan) indices are
+In the per-failure loops (the searches, their queue, :func:`_flip`, the deaths, orphans and patch scan) indices are
 cast to unsigned (``_U``): numba then skips its negative-index wraparound, a load of the row length (spilled to the
 stack in these register-starved loops) and three operations per access. The values are the same; only the indexing
 is.
 
-Measured dead ends (the paper's SPARe timeline, N = 600, r = 8, fastest of 3 batches of 200 jobs, alternated
-with the code as it is, 2026-12-01): 32-bit blocks ``E``, ``G``, ``D``, ``H`` (half the memory) 1.21 ms per job
-against 1.16-1.21 ms; a first Phase-2 search that continues from the region Phase 0's failed search has just
-explored (layer by layer, no heap; it returns other, equally cheap assignments) 1.19-1.24 ms against 1.16-1.21 ms,
-and 504 instead of 461 ns per Phase-2 call in ``benchmarks/bench_rectlr.py``. Neither is kept. Nor is
-column-major (Fortran-order) ``E``, ``G``, ``D``, ``H``, which puts one group's, edge's or node's fields in one cache
-line (the same code, only ``alloc`` changed; identical results): 1.73 against 1.52 ms per job, alternated twice.
-Nor is a fused path for the common call (one new failure of a live group: its deaths, orphans and patch scan in
-one inlined loop, the patch's cap search split out; identical results): fastest of 5 batches of 200 jobs,
-alternated four times on 2026-12-03, 2.30-3.11 ms per job against 2.43-2.50 ms, i.e. no gain above the noise.
-Nor is ``D`` as one record per node (``D[v, DIST]``: a node's label, stamps and potential in one cache line) with
-the forward arcs testing ``own == e`` before loading the group's liveness (identical results): best of 12 batches of
-200 jobs, 1.71-1.85 against 1.70-1.88 ms per job in three pairs with it run first, a wash (2026-12-04).
-Where the time goes (cycle counters read around each part of :func:`rectlr_step` inside that timeline, 200 jobs,
-2026-12-01): ReCtlr is 78% of the job's cycles; per call, the deaths 78 cycles, the patch 165, the orphans 43,
-Phase 0 118; the 44% of calls that reach Phase 2 cost 1,300 cycles each, 960 of them in the searches of
-:func:`_augment_min_cost` (5.5 nodes settled per search) and 100 in the moves. The searches are 30% of the job and
-every other part 3-12%: halving the searches, the largest, would leave the job at 85% of its time.
+What was measured (the dead ends, where the time goes, the tie rule's effect on later calls): docs/architecture.md,
+section 8.
 
 Invariant between calls: every type is served by a live group that holds it in its top ``S`` positions and no group
 serves more than ``S`` types.
@@ -76,15 +61,31 @@ Algorithms
   the Phase-2 result is the one the Phase-1-then-Phase-2 order computes; otherwise the attempt is undone from the
   log and the two phases run as stated. ``S*`` rarely exceeds ``max(S, c(k))`` (under 2% of the Phase-2 runs of
   cyclic N = 1000, r = 9), so the Phase-1 search is mostly saved.
-- Phase 2: successive shortest paths with Johnson potentials and Dijkstra on the residual network
-  (source -> types -> groups -> sink), edge cost 1 if the edge sits at position ``>= S*`` (a move) else 0. It starts
-  from the Phase-0 assignment, all of whose edges cost 0, so zero potentials are feasible and the result is a
-  minimum-cost perfect assignment (no negative residual cycle), whatever the order of the orphans. A group
-  serves only types in its top ``S*`` positions (the invariant, Phase 0's window) unless a Phase-2 path gave it a
-  deeper one (``G[DEEP]``); the backward arcs of the others are found in those positions alone, in the same order.
+- Phase 0 tries every orphan (in the order the dead groups' stacks list them, top first), even after one fails: a
+  path it finds costs nothing, the least any path can cost, so it is a shortest path of Phase 2's successive
+  shortest paths (which may take the orphans in any order). The orphans it cannot place go to Phase 2, the last one
+  first (its failed search is still in the queue and the marks, and Phase 2 continues from it), the others in order.
+- Phase 2: successive shortest paths with Johnson potentials on the residual network (source -> types -> groups ->
+  sink), edge cost 1 if the edge sits at position ``>= S*`` (a move) else 0. It starts from the Phase-0 assignment,
+  all of whose edges cost 0, so zero potentials are feasible and the result is a minimum-cost perfect assignment (no
+  negative residual cycle), whatever the order of the orphans. While every path so far cost 0 (all potentials zero,
+  every served edge in the top ``S*`` positions) the costs are 0/1 and the search is breadth-first layer by layer
+  (:func:`_augment_layers`: a 0-1 breadth-first search, Dial's algorithm with two buckets), starting from Phase 0's
+  failed search when it ran at this capacity; after a path that cost a move, Dijkstra with a bucket queue
+  (:func:`_augment_min_cost`). Both stop at the first group with room they reach at the least distance left, which is
+  then the sink's. A group serves only types in its top ``S*`` positions (the invariant, Phase 0's window) unless a
+  Phase-2 path gave it a deeper one (``G[DEEP]``); the backward arcs of the others are found in those positions alone,
+  in the same order.
+- The tie rule (which of several equally cheap assignments is kept; it decides the state the next failure meets, not
+  ``T``, ``c(k)`` or ``S*``): the order above of the orphans; in a breadth-first layer, the types in the order
+  reached and each type's holders in layer order for cost-0 arcs, the types of the layer in reverse order and each
+  type's holders in reverse layer order for cost-1 arcs; in the bucket queue, first in first out per label; every
+  search stops at the first group with room reached (changed on 2026-12-06, issue 38: the old rule was a binary
+  heap's order, every search run until a group with room was popped).
 - Patch: the types no live group had in its top ``S`` layers when the failure struck must be recomputed by
   survivors; they are spread over live holders minimising the largest number any one survivor computes
-  (bottleneck assignment by raising the capacity ``L = 1, 2, ...``).
+  (bottleneck assignment by raising the capacity ``L = 1, 2, ...``). One type or two (the common cases) are placed
+  without a search, exactly where the search would place them.
 """
 
 from __future__ import annotations
@@ -94,13 +95,13 @@ from numba import njit
 
 from .cache import drop_if_dependencies_changed
 from .draws import draw_group, random_holders_into
-from .rectlr_layout import (ALIVE, DEEP, DIST, DSTAMP, EG, EPOS, ET, FIN, FSTAMP, GPTR, GSTK, HK, HV, K_, L_C, L_EVENT,
-                            L_K, L_MOVES, L_ORPHANS, L_PATCH, L_PATCH_TYPES, L_PHASE0, L_S, L_TRIAL, LOAD, MARKG, MARKT,
-                            MAXDEG_, MOVED, N_D, N_E, N_G, N_H, N_META, N_OUT, N_TRIAL_COLS, NLIVE, O_C, O_K, O_MOVES,
-                            O_ORPHANS, O_PATCH, O_PATCH_TYPES, O_PHASE0, O_S, O_WIPED, ORPH, OWN, P2_, PHI, PHIL,
-                            PLOAD, POWN, QUEUE, S_, STAMP_, STYPE, T_CALLS, T_DEAD, T_MOVES, T_NOMOVE, T_ORPHANS,
-                            T_PATCH, T_PATCH_TYPES, T_PHASE0, T_S0, T_SMAX, T_SUM_C, T_SUM_S, T_T, VIA, Saved, State,
-                            Tally)
+from .rectlr_layout import (ALIVE, BHEAD, BSTAMP, BTAIL, DEEP, DIST, DSTAMP, EG, EPOS, ET, FIN, FSTAMP, GPTR, GSTK,
+                            HNEXT, HNODE, K_, L_C, L_EVENT, L_K, L_MOVES, L_ORPHANS, L_PATCH, L_PATCH_TYPES, L_PHASE0,
+                            L_S, L_TRIAL, LOAD, MARKG, MARKT, MAXDEG_, MOVED, N_D, N_E, N_G, N_H, N_META, N_OUT,
+                            N_TRIAL_COLS, NLIVE, O_C, O_K, O_MOVES, O_ORPHANS, O_PATCH, O_PATCH_TYPES, O_PHASE0, O_S,
+                            O_WIPED, ORPH, OWN, P2_, PHI, PHIL, PLOAD, POWN, QTAIL_, QUEUE, S_, STAMP_, STYPE, T_CALLS,
+                            T_DEAD, T_MOVES, T_NOMOVE, T_ORPHANS, T_PATCH, T_PATCH_TYPES, T_PHASE0, T_S0, T_SMAX,
+                            T_SUM_C, T_SUM_S, T_T, VIA, Saved, State, Tally)
 
 # the cached kernels of this module contain the wipe-out kernels' code, and the slots of the layout: recompile them
 # when those change
@@ -112,6 +113,8 @@ _BIG = np.int64(1) << 40
 # of ``_resolve``, ``_phases12``... in one test run, each a full compilation. Starting such counters (and the
 # constant arguments of the large kernels) at these int64 values keeps one specialisation per call site.
 _Z, _ONE = np.int64(0), np.int64(1)
+_FALSE = np.bool_(False)
+_NONE = np.int64(-1)
 _U = np.uint64  # an unsigned index skips numba's negative-index wraparound (a load of the shape and 3 ops)
 _NO_ROOM = -2  # _phases12: the undo log is too short (state restored; retry with a longer one)
 
@@ -231,7 +234,7 @@ def _augment_bfs_inlined(t0, cap, window, r, st, own_row, load_row, nlog):
             eu = _U(e)
             g = E[EG, eu]
             gu = _U(g)
-            if G[ALIVE, gu] == 0 or E[EPOS, eu] >= window or own == e or G[MARKG, gu] == stamp:
+            if E[EPOS, eu] >= window or own == e or G[ALIVE, gu] == 0 or G[MARKG, gu] == stamp:
                 continue
             G[MARKG, gu] = stamp
             G[VIA, gu] = e
@@ -246,103 +249,191 @@ def _augment_bfs_inlined(t0, cap, window, r, st, own_row, load_row, nlog):
                 if G[own_row, _U(v)] == e2:
                     G[QUEUE, _U(tail)] = v
                     tail += 1
+    meta[QTAIL_] = tail  # the explored types G[QUEUE, :tail], for Phase 2 to continue from (_augment_layers)
     return False, nlog
 
 
 # ------------------------------------------------------------------------------------------------ min-cost
 @njit(cache=True, _nrt=False, inline="always")
-def _heap_push(H, size, key, val):
-    """Insert ``(key, val)``; returns the new size. The sift moves a hole up and writes the entry once: the same
-    comparisons and the same final order as swapping the entry up, with half the stores."""
-    i = size
-    while i > 0:
-        parent = (i - 1) >> 1
-        pu = _U(parent)
-        if H[HK, pu] <= key:
-            break
-        iu = _U(i)
-        H[HK, iu] = H[HK, pu]
-        H[HV, iu] = H[HV, pu]
-        i = parent
-    H[HK, _U(i)] = key
-    H[HV, _U(i)] = val
-    return size + 1
+def _serve_scan(g, cap, tail, E, G):
+    """Queue the types group ``g`` serves (all in its top ``cap`` positions) behind ``G[QUEUE, :tail]``; returns the
+    new tail."""
+    base = G[GPTR, _U(g)]
+    for p in range(base, min(G[GPTR, _U(g + 1)], base + cap)):
+        e2 = E[GSTK, _U(p)]
+        v = E[STYPE, _U(p)]
+        if G[OWN, _U(v)] == e2:
+            G[QUEUE, _U(tail)] = v
+            tail += 1
+    return tail
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _heap_pop(H, size):
-    """Remove the minimum (left in ``H[:, size - 1]``); returns the new size. The last entry sifts down from the
-    root as a hole (see :func:`_heap_push`): the same order as swapping it down."""
-    size -= 1
-    su = _U(size)
-    key = H[HK, su]
-    val = H[HV, su]
-    H[HK, su] = H[HK, 0]
-    H[HV, su] = H[HV, 0]
-    i = 0
-    while True:
-        a = 2 * i + 1
-        if a >= size:
-            break
-        b = a + 1
-        c = b if (b < size and H[HK, _U(b)] < H[HK, _U(a)]) else a
-        cu = _U(c)
-        if key <= H[HK, cu]:
-            break
-        iu = _U(i)
-        H[HK, iu] = H[HK, cu]
-        H[HV, iu] = H[HV, cu]
-        i = c
-    H[HK, _U(i)] = key
-    H[HV, _U(i)] = val
-    return size
+def _augment_layers(t0, cap, stamp0, n, r, st, more):
+    """The first searches of a Phase 2 (all potentials zero, every served edge in the top ``cap`` positions): a
+    fewest-moves augmenting path from the unassigned type ``t0`` by breadth-first search layer by layer.
 
+    Costs are then 0 (a forward arc into the top ``cap`` positions, every backward arc) or 1 (a forward arc below),
+    so the nodes at distance ``d`` are those the cost-0 arcs reach from the cost-1 arcs out of layer ``d - 1``.
+    Layer 0 is the breadth-first search of Phase 0 at capacity and window ``cap`` (with ``stamp0 >= 0``, the one
+    Phase 0 has just run and failed with, left in ``G[QUEUE, :meta[QTAIL_]]`` and the marks ``stamp0``); layer
+    ``d`` scans the cost-1 arcs of layer ``d - 1``'s types in reverse queue order, each type's edges in reverse
+    layer order (the tie rule: scanned in queue and layer order, more moves followed per Phase-2 call and the calls
+    were slower; see docs/architecture.md, section 8), then continues breadth-first on cost-0 arcs. The search
+    stops at the first group with room it reaches: every group of the layers before is full, so its distance ``d``
+    is the least possible. Returns ``(n_phi, g_end)`` as :func:`_augment_min_cost`.
 
-@njit(cache=True, _nrt=False, inline="always")
-def _augment_min_cost(t0, cap, n, r, st, n_phi, nlog):
-    """Shortest (fewest-moves) augmenting path from the unassigned type ``t0`` at capacity ``cap``.
-
-    Nodes: types ``0..N-1``, groups ``N..2N-1``, sink ``2N``. Reduced costs use the potentials ``D[PHI]`` (zero at
-    the start of a Phase 2); they stay non-negative after each augmentation (``phi += min(d, D) - D``). Returns
-    ``(n_phi, nlog)``: the new number of entries of ``D[PHIL]`` (nodes whose potential is non-zero; -1 if no path
-    exists) and of the change log.
-
-    The search stops when it settles the first group with room, at distance ``d``, without scanning that group's
-    arcs or popping the nodes the plain loop would still pop before the sink. That is exact. The sink's distance
-    is ``big_d = d + phi[g] - phi[sink] = d``: the arc ``g -> sink`` has reduced cost ``phi[g] - phi[sink] >= 0``,
-    the sink is never finished (its potential stays 0) and potentials only decrease from 0, so ``phi[g] = 0``;
-    every key left in the heap is ``>= d`` (keys never decrease). The plain loop would next pop nodes at distance
-    ``big_d`` (or the sink), and such a node (i) cannot improve the sink (a label changes only on a strict
-    improvement), (ii) cannot change the path's predecessors ``G[VIA]``, which belong to nodes finished before,
-    (iii) keeps its potential (``big_d - d = 0``), and (iv) leaves nothing the next search reads (it starts with a
-    new stamp and an empty heap); the scan of ``g``'s own arcs only pushes such nodes. Everything before the stop
-    is the same sequence of heap operations, so the assignment, the potentials and every tie are those of the full
-    loop. It halves the nodes settled per Phase-2 search (cyclic N = 600, r = 8: 6.9 -> 3.2 per failure); stopping
-    at ``g`` itself rather than when the heap's least key reaches the sink's label also saves the scan of ``g``'s
-    served types and the sink's push (the paper's SPARe timeline, N = 600, r = 8: per search 6.5 -> 4.0 group arcs
-    scanned and 12.7 -> 10.4 heap pushes).
+    With ``more`` (another orphan to place in this Phase 2) and ``d > 0``, the potentials become ``phi = dist - d``
+    on the nodes of layers ``< d`` (0 elsewhere, whose distance is ``>= d``): Johnson's update, which keeps every
+    reduced cost non-negative for :func:`_augment_min_cost`. The first node of layer ``j`` sits at
+    ``G[QUEUE, D[FIN, j]]``; a group has the layer of the types it serves, which follow one another in the queue.
     """
-    E, G, D, H, meta, ulog = st.E, st.G, st.D, st.H, st.meta, st.ulog
+    E, G, D, meta = st.E, st.G, st.D, st.meta
+    g_end = -1
+    if stamp0 >= 0:  # Phase 0's failed search from t0, with these marks: layer 0 is complete
+        stamp = stamp0
+        tail = meta[QTAIL_]
+        h = tail
+    else:
+        meta[STAMP_] += 1
+        stamp = meta[STAMP_]
+        G[QUEUE, 0] = t0
+        tail = _ONE
+        h = _Z
+    d = _Z
+    lo = _Z
+    D[FIN, 0] = 0
+    while True:
+        # the cost-0 arcs of layer d, breadth-first from G[QUEUE, h]
+        while h < tail and g_end < 0:
+            u = G[QUEUE, _U(h)]
+            h += 1
+            own = G[OWN, _U(u)]
+            for e in range(u * r, u * r + r):
+                eu = _U(e)
+                g = E[EG, eu]
+                gu = _U(g)
+                if E[EPOS, eu] >= cap or own == e or G[ALIVE, gu] == 0 or G[MARKG, gu] == stamp:
+                    continue
+                G[MARKG, gu] = stamp
+                G[VIA, gu] = e
+                if G[LOAD, gu] < cap:
+                    g_end = g
+                    break
+                tail = _serve_scan(g, cap, tail, E, G)
+        if g_end >= 0:
+            break
+        hi = tail
+        if lo == hi:  # layer d is empty: no path
+            return _Z, g_end
+        d += 1
+        D[FIN, _U(d)] = hi
+        # the cost-1 arcs of layer d - 1, its types and their edges in reverse order (a type's own edge is in the
+        # top cap positions: never one of them)
+        for q in range(hi - 1, lo - 1, -1):
+            u = G[QUEUE, _U(q)]
+            for e in range(u * r + r - 1, u * r - 1, -1):
+                eu = _U(e)
+                g = E[EG, eu]
+                gu = _U(g)
+                if E[EPOS, eu] < cap or G[ALIVE, gu] == 0 or G[MARKG, gu] == stamp:
+                    continue
+                G[MARKG, gu] = stamp
+                G[VIA, gu] = e
+                if G[LOAD, gu] < cap:
+                    g_end = g
+                    break
+                tail = _serve_scan(g, cap, tail, E, G)
+            if g_end >= 0:
+                break
+        if g_end >= 0:
+            break
+        lo = hi
+        h = hi
+    n_phi = _Z
+    if more and d > 0:
+        for j in range(d):
+            delta = d - j
+            prev = -1
+            for q in range(D[FIN, _U(j)], D[FIN, _U(j + 1)]):
+                u = G[QUEUE, _U(q)]
+                D[PHI, _U(u)] = -delta
+                D[PHIL, _U(n_phi)] = u
+                n_phi += 1
+                own = G[OWN, _U(u)]
+                if own >= 0:
+                    g = E[EG, _U(own)]
+                    if g != prev:
+                        prev = g
+                        D[PHI, _U(n + g)] = -delta
+                        D[PHIL, _U(n_phi)] = n + g
+                        n_phi += 1
+    return n_phi, g_end
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _bucket_push(H, D, nent, stamp, key, v, nb):
+    """Append node ``v`` to the FIFO bucket of label ``key`` (bucket ``key % nb``); returns the new entry count."""
+    b = _U(key % nb)
+    H[HNODE, _U(nent)] = v
+    H[HNEXT, _U(nent)] = -1
+    if D[BSTAMP, b] != stamp or D[BHEAD, b] < 0:
+        D[BSTAMP, b] = stamp
+        D[BHEAD, b] = nent
+    else:
+        H[HNEXT, _U(D[BTAIL, b])] = nent
+    D[BTAIL, b] = nent
+    return nent + 1
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _augment_min_cost(t0, cap, n, r, st, n_phi):
+    """Shortest (fewest-moves) augmenting path from the unassigned type ``t0`` at capacity ``cap``, for the searches
+    of a Phase 2 after one whose path cost a move (the potentials are no longer all zero; see
+    :func:`_augment_layers` for the others).
+
+    Nodes: types ``0..N-1``, groups ``N..2N-1``, sink ``2N``. Reduced costs use the potentials ``D[PHI]``; they stay
+    non-negative after each augmentation (``phi += min(d, D) - D``). Returns ``(n_phi, g_end)``: the new number of
+    entries of ``D[PHIL]`` (nodes whose potential is non-zero) and the group with room the path ends at, its
+    predecessors in ``G[VIA]`` (-1 if no path exists); :func:`_phase2` applies the path.
+
+    Dijkstra with a bucket queue (Dial's algorithm): the reduced costs are small integers (at most one more than
+    the largest ``|phi|``, which is at most the moves of the Phase 2 so far, ``<= N``), so ``2 N + 1`` circular
+    FIFO buckets (``D[BHEAD]``, ``D[BTAIL]``, stamped by ``D[BSTAMP]``; the entries in ``H``: ``H[HNODE]`` the node,
+    ``H[HNEXT]`` the next entry) hold every label in flight. A node is finished when first popped (``D[FSTAMP]``);
+    later entries of it are stale. The search stops at the first group with room it reaches at the label being
+    popped (when its arc is relaxed, or when it is popped): a group with room has potential 0 (its arc to the sink
+    has reduced cost ``phi[g] - phi[sink] >= 0``, the sink's potential stays 0 and potentials only decrease), so
+    the sink's distance ``big_d`` is that label, the least left. The nodes finished before have their exact
+    distance ``<= big_d``, every other one at least ``big_d``: Johnson's update applies to the finished ones only.
+    """
+    E, G, D, H, meta = st.E, st.G, st.D, st.H, st.meta
     meta[STAMP_] += 1
     stamp = meta[STAMP_]
-    sink = 2 * n
+    nb = 2 * n + 1
     D[DIST, t0] = 0
     D[DSTAMP, t0] = stamp
-    size = _heap_push(H, 0, 0, t0)
+    nent = _bucket_push(H, D, _Z, stamp, _Z, t0, nb)
+    live = _ONE  # entries not popped yet
+    cur = _Z
     nfin = 0
     g_end = -1
-    big_d = -1
-    while size > 0:
-        size = _heap_pop(H, size)
-        d = H[HK, _U(size)]
-        v = H[HV, _U(size)]
-        vu = _U(v)
-        if D[FSTAMP, vu] == stamp or d > D[DIST, vu]:
+    while live > 0 and g_end < 0:
+        b = _U(cur % nb)
+        if D[BSTAMP, b] != stamp or D[BHEAD, b] < 0:
+            cur += 1
             continue
-        D[FSTAMP, vu] = stamp  # never the sink: it is never pushed (the loop stops at its predecessor)
+        i = D[BHEAD, b]
+        D[BHEAD, b] = H[HNEXT, _U(i)]
+        live -= 1
+        v = H[HNODE, _U(i)]
+        vu = _U(v)
+        if D[FSTAMP, vu] == stamp:
+            continue  # stale: finished at a smaller label
+        D[FSTAMP, vu] = stamp
         D[FIN, _U(nfin)] = v
         nfin += 1
-        base = d + D[PHI, vu]  # loop invariants, loaded once: the loops below store to G and D
+        base = cur + D[PHI, vu]  # loop invariants, loaded once: the loops below store to G and D
         if v < n:  # a type: forward arcs to its other live holders
             own = G[OWN, vu]
             for e in range(v * r, v * r + r):
@@ -352,21 +443,22 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi, nlog):
                     continue
                 w = n + g
                 wu = _U(w)
-                # no test of "w finished": its label is <= d <= nd (non-negative reduced costs), so the strict
-                # test below already leaves it alone
                 c = 1 if E[EPOS, _U(e)] >= cap else 0
                 nd = base + c - D[PHI, wu]
                 if D[DSTAMP, wu] != stamp or nd < D[DIST, wu]:
                     D[DSTAMP, wu] = stamp
                     D[DIST, wu] = nd
                     G[VIA, gu] = e
-                    size = _heap_push(H, size, nd, w)
+                    if nd == cur and G[LOAD, gu] < cap:  # a group with room at the least label: stop
+                        g_end = g
+                        break
+                    nent = _bucket_push(H, D, nent, stamp, nd, w, nb)
+                    live += 1
         else:  # a group: to the sink if it has room, back along the types it serves
             g = v - n
             gu = _U(g)
-            if G[LOAD, gu] < cap:  # the sink at big_d = d: stop (exact, see the docstring)
+            if G[LOAD, gu] < cap:
                 g_end = g
-                big_d = base - D[PHI, sink]
                 break
             lo = G[GPTR, gu]
             hi = G[GPTR, _U(g + 1)]
@@ -383,9 +475,11 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi, nlog):
                 if D[DSTAMP, uu] != stamp or nd < D[DIST, uu]:
                     D[DSTAMP, uu] = stamp
                     D[DIST, uu] = nd
-                    size = _heap_push(H, size, nd, u)
-    if big_d < 0:
-        return -1, nlog
+                    nent = _bucket_push(H, D, nent, stamp, nd, u, nb)
+                    live += 1
+    if g_end < 0:
+        return n_phi, g_end
+    big_d = cur
     for i in range(nfin):
         v = D[FIN, i]
         delta = big_d - D[DIST, v]
@@ -394,16 +488,7 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi, nlog):
                 D[PHIL, n_phi] = v
                 n_phi += 1
             D[PHI, v] -= delta
-    g = g_end
-    while True:  # mark the groups that will serve a type below the window
-        e = G[VIA, _U(g)]
-        if E[EPOS, _U(e)] >= cap:
-            G[DEEP, _U(g)] = meta[P2_]
-        old = G[OWN, _U(E[ET, _U(e)])]
-        if old < 0:
-            break
-        g = E[EG, _U(old)]
-    return n_phi, _flip(g_end, r, E, G, OWN, LOAD, ulog, nlog)
+    return n_phi, g_end
 
 
 # --------------------------------------------------------------------------------------------------- ReCtlr
@@ -432,25 +517,37 @@ def _patch(newly, n_new, S, n, r, st):
             own = G[OWN, tu]  # its server, if live, holds it in its top S (the invariant): covered
             if own >= 0 and G[ALIVE, _U(E[EG, _U(own)])] != 0:
                 continue
+            # covered: a live holder has it in its top S (the position first: a load of the edge row, not of a
+            # group's liveness, which is elsewhere in memory)
             covered = False
-            first_live = -1
             for e in range(t * r, t * r + r):
                 eu = _U(e)
-                h = E[EG, eu]
-                if G[ALIVE, _U(h)] != 0:
-                    if E[EPOS, eu] < S:
-                        covered = True
-                        break
-                    if first_live < 0:
-                        first_live = h
+                if E[EPOS, eu] < S and G[ALIVE, _U(E[EG, eu])] != 0:
+                    covered = True
+                    break
             if not covered:
                 pplan[npatch] = t
-                pplan[n + npatch] = first_live
+                pplan[n + npatch] = _first_live_other(t, _NONE, r, E, G)
                 npatch += 1
     if npatch == 0:
         return 0, 0
     if npatch == 1:  # what the search below finds for one type: its first live holder in layer order, at L = 1
         return 1, 1
+    if npatch == 2:  # what it finds for two, without the searches (the common case of a Phase-2 call): at L = 1
+        # the first goes to h1 = its first live holder; the second to its first live holder other than h1 if it has
+        # one; else its search reaches h1 (full) first and moves the first type to its next live holder, if any;
+        # else L = 2 and both go to h1
+        h1 = pplan[n]
+        h2 = _first_live_other(pplan[1], h1, r, E, G)
+        if h2 >= 0:
+            pplan[n + 1] = h2
+            return 2, 1
+        pplan[n + 1] = h1
+        h1b = _first_live_other(pplan[0], h1, r, E, G)
+        if h1b < 0:
+            return 2, 2
+        pplan[n] = h1b
+        return 2, 1
     cap = _ONE
     for i in range(npatch):
         t = pplan[i]
@@ -463,6 +560,16 @@ def _patch(newly, n_new, S, n, r, st):
         for l in range(r):
             G[PLOAD, E[EG, t * r + l]] = 0
     return npatch, cap
+
+
+@njit(cache=True, _nrt=False)
+def _first_live_other(t, h, r, E, G):
+    """The first live holder of type ``t`` in layer order other than group ``h`` (-1 if none)."""
+    for e in range(t * r, t * r + r):
+        g = E[EG, _U(e)]
+        if g != h and G[ALIVE, _U(g)] != 0:
+            return g
+    return -1
 
 
 @njit(cache=True, _nrt=False)  # no reference counting per call; a longer undo log is _phases12_grown's job
@@ -511,7 +618,8 @@ def rectlr_step(newly, n_new, from_scratch, n, r, st):
     n_orph = _Z
     for i in range(m):
         g = newly[i]
-        for p in range(G[GPTR, _U(g)], G[GPTR, _U(g + 1)]):
+        base = G[GPTR, _U(g)]
+        for p in range(base, min(G[GPTR, _U(g + 1)], base + S)):  # a group serves types in its top S only
             e = E[GSTK, _U(p)]
             t = E[STYPE, _U(p)]
             if G[OWN, _U(t)] == e:
@@ -545,20 +653,31 @@ def _resolve(n_orph, S, c, n, r, st):
     """Phases 0-2 for the unassigned types ``G[ORPH, :n_orph]`` (every other type is validly assigned)."""
     G, meta, out = st.G, st.meta, st.out
     k = meta[K_]
-    # Phase 0: HK-Fixed (current stacks, capacity S, top-S edges only)
-    first = _Z
+    # Phase 0: HK-Fixed (current stacks, capacity S, top-S edges only). Every orphan is tried: those it places cost
+    # 0, the least possible, so successive shortest paths may take them first; the others go to G[ORPH, :nf]
+    nf = _Z
+    reuse = False
     if S * (n - k) >= n:
-        while first < n_orph:
-            if not _augment_bfs_inlined(G[ORPH, first], S, S, r, st, OWN, LOAD, -1)[0]:
-                break
-            first += 1
-    if first == n_orph:
-        out[O_S] = S
-        out[O_PHASE0] = 1
-        return 0
-    rc = _phases12(first, n_orph, S, c, n, r, st)
+        for i in range(n_orph):
+            t = G[ORPH, i]
+            reuse = not _augment_bfs_inlined(t, S, S, r, st, OWN, LOAD, -1)[0]
+            if reuse:
+                G[ORPH, nf] = t
+                nf += 1
+        if nf == 0:
+            out[O_S] = S
+            out[O_PHASE0] = 1
+            return 0
+        if reuse and nf > 1:  # the last search failed and is still in the queue: its orphan goes first in Phase 2
+            t = G[ORPH, nf - 1]
+            G[ORPH, nf - 1] = G[ORPH, 0]
+            G[ORPH, 0] = t
+    else:
+        nf = n_orph
+    # with reuse and c <= S, Phase 2 runs at Phase 0's capacity first and continues from its last, failed search
+    rc = _phases12(_Z, nf, S, c, n, r, st, reuse and c <= S)
     if rc == _NO_ROOM:  # rare: long augmenting paths or many orphans (a multi-group event, the initial state)
-        rc = _phases12_grown(first, n_orph, S, c, n, r, st)
+        rc = _phases12_grown(_Z, nf, S, c, n, r, st)
     return rc
 
 
@@ -570,14 +689,15 @@ def _phases12_grown(first, n_orph, S, c, n, r, st):
     while True:
         size = 2 * size + 2 * n + 4
         longer = State(st.E, st.G, st.D, st.H, st.meta, np.empty(size, np.int64), st.pplan, st.out)
-        rc = _phases12(first, n_orph, S, c, n, r, longer)
+        rc = _phases12(first, n_orph, S, c, n, r, longer, _FALSE)  # Phase 0's search is overwritten by now
         if rc != _NO_ROOM:
             return rc
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _phases12(first, n_orph, S, c, n, r, st):
-    """Phases 1 and 2 for the orphans ``G[ORPH, first:n_orph]`` that Phase 0 could not place.
+def _phases12(first, n_orph, S, c, n, r, st, reuse):
+    """Phases 1 and 2 for the orphans ``G[ORPH, first:n_orph]`` that Phase 0 could not place (with ``reuse``, Phase
+    0's failed search for the first of them is left in the queue and the marks: see :func:`_augment_layers`).
 
     Returns 0, -1 (no assignment where one must exist: a bug) or ``_NO_ROOM`` when ``ulog`` cannot take one more
     augmenting path (``2 N + 4`` entries); the assignment is then restored as it was on entry (every change since
@@ -587,7 +707,7 @@ def _phases12(first, n_orph, S, c, n, r, st):
     room = ulog.shape[0] - 2 * n - 4
     # Phase 2 at the least candidate capacity first: if it places every orphan, that capacity is S* (see the module
     # docstring) and this is exactly the Phase 2 below; if not, undo it and find S* by Phase 1
-    rc = _phase2(first, n_orph, max(S, c), n, r, st, room)
+    rc = _phase2(first, n_orph, max(S, c), n, r, st, room, reuse)
     if rc != -1:
         return rc
     # Phase 1: HK-Free -- the least capacity >= max(S, c(k)) with a perfect assignment, then undone
@@ -605,11 +725,11 @@ def _phases12(first, n_orph, S, c, n, r, st):
             if cap > meta[MAXDEG_]:
                 return -1
     _undo(ulog, nlog, G)
-    return _phase2(first, n_orph, cap, n, r, st, room)
+    return _phase2(first, n_orph, cap, n, r, st, room, _FALSE)
 
 
 @njit(cache=True, _nrt=False)
-def _phase2(first, n_orph, s_star, n, r, st, room):
+def _phase2(first, n_orph, s_star, n, r, st, room, reuse):
     """Phase 2 at capacity ``s_star`` for the orphans ``G[ORPH, first:n_orph]``, then the moves that bring every
     served type into the top ``s_star`` layers.
 
@@ -617,9 +737,11 @@ def _phase2(first, n_orph, s_star, n, r, st, room):
     (no perfect assignment there); in both of the last cases the assignment and the potentials are as on entry.
     """
     E, G, D, meta, ulog, out = st.E, st.G, st.D, st.meta, st.ulog, st.out
-    # Phase 2: fewest moves at S*, successive shortest paths from the Phase-0 assignment
+    # Phase 2: fewest moves at S*, successive shortest paths from the Phase-0 assignment; breadth-first by layers
+    # while the potentials are all zero (every path so far cost 0), then Dijkstra
     n_phi = _Z
     nlog = _Z
+    stamp0 = meta[STAMP_] if reuse else -1  # the marks of Phase 0's failed search
     meta[STAMP_] += 1
     meta[P2_] = meta[STAMP_]
     for i in range(first, n_orph):
@@ -628,13 +750,26 @@ def _phase2(first, n_orph, s_star, n, r, st, room):
             for q in range(n_phi):
                 D[PHI, D[PHIL, q]] = 0
             return _NO_ROOM
-        got, nlog = _augment_min_cost(G[ORPH, i], s_star, n, r, st, n_phi, nlog)
-        if got < 0:
+        if n_phi == 0:
+            got, g_end = _augment_layers(G[ORPH, i], s_star, stamp0 if i == first else -1, n, r, st, i + 1 < n_orph)
+        else:
+            got, g_end = _augment_min_cost(G[ORPH, i], s_star, n, r, st, n_phi)
+        if g_end < 0:
             _undo(ulog, nlog, G)
             for q in range(n_phi):
                 D[PHI, D[PHIL, q]] = 0
             return -1
         n_phi = got
+        g = g_end
+        while True:  # mark the groups that will serve a type below the window
+            e = G[VIA, g]
+            if E[EPOS, e] >= s_star:
+                G[DEEP, g] = meta[P2_]
+            old = G[OWN, E[ET, e]]
+            if old < 0:
+                break
+            g = E[EG, old]
+        nlog = _flip(g_end, r, E, G, OWN, LOAD, ulog, nlog)
     for i in range(n_phi):
         D[PHI, D[PHIL, i]] = 0
     # bring every served type that sits below the window into it, by swapping with a top slot whose type is not

@@ -26,16 +26,17 @@ from .slots import define
 # module names the modules it imports
 drop_if_dependencies_changed(__file__, ("slots.py",))
 
-#: ``meta``: stack number ``S``, dead groups ``k``, visit stamp, longest stack, the stamp of the current Phase-2 run
-META_SLOTS = define(globals(), "N_META", "S_ K_ STAMP_ MAXDEG_ P2_")
+#: ``meta``: stack number ``S``, dead groups ``k``, visit stamp, longest stack, the stamp of the current Phase-2 run,
+#: the length of the queue a failed breadth-first search left (its explored types)
+META_SLOTS = define(globals(), "N_META", "S_ K_ STAMP_ MAXDEG_ P2_ QTAIL_")
 #: ``out``: the results of one ReCtlr call
 OUT_SLOTS = define(globals(), "N_OUT", "O_K O_C O_S O_PHASE0 O_MOVES O_ORPHANS O_PATCH_TYPES O_PATCH O_WIPED")
 #: the rows of the packed blocks: ``E`` (``N_E x N r``), ``G`` (``N_G x (N + 1)``), ``D`` (``N_D x (2 N + 1)``),
 #: ``H`` (``N_H x (2 N r + 2 N + 2)``)
 define(globals(), "N_E", "EG GSTK EPOS ET STYPE")
 define(globals(), "N_G", "GPTR ALIVE NLIVE OWN LOAD POWN PLOAD MARKG MARKT VIA QUEUE ORPH DEEP MOVED")
-define(globals(), "N_D", "DIST DSTAMP FSTAMP PHI PHIL FIN")
-define(globals(), "N_H", "HK HV")
+define(globals(), "N_D", "DIST DSTAMP FSTAMP PHI PHIL FIN BHEAD BTAIL BSTAMP")
+define(globals(), "N_H", "HNEXT HNODE")
 #: the overhead drivers' per-trial statistics columns
 TRIAL_SLOTS = define(globals(), "N_TRIAL_COLS",
                      "T_T T_DEAD T_SUM_C T_SUM_S T_CALLS T_PHASE0 T_MOVES T_ORPHANS T_PATCH_TYPES T_PATCH T_S0 T_SMAX "
@@ -52,9 +53,9 @@ class State(NamedTuple):
     E: np.ndarray
     #: groups and types: ``N_G x (N + 1)`` (stack pointers, liveness, assignment, the searches' marks and queue)
     G: np.ndarray
-    #: the min-cost search's nodes: ``N_D x (2 N + 1)`` (labels, stamps, potentials)
+    #: the min-cost search's nodes: ``N_D x (2 N + 1)`` (labels, stamps, potentials; the buckets' heads and tails)
     D: np.ndarray
-    #: its heap: ``N_H x (2 N r + 2 N + 2)`` (keys, values)
+    #: its bucket queue's entries: ``N_H x (2 N r + 2 N + 2)`` (the next entry of the bucket, the node)
     H: np.ndarray
     #: the ``N_META`` scalars (``S_``, ``K_``...)
     meta: np.ndarray

@@ -28,10 +28,12 @@ one the solver keeps (its tie rule) is the state the next failure meets. Over a 
 and ``S*`` do not depend on it (``S*`` is the least capacity with a perfect assignment over all live holders,
 whatever the stacks' order), but the per-call counts that read the stacks and the assignment do: Phase-0
 success, moves, orphans and the patch. The paper does not specify a tie rule. Measured on the same failure orders
-(``overhead_mc(layout, 300, n_groups=600, r=8, rng=1)`` with and without ``from_scratch``): identical ``T`` and
-``S*`` in every replication, and per-call means that differ by 0.2-1.5% (cyclic: ``hk_fixed_rate`` 0.6234 vs
-0.6259, ``moves_mean`` 0.5958 vs 0.5979, ``patch_mean`` 0.3808 vs 0.3789; random holders: ``hk_fixed_rate``
-0.3959 vs 0.4019), inside each other's 95% intervals.
+(``overhead_mc(layout, 300, n_groups=600, r=8, rng=1)`` with and without ``from_scratch``, the tie rule of
+2026-12-06): identical ``T`` and ``S*`` in every replication, and per-call means that differ by 0.2-1.3% (cyclic:
+``hk_fixed_rate`` 0.6247 vs 0.6237, ``moves_mean`` 0.6025 vs 0.6010, ``patch_mean`` 0.3796 vs 0.3808; random
+holders: ``hk_fixed_rate`` 0.3971 vs 0.4022), inside each other's 95% intervals. The tie rule is stated in
+:mod:`spare_mc._kernels.rectlr`; its change on 2026-12-06 (issue 38) moved these per-call means by under 1.5%
+(``benchmarks/bench_tie_rule.py``).
 
 Epoch convention
 ----------------
