@@ -41,8 +41,11 @@ _WIPEOUT_KERNELS = ("wipeout_generic", "wipeout_cyclic_window", "wipeout_cyclic_
                     "wipeout_random_fresh", "wipeout_order_stat")
 
 
-#: What a warm-up process runs: :func:`_run` on the sweeps it reads from its standard input.
-_CHILD = "import sys; from spare_mc.sweep.warm import _run; _run(sys.stdin.read())"
+#: What a warm-up process runs: :func:`_run` on the sweeps it reads from its standard input. The directory that
+#: holds this package goes to the *end* of its path: it finds the same ``spare_mc`` as this process (installed, on
+#: ``PYTHONPATH`` or in the working directory, which it inherits) and never shadows another module with it.
+_CHILD = ("import sys; sys.path.append({root!r}); from spare_mc.sweep.warm import _run; "
+          "_run(sys.stdin.read())")
 
 
 def _families(specs) -> dict:
@@ -93,15 +96,13 @@ def warm_up(specs, *, processes: int | None = None, log=None) -> float:
         f"{len(groups)} process{'es' if len(groups) > 1 else ''}: about {est:.0f} s on 2 cores, once (numba keeps "
         f"the machine code in its cache for later runs)")
     t0 = time.perf_counter()
-    env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the package's parent
-    env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
-    env[_cache.NOTICE_ENV] = "0"  # this line said it
+    env = {**os.environ, _cache.NOTICE_ENV: "0"}  # this line said it
+    child = _CHILD.format(root=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     procs = []
     try:
         for g in groups:
             payload = json.dumps({q: families[q] for q in g})
-            procs.append((g, subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE,
+            procs.append((g, subprocess.Popen([sys.executable, "-c", child], stdin=subprocess.PIPE,
                                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)))
             try:
                 procs[-1][1].stdin.write(payload)
