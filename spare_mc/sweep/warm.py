@@ -17,10 +17,12 @@ process that fails is reported in one line and the run compiles what it needs it
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 from .._kernels import cache as _cache
@@ -99,29 +101,30 @@ def warm_up(specs, *, processes: int | None = None, log=None) -> float:
     env = {**os.environ, _cache.NOTICE_ENV: "0"}  # this line said it
     child = _CHILD.format(root=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     procs = []
-    try:
-        for g in groups:
-            payload = json.dumps({q: families[q] for q in g})
-            procs.append((g, subprocess.Popen([sys.executable, "-c", child], stdin=subprocess.PIPE,
-                                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)))
-            try:
-                procs[-1][1].stdin.write(payload)
-                procs[-1][1].stdin.close()
-            except BrokenPipeError:  # it exited at once: its exit status says why (below)
-                pass
-        for g, p in procs:
-            err = p.stderr.read()
-            p.stderr.close()
-            if p.wait() != 0:
-                last = (err.strip().splitlines() or ["no message"])[-1]
-                log(f"spare-mc: compiling {', '.join(g)} ahead failed ({last}); the run compiles it itself")
-    finally:
-        for _, p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-            if not p.stderr.closed:
-                p.stderr.close()
+    with contextlib.ExitStack() as files:
+        try:
+            for g in groups:
+                payload = json.dumps({q: families[q] for q in g})
+                # a child's messages go to a file, not a pipe: a pipe that fills while this process waits on another
+                # child would block it
+                err = files.enter_context(tempfile.TemporaryFile(mode="w+"))
+                procs.append((g, err, subprocess.Popen([sys.executable, "-c", child], stdin=subprocess.PIPE,
+                                                       stdout=subprocess.DEVNULL, stderr=err, env=env, text=True)))
+                try:
+                    procs[-1][2].stdin.write(payload)
+                    procs[-1][2].stdin.close()
+                except BrokenPipeError:  # it exited at once: its exit status says why (below)
+                    pass
+            for g, err, p in procs:
+                if p.wait() != 0:
+                    err.seek(0)
+                    last = (err.read().strip().splitlines() or ["no message"])[-1]
+                    log(f"spare-mc: compiling {', '.join(g)} ahead failed ({last}); the run compiles it itself")
+        finally:
+            for _, _, p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
     return time.perf_counter() - t0
 
 
