@@ -74,3 +74,18 @@ def test_warm_up_fills_the_cache_a_new_process_then_finds(tmp_path):
     r = subprocess.run([sys.executable, "-c", code, _SPEC], capture_output=True, text=True, env=env, timeout=300,
                        check=False)
     assert r.stdout.split() == ["True", "False", "True"] and "compiling" not in r.stderr
+
+
+def test_a_failing_sweep_does_not_stop_the_others_in_a_warm_up_process(monkeypatch, capsys):
+    """In a child, a sweep that fails is reported on its standard error (and its exit status), after the other
+    sweeps ran; one point per combination of the non-numeric parameters runs."""
+    import json
+    ran = []
+    monkeypatch.setattr(warm, "run_task", lambda q, seed, idx, params, a, b, lenient: ran.append(params["layout"]))
+    bad = _SPEC.replace('quantity = "wipeout"', 'quantity = "nonsense"')
+    with pytest.raises(SystemExit) as info:
+        warm._run(json.dumps({"wipeout": [bad, _SPEC]}))
+    assert info.value.code == 1
+    assert sorted(ran) == ["block", "cyclic"]  # the good sweep ran, one point per layout
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "quantity" in err

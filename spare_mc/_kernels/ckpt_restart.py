@@ -34,7 +34,7 @@ drop_if_dependencies_changed(__file__, ("draws.py", "failure_source.py", "live_s
 
 
 @step
-def _global_restart(t_c, c_step, in_step, s0, P, PF, job, GB, rng, ext):
+def _global_restart(t_c, c_step, in_step, s0, P, PF, job, GB, rng):
     """A wipe-out detected at ``t_c``, after ``c_step`` of the step in progress (``in_step`` 1; 0: the wipe-out
     interrupted a checkpoint): that time and all the work since the last checkpoint are lost, progress rolls back
     to it, a global restart takes ``T_r`` plus the checkpoint's load time, and ``S`` is back to ``s0`` (SPARe).
@@ -263,7 +263,7 @@ def wipeout(t_c, c_step, in_step, P, PF, job, src, red, rng, ext):
     stops at the cap, and the restart counts up to it), else 0; sets ``J[J_STATUS]``."""
     J, res = job.J, job.res
     Q, GB = src.Q, src.GB
-    t_end = _global_restart(t_c, c_step, in_step, red.saved.s, P, PF, job, GB, rng, ext)
+    t_end = _global_restart(t_c, c_step, in_step, red.saved.s, P, PF, job, GB, rng)
     status = STATUS_CAPPED if t_end > P[P_CAP_US] else STATUS_OK
     if ext is not None and status == STATUS_OK and P[P_RESTART_AGAIN] != 0:
         status, t_end = src_restart_again(t_c, t_end, J[J_RESTART_BASE], P, PF, src, rng, res)

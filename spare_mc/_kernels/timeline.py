@@ -242,8 +242,10 @@ def live_state(holders):
 
 @njit(cache=True)
 def timeline(P, PF, tables, trace, rng, rrng, res, ext):
-    """Simulate one training job; results in ``res`` (``R_*`` slots, times in microseconds). Returns 0, or -1 if
-    ReCtlr found no assignment although no type was wiped out (a bug). Allocates the state, then runs :func:`_job`.
+    """Simulate one training job; results in ``res`` (``R_*`` slots, times in microseconds). Returns 0, -1 if
+    ReCtlr found no assignment although no type was wiped out (a bug), or -2 if ``ext`` is ``None`` (the basic
+    variant) and ``P`` needs the extended one (:func:`variant` chooses ``ext``; see "Compilation" above). Allocates
+    the state, then runs :func:`_job`.
 
     ``tables`` and ``trace`` are the fields of a :class:`~spare_mc._kernels.timeline_layout.Tables` (its ``live0``
     the fields of a :class:`~spare_mc._kernels.rectlr_layout.State`) and of a

@@ -172,10 +172,12 @@ class PhaseStudy:
     reps, confirm_reps : int
         Replications per searched point, and of each strategy's selected point on fresh traces (the paired runs).
     screen_alpha : float
-        The search's elimination error (0.05; 0 turns it off): the searched points run in looks, ``(4, 12, 20)``
-        for 20 replications, and after each look a point a paired t test shows to be worse than another stops
-        (:func:`spare_mc.ttt.optimize.optimize_strategy`); the best point of a search is dropped with probability
-        at most this. The selected points are confirmed on fresh traces as without it.
+        The search's elimination error (default 0: off, every searched point runs ``reps``). With ``alpha > 0`` the
+        searched points run in looks, ``(4, 12, 20)`` for 20 replications, and after each look a point a paired t
+        test shows to be worse than another stops (:func:`spare_mc.ttt.optimize.optimize_strategy`); the best point
+        of a search is then dropped with probability at most ``alpha`` *if the paired differences are normal*,
+        which 4 replications of a rare-wipe-out point may not be: it is opt-in until the full map has been compared
+        with and without it.
     period_factors : tuple of float
         ``T_c / T_c*(theory)`` values searched (:data:`PHASE_PERIOD_FACTORS`).
     rep_r_max : int
@@ -202,7 +204,7 @@ class PhaseStudy:
     kinds: tuple = KINDS
     reps: int = 20
     confirm_reps: int = 100
-    screen_alpha: float = 0.05
+    screen_alpha: float = 0.0
     period_factors: tuple = PHASE_PERIOD_FACTORS
     rep_r_max: int = 4
     spare_r_max: int | None = None

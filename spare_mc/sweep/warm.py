@@ -25,6 +25,8 @@ import sys
 import tempfile
 import time
 
+from numba import types
+
 from .._kernels import cache as _cache
 from .._kernels import rectlr, wipeout
 from .._kernels import timeline as tk
@@ -38,6 +40,8 @@ __all__ = ["warm_up"]
 COMPILE_S = {"ttt": 30.0, "overhead": 17.0, "wipeout": 14.0}
 #: At most this many points of a sweep are run to compile its kernels.
 MAX_POINTS = 64
+#: A warm-up process still running after this many seconds is stopped (the run then compiles what it lacks).
+WAIT_S = 900.0
 #: The wipe-out Monte Carlo's kernels (:mod:`spare_mc._kernels.wipeout`), one per kind of layout and order.
 _WIPEOUT_KERNELS = ("wipeout_generic", "wipeout_cyclic_window", "wipeout_cyclic_unit", "wipeout_partition",
                     "wipeout_random_fresh", "wipeout_order_stat")
@@ -60,8 +64,10 @@ def _families(specs) -> dict:
 
 def _cached(quantity: str) -> bool:
     """Whether the main kernels of ``quantity``'s tasks are in numba's cache (or compiled in this process)."""
-    if quantity == "ttt":
-        return _cache.compiled_or_cached(tk.timeline) and _cache.compiled_or_cached(tk.live_state)
+    if quantity == "ttt":  # the basic variant, which sweeps of the paper's model run (an options study's
+        # extended variant in the cache says nothing about it)
+        return (_cache.compiled_or_cached(tk.timeline, lambda sig: isinstance(sig[-1], types.NoneType))
+                and _cache.compiled_or_cached(tk.live_state))
     if quantity == "overhead":
         return _cache.compiled_or_cached(rectlr.overhead_uniform)
     # a kernel per kind of layout: one of them cached means a run was here
@@ -108,15 +114,30 @@ def warm_up(specs, *, processes: int | None = None, log=None) -> float:
                 # a child's messages go to a file, not a pipe: a pipe that fills while this process waits on another
                 # child would block it
                 err = files.enter_context(tempfile.TemporaryFile(mode="w+"))
-                procs.append((g, err, subprocess.Popen([sys.executable, "-c", child], stdin=subprocess.PIPE,
-                                                       stdout=subprocess.DEVNULL, stderr=err, env=env, text=True)))
                 try:
-                    procs[-1][2].stdin.write(payload)
-                    procs[-1][2].stdin.close()
+                    proc = subprocess.Popen([sys.executable, "-c", child], stdin=subprocess.PIPE,
+                                            stdout=subprocess.DEVNULL, stderr=err, env=env, text=True)
+                except OSError as exc:  # no process to be had (resources): the run compiles what it needs
+                    log(f"spare-mc: could not start a process to compile {', '.join(g)} ahead ({exc}); the run "
+                        f"compiles it itself")
+                    continue
+                procs.append((g, err, proc))
+                try:
+                    proc.stdin.write(payload)
                 except BrokenPipeError:  # it exited at once: its exit status says why (below)
                     pass
-            for g, err, p in procs:
-                if p.wait() != 0:
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()
+            for g, err, proc in procs:
+                try:
+                    rc = proc.wait(timeout=WAIT_S)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+                    log(f"spare-mc: compiling {', '.join(g)} ahead took over {WAIT_S:.0f} s and was stopped; the "
+                        f"run compiles it itself")
+                    continue
+                if rc != 0:
                     err.seek(0)
                     last = (err.read().strip().splitlines() or ["no message"])[-1]
                     log(f"spare-mc: compiling {', '.join(g)} ahead failed ({last}); the run compiles it itself")
@@ -130,17 +151,27 @@ def warm_up(specs, *, processes: int | None = None, log=None) -> float:
 
 def _run(payload: str) -> None:
     """In a warm-up process: one replication of up to :data:`MAX_POINTS` points of each sweep of ``payload``
-    (``{quantity: [spec TOML, ...]}``), one per combination of its non-numeric parameters."""
+    (``{quantity: [spec TOML, ...]}``), one per combination of its non-numeric parameters. A sweep that fails does
+    not stop the others; the process then exits with status 1 and the last failure's message on standard error."""
+    failed = None
     for quantity, texts in json.loads(payload).items():
         for text in texts:
-            spec = SweepSpec.from_toml(text)
-            seen = set()
-            for idx, params in spec.points():
-                kind = tuple(sorted((k, v) for k, v in params.items()
-                                    if isinstance(v, (str, bool)) or v is None))
-                if kind in seen:
-                    continue
-                seen.add(kind)
-                run_task(quantity, spec.seed, idx, params, 0, 1, spec.lenient)
-                if len(seen) >= MAX_POINTS:
-                    break
+            try:
+                _run_spec(quantity, SweepSpec.from_toml(text))
+            except Exception as exc:  # noqa: BLE001 -- reported by the parent in one line; the run compiles it
+                failed = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+    if failed:
+        print(failed, file=sys.stderr)
+        sys.exit(1)
+
+
+def _run_spec(quantity: str, spec: SweepSpec) -> None:
+    seen = set()
+    for idx, params in spec.points():
+        kind = tuple(sorted((k, v) for k, v in params.items() if isinstance(v, (str, bool)) or v is None))
+        if kind in seen:
+            continue
+        seen.add(kind)
+        run_task(quantity, spec.seed, idx, params, 0, 1, spec.lenient)
+        if len(seen) >= MAX_POINTS:
+            break
