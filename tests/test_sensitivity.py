@@ -235,6 +235,9 @@ def test_default_variants_are_valid_and_named_once():
     ({"base": {"colour": 1}}, "not TimelineConfig fields"),
     ({"r_ranges": [1, 2]}, "must be a dict"),
     ({"n_values": "600"}, "sequence of group counts"),
+    ({"screen_alpha": 1}, r"`screen_alpha` must be in \[0, 1\)"),
+    ({"screen_alpha": float("nan")}, r"`screen_alpha` must be in \[0, 1\)"),
+    ({"screen_alpha": "0.05"}, "`screen_alpha` must be a number"),
 ])
 def test_bad_input_is_refused_before_any_work(kw, match, tmp_path):
     args = {"n_values": (24,), "out_dir": tmp_path / "o", "workers": 0, **kw}

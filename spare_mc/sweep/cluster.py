@@ -211,26 +211,29 @@ def run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report)
                                  key=f"{digest}-{key}", pure=False, retries=3)
                    for key, idx, params, a, b in todo]
         by_key = {f.key: t for f, t in zip(futures, todo)}
-        done = _completed(as_completed(futures), client, scheduler is None, scheduler or "the local cluster", warn,
-                          lambda: _resume_note(len(results), store.folder))
         saver = stack.enter_context(_Saver(store, results, report))
+
+        def note():  # what is kept, once the writes under way are on disk
+            saver.wait()
+            return _resume_note(len(results), store.folder)
+
+        done = _completed(as_completed(futures), client, scheduler is None, scheduler or "the local cluster", warn,
+                          note)
         for fut in done:
             key, _, params, a, b = by_key[fut.key]
             try:
                 code, where, res = fut.result()
             except concurrent.futures.CancelledError as exc:  # the scheduler went away ("scheduler-connection-lost")
                 raise ConnectionError(f"lost the dask scheduler {scheduler or '(local)'} "
-                                      f"({' '.join(str(exc).split())}); "
-                                      + _resume_note(len(results), store.folder)) from None
+                                      f"({' '.join(str(exc).split())}); " + note()) from None
             except KilledWorker as exc:  # dask gave up on the task: the workers that had it died, one after another
                 # (a task merely queued on a dying worker counts too: the message does not say it caused the deaths)
                 raise WorkersLost(f"dask gave up on task {key} after {exc.allowed_failures + 1} workers that had it "
                                   f"died (most often a task out of memory: give fewer workers, so that each has "
-                                  f"more); " + _resume_note(len(results), store.folder)) from None
+                                  f"more); " + note()) from None
             except MemoryError:  # a worker's task ran out of memory (ulimit -v, a container), raised, and retried
                 raise WorkersLost(f"task {key} ran out of memory on a dask worker (give fewer workers, so that each "
-                                  f"has more, or fewer replications per task: sweep.block); "
-                                  + _resume_note(len(results), store.folder)) from None
+                                  f"has more, or fewer replications per task: sweep.block); " + note()) from None
             if code != store.code:  # a worker that joined after the check
                 raise MixedCodeError(_mixed_code_message({where: code}, store.code))
             saver.save(key, (a, b), res, params)
@@ -257,8 +260,9 @@ def run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report)
 class _Saver:
     """Saves finished tasks (:meth:`PartsStore.save`: an atomic write with two ``fsync``, about 10 ms, mostly
     waiting on the disk) on a few threads, so that the process collecting the results keeps pace with the workers
-    instead of making them wait; a task counts as finished (``results``, ``report()``) once its part is on disk, and
-    the first failed write is raised in the caller's thread (at the next :meth:`save` or at :meth:`finish`).
+    instead of making them wait; a task counts as finished (``results``, then ``report()`` in the caller's thread)
+    once its part is on disk, and the first failed write is raised in the caller's thread (at the next :meth:`save`
+    or at :meth:`finish`).
     Leaving the context waits for the writes under way."""
 
     THREADS = 4
@@ -277,13 +281,13 @@ class _Saver:
 
     def _write(self, key, rep_range, res, params):
         self.store.save(key, rep_range, res, params)
+        self.results[key] = res  # at once (one dict item, atomic): the count an error message gives is on disk
         return key, res
 
     def _collect(self, futures) -> None:
         for f in futures:
             self.pending.discard(f)
-            key, res = f.result()  # a failed write raises here
-            self.results[key] = res
+            f.result()  # a failed write raises here
             self.report()
 
     def save(self, key, rep_range, res, params) -> None:
@@ -292,6 +296,11 @@ class _Saver:
 
     def finish(self) -> None:
         self._collect(list(concurrent.futures.as_completed(list(self.pending))))
+
+    def wait(self) -> None:
+        """Wait for the writes under way (their failures are left for :meth:`finish`): before an error message
+        counts the finished tasks."""
+        concurrent.futures.wait(list(self.pending))
 
 
 @contextlib.contextmanager
