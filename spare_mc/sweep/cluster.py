@@ -240,21 +240,7 @@ def run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report)
             fut.release()
         saver.finish()
     finally:
-        # shutting down after an interrupt makes the scheduler log errors about the client it can no longer
-        # reach: noise for the user, who already gets one line; silenced for the shutdown only
-        import logging
-
-        log = logging.getLogger("distributed")
-        level = log.level
-        log.setLevel(logging.CRITICAL + 1)
-        try:
-            if client is not None and client is not shared:
-                client.close()
-            if cluster is not None:
-                cluster.close()
-        finally:
-            log.setLevel(level)
-            stack.close()
+        _shut_down(None if client is shared else client, cluster, stack)
 
 
 class _Saver:
@@ -324,19 +310,26 @@ def shared_local_cluster(scheduler=None, workers=None):
     finally:
         client, cluster = _SHARED.get("client"), _SHARED.get("cluster")
         _SHARED.clear()
-        import logging
+        _shut_down(client, cluster, stack)
 
-        log = logging.getLogger("distributed")
-        level = log.level
-        log.setLevel(logging.CRITICAL + 1)
-        try:
-            if client is not None:
-                client.close()
-            if cluster is not None:
-                cluster.close()
-        finally:
-            log.setLevel(level)
-            stack.close()
+
+def _shut_down(client, cluster, stack) -> None:
+    """Close ``client`` and ``cluster`` (either may be None), then ``stack``. Shutting down after an interrupt makes
+    the scheduler log errors about the client it can no longer reach: noise for the user, who already gets one
+    line; ``distributed``'s logging is silenced for the shutdown only."""
+    import logging
+
+    log = logging.getLogger("distributed")
+    level = log.level
+    log.setLevel(logging.CRITICAL + 1)
+    try:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+    finally:
+        log.setLevel(level)
+        stack.close()
 
 
 def _start_shared(stack, n_workers) -> None:
