@@ -372,8 +372,8 @@ def test_screen_with_elimination_runs_the_same_replications(tmp_path):
     from spare_mc.analyses.engine import pick
 
     variants = [Variant("stay_dead", "option", "restart_failures", "stay_dead", {"restart_failures": "stay_dead"})]
-    kw = dict(variants=variants, reps=8, pilot_reps=6, target_pp=50.0, max_confirm_reps=6, rng=5, base=BASE,
-              r_ranges={"rep": (2, 4), "spare": (2, 8)}, period_factors=PF, workers=0)
+    kw = {"variants": variants, "reps": 8, "pilot_reps": 6, "target_pp": 50.0, "max_confirm_reps": 6, "rng": 5,
+          "base": BASE, "r_ranges": {"rep": (2, 4), "spare": (2, 8)}, "period_factors": PF, "workers": 0}
     full = sensitivity((30,), out_dir=tmp_path / "full", screen_alpha=0, **kw)
     looked = sensitivity((30,), out_dir=tmp_path / "looks", **kw)
     sc = looked.settings["screen"]
@@ -389,7 +389,7 @@ def test_screen_with_elimination_runs_the_same_replications(tmp_path):
             c = open_dataset(tmp_path / "looks" / f"sensitivity-screen-{s}-look{look}.nc")
             assert c.sizes["variant"] > 0
             for key in c["variant"].values:
-                name, n, r, f = key.split("@")
+                name, _, r, f = key.split("@")
                 want = a["ttt_over_t0"].sel(variant=name, r=int(r), ckpt_period_factor=float(f),
                                             rep=slice(lo, hi - 1)).values
                 np.testing.assert_array_equal(c["ttt_over_t0"].sel(variant=key).values, want)
@@ -411,8 +411,8 @@ def test_the_stages_of_a_study_share_one_local_cluster(tmp_path, monkeypatch):
     starts = []
     real = cl._local_cluster
     monkeypatch.setattr(cl, "_local_cluster", lambda *a: starts.append(a) or real(*a))
-    kw = dict(variants=[], reps=3, pilot_reps=4, target_pp=50.0, max_confirm_reps=4, rng=2, base=BASE,
-              r_ranges={"rep": (2, 3), "spare": (2, 3)}, period_factors=PF)
+    kw = {"variants": [], "reps": 3, "pilot_reps": 4, "target_pp": 50.0, "max_confirm_reps": 4, "rng": 2, "base": BASE,
+          "r_ranges": {"rep": (2, 3), "spare": (2, 3)}, "period_factors": PF}
     here = sensitivity((24,), out_dir=tmp_path / "here", workers=0, **kw)
     dask = sensitivity((24,), out_dir=tmp_path / "dask", workers=1, **kw)
     assert len(starts) == 1 and len(dask.datasets) == 4  # two screens, two confirmations
@@ -447,9 +447,8 @@ def test_parts_saved_on_threads_count_once_on_disk_and_a_failed_write_stops_the_
         saver.finish()
     assert sorted(results) == sorted(store.saved) == sorted(f"t{k}" for k in range(20)) and len(reports) == 20
     store, results = Store(), {}
-    with pytest.raises(SweepWriteError, match="No space left"):
-        with _Saver(store, results, lambda: None) as saver:
-            saver.save("t0", (0, 1), {}, {})
-            saver.save("bad", (0, 1), {}, {})
-            saver.finish()
+    with pytest.raises(SweepWriteError, match="No space left"), _Saver(store, results, lambda: None) as saver:
+        saver.save("t0", (0, 1), {}, {})
+        saver.save("bad", (0, 1), {}, {})
+        saver.finish()
     assert set(results) <= {"t0"} and "bad" not in results
