@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 import spare_mc as sm
@@ -94,7 +95,7 @@ def test_interval_clipped_at_zero(monkeypatch, tmp_path):
     import numpy as np
     import xarray as xr
 
-    import spare_mc.analyses.repair as repair
+    import spare_mc.analyses.engine as engine
     from spare_mc.analyses.repair import _FACTORS
 
     def fake(spec, path, **kw):
@@ -106,9 +107,41 @@ def test_interval_clipped_at_zero(monkeypatch, tmp_path):
                            "availability": (dims, np.full(shape, 0.5)), "wipeouts": (dims, np.zeros(shape))},
                           coords={"variant": variants, "r": spec.grid["r"], "ckpt_period_factor": list(_FACTORS)})
 
-    monkeypatch.setattr(repair, "run_study_sweep", fake)  # where the study looks it up
+    monkeypatch.setattr(engine, "run_study_sweep", fake)  # where the study's screen looks it up
     res = repair_study((24,), out_dir=str(tmp_path), **{**TINY, "reps": 2})
     hi = 15.5 + 12.706204736174696 * 14.5
     for row in res.rows:
         assert row["ttt_over_t0"] == 15.5
         assert row["ttt_ci95"][0] == 0.0 and row["ttt_ci95"][1] == pytest.approx(hi)
+
+
+# ------------------------------------------------------------------------------ the factor screens in looks
+def test_factor_screens_in_looks_give_the_rows_of_the_full_screen(tmp_path):
+    """reps = 8 (looks 4, 6, 8): the factors that stay run exactly the replications of the full screen, the others
+    stop early, and with the same chosen factors every row (TTT/T0, interval, availability, wipe-outs) is the full
+    screen's number for number."""
+    from spare_mc.sweep.storage import open_dataset
+
+    kw = {**TINY, "reps": 8, "repair_times": (60.0,), "base": {"n_steps": 300, "mtbf_s": 60.0}, "rng": 4}
+    full = repair_study((24,), out_dir=str(tmp_path / "full"), screen_alpha=0, **kw)
+    looked = repair_study((24,), out_dir=str(tmp_path / "looks"), **kw)
+    sc = looked.settings["screen"]
+    assert full.settings["screen"]["looks"] == [8] and sc["looks"] == [4, 6, 8] and sc["alpha"] == 0.05
+    assert sc["points"] == full.settings["screen"]["points"] == 2 * 2 * 2 * 7
+    assert sc["points_to_the_end"] < sc["points"] and sc["replications"] < 8 * sc["points"]
+    for s in ("rep", "spare"):
+        a = open_dataset(tmp_path / "full" / f"repair-{s}-N24.nc")
+        for look, (lo, hi) in ((2, (4, 6)), (3, (6, 8))):
+            c = open_dataset(tmp_path / "looks" / f"repair-{s}-N24-look{look}.nc")
+            for key in c["variant"].values:
+                v, r, f = key.split("|")
+                want = a["ttt_over_t0"].sel(variant=v, r=int(r[2:]), ckpt_period_factor=float(f.split("=")[1]),
+                                            rep=slice(lo, hi - 1)).values
+                np.testing.assert_array_equal(c["ttt_over_t0"].sel(variant=key).values, want)
+    assert [(x["factor"], x["capped"]) for x in looked.rows] == [(x["factor"], x["capped"]) for x in full.rows]
+    assert looked.rows == full.rows and looked.best == full.best
+
+
+def test_bad_screen_alpha(tmp_path):
+    with pytest.raises(sm.UsageValueError, match=r"`screen_alpha` must be in \[0, 1\)"):
+        repair_study((24,), out_dir=str(tmp_path), screen_alpha=1.0, **TINY)

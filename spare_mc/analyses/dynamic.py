@@ -8,10 +8,22 @@ its own best period factor?
 The study
 ---------
 1. **Screen** (one sweep per strategy and ``N``): a grid ``r x shape x ckpt_period_factor`` with a ``variant``
-   dimension, one per policy (``periodic`` and the dynamic ones), ``screen_reps`` replications. Every variant sees
-   the same failure traces at one ``N`` and shape (the seeding: common random numbers).
+   dimension, one per policy (``periodic`` and the dynamic ones), up to ``screen_reps`` replications. Every
+   variant sees the same failure traces at one ``N`` and shape (the seeding: common random numbers). With
+   ``screen_alpha > 0`` (default 0.05) and ``screen_reps >= 8`` each *factor screen* -- the factors of one
+   (policy, ``r``, shape) -- runs in looks (:func:`spare_mc.stats.screen_looks`: replications 0-3, then 4-11,
+   then 12-19 for 20), and after each look but the last a factor leaves when a paired one-sided t test on its
+   replication-by-replication differences from another factor of the same screen says it is worse (Bonferroni
+   over the screen's ``m - 1`` other factors, ``screen_alpha / 2`` per look), or when it had a capped run and
+   another has none (:func:`spare_mc.analyses.engine.screen_groups`). **Guarantee**: in each factor screen the
+   factor with the least expected ``TTT/T0`` is eliminated with probability at most ``screen_alpha`` (a union
+   bound; exact under normality of the paired differences, approximate otherwise). A factor that stays gets
+   exactly the replications of the full screen. Across ``r`` nothing is eliminated: every ``r`` is a reported
+   cell.
 2. For each (strategy, ``N``, ``r``, shape, policy) the factor with the least mean ``TTT/T0`` among those with no
-   capped run is chosen -- the optimisation of the periodic period, applied to every policy alike.
+   capped run that stayed to the last look is chosen -- the optimisation of the periodic period, applied to every
+   policy alike. Every reported number comes from the confirmation's fresh replications, so the elimination can
+   change only which factor is chosen, never the estimate of a chosen point.
 3. **Confirm** (one sweep per strategy and ``N``, on fresh replications ``screen_reps ..``): every chosen point,
    ``confirm_reps`` replications, again on common traces.
 4. Per dynamic policy and cell: the paired difference ``D = TTT/T0 (dynamic) - TTT/T0 (periodic)`` per
@@ -43,6 +55,7 @@ from ..sweep.cluster import shared_local_cluster
 from ..sweep.runner import run_study_sweep
 from ..sweep.spec import SweepSpec
 from ..ttt.config import CKPT_POLICIES, TimelineConfig, applicable
+from .engine import SCREEN_ALPHA, best_in_group, check_screen_alpha, screen_groups
 from .folder import StudyFolder
 from .sensitivity import holm
 
@@ -222,7 +235,7 @@ def _check(n_values, shapes, policies, r_values, factors, screen_reps, confirm_r
 def dynamic_study(n_values=(200, 600, 1000), *, shapes=(0.5, 0.78, 1.0), policies=("hazard", "young_hazard"),
                   r_values=None, factors=DEFAULT_FACTORS, screen_reps: int = 20, confirm_reps: int = 100, rng=0,
                   base=None, out_dir=os.path.join("data", "dynamic"), figure=None, scheduler=None, workers=None,
-                  force: bool = False, progress=None) -> DynamicResult:
+                  force: bool = False, progress=None, screen_alpha: float = SCREEN_ALPHA) -> DynamicResult:
     """Run the study of the module docstring into the folder ``out_dir``: its datasets (resumable sweeps, NetCDF),
     ``dynamic.json`` and, with ``figure``, the figure.
 
@@ -252,14 +265,22 @@ def dynamic_study(n_values=(200, 600, 1000), *, shapes=(0.5, 0.78, 1.0), policie
         Move another setting's results aside; replace files spare-mc did not write.
     progress : callable, optional
         Called with one line per sweep.
+    screen_alpha : float
+        The screen's elimination (0 turns it off; :data:`spare_mc.analyses.engine.SCREEN_ALPHA` by default): with
+        ``screen_reps >= 8`` every factor screen (one per strategy, ``N``, policy, ``r`` and shape) runs in looks,
+        and the factors a paired test shows to be worse than another of the same screen stop early. The factor
+        with the least expected ``TTT/T0`` of a screen is eliminated with probability at most ``screen_alpha``
+        (see the module docstring).
     """
 
     n_values, shapes, policies, r_values, factors, screen_reps, confirm_reps, base = _check(
         n_values, shapes, policies, r_values, factors, screen_reps, confirm_reps, base)
     rng = as_int(rng, "rng", min_value=0)  # the sweeps' seed; before the folder records it
+    screen_alpha = check_screen_alpha(screen_alpha)
     settings = {"n_values": list(n_values), "shapes": list(shapes), "policies": list(policies),
                 "r_values": {s: list(r) for s, r in r_values.items()}, "factors": list(factors),
-                "screen_reps": screen_reps, "confirm_reps": confirm_reps, "seed": rng, "base": base}
+                "screen_reps": screen_reps, "confirm_reps": confirm_reps, "seed": rng, "base": base,
+                "screen_alpha": screen_alpha}
     folder = StudyFolder(out_dir, "dynamic", settings, force=force, figure=figure,
                          result=("dynamic.json", ("rows", "settings"), "dynamic-checkpointing result"),
                          owns=("dynamic.json", "dynamic.png", "dynamic-*"))
@@ -273,7 +294,9 @@ def _run(folder, settings, scheduler, workers, force, progress) -> DynamicResult
     screen_reps, confirm_reps, rng, base = (settings[k] for k in ("screen_reps", "confirm_reps", "seed", "base"))
     r_values = settings["r_values"]
     variants = {"periodic": {}, **{p: {"ckpt_policy": p} for p in policies}}
+    alpha = settings["screen_alpha"]
     paths, rows = [], []
+    screened = {"alpha": alpha, "looks": [], "points": 0, "points_to_the_end": 0, "replications": 0}
 
     def run(spec):
         path = folder.file(f"{spec.name}.nc", dataset=True)
@@ -288,21 +311,18 @@ def _run(folder, settings, scheduler, workers, force, progress) -> DynamicResult
             continue
         base_s = applicable(base, s)
         for n in n_values:
-            screen = run(SweepSpec(f"dynamic-screen-{s}-N{n}", "ttt",
-                                   {"r": list(rs), "shape": list(shapes), "ckpt_period_factor": list(factors)},
-                                   screen_reps, screen_reps, rng, {"strategy": s, "n_groups": n, **base_s},
-                                   variants=variants))
+            sc = screen_groups(f"dynamic-screen-{s}-N{n}",
+                               {"r": list(rs), "shape": list(shapes), "ckpt_period_factor": list(factors)},
+                               "ckpt_period_factor", variants, screen_reps, rng,
+                               {"strategy": s, "n_groups": n, **base_s}, alpha, folder, scheduler, workers, force, progress is not None, log=progress)
+            paths.extend(sc["paths"])
+            for key in ("points", "points_to_the_end", "replications"):
+                screened[key] += sc[key]
+            screened["looks"] = list(sc["looks"])
             chosen = {}
-            for v in variants:
-                for r in rs:
-                    for k in shapes:
-                        sub = screen.sel(variant=v, r=r, shape=k)
-                        vals = sub["ttt_over_t0"].transpose("ckpt_period_factor", "rep").values
-                        fin = (sub["finished"].transpose("ckpt_period_factor", "rep").values == 1).all(axis=-1)
-                        mean = vals.mean(axis=-1)
-                        j = int(np.argmin(np.where(fin, mean, np.inf) if fin.any() else mean))
-                        chosen[f"{v}|r{r}|k{k:g}"] = {**variants[v], "r": r, "shape": k,
-                                                      "ckpt_period_factor": float(factors[j])}
+            for (v, r, k), g in sc["groups"].items():
+                chosen[f"{v}|r{r}|k{k:g}"] = {**variants[v], "r": r, "shape": k,
+                                              "ckpt_period_factor": float(factors[best_in_group(g)])}
             conf = run(SweepSpec(f"dynamic-confirm-{s}-N{n}", "ttt", {}, confirm_reps, confirm_reps, rng,
                                  {"strategy": s, "n_groups": n, **base_s}, variants=chosen,
                                  first_rep=screen_reps))
@@ -327,4 +347,4 @@ def _run(folder, settings, scheduler, workers, force, progress) -> DynamicResult
         idx = [i for i, x in enumerate(rows) if x["policy"] == pol]
         for i, ph in zip(idx, holm([rows[i]["p"] for i in idx])):
             rows[i]["p_holm"] = float(ph)
-    return DynamicResult(tuple(DynamicRow(**x) for x in rows), {**settings, "datasets": paths})
+    return DynamicResult(tuple(DynamicRow(**x) for x in rows), {**settings, "screen": screened, "datasets": paths})

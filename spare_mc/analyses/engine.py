@@ -20,6 +20,7 @@ of those the studies optimise) and :func:`check_r_ranges` (default :data:`R_RANG
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import numpy as np
@@ -36,8 +37,9 @@ from ..ttt.config import TimelineConfig, applicable
 from ..ttt.optimize import OPTIMISED, admissible_r
 from ..ttt.run import run_timeline
 
-__all__ = ["R_RANGES", "SCREEN_ALPHA", "check_base", "check_fields", "check_r_ranges", "timed_r", "screen",
-           "screen_looks", "eliminate", "pick", "confirm_spec", "run_stage", "study_cluster"]
+__all__ = ["R_RANGES", "SCREEN_ALPHA", "check_base", "check_fields", "check_r_ranges", "check_screen_alpha",
+           "timed_r", "screen", "screen_looks", "eliminate", "pick", "confirm_spec", "run_stage", "study_cluster",
+           "screen_groups", "best_in_group"]
 
 #: The ``r`` each strategy's optimum is searched over (the issue's ranges; Rep on replica sets for every ``r``).
 R_RANGES = {"rep": (2, 6), "spare": (2, 14)}
@@ -228,3 +230,97 @@ def run_stage(spec, folder, scheduler, workers, force, progress):
     :func:`spare_mc.sweep.run_study_sweep`); returns ``(dataset, path)``."""
     path = folder.file(f"{spec.name}.nc", dataset=True)
     return run_study_sweep(spec, path, scheduler=scheduler, workers=workers, force=force, progress=progress), path
+
+
+def check_screen_alpha(screen_alpha, name: str = "screen_alpha") -> float:
+    """``screen_alpha`` as a float in ``[0, 1)`` (0: no elimination in the screen); ``name`` names it in the
+    errors."""
+    if isinstance(screen_alpha, bool) or not isinstance(screen_alpha, (int, float, np.integer, np.floating)):
+        raise UsageTypeError(f"`{name}` must be a number in [0, 1), got {screen_alpha!r}")
+    screen_alpha = float(screen_alpha)
+    if not (0 <= screen_alpha < 1):
+        raise UsageValueError(f"`{name}` must be in [0, 1) (0: no elimination), got {screen_alpha}")
+    return screen_alpha
+
+
+def screen_groups(name, grid, screened, variants, reps, rng, fixed, alpha, folder, scheduler, workers, force, show,
+                  log=None, fields=("ttt_over_t0", "finished")) -> dict:
+    """Screen a ``ttt`` sweep grid in looks, eliminating within each *group*: the points of one variant that differ
+    only in the ``screened`` dimension (the dynamic and repair studies: the period factors of one ``r``, shape and
+    policy or repair time, whose best is chosen and reported).
+
+    ``grid`` (``{dim: values}``, ``screened`` one of its keys), ``variants`` (``{name: overrides}``, not empty),
+    ``reps``, ``rng`` and ``fixed`` make the full screen, the sweep ``name`` (``reps`` replications, one task per
+    point). With ``alpha > 0`` and ``reps >= 8`` the sweep ``name`` holds the first look's replications
+    (:func:`screen_looks`); after each look but the last, :func:`eliminate` (at ``alpha / (looks - 1)`` per look,
+    Bonferroni over the group's ``m - 1`` other points) drops the points of each group that a paired one-sided t
+    test shows to be worse than another of the group, or that have a capped run; the points left run the next
+    look's replications in one sweep, ``<name>-look<k>``. Replication ``i`` has the same seed in every sweep, so a
+    point that stays has exactly the numbers of the full screen. Guarantee, per group: the point with the least
+    expected ``TTT/T0`` is eliminated with probability at most ``alpha`` (union bound; exact under normality of the
+    paired differences). ``alpha = 0`` or ``reps < 8``: the full screen, the sweep of before (same name, spec and
+    dataset).
+
+    Returns ``{"groups": {(variant, *other dims' values): group}, "looks", "paths", "points", "points_to_the_end",
+    "replications"}``; a group has ``x`` (``{field: (m, reps) array}``, NaN where not run), ``alive`` (stayed to
+    the end: ran every replication) and ``done`` (no capped run among those run), each of the ``m`` screened
+    values in grid order.
+    """
+    if not variants:
+        raise UsageValueError("`variants` must name at least one variant")
+    dims = list(grid)
+    others = [d for d in dims if d != screened]
+    m = len(grid[screened])
+    looks = screen_looks(reps) if alpha > 0 else (reps,)
+    spec = SweepSpec(name, "ttt", dict(grid), looks[0], looks[0], rng, dict(fixed), variants=dict(variants))
+    if log:
+        log(f"{name}: {spec.n_points} points x {looks[0]} replications"
+            + (f" (of {reps}: the rest where not eliminated)" if len(looks) > 1 else ""))
+    ds, path = run_stage(spec, folder, scheduler, workers, force, show)
+    paths, groups = [path], {}
+    for v in variants:
+        sub = ds.sel(variant=v)
+        got = {f: sub[f].transpose(*others, screened, "rep").values for f in fields}
+        for combo in itertools.product(*(range(len(grid[d])) for d in others)):
+            key = (v, *(grid[d][i] for d, i in zip(others, combo)))
+            x = {f: np.full((m, reps), np.nan) for f in fields}
+            for f in fields:
+                x[f][:, :looks[0]] = got[f][combo]
+            groups[key] = {"x": x, "alive": np.ones(m, dtype=bool)}
+    for look in range(1, len(looks)):
+        lo, hi = looks[look - 1], looks[look]
+        points = {}
+        for key, g in groups.items():
+            fin = (g["x"]["finished"][:, :lo] == 1).all(axis=1)
+            g["alive"] = eliminate(g["x"]["ttt_over_t0"][:, :lo], fin, g["alive"], alpha / (len(looks) - 1), m)
+            for j in np.flatnonzero(g["alive"]):
+                over = {**variants[key[0]], **dict(zip(others, key[1:])), screened: grid[screened][j]}
+                label = "|".join([key[0], *(f"{d}={over[d]:g}" for d in (*others, screened))])
+                points[label] = (key, int(j), over)
+        spec = SweepSpec(f"{name}-look{look + 1}", "ttt", {}, hi - lo, hi - lo, rng, dict(fixed),
+                         variants={k: p[2] for k, p in points.items()}, first_rep=lo)
+        if log:
+            log(f"{spec.name}: {len(points)} points left of {m * len(groups)} x {hi - lo} more replications")
+        ds, path = run_stage(spec, folder, scheduler, workers, force, show)
+        paths.append(path)
+        got = {f: ds[f].transpose("variant", "rep").values for f in fields}
+        row = {str(k): q for q, k in enumerate(ds["variant"].values)}
+        for label, (key, j, _) in points.items():
+            for f in fields:
+                groups[key]["x"][f][j, lo:hi] = got[f][row[label]]
+    for g in groups.values():
+        g["done"] = np.nansum(g["x"]["finished"] == 0, axis=-1) == 0
+    return {"groups": groups, "looks": looks, "paths": paths, "points": m * len(groups),
+            "points_to_the_end": int(sum(g["alive"].sum() for g in groups.values())),
+            "replications": int(sum(np.isfinite(g["x"]["ttt_over_t0"]).sum() for g in groups.values()))}
+
+
+def best_in_group(group) -> int:
+    """The index of a :func:`screen_groups` group's selected point: the least mean ``TTT/T0`` among the points that
+    stayed to the end with no capped run; if each of those has a capped run, the least mean among them (the
+    studies flag such rows by their ``capped`` count). Without elimination (every point stayed) this is the rule
+    of before."""
+    x, alive = group["x"]["ttt_over_t0"], group["alive"]
+    ok = alive & group["done"]
+    mean = np.nanmean(x, axis=-1)  # (every point ran the first look)
+    return int(np.argmin(np.where(ok, mean, np.inf) if ok.any() else np.where(alive, mean, np.inf)))

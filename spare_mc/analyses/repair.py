@@ -8,7 +8,20 @@ The study: per strategy and ``N``, one sweep over ``r x ckpt_period_factor`` wit
 ``none``, today's model), ``reps`` replications on common failure traces (an ``r`` above ``N`` is skipped at that
 ``N`` and listed in the settings). For each variant the best ``(r, f)`` by
 mean TTT/T0 among the points with no capped run, with the ``r`` whose best interval overlaps it (near-optimal);
-TTT/T0, availability and wipe-outs per job at every ``r``; and SPARe's reduction over Rep at their best ``r``.
+TTT/T0, availability and wipe-outs per job at every ``r`` (each at its best factor); and SPARe's reduction over
+Rep at their best ``r``.
+
+The factor screens in looks (``screen_alpha``, default 0.05; from ``reps >= 8``): each *factor screen* -- the
+period factors of one (repair time, ``r``) -- runs replications 0-3, then 4-11, then 12-19 (for 20,
+:func:`spare_mc.stats.screen_looks`); after each look but the last a factor leaves when a paired one-sided t test
+on its replication-by-replication differences from another factor of the same screen says it is worse
+(Bonferroni over the screen's ``m - 1 = 6`` other factors, ``screen_alpha / 2`` per look), or when it had a capped
+run and another has none (:func:`spare_mc.analyses.engine.screen_groups`). **Guarantee**: in each factor screen
+the factor with the least expected ``TTT/T0`` is eliminated with probability at most ``screen_alpha`` (a union
+bound; exact under normality of the paired differences, approximate otherwise). The chosen factor stayed to the
+end, so every number reported at it (TTT/T0, its interval, availability, wipe-outs) is computed from exactly the
+``reps`` replications of the full screen: the elimination can change a row only by changing its chosen factor.
+Nothing is eliminated across ``r``: every ``r`` is a reported row.
 """
 
 from __future__ import annotations
@@ -17,16 +30,14 @@ import math
 import os
 from dataclasses import dataclass, field
 
-import numpy as np
 from scipy import stats
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.validation import UsageValueError, as_float, as_int, check_unique
 from ..plots.studies import save_repair_figure
 from ..sweep.cluster import shared_local_cluster
-from ..sweep.runner import run_study_sweep
-from ..sweep.spec import SweepSpec
 from ..ttt.config import MAX_DURATION_S, TimelineConfig, applicable
+from .engine import SCREEN_ALPHA, best_in_group, check_screen_alpha, screen_groups
 from .folder import StudyFolder
 
 __all__ = ["RepairResult", "repair_study", "DEFAULT_REPAIR_TIMES", "DEFAULT_R", "QUICK"]
@@ -40,6 +51,8 @@ DEFAULT_R = {"rep": (2, 3, 4, 5), "spare": (2, 3, 4, 5, 6, 8, 10, 12, 16, 24)}
 #: of ``base``).
 QUICK = {"n_values": (200,), "repair_times": (600.0, 3600.0, 14400.0), "reps": 6, "n_steps": 2000}
 _FACTORS = (0.5, 0.71, 1.0, 1.41, 2.0, 2.83, 4.0)
+#: The outputs of a run the study reads from its screen.
+_FIELDS = ("ttt_over_t0", "finished", "availability", "wipeouts")
 
 
 @dataclass(frozen=True)
@@ -145,7 +158,8 @@ _REPAIR_OPTIONS = ("repair_sd", "rejoin", "rejoin_s")
 
 def repair_study(n_values=(200, 600, 1000), *, repair_times=DEFAULT_REPAIR_TIMES, r_values=None, reps: int = 20,
                  repair: str = "fixed", rng=0, base=None, out_dir=os.path.join("data", "repair"), figure=None,
-                 scheduler=None, workers=None, force: bool = False, progress=None) -> RepairResult:
+                 scheduler=None, workers=None, force: bool = False, progress=None,
+                 screen_alpha: float = SCREEN_ALPHA) -> RepairResult:
     """Run the study of the module docstring into the folder ``out_dir``: resumable sweeps, ``repair.json`` and,
     with ``figure``, the figure (a PNG path).
 
@@ -153,13 +167,16 @@ def repair_study(n_values=(200, 600, 1000), *, repair_times=DEFAULT_REPAIR_TIMES
     setting otherwise). ``repair`` is the repair-time law, with mean the studied repair time. ``out_dir`` is a
     :class:`spare_mc.analyses.folder.StudyFolder`: one setting per folder, checked before any work; another setting
     is refused unless ``force`` (which moves its files aside, and replaces files spare-mc did not write).
+    ``screen_alpha`` is the elimination of the factor screens (0 turns it off; the module docstring says what it
+    guarantees); it acts from ``reps >= 8``.
     """
 
     n_values, repair_times, r_values, reps, base = _check(n_values, repair_times, r_values, reps, repair, base)
     rng = as_int(rng, "rng", min_value=0)  # the sweeps' seed; before the folder records it
+    screen_alpha = check_screen_alpha(screen_alpha)
     settings = {"n_values": list(n_values), "repair_times": list(repair_times), "repair": repair,
                 "r_values": {s: list(r) for s, r in r_values.items()}, "factors": list(_FACTORS), "reps": reps,
-                "seed": rng, "base": base}
+                "seed": rng, "base": base, "screen_alpha": screen_alpha}
     folder = StudyFolder(out_dir, "repair", settings, force=force, figure=figure,
                          result=("repair.json", ("rows", "best", "settings"), "repair result"),
                          owns=("repair.json", "repair.png", "repair-*"))
@@ -177,7 +194,9 @@ def _run(folder, settings, scheduler, workers, force, progress) -> RepairResult:
     of_repair = {k: base.pop(k) for k in _REPAIR_OPTIONS if k in base}
     variants = {"none": {}, **{f"t{t:g}": {"repair": repair, "repair_s": t, **of_repair} for t in repair_times}}
     tq = float(stats.t.ppf(0.975, reps - 1))
+    alpha = settings["screen_alpha"]
     rows, best, paths, skipped = [], [], [], {}
+    screened = {"alpha": alpha, "looks": [], "points": 0, "points_to_the_end": 0, "replications": 0}
     for s, rs_all in r_values.items():
         if not rs_all:
             continue
@@ -186,34 +205,32 @@ def _run(folder, settings, scheduler, workers, force, progress) -> RepairResult:
             rs = tuple(r for r in rs_all if r <= n)
             if len(rs) < len(rs_all):
                 skipped[f"{s}-N{n}"] = [r for r in rs_all if r > n]
-            spec = SweepSpec(f"repair-{s}-N{n}", "ttt", {"r": list(rs), "ckpt_period_factor": list(_FACTORS)},
-                             reps, reps, rng, {"strategy": s, "n_groups": n, **base_s},
-                             variants={k: applicable(v, s) for k, v in variants.items()})
-            path = folder.file(f"{spec.name}.nc", dataset=True)
-            paths.append(path)
-            if progress:
-                progress(f"{spec.name}: {spec.n_points} points x {reps} replications")
-            ds = run_study_sweep(spec, path, scheduler=scheduler, workers=workers, force=force,
-                                 progress=progress is not None)
+            sc = screen_groups(f"repair-{s}-N{n}", {"r": list(rs), "ckpt_period_factor": list(_FACTORS)},
+                               "ckpt_period_factor", {k: applicable(v, s) for k, v in variants.items()}, reps, rng,
+                               {"strategy": s, "n_groups": n, **base_s}, alpha, folder, scheduler, workers, force,
+                               progress is not None, log=progress, fields=_FIELDS)
+            paths.extend(sc["paths"])
+            for key in ("points", "points_to_the_end", "replications"):
+                screened[key] += sc[key]
+            screened["looks"] = list(sc["looks"])
             for v in variants:
                 rt = variants[v].get("repair_s")
                 cell = []
                 for r in rs:
-                    sub = ds.sel(variant=v, r=r)
-                    vals = sub["ttt_over_t0"].transpose("ckpt_period_factor", "rep").values
-                    fin = (sub["finished"].transpose("ckpt_period_factor", "rep").values == 1).all(axis=-1)
-                    mean = vals.mean(axis=-1)
-                    j = int(np.argmin(np.where(fin, mean, np.inf) if fin.any() else mean))
-                    se = float(vals[j].std(ddof=1) / math.sqrt(reps))
-                    pick = sub.isel(ckpt_period_factor=j)
+                    g = sc["groups"][(v, r)]
+                    j = best_in_group(g)
+                    pick = {f: g["x"][f][j] for f in _FIELDS}  # every replication: the chosen point stayed
+                    vals = pick["ttt_over_t0"]
+                    mean = float(vals.mean())
+                    se = float(vals.std(ddof=1) / math.sqrt(reps))
                     row = {"strategy": s, "n_groups": n, "repair_s": rt, "r": int(r),
-                           "factor": float(_FACTORS[j]), "ttt_over_t0": float(mean[j]),
+                           "factor": float(_FACTORS[j]), "ttt_over_t0": mean,
                            # TTT/T0 > 0 (below 1 only with jitter): a t interval from a handful of replications
                            # can reach below 0, clip it
-                           "ttt_ci95": [max(0.0, float(mean[j] - tq * se)), float(mean[j] + tq * se)],
+                           "ttt_ci95": [max(0.0, mean - tq * se), mean + tq * se],
                            "availability": float(pick["availability"].mean()),
                            "wipeouts": float(pick["wipeouts"].mean()),
-                           "capped": int((pick["finished"].values != 1).sum()), "se": se,
+                           "capped": int((pick["finished"] != 1).sum()), "se": se,
                            "factor_at_edge": j in (0, len(_FACTORS) - 1)}
                     cell.append(row)
                 rows.extend(cell)
@@ -232,4 +249,4 @@ def _run(folder, settings, scheduler, workers, force, progress) -> RepairResult:
                                    "spare_r": pair["spare"]["r"],
                                    "reduction": 1 - pair["spare"]["ttt_over_t0"] / pair["rep"]["ttt_over_t0"]})
     return RepairResult(tuple(rows), tuple(best), tuple(reductions),
-                        {**settings, "datasets": paths, "skipped_r_above_n": skipped})
+                        {**settings, "screen": screened, "datasets": paths, "skipped_r_above_n": skipped})
