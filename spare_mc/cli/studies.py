@@ -220,10 +220,11 @@ def run_dynamic(args) -> Report:
         raise UsageValueError(f"`--seed` must be >= 0, got {args.seed}")
     out_dir, figure = _study_targets(args, "dynamic")
     log = progress(args)
-    with flag_names(n_values="--n-groups", out_dir="--out-dir", figure="--figure", force="--force"):
+    with flag_names(n_values="--n-groups", out_dir="--out-dir", figure="--figure", force="--force",
+                    screen_alpha="--screen-alpha"):
         res = dynamic_study(n_values, shapes=shapes, policies=policies, rng=args.seed, base=base, out_dir=out_dir,
                             figure=figure, scheduler=args.scheduler, workers=args.workers, force=args.force,
-                            progress=log, **kw)
+                            progress=log, screen_alpha=args.screen_alpha, **kw)
     return Report(res.to_dict(), res)
 
 
@@ -248,10 +249,10 @@ def run_repair(args) -> Report:
             raise UsageValueError(f"`--{name.replace('_', '-')}` must not be given: the study sets it (the repair law "
                                   f"is --law, the repair times --repair-times)")
     with flag_names(n_values="--n-groups", repair_times="--repair-times", repair="--law", out_dir="--out-dir",
-                    figure="--figure", force="--force"):
+                    figure="--figure", force="--force", screen_alpha="--screen-alpha"):
         res = repair_study(n_values, repair_times=times, reps=reps, repair=args.law, rng=args.seed, base=base,
                            out_dir=out_dir, figure=figure, scheduler=args.scheduler, workers=args.workers,
-                           force=args.force, progress=log)
+                           force=args.force, progress=log, screen_alpha=args.screen_alpha)
     return Report(res.to_dict(), res)
 
 
