@@ -13,7 +13,8 @@ from spare_mc._kernels import live_set as LS
 from spare_mc._kernels import timeline as TK
 from spare_mc.testing import timeline_simpy
 from spare_mc.ttt.config import TimelineConfig, applicable
-from spare_mc.ttt.run import _run_us, make_trace, run_timeline, simulate_ttt
+from spare_mc._lib.seeding import trace_seed_sequence
+from spare_mc.ttt.run import _run_us, job_seed, make_trace, run_timeline, simulate_ttt
 
 KEYS = {"ttt": TK.R_TTT, "useful": TK.R_USEFUL, "redundant": TK.R_REDUNDANT, "patch": TK.R_PATCH,
         "allreduce": TK.R_ALLREDUCE, "rectlr_shrink": TK.R_RECTLR, "checkpoint": TK.R_CKPT, "restart": TK.R_RESTART,
@@ -325,6 +326,41 @@ def test_trace_extension_is_transparent():
     long_trace = make_trace(cfg, np.random.default_rng(trace_ss), 4 * 4096 * 8)
     again = run_timeline(cfg, np.random.SeedSequence(3), trace=long_trace)
     assert again.ttt_s == run.ttt_s and again.breakdown_s == run.breakdown_s
+
+
+def test_cached_traces_are_make_traces_arrays_and_give_the_same_runs(monkeypatch):
+    """The per-process trace cache (`_job_trace`) returns exactly what `make_trace` draws from the job's seed, for a
+    shorter, an equal and a longer length than the one cached (its extension included), and runs on cached traces
+    (other configs, the same replications: common random numbers) equal the runs on traces drawn for each job, with
+    the cache left empty by a budget of 0 bytes; unit clocks are not cached."""
+    import spare_mc.ttt.run as tr
+
+    tr._TRACES.clear()
+    cfg = TimelineConfig("rep", 200, r=3, n_steps=2000, shape=0.7)
+    ss = trace_seed_sequence(np.random.SeedSequence(4), 200, 7)
+    for length in (5000, 100, 8192, 20000, 3):
+        want = make_trace(cfg, np.random.default_rng(job_seed(ss, 0)), length)
+        got = tr._job_trace(cfg, ss, length)
+        assert len(got) == 2 and all(np.array_equal(a, b) for a, b in zip(got, want))
+    assert len(tr._TRACES) == 1
+    other = TimelineConfig("rep", 200, r=3, n_steps=2000, shape=0.8)  # another shape: another trace
+    assert not np.array_equal(tr._job_trace(other, ss, 100)[0], tr._job_trace(cfg, ss, 100)[0])
+    cfgs = [TimelineConfig("spare", 200, r=r, n_steps=3000, ckpt_period_factor=f, jitter_sd=0.0)
+            for r in (2, 6) for f in (0.5, 2.0)] + [TimelineConfig("ckpt", 600, n_steps=3000, jitter_sd=0.0)]
+    root = np.random.SeedSequence(11)
+    tr._TRACES.clear()
+    cached = [run_timeline(c, trace_seed_sequence(root, c.n_groups, i)) for c in cfgs for i in range(3)]
+    assert 0 < len(tr._TRACES) <= 6
+    monkeypatch.setattr(tr, "TRACE_CACHE_BYTES", 0)  # every trace drawn for its job, as make_trace gives it
+    tr._TRACES.clear()
+    fresh = [run_timeline(c, trace_seed_sequence(root, c.n_groups, i)) for c in cfgs for i in range(3)]
+    assert len(tr._TRACES) <= 1
+    assert cached == fresh
+    assert cached[-1].arrivals_used > 4096  # CKPT-only at N = 600 extends its first trace (from the cache too)
+    tr._TRACES.clear()
+    run_timeline(TimelineConfig("rep", 20, r=2, n_steps=200, failures=sm.PerGPU(1e8), ckpt_period_s=600.0),
+                 np.random.SeedSequence(1))
+    assert not tr._TRACES
 
 
 def test_results_dataset_and_estimates(tmp_path):

@@ -56,8 +56,10 @@ The model (docs/model.md, sections 6-8; every choice the paper leaves open is a 
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
+import threading
 
 import numpy as np
 
@@ -121,6 +123,41 @@ def make_trace(cfg: TimelineConfig, rng, length: int):
         gaps.append(np.maximum(1, np.rint(ops)).astype(np.int64))
         vic.append(rng.integers(0, 1 << 32, 4096, dtype=np.int64))
     return np.concatenate(gaps), np.concatenate(vic)
+
+
+#: The system-level failure traces a process keeps (:func:`_job_trace`), at most this many bytes in all.
+TRACE_CACHE_BYTES = 48 << 20
+_TRACES: collections.OrderedDict = collections.OrderedDict()
+_TRACES_LOCK = threading.Lock()  # (a threaded dask scheduler runs jobs of one process at once)
+
+
+def _job_trace(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, length: int) -> tuple:
+    """``make_trace(cfg, default_rng(job_seed(seed_seq, 0)), length)``, the failure trace of a job, from a cache.
+
+    Under system-level failures the trace depends only on the replication's seed, ``n_groups``, ``mtbf_s`` and the
+    shape -- not on the strategy, ``r``, the period or any option -- so every grid point of a sweep at one ``N``
+    runs replication ``i`` on the same trace (common random numbers) and would draw it again. The process keeps the
+    longest trace drawn per key (least recently used out beyond :data:`TRACE_CACHE_BYTES`) and returns its first
+    ``ceil(length / 4096)`` blocks: exactly :func:`make_trace`'s arrays, whose blocks of 4096 make a longer trace
+    start with the shorter one (``tests/test_timeline.py`` checks the arrays and the runs against it). Unit clocks
+    are not cached (their trace is drawn per job as before)."""
+    size = -(-length // 4096) * 4096
+    if cfg.failures is not None:
+        return make_trace(cfg, np.random.default_rng(job_seed(seed_seq, 0)), length)
+    key = (seed_seq.entropy, seed_seq.spawn_key, seed_seq.pool_size, cfg.n_groups, cfg.mtbf_s, cfg.shape)
+    with _TRACES_LOCK:
+        got = _TRACES.get(key)
+        if got is not None:
+            _TRACES.move_to_end(key)
+    if got is None or got[0].size < size:
+        got = make_trace(cfg, np.random.default_rng(job_seed(seed_seq, 0)), size)
+        with _TRACES_LOCK:
+            _TRACES[key] = got
+            _TRACES.move_to_end(key)
+            total = sum(a.nbytes for t in _TRACES.values() for a in t)
+            while total > TRACE_CACHE_BYTES and len(_TRACES) > 1:
+                total -= sum(a.nbytes for a in _TRACES.popitem(last=False)[1])
+    return tuple(a[:size] for a in got)
 
 
 #: Memory of one TimelineRun with its raw results (measured: about 1.4 KB; rounded up).
@@ -499,10 +536,9 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
         if res[_tk.R_STATUS] == _tk.STATUS_TRACE:
             raise UsageValueError(f"`trace` ran out after {trace[0].size} draws; give a longer one")
         return _to_run(res, cfg)
-    trace_rng = np.random.default_rng(job_seed(seed_seq, 0))
     length = plan.trace_length
     _trace_memory_check(cfg, length, plan.per_draw)
-    trace = make_trace(cfg, trace_rng, length)
+    trace = _job_trace(cfg, seed_seq, length)
     while True:
         jitter_rng, repair_rng = _job_rngs(cfg, seed_seq)  # fresh streams for every attempt
         res = _run_us(cfg, holders, *trace, jitter_rng=jitter_rng, units=units, repair_rng=repair_rng,
@@ -512,9 +548,7 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
                 plan.trace_length = trace[0].size
             return _to_run(res, cfg)
         _trace_memory_check(cfg, 2 * trace[0].size, plan.per_draw, grown_from=trace[0].size)
-        more = make_trace(cfg, trace_rng, trace[0].size)  # same generator: the trace is extended
-        trace = tuple(np.concatenate([a, b]) for a, b in zip(trace, more))
-        del more
+        trace = _job_trace(cfg, seed_seq, 2 * trace[0].size)  # the trace extended (it starts with the shorter one)
 
 
 def run_log_job(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, log) -> TimelineRun:
