@@ -11,9 +11,9 @@ from scipy import stats
 import spare_mc as sm
 from spare_mc._kernels import live_set as LS
 from spare_mc._kernels import timeline as TK
+from spare_mc._lib.seeding import trace_seed_sequence
 from spare_mc.testing import timeline_simpy
 from spare_mc.ttt.config import TimelineConfig, applicable
-from spare_mc._lib.seeding import trace_seed_sequence
 from spare_mc.ttt.run import _run_us, job_seed, make_trace, run_timeline, simulate_ttt
 
 KEYS = {"ttt": TK.R_TTT, "useful": TK.R_USEFUL, "redundant": TK.R_REDUNDANT, "patch": TK.R_PATCH,
