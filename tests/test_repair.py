@@ -140,6 +140,8 @@ def test_factor_screens_in_looks_give_the_rows_of_the_full_screen(tmp_path):
                 np.testing.assert_array_equal(c["ttt_over_t0"].sel(variant=key).values, want)
     assert [(x["factor"], x["capped"]) for x in looked.rows] == [(x["factor"], x["capped"]) for x in full.rows]
     assert looked.rows == full.rows and looked.best == full.best
+    dask = repair_study((24,), out_dir=str(tmp_path / "dask"), **{**kw, "workers": 1})  # the same on a dask worker
+    assert dask.rows == looked.rows and dask.settings["screen"] == sc
 
 
 def test_bad_screen_alpha(tmp_path):

@@ -518,7 +518,8 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
     ``seed_seq`` is normally :func:`spare_mc._lib.seeding.trace_seed_sequence` ``(root, n_groups, rep)``, as
     :func:`simulate_ttt` and the sweeps use it. What depends on the config alone (the holder table, SPARe's fully live
     ReCtlr state, the unit clocks, the kernel's parameters, the trace's first length) is built once per config and
-    cached (:func:`_job_plan`, :func:`_kernel_params`; 64 configs each).
+    cached (:func:`_job_plan`, :func:`_kernel_params`; 64 configs each); a system-level failure trace, which depends
+    on the replication's seed, ``N``, ``mtbf_s`` and the shape only, is cached per process (:func:`_job_trace`).
     """
     if not isinstance(cfg, TimelineConfig):
         raise UsageTypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
