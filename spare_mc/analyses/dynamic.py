@@ -314,7 +314,8 @@ def _run(folder, settings, scheduler, workers, force, progress) -> DynamicResult
             sc = screen_groups(f"dynamic-screen-{s}-N{n}",
                                {"r": list(rs), "shape": list(shapes), "ckpt_period_factor": list(factors)},
                                "ckpt_period_factor", variants, screen_reps, rng,
-                               {"strategy": s, "n_groups": n, **base_s}, alpha, folder, scheduler, workers, force, progress is not None, log=progress)
+                               {"strategy": s, "n_groups": n, **base_s}, alpha, folder, scheduler, workers, force,
+                               progress is not None, log=progress)
             paths.extend(sc["paths"])
             for key in ("points", "points_to_the_end", "replications"):
                 screened[key] += sc[key]
