@@ -22,6 +22,7 @@ from .._lib.validation import UsageError, UsageValueError, as_int, in_file, reje
 from ..model.strategies import STRATEGIES, STRATEGY_TABLE
 from ..plots.studies import figure_phase
 from ..plots.sweep_figures import save_figures
+from ..sweep.cluster import shared_local_cluster
 from ..sweep.runner import run_study_sweep
 from ..sweep.spec import SweepSpec
 from ..sweep.storage import write_json
@@ -236,12 +237,15 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
         if scheduler is None:  # the kernels of every sweep (the main table's and the phase map's too) at once
             warm_up(specs, processes=workers or None)
         datasets, paths = {}, {}
-        for sp in specs:
-            log(f"sweep {sp.name} ({sp.quantity}, {sp.reps} replications per point)")
-            path = folder.file(f"{sp.name}.nc", dataset=True)
-            datasets[sp.name] = run_study_sweep(sp, path, scheduler=scheduler,
-                                                workers=None if scheduler is not None else workers, force=force)
-            paths[sp.name] = path
+        # one local cluster for all the sweeps (its start and its workers' imports paid once, not once per sweep);
+        # closed before the main table and the phase map, which do not use it
+        with shared_local_cluster(scheduler, workers):
+            for sp in specs:
+                log(f"sweep {sp.name} ({sp.quantity}, {sp.reps} replications per point)")
+                path = folder.file(f"{sp.name}.nc", dataset=True)
+                datasets[sp.name] = run_study_sweep(sp, path, scheduler=scheduler,
+                                                    workers=None if scheduler is not None else workers, force=force)
+                paths[sp.name] = path
         log("main table")
         mt = main_table(n_values, reps=reps, confirm_reps=confirm_reps, rng=rng, base=base)
         mt_path = folder.file("main_table.json")
