@@ -55,8 +55,8 @@ from ..stats import MCEstimate, estimate_mean, ratio_estimate
 from ..ttt.config import TimelineConfig, applicable
 from ..ttt.optimize import PERIOD_FACTORS, n_values_iv, period_factors_iv
 from .folder import StudyFolder
-from .engine import (R_RANGES, SCREEN_ALPHA, check_base, check_fields, check_r_ranges, confirm_spec, pick, run_stage,
-                     screen, screen_looks, study_cluster, timed_r)
+from .engine import (R_RANGES, SCREEN_ALPHA, check_base, check_fields, check_r_ranges, check_screen_alpha, confirm_spec,
+                     pick, run_stage, screen, screen_looks, study_cluster, timed_r)
 
 __all__ = ["Variant", "default_variants", "sensitivity", "SensitivityResult", "SensitivityRow", "SelectedPoint",
            "paired_delta_reduction", "holm", "estimate_cost", "check_sensitivity_inputs", "R_RANGES"]
@@ -439,7 +439,7 @@ def estimate_cost(n_values=(600,), *, variants=None, reps=10, pilot_reps=40, bas
      period_factors) = _check_inputs(n_values, variants, reps, pilot_reps, 1.0, max(pilot_reps, 4), 0, base,
                                      r_ranges, period_factors)
     confirm_reps = 2 * pilot_reps if confirm_reps is None else confirm_reps
-    looks = screen_looks(reps) if _check_screen_alpha(screen_alpha) > 0 else (reps,)
+    looks = screen_looks(reps) if check_screen_alpha(screen_alpha) > 0 else (reps,)
     screen_reps = looks[0] + (0.5 * (looks[1] - looks[0]) + 0.25 * (looks[2] - looks[1]) if len(looks) > 1 else 0)
     workers = (os.cpu_count() or 1) if workers is None else max(1, int(workers))
     screen = confirm = 0.0
@@ -464,17 +464,7 @@ def check_sensitivity_inputs(n_values=(600,), *, variants=None, reps=10, pilot_r
     checked = _check_inputs(n_values, variants, reps, pilot_reps, target_pp, max_confirm_reps, rng, base, r_ranges,
                             period_factors)
     _folder(checked, _check_out_dir(out_dir, os.path.join("data", "sensitivity")), figure, force,
-            _check_screen_alpha(screen_alpha))
-
-
-def _check_screen_alpha(screen_alpha) -> float:
-    """``screen_alpha`` as a float in ``[0, 1)`` (0: no elimination in the screen)."""
-    if isinstance(screen_alpha, bool) or not isinstance(screen_alpha, (int, float, np.integer, np.floating)):
-        raise UsageTypeError(f"`screen_alpha` must be a number in [0, 1), got {screen_alpha!r}")
-    screen_alpha = float(screen_alpha)
-    if not (0 <= screen_alpha < 1):
-        raise UsageValueError(f"`screen_alpha` must be in [0, 1) (0: no elimination), got {screen_alpha}")
-    return screen_alpha
+            check_screen_alpha(screen_alpha))
 
 
 def _folder(checked, out_dir, figure, force, screen_alpha) -> StudyFolder:
@@ -545,7 +535,7 @@ def sensitivity(n_values=(600,), *, variants=None, reps: int = 10, pilot_reps: i
     out_dir = _check_out_dir(out_dir, os.path.join("data", "sensitivity"))
     if progress is not None and not callable(progress):
         raise UsageTypeError(f"`progress` must be a callable taking a line of text, got {progress!r}")
-    screen_alpha = _check_screen_alpha(screen_alpha)
+    screen_alpha = check_screen_alpha(screen_alpha)
     folder = _folder(checked, out_dir, figure, force, screen_alpha)
     with folder, study_cluster(scheduler, workers):
         res = _run(folder, checked, scheduler, workers, force, progress, screen_alpha)
