@@ -25,22 +25,15 @@ the calls alone took ~300 ns per failure. The blocks travel together as one reco
 blocks one by one; a fully live state to return to is a :class:`~spare_mc._kernels.rectlr_layout.Saved`.
 
 The per-failure path (:func:`rectlr_step` and everything it calls but :func:`_phases12_grown`) is compiled without
-the runtime (``_nrt=False``), so it does no reference counting at all; the one allocation (a longer undo log, rarely
-needed) happens in :func:`_phases12_grown`, which declares the runtime.
-The bucket queue, :func:`_flip`, the Phase-2 searches (:func:`_augment_layers`, :func:`_augment_min_cost`),
+the runtime (``_nrt=False``): no reference counting; the one allocation (a longer undo log, rarely needed) is
+:func:`_phases12_grown`'s, which declares the runtime. The bucket queue, :func:`_flip`, the Phase-2 searches,
 :func:`_patch`, :func:`_resolve`, :func:`_phases12` and Phase 0's search (:func:`_augment_bfs_inlined`) are inlined
-by numba (``inline="always"``, each at one call site but the queue's push and ``_flip``): a call passes every array
-as its exploded fields (9 machine words for a 2-d block). Inlining the last four, with the slot-type row and the
-inlined ``_dur`` of the timeline, made the paper's SPARe timeline job about 15% faster (8-20% in six alternated
-pairs, either order first, best of 12 batches of 200 jobs each, 2026-12-04) with a cold compilation no longer (63 s
-against 66 s for a first timeline run). Phase 1 and the patch call :func:`_augment_bfs` (a call; their
-searches are rarer), and :func:`_phase2` stays a call: inlining its two call sites gained nothing measurable and
-cost ~30 s of compilation.
+(``inline="always"``, each at one call site but the queue's push and ``_flip``; a call passes every array as its
+exploded fields, 9 machine words for a 2-d block); Phase 1 and the patch call :func:`_augment_bfs` (rarer searches)
+and :func:`_phase2` stays a call (what inlining gained and cost: docs/architecture.md, section 8).
 
-In the per-failure loops (the searches, their queue, :func:`_flip`, the deaths, orphans and patch scan) indices are
-cast to unsigned (``_U``): numba then skips its negative-index wraparound, a load of the row length (spilled to the
-stack in these register-starved loops) and three operations per access. The values are the same; only the indexing
-is.
+In the per-failure loops indices are cast to unsigned (``_U``): numba then skips its negative-index wraparound (a
+load of the row length, spilled in these register-starved loops, and three operations per access).
 
 What was measured (the dead ends, where the time goes, the tie rule's effect on later calls): docs/architecture.md,
 section 8.
@@ -100,8 +93,8 @@ from .rectlr_layout import (ALIVE, BHEAD, BSTAMP, BTAIL, DEEP, DIST, DSTAMP, EG,
                             L_S, L_TRIAL, LOAD, MARKG, MARKT, MAXDEG_, MOVED, N_D, N_E, N_G, N_H, N_META, N_OUT,
                             N_TRIAL_COLS, NLIVE, O_C, O_K, O_MOVES, O_ORPHANS, O_PATCH, O_PATCH_TYPES, O_PHASE0, O_S,
                             O_WIPED, ORPH, OWN, P2_, PHI, PHIL, PLOAD, POWN, QCUR, QTAIL_, QUEUE, S_, STAMP_, STYPE,
-                            T_CALLS, T_DEAD, T_MOVES, T_NOMOVE, T_ORPHANS, T_PATCH, T_PATCH_TYPES, T_PHASE0, T_S0, T_SMAX,
-                            T_SUM_C, T_SUM_S, T_T, VIA, Saved, State, Tally)
+                            T_CALLS, T_DEAD, T_MOVES, T_NOMOVE, T_ORPHANS, T_PATCH, T_PATCH_TYPES, T_PHASE0, T_S0,
+                            T_SMAX, T_SUM_C, T_SUM_S, T_T, VIA, Saved, State, Tally)
 
 # the cached kernels of this module contain the wipe-out kernels' code, and the slots of the layout: recompile them
 # when those change
@@ -372,9 +365,12 @@ def _augment_layers(t0, cap, stamp0, n, r, st, more):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _bucket_push(H, D, nent, stamp, key, v, cur, bcur, nb):
-    """Append node ``v`` to the FIFO bucket of label ``key >= cur`` (bucket ``key % nb``, found from ``bcur = cur %
-    nb`` without a division while ``key - cur < nb``); returns the new entry count."""
+def _push(H, D, nent, live, qt, stamp, key, v, cur, bcur, nb):
+    """Queue node ``v`` at label ``key >= cur``: in ``D[QCUR, qt]`` if ``key == cur``, else in bucket ``key % nb``
+    (found from ``bcur = cur % nb`` without a division while ``key - cur < nb``). Returns ``(nent, live, qt)``."""
+    if key == cur:
+        D[QCUR, _U(qt)] = v
+        return nent, live, qt + 1
     b = bcur + (key - cur)
     if b >= nb:
         b = b - nb if b - nb < nb else key % nb
@@ -387,7 +383,7 @@ def _bucket_push(H, D, nent, stamp, key, v, cur, bcur, nb):
     else:
         H[HNEXT, _U(D[BTAIL, b])] = nent
     D[BTAIL, b] = nent
-    return nent + 1
+    return nent + 1, live + 1, qt
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -404,16 +400,14 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi):
     Dijkstra with a bucket queue (Dial's algorithm): the reduced costs are small integers (at most one more than
     the largest ``|phi|``, which is at most the moves of the Phase 2 so far, ``<= N``), so ``2 N + 1`` circular
     FIFO buckets (``D[BHEAD]``, ``D[BTAIL]``, stamped by ``D[BSTAMP]``; the entries in ``H``: ``H[HNODE]`` the node,
-    ``H[HNEXT]`` the next entry) hold every label in flight. Only the entries pushed before their label is reached
-    go there: those pushed at the label being popped (the cost-0 arcs, most of them) are appended to a flat FIFO,
-    ``D[QCUR]``, popped after the bucket's (every one of which was pushed earlier), the same first-in-first-out order
-    without the bucket's links; and the bucket of a label is found from the current one's without a division
-    (2026-12-06: the second searches of two-orphan calls ~12% faster, identical results). A node is finished when
-    first popped (``D[FSTAMP]``); later entries of it are stale. The search stops at the first group with room it reaches at the label being
-    popped (when its arc is relaxed, or when it is popped): a group with room has potential 0 (its arc to the sink
-    has reduced cost ``phi[g] - phi[sink] >= 0``, the sink's potential stays 0 and potentials only decrease), so
-    the sink's distance ``big_d`` is that label, the least left. The nodes finished before have their exact
-    distance ``<= big_d``, every other one at least ``big_d``: Johnson's update applies to the finished ones only.
+    ``H[HNEXT]`` the next entry) hold the labels above the one being popped, whose new entries go to a flat FIFO,
+    ``D[QCUR]``, popped after its bucket's (all pushed before): the same order without links (docs/architecture.md,
+    section 8). A node is finished when first popped (``D[FSTAMP]``); later entries of it are stale. The search
+    stops at the first group with room it reaches at the label being popped (when its arc is relaxed, or when it is
+    popped): a group with room has potential 0 (its arc to the sink has reduced cost ``phi[g] - phi[sink] >= 0``,
+    the sink's potential stays 0 and potentials only decrease), so the sink's distance ``big_d`` is that label, the
+    least left. The nodes finished before have their exact distance ``<= big_d``, every other one at least
+    ``big_d``: Johnson's update applies to the finished ones only.
     """
     E, G, D, H, meta = st.E, st.G, st.D, st.H, st.meta
     meta[STAMP_] += 1
@@ -424,10 +418,8 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi):
     nent = _Z
     live = _Z  # entries of the buckets not popped yet
     D[QCUR, 0] = t0
-    qh = _Z  # the entries pushed at the current label, D[QCUR, qh:qt]
-    qt = _ONE
-    cur = _Z
-    bcur = _Z  # cur % nb
+    qh, qt = _Z, _ONE  # the entries pushed at the current label, D[QCUR, qh:qt]
+    cur, bcur = _Z, _Z  # the label being popped and its bucket, cur % nb
     p2 = meta[P2_]
     nfin = 0
     g_end = -1
@@ -441,16 +433,13 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi):
         elif qh < qt:
             v = D[QCUR, _U(qh)]
             qh += 1
-        elif live > 0:
-            cur += 1
-            bcur += 1
-            if bcur == nb:
-                bcur = _Z
-            qh = _Z
-            qt = _Z
-            continue
-        else:
+        elif live == 0:
             break
+        else:  # the next label
+            cur += 1
+            bcur = bcur + 1 if bcur + 1 < nb else _Z
+            qh = qt = _Z
+            continue
         vu = _U(v)
         if D[FSTAMP, vu] == stamp:
             continue  # stale: finished at a smaller label
@@ -476,12 +465,7 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi):
                     if nd == cur and G[LOAD, gu] < cap:  # a group with room at the least label: stop
                         g_end = g
                         break
-                    if nd == cur:
-                        D[QCUR, _U(qt)] = w
-                        qt += 1
-                    else:
-                        nent = _bucket_push(H, D, nent, stamp, nd, w, cur, bcur, nb)
-                        live += 1
+                    nent, live, qt = _push(H, D, nent, live, qt, stamp, nd, w, cur, bcur, nb)
         else:  # a group: to the sink if it has room, back along the types it serves
             g = v - n
             gu = _U(g)
@@ -503,12 +487,7 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi):
                 if D[DSTAMP, uu] != stamp or nd < D[DIST, uu]:
                     D[DSTAMP, uu] = stamp
                     D[DIST, uu] = nd
-                    if nd == cur:
-                        D[QCUR, _U(qt)] = u
-                        qt += 1
-                    else:
-                        nent = _bucket_push(H, D, nent, stamp, nd, u, cur, bcur, nb)
-                        live += 1
+                    nent, live, qt = _push(H, D, nent, live, qt, stamp, nd, u, cur, bcur, nb)
     if g_end < 0:
         return n_phi, g_end
     big_d = cur
@@ -673,10 +652,9 @@ def rectlr_step(newly, n_new, from_scratch, n, r, st):
 
 @njit(cache=True, _nrt=False)
 def step_blocks(newly, n_new, from_scratch, n, r, blocks):
-    """:func:`rectlr_step` called from Python (``ReCtlr.fail``), the state given as the plain tuple of its blocks
-    (``tuple(st)``). numba's dispatcher types a plain tuple of arrays in C but a NamedTuple in Python: a
-    :class:`~spare_mc._kernels.rectlr_layout.State` argument costs ~2.5 us more per call from Python (0.6 -> 3.1 us;
-    ``ReCtlr.fail`` takes ~22 us), nothing between compiled functions."""
+    """:func:`rectlr_step` called from Python (``ReCtlr.fail``), the state as the plain tuple of its blocks
+    (``tuple(st)``): numba's dispatcher types a plain tuple of arrays in C but a NamedTuple in Python (a
+    :class:`~spare_mc._kernels.rectlr_layout.State` argument: ~2.5 us more per call from Python)."""
     return rectlr_step(newly, n_new, from_scratch, n, r, State(*blocks))
 
 
@@ -701,9 +679,7 @@ def _resolve(n_orph, S, c, n, r, st):
             out[O_PHASE0] = 1
             return 0
         if reuse and nf > 1:  # the last search failed and is still in the queue: its orphan goes first in Phase 2
-            t = G[ORPH, nf - 1]
-            G[ORPH, nf - 1] = G[ORPH, 0]
-            G[ORPH, 0] = t
+            G[ORPH, 0], G[ORPH, nf - 1] = G[ORPH, nf - 1], G[ORPH, 0]
     else:
         nf = n_orph
     # with reuse and c <= S, Phase 2 runs at Phase 0's capacity first and continues from its last, failed search
@@ -873,9 +849,7 @@ def reset_state(st, saved, r):
     Only the stacks of the groups Phase 2 has reordered since (``G[MOVED]``, set by every move) are copied back:
     a move swaps two edges of one group, so that group's slots of ``E[GSTK]``, ``E[STYPE]`` and its edges'
     ``E[EPOS]`` are all it changes; a flagged group whose stack is back as saved is copied again, which is
-    harmless. About a sixth of the groups are flagged at a wipe-out (cyclic N = 600, r = 8), but the saved rows
-    are cold in the cache by then: in the paper's SPARe timeline the restarts still cost ~65 us per job against
-    ~75 us with whole-row copies (perf samples, 2026-12-04), a small gain."""
+    harmless (what it gained: docs/architecture.md, section 8)."""
     E, G, meta = st.E, st.G, st.meta
     gstk0, epos0, own0, load0, s0 = saved
     n = own0.shape[0]
