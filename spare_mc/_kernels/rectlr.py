@@ -365,15 +365,15 @@ def _augment_layers(t0, cap, stamp0, n, r, st, more):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _push(H, D, nent, live, qt, stamp, key, v, cur, bcur, nb):
-    """Queue node ``v`` at label ``key >= cur``: in ``D[QCUR, qt]`` if ``key == cur``, else in bucket ``key % nb``
-    (found from ``bcur = cur % nb`` without a division while ``key - cur < nb``). Returns ``(nent, live, qt)``."""
-    if key == cur:
+def _push(H, D, nent, live, qt, stamp, v, off, bcur, nb):
+    """Queue node ``v`` at label ``cur + off`` (``off >= 0``; ``bcur = cur % nb``): in ``D[QCUR, qt]`` if
+    ``off == 0``, else in bucket ``(cur + off) % nb`` (no division while ``off < nb``). Returns ``(nent, live, qt)``."""
+    if off == 0:
         D[QCUR, _U(qt)] = v
         return nent, live, qt + 1
-    b = bcur + (key - cur)
+    b = bcur + off
     if b >= nb:
-        b = b - nb if b - nb < nb else key % nb
+        b = b - nb if b - nb < nb else b % nb
     b = _U(b)
     H[HNODE, _U(nent)] = v
     H[HNEXT, _U(nent)] = -1
@@ -465,7 +465,7 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi):
                     if nd == cur and G[LOAD, gu] < cap:  # a group with room at the least label: stop
                         g_end = g
                         break
-                    nent, live, qt = _push(H, D, nent, live, qt, stamp, nd, w, cur, bcur, nb)
+                    nent, live, qt = _push(H, D, nent, live, qt, stamp, w, nd - cur, bcur, nb)
         else:  # a group: to the sink if it has room, back along the types it serves
             g = v - n
             gu = _U(g)
@@ -487,7 +487,7 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi):
                 if D[DSTAMP, uu] != stamp or nd < D[DIST, uu]:
                     D[DSTAMP, uu] = stamp
                     D[DIST, uu] = nd
-                    nent, live, qt = _push(H, D, nent, live, qt, stamp, nd, u, cur, bcur, nb)
+                    nent, live, qt = _push(H, D, nent, live, qt, stamp, u, nd - cur, bcur, nb)
     if g_end < 0:
         return n_phi, g_end
     big_d = cur
