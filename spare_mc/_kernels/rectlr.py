@@ -25,22 +25,15 @@ the calls alone took ~300 ns per failure. The blocks travel together as one reco
 blocks one by one; a fully live state to return to is a :class:`~spare_mc._kernels.rectlr_layout.Saved`.
 
 The per-failure path (:func:`rectlr_step` and everything it calls but :func:`_phases12_grown`) is compiled without
-the runtime (``_nrt=False``), so it does no reference counting at all; the one allocation (a longer undo log, rarely
-needed) happens in :func:`_phases12_grown`, which declares the runtime.
-The bucket queue, :func:`_flip`, the Phase-2 searches (:func:`_augment_layers`, :func:`_augment_min_cost`),
+the runtime (``_nrt=False``): no reference counting; the one allocation (a longer undo log, rarely needed) is
+:func:`_phases12_grown`'s, which declares the runtime. The bucket queue, :func:`_flip`, the Phase-2 searches,
 :func:`_patch`, :func:`_resolve`, :func:`_phases12` and Phase 0's search (:func:`_augment_bfs_inlined`) are inlined
-by numba (``inline="always"``, each at one call site but the queue's push and ``_flip``): a call passes every array
-as its exploded fields (9 machine words for a 2-d block). Inlining the last four, with the slot-type row and the
-inlined ``_dur`` of the timeline, made the paper's SPARe timeline job about 15% faster (8-20% in six alternated
-pairs, either order first, best of 12 batches of 200 jobs each, 2026-12-04) with a cold compilation no longer (63 s
-against 66 s for a first timeline run). Phase 1 and the patch call :func:`_augment_bfs` (a call; their
-searches are rarer), and :func:`_phase2` stays a call: inlining its two call sites gained nothing measurable and
-cost ~30 s of compilation.
+(``inline="always"``, each at one call site but the queue's push and ``_flip``; a call passes every array as its
+exploded fields, 9 machine words for a 2-d block); Phase 1 and the patch call :func:`_augment_bfs` (rarer searches)
+and :func:`_phase2` stays a call (what inlining gained and cost: docs/architecture.md, section 8).
 
-In the per-failure loops (the searches, their queue, :func:`_flip`, the deaths, orphans and patch scan) indices are
-cast to unsigned (``_U``): numba then skips its negative-index wraparound, a load of the row length (spilled to the
-stack in these register-starved loops) and three operations per access. The values are the same; only the indexing
-is.
+In the per-failure loops indices are cast to unsigned (``_U``): numba then skips its negative-index wraparound (a
+load of the row length, spilled in these register-starved loops, and three operations per access).
 
 What was measured (the dead ends, where the time goes, the tie rule's effect on later calls): docs/architecture.md,
 section 8.
@@ -99,9 +92,9 @@ from .rectlr_layout import (ALIVE, BHEAD, BSTAMP, BTAIL, DEEP, DIST, DSTAMP, EG,
                             HNEXT, HNODE, K_, L_C, L_EVENT, L_K, L_MOVES, L_ORPHANS, L_PATCH, L_PATCH_TYPES, L_PHASE0,
                             L_S, L_TRIAL, LOAD, MARKG, MARKT, MAXDEG_, MOVED, N_D, N_E, N_G, N_H, N_META, N_OUT,
                             N_TRIAL_COLS, NLIVE, O_C, O_K, O_MOVES, O_ORPHANS, O_PATCH, O_PATCH_TYPES, O_PHASE0, O_S,
-                            O_WIPED, ORPH, OWN, P2_, PHI, PHIL, PLOAD, POWN, QTAIL_, QUEUE, S_, STAMP_, STYPE, T_CALLS,
-                            T_DEAD, T_MOVES, T_NOMOVE, T_ORPHANS, T_PATCH, T_PATCH_TYPES, T_PHASE0, T_S0, T_SMAX,
-                            T_SUM_C, T_SUM_S, T_T, VIA, Saved, State, Tally)
+                            O_WIPED, ORPH, OWN, P2_, PHI, PHIL, PLOAD, POWN, QCUR, QTAIL_, QUEUE, S_, STAMP_, STYPE,
+                            T_CALLS, T_DEAD, T_MOVES, T_NOMOVE, T_ORPHANS, T_PATCH, T_PATCH_TYPES, T_PHASE0, T_S0,
+                            T_SMAX, T_SUM_C, T_SUM_S, T_T, VIA, Saved, State, Tally)
 
 # the cached kernels of this module contain the wipe-out kernels' code, and the slots of the layout: recompile them
 # when those change
@@ -372,9 +365,16 @@ def _augment_layers(t0, cap, stamp0, n, r, st, more):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _bucket_push(H, D, nent, stamp, key, v, nb):
-    """Append node ``v`` to the FIFO bucket of label ``key`` (bucket ``key % nb``); returns the new entry count."""
-    b = _U(key % nb)
+def _push(H, D, nent, live, qt, stamp, v, off, bcur, nb):
+    """Queue node ``v`` at label ``cur + off`` (``off >= 0``; ``bcur = cur % nb``): in ``D[QCUR, qt]`` if
+    ``off == 0``, else in bucket ``(cur + off) % nb`` (no division while ``off < nb``). Returns ``(nent, live, qt)``."""
+    if off == 0:
+        D[QCUR, _U(qt)] = v
+        return nent, live, qt + 1
+    b = bcur + off
+    if b >= nb:
+        b = b - nb if b - nb < nb else b % nb
+    b = _U(b)
     H[HNODE, _U(nent)] = v
     H[HNEXT, _U(nent)] = -1
     if D[BSTAMP, b] != stamp or D[BHEAD, b] < 0:
@@ -383,7 +383,7 @@ def _bucket_push(H, D, nent, stamp, key, v, nb):
     else:
         H[HNEXT, _U(D[BTAIL, b])] = nent
     D[BTAIL, b] = nent
-    return nent + 1
+    return nent + 1, live + 1, qt
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -400,12 +400,14 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi):
     Dijkstra with a bucket queue (Dial's algorithm): the reduced costs are small integers (at most one more than
     the largest ``|phi|``, which is at most the moves of the Phase 2 so far, ``<= N``), so ``2 N + 1`` circular
     FIFO buckets (``D[BHEAD]``, ``D[BTAIL]``, stamped by ``D[BSTAMP]``; the entries in ``H``: ``H[HNODE]`` the node,
-    ``H[HNEXT]`` the next entry) hold every label in flight. A node is finished when first popped (``D[FSTAMP]``);
-    later entries of it are stale. The search stops at the first group with room it reaches at the label being
-    popped (when its arc is relaxed, or when it is popped): a group with room has potential 0 (its arc to the sink
-    has reduced cost ``phi[g] - phi[sink] >= 0``, the sink's potential stays 0 and potentials only decrease), so
-    the sink's distance ``big_d`` is that label, the least left. The nodes finished before have their exact
-    distance ``<= big_d``, every other one at least ``big_d``: Johnson's update applies to the finished ones only.
+    ``H[HNEXT]`` the next entry) hold the labels above the one being popped, whose new entries go to a flat FIFO,
+    ``D[QCUR]``, popped after its bucket's (all pushed before): the same order without links (docs/architecture.md,
+    section 8). A node is finished when first popped (``D[FSTAMP]``); later entries of it are stale. The search
+    stops at the first group with room it reaches at the label being popped (when its arc is relaxed, or when it is
+    popped): a group with room has potential 0 (its arc to the sink has reduced cost ``phi[g] - phi[sink] >= 0``,
+    the sink's potential stays 0 and potentials only decrease), so the sink's distance ``big_d`` is that label, the
+    least left. The nodes finished before have their exact distance ``<= big_d``, every other one at least
+    ``big_d``: Johnson's update applies to the finished ones only.
     """
     E, G, D, H, meta = st.E, st.G, st.D, st.H, st.meta
     meta[STAMP_] += 1
@@ -413,20 +415,31 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi):
     nb = 2 * n + 1
     D[DIST, t0] = 0
     D[DSTAMP, t0] = stamp
-    nent = _bucket_push(H, D, _Z, stamp, _Z, t0, nb)
-    live = _ONE  # entries not popped yet
-    cur = _Z
+    nent = _Z
+    live = _Z  # entries of the buckets not popped yet
+    D[QCUR, 0] = t0
+    qh, qt = _Z, _ONE  # the entries pushed at the current label, D[QCUR, qh:qt]
+    cur, bcur = _Z, _Z  # the label being popped and its bucket, cur % nb
+    p2 = meta[P2_]
     nfin = 0
     g_end = -1
-    while live > 0 and g_end < 0:
-        b = _U(cur % nb)
-        if D[BSTAMP, b] != stamp or D[BHEAD, b] < 0:
+    while g_end < 0:
+        b = _U(bcur)
+        if D[BSTAMP, b] == stamp and D[BHEAD, b] >= 0:  # pushed before the label was reached: first out
+            i = D[BHEAD, b]
+            D[BHEAD, b] = H[HNEXT, _U(i)]
+            live -= 1
+            v = H[HNODE, _U(i)]
+        elif qh < qt:
+            v = D[QCUR, _U(qh)]
+            qh += 1
+        elif live == 0:
+            break
+        else:  # the next label
             cur += 1
+            bcur = bcur + 1 if bcur + 1 < nb else _Z
+            qh = qt = _Z
             continue
-        i = D[BHEAD, b]
-        D[BHEAD, b] = H[HNEXT, _U(i)]
-        live -= 1
-        v = H[HNODE, _U(i)]
         vu = _U(v)
         if D[FSTAMP, vu] == stamp:
             continue  # stale: finished at a smaller label
@@ -452,8 +465,7 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi):
                     if nd == cur and G[LOAD, gu] < cap:  # a group with room at the least label: stop
                         g_end = g
                         break
-                    nent = _bucket_push(H, D, nent, stamp, nd, w, nb)
-                    live += 1
+                    nent, live, qt = _push(H, D, nent, live, qt, stamp, w, nd - cur, bcur, nb)
         else:  # a group: to the sink if it has room, back along the types it serves
             g = v - n
             gu = _U(g)
@@ -462,7 +474,7 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi):
                 break
             lo = G[GPTR, gu]
             hi = G[GPTR, _U(g + 1)]
-            if G[DEEP, gu] != meta[P2_]:  # g serves only types in its top cap positions
+            if G[DEEP, gu] != p2:  # g serves only types in its top cap positions
                 hi = min(hi, lo + cap)
             for p in range(lo, hi):
                 e2 = E[GSTK, _U(p)]
@@ -475,8 +487,7 @@ def _augment_min_cost(t0, cap, n, r, st, n_phi):
                 if D[DSTAMP, uu] != stamp or nd < D[DIST, uu]:
                     D[DSTAMP, uu] = stamp
                     D[DIST, uu] = nd
-                    nent = _bucket_push(H, D, nent, stamp, nd, u, nb)
-                    live += 1
+                    nent, live, qt = _push(H, D, nent, live, qt, stamp, u, nd - cur, bcur, nb)
     if g_end < 0:
         return n_phi, g_end
     big_d = cur
@@ -641,10 +652,9 @@ def rectlr_step(newly, n_new, from_scratch, n, r, st):
 
 @njit(cache=True, _nrt=False)
 def step_blocks(newly, n_new, from_scratch, n, r, blocks):
-    """:func:`rectlr_step` called from Python (``ReCtlr.fail``), the state given as the plain tuple of its blocks
-    (``tuple(st)``). numba's dispatcher types a plain tuple of arrays in C but a NamedTuple in Python: a
-    :class:`~spare_mc._kernels.rectlr_layout.State` argument costs ~2.5 us more per call from Python (0.6 -> 3.1 us;
-    ``ReCtlr.fail`` takes ~22 us), nothing between compiled functions."""
+    """:func:`rectlr_step` called from Python (``ReCtlr.fail``), the state as the plain tuple of its blocks
+    (``tuple(st)``): numba's dispatcher types a plain tuple of arrays in C but a NamedTuple in Python (a
+    :class:`~spare_mc._kernels.rectlr_layout.State` argument: ~2.5 us more per call from Python)."""
     return rectlr_step(newly, n_new, from_scratch, n, r, State(*blocks))
 
 
@@ -669,9 +679,7 @@ def _resolve(n_orph, S, c, n, r, st):
             out[O_PHASE0] = 1
             return 0
         if reuse and nf > 1:  # the last search failed and is still in the queue: its orphan goes first in Phase 2
-            t = G[ORPH, nf - 1]
-            G[ORPH, nf - 1] = G[ORPH, 0]
-            G[ORPH, 0] = t
+            G[ORPH, 0], G[ORPH, nf - 1] = G[ORPH, nf - 1], G[ORPH, 0]
     else:
         nf = n_orph
     # with reuse and c <= S, Phase 2 runs at Phase 0's capacity first and continues from its last, failed search
@@ -841,9 +849,7 @@ def reset_state(st, saved, r):
     Only the stacks of the groups Phase 2 has reordered since (``G[MOVED]``, set by every move) are copied back:
     a move swaps two edges of one group, so that group's slots of ``E[GSTK]``, ``E[STYPE]`` and its edges'
     ``E[EPOS]`` are all it changes; a flagged group whose stack is back as saved is copied again, which is
-    harmless. About a sixth of the groups are flagged at a wipe-out (cyclic N = 600, r = 8), but the saved rows
-    are cold in the cache by then: in the paper's SPARe timeline the restarts still cost ~65 us per job against
-    ~75 us with whole-row copies (perf samples, 2026-12-04), a small gain."""
+    harmless (what it gained: docs/architecture.md, section 8)."""
     E, G, meta = st.E, st.G, st.meta
     gstk0, epos0, own0, load0, s0 = saved
     n = own0.shape[0]

@@ -35,7 +35,7 @@ OUT_SLOTS = define(globals(), "N_OUT", "O_K O_C O_S O_PHASE0 O_MOVES O_ORPHANS O
 #: ``H`` (``N_H x (2 N r + 2 N + 2)``)
 define(globals(), "N_E", "EG GSTK EPOS ET STYPE")
 define(globals(), "N_G", "GPTR ALIVE NLIVE OWN LOAD POWN PLOAD MARKG MARKT VIA QUEUE ORPH DEEP MOVED")
-define(globals(), "N_D", "DIST DSTAMP FSTAMP PHI PHIL FIN BHEAD BTAIL BSTAMP")
+define(globals(), "N_D", "DIST DSTAMP FSTAMP PHI PHIL FIN BHEAD BTAIL BSTAMP QCUR")
 define(globals(), "N_H", "HNEXT HNODE")
 #: the overhead drivers' per-trial statistics columns
 TRIAL_SLOTS = define(globals(), "N_TRIAL_COLS",
@@ -53,7 +53,8 @@ class State(NamedTuple):
     E: np.ndarray
     #: groups and types: ``N_G x (N + 1)`` (stack pointers, liveness, assignment, the searches' marks and queue)
     G: np.ndarray
-    #: the min-cost search's nodes: ``N_D x (2 N + 1)`` (labels, stamps, potentials; the buckets' heads and tails)
+    #: the min-cost search's nodes: ``N_D x (2 N + 1)`` (labels, stamps, potentials; the buckets' heads and tails; the
+    #: current label's FIFO)
     D: np.ndarray
     #: its bucket queue's entries: ``N_H x (2 N r + 2 N + 2)`` (the next entry of the bucket, the node)
     H: np.ndarray
