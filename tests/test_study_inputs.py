@@ -18,7 +18,7 @@ import pytest
 import spare_mc.analyses.calibrate as calibrate_mod
 import spare_mc.analyses.clusters as clusters_mod
 import spare_mc.analyses.dynamic as dynamic_mod
-import spare_mc.analyses.repair as repair_mod
+import spare_mc.analyses.engine as engine_mod
 import spare_mc.analyses.reproduce as reproduce_mod
 import spare_mc.cli.studies as cli_studies
 from spare_mc import UsageValueError
@@ -52,8 +52,9 @@ def no_study(monkeypatch, tmp_path):
 
 @pytest.fixture
 def no_sweep(monkeypatch, tmp_path):
-    """The library's work (sweeps, the calibration's screens, timeline runs) fails the test."""
-    for mod in (dynamic_mod, repair_mod, reproduce_mod):
+    """The library's work (sweeps, the calibration's screens, timeline runs) fails the test. The factor screens of
+    the dynamic and repair studies run their sweeps through :mod:`spare_mc.analyses.engine`."""
+    for mod in (dynamic_mod, engine_mod, reproduce_mod):
         monkeypatch.setattr(mod, "run_study_sweep", _started)
     monkeypatch.setattr(calibrate_mod, "screen", _started)
     monkeypatch.setattr(clusters_mod, "simulate_ttt", _started)
