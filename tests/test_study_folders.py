@@ -238,11 +238,16 @@ def test_atomic_write_names_the_file_not_its_temporary(tmp_path, readonly):
 
 
 # ------------------------------------------------------------------------------------------ killed and resumed
+# The progress callback pauses half a second at the start of each stage: the tests below signal the run once a
+# stage's dataset is written, and without the pause the tiny last stage could finish (and the study with it) before
+# a loaded machine let the test send its signal (seen twice under load: "a run ended before its signal"). It
+# changes no number.
 _SCRIPT = """
-import sys
+import sys, time
 from spare_mc.analyses.dynamic import dynamic_study
 dynamic_study((20, 30), shapes=(0.5,), policies=("hazard",), r_values={"rep": (2, 3)}, factors=(1.0, 2.0),
-              screen_reps=4, confirm_reps=6, base={"n_steps": 400}, workers=0, rng=3, out_dir=sys.argv[1])
+              screen_reps=4, confirm_reps=6, base={"n_steps": 400}, workers=0, rng=3, out_dir=sys.argv[1],
+              progress=lambda msg: time.sleep(0.5))
 """
 
 
