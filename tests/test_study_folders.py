@@ -238,16 +238,11 @@ def test_atomic_write_names_the_file_not_its_temporary(tmp_path, readonly):
 
 
 # ------------------------------------------------------------------------------------------ killed and resumed
-# The progress callback pauses half a second at the start of each stage: the tests below signal the run once a
-# stage's dataset is written, and without the pause the tiny last stage could finish (and the study with it) before
-# a loaded machine let the test send its signal (seen twice under load: "a run ended before its signal"). It
-# changes no number.
 _SCRIPT = """
-import sys, time
+import sys
 from spare_mc.analyses.dynamic import dynamic_study
 dynamic_study((20, 30), shapes=(0.5,), policies=("hazard",), r_values={"rep": (2, 3)}, factors=(1.0, 2.0),
-              screen_reps=4, confirm_reps=6, base={"n_steps": 400}, workers=0, rng=3, out_dir=sys.argv[1],
-              progress=lambda msg: time.sleep(0.5))
+              screen_reps=4, confirm_reps=6, base={"n_steps": 400}, workers=0, rng=3, out_dir=sys.argv[1])
 """
 
 
@@ -263,8 +258,10 @@ def test_a_killed_study_resumes_to_the_identical_result(tmp_path, how):
     out = str(tmp_path / "cut")
     stages = ("dynamic-screen-rep-N20.nc", "dynamic-confirm-rep-N20.nc", "dynamic-screen-rep-N30.nc")
     for stage in stages:  # stop the run once each stage's dataset is written, then rerun to the end
+        # SIGINT restored in the child: a test run started as a background job or under nohup ignores it, and the
+        # child would inherit that and never stop (tests/test_faults.py does the same)
         p = subprocess.Popen([sys.executable, "-c", _SCRIPT, out], env=ENV, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
+                             stderr=subprocess.DEVNULL, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.monotonic() + 120
         while not os.path.exists(os.path.join(out, stage)) and p.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
