@@ -238,8 +238,11 @@ def test_atomic_write_names_the_file_not_its_temporary(tmp_path, readonly):
 
 
 # ------------------------------------------------------------------------------------------ killed and resumed
+# The script restores Python's SIGINT handler first: a test run started as a background job or under nohup ignores
+# SIGINT, the child would inherit that, and the SIGINT case below would never stop it
 _SCRIPT = """
-import sys
+import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from spare_mc.analyses.dynamic import dynamic_study
 dynamic_study((20, 30), shapes=(0.5,), policies=("hazard",), r_values={"rep": (2, 3)}, factors=(1.0, 2.0),
               screen_reps=4, confirm_reps=6, base={"n_steps": 400}, workers=0, rng=3, out_dir=sys.argv[1])
@@ -258,10 +261,8 @@ def test_a_killed_study_resumes_to_the_identical_result(tmp_path, how):
     out = str(tmp_path / "cut")
     stages = ("dynamic-screen-rep-N20.nc", "dynamic-confirm-rep-N20.nc", "dynamic-screen-rep-N30.nc")
     for stage in stages:  # stop the run once each stage's dataset is written, then rerun to the end
-        # SIGINT restored in the child: a test run started as a background job or under nohup ignores it, and the
-        # child would inherit that and never stop (tests/test_faults.py does the same)
         p = subprocess.Popen([sys.executable, "-c", _SCRIPT, out], env=ENV, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                             stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
         while not os.path.exists(os.path.join(out, stage)) and p.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
