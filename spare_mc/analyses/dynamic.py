@@ -55,7 +55,7 @@ from ..sweep.cluster import shared_local_cluster
 from ..sweep.runner import run_study_sweep
 from ..sweep.spec import SweepSpec
 from ..ttt.config import CKPT_POLICIES, TimelineConfig, applicable
-from .engine import SCREEN_ALPHA, best_in_group, check_screen_alpha, screen_groups
+from .engine import SCREEN_ALPHA, best_in_group, check_screen_alpha, screen_groups, screen_record
 from .folder import StudyFolder
 from .sensitivity import holm
 
@@ -296,7 +296,7 @@ def _run(folder, settings, scheduler, workers, force, progress) -> DynamicResult
     variants = {"periodic": {}, **{p: {"ckpt_policy": p} for p in policies}}
     alpha = settings["screen_alpha"]
     paths, rows = [], []
-    screened = {"alpha": alpha, "looks": [], "points": 0, "points_to_the_end": 0, "replications": 0}
+    screens = []  # the factor screens, for the settings' record (screen_record)
 
     def run(spec):
         path = folder.file(f"{spec.name}.nc", dataset=True)
@@ -317,9 +317,7 @@ def _run(folder, settings, scheduler, workers, force, progress) -> DynamicResult
                                {"strategy": s, "n_groups": n, **base_s}, alpha, folder, scheduler, workers, force,
                                progress is not None, log=progress)
             paths.extend(sc["paths"])
-            for key in ("points", "points_to_the_end", "replications"):
-                screened[key] += sc[key]
-            screened["looks"] = list(sc["looks"])
+            screens.append(sc)
             chosen = {}
             for (v, r, k), g in sc["groups"].items():
                 chosen[f"{v}|r{r}|k{k:g}"] = {**variants[v], "r": r, "shape": k,
@@ -348,4 +346,4 @@ def _run(folder, settings, scheduler, workers, force, progress) -> DynamicResult
         idx = [i for i, x in enumerate(rows) if x["policy"] == pol]
         for i, ph in zip(idx, holm([rows[i]["p"] for i in idx])):
             rows[i]["p_holm"] = float(ph)
-    return DynamicResult(tuple(DynamicRow(**x) for x in rows), {**settings, "screen": screened, "datasets": paths})
+    return DynamicResult(tuple(DynamicRow(**x) for x in rows), {**settings, "screen": screen_record(alpha, screens), "datasets": paths})

@@ -39,7 +39,7 @@ from ..ttt.run import run_timeline
 
 __all__ = ["R_RANGES", "SCREEN_ALPHA", "check_base", "check_fields", "check_r_ranges", "check_screen_alpha",
            "timed_r", "screen", "screen_looks", "eliminate", "pick", "confirm_spec", "run_stage", "study_cluster",
-           "screen_groups", "best_in_group"]
+           "screen_groups", "best_in_group", "screen_record"]
 
 #: The ``r`` each strategy's optimum is searched over (the issue's ranges; Rep on replica sets for every ``r``).
 R_RANGES = {"rep": (2, 6), "spare": (2, 14)}
@@ -313,6 +313,14 @@ def screen_groups(name, grid, screened, variants, reps, rng, fixed, alpha, folde
     return {"groups": groups, "looks": looks, "paths": paths, "points": m * len(groups),
             "points_to_the_end": int(sum(g["alive"].sum() for g in groups.values())),
             "replications": int(sum(np.isfinite(g["x"]["ttt_over_t0"]).sum() for g in groups.values()))}
+
+
+def screen_record(alpha, screens) -> dict:
+    """The ``settings.screen`` record of a study whose factor screens ran through :func:`screen_groups`: the
+    elimination error ``alpha``, the looks, and the points, the points that stayed to the end and the replications
+    run, summed over ``screens`` (the :func:`screen_groups` results, in order; none: empty looks and zeros)."""
+    return {"alpha": alpha, "looks": list(screens[-1]["looks"]) if screens else [],
+            **{k: sum(sc[k] for sc in screens) for k in ("points", "points_to_the_end", "replications")}}
 
 
 def best_in_group(group) -> int:

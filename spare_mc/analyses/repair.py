@@ -37,7 +37,7 @@ from .._lib.validation import UsageValueError, as_float, as_int, check_unique
 from ..plots.studies import save_repair_figure
 from ..sweep.cluster import shared_local_cluster
 from ..ttt.config import MAX_DURATION_S, TimelineConfig, applicable
-from .engine import SCREEN_ALPHA, best_in_group, check_screen_alpha, screen_groups
+from .engine import SCREEN_ALPHA, best_in_group, check_screen_alpha, screen_groups, screen_record
 from .folder import StudyFolder
 
 __all__ = ["RepairResult", "repair_study", "DEFAULT_REPAIR_TIMES", "DEFAULT_R", "QUICK"]
@@ -196,7 +196,7 @@ def _run(folder, settings, scheduler, workers, force, progress) -> RepairResult:
     tq = float(stats.t.ppf(0.975, reps - 1))
     alpha = settings["screen_alpha"]
     rows, best, paths, skipped = [], [], [], {}
-    screened = {"alpha": alpha, "looks": [], "points": 0, "points_to_the_end": 0, "replications": 0}
+    screens = []  # the factor screens, for the settings' record (screen_record)
     for s, rs_all in r_values.items():
         if not rs_all:
             continue
@@ -210,9 +210,7 @@ def _run(folder, settings, scheduler, workers, force, progress) -> RepairResult:
                                {"strategy": s, "n_groups": n, **base_s}, alpha, folder, scheduler, workers, force,
                                progress is not None, log=progress, fields=_FIELDS)
             paths.extend(sc["paths"])
-            for key in ("points", "points_to_the_end", "replications"):
-                screened[key] += sc[key]
-            screened["looks"] = list(sc["looks"])
+            screens.append(sc)
             for v in variants:
                 rt = variants[v].get("repair_s")
                 cell = []
@@ -249,4 +247,4 @@ def _run(folder, settings, scheduler, workers, force, progress) -> RepairResult:
                                    "spare_r": pair["spare"]["r"],
                                    "reduction": 1 - pair["spare"]["ttt_over_t0"] / pair["rep"]["ttt_over_t0"]})
     return RepairResult(tuple(rows), tuple(best), tuple(reductions),
-                        {**settings, "screen": screened, "datasets": paths, "skipped_r_above_n": skipped})
+                        {**settings, "screen": screen_record(alpha, screens), "datasets": paths, "skipped_r_above_n": skipped})
