@@ -278,3 +278,26 @@ def test_cli_output_paths_are_checked_before_any_work(tmp_path, capsys):
         assert main(base + extra) == 2
         assert msg in capsys.readouterr().err
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+def test_a_round_that_reuses_the_previous_rounds_replications_computes_the_full_screen(tmp_path):
+    """``engine.screen(have=...)`` (the calibration's rounds): a screen of 3 replications continued to 5 gives every
+    number, the capped flags and the chosen point of a screen of 5 run at once, and runs only replications 3 and 4."""
+    from spare_mc.analyses.engine import pick, screen
+    from spare_mc.analyses.folder import StudyFolder
+
+    named = {"a": {}, "b": {"layout": "sidon"}}
+    args = {"strategy": "spare", "named": named, "n_values": (24,), "rng": 5, "base": BASE, "r_ranges": RR,
+            "period_factors": PF, "scheduler": None, "workers": 0, "force": False, "show": False}
+    with StudyFolder(str(tmp_path / "full"), "calibrate", {"t": 1}) as f:
+        full, _, _ = screen("full", folder=f, reps=5, **args)
+    with StudyFolder(str(tmp_path / "steps"), "calibrate", {"t": 2}) as f:
+        first, _, _ = screen("first", folder=f, reps=3, **args)
+        more, paths, _ = screen("more", folder=f, reps=5, have=first, **args)
+    assert [p.rsplit("/", 1)[-1] for p in paths] == ["more-spare-from3.nc"]
+    for key in full:
+        for field in ("x", "fin", "mean", "se", "n", "done"):
+            assert (full[key][field] == more[key][field]).all(), (key, field)
+        assert pick(full[key]) == pick(more[key])
+    with pytest.raises(ValueError, match="needs alpha = 0"):
+        screen("bad", folder=None, reps=5, have=first, alpha=0.05, **args)

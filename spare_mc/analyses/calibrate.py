@@ -19,7 +19,10 @@ Rounds (successive halving's schedule; racing by default)
 --------------------------------------------------------
 Round ``k`` evaluates the surviving sub-combinations with ``schedule[k] = (reps, confirm_reps)`` (screen
 replications ``0 .. reps - 1``, confirmation ``reps .. reps + confirm_reps - 1``: more replications each round, the
-same traces). After a round the sub-combinations the table rejects leave (racing: Maron & Moore 1997); with ``eta``
+same traces). A round screens only the replications the previous one did not: replication ``i`` has the same seed
+in every round, so replications ``0 .. reps_(k-1) - 1`` are reused (sweep ``calibrate-r<k>-screen-<strategy>-from<h>``),
+and the numbers are those of a full screen (what it saves: docs/calibration.md). After a round the
+sub-combinations the table rejects leave (racing: Maron & Moore 1997); with ``eta``
 set, only the best ``1 / eta`` of the unrejected ones of each cell of the shared options go on as well (successive
 halving by rank: Jamieson & Talwalkar, AISTATS 2016), and those dropped by rank are listed per round (not
 rejected, only not pursued). A cell whose members are all rejected keeps its closest ``min_keep``, flagged, so the
@@ -360,11 +363,16 @@ def _t_quantile(alpha, k, n):
 
 
 def _evaluate(strategy, subs, fit_n, reps, confirm, rng, base, r_ranges, period_factors, folder, rnd, scheduler,
-              workers, force, show):
-    """Screen + confirm every sub-combination at every fitted N; per (name, N) a dict of results."""
+              workers, force, show, have=None):
+    """Screen + confirm every sub-combination at every fitted N; per (name, N) a dict of results, the datasets, and
+    the screens (``{(name, N): screen dict}``).
+
+    ``have``: the previous round's screens of these sub-combinations (or more), whose replications are reused
+    (:func:`~spare_mc.analyses.engine.screen`: replication ``i`` has the same seed in every round, so a round screens
+    only its new replications and its numbers are those of a full screen)."""
     variants = {name: applicable(over, strategy) for name, (_, over) in subs.items()}
     screens, paths, skipped = screen(f"calibrate-r{rnd}-screen", strategy, variants, fit_n, reps, rng, base,
-                                      r_ranges, period_factors, folder, scheduler, workers, force, show)
+                                      r_ranges, period_factors, folder, scheduler, workers, force, show, have=have)
     chosen, near = {}, {}
     for name in variants:
         for n in fit_n:
@@ -385,7 +393,7 @@ def _evaluate(strategy, subs, fit_n, reps, confirm, rng, base, r_ranges, period_
                                                censored=capped),
                           "availability": estimate_mean(c["availability"].values, "availability", support="unit"),
                           "values": c["ttt_over_t0"].values}
-    return out, paths + [p2]
+    return out, paths + [p2], screens
 
 
 def _judge(res, row, tol_ttt, tol_a, alpha_each):
@@ -759,13 +767,15 @@ def _search(folder, c, scheduler, workers, force, progress) -> CalibrationResult
     alive = {s: list(subs[s]) for s in REDUNDANT_STRATEGIES}
     rounds, datasets = [], []
     results, verdict, score = {}, {}, {}
+    screened = {s: None for s in REDUNDANT_STRATEGIES}  # each strategy's last screens: the next round reuses them
     for k, (reps, confirm) in enumerate(sched):
         info = {"round": k, "reps": reps, "confirm_reps": confirm}
         last = k == len(sched) - 1
         for s in REDUNDANT_STRATEGIES:
             log(f"round {k}: {s}, {len(alive[s])} sub-combinations x {reps} + {confirm} replications")
-            res, paths = _evaluate(s, {n: subs[s][n] for n in alive[s]}, fit_n, reps, confirm, rng, base, r_ranges,
-                                   period_factors, folder, k, scheduler, workers, force, show)
+            res, paths, screened[s] = _evaluate(s, {n: subs[s][n] for n in alive[s]}, fit_n, reps, confirm, rng,
+                                                base, r_ranges, period_factors, folder, k, scheduler, workers, force,
+                                                show, have=screened[s])
             datasets += paths
             for name in alive[s]:
                 reasons, errs = [], []
@@ -828,8 +838,8 @@ def _search(folder, c, scheduler, workers, force, progress) -> CalibrationResult
         pres = {}
         for s in REDUNDANT_STRATEGIES:
             log(f"predictions: {s}, {len(need[s])} sub-combinations at N = {', '.join(map(str, predict_n))}")
-            res, paths = _evaluate(s, {n: subs[s][n] for n in need[s]}, predict_n, reps, confirm, rng, base,
-                                   r_ranges, period_factors, folder, "p", scheduler, workers, force, show)
+            res, paths, _ = _evaluate(s, {n: subs[s][n] for n in need[s]}, predict_n, reps, confirm, rng, base,
+                                      r_ranges, period_factors, folder, "p", scheduler, workers, force, show)
             datasets += paths
             pres[s] = res
         for n in predict_n:

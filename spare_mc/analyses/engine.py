@@ -113,7 +113,7 @@ def timed_r(strategy, n, r_range, base) -> tuple:
 
 
 def screen(prefix, strategy, named, n_values, reps, rng, base, r_ranges, period_factors, folder, scheduler,
-           workers, force, show, log=None, alpha: float = 0.0) -> tuple:
+           workers, force, show, log=None, alpha: float = 0.0, have=None) -> tuple:
     """Screen every named override set of ``strategy`` at every ``N`` over ``r x ckpt_period_factor``.
 
     One sweep per ``N`` and set of admissible ``r`` (:func:`spare_mc.ttt.optimize.admissible_r`: an ``r`` whose layout
@@ -122,13 +122,30 @@ def screen(prefix, strategy, named, n_values, reps, rng, base, r_ranges, period_
     replications, and after each look the points :func:`eliminate` keeps (at ``alpha / (looks - 1)`` per look) run
     the next look's replications in one sweep per look, ``<prefix>-<strategy>-look<k>``, over every ``N`` and
     variant. ``alpha = 0``: every point runs ``reps`` replications.
+
+    ``have`` (``alpha = 0`` only): ``{(name, N): screen dict}`` of an earlier screen of these variants (or more) on
+    the same ``rng``, ``base``, ``r_ranges`` and ``period_factors`` (the calibration's previous round), whose
+    replications ``0 .. h - 1`` are taken instead of run again: replication ``i`` has the same seed in every sweep,
+    so they are the numbers this screen would compute. Only replications ``h .. reps - 1`` run, in one sweep over
+    every ``N`` and variant, ``<prefix>-<strategy>-from<h>`` (a sweep runs at least 2 replications: ``h`` is at most
+    ``reps - 2``, and ``have`` is ignored when ``reps < 3``); the result is the one without ``have``.
     Returns ``({(name, N): screen dict}, [dataset paths], {(name, N): skipped r})``; a screen dict has ``r``,
     ``f`` (arrays), ``mean``, ``se``, ``n`` (replications run), ``done`` (no capped run) and ``alive`` (not
-    eliminated: ran every replication), each an ``r x f`` array, and ``looks``.
+    eliminated: ran every replication), each an ``r x f`` array, ``looks``, and ``x`` and ``fin``, the ``r x f x
+    reps`` values of ``TTT/T0`` and ``finished`` per replication (NaN where a point was eliminated).
     """
 
     base_s = applicable(base, strategy)
     looks = screen_looks(reps) if alpha > 0 else (reps,)
+    if have is not None:
+        if alpha > 0:
+            raise ValueError("screen: `have` (replications already run) needs alpha = 0 (no elimination)")
+        # a sweep runs at least 2 replications: with only one new, the last two run (one of them again)
+        h = min(min(have[(name, n)]["x"].shape[-1] for name in named for n in n_values), reps, reps - 2)
+        if h > 0:
+            looks = (h, reps)
+        else:
+            have = None
     out, paths, skipped, data = {}, [], {}, {}
     for n in n_values:
         groups = {}
@@ -138,6 +155,18 @@ def screen(prefix, strategy, named, n_values, reps, rng, base, r_ranges, period_
             if skip:
                 skipped[(name, n)] = skip
         for k, (rs, variants) in enumerate(groups.items()):
+            if have is not None:  # the first look's replications are the earlier screen's
+                for name in variants:
+                    old = have[(name, n)]
+                    if list(old["r"]) != list(rs) or list(old["f"]) != [float(f) for f in period_factors]:
+                        raise ValueError(f"screen: `have` for {name!r} at N = {n} is on r {list(old['r'])} x "
+                                         f"factors {list(old['f'])}, not on {list(rs)} x {list(period_factors)}")
+                    x = np.full((len(rs), len(period_factors), reps), np.nan)
+                    fin = np.full_like(x, np.nan)
+                    x[..., :looks[0]] = old["x"][..., :looks[0]]
+                    fin[..., :looks[0]] = old["fin"][..., :looks[0]]
+                    data[(name, n)] = (np.asarray(rs), x, fin, np.ones(x.shape[:2], dtype=bool))
+                continue
             spec_name = f"{prefix}-{strategy}-N{n}" + (f"-{k}" if len(groups) > 1 else "")
             spec = SweepSpec(spec_name, "ttt", {"r": list(rs), "ckpt_period_factor": list(period_factors)},
                              looks[0], looks[0], rng, {"strategy": strategy, "n_groups": n, **base_s},
@@ -158,14 +187,16 @@ def screen(prefix, strategy, named, n_values, reps, rng, base, r_ranges, period_
         lo, hi = looks[look - 1], looks[look]
         points = {}
         for (name, n), (rs, x, fin, alive) in data.items():
-            flat = eliminate(x.reshape(-1, reps)[:, :lo], (fin.reshape(-1, reps)[:, :lo] == 1).all(axis=1),
-                             alive.reshape(-1), alpha / (len(looks) - 1), alive.size)
-            alive[...] = flat.reshape(alive.shape)
+            if alpha > 0:
+                flat = eliminate(x.reshape(-1, reps)[:, :lo], (fin.reshape(-1, reps)[:, :lo] == 1).all(axis=1),
+                                 alive.reshape(-1), alpha / (len(looks) - 1), alive.size)
+                alive[...] = flat.reshape(alive.shape)
             for i, j in zip(*np.nonzero(alive)):
                 points[f"{name}@{n}@{int(rs[i])}@{period_factors[j]:g}"] = (
                     (name, n, i, j), {"n_groups": n, "r": int(rs[i]), "ckpt_period_factor": period_factors[j],
                                       **named[name]})
-        spec = SweepSpec(f"{prefix}-{strategy}-look{look + 1}", "ttt", {}, hi - lo, hi - lo, rng,
+        spec_name = f"{prefix}-{strategy}-" + (f"from{lo}" if have is not None else f"look{look + 1}")
+        spec = SweepSpec(spec_name, "ttt", {}, hi - lo, hi - lo, rng,
                          {"strategy": strategy, **base_s}, variants={k: v[1] for k, v in points.items()},
                          first_rep=lo)
         if log:
@@ -186,7 +217,7 @@ def screen(prefix, strategy, named, n_values, reps, rng, base, r_ranges, period_
         sd = np.sqrt(np.nansum((x - mean[..., None]) ** 2, axis=-1) / np.maximum(cnt - 1, 1))
         out[(name, n)] = {"r": rs, "f": np.asarray(period_factors, dtype=float), "mean": mean,
                           "se": sd / np.sqrt(cnt), "n": cnt, "done": np.nansum(fin == 0, axis=-1) == 0,
-                          "alive": alive, "reps": reps, "looks": looks}
+                          "alive": alive, "reps": reps, "looks": looks, "x": x, "fin": fin}
     return out, paths, skipped
 
 
