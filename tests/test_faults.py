@@ -832,3 +832,55 @@ def test_run_sweep_from_standard_input_names_the_cause(tmp_path):
         "cannot start one, because its worker processes re-import the main script, which has no file here. Save the "
         "code to a file, or run the tasks in this process (workers=0)"), proc.stderr
     assert not (tmp_path / "c.nc").exists()
+
+
+def test_batch_sizes():
+    """Sweep tasks per dask task (:func:`spare_mc.sweep.cluster._batch_size`): one for a small sweep or a long
+    task, more for many short tasks, within the caps."""
+    from spare_mc.sweep.cluster import BATCHES_PER_WORKER, MAX_BATCH, MAX_BATCH_REPS, _batch_size
+
+    assert _batch_size(12, 1, 10) == 1  # SPEC: every worker needs its batches
+    assert _batch_size(10_000, 2, MAX_BATCH_REPS) == 1  # a long task runs alone
+    assert _batch_size(10_000, 2, MAX_BATCH_REPS + 1) == 1
+    assert _batch_size(10_000, 2, 1) == MAX_BATCH
+    assert _batch_size(780, 2, 5) == min(MAX_BATCH, MAX_BATCH_REPS // 5, 780 // (BATCHES_PER_WORKER * 2))
+    assert _batch_size(0, 0, 0) == 1
+
+
+def test_batched_tasks_give_the_identical_dataset_and_a_lost_batch_keeps_the_others(tmp_path, monkeypatch):
+    """Tasks run in batches of several per dask task (a sweep of many short tasks) give the dataset of the run in
+    one process; when dask gives up on a batch, the error names its tasks, the tasks of the batches finished before
+    are kept, and a rerun completes the identical dataset."""
+    from distributed import KilledWorker
+
+    import spare_mc.sweep.cluster as sweep_cluster
+
+    spec = SweepSpec.from_toml(SPEC.replace("reps = 60", "reps = 40").replace("block = 10", "block = 1"))
+    assert spec.n_tasks == 160 and sweep_cluster._batch_size(160, 1, 1) == 10
+    ref = run_sweep(spec, tmp_path / "ref.nc", workers=0, progress=False)
+    with _threads_cluster(1) as cluster:
+        ds = run_sweep(spec, tmp_path / "batched.nc", scheduler=cluster.scheduler_address, progress=False)
+    assert _data(ds).identical(_data(ref))
+
+    real = sweep_cluster._completed
+
+    class Killed:
+        def __init__(self, fut):
+            self.key = fut.key
+
+        def result(self):
+            raise KilledWorker(self.key, None, 3)
+
+    def completed(*a, **k):
+        for i, fut in enumerate(real(*a, **k)):
+            yield Killed(fut) if i == 2 else fut
+
+    monkeypatch.setattr(sweep_cluster, "_completed", completed)
+    out = tmp_path / "x.nc"
+    why = (r"^dask gave up on task p[0-9-]+_r\d+-\d+ \(a batch of 10 tasks, to p[0-9-]+_r\d+-\d+\) after 4 workers "
+           r"that had it died .*; the 20 finished tasks are kept in .*x.nc.parts/[0-9a-f]{16}: run the same command")
+    with _threads_cluster(1) as cluster, pytest.raises(sweep_cluster.WorkersLost, match=why):
+        run_sweep(spec, out, scheduler=cluster.scheduler_address, progress=False)
+    assert len(list((tmp_path / "x.nc.parts").rglob("*.npz"))) == 20 and not out.exists()
+    monkeypatch.setattr(sweep_cluster, "_completed", real)
+    assert _data(run_sweep(spec, out, workers=0, progress=False)).identical(_data(ref))
