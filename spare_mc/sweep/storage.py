@@ -233,8 +233,20 @@ def write_dataset(ds, path):
             v = ds[name].values
             ds[name] = ds[name].astype(np.int32 if v.size == 0 or np.abs(v).max() < 2**31 else np.float64)
     ds.attrs["content_sha256"] = content_digest(ds)
-    atomic_write(os.fspath(path), lambda tmp: ds.to_netcdf(tmp, engine="scipy"))
+    atomic_write(os.fspath(path), lambda tmp: _to_netcdf(ds, tmp))
     return ds
+
+
+def _to_netcdf(ds, path) -> None:
+    """``ds.to_netcdf(path)`` (scipy engine) under dask's synchronous scheduler. With a dask client in this process
+    (a study's shared cluster) xarray would otherwise take a distributed lock -- a round trip to the scheduler --
+    for every variable it writes: 0.35-0.45 s per dataset of 52 variables, a third of a short sweep (2026-12-06).
+    The data are numpy arrays written by this process alone, so the process-local lock xarray then takes is enough;
+    the file written is the same."""
+    import dask
+
+    with dask.config.set(scheduler="synchronous"):
+        ds.to_netcdf(path, engine="scipy")
 
 
 def json_default(x):
@@ -308,7 +320,7 @@ def open_dataset(path):
 
 # ----------------------------------------------------------------------------------------------------- summaries
 def summarize(ds, quantity: str | None = None):
-    """Add ``<output>_mean``, ``_se``, ``_ci_low``, ``_ci_high`` over ``rep`` (NaNs ignored).
+    """``ds`` with ``<output>_mean``, ``_se``, ``_ci_low``, ``_ci_high`` over ``rep`` (NaNs ignored) added.
 
     The interval is at 95% and respects each output's support (:data:`OUTPUTS`: the log scale for
     non-negative quantities, the logit scale for proportions; see :meth:`spare_mc.MCEstimate.confidence_interval`);
@@ -317,6 +329,7 @@ def summarize(ds, quantity: str | None = None):
 
     quantity = quantity or ds.attrs["quantity"]
     level = 0.95
+    new = {}  # added at once: one merge instead of one per variable (4 per output)
     for name, (units, long, support) in OUTPUTS[quantity].items():
         x = ds[name]
         n = x.notnull().sum("rep")
@@ -338,13 +351,13 @@ def summarize(ds, quantity: str | None = None):
                 lo = np.where(inside, 1 / (1 + np.exp(-(lm - h))), np.clip(lo, 0.0, 1.0))
                 hi = np.where(inside, 1 / (1 + np.exp(-(lm + h))), np.clip(hi, 0.0, 1.0))
         attrs = {"units": units}
-        ds[f"{name}_mean"] = mean.assign_attrs(attrs, long_name=f"mean of: {long}")
-        ds[f"{name}_se"] = se.assign_attrs(attrs, long_name=f"standard error of the mean of: {long}")
-        ds[f"{name}_ci_low"] = mean.copy(data=lo).assign_attrs(attrs, level=level, support=support,
-                                                               long_name=f"{level:.0%} CI low of: {long}")
-        ds[f"{name}_ci_high"] = mean.copy(data=hi).assign_attrs(attrs, level=level, support=support,
-                                                                long_name=f"{level:.0%} CI high of: {long}")
-    return ds
+        new[f"{name}_mean"] = mean.assign_attrs(attrs, long_name=f"mean of: {long}")
+        new[f"{name}_se"] = se.assign_attrs(attrs, long_name=f"standard error of the mean of: {long}")
+        new[f"{name}_ci_low"] = mean.copy(data=lo).assign_attrs(attrs, level=level, support=support,
+                                                                long_name=f"{level:.0%} CI low of: {long}")
+        new[f"{name}_ci_high"] = mean.copy(data=hi).assign_attrs(attrs, level=level, support=support,
+                                                                 long_name=f"{level:.0%} CI high of: {long}")
+    return ds.assign(new)
 
 
 # --------------------------------------------------------------------------------------------------------- parts
