@@ -124,6 +124,8 @@ class WorkersLost(OSError):
 #: otherwise wait forever). With an external scheduler, workers may join later: the sweep warns and waits.
 NO_WORKER_TIMEOUT_S = 60.0
 _WATCH_EVERY_S = 2.0  # how often the connected workers are counted while no task finishes
+_POLL_S = 0.01  # how often finished tasks are looked for: a sweep's last task waits this long at most (a study
+# runs dozens of sweeps one after another, and its workers wait meanwhile)
 
 
 def _completed(ac, client, local: bool, where: str, warn, resume):
@@ -160,7 +162,7 @@ def _completed(ac, client, local: bool, where: str, warn, resume):
                         warned = True
             elif n is not None:
                 idle_since, warned = None, False
-        time.sleep(0.05)
+        time.sleep(_POLL_S)
 
 
 def _resume_note(n: int, folder: str) -> str:
