@@ -666,14 +666,9 @@ def test_an_external_scheduler_without_workers_warns_and_waits(tmp_path, referen
     assert _data(ds).identical(_data(reference))
 
 
-@pytest.mark.parametrize("error", ["killed", "memory"])
-def test_a_task_that_kills_its_workers_is_one_error_and_resumable(tmp_path, reference, monkeypatch, error):
-    """QA: dask's KilledWorker (a task whose workers all died, e.g. out of memory) and a task's MemoryError (a
-    worker under ``ulimit -v``) reached the user as "internal error: this is a bug" (exit 70). Each is one OSError
-    now, naming the task and the likely cause; the finished tasks are kept and a rerun completes the identical
-    dataset. (dask's own exception, or numpy's, raised by the third finished future of a threads cluster.) The
-    KilledWorker message does not say the task caused the deaths: a task merely queued on a dying worker counts
-    too (QA: it named a tiny task)."""
+def _fail_third_future(monkeypatch, error):
+    """Make the third finished future of a sweep on dask raise dask's KilledWorker (``error`` "killed") or a
+    MemoryError ("memory") from ``result()``, as dask and numpy raise them; returns the real ``_completed``."""
     from distributed import KilledWorker
 
     import spare_mc.sweep.cluster as sweep_cluster
@@ -694,6 +689,20 @@ def test_a_task_that_kills_its_workers_is_one_error_and_resumable(tmp_path, refe
             yield Killed(fut) if i == 2 else fut
 
     monkeypatch.setattr(sweep_cluster, "_completed", completed)
+    return real
+
+
+@pytest.mark.parametrize("error", ["killed", "memory"])
+def test_a_task_that_kills_its_workers_is_one_error_and_resumable(tmp_path, reference, monkeypatch, error):
+    """QA: dask's KilledWorker (a task whose workers all died, e.g. out of memory) and a task's MemoryError (a
+    worker under ``ulimit -v``) reached the user as "internal error: this is a bug" (exit 70). Each is one OSError
+    now, naming the task and the likely cause; the finished tasks are kept and a rerun completes the identical
+    dataset. (dask's own exception, or numpy's, raised by the third finished future of a threads cluster.) The
+    KilledWorker message does not say the task caused the deaths: a task merely queued on a dying worker counts
+    too (QA: it named a tiny task)."""
+    import spare_mc.sweep.cluster as sweep_cluster
+
+    real = _fail_third_future(monkeypatch, error)
     out = tmp_path / "x.nc"
     why = (r"^task p[0-9-]+_r\d+-\d+ ran out of memory on a dask worker \(give fewer workers, so that each has more, "
            r"or fewer replications per task: sweep.block\); the 2 finished tasks are kept" if error == "memory" else
@@ -851,8 +860,6 @@ def test_batched_tasks_give_the_identical_dataset_and_a_lost_batch_keeps_the_oth
     """Tasks run in batches of several per dask task (a sweep of many short tasks) give the dataset of the run in
     one process; when dask gives up on a batch, the error names its tasks, the tasks of the batches finished before
     are kept, and a rerun completes the identical dataset."""
-    from distributed import KilledWorker
-
     import spare_mc.sweep.cluster as sweep_cluster
 
     spec = SweepSpec.from_toml(SPEC.replace("reps = 60", "reps = 40").replace("block = 10", "block = 1"))
@@ -862,20 +869,7 @@ def test_batched_tasks_give_the_identical_dataset_and_a_lost_batch_keeps_the_oth
         ds = run_sweep(spec, tmp_path / "batched.nc", scheduler=cluster.scheduler_address, progress=False)
     assert _data(ds).identical(_data(ref))
 
-    real = sweep_cluster._completed
-
-    class Killed:
-        def __init__(self, fut):
-            self.key = fut.key
-
-        def result(self):
-            raise KilledWorker(self.key, None, 3)
-
-    def completed(*a, **k):
-        for i, fut in enumerate(real(*a, **k)):
-            yield Killed(fut) if i == 2 else fut
-
-    monkeypatch.setattr(sweep_cluster, "_completed", completed)
+    real = _fail_third_future(monkeypatch, "killed")
     out = tmp_path / "x.nc"
     why = (r"^dask gave up on task p[0-9-]+_r\d+-\d+ \(a batch of 10 tasks, to p[0-9-]+_r\d+-\d+\) after 4 workers "
            r"that had it died .*; the 20 finished tasks are kept in .*x.nc.parts/[0-9a-f]{16}: run the same command")

@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 
+from spare_mc import TimelineConfig, UsageValueError
 from spare_mc.sweep import SweepSpec, compare_dataset, open_dataset, run_sweep, write_dataset
 
 SPEC = """
@@ -393,3 +394,26 @@ n_steps = 300
     proc = _cli("plot", str(tmp_path / "serial.nc"), "--out", str(tmp_path / "fig2"), "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["figures"] == [str(tmp_path / "fig2" / "serial.png")]
+
+
+def test_check_points_builds_each_holder_table_once_and_still_refuses_an_impossible_one():
+    """``check_points`` checks a holder table once per (strategy, layout, N, r), not once per point: the period
+    factors of one r share it, and an impossible one (Sidon, r = 6 at N = 12) is still refused, naming its point."""
+    spec = SweepSpec.from_toml(
+        '[sweep]\nname = "s"\nquantity = "ttt"\nreps = 2\nseed = 1\n[fixed]\nstrategy = "spare"\nlayout = "sidon"\n'
+        'n_groups = 12\n[grid]\nckpt_period_factor = [1.0, 2.0]\nr = [2, 6]\n')
+    built = []
+    real = TimelineConfig.layout_object
+
+    def counted(self, rng=None):
+        built.append(self.r)
+        return real(self, rng)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(TimelineConfig, "layout_object", counted)
+        with pytest.raises(UsageValueError, match=r"grid point \(ckpt_period_factor=1.0, r=6\): Sidon offsets"):
+            spec.check_points()
+        assert built == [2, 6]
+        built.clear()
+        SweepSpec.from_toml(spec.to_toml().replace("r = [2, 6]", "r = [2, 3]")).check_points()
+        assert built == [2, 3]  # 4 points, 2 tables

@@ -321,10 +321,12 @@ class SweepSpec:
                      "fewer replications or grid points")
 
     def check_points(self) -> None:
-        """Build every grid point's model once so that invalid values fail before any work starts."""
+        """Build every grid point's model once so that invalid values fail before any work starts (a holder table
+        shared by many points is built for the first of them only)."""
+        seen = set()
         for idx, params in self.points():
             try:
-                point_model(self.quantity, params, self.lenient)
+                point_model(self.quantity, params, self.lenient, layouts_seen=seen)
             except UsageError as exc:
                 where = ", ".join(f"{k}={self.dim_values(k)[i]!r}" for k, i in zip(self.dims, idx))
                 hint = ("; an option that applies to some grid values only belongs in a [variants] table"
@@ -355,8 +357,13 @@ def _failure_objects(params, n_groups, *, clocked, strict=True):
                              **extra)
 
 
-def point_model(quantity, params, lenient=()):
-    """The objects a task runs (validates the parameters; ``lenient``: see :attr:`SweepSpec.lenient`)."""
+def point_model(quantity, params, lenient=(), *, check_layout=True, layouts_seen=None):
+    """The objects a task runs (validates the parameters; ``lenient``: see :attr:`SweepSpec.lenient`).
+
+    For the timeline, the holder table is built once to check that it exists (e.g. Sidon offsets); a run builds
+    its own. ``check_layout=False`` skips that (a task: :meth:`SweepSpec.check_points` has checked every point
+    before the sweep, and the run's own build raises the same error); ``layouts_seen``, a set, skips the tables
+    already checked (their parameters: strategy, layout, ``N``, ``r``; any point with a topology is checked)."""
     strict = "failure_model" not in lenient
     if quantity in ("wipeout", "overhead"):
 
@@ -376,7 +383,12 @@ def point_model(quantity, params, lenient=()):
                               "(spare_mc.replay_log_ttt); a sweep samples its failures: use 'fixed' or 'lognormal'")
     # an impossible layout (e.g. Sidon offsets that do not exist) fails here, before any work (random holders are
     # drawn per job from its seed; one draw checks the parameters)
-    cfg.layout_object(rng=0 if cfg.layout == "random" else None)
+    if check_layout:
+        key = (cfg.strategy, cfg.layout, cfg.n_groups, cfg.r, cfg.domain_aware) if cfg.topology is None else None
+        if layouts_seen is None or key is None or key not in layouts_seen:
+            cfg.layout_object(rng=0 if cfg.layout == "random" else None)
+            if layouts_seen is not None and key is not None:
+                layouts_seen.add(key)
     return cfg
 
 
