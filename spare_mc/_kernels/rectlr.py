@@ -108,6 +108,9 @@ _BIG = np.int64(1) << 40
 _Z, _ONE = np.int64(0), np.int64(1)
 _FALSE = np.bool_(False)
 _NONE = np.int64(-1)
+# the rows :func:`_augment_bfs` works on, as int64 values: as literals, its two callers (Phase 1, the patch) compiled a
+# specialisation each (the inlined Phase-0 search keeps the literal rows)
+_OWN, _LOAD, _POWN, _PLOAD = np.int64(OWN), np.int64(LOAD), np.int64(POWN), np.int64(PLOAD)
 _U = np.uint64  # an unsigned index skips numba's negative-index wraparound (a load of the shape and 3 ops)
 _NO_ROOM = -2  # _phases12: the undo log is too short (state restored; retry with a longer one)
 
@@ -562,7 +565,7 @@ def _patch(newly, n_new, S, n, r, st):
     cap = _ONE
     for i in range(npatch):
         t = pplan[i]
-        while not _augment_bfs(t, cap, _BIG, r, st, POWN, PLOAD, -1)[0]:  # no log: st.ulog is not written
+        while not _augment_bfs(t, cap, _BIG, r, st, _POWN, _PLOAD, _NONE)[0]:  # no log: st.ulog is not written
             cap += 1
     for i in range(npatch):
         t = pplan[i]
@@ -589,64 +592,70 @@ def rectlr_step(newly, n_new, from_scratch, n, r, st):
     :class:`~spare_mc._kernels.rectlr_layout.State`); results in ``st.out`` (see the ``O_*`` slots).
 
     ``from_scratch`` discards the surviving assignment and solves every phase from an empty one (the reference
-    the incremental repair must agree with). Returns 1 on a wipe-out (the state is then left as it is), -1 if
-    the solver found no assignment where one must exist (a bug), else 0.
+    the incremental repair must agree with). ``n_new < 0`` (:func:`initial_assignment`): no death, every type is
+    unassigned (``G[ORPH, :n]``) and ``S = 1``; this and the failures share one inlined copy of the phases, so
+    that they compile once. Returns 1 on a wipe-out (the state is then left as it is), -1 if the solver found no
+    assignment where one must exist (a bug), else 0.
     """
     E, G, meta, out = st.E, st.G, st.meta, st.out
     for i in range(N_OUT):
         out[i] = 0
-    S = meta[S_]
-    # deaths
-    m = _Z
-    wiped = False
-    for i in range(n_new):
-        g = newly[i]
-        if G[ALIVE, g] == 0:
-            continue
-        newly[m] = g
-        m += 1
-        G[ALIVE, g] = 0
-        meta[K_] += 1
-        for p in range(G[GPTR, _U(g)], G[GPTR, _U(g + 1)]):
-            tu = _U(E[STYPE, _U(p)])
-            G[NLIVE, tu] -= 1
-            if G[NLIVE, tu] == 0:
-                wiped = True
-    k = meta[K_]
-    out[O_K] = k
-    if m == 0:
-        out[O_C] = -(-n // (n - k)) if k < n else 0
-        out[O_S] = S
-        out[O_PHASE0] = 1
-        return 0
-    if wiped:
-        out[O_WIPED] = 1
-        return 1
-    c = -(-n // (n - k))
-    out[O_C] = c
-    out[O_PATCH_TYPES], out[O_PATCH] = _patch(newly, m, S, n, r, st)
-    # orphans: the types the dead groups served
-    n_orph = _Z
-    for i in range(m):
-        g = newly[i]
-        base = G[GPTR, _U(g)]
-        for p in range(base, min(G[GPTR, _U(g + 1)], base + S)):  # a group serves types in its top S only
-            e = E[GSTK, _U(p)]
-            t = E[STYPE, _U(p)]
-            if G[OWN, _U(t)] == e:
-                G[OWN, _U(t)] = -1
-                G[ORPH, _U(n_orph)] = t
-                n_orph += 1
-        G[LOAD, g] = 0
-    out[O_ORPHANS] = n_orph
-    if from_scratch:
+    if n_new < 0:
+        S = c = _ONE
+        n_orph = n
+    else:
+        S = meta[S_]
+        # deaths
+        m = _Z
+        wiped = False
+        for i in range(n_new):
+            g = newly[i]
+            if G[ALIVE, g] == 0:
+                continue
+            newly[m] = g
+            m += 1
+            G[ALIVE, g] = 0
+            meta[K_] += 1
+            for p in range(G[GPTR, _U(g)], G[GPTR, _U(g + 1)]):
+                tu = _U(E[STYPE, _U(p)])
+                G[NLIVE, tu] -= 1
+                if G[NLIVE, tu] == 0:
+                    wiped = True
+        k = meta[K_]
+        out[O_K] = k
+        if m == 0:
+            out[O_C] = -(-n // (n - k)) if k < n else 0
+            out[O_S] = S
+            out[O_PHASE0] = 1
+            return 0
+        if wiped:
+            out[O_WIPED] = 1
+            return 1
+        c = -(-n // (n - k))
+        out[O_C] = c
+        out[O_PATCH_TYPES], out[O_PATCH] = _patch(newly, m, S, n, r, st)
+        # orphans: the types the dead groups served
         n_orph = _Z
-        for t in range(n):
-            G[OWN, t] = -1
-            G[ORPH, n_orph] = t
-            n_orph += 1
-        for g in range(n):
+        for i in range(m):
+            g = newly[i]
+            base = G[GPTR, _U(g)]
+            for p in range(base, min(G[GPTR, _U(g + 1)], base + S)):  # a group serves types in its top S only
+                e = E[GSTK, _U(p)]
+                t = E[STYPE, _U(p)]
+                if G[OWN, _U(t)] == e:
+                    G[OWN, _U(t)] = -1
+                    G[ORPH, _U(n_orph)] = t
+                    n_orph += 1
             G[LOAD, g] = 0
+        out[O_ORPHANS] = n_orph
+        if from_scratch:
+            n_orph = _Z
+            for t in range(n):
+                G[OWN, t] = -1
+                G[ORPH, n_orph] = t
+                n_orph += 1
+            for g in range(n):
+                G[LOAD, g] = 0
     return _resolve(n_orph, S, c, n, r, st)
 
 
@@ -726,7 +735,7 @@ def _phases12(first, n_orph, S, c, n, r, st, reuse):
             if nlog > room:
                 _undo(ulog, nlog, G)
                 return _NO_ROOM
-            found, nlog = _augment_bfs(G[ORPH, i], cap, _BIG, r, st, OWN, LOAD, nlog)
+            found, nlog = _augment_bfs(G[ORPH, i], cap, _BIG, r, st, _OWN, _LOAD, nlog)
             if found:
                 break
             cap += 1
@@ -819,7 +828,7 @@ def _phase2(first, n_orph, s_star, n, r, st, room, reuse):
 def initial_assignment(n, r, st):
     """State of a fully live system: every group alive, ``S = 1`` if the stacks' top layer is a perfect
     assignment, else the least feasible ``S`` with the fewest moves (ReCtlr from an empty assignment)."""
-    G, meta, out = st.G, st.meta, st.out
+    G, meta = st.G, st.meta
     for g in range(n):
         G[ALIVE, g] = 1
         G[LOAD, g] = 0
@@ -829,9 +838,7 @@ def initial_assignment(n, r, st):
         G[ORPH, t] = t
     meta[S_] = 1
     meta[K_] = 0
-    for i in range(N_OUT):
-        out[i] = 0
-    return _resolve(n, _ONE, _ONE, n, r, st)
+    return rectlr_step(G[ORPH], _NONE, _FALSE, n, r, st)  # its n_new < 0 branch
 
 
 @njit(cache=True)
