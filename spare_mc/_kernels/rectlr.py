@@ -17,12 +17,12 @@ Data model (int64 arrays packed by rows)
   stamp of the current Phase-2 run; ``G[DEEP, g] == phase2_id`` marks a group that Phase 2 has given a type below
   the window (every other group serves only types in its top ``S*`` positions, so the search scans only those).
 
-The arrays are packed into a few 2-d blocks (``E``, ``G``, ``D``, ``H``, see :func:`alloc`) because every array
-argument of a non-inlined numba call costs a reference-count round trip (about 8 ns): with one argument per array
-the calls alone took ~300 ns per failure. The blocks travel together as one record,
-:class:`~spare_mc._kernels.rectlr_layout.State` (``st``; the rows and slots are named in
-:mod:`spare_mc._kernels.rectlr_layout`), which numba passes to a compiled callee field by field, as it passed the
-blocks one by one; a fully live state to return to is a :class:`~spare_mc._kernels.rectlr_layout.Saved`.
+The arrays are packed into a few 2-d blocks (``E``, ``G``, ``D``, ``H``, see :func:`alloc`) because every array argument
+of a non-inlined numba call costs a reference-count round trip (about 8 ns): with one argument per array the calls alone
+took ~300 ns per failure. The blocks travel together as one record, :class:`~spare_mc._kernels.rectlr_layout.State`
+(``st``; the rows and slots are named in :mod:`spare_mc._kernels.rectlr_layout`), which numba passes to a compiled
+callee field by field, as it passed the blocks one by one; a fully live state to return to is a
+:class:`~spare_mc._kernels.rectlr_layout.Saved`.
 
 The per-failure path (:func:`rectlr_step` and everything it calls but :func:`_phases12_grown`) is compiled without
 the runtime (``_nrt=False``): no reference counting; the one allocation (a longer undo log, rarely needed) is
@@ -30,13 +30,10 @@ the runtime (``_nrt=False``): no reference counting; the one allocation (a longe
 :func:`_patch`, :func:`_resolve`, :func:`_phases12` and Phase 0's search (:func:`_augment_bfs_inlined`) are inlined
 (``inline="always"``, each at one call site but the queue's push and ``_flip``; a call passes every array as its
 exploded fields, 9 machine words for a 2-d block); Phase 1 and the patch call :func:`_augment_bfs` (rarer searches)
-and :func:`_phase2` stays a call (what inlining gained and cost: docs/architecture.md, section 8).
-
-In the per-failure loops indices are cast to unsigned (``_U``): numba then skips its negative-index wraparound (a
-load of the row length, spilled in these register-starved loops, and three operations per access).
-
-What was measured (the dead ends, where the time goes, the tie rule's effect on later calls): docs/architecture.md,
-section 8.
+and :func:`_phase2` stays a call. In the per-failure loops indices are cast to unsigned (``_U``): numba then skips its
+negative-index wraparound (a load of the row length, spilled in these register-starved loops, and three operations
+per access). What was measured (what inlining gained and cost, the dead ends, where the time goes, the tie rule's
+effect on later calls): docs/architecture.md, section 8.
 
 Invariant between calls: every type is served by a live group that holds it in its top ``S`` positions and no group
 serves more than ``S`` types.
@@ -108,8 +105,7 @@ _BIG = np.int64(1) << 40
 _Z, _ONE = np.int64(0), np.int64(1)
 _FALSE = np.bool_(False)
 _NONE = np.int64(-1)
-# the rows :func:`_augment_bfs` works on, as int64 values: as literals, its two callers (Phase 1, the patch) compiled a
-# specialisation each (the inlined Phase-0 search keeps the literal rows)
+# _augment_bfs's rows as int64 values (as literals, each of its two callers compiled a specialisation)
 _OWN, _LOAD, _POWN, _PLOAD = np.int64(OWN), np.int64(LOAD), np.int64(POWN), np.int64(PLOAD)
 _U = np.uint64  # an unsigned index skips numba's negative-index wraparound (a load of the shape and 3 ops)
 _NO_ROOM = -2  # _phases12: the undo log is too short (state restored; retry with a longer one)
@@ -592,9 +588,8 @@ def rectlr_step(newly, n_new, from_scratch, n, r, st):
     :class:`~spare_mc._kernels.rectlr_layout.State`); results in ``st.out`` (see the ``O_*`` slots).
 
     ``from_scratch`` discards the surviving assignment and solves every phase from an empty one (the reference
-    the incremental repair must agree with). ``n_new < 0`` (:func:`initial_assignment`): no death, every type is
-    unassigned (``G[ORPH, :n]``) and ``S = 1``; this and the failures share one inlined copy of the phases, so
-    that they compile once. Returns 1 on a wipe-out (the state is then left as it is), -1 if the solver found no
+    the incremental repair must agree with); ``n_new < 0``: :func:`initial_assignment`'s solve (one inlined copy
+    of the phases for both). Returns 1 on a wipe-out (the state is then left as it is), -1 if the solver found no
     assignment where one must exist (a bug), else 0.
     """
     E, G, meta, out = st.E, st.G, st.meta, st.out
@@ -605,8 +600,7 @@ def rectlr_step(newly, n_new, from_scratch, n, r, st):
         n_orph = n
     else:
         S = meta[S_]
-        # deaths
-        m = _Z
+        m = _Z  # deaths
         wiped = False
         for i in range(n_new):
             g = newly[i]
@@ -634,8 +628,7 @@ def rectlr_step(newly, n_new, from_scratch, n, r, st):
         c = -(-n // (n - k))
         out[O_C] = c
         out[O_PATCH_TYPES], out[O_PATCH] = _patch(newly, m, S, n, r, st)
-        # orphans: the types the dead groups served
-        n_orph = _Z
+        n_orph = _Z  # orphans: the types the dead groups served
         for i in range(m):
             g = newly[i]
             base = G[GPTR, _U(g)]
