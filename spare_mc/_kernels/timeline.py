@@ -210,8 +210,8 @@ _noticed: set = set()  # the variants :func:`notice_first_compile` has looked at
 
 def notice_first_compile(ext) -> None:
     """Before a first call of :func:`timeline` in variant ``ext``: tell the user once if it compiles (about 25 s for
-    the basic variant and 45 s for the extended one from an empty cache on 2 cores, 2026-12-06; see :func:`~spare_mc._kernels.cache.tell_if_compiling`). O(1) after
-    the first call of each variant."""
+    the basic variant and 45 s for the extended one from an empty cache on 2 cores, 2026-12-06; see
+    :func:`~spare_mc._kernels.cache.tell_if_compiling`). O(1) after the first call of each variant."""
     basic = ext is None
     if basic in _noticed:
         return

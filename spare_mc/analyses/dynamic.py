@@ -346,4 +346,5 @@ def _run(folder, settings, scheduler, workers, force, progress) -> DynamicResult
         idx = [i for i, x in enumerate(rows) if x["policy"] == pol]
         for i, ph in zip(idx, holm([rows[i]["p"] for i in idx])):
             rows[i]["p_holm"] = float(ph)
-    return DynamicResult(tuple(DynamicRow(**x) for x in rows), {**settings, "screen": screen_record(alpha, screens), "datasets": paths})
+    return DynamicResult(tuple(DynamicRow(**x) for x in rows),
+                         {**settings, "screen": screen_record(alpha, screens), "datasets": paths})

@@ -247,4 +247,5 @@ def _run(folder, settings, scheduler, workers, force, progress) -> RepairResult:
                                    "spare_r": pair["spare"]["r"],
                                    "reduction": 1 - pair["spare"]["ttt_over_t0"] / pair["rep"]["ttt_over_t0"]})
     return RepairResult(tuple(rows), tuple(best), tuple(reductions),
-                        {**settings, "screen": screen_record(alpha, screens), "datasets": paths, "skipped_r_above_n": skipped})
+                        {**settings, "screen": screen_record(alpha, screens), "datasets": paths,
+                         "skipped_r_above_n": skipped})

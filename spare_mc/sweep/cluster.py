@@ -228,8 +228,8 @@ def run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report)
                           note)
         for fut in done:
             batch = by_key[fut.key]
-            key = batch[0][0] if len(batch) == 1 else (f"{batch[0][0]} (a batch of {len(batch)} tasks, to "
-                                                         f"{batch[-1][0]})")
+            what = batch[0][0] if len(batch) == 1 else (f"{batch[0][0]} (a batch of {len(batch)} tasks, to "
+                                                          f"{batch[-1][0]})")
             try:
                 code, where, got = fut.result()
             except concurrent.futures.CancelledError as exc:  # the scheduler went away ("scheduler-connection-lost")
@@ -237,11 +237,11 @@ def run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report)
                                       f"({' '.join(str(exc).split())}); " + note()) from None
             except KilledWorker as exc:  # dask gave up on the task: the workers that had it died, one after another
                 # (a task merely queued on a dying worker counts too: the message does not say it caused the deaths)
-                raise WorkersLost(f"dask gave up on task {key} after {exc.allowed_failures + 1} workers that had it "
+                raise WorkersLost(f"dask gave up on task {what} after {exc.allowed_failures + 1} workers that had it "
                                   f"died (most often a task out of memory: give fewer workers, so that each has "
                                   f"more); " + note()) from None
             except MemoryError:  # a worker's task ran out of memory (ulimit -v, a container), raised, and retried
-                raise WorkersLost(f"task {key} ran out of memory on a dask worker (give fewer workers, so that each "
+                raise WorkersLost(f"task {what} ran out of memory on a dask worker (give fewer workers, so that each "
                                   f"has more, or fewer replications per task: sweep.block); " + note()) from None
             if code != store.code:  # a worker that joined after the check
                 raise MixedCodeError(_mixed_code_message({where: code}, store.code))
