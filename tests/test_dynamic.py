@@ -93,6 +93,48 @@ def test_ttt_says_which_policy_set_the_period(capsys):
         assert f"`--ckpt-period optimal` (the periodic optimum T_c*) contradicts `{named}`" in capsys.readouterr().err
 
 
+
+@pytest.mark.parametrize("policy", ["hazard", "young_hazard"])
+@pytest.mark.parametrize("shape", [0.5, 0.78, 1.0, 2.0])
+def test_dynamic_due_decides_as_the_period_evaluated_at_every_boundary(shape, policy):
+    """The kernel's dynamic_due skips the period's evaluation below a bound kept from an earlier one (shape <= 1:
+    the period does not shrink with the age). Over a random history of boundaries, failures (the last failure's
+    time), changes of the critical and known groups, and the checkpoints it calls for, it answers exactly as the
+    period evaluated every time -- and the bound is in fact used (for shape > 1 it never is)."""
+    from spare_mc._kernels import timeline_layout as lay
+    from spare_mc._kernels.timeline_helpers import dynamic_due, dynamic_threshold_us
+    from spare_mc.ttt.run import _kernel_params
+    P, PF, _, _ = _kernel_params(sm.TimelineConfig("rep", 200, r=2, shape=shape, ckpt_policy=policy))
+    P, PF = P.copy(), PF.copy()
+    J, Q = np.zeros(lay.N_J, np.int64), np.zeros(lay.N_Q, np.int64)
+    J[lay.J_DYN_T] = -1
+    J[lay.J_N_KNOWN], J[lay.J_N_CRIT] = 200, 100
+    rng = np.random.default_rng(11)
+    t, counts = 0, {"due": 0, "not due": 0, "bound used": 0}
+    for _ in range(20_000):
+        u = rng.random()
+        if u < 0.05:
+            Q[lay.Q_T_LAST] = t - int(rng.integers(0, 10**6))  # a failure taken (up to a second ago)
+        elif u < 0.07:
+            J[lay.J_N_CRIT] = int(rng.integers(0, 3)) * int(rng.integers(1, 100))  # 0: the period is infinite
+        elif u < 0.08:
+            J[lay.J_N_KNOWN] -= 1
+        t += int(rng.integers(1, 5 * 10**7))  # a boundary up to 50 s later
+        want = float(t - J[lay.J_LAST_CK]) >= dynamic_threshold_us(t, Q[lay.Q_T_LAST], P, PF, J)
+        evaluated_at = J[lay.J_DYN_T]
+        got = dynamic_due(t, P, PF, J, Q)
+        assert got == want
+        counts["due" if got else "not due"] += 1
+        counts["bound used"] += 0 <= evaluated_at == J[lay.J_DYN_T]  # not evaluated again
+        if got:
+            J[lay.J_LAST_CK] = t  # the checkpoint it calls for
+    assert counts["due"] > 200 and counts["not due"] > 5_000, counts
+    if shape <= 1.0:
+        assert counts["bound used"] > 5_000, counts
+    else:
+        assert counts["bound used"] == 0, counts
+
+
 # ------------------------------------------------------------------------------ the factor screens in looks
 @pytest.mark.parametrize("m", [7, 10])  # the repair study's factors, the dynamic study's
 def test_factor_screen_elimination_keeps_the_best_factor_at_its_stated_rate(m):

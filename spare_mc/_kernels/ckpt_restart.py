@@ -15,15 +15,15 @@ import numpy as np
 from .cache import drop_if_dependencies_changed
 from .failure_source import src_kills_within, src_restart, src_restart_again, take_until
 from .rectlr import reset_state
-from .timeline_helpers import crit_reset, dur, dynamic_threshold_us, keep_block, kernel, step
+from .timeline_helpers import crit_reset, dur, dynamic_due, keep_block, kernel, step
 from .timeline_layout import (GB_MEMCOPY, GB_PEND, GB_READY, GB_UP, J_CKPT_DUE, J_CKPT_DUE_STEP, J_CKPT_STEPS, J_C_NOM,
                               J_LAST_CK, J_NEXT_READY, J_PERSIST_END, J_PERSIST_STEPS, J_REMOTE_STEPS, J_RESTART_BASE,
                               J_S, J_SINCE_REMOTE, J_STATUS, J_STEPS_DONE, J_T, NEVER, N_W, PF_ASYNC_F, PF_ASYNC_G,
                               PF_JITTER_SD, POLICY_PERIODIC, P_ASYNC, P_CAP_US, P_CKPT_EVERY, P_CKPT_LOST,
                               P_CKPT_POLICY, P_COMP_US, P_DETECT_IMMEDIATE, P_FINAL_CKPT, P_LOAD_US, P_MEM_COPIES,
                               P_MEM_LOAD_US, P_MEM_SAVE_US, P_N_GROUPS, P_N_STEPS, P_PERIOD_US, P_R, P_REMOTE_EVERY,
-                              P_REPAIR, P_RESTART_AGAIN, P_RESTART_US, P_SAVE_US, P_STRATEGY, Q_N_PEND, Q_T_LAST,
-                              REPAIR_NONE, R_ASYNC_SLOW, R_CHECKPOINTS, R_CKPT, R_CKPTS_LOST, R_FALLBACKS, R_LOST,
+                              P_REPAIR, P_RESTART_AGAIN, P_RESTART_US, P_SAVE_US, P_STRATEGY, Q_N_PEND, REPAIR_NONE,
+                              R_ASYNC_SLOW, R_CHECKPOINTS, R_CKPT, R_CKPTS_LOST, R_FALLBACKS, R_LOST,
                               R_MEM_RESTARTS, R_RESTART, R_STEPS_RUN, R_SUM_S, R_WIPEOUTS, STATUS_CAPPED, STATUS_OK,
                               STATUS_TRACE, STRAT_SPARE, W_MEM, W_PERSIST, W_SINCE)
 
@@ -110,7 +110,7 @@ def checkpoint_if_due(t_f, P, PF, job, src, rng, ext):
         # pending, as the next step would make them)
         if take_until(J[J_T] - 1, P, src, res) != STATUS_OK:
             return STATUS_TRACE, np.int64(-1)
-        if float(J[J_T] - J[J_LAST_CK]) < dynamic_threshold_us(J[J_T], Q[Q_T_LAST], P, PF, J):
+        if not dynamic_due(J[J_T], P, PF, J, Q):
             return STATUS_OK, np.int64(-1)
     if P[P_MEM_COPIES] != 0 or P[P_ASYNC] != 0:
         return _checkpoint_tiered(P, PF, job, Q, GB, rng), np.int64(-1)

@@ -15,15 +15,15 @@ from .failure_source import sys_rate, take_until
 from .live_set import live_add
 from .rectlr import rectlr_step, reset_state
 from .rectlr_layout import O_PATCH, S_
-from .timeline_helpers import crit_mark, crit_reset, dur, dynamic_threshold_us, kernel, step
+from .timeline_helpers import crit_mark, crit_reset, dur, dynamic_due, kernel, step
 from .timeline_layout import (DEAD_KEPT, GB_BACK, GB_CRIT, GB_LIST, GB_LIVE, GB_PEND, GB_READY, GB_UP, HORIZON_F,
-                              HORIZON_US, I64_MAX, J_CKPT_DUE, J_CKPT_DUE_STEP, J_C_NOM, J_LAST_CK, J_NEXT_READY,
+                              HORIZON_US, I64_MAX, J_CKPT_DUE, J_CKPT_DUE_STEP, J_C_NOM, J_NEXT_READY,
                               J_N_CRIT, J_N_KNOWN, J_PERSIST_END, J_S, J_STEPS_DONE, J_T, NEVER, PATCH_PER_SHARD,
                               PATCH_WHOLE_STEP, PF_JITTER_SD, PF_REPAIR_MU, PF_REPAIR_SIGMA, POLICY_PERIODIC, P_AR_US,
                               P_CAP_US, P_CKPT_POLICY, P_COMP_US, P_DETECT_IMMEDIATE, P_MASKED_DETECT_US, P_N_GROUPS,
                               P_N_STEPS, P_PATCH_COST, P_R, P_RECTLR_US, P_REJOIN_CKPT, P_REJOIN_US, P_REPAIR,
                               P_REPAIR_US, P_REP_COST, P_REP_LAYERS, P_RESYNC_US, P_SHRINK_US, P_SOURCE, P_STRATEGY,
-                              Q_IA, Q_N_PEND, Q_N_UP, Q_REM, Q_T_LAST, Q_T_REF, REPAIR_FIXED, REPAIR_LOG, REPAIR_NONE,
+                              Q_IA, Q_N_PEND, Q_N_UP, Q_REM, Q_T_REF, REPAIR_FIXED, REPAIR_LOG, REPAIR_NONE,
                               REP_REDO_STEP, REP_RESYNC, R_DETECTIONS, R_PATCH_SHARDS, R_REJOINS, R_STEPS_RUN, R_SUM_S,
                               R_S_MAX, SRC_SYSTEM, STATUS_OK, STATUS_TRACE, STRAT_CKPT, STRAT_REP, STRAT_SPARE,
                               W_ALLREDUCE, W_PATCH, W_RECTLR, W_REDUNDANT, W_USEFUL)
@@ -110,7 +110,7 @@ def _stretch_exact(t_f, P, PF, J, Q, ext):
         m = min(m, (t_f - t) // d_step if d_step > 0 else 0)
         for j in range(1, m + 1):
             t_j = t + j * d_step
-            if float(t_j - J[J_LAST_CK]) >= dynamic_threshold_us(t_j, Q[Q_T_LAST], P, PF, J):
+            if dynamic_due(t_j, P, PF, J, Q):
                 m = j
                 break
     return m, m * c_step, m * P[P_AR_US]

@@ -47,7 +47,10 @@ steps after it), ``J_S`` (compute layers per step: ReCtlr's ``S`` for SPARe, ``r
 ``J_REMOTE_STEPS`` (the progress the last remote checkpoint saved; ``J_CKPT_STEPS`` is the last checkpoint of any
 kind), ``J_PERSIST_END`` / ``J_PERSIST_STEPS`` (an asynchronous save in flight: when it completes and the progress it
 saves; -1 when none), ``J_SINCE_REMOTE`` (memory-only checkpoints since the last remote one), ``J_RESTART_BASE`` (the
-nominal length of the restart in progress: ``P_RESTART_US`` plus the load).
+nominal length of the restart in progress: ``P_RESTART_US`` plus the load); ``J_DYN_*``, a lower bound of the dynamic
+period (:func:`spare_mc._kernels.timeline_helpers.dynamic_due`): ``J_DYN_LB``, valid from the wall time ``J_DYN_T``
+(-1: none) while the last failure's time, ``J_N_CRIT`` and ``J_N_KNOWN`` are ``J_DYN_TLAST``, ``J_DYN_CRIT`` and
+``J_DYN_KNOWN``.
 
 ``W``, the work (``N_W_BLOCKS``): three blocks of ``N_W`` slots ``W_USEFUL, W_REDUNDANT, W_PATCH, W_ALLREDUCE,
 W_RECTLR``, aligned with the results (``R_USEFUL + W_x == R_x``, checked below). The block at ``W_SINCE`` holds the
@@ -150,7 +153,8 @@ define(globals(), "N_PF",
 #: the job
 define(globals(), "N_J",
        "J_T J_STEPS_DONE J_CKPT_STEPS J_CKPT_DUE J_S J_STATUS J_CKPT_DUE_STEP J_C_NOM J_LAST_CK J_N_KNOWN J_N_CRIT "
-       "J_NEXT_READY J_REMOTE_STEPS J_PERSIST_END J_PERSIST_STEPS J_SINCE_REMOTE J_RESTART_BASE")
+       "J_NEXT_READY J_REMOTE_STEPS J_PERSIST_END J_PERSIST_STEPS J_SINCE_REMOTE J_RESTART_BASE "
+       "J_DYN_T J_DYN_LB J_DYN_TLAST J_DYN_CRIT J_DYN_KNOWN")
 #: the work: a block's slots, aligned with ``res[R_USEFUL .. R_RECTLR]``, and ``W``'s three blocks
 WORK_SLOTS = define(globals(), "N_W", "W_USEFUL W_REDUNDANT W_PATCH W_ALLREDUCE W_RECTLR")
 _BLOCK = len(WORK_SLOTS)  # N_W (one slot per name)
