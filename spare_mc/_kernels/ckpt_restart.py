@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cache import drop_if_dependencies_changed
-from .failure_source import src_kills_within, src_restart, src_restart_again, take_until
+from .failure_source import src_kills_within, src_next_time, src_restart, src_restart_again, take_until
 from .rectlr import reset_state
 from .timeline_helpers import crit_reset, dur, dynamic_due, keep_block, kernel, step
 from .timeline_layout import (GB_MEMCOPY, GB_PEND, GB_READY, GB_UP, J_CKPT_DUE, J_CKPT_DUE_STEP, J_CKPT_STEPS, J_C_NOM,
@@ -107,8 +107,9 @@ def checkpoint_if_due(t_f, P, PF, job, src, rng, ext):
             return STATUS_OK, np.int64(-1)
     else:
         # the dynamic policy reads the failures before now: those since the last detection are taken (they become
-        # pending, as the next step would make them)
-        if take_until(J[J_T] - 1, P, src, res) != STATUS_OK:
+        # pending, as the next step would make them); mostly there are none, and the source says so without a call
+        # (its next failure is after now; TRACE_OUT = -1 calls, and take_until reports it)
+        if src_next_time(P, src, ext) <= J[J_T] - 1 and take_until(J[J_T] - 1, P, src, res) != STATUS_OK:
             return STATUS_TRACE, np.int64(-1)
         if not dynamic_due(J[J_T], P, PF, J, Q):
             return STATUS_OK, np.int64(-1)
