@@ -103,8 +103,8 @@ def dynamic_due(t, P, PF, J, Q):
     ``k (age / lambda)^(k - 1)`` does not increase with the age, so ``T_f`` and the period do not decrease. So the
     period evaluated at ``t_0`` bounds the period at every ``t >= t_0`` of the same key from below, and a time
     ``t - J_LAST_CK`` under that bound is not due without the power and square root of an evaluation (the dynamic
-    policy asks at every step boundary, mostly long before the period has passed: those evaluations were ~0.4 ms
-    of a ~1.7 ms Rep job). The bound kept (``J_DYN_LB``, from ``J_DYN_T``) is the evaluated period less
+    policy asks at every step boundary, mostly long before the period has passed: a profile of Rep r = 2 jobs at
+    N = 1000 spent 12.6% of its time in libm's ``pow``, 7% in periodic ones). The bound kept (``J_DYN_LB``, from ``J_DYN_T``) is the evaluated period less
     ``1e-9`` of it and 2 microseconds, so the rounding of the evaluation cannot make it exceed a later period; any
     time at or above it is decided by an evaluation. ``k > 1`` (a period that shrinks with the age) evaluates every
     time."""
