@@ -16,7 +16,8 @@ from .cache import drop_if_dependencies_changed
 from .failure_source import src_kills_within, src_next_time, src_restart, src_restart_again, take_until
 from .rectlr import reset_state
 from .timeline_helpers import crit_reset, dur, dynamic_due, keep_block, kernel, step
-from .timeline_layout import (GB_MEMCOPY, GB_PEND, GB_READY, GB_UP, J_CKPT_DUE, J_CKPT_DUE_STEP, J_CKPT_STEPS, J_C_NOM,
+from .timeline_layout import (GB_COPIES, GB_MEMCOPY, GB_PEND, GB_READY, GB_UP, J_CKPT_DUE, J_CKPT_DUE_STEP,
+                              J_CKPT_STEPS, J_C_NOM,
                               J_LAST_CK, J_NEXT_READY, J_PERSIST_END, J_PERSIST_STEPS, J_REMOTE_STEPS, J_RESTART_BASE,
                               J_S, J_SINCE_REMOTE, J_STATUS, J_STEPS_DONE, J_T, NEVER, N_W, PF_ASYNC_F, PF_ASYNC_G,
                               PF_JITTER_SD, POLICY_PERIODIC, P_ASYNC, P_CAP_US, P_CKPT_EVERY, P_CKPT_LOST,
@@ -50,11 +51,10 @@ def _global_restart(t_c, c_step, in_step, s0, P, PF, job, GB, rng):
         lost += W[i]
         W[i] = 0
     from_memory = False
-    if P[P_MEM_COPIES] > 0:
-        for g in range(P[P_N_GROUPS]):
-            if GB[GB_MEMCOPY, g] != 0:
-                from_memory = True
-                break
+    for j in range(P[P_MEM_COPIES]):  # a group holding the copy is one of the last placement's (place_copies)
+        if GB[GB_MEMCOPY, GB[GB_COPIES, j]] != 0:
+            from_memory = True
+            break
     if from_memory:  # the save in flight started after an in-memory checkpoint at least as recent: its work stays
         _move_block(W, W_PERSIST, W_MEM)
         res[R_MEM_RESTARTS] += 1
@@ -159,13 +159,19 @@ def persist_done(t, P, job):
 def place_copies(P, Q, GB):
     """The checkpoint just written goes to the CPU memory of ``m = P_MEM_COPIES`` groups: for ``j = 0 .. m - 1``
     the first group at or after ``floor(j N / m)`` (cyclically) that is not yet chosen and not known dead (dead and
-    detected). A chosen group that is in fact dead (not detected yet) holds no copy."""
+    detected). A chosen group that is in fact dead (not detected yet) holds no copy.
+
+    The groups chosen are kept in ``GB[GB_COPIES, :m]``: only a placement sets ``GB_MEMCOPY``, so the groups of the
+    last one are the only ones to clear (not the ``N`` groups: this runs at every in-memory checkpoint, in the
+    phase map's modern jobs about one per step). A slot whose search found no group keeps group 0 (cleared again,
+    harmlessly; ``GB`` starts at zero)."""
     n = P[P_N_GROUPS]
     m = P[P_MEM_COPIES]
-    for g in range(n):
-        GB[GB_MEMCOPY, g] = 0
+    for j in range(m):
+        GB[GB_MEMCOPY, GB[GB_COPIES, j]] = 0
     for j in range(m):
         g = (j * n) // m
+        GB[GB_COPIES, j] = 0
         for _ in range(n):
             if GB[GB_MEMCOPY, g] == 0:
                 ok = GB[GB_UP, g] != 0
@@ -176,13 +182,14 @@ def place_copies(P, Q, GB):
                             break
                 if ok:
                     GB[GB_MEMCOPY, g] = 1 if GB[GB_UP, g] != 0 else 2
+                    GB[GB_COPIES, j] = g
                     break
             g += 1
             if g == n:
                 g = 0
-    for g in range(n):
-        if GB[GB_MEMCOPY, g] == 2:
-            GB[GB_MEMCOPY, g] = 0
+    for j in range(m):
+        if GB[GB_MEMCOPY, GB[GB_COPIES, j]] == 2:
+            GB[GB_MEMCOPY, GB[GB_COPIES, j]] = 0
 
 
 @kernel

@@ -67,7 +67,9 @@ The failure source's state: ``Q`` (``N_Q``): ``Q_N_UP`` (live groups), ``Q_N_PEN
 c``: those counts when a restart under ``P_STAY_DEAD`` started. ``GB`` (``N_GB x max(N + 1, 2 ceil(N / 64) +
 1)``), rows ``GB_LIVE`` (the live groups as a bitset with a Fenwick tree of its words' counts, for the system
 source's rank select: :mod:`spare_mc._kernels.live_set`), ``GB_UP`` (1 = live), ``GB_PEND`` (the pending dead groups
-``GB[GB_PEND, :Q[Q_N_PEND]]`` in the order they died), ... ``next_t``: each unit's failure time (unit clocks).
+``GB[GB_PEND, :Q[Q_N_PEND]]`` in the order they died), ``GB_MEMCOPY`` (1 = holds the in-memory checkpoint) and
+``GB_COPIES`` (its first ``P_MEM_COPIES`` slots: the groups the last placement chose, every group with
+``GB_MEMCOPY != 0`` among them), ... ``next_t``: each unit's failure time (unit clocks).
 ``UB`` (rows of ``N_UB x 2 S``, ``S`` the least power of two >= the number of units; for the race, which has no tree,
 ``N_UB x`` the number of units): the tournament tree over ``next_t`` (1-based, leaves at ``S + u``), and the race's
 units by class (active first) with each unit's position. ``UF`` (float64): the race's clock sigma at the last arrival
@@ -166,7 +168,7 @@ if [RES_SLOTS["R_USEFUL"] + w for w in WORK_SLOTS.values()] != [RES_SLOTS[f"R_{n
 define(globals(), "N_Q", "Q_N_UP Q_N_PEND Q_IA Q_REM Q_T_REF Q_IL Q_T_LAST Q_T0 Q_T_NEXT Q_N_OFF",
        ("Q_M", N_CLASSES), ("Q_M_FROM", N_CLASSES))
 #: the rows of its group block
-define(globals(), "N_GB", "GB_LIVE GB_UP GB_PEND GB_CRIT GB_TCRIT GB_READY GB_LIST GB_MEMCOPY GB_BACK")
+define(globals(), "N_GB", "GB_LIVE GB_UP GB_PEND GB_CRIT GB_TCRIT GB_READY GB_LIST GB_MEMCOPY GB_BACK GB_COPIES")
 #: the rows of the unit clocks' block, and the race's float state (see above)
 define(globals(), "N_UB", "UB_TOUR UB_PERM UB_POS UB_TMP")
 define(globals(), "N_UF", "UF_SIGMA UF_SIGMA_NEXT UF_INV_K", ("UF_RATE", N_CLASSES))
