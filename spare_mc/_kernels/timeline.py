@@ -109,8 +109,9 @@ restart (``P_STAY_DEAD``) in :func:`src_restart`; checkpoints every ``k`` steps 
 the stretches through ``J_CKPT_DUE_STEP``) or lost to a failure (``P_CKPT_LOST``) in :func:`checkpoint_if_due`;
 the dynamic period in :func:`dynamic_threshold_us` (asked through :func:`dynamic_due`, which keeps a lower bound of
 it, by :func:`checkpoint_if_due` and ``_stretch_exact``; the critical groups it needs are kept by :func:`detect`,
-:func:`crit_reset` and :func:`crit_mark`); repair in :func:`repair_schedule` (at a masked detection) and :func:`rejoin` (at a step
-boundary, or after a save), the stretches stopping at the first boundary a repair is done by (``J_NEXT_READY``);
+:func:`crit_reset` and :func:`crit_mark`); repair in :func:`repair_schedule` (at a masked detection) and
+:func:`rejoin` (at a step boundary, or after a save), the stretches stopping at the first boundary a repair is done
+by (``J_NEXT_READY``);
 immediate detection (``P_DETECT_IMMEDIATE``) in the explicit step of :func:`_job`, in :func:`checkpoint_if_due`
 (an interrupted save) and in ``_stretch_exact`` (whole steps before the failure); restarts started again
 (``P_RESTART_AGAIN``) in :func:`src_restart_again`, called by :func:`wipeout`; the final checkpoint

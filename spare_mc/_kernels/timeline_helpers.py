@@ -104,10 +104,10 @@ def dynamic_due(t, P, PF, J, Q):
     period evaluated at ``t_0`` bounds the period at every ``t >= t_0`` of the same key from below, and a time
     ``t - J_LAST_CK`` under that bound is not due without the power and square root of an evaluation (the dynamic
     policy asks at every step boundary, mostly long before the period has passed: a profile of Rep r = 2 jobs at
-    N = 1000 spent 12.6% of its time in libm's ``pow``, 7% in periodic ones). The bound kept (``J_DYN_LB``, from ``J_DYN_T``) is the evaluated period less
-    ``1e-9`` of it and 2 microseconds, so the rounding of the evaluation cannot make it exceed a later period; any
-    time at or above it is decided by an evaluation. ``k > 1`` (a period that shrinks with the age) evaluates every
-    time."""
+    N = 1000 spent 12.6% of its time in libm's ``pow``, 7% in periodic ones). The bound kept (``J_DYN_LB``, from
+    ``J_DYN_T``) is the evaluated period less ``1e-9`` of it and 2 microseconds, so the rounding of the evaluation
+    cannot make it exceed a later period; any time at or above it is decided by an evaluation. ``k > 1`` (a period
+    that shrinks with the age) evaluates every time."""
     elapsed = t - J[J_LAST_CK]
     if J[J_DYN_T] >= 0 and t >= J[J_DYN_T] and elapsed < J[J_DYN_LB] and J[J_DYN_TLAST] == Q[Q_T_LAST] and \
             J[J_DYN_CRIT] == J[J_N_CRIT] and J[J_DYN_KNOWN] == J[J_N_KNOWN]:
