@@ -274,26 +274,47 @@ def test_a_killed_study_resumes_to_the_identical_result(tmp_path, how):
     assert not os.path.exists(os.path.join(out, REPLACED))
 
 
+#: Holds the study, inside its folder's lock, at its first sweep until the file ``sys.argv[2]`` exists (at most
+#: five minutes), so that a test can try other runs on the folder meanwhile whatever the machine's speed.
+_GATE = """
+import os, sys, time
+import spare_mc.analyses.dynamic as _dynamic
+_screen_groups = _dynamic.screen_groups
+def _held(*args, **kwargs):
+    deadline = time.monotonic() + 300
+    while not os.path.exists(sys.argv[2]):
+        if time.monotonic() > deadline:
+            sys.exit("the test never released the study")
+        time.sleep(0.02)
+    return _screen_groups(*args, **kwargs)
+_dynamic.screen_groups = _held
+"""
+
+
 @pytest.mark.slow
 def test_two_studies_into_one_folder_at_once(tmp_path):
     """Runs of the same and of another setting started while a study runs are refused; the running study ends
-    with the result of an undisturbed run."""
-    script = _SCRIPT.replace('"n_steps": 400', '"n_steps": 400000')  # a run of about ten seconds
+    with the result of an undisturbed run.
+
+    The running study is held at its first sweep until the others have been tried: a run made long enough to
+    outlast them (400,000 steps) once ended first when the kernels got faster."""
     ref = str(tmp_path / "ref")
-    subprocess.run([sys.executable, "-c", script, ref], check=True, env=ENV, capture_output=True)
-    out = str(tmp_path / "both")
-    first = subprocess.Popen([sys.executable, "-c", script, out], env=ENV, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while not os.path.exists(os.path.join(out, MANIFEST)) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    other = script.replace("rng=3", "rng=4")
-    for second, match in ((script, "another spare-mc run is writing into"), (other, "another setting")):
-        r = subprocess.run([sys.executable, "-c", second, out], env=ENV, capture_output=True, text=True)
-        assert r.returncode != 0 and match in r.stderr, r.stderr[-2000:]
-    assert first.poll() is None, "the first run ended before the others were tried: make it longer"
-    assert first.wait(timeout=300) == 0, first.stderr.read()
-    first.stderr.close()
+    subprocess.run([sys.executable, "-c", _SCRIPT, ref], check=True, env=ENV, capture_output=True)
+    out, go = str(tmp_path / "both"), str(tmp_path / "go")
+    with subprocess.Popen([sys.executable, "-c", _GATE + _SCRIPT, out, go], env=ENV, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True) as first:
+        try:
+            deadline = time.monotonic() + 120
+            while not os.path.exists(os.path.join(out, MANIFEST)) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            other = _SCRIPT.replace("rng=3", "rng=4")
+            for second, match in ((_SCRIPT, "another spare-mc run is writing into"), (other, "another setting")):
+                r = subprocess.run([sys.executable, "-c", second, out], env=ENV, capture_output=True, text=True)
+                assert r.returncode != 0 and match in r.stderr, r.stderr[-2000:]
+            assert first.poll() is None, "the held run ended before it was released"
+        finally:
+            open(go, "w").close()
+        assert first.wait(timeout=300) == 0, first.stderr.read()
     assert _rows(out) == _rows(ref)
 
 
