@@ -57,18 +57,23 @@ for line in sys.stdin:
 
 
 class _Worker:
-    """A Python process on ``path`` (its ``spare_mc``) with its own numba cache, computing cells on request."""
+    """A Python process on ``path`` (its ``spare_mc``) with its own numba cache, computing cells on request; its
+    standard error goes to ``cache + ".err"``, whose end a failure reports."""
 
     def __init__(self, path, cache: str):
+        self.path, self.err = path, cache + ".err"
         env = {**os.environ, "PYTHONPATH": str(path), "NUMBA_CACHE_DIR": cache}
-        self.proc = subprocess.Popen([sys.executable, "-c", WORKER], cwd=str(path), env=env, text=True,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        with open(self.err, "w") as err:
+            self.proc = subprocess.Popen([sys.executable, "-c", WORKER], cwd=str(path), env=env, text=True,
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
         self._read()  # ready
 
     def _read(self) -> dict:
         line = self.proc.stdout.readline()
         if not line:
-            raise RuntimeError(f"the worker on {self.proc.args} ended (exit {self.proc.wait()})")
+            with open(self.err) as fh:
+                tail = fh.read()[-2000:]
+            raise RuntimeError(f"the worker on {self.path} ended (exit {self.proc.wait()}):\n{tail}")
         return json.loads(line)
 
     def cell(self, cell) -> dict:
@@ -79,6 +84,7 @@ class _Worker:
     def close(self):
         with contextlib.suppress(OSError):
             self.proc.stdin.close()
+        self.proc.stdout.close()
         self.proc.wait(timeout=60)
 
 
