@@ -389,6 +389,7 @@ def page_benchmarks() -> str:
     ph = _bench("bench_phase.py")
     lf = _bench("bench_log_fit.py", "--full")
     rm = _bench("bench_recommend.py")
+    cs = _bench("bench_cold_start.py")
     out = ["## Wipe-out kernels (`python benchmarks/bench_wipeout.py`)\n",
            f"N = {w['n_groups']}, r = {w['r']}, uniform order, one fixed layout per row, against the numpy "
            "order-statistic baseline (`reference.wipeout_order_statistics`: batches of 500 replications, one uniform "
@@ -503,7 +504,12 @@ def page_benchmarks() -> str:
            "", f"The whole map ({ph['cells_per_size'] * len(ph['cells'])} cells): about {ph['full_map_serial_s']:.0f} s "
            f"serial, {ph['full_map_s_on_workers']:.0f} s on {ph['full_map_workers']} cores; the quick flavour "
            f"({ph['quick_map_cells']} cells) {ph['quick_map_s']:.1f} s serial.", "",
-           *log_fit_section(lf), *recommend_section(rm)]
+           *log_fit_section(lf), *recommend_section(rm), *cold_start_section(cs),
+           "## Before and after\n",
+           "Comparisons with earlier revisions of the code (each needs the earlier revision checked out: "
+           "`bench_rectlr.py --before REV`, `bench_revision.py`, `bench_phase_revision.py`, `bench_tie_rule.py`, and "
+           "the shipped studies run back to back) are not part of this page's generation: they are recorded, with "
+           "their dates and commands, in [speed.md](speed.md).", ""]
     return _header("Benchmarks", "python docs/generate.py benchmarks", time.perf_counter() - t0) + "\n".join(out)
 
 
@@ -539,6 +545,37 @@ def log_fit_section(lf) -> list:
                 *[f"| `{c['command']}` | {c['exit']} | {c['wall_s']:.0f} s | {c['peak_rss_bytes'] / mb:.0f} MB | "
                   f"{c['peak_rss_bytes'] / c['file_bytes']:.1f}x | {c['error'] or ''} |" for c in lf["cli"]], ""]
     return out
+
+
+def cold_start_section(cs) -> list:
+    """The section of ``benchmarks/bench_cold_start.py --json`` (its output ``cs``, one entry per command)."""
+    what = {"ttt": "first `simulate_ttt` of the paper's SPARe job (N = 600, r = 8, 10,000 steps, 3 jobs)",
+            "quick": "`spare-mc reproduce --quick` into a fresh folder"}
+    targets = {"ttt": ("cold under 20 s", lambda r: r["cold"]["process_s"] < 20),
+               "quick": ("cold at most 1.5x warm", lambda r: r["cold_over_warm"] <= 1.5)}
+    out = ["## The cold start (`python benchmarks/bench_cold_start.py`)\n",
+           "The same command with an empty numba cache (a fresh `NUMBA_CACHE_DIR`: cold) and again with the cache "
+           "it left (warm), each in a fresh process and output folder. CPU: the process's and every process it "
+           "waited for (compiling is CPU-bound, so the CPU time moves less than the wall time on a shared "
+           "machine).\n",
+           "| command | cold | warm | cold / warm | target (issue 38) |", "|---|---|---|---|---|"]
+    for r in cs:
+        c, w = r["cold"], r["warm"]
+        label, ok = targets[r["command"]]
+        # reproduce compiles in its warm-up and dask processes, whose compilations this process does not see
+        n = f"; {c['compilations']} compilations" if r["command"] == "ttt" else ""
+        out.append(f"| {what[r['command']]} | {c['process_s']:.1f} s (CPU {c['cpu_s']:.1f} s{n}) | "
+                   f"{w['process_s']:.1f} s (CPU {w['cpu_s']:.1f} s) | "
+                   f"{r['cold_over_warm']:.2f}x | {label}: {'met' if ok(r) else 'not met'} |")
+    ttt = next((r for r in cs if r["command"] == "ttt"), None)
+    if ttt is not None:
+        out += ["", "Where the cold `simulate_ttt` compiles (numba's `numba:compile` events; a kernel's time includes "
+                "the kernels it compiles inside it, listed below it):\n", "| kernel | compile |", "|---|---|",
+                *[f"| `{n.replace('spare_mc.', '')}` | {t:.1f} s |"
+                  for n, t in list(ttt["cold"]["by_kernel"].items())[:4]],
+                *[f"| inside: `{n.replace('spare_mc.', '')}` | {t:.1f} s |"
+                  for n, t in list(ttt["cold"]["nested"].items())[:4]]]
+    return out + [""]
 
 
 def recommend_section(rm) -> list:
