@@ -299,22 +299,31 @@ def test_two_studies_into_one_folder_at_once(tmp_path):
     The running study is held at its first sweep until the others have been tried: a run made long enough to
     outlast them (400,000 steps) once ended first when the kernels got faster."""
     ref = str(tmp_path / "ref")
-    subprocess.run([sys.executable, "-c", _SCRIPT, ref], check=True, env=ENV, capture_output=True)
+    subprocess.run([sys.executable, "-c", _SCRIPT, ref], check=True, env=ENV, capture_output=True, timeout=300)
     out, go = str(tmp_path / "both"), str(tmp_path / "go")
     with subprocess.Popen([sys.executable, "-c", _GATE + _SCRIPT, out, go], env=ENV, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True) as first:
         try:
             deadline = time.monotonic() + 120
-            while not os.path.exists(os.path.join(out, MANIFEST)) and time.monotonic() < deadline:
+            while (not os.path.exists(os.path.join(out, MANIFEST)) and first.poll() is None
+                   and time.monotonic() < deadline):
                 time.sleep(0.02)
+            if first.poll() is not None:
+                pytest.fail(f"the held run ended before it started its study: {first.communicate()[1][-2000:]}")
+            assert os.path.exists(os.path.join(out, MANIFEST)), "the held run did not start its study in 120 s"
             other = _SCRIPT.replace("rng=3", "rng=4")
             for second, match in ((_SCRIPT, "another spare-mc run is writing into"), (other, "another setting")):
-                r = subprocess.run([sys.executable, "-c", second, out], env=ENV, capture_output=True, text=True)
+                r = subprocess.run([sys.executable, "-c", second, out], env=ENV, capture_output=True, text=True,
+                                   timeout=120)
                 assert r.returncode != 0 and match in r.stderr, r.stderr[-2000:]
             assert first.poll() is None, "the held run ended before it was released"
-        finally:
             open(go, "w").close()
-        assert first.wait(timeout=300) == 0, first.stderr.read()
+            err = first.communicate(timeout=300)[1]
+        except BaseException:
+            first.kill()
+            first.wait()
+            raise
+        assert first.returncode == 0, err[-2000:]
     assert _rows(out) == _rows(ref)
 
 
