@@ -102,7 +102,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     results = [measure(c) for c in args.commands.split(",")]
     if args.json:
-        print(json.dumps(results, indent=1))
+        print(json.dumps(results))  # one line: docs/generate.py reads the last line
         return 0
     for r in results:
         c, w = r["cold"], r["warm"]

@@ -4,10 +4,11 @@ of a shared machine.
 Two studies run minutes apart compare the machine's speed as much as the code's (on the 2-core machine of issue 38
 the same run of one revision varied by up to 2x within an hour). Here each revision gets a long-lived Python process
 (this working tree, and ``--before REV`` checked out into a temporary git worktree), each with its own numba cache
-warmed first on one cell; the two then compute the map's cells (:class:`spare_mc.analyses.phase.PhaseStudy`
-defaults, :func:`~spare_mc.analyses.phase.run_phase_cell`) one after the other, never at once, the order flipping at
-every cell, so that a slow spell falls on both. ``--pairs P`` runs ``P`` such pairs side by side (one per core; the
-cells are dealt round-robin). Each cell is timed inside its process.
+warmed first on a small cell of another cluster size (untimed); the two then compute the map's cells
+(:class:`spare_mc.analyses.phase.PhaseStudy` defaults, :func:`~spare_mc.analyses.phase.run_phase_cell`) one after
+the other, never at once, the order flipping at every cell, so that a slow spell falls on both. ``--pairs P`` runs
+``P`` such pairs side by side (one per core; the cells are dealt round-robin). Each cell is timed inside its
+process.
 
 Reported: the serial seconds of each revision over the cells (what the map costs on one core; on ``W`` cores about
 ``1 / W`` of it), their ratio ``before / this`` with a 95% bootstrap interval over the cells, the same per cluster
@@ -42,8 +43,10 @@ WORKER = r"""
 import hashlib, json, sys, time
 from spare_mc.analyses.phase import PhaseStudy, run_phase_cell
 study = PhaseStudy()
-first = (study.n_gpus[0], study.save_s[0], study.restart_s[0])
-run_phase_cell(study, *first)  # compile (or load) every kernel a cell uses, untimed
+# compile (or load) every kernel a cell uses, untimed, on a small cell at a cluster size the map does not have (so
+# that no timed cell finds its failure traces already drawn in the process's trace cache)
+warm = PhaseStudy(n_gpus=(32_768,), n_steps=200, reps=2, confirm_reps=2, period_factors=(1.0,))
+run_phase_cell(warm, 32_768, study.save_s[0], study.restart_s[0])
 print(json.dumps({"ready": True}), flush=True)
 for line in sys.stdin:
     cell = json.loads(line)
@@ -84,16 +87,24 @@ class _Worker:
     def close(self):
         with contextlib.suppress(OSError):
             self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
         self.proc.stdout.close()
-        self.proc.wait(timeout=60)
 
 
-def _pair(before_path, cells, caches, out, log):
-    """One pair of processes computing ``cells`` alternately (the order flips at every cell); rows into ``out``."""
+def _pair(before_path, cells, caches, out, log, stop):
+    """One pair of processes computing ``cells`` alternately (the order flips at every cell); rows into ``out``.
+    Stops before its next cell once ``stop`` (a :class:`threading.Event`) is set."""
     workers = {}
     try:
-        workers = {"before": _Worker(before_path, caches[0]), "this": _Worker(REPO, caches[1])}
+        workers["before"] = _Worker(before_path, caches[0])
+        workers["this"] = _Worker(REPO, caches[1])
         for i, cell in enumerate(cells):
+            if stop.is_set():
+                return
             row = {"cell": list(cell)}
             for name in (("before", "this") if i % 2 == 0 else ("this", "before")):
                 row[name] = workers[name].cell(cell)
@@ -142,24 +153,27 @@ def main(argv=None) -> dict:
     if args.cells is not None and args.cells < len(cells):
         cells = [cells[i] for i in np.linspace(0, len(cells) - 1, args.cells).round().astype(int)]
     log = (lambda msg: None) if args.json else (lambda msg: print(msg, flush=True))
+    pairs = min(args.pairs, len(cells))
     rows: list = []
     with worktree(args.before) as wt, tempfile.TemporaryDirectory() as tmp:
-        threads, errors = [], []
+        threads, errors, stop = [], [], threading.Event()
 
         def run(i):
             try:
-                _pair(wt, cells[i::args.pairs], (os.path.join(tmp, f"b{i}"), os.path.join(tmp, f"t{i}")), rows, log)
-            except Exception as exc:  # noqa: BLE001 - reported below, after the other pairs end
+                _pair(wt, cells[i::pairs], (os.path.join(tmp, f"b{i}"), os.path.join(tmp, f"t{i}")), rows, log, stop)
+            except Exception as exc:  # noqa: BLE001 - raised below, once the other pairs have stopped
                 errors.append(exc)
+                stop.set()
 
-        for i in range(args.pairs):
+        for i in range(pairs):
             threads.append(threading.Thread(target=run, args=(i,)))
             threads[-1].start()
         for t in threads:
             t.join()
         if errors:
             raise errors[0]
-    out = {"benchmark": "phase_revision", "before": args.before, "pairs": args.pairs, **_summary(rows),
+    rows.sort(key=lambda row: cells.index(tuple(row["cell"])))  # the map's order, whichever pair finished first
+    out = {"benchmark": "phase_revision", "before": args.before, "pairs": pairs, **_summary(rows),
            "rows": rows}
     if args.json:
         print(json.dumps(out))
