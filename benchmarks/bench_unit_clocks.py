@@ -36,9 +36,13 @@ from _revision import at_revision
 #: the job of every column, as source so that the "before" subprocess runs exactly the same code
 JOB_SRC = r'''
 import time, numpy as np
-from spare_mc.model.failures import failure_from_spec
-from spare_mc.ttt.config import TimelineConfig
-from spare_mc.ttt.run import run_timeline, _prepared
+try:
+    from spare_mc.model.failures import failure_from_spec
+    from spare_mc.ttt.config import TimelineConfig
+    from spare_mc.ttt.run import run_timeline, _prepared
+except ImportError:  # a revision before the package's layers (0.2, flat modules), such as the default --before
+    from spare_mc.failures import failure_from_spec
+    from spare_mc.timeline import TimelineConfig, run_timeline, _prepared
 
 def config(strategy, n_gpus=600_000, extra=None):
     r = {"ckpt": 1, "rep": 3, "spare": 8}[strategy]
@@ -106,7 +110,10 @@ def main(argv=None) -> dict:
     if not args.no_before:
         try:
             before = _before(args.before, args.reps)
-        except (OSError, subprocess.CalledProcessError) as e:
+        except subprocess.CalledProcessError as e:  # its error's last line, not the whole source it ran
+            last = (e.stderr or "").strip().splitlines()[-1:] or [f"exit {e.returncode}"]
+            before_note = f"no before columns: revision {args.before!r} could not be run ({last[0]})"
+        except OSError as e:
             before_note = f"no before columns: revision {args.before!r} could not be run ({e})"
         else:
             for s, (ms, events, wipeouts) in before.items():
