@@ -3,7 +3,8 @@
 Paper setting: N = 600, SPARe+CKPT with r = 8, 10,000 steps, system MTBF 300 s (Weibull k = 0.78, rate
 proportional to live GPUs), T_r = 3600 s, T_s = 60 s, T_c = the theory optimum. Jitter is off so that both
 implementations run the same model on the same trace; the benchmark checks that they agree to the microsecond, then
-reports replications per second of each and their ratio (target >= 100), and the numba cost in kernel loop
+reports replications per second of each and their ratio (target >= 150, issue 38; 100 before it), and the numba
+cost in kernel loop
 iterations per replication (failures + checkpoints, not steps).
 
 The ratio is **paired**: for each of the ``--twin-reps`` traces, the numba kernel runs that trace ``m`` times, the
@@ -28,6 +29,9 @@ from spare_mc._kernels import timeline as TK
 from spare_mc.testing import timeline_simpy
 from spare_mc.ttt.config import TimelineConfig
 from spare_mc.ttt.run import _live_state, _run_us, make_trace
+
+#: The paired ratio issue 38 asks for (the earlier target was 100)
+TARGET = 150.0
 
 
 def _paired(cfg, holders, traces, m, live0=None):
@@ -84,7 +88,7 @@ def main(argv=None) -> dict:
     out = {"benchmark": "timeline", "n_groups": 600, "r": 8, "strategy": "spare", "n_steps": args.n_steps,
            "numba_reps_per_s": 1.0 / numba_s, "simpy_reps_per_s": 1.0 / twin_s, "ratio": ratio,
            "ratio_per_trace": (twin_each / kern_each).tolist(), "ratio_blockwise": twin_s / numba_s,
-           "pair_runs": m, "target_ratio": 100.0, "meets_target": ratio >= 100, "identical_on_traces": agree,
+           "pair_runs": m, "target_ratio": TARGET, "meets_target": ratio >= TARGET, "identical_on_traces": agree,
            "numba_ms_per_rep": numba_s * 1e3, "simpy_s_per_rep": twin_s,
            "failures_per_rep": float(np.mean([r[TK.R_FAILURES] for r in results])),
            "checkpoints_per_rep": float(np.mean([r[TK.R_CHECKPOINTS] for r in results])),
