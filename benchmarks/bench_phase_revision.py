@@ -11,9 +11,10 @@ the other, never at once, the order flipping at every cell, so that a slow spell
 process.
 
 Reported: the serial seconds of each revision over the cells (what the map costs on one core; on ``W`` cores about
-``1 / W`` of it), their ratio ``before / this`` with a 95% bootstrap interval over the cells, the same per cluster
-size, the per-cell ratios' median and range, and which cells gave the same row (every number but ``elapsed_s``;
-a revision with another ReCtlr tie rule gives other rows at the largest cluster).
+``1 / W`` of it), their ratio ``before / this`` with a 95% interval over the cells (the delta method of
+:func:`spare_mc.stats.ratio_estimate`: how much the ratio varies from cell to cell, not from run to run), the
+same per cluster size, the per-cell ratios' median and range, and which cells gave the same row (every number but
+``elapsed_s``; a revision with another ReCtlr tie rule gives other rows at the largest cluster).
 
 Usage::
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -115,14 +117,16 @@ def _pair(before_path, cells, caches, out, log, stop):
             w.close()
 
 
-def _summary(rows, reps=20_000, seed=0) -> dict:
+def _summary(rows) -> dict:
+    from spare_mc.stats import ratio_estimate
+
     a = np.array([r["before"]["cell_s"] for r in rows])
     b = np.array([r["this"]["cell_s"] for r in rows])
-    idx = np.random.default_rng(seed).integers(0, len(rows), (reps, len(rows)))
-    boot = a[idx].sum(1) / b[idx].sum(1)
+    est = ratio_estimate(a, b, "before / this") if len(rows) > 1 else None  # delta method over the cells
     per = a / b
     out = {"cells": len(rows), "before_serial_s": float(a.sum()), "this_serial_s": float(b.sum()),
-           "ratio": float(a.sum() / b.sum()), "ratio_ci95": [float(x) for x in np.percentile(boot, [2.5, 97.5])],
+           "ratio": float(a.sum() / b.sum()),
+           "ratio_ci95": [float(x) for x in est.ci] if est is not None else [math.nan, math.nan],
            "per_cell_ratio_median": float(np.median(per)), "per_cell_ratio_range": [float(per.min()), float(per.max())],
            "same_row": int(sum(r["before"]["digest"] == r["this"]["digest"] for r in rows)),
            "other_rows": [r["cell"] for r in rows if r["before"]["digest"] != r["this"]["digest"]], "by_n_gpus": {}}
@@ -180,7 +184,7 @@ def main(argv=None) -> dict:
     else:
         print(f"{out['cells']} cells: before ({args.before}) {out['before_serial_s']:.1f} s serial, this "
               f"{out['this_serial_s']:.1f} s: {out['ratio']:.2f}x [{out['ratio_ci95'][0]:.2f}, "
-              f"{out['ratio_ci95'][1]:.2f}] (95% bootstrap over the cells)")
+              f"{out['ratio_ci95'][1]:.2f}] (95% over the cells)")
         for g, v in out["by_n_gpus"].items():
             print(f"  {int(g):>7} GPUs ({v['cells']} cells): {v['before_serial_s']:.1f} against "
                   f"{v['this_serial_s']:.1f} s, {v['ratio']:.2f}x")
