@@ -189,10 +189,11 @@ def src_take_until(t, P, src, res, ext):
 
 @kernel
 def take_until(t, P, src, res):
-    """:func:`src_take_until` as a call, for the places that take failures rarely (a restart, a save that may be
-    lost, the end of the job, a repair, the dynamic policy's look): one compiled copy of the source's loop for them
-    all. Inlining it at every such place made the timeline's first compilation several seconds longer and saved no
-    run time; the job loop's one hot place (an explicit step's detection) inlines :func:`src_take_until` itself."""
+    """:func:`src_take_until` as a call, for the places that take failures rarely (a restart, the end of the job, a
+    repair, the dynamic policy's look): one compiled copy of the source's loop for them all. Inlining it at every
+    such place made the timeline's first compilation several seconds longer and saved no run time; the job loop's
+    hot places (an explicit step's detection, :func:`src_kills_within` at every save that may be lost) inline
+    :func:`src_take_until` themselves."""
     return src_take_until(t, P, src, res, EXTENDED)
 
 @kernel
@@ -365,16 +366,22 @@ def src_restart_again(t_from, t_end, r_base, P, PF, src, rng, res):
     return STATUS_OK, t_end
 
 
-@kernel
+@step
 def src_kills_within(t0, t1, P, src, res):
     """The failures before ``t1`` are taken now (they become pending, as the next step would make them); returns
-    ``(status, groups killed by those that arrive in [t0, t1))``."""
-    status = take_until(t0 - 1, P, src, res)
-    if status != STATUS_OK:
-        return status, np.int64(0)
+    ``(status, groups killed by those that arrive in [t0, t1))``.
+
+    Inlined, with one inlined copy of the source's loop for both bounds: with ``P_CKPT_LOST`` it runs at every
+    checkpoint, and as a call making two calls of :func:`take_until` it made a CKPT-only job of the Llama 3 preset
+    (3,378 checkpoints) 1.8x slower (2026-12-07, issue 38; docs/results/speed.md)."""
     f0 = res[R_FAILURES]
-    status = take_until(t1 - 1, P, src, res)
-    return status, res[R_FAILURES] - f0
+    for i in range(2):
+        if i == 1:
+            f0 = res[R_FAILURES]
+        status = src_take_until((t0 if i == 0 else t1) - 1, P, src, res, EXTENDED)
+        if status != STATUS_OK:
+            return status, (res[R_FAILURES] - f0) * i
+    return STATUS_OK, res[R_FAILURES] - f0
 
 
 @kernel
