@@ -328,6 +328,35 @@ def test_trace_extension_is_transparent():
     assert again.ttt_s == run.ttt_s and again.breakdown_s == run.breakdown_s
 
 
+def test_trace_cache_keeps_its_byte_total_and_drops_the_least_recently_used(monkeypatch):
+    """`_TraceCache`: the byte total it keeps equals the sum over the traces it holds through replacements,
+    evictions and a clear; the least recently used trace goes first (a `get` makes a trace the most recent), the
+    newest is kept even alone over the budget, and a longer trace for a key replaces the shorter one."""
+    import spare_mc.ttt.run as tr
+
+    def trace(n):
+        return np.zeros(n, np.int64), np.ones(n, np.int64)  # 16 n bytes
+
+    def held(c):
+        assert c._bytes == sum(a.nbytes for t in c._traces.values() for a in t)
+        return list(c._traces)
+
+    monkeypatch.setattr(tr, "TRACE_CACHE_BYTES", 16 * 300)
+    c = tr._TraceCache()
+    for k in "abc":
+        c.put(k, trace(100))
+    assert held(c) == ["a", "b", "c"] and c._bytes == 16 * 300
+    assert c.get("a")[1][0] == 1 and c.get("zz") is None
+    c.put("d", trace(100))  # over the budget: b, the least recently used, goes
+    assert held(c) == ["c", "a", "d"]
+    c.put("a", trace(200))  # a's longer trace replaces its shorter one; c goes
+    assert held(c) == ["d", "a"] and c.get("a")[0].size == 200
+    c.put("e", trace(1000))  # alone over the budget: kept, every other one goes
+    assert held(c) == ["e"] and len(c) == 1
+    c.clear()
+    assert held(c) == [] and c._bytes == 0
+
+
 def test_cached_traces_are_make_traces_arrays_and_give_the_same_runs(monkeypatch):
     """The per-process trace cache (`_job_trace`) returns exactly what `make_trace` draws from the job's seed, for a
     shorter, an equal and a longer length than the one cached (its extension included), and runs on cached traces
