@@ -512,7 +512,8 @@ def page_benchmarks() -> str:
            *log_fit_section(lf), *recommend_section(rm), *cold_start_section(cs),
            "## Before and after\n",
            "Comparisons with earlier revisions of the code (each needs the earlier revision checked out: "
-           "`bench_rectlr.py --before REV`, `bench_revision.py`, `bench_phase_revision.py`, `bench_tie_rule.py`, and "
+           "`bench_rectlr.py --before REV`, `bench_revision.py`, `bench_phase_revision.py`, "
+           "`bench_options_revision.py`, `bench_tie_rule.py`, and "
            "the shipped studies run back to back) are not part of this page's generation: they are recorded, with "
            "their dates and commands, in [speed.md](speed.md).", ""]
     return _header("Benchmarks", "python docs/generate.py benchmarks", time.perf_counter() - t0) + "\n".join(out)
