@@ -31,8 +31,11 @@ from spare_mc.ttt.config import TimelineConfig
 from spare_mc.ttt.exact_ttt import exact_step_ttt
 from spare_mc.ttt.run import _run_us, make_trace
 
+#: Passes over the traces per setting, the fastest kept.
+PASSES = 3
 
-def _per_job(cfg, traces, passes=3):
+
+def _per_job(cfg, traces, passes=PASSES):
     """Seconds per job over ``traces``, the fastest of ``passes`` passes (one pass's mean moved by 10x when the
     shared machine paused the process once)."""
     holders = cfg.layout_object().holders if cfg.strategy == "spare" else None
@@ -48,7 +51,8 @@ def _per_job(cfg, traces, passes=3):
 
 def _capped(cfg, traces):
     """How many of the jobs on ``traces`` stopped at the wall-clock cap or ran out of their trace."""
-    return sum(int(_run_us(cfg, None, *tr, jitter_rng=np.random.default_rng(0))[R_STATUS] != STATUS_OK)
+    holders = cfg.layout_object().holders if cfg.strategy == "spare" else None
+    return sum(int(_run_us(cfg, holders, *tr, jitter_rng=np.random.default_rng(0))[R_STATUS] != STATUS_OK)
                for tr in traces)
 
 
@@ -58,13 +62,14 @@ def main(argv=None) -> dict:
     ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--n-steps", type=int, default=10_000)
     args = ap.parse_args(argv)
-    out = {"benchmark": "timeline_options", "n_groups": 600, "n_steps": args.n_steps, "reps": args.reps}
+    out = {"benchmark": "timeline_options", "n_groups": 600, "n_steps": args.n_steps, "reps": args.reps,
+           "passes": PASSES}
 
     preset = llama3_405b().timeline_config()
     plain = dataclasses.replace(preset, restart_failures="absorbed", ckpt_failure="completes")
     rng = np.random.default_rng(13)
     traces = [make_trace(preset, rng, 8192) for _ in range(args.reps)]
-    setting = f"llama3-405b CKPT-only, N = {preset.n_groups}, {preset.n_steps} steps"
+    setting = f"llama3-405b CKPT-only, N = {preset.n_groups}, {preset.n_steps:,} steps"
     for name, cfg in (("classical_rules", dataclasses.replace(plain, detection="immediate",
                                                               restart_failures="restart_again",
                                                               final_checkpoint=True)),

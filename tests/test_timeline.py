@@ -331,7 +331,8 @@ def test_trace_extension_is_transparent():
 def test_trace_cache_keeps_its_byte_total_and_drops_the_least_recently_used(monkeypatch):
     """`_TraceCache`: the byte total it keeps equals the sum over the traces it holds through replacements,
     evictions and a clear; the least recently used trace goes first (a `get` makes a trace the most recent), the
-    newest is kept even alone over the budget, and a longer trace for a key replaces the shorter one."""
+    newest is kept even alone over the budget, a longer trace for a key replaces the shorter one and a shorter one
+    does not replace a longer one."""
     import spare_mc.ttt.run as tr
 
     def trace(n):
@@ -351,6 +352,8 @@ def test_trace_cache_keeps_its_byte_total_and_drops_the_least_recently_used(monk
     assert held(c) == ["c", "a", "d"]
     c.put("a", trace(200))  # a's longer trace replaces its shorter one; c goes
     assert held(c) == ["d", "a"] and c.get("a")[0].size == 200
+    c.put("d", trace(50))  # a shorter trace for d (another thread's miss) keeps the longer; d is the most recent
+    assert held(c) == ["a", "d"] and c.get("d")[0].size == 100 and c._bytes == 16 * 300
     c.put("e", trace(1000))  # alone over the budget: kept, every other one goes
     assert held(c) == ["e"] and len(c) == 1
     c.clear()

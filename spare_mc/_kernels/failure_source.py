@@ -380,7 +380,7 @@ def src_kills_within(t0, t1, P, src, res):
             f0 = res[R_FAILURES]
         status = src_take_until((t0 if i == 0 else t1) - 1, P, src, res, EXTENDED)
         if status != STATUS_OK:
-            return status, (res[R_FAILURES] - f0) * i
+            return status, (res[R_FAILURES] - f0) * i  # 0 if the first take failed
     return STATUS_OK, res[R_FAILURES] - f0
 
 

@@ -157,12 +157,15 @@ class _TraceCache:
             return got
 
     def put(self, key, trace: tuple) -> None:
-        """Keep ``trace`` for ``key`` (replacing a shorter one), then drop the least recently used traces while the
-        total exceeds :data:`TRACE_CACHE_BYTES` (the newest is always kept)."""
+        """Keep ``trace`` for ``key`` -- or the one kept already if it is as long (two threads that missed at once
+        put theirs in turn) -- as the most recent, then drop the least recently used traces while the total exceeds
+        :data:`TRACE_CACHE_BYTES` (the most recent is always kept)."""
         with self._lock:
             old = self._traces.pop(key, None)
             if old is not None:
                 self._bytes -= sum(a.nbytes for a in old)
+                if old[0].size >= trace[0].size:
+                    trace = old
             self._traces[key] = trace
             self._bytes += sum(a.nbytes for a in trace)
             while self._bytes > TRACE_CACHE_BYTES and len(self._traces) > 1:
