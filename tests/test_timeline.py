@@ -375,6 +375,12 @@ def test_cached_traces_are_make_traces_arrays_and_give_the_same_runs(monkeypatch
         got = tr._job_trace(cfg, ss, length)
         assert len(got) == 2 and all(np.array_equal(a, b) for a, b in zip(got, want))
     assert len(tr._TRACES) == 1
+    for seed in ([3, 1], np.array([3, 2], dtype=np.uint64), np.int64(4)):  # a list is unhashable as a key
+        ss_list = trace_seed_sequence(np.random.SeedSequence(seed), 200, 0)
+        want = make_trace(cfg, np.random.default_rng(job_seed(ss_list, 0)), 100)
+        assert all(np.array_equal(a, b) for a, b in zip(tr._job_trace(cfg, ss_list, 100), want))
+    assert len(tr._TRACES) == 4
+    assert sm.simulate_ttt(cfg, 2, rng=[3, 1]).values("ttt_over_t0").size == 2
     other = TimelineConfig("rep", 200, r=3, n_steps=2000, shape=0.8)  # another shape: another trace
     assert not np.array_equal(tr._job_trace(other, ss, 100)[0], tr._job_trace(cfg, ss, 100)[0])
     cfgs = [TimelineConfig("spare", 200, r=r, n_steps=3000, ckpt_period_factor=f, jitter_sd=0.0)

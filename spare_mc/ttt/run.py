@@ -188,7 +188,10 @@ def _job_trace(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, length: in
     size = -(-length // 4096) * 4096
     if cfg.failures is not None:
         return make_trace(cfg, np.random.default_rng(job_seed(seed_seq, 0)), length)
-    key = (seed_seq.entropy, seed_seq.spawn_key, seed_seq.pool_size, cfg.n_groups, cfg.mtbf_s, cfg.shape)
+    # the seed's entropy: an int (Python's or numpy's) or a sequence of them (a list or array seed, unhashable as it
+    # is); seeds that give the same key give the same streams
+    entropy = int(seed_seq.entropy) if np.ndim(seed_seq.entropy) == 0 else tuple(int(x) for x in seed_seq.entropy)
+    key = (entropy, seed_seq.spawn_key, seed_seq.pool_size, cfg.n_groups, cfg.mtbf_s, cfg.shape)
     got = _TRACES.get(key)
     if got is None or got[0].size < size:
         got = make_trace(cfg, np.random.default_rng(job_seed(seed_seq, 0)), size)
