@@ -2,10 +2,11 @@
 
 A change made for one kind of job can slow another: on 2026-12-07 the Llama 3 preset's CKPT-only jobs were found
 1.8x slower than a day before, after a change that made a first compilation shorter and was measured on the paper's
-SPARe job only (docs/results/speed.md). This script runs the same list of jobs on both revisions -- the paper's
-model for each strategy, each option with a kernel path of its own (immediate detection, restarts started again,
-stay-dead restarts, lost saves, a dynamic checkpoint policy, repair, jitter, modern checkpointing, unit clocks with
-failure domains) and a cluster preset -- and reports, per kind, the time per job on each and their ratio.
+SPARe job only (docs/results/speed.md). This script runs the same list of jobs (:data:`KINDS`) on both revisions --
+the paper's model for each strategy, each option with a kernel path of its own (immediate detection, stay-dead
+restarts, lost saves, a dynamic checkpoint policy, repair, jitter, modern checkpointing, per-GPU unit clocks) and a
+cluster preset (restarts started again and lost saves) -- and reports, per kind, the time per job on each and their
+ratio.
 
 Each revision runs in a process of its own with its own numba cache (``--before REV`` is checked out into a
 temporary git worktree), which first runs every kind once (compiling it), then times each kind as the fastest of
