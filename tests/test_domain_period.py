@@ -1,6 +1,8 @@
 """The checkpoint period per failure-domain level (spare_mc.analyses.domain_period): the screen, the choice of the best
 period, the paired confirmation and its errors, on a small setting."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -48,6 +50,67 @@ def test_screen_and_confirmation_are_the_jobs_of_simulate_ttt(result):
     assert row["screen"]["1"] == simulate_ttt(cfg, 4, rng=3).estimate("ttt_over_t0").mean
     confirm = simulate_ttt(cfg, 6, rng=3, first_rep=4).values("ttt_over_t0")
     assert row["ttt_theory"] == pytest.approx(float(np.mean(confirm)))
+
+
+def _jobs_run(full, reps):
+    """The jobs a point or arm runs when its chunks are 1, 2, 4, ... jobs and it stops after the chunk holding its
+    first capped job: all ``reps`` if ``full`` (every job run) has none capped."""
+    capped = [i for i, run in enumerate(full.runs) if run.status == "capped"]
+    if not capped:
+        return reps
+    end, size = 0, 1
+    while end <= capped[0]:
+        end, size = end + size, size * 2
+    return min(end, reps)
+
+
+def test_points_and_arms_stop_at_their_first_capped_job_and_nothing_else_changes(result):
+    """Every row against every job run in full: the same screen points and arms hold a capped job, the uncapped
+    ones give the same means, intervals and gains, and one with a capped job ran exactly up to the end of the chunk
+    (1, 2, 4, ... jobs) that holds its first capped job, and reports no mean."""
+    from spare_mc.analyses.domain_period import _layouts
+    stopped = 0
+    for level in ("none", "pod", "all"):
+        failures, topo = SMALL.failure_model(level, 200)
+        for strategy, _, _, cfg in _layouts(SMALL, 200, failures, topo, level):
+            row = next(r for r in result["rows"] if r["level"] == level and r["strategy"] == strategy)
+            for f in (0.5, 1.0, 2.0):
+                full = simulate_ttt(replace(cfg, ckpt_period_factor=f), 4, rng=3)
+                k, jobs = f"{f:g}", _jobs_run(full, 4)
+                assert row["screen_jobs"][k] == jobs
+                assert row["screen_capped"][k] == sum(run.status == "capped" for run in full.runs[:jobs]) / jobs
+                if full.n_capped:
+                    assert row["screen"][k] is None
+                    stopped += jobs < 4
+                else:
+                    assert row["screen"][k] == full.estimate("ttt_over_t0").mean
+            arms = {}
+            for f, name in ((1.0, "theory"), (row["best_factor"], "best")):
+                full = simulate_ttt(replace(cfg, ckpt_period_factor=f), 6, rng=3, first_rep=4)
+                arms[name] = full
+                assert row[f"{name}_jobs"] == _jobs_run(full, 6)
+                if full.n_capped:
+                    assert row[f"ttt_{name}"] is None and row[f"ttt_{name}_ci95"] is None
+                    stopped += row[f"{name}_jobs"] < 6
+                else:
+                    est = full.estimate("ttt_over_t0")
+                    assert row[f"ttt_{name}"] == est.mean and row[f"ttt_{name}_ci95"] == list(est.ci)
+            if arms["theory"].n_capped or arms["best"].n_capped:
+                assert row["gain_note"] == "not compared: capped jobs" and "gain" not in row
+            else:
+                d = arms["theory"].values("ttt_over_t0") - arms["best"].values("ttt_over_t0")
+                assert row["gain"] == pytest.approx(float(d.mean()), rel=1e-12, abs=1e-12)
+    assert stopped  # the setting has points and arms that stopped early
+
+
+def test_the_table_shows_an_arm_with_a_capped_job_as_capped(result, capsys):
+    from spare_mc.cli.format import domain_period_table
+    domain_period_table(result)
+    out = capsys.readouterr().out
+    row = next(r for r in result["rows"] if r["level"] == "all" and r["strategy"] == "ckpt")
+    assert row["ttt_theory"] is None  # CKPT-only with every level at once: its first job reaches the cap
+    line = next(x for x in out.splitlines() if x.split()[1:3] == ["all", "ckpt"])
+    assert line.split()[7:9] == ["capped", "capped"] and "not compared: capped jobs" in line
 
 
 @pytest.mark.parametrize("kw, match", [

@@ -17,7 +17,16 @@ wins over the theory period. Setting and layouts are a :class:`~spare_mc.analyse
   ``screen_reps ..``), paired: the gain is ``TTT(theory) - TTT(best)`` over ``T0``, mean and 95% t interval. A
   gain whose interval covers 0 means the theory period is as good as any on the grid.
 
-A row whose confirmation has capped jobs carries no paired gain (a restricted mean says nothing about it).
+**Capped jobs** (past ``max_wall_factor x T0``) decide nothing beyond their presence: one capped job takes its screen
+point out of the choice, and a capped job in either arm of the confirmation leaves the row without a paired gain (a
+restricted mean says nothing about it). So each screen point and each confirmation arm runs its jobs in replication
+order, in chunks of 1, 2, 4, ... jobs, and stops after the first chunk that holds a capped job
+(:func:`_jobs_until_capped`).
+The same jobs are capped either way, so the choice of the best factor, and every mean, interval and gain of an
+uncapped point or arm, are those of running every job; what is not computed is the restricted mean of a point or
+arm with a capped job, reported as ``None`` with the number of jobs run. A job that never finishes runs to the cap,
+the longest job there is: under node events every CKPT-only job does, and the default study took 120-123 s before
+this rule and 41 s with it, its other numbers identical (2026-12-07, docs/results/speed.md).
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import numpy as np
 from scipy.stats import t as t_dist
 
 from .._lib.validation import UsageTypeError, UsageValueError, as_int
+from ..ttt.results import TTTResult
 from ..ttt.run import simulate_ttt
 from .domains import DomainStudy
 
@@ -58,6 +68,32 @@ def _layouts(study, n, failures, topo, level):
     return out
 
 
+def _jobs_until_capped(cfg, reps: int, seed, first_rep: int) -> TTTResult:
+    """Replications ``first_rep .. first_rep + reps - 1`` of ``cfg`` run in chunks of 1, 2, 4, ... jobs, stopping
+    after the first chunk that holds a capped job: the jobs run, as one :class:`~spare_mc.ttt.results.TTTResult`
+    (each replication's jobs are the same whatever the chunks, :func:`~spare_mc.ttt.run.simulate_ttt`)."""
+    runs, size = [], 1
+    while len(runs) < reps:
+        res = simulate_ttt(cfg, min(size, reps - len(runs)), rng=seed, first_rep=first_rep + len(runs))
+        runs.extend(res.runs)
+        if res.n_capped:
+            break
+        size *= 2
+    return TTTResult(cfg, tuple(runs), res.root_entropy, first_rep)
+
+
+def _arm(res: TTTResult):
+    """(mean, 95% interval) of ``ttt_over_t0`` over the jobs of ``res``, or (None, None) if one is capped."""
+    if res.n_capped:
+        return None, None
+    est = res.estimate("ttt_over_t0")
+    return est.mean, list(est.ci)
+
+
+def _shown(mean) -> str:
+    return "capped" if mean is None else f"{mean:.3f}"
+
+
 def run_domain_period_study(study=None, *, period_factors=PERIOD_STUDY_FACTORS, screen_reps: int = 20,
                             confirm_reps: int = 100, progress=None) -> dict:
     """Best checkpoint period per failure-domain level against the theory period (see the module docstring).
@@ -79,10 +115,12 @@ def run_domain_period_study(study=None, *, period_factors=PERIOD_STUDY_FACTORS, 
     dict
         ``{"rows": [...], "settings": ..., "elapsed_s": ...}``; a row: ``n_groups, level, strategy, layout, r,
         theory_period_s, best_factor, best_at_grid_edge`` (the optimum may lie beyond the grid)``, best_period_s,
-        screen`` (factor -> screen mean; ``screen_capped``: its capped fraction; with every point capped the best
-        is the theory period), ``ttt_theory``,
-        ``ttt_theory_ci95``, ``ttt_best``, ``ttt_best_ci95``, ``gain`` and ``gain_ci95`` (``TTT(theory) -
-        TTT(best)`` over ``T0``, paired), ``capped_fraction``.
+        screen`` (factor -> screen mean, ``None`` for a point with a capped job; ``screen_jobs``: the jobs run
+        there, fewer than ``screen_reps`` once one was capped; ``screen_capped``: their capped fraction; with every
+        point capped the best is the theory period), ``ttt_theory`` and ``ttt_theory_ci95``, ``ttt_best`` and
+        ``ttt_best_ci95`` (``None`` for an arm with a capped job), ``theory_jobs`` and ``best_jobs`` (the jobs each
+        arm ran), ``gain`` and ``gain_ci95`` (``TTT(theory) - TTT(best)`` over ``T0``, paired; else ``gain_note``),
+        ``capped_fraction`` (the larger of the arms' capped fractions among the jobs they ran).
     """
 
 
@@ -105,23 +143,22 @@ def run_domain_period_study(study=None, *, period_factors=PERIOD_STUDY_FACTORS, 
     for level in study.levels + (("all",) if n in study.mixed_n_values else ()):
         failures, topo = study.failure_model(level, n)
         for strategy, layout, r, cfg in _layouts(study, n, failures, topo, level):
-            screen = {}
-            for f in factors:
-                res = simulate_ttt(replace(cfg, ckpt_period_factor=f), screen_reps, rng=study.seed)
-                screen[f] = (res.estimate("ttt_over_t0").mean, res.capped_fraction)
-            uncapped = [f for f in factors if screen[f][1] == 0]
-            best = min(uncapped, key=lambda f: screen[f][0]) if uncapped else 1.0
-            runs = {f: simulate_ttt(replace(cfg, ckpt_period_factor=f), confirm_reps, rng=study.seed,
-                                    first_rep=screen_reps) for f in {1.0, best}}
-            est = {f: runs[f].estimate("ttt_over_t0") for f in runs}
+            screen = {f: _jobs_until_capped(replace(cfg, ckpt_period_factor=f), screen_reps, study.seed, 0)
+                      for f in factors}
+            uncapped = [f for f in factors if screen[f].n_capped == 0]
+            best = min(uncapped, key=lambda f: screen[f].estimate("ttt_over_t0").mean) if uncapped else 1.0
+            runs = {f: _jobs_until_capped(replace(cfg, ckpt_period_factor=f), confirm_reps, study.seed, screen_reps)
+                    for f in dict.fromkeys((1.0, best))}
+            (theory, theory_ci), (at_best, best_ci) = _arm(runs[1.0]), _arm(runs[best])
             row = {"n_groups": n, "level": level, "strategy": strategy, "layout": layout, "r": r,
                    "theory_period_s": cfg.ckpt_period, "best_factor": best,
                    "best_at_grid_edge": best in (min(factors), max(factors)),
                    "best_period_s": replace(cfg, ckpt_period_factor=best).ckpt_period,
-                   "screen": {f"{f:g}": screen[f][0] for f in factors},
-                   "screen_capped": {f"{f:g}": screen[f][1] for f in factors},
-                   "ttt_theory": est[1.0].mean, "ttt_theory_ci95": list(est[1.0].ci),
-                   "ttt_best": est[best].mean, "ttt_best_ci95": list(est[best].ci),
+                   "screen": {f"{f:g}": _arm(screen[f])[0] for f in factors},
+                   "screen_jobs": {f"{f:g}": screen[f].reps for f in factors},
+                   "screen_capped": {f"{f:g}": screen[f].capped_fraction for f in factors},
+                   "ttt_theory": theory, "ttt_theory_ci95": theory_ci, "ttt_best": at_best, "ttt_best_ci95": best_ci,
+                   "theory_jobs": runs[1.0].reps, "best_jobs": runs[best].reps,
                    "capped_fraction": max(runs[f].capped_fraction for f in runs)}
             if row["capped_fraction"] > 0:
                 row["gain_note"] = "not compared: capped jobs"
@@ -135,7 +172,7 @@ def run_domain_period_study(study=None, *, period_factors=PERIOD_STUDY_FACTORS, 
             if progress is not None:
                 gain = f"gain {row['gain']:+.3f}" if "gain" in row else row["gain_note"]
                 progress(f"N={n} {level:5} {strategy:5} {layout:12} theory period {row['theory_period_s']:8.1f} s: "
-                         f"TTT/T0 {row['ttt_theory']:.3f}; best x{best:g}: {row['ttt_best']:.3f}, {gain}")
+                         f"TTT/T0 {_shown(theory)}; best x{best:g}: {_shown(at_best)}, {gain}")
     settings = {k: v for k, v in study.to_dict().items() if k not in ("ttt_reps", "wipeout_reps", "n_values")}
     settings.update(n_groups=n, period_factors=list(factors), screen_reps=screen_reps, confirm_reps=confirm_reps)
     return {"rows": rows, "settings": settings, "elapsed_s": time.perf_counter() - t0}

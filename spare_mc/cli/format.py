@@ -157,10 +157,13 @@ def domain_period_table(d: dict) -> None:
         gain = (f"{r['gain']:+7.3f} [{r['gain_ci95'][0]:+6.3f}, {r['gain_ci95'][1]:+6.3f}]" if "gain" in r
                 else r.get("gain_note", ""))
         edge = "*" if r["best_at_grid_edge"] else " "
+        theory, best = (f"{'capped':>{w}}" if r[k] is None else f"{r[k]:{w}.3f}"
+                        for k, w in (("ttt_theory", 14), ("ttt_best", 7)))
         print(f"{r['n_groups']:>5} {r['level']:6} {r['strategy']:8} {r['layout']:13} {r['theory_period_s']:11.0f} s "
-              f"x{r['best_factor']:<4g}{edge} {r['ttt_theory']:14.3f} {r['ttt_best']:7.3f} {gain}")
+              f"x{r['best_factor']:<4g}{edge} {theory} {best} {gain}")
     print(f"best = the best multiple of the theory period (* at the edge of the grid); gain = TTT/T0 at the theory "
-          f"period - at the best one, paired, on fresh jobs ({d['elapsed_s']:.0f} s)")
+          f"period - at the best one, paired, on fresh jobs; capped: a job of that period reached the wall-clock cap "
+          f"(its jobs stop there) ({d['elapsed_s']:.0f} s)")
     if "result" in d:
         print(f"result: {d['result']}")
 
