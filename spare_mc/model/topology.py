@@ -123,16 +123,35 @@ class Topology:
         if not isinstance(level, str):
             return self.domain_units(level)[:2]
         size = self.domain_size(level)
-        # a GPU-by-GPU computation: about five int64 arrays of G entries at its peak (np.unique sorts a copy)
-        check_memory(5 * 8 * self.n_gpus, lambda: f"the {level} domains of a topology of {self.n_gpus:,} GPUs",
+        n_dom, n, g_all = self.unit_count(level), self.n_groups, self.n_gpus
+        # Domain d holds GPUs first .. first + span - 1 (the last one may be partial). Contiguous placement maps them
+        # to one range of groups; strided placement (group = GPU mod N) to the residues of `span` consecutive
+        # integers: one range, or two when they wrap past N, or every group when span >= N. So the groups are one
+        # or two ranges per domain, built without an array per GPU (tests/test_topology.py checks them against
+        # the GPU-by-GPU computation).
+        last = g_all - (n_dom - 1) * size
+        total = (n_dom + n if self.placement == "contiguous"
+                 else (n_dom - 1) * min(size, n) + min(last, n))  # a bound, and the exact count
+        check_memory(8 * (8 * n_dom + 2 * total), lambda: f"the {level} domains of a topology of {g_all:,} GPUs",
                      "fewer `n_gpus` need less")
-        dom = np.arange(self.n_gpus, dtype=np.int64) // size
-        n_dom = int(dom[-1]) + 1
-        pairs = np.unique(dom * self.n_groups + self.group_of_gpu())
-        d, g = np.divmod(pairs, self.n_groups)
+        first = np.arange(n_dom, dtype=np.int64) * size
+        span = np.full(n_dom, size, dtype=np.int64)
+        span[-1] = last
+        if self.placement == "contiguous":
+            m = self.gpus_per_group
+            lo = first // m
+            starts, lens = lo, (first + span - 1) // m - lo + 1
+        else:
+            s = first % n
+            k = np.minimum(span, n)
+            wrap = np.maximum(s + k - n, 0)  # residues 0 .. wrap - 1, then s .. s + k - wrap - 1
+            starts = np.stack([np.zeros_like(s), s], axis=1).ravel()
+            lens = np.stack([wrap, k - wrap], axis=1).ravel()
         ptr = np.zeros(n_dom + 1, dtype=np.int64)
-        np.cumsum(np.bincount(d, minlength=n_dom), out=ptr[1:])
-        return ptr, g.astype(np.int64)
+        np.cumsum(lens.reshape(n_dom, -1).sum(axis=1), out=ptr[1:])
+        offsets = np.cumsum(lens) - lens
+        groups = np.repeat(starts - offsets, lens) + np.arange(int(ptr[-1]), dtype=np.int64)
+        return ptr, groups
 
     def domain_units(self, levels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The domains of several levels as one list of units: ``(ptr, groups, level_ptr)``.
