@@ -364,7 +364,7 @@ def test_cached_traces_are_make_traces_arrays_and_give_the_same_runs(monkeypatch
     """The per-process trace cache (`_job_trace`) returns exactly what `make_trace` draws from the job's seed, for a
     shorter, an equal and a longer length than the one cached (its extension included), and runs on cached traces
     (other configs, the same replications: common random numbers) equal the runs on traces drawn for each job, with
-    the cache left empty by a budget of 0 bytes; unit clocks are not cached."""
+    the cache left empty by a budget of 0 bytes; likewise for unit clocks."""
     import spare_mc.ttt.run as tr
 
     tr._TRACES.clear()
@@ -395,10 +395,25 @@ def test_cached_traces_are_make_traces_arrays_and_give_the_same_runs(monkeypatch
     assert len(tr._TRACES) <= 1
     assert cached == fresh
     assert cached[-1].arrivals_used > 4096  # CKPT-only at N = 600 extends its first trace (from the cache too)
+    # unit clocks: one trace per seed for the race and one per seed and Weibull shape for per-unit clocks, shared by
+    # the failure models, strategies and periods of one N; runs on them equal runs on traces drawn per job
+    ucfgs = [TimelineConfig(s, 20, r=2, n_steps=300, failures=f, ckpt_period_s=p, unit_sampler=u)
+             for s in ("rep", "spare") for f in (sm.PerGPU(2e5, shape=0.8), sm.PerGPU(1e5, shape=0.8))
+             for p in (300.0, 900.0) for u in ("auto", "per_unit")]
+    assert {c.unit_race for c in ucfgs} == {True, False}
+    ss = trace_seed_sequence(root, 20, 2)
+    for c in ucfgs[:2]:
+        for length in (5000, 100, 9000):
+            want = make_trace(c, np.random.default_rng(job_seed(ss, 0)), length)
+            assert all(np.array_equal(a, b) for a, b in zip(tr._job_trace(c, ss, length), want))
+    monkeypatch.setattr(tr, "TRACE_CACHE_BYTES", 48 << 20)
     tr._TRACES.clear()
-    run_timeline(TimelineConfig("rep", 20, r=2, n_steps=200, failures=sm.PerGPU(1e8), ckpt_period_s=600.0),
-                 np.random.SeedSequence(1))
-    assert not tr._TRACES
+    cached = [run_timeline(c, trace_seed_sequence(root, 20, i)) for c in ucfgs for i in range(3)]
+    assert len(tr._TRACES) == 6  # 3 seeds x (race, per-unit clocks of shape 0.8)
+    monkeypatch.setattr(tr, "TRACE_CACHE_BYTES", 0)
+    tr._TRACES.clear()
+    assert [run_timeline(c, trace_seed_sequence(root, 20, i)) for c in ucfgs for i in range(3)] == cached
+    assert any(run.failures for run in cached)
 
 
 def test_results_dataset_and_estimates(tmp_path):

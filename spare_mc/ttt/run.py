@@ -183,15 +183,17 @@ def _job_trace(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, length: in
     runs replication ``i`` on the same trace (common random numbers) and would draw it again. The process keeps the
     longest trace drawn per key (least recently used out beyond :data:`TRACE_CACHE_BYTES`) and returns its first
     ``ceil(length / 4096)`` blocks: exactly :func:`make_trace`'s arrays, whose blocks of 4096 make a longer trace
-    start with the shorter one (``tests/test_timeline.py`` checks the arrays and the runs against it). Unit clocks
-    are not cached (their trace is drawn per job as before)."""
+    start with the shorter one (``tests/test_timeline.py`` checks the arrays and the runs against it). A unit-clock
+    trace holds standard variates, the kernel scales them: it depends on the seed and, unless the clocks race, on
+    the units' Weibull shape alone, so the failure models of one ``N`` share it too (the period study draws each
+    replication's trace for 9 periods and 2 arms)."""
     size = -(-length // 4096) * 4096
-    if cfg.failures is not None:
-        return make_trace(cfg, np.random.default_rng(job_seed(seed_seq, 0)), length)
     # the seed's entropy: an int (Python's or numpy's) or a sequence of them (a list or array seed, unhashable as it
     # is); seeds that give the same key give the same streams
     entropy = int(seed_seq.entropy) if np.ndim(seed_seq.entropy) == 0 else tuple(int(x) for x in seed_seq.entropy)
-    key = (entropy, seed_seq.spawn_key, seed_seq.pool_size, cfg.n_groups, cfg.mtbf_s, cfg.shape)
+    process = ((cfg.mtbf_s, cfg.shape) if cfg.failures is None
+               else ("race",) if cfg.unit_race else ("weibull", float(cfg.failures.shape)))
+    key = (entropy, seed_seq.spawn_key, seed_seq.pool_size, cfg.n_groups, *process)
     got = _TRACES.get(key)
     if got is None or got[0].size < size:
         got = make_trace(cfg, np.random.default_rng(job_seed(seed_seq, 0)), size)
@@ -410,9 +412,9 @@ def _one_column(n_groups):
 @functools.lru_cache(maxsize=64)
 def _prepared(cfg: TimelineConfig):
     """The holder table and unit clocks of a config, built once per config rather than once per replication
-    (failure-domain clocks take ~20 ms to build at 600k GPUs, several times a job's simulation). The kernel only
-    reads them. A random SPARe layout is drawn per job instead (``None`` here); CKPT-only and Rep run without one
-    (Rep on its replica sets)."""
+    (failure-domain clocks took ~20 ms to build at 600k GPUs, several times a job's simulation, when their domains
+    were built GPU by GPU; 0.6-2.8 ms since). The kernel only reads them. A random SPARe layout is drawn per job
+    instead (``None`` here); CKPT-only and Rep run without one (Rep on its replica sets)."""
     return (cfg.layout_object().holders if cfg.strategy == "spare" and not cfg.random_layout else
             _one_column(cfg.n_groups) if cfg.strategy != "spare" else None), cfg.unit_clocks()
 
