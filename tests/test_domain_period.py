@@ -64,6 +64,35 @@ def _jobs_run(full, reps):
     return min(end, reps)
 
 
+@pytest.mark.parametrize("reps, first_rep, capped_at, calls", [
+    (6, 0, None, [(0, 1), (1, 2), (3, 3)]),
+    (6, 0, 1, [(0, 1), (1, 2)]),
+    (6, 0, 0, [(0, 1)]),
+    (2, 0, None, [(0, 1), (1, 1)]),
+    (100, 20, None, [(20, 1), (21, 2), (23, 4), (27, 8), (35, 16), (51, 32), (83, 37)]),
+    (100, 20, 24, [(20, 1), (21, 2), (23, 4)]),  # replication 24 is in the chunk 23-26
+    (100, 20, 44, [(20, 1), (21, 2), (23, 4), (27, 8), (35, 16)]),  # 44 in 35-50
+])
+def test_chunks_double_and_stop_after_the_one_holding_the_first_capped_job(monkeypatch, reps, first_rep, capped_at,
+                                                                          calls):
+    """`_jobs_until_capped`'s calls of simulate_ttt, with every job from replication `capped_at` on capped."""
+    import types
+
+    import spare_mc.analyses.domain_period as dp
+    seen = []
+
+    def fake(cfg, n, *, rng, first_rep):
+        seen.append((first_rep, n))
+        runs = tuple(types.SimpleNamespace(status="capped" if capped_at is not None and i >= capped_at else "ok")
+                     for i in range(first_rep, first_rep + n))
+        return types.SimpleNamespace(runs=runs, n_capped=sum(x.status == "capped" for x in runs), root_entropy="e")
+
+    monkeypatch.setattr(dp, "simulate_ttt", fake)
+    got = dp._jobs_until_capped(object(), reps, 3, first_rep)
+    assert seen == calls
+    assert got.reps == sum(n for _, n in calls) and got.first_rep == first_rep
+
+
 def test_points_and_arms_stop_at_their_first_capped_job_and_nothing_else_changes(result):
     """Every row against every job run in full: the same screen points and arms hold a capped job, the uncapped
     ones give the same means, intervals and gains, and one with a capped job ran exactly up to the end of the chunk
@@ -101,6 +130,7 @@ def test_points_and_arms_stop_at_their_first_capped_job_and_nothing_else_changes
                 d = arms["theory"].values("ttt_over_t0") - arms["best"].values("ttt_over_t0")
                 assert row["gain"] == pytest.approx(float(d.mean()), rel=1e-12, abs=1e-12)
     assert stopped  # the setting has points and arms that stopped early
+    assert result["settings"]["jobs_stop_at_first_capped"] is True  # capped fractions are of the jobs run
 
 
 def test_the_table_shows_an_arm_with_a_capped_job_as_capped(result, capsys):

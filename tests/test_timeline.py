@@ -330,8 +330,8 @@ def test_trace_extension_is_transparent():
 
 def test_trace_cache_keeps_its_byte_total_and_drops_the_least_recently_used(monkeypatch):
     """`_TraceCache`: the byte total it keeps equals the sum over the traces it holds through replacements,
-    evictions and a clear; the least recently used trace goes first (a `get` makes a trace the most recent), the
-    newest is kept even alone over the budget, a longer trace for a key replaces the shorter one and a shorter one
+    evictions and a clear; the least recently used trace goes first (a `get` makes a trace the most recent), a
+    trace larger than the whole budget is not kept, a longer trace for a key replaces the shorter one and a shorter one
     does not replace a longer one."""
     import spare_mc.ttt.run as tr
 
@@ -354,8 +354,10 @@ def test_trace_cache_keeps_its_byte_total_and_drops_the_least_recently_used(monk
     assert held(c) == ["d", "a"] and c.get("a")[0].size == 200
     c.put("d", trace(50))  # a shorter trace for d (another thread's miss) keeps the longer; d is the most recent
     assert held(c) == ["a", "d"] and c.get("d")[0].size == 100 and c._bytes == 16 * 300
-    c.put("e", trace(1000))  # alone over the budget: kept, every other one goes
-    assert held(c) == ["e"] and len(c) == 1
+    c.put("e", trace(1000))  # alone over the budget: not kept, the others stay
+    assert held(c) == ["a", "d"] and c.get("e") is None
+    c.put("f", trace(300))  # exactly the budget: kept, every other one goes
+    assert held(c) == ["f"] and len(c) == 1
     c.clear()
     assert held(c) == [] and c._bytes == 0
 
@@ -400,6 +402,8 @@ def test_cached_traces_are_make_traces_arrays_and_give_the_same_runs(monkeypatch
     ucfgs = [TimelineConfig(s, 20, r=2, n_steps=300, failures=f, ckpt_period_s=p, unit_sampler=u)
              for s in ("rep", "spare") for f in (sm.PerGPU(2e5, shape=0.8), sm.PerGPU(1e5, shape=0.8))
              for p in (300.0, 900.0) for u in ("auto", "per_unit")]
+    ucfgs += [TimelineConfig("rep", 20, r=2, n_steps=300, failures=sm.PerGPU(2e5, shape=1.2), ckpt_period_s=300.0,
+                             unit_sampler=u) for u in ("auto", "per_unit")]  # another shape: per-unit clocks differ
     assert {c.unit_race for c in ucfgs} == {True, False}
     ss = trace_seed_sequence(root, 20, 2)
     for c in ucfgs[:2]:
@@ -409,7 +413,7 @@ def test_cached_traces_are_make_traces_arrays_and_give_the_same_runs(monkeypatch
     monkeypatch.setattr(tr, "TRACE_CACHE_BYTES", 48 << 20)
     tr._TRACES.clear()
     cached = [run_timeline(c, trace_seed_sequence(root, 20, i)) for c in ucfgs for i in range(3)]
-    assert len(tr._TRACES) == 6  # 3 seeds x (race, per-unit clocks of shape 0.8)
+    assert len(tr._TRACES) == 9  # 3 seeds x (the race, per-unit clocks of shape 0.8, of shape 1.2)
     monkeypatch.setattr(tr, "TRACE_CACHE_BYTES", 0)
     tr._TRACES.clear()
     assert [run_timeline(c, trace_seed_sequence(root, 20, i)) for c in ucfgs for i in range(3)] == cached

@@ -174,5 +174,6 @@ def run_domain_period_study(study=None, *, period_factors=PERIOD_STUDY_FACTORS, 
                 progress(f"N={n} {level:5} {strategy:5} {layout:12} theory period {row['theory_period_s']:8.1f} s: "
                          f"TTT/T0 {_shown(theory)}; best x{best:g}: {_shown(at_best)}, {gain}")
     settings = {k: v for k, v in study.to_dict().items() if k not in ("ttt_reps", "wipeout_reps", "n_values")}
-    settings.update(n_groups=n, period_factors=list(factors), screen_reps=screen_reps, confirm_reps=confirm_reps)
+    settings.update(n_groups=n, period_factors=list(factors), screen_reps=screen_reps, confirm_reps=confirm_reps,
+                    jobs_stop_at_first_capped=True)  # capped fractions are of the jobs run (see the docstring)
     return {"rows": rows, "settings": settings, "elapsed_s": time.perf_counter() - t0}

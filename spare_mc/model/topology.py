@@ -132,7 +132,7 @@ class Topology:
         last = g_all - (n_dom - 1) * size
         total = (n_dom + n if self.placement == "contiguous"
                  else (n_dom - 1) * min(size, n) + min(last, n))  # a bound, and the exact count
-        check_memory(8 * (8 * n_dom + 2 * total), lambda: f"the {level} domains of a topology of {g_all:,} GPUs",
+        check_memory(8 * (12 * n_dom + 2 * total), lambda: f"the {level} domains of a topology of {g_all:,} GPUs",
                      "fewer `n_gpus` need less")
         first = np.arange(n_dom, dtype=np.int64) * size
         span = np.full(n_dom, size, dtype=np.int64)
@@ -150,7 +150,8 @@ class Topology:
         ptr = np.zeros(n_dom + 1, dtype=np.int64)
         np.cumsum(lens.reshape(n_dom, -1).sum(axis=1), out=ptr[1:])
         offsets = np.cumsum(lens) - lens
-        groups = np.repeat(starts - offsets, lens) + np.arange(int(ptr[-1]), dtype=np.int64)
+        groups = np.repeat(starts - offsets, lens)
+        groups += np.arange(int(ptr[-1]), dtype=np.int64)
         return ptr, groups
 
     def domain_units(self, levels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

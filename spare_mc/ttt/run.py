@@ -125,7 +125,8 @@ def make_trace(cfg: TimelineConfig, rng, length: int):
     return np.concatenate(gaps), np.concatenate(vic)
 
 
-#: The system-level failure traces a process keeps (:func:`_job_trace`), at most this many bytes in all.
+#: The failure traces a process keeps (:func:`_job_trace`: system-level and unit-clock ones), at most this many bytes
+#: in all.
 TRACE_CACHE_BYTES = 48 << 20
 
 
@@ -159,7 +160,10 @@ class _TraceCache:
     def put(self, key, trace: tuple) -> None:
         """Keep ``trace`` for ``key`` -- or the one kept already if it is as long (two threads that missed at once
         put theirs in turn) -- as the most recent, then drop the least recently used traces while the total exceeds
-        :data:`TRACE_CACHE_BYTES` (the most recent is always kept)."""
+        :data:`TRACE_CACHE_BYTES`. A trace larger than the whole budget is not kept (it would stay in memory after
+        its job, outside the job's memory check)."""
+        if sum(a.nbytes for a in trace) > TRACE_CACHE_BYTES:
+            return
         with self._lock:
             old = self._traces.pop(key, None)
             if old is not None:
@@ -559,8 +563,9 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
     ``seed_seq`` is normally :func:`spare_mc._lib.seeding.trace_seed_sequence` ``(root, n_groups, rep)``, as
     :func:`simulate_ttt` and the sweeps use it. What depends on the config alone (the holder table, SPARe's fully live
     ReCtlr state, the unit clocks, the kernel's parameters, the trace's first length) is built once per config and
-    cached (:func:`_job_plan`, :func:`_kernel_params`; 64 configs each); a system-level failure trace, which depends
-    on the replication's seed, ``N``, ``mtbf_s`` and the shape only, is cached per process (:func:`_job_trace`).
+    cached (:func:`_job_plan`, :func:`_kernel_params`; 64 configs each); a failure trace, which depends on the
+    replication's seed, ``N`` and the failure process only (``mtbf_s`` and the shape, or for unit clocks the race or
+    the units' shape), is cached per process (:func:`_job_trace`).
     """
     if not isinstance(cfg, TimelineConfig):
         raise UsageTypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
