@@ -21,12 +21,12 @@ wins over the theory period. Setting and layouts are a :class:`~spare_mc.analyse
 point out of the choice, and a capped job in either arm of the confirmation leaves the row without a paired gain (a
 restricted mean says nothing about it). So each screen point and each confirmation arm runs its jobs in replication
 order, in chunks of 1, 2, 4, ... jobs, and stops after the first chunk that holds a capped job
-(:func:`_jobs_until_capped`).
-The same jobs are capped either way, so the choice of the best factor, and every mean, interval and gain of an
-uncapped point or arm, are those of running every job; what is not computed is the restricted mean of a point or
-arm with a capped job, reported as ``None`` with the number of jobs run. A job that never finishes runs to the cap,
-the longest job there is: under node events every CKPT-only job does, and the default study took 120-123 s before
-this rule and 41 s with it, its other numbers identical (2026-12-07, docs/results/speed.md).
+(:func:`_jobs_until_capped`). The same jobs are capped either way, so the choice of the best factor, and every
+mean, interval and gain of an uncapped point or arm, are those of running every job; what is not computed is the
+restricted mean of a point or arm with a capped job, reported as ``None`` with the number of jobs run (its capped
+fraction is of those jobs). A job that never finishes runs to the cap, the longest job there is: under node events
+every CKPT-only job does, and the default study took 120-123 s before this rule and 41 s with it, its other numbers
+identical (2026-12-07, docs/results/speed.md).
 """
 
 from __future__ import annotations
@@ -145,8 +145,9 @@ def run_domain_period_study(study=None, *, period_factors=PERIOD_STUDY_FACTORS, 
         for strategy, layout, r, cfg in _layouts(study, n, failures, topo, level):
             screen = {f: _jobs_until_capped(replace(cfg, ckpt_period_factor=f), screen_reps, study.seed, 0)
                       for f in factors}
-            uncapped = [f for f in factors if screen[f].n_capped == 0]
-            best = min(uncapped, key=lambda f: screen[f].estimate("ttt_over_t0").mean) if uncapped else 1.0
+            means = {f: _arm(screen[f])[0] for f in factors}  # None: a capped job, out of the choice
+            uncapped = [f for f in factors if means[f] is not None]
+            best = min(uncapped, key=means.get) if uncapped else 1.0
             runs = {f: _jobs_until_capped(replace(cfg, ckpt_period_factor=f), confirm_reps, study.seed, screen_reps)
                     for f in dict.fromkeys((1.0, best))}
             (theory, theory_ci), (at_best, best_ci) = _arm(runs[1.0]), _arm(runs[best])
@@ -154,7 +155,7 @@ def run_domain_period_study(study=None, *, period_factors=PERIOD_STUDY_FACTORS, 
                    "theory_period_s": cfg.ckpt_period, "best_factor": best,
                    "best_at_grid_edge": best in (min(factors), max(factors)),
                    "best_period_s": replace(cfg, ckpt_period_factor=best).ckpt_period,
-                   "screen": {f"{f:g}": _arm(screen[f])[0] for f in factors},
+                   "screen": {f"{f:g}": means[f] for f in factors},
                    "screen_jobs": {f"{f:g}": screen[f].reps for f in factors},
                    "screen_capped": {f"{f:g}": screen[f].capped_fraction for f in factors},
                    "ttt_theory": theory, "ttt_theory_ci95": theory_ci, "ttt_best": at_best, "ttt_best_ci95": best_ci,

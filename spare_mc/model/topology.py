@@ -130,8 +130,9 @@ class Topology:
         # or two ranges per domain, built without an array per GPU (tests/test_topology.py checks them against
         # the GPU-by-GPU computation).
         last = g_all - (n_dom - 1) * size
-        total = (n_dom + n if self.placement == "contiguous"
-                 else (n_dom - 1) * min(size, n) + min(last, n))  # a bound, and the exact count
+        # the groups listed in all: at most n_dom + N contiguous (a domain's range shares at most its first group with
+        # the previous domain's), exactly this many strided
+        total = n_dom + n if self.placement == "contiguous" else (n_dom - 1) * min(size, n) + min(last, n)
         check_memory(8 * (12 * n_dom + 2 * total), lambda: f"the {level} domains of a topology of {g_all:,} GPUs",
                      "fewer `n_gpus` need less")
         first = np.arange(n_dom, dtype=np.int64) * size
