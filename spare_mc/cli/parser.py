@@ -299,10 +299,12 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--reps", type=int, default=None,
                     help="replications per grid point of the main table (default 20; quick 6), per row of "
                          "--table domains (100; quick 8) or --table llama3 (1000; quick 100), per searched point of "
-                         "--table phase (20; quick 8), per screened period of --table domain-period (20; quick 4)")
+                         "--table phase (20; quick 8), per screened period of --table domain-period (20; quick 4; "
+                         "fewer once one job is capped)")
     rp.add_argument("--confirm-reps", type=int, default=None,
                     help="replications of each selected optimum on fresh traces (default 50; quick 12; --table "
-                         "phase: 100, quick 30; --table domain-period: 100 per compared period, quick 8)")
+                         "phase: 100, quick 30; --table domain-period: 100 per compared period, quick 8, fewer once "
+                         "one job is capped)")
     rp.add_argument("--seed", type=int, default=None,
                     help="root seed of the table run (--table), or of every study of the full reproduce: each sweep's, "
                          "the main table's and the phase map's (default: each study's own, 0 for the tables)")
