@@ -14,7 +14,6 @@ import numpy as np
 
 from .cache import drop_if_dependencies_changed
 from .failure_source import src_kills_within, src_next_time, src_restart, src_restart_again, take_until
-from .rectlr import reset_state
 from .timeline_helpers import crit_reset, dur, dynamic_due, keep_block, kernel, step
 from .timeline_layout import (GB_COPIES, GB_MEMCOPY, GB_PEND, GB_READY, GB_UP, J_CKPT_DUE, J_CKPT_DUE_STEP,
                               J_CKPT_STEPS, J_C_NOM,
@@ -28,10 +27,10 @@ from .timeline_layout import (GB_COPIES, GB_MEMCOPY, GB_PEND, GB_READY, GB_UP, J
                               R_MEM_RESTARTS, R_RESTART, R_STEPS_RUN, R_SUM_S, R_WIPEOUTS, STATUS_CAPPED, STATUS_OK,
                               STATUS_TRACE, STRAT_SPARE, W_MEM, W_PERSIST, W_SINCE)
 
-# the cached kernels of this module contain the failure source's, ReCtlr's and the helpers' code and the layouts'
-# slots: recompile them when those change
-drop_if_dependencies_changed(__file__, ("draws.py", "failure_source.py", "live_set.py", "rectlr.py", "rectlr_layout.py",
-                                        "slots.py", "timeline_helpers.py", "timeline_layout.py", "unit_clocks.py"))
+# the cached kernels of this module contain the failure source's and the helpers' code and the layouts' slots (not
+# ReCtlr's: they call it through the first-class functions of rectlr_calls): recompile them when those change
+drop_if_dependencies_changed(__file__, ("draws.py", "failure_source.py", "live_set.py", "rectlr_layout.py", "slots.py",
+                                        "timeline_helpers.py", "timeline_layout.py", "unit_clocks.py"))
 
 
 @step
@@ -289,7 +288,7 @@ def wipeout(t_c, c_step, in_step, P, PF, job, src, red, rng, ext):
     if P[P_MEM_COPIES] > 0:  # the restored checkpoint is in every group's memory: m of them keep a copy
         place_copies(P, Q, GB)
     if P[P_STRATEGY] == STRAT_SPARE:
-        reset_state(red.st, red.saved, P[P_R])
+        red.reset(red.st, red.saved, P[P_R])
     else:
         for b in range(red.ssize.shape[0]):
             red.slive[b] = red.ssize[b]

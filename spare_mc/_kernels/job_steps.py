@@ -13,7 +13,6 @@ import numpy as np
 from .cache import drop_if_dependencies_changed
 from .failure_source import sys_rate, take_until
 from .live_set import live_add
-from .rectlr import rectlr_step, reset_state
 from .rectlr_layout import O_PATCH, S_
 from .timeline_helpers import crit_mark, crit_reset, dur, dynamic_due, kernel, step
 from .timeline_layout import (DEAD_KEPT, GB_BACK, GB_CRIT, GB_LIST, GB_LIVE, GB_PEND, GB_READY, GB_UP, HORIZON_F,
@@ -28,13 +27,13 @@ from .timeline_layout import (DEAD_KEPT, GB_BACK, GB_CRIT, GB_LIST, GB_LIVE, GB_
                               R_S_MAX, SRC_SYSTEM, STATUS_OK, STATUS_TRACE, STRAT_CKPT, STRAT_REP, STRAT_SPARE,
                               W_ALLREDUCE, W_PATCH, W_RECTLR, W_REDUNDANT, W_USEFUL)
 
-# the cached kernels of this module contain the failure source's, ReCtlr's and the helpers' code and the layouts'
-# slots: recompile them when those change
-drop_if_dependencies_changed(__file__, ("draws.py", "failure_source.py", "live_set.py", "rectlr.py", "rectlr_layout.py",
-                                        "slots.py", "timeline_helpers.py", "timeline_layout.py", "unit_clocks.py"))
+# the cached kernels of this module contain the failure source's and the helpers' code and the layouts' slots (not
+# ReCtlr's: they call it through the first-class functions of rectlr_calls): recompile them when those change
+drop_if_dependencies_changed(__file__, ("draws.py", "failure_source.py", "live_set.py", "rectlr_layout.py", "slots.py",
+                                        "timeline_helpers.py", "timeline_layout.py", "unit_clocks.py"))
 
-#: ``from_scratch=False`` as a plain bool, not the literal ``False``: the same compiled ``rectlr_step`` as
-#: ``ReCtlr.fail`` and the overhead drivers use (a literal compiles one more; see ``rectlr._Z``)
+#: ``from_scratch=False`` as a plain bool, not the literal ``False``: the type of ``rectlr_calls.STEP_SIG``, and of
+#: the compiled ``rectlr_step`` that ``ReCtlr.fail`` and the overhead drivers use
 _NOT_FROM_SCRATCH = np.bool_(False)
 
 
@@ -211,7 +210,7 @@ def detect(P, PF, job, src, red, rng, ext):
     sd = PF[PF_JITTER_SD]
     if P[P_STRATEGY] == STRAT_SPARE:
         E, G, meta, out = red.st.E, red.st.G, red.st.meta, red.st.out
-        rc = rectlr_step(GB[GB_PEND], n_pend, _NOT_FROM_SCRATCH, P[P_N_GROUPS], P[P_R], red.st)
+        rc = red.step(GB[GB_PEND], n_pend, _NOT_FROM_SCRATCH, P[P_N_GROUPS], P[P_R], red.st)
         if rc != 0:
             return rc, np.int64(0), np.int64(0)
         if ext is not None and P[P_CKPT_POLICY] != POLICY_PERIODIC:  # what the dynamic policy knows: the dead and
@@ -358,9 +357,9 @@ def rejoin(P, PF, job, src, red, rng):
         return STATUS_OK
     res[R_REJOINS] += back
     if P[P_STRATEGY] == STRAT_SPARE:
-        reset_state(red.st, red.saved, P[P_R])
+        red.reset(red.st, red.saved, P[P_R])
         if n_dead > 0:
-            if rectlr_step(GB[GB_LIST], n_dead, _NOT_FROM_SCRATCH, n, P[P_R], red.st) != 0:
+            if red.step(GB[GB_LIST], n_dead, _NOT_FROM_SCRATCH, n, P[P_R], red.st) != 0:
                 return -1
         J[J_S] = red.st.meta[S_]
         J[J_C_NOM] = J[J_S] * P[P_COMP_US]

@@ -151,6 +151,14 @@ Compilation (each function has one signature and is cached)
   the basic variant refuses (returns -2) parameters that need the extended one. A first paper SPARe job compiled in
   83 s of CPU time before (one variant with everything) and 27-31 s with the basic variant, at the same run time
   (2026-12-06, 2 cores shared with other jobs; CPU time, which contention barely moves).
+- **ReCtlr is an argument**, not a callee: :func:`timeline` takes ReCtlr's step and reset as first-class functions
+  (``step``, ``reset``: :mod:`spare_mc._kernels.rectlr_calls`) and :func:`~spare_mc._kernels.job_steps.detect`,
+  :func:`~spare_mc._kernels.job_steps.rejoin` and :func:`~spare_mc._kernels.ckpt_restart.wipeout` call them
+  through ``red``. So the kernel compiles without ReCtlr (a first CKPT-only or Rep+CKPT job never compiles it, and
+  a first SPARe job compiles the two in two processes at once: :mod:`spare_mc.ttt.cold_start`), at the price of
+  a call through a pointer per detection (SPARe jobs about 1-3% slower). The kernel no longer builds SPARe's fully
+  live state itself: given none (``live0`` with no columns), a SPARe job returns -1, and the caller
+  (:func:`spare_mc.ttt.run._run_us`) always gives one.
 - Places that take failures rarely call :func:`~spare_mc._kernels.failure_source.take_until` (one compiled copy)
   instead of inlining the source's loop, and the interruptions of immediate detection share one call
   (:func:`_interrupted`); :func:`~spare_mc._kernels.ckpt_restart.wipeout` is a call too. A place that runs at every
@@ -237,7 +245,7 @@ def live_state(holders):
     """SPARe's redundancy state of a fully live system on ``holders`` (``N x r``): ReCtlr's
     :class:`~spare_mc._kernels.rectlr_layout.State` with the stacks built and the initial assignment made, and its
     return code (< 0: no assignment). :func:`timeline` copies it (the caller's per-config cache:
-    building it costs ~0.1 ms at N = 600, r = 8), or calls this when given none."""
+    building it costs ~0.1 ms at N = 600, r = 8)."""
     n, r = holders.shape
     st = alloc(n, r)
     st.meta[MAXDEG_] = build_stacks(holders, st.E, st.G)
@@ -246,7 +254,7 @@ def live_state(holders):
 
 
 @njit(cache=True)
-def timeline(P, PF, tables, trace, rng, rrng, res, ext):
+def timeline(P, PF, tables, trace, rng, rrng, res, step, reset, ext):
     """Simulate one training job; results in ``res`` (``R_*`` slots, times in microseconds). Returns 0, -1 if
     ReCtlr found no assignment although no type was wiped out (a bug), or -2 if ``ext`` is ``None`` (the basic
     variant) and ``P`` needs the extended one (:func:`variant` chooses ``ext``; see "Compilation" above). Allocates
@@ -257,9 +265,11 @@ def timeline(P, PF, tables, trace, rng, rrng, res, ext):
     :class:`~spare_mc._kernels.timeline_layout.Trace`, as plain tuples (see "Records" in
     :mod:`spare_mc._kernels.timeline_layout`): ``holders`` is SPARe's holder table (``N x r``; only its shape is read
     otherwise); ``live0`` is SPARe's state of a fully live system on it, from :func:`live_state` (copied, never
-    written), or blocks with no columns (then the kernel builds it); ``gset`` (``N``) and ``ssize`` are Rep's replica
-    sets: the set of each group and the members of each set (empty otherwise). ``rng`` draws the jitter (only with
-    ``PF_JITTER_SD > 0``), ``rrng`` the lognormal repair times (only with ``REPAIR_LOGNORMAL``).
+    written), or blocks with no columns (the other strategies; for SPARe the kernel then returns -1); ``gset``
+    (``N``) and ``ssize`` are Rep's replica sets: the set of each group and the members of each set (empty
+    otherwise). ``rng`` draws the jitter (only with ``PF_JITTER_SD > 0``), ``rrng`` the lognormal repair times (only
+    with ``REPAIR_LOGNORMAL``). ``step`` and ``reset`` are ReCtlr's, as first-class functions
+    (:func:`spare_mc._kernels.rectlr_calls.calls`; stand-ins for the other strategies).
     """
     if ext is None and extended(P):
         return -2
@@ -272,16 +282,14 @@ def timeline(P, PF, tables, trace, rng, rrng, res, ext):
     if live0.E.shape[1] > 0:  # the heap H is scratch (read only below its size): not copied
         st = State(live0.E.copy(), live0.G.copy(), live0.D.copy(), np.empty_like(live0.H), live0.meta.copy(),
                    live0.ulog.copy(), live0.pplan.copy(), live0.out.copy())
-    elif P[P_STRATEGY] == STRAT_SPARE:
-        st, rc = live_state(tb.holders)
-        if rc < 0:
-            return -1
+    elif P[P_STRATEGY] == STRAT_SPARE:  # no fully live state: ReCtlr found no initial assignment
+        return -1
     else:
         st = alloc(n, tb.holders.shape[1])
     saved = saved_state(st, n)
     s0 = saved.s
     # the redundancy state: ReCtlr's and the one it returns to; Rep's replica sets and the live members of each
-    red = Redundancy(st, saved, tb.gset, tb.ssize, tb.ssize.copy())
+    red = Redundancy(st, saved, tb.gset, tb.ssize, tb.ssize.copy(), step, reset)
     # the failure source and the job
     Q = np.zeros(N_Q, np.int64)
     GB = np.zeros((N_GB, max(n + 1, live_set_width(n))), np.int64)

@@ -213,7 +213,7 @@ class Tables(NamedTuple):
 
     #: SPARe's holder table (``N x r``; the others read only its shape)
     holders: np.ndarray
-    #: SPARe's fully live ReCtlr state on it (``live_state``), or blocks with no columns (the kernel builds it)
+    #: SPARe's fully live ReCtlr state on it (``live_state``), or blocks with no columns (none: SPARe fails)
     live0: State
     #: Rep: the replica set of each group, the members of each set (empty otherwise)
     gset: np.ndarray
@@ -255,6 +255,10 @@ class Redundancy(NamedTuple):
     gset: np.ndarray
     ssize: np.ndarray
     slive: np.ndarray
+    #: ReCtlr's step and reset (``rectlr.rectlr_step``, ``rectlr.reset_state``) as first-class functions, from
+    #: :func:`spare_mc._kernels.rectlr_calls.calls` (stand-ins, never called, for the other strategies)
+    step: object
+    reset: object
 
 
 #: the layout's names: codes, slots, sizes, times and records (the kernel's module re-exports them, and its callers

@@ -30,6 +30,7 @@ from numba import types
 from .._kernels import cache as _cache
 from .._kernels import rectlr, wipeout
 from .._kernels import timeline as tk
+from ..ttt.cold_start import AHEAD_ENV, finish
 from .spec import SweepSpec
 from .tasks import run_task
 
@@ -104,7 +105,8 @@ def warm_up(specs, *, processes: int | None = None, log=None) -> float:
         f"{len(groups)} process{'es' if len(groups) > 1 else ''}: about {est:.0f} s on 2 cores, once (numba keeps "
         f"the machine code in its cache for later runs)")
     t0 = time.perf_counter()
-    env = {**os.environ, _cache.NOTICE_ENV: "0"}  # this line said it
+    # this line said it; and the processes already compile in parallel: none starts one more for its first SPARe job
+    env = {**os.environ, _cache.NOTICE_ENV: "0", AHEAD_ENV: "0"}
     child = _CHILD.format(root=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     procs = []
     with contextlib.ExitStack() as files:
@@ -129,18 +131,7 @@ def warm_up(specs, *, processes: int | None = None, log=None) -> float:
                 with contextlib.suppress(OSError):
                     proc.stdin.close()
             for g, err, proc in procs:
-                try:
-                    rc = proc.wait(timeout=WAIT_S)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-                    log(f"spare-mc: compiling {', '.join(g)} ahead took over {WAIT_S:.0f} s and was stopped; the "
-                        f"run compiles it itself")
-                    continue
-                if rc != 0:
-                    err.seek(0)
-                    last = (err.read().strip().splitlines() or ["no message"])[-1]
-                    log(f"spare-mc: compiling {', '.join(g)} ahead failed ({last}); the run compiles it itself")
+                finish(proc, err, ", ".join(g), "the run", WAIT_S, log)
         finally:
             for _, _, p in procs:
                 if p.poll() is None:

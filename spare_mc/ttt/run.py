@@ -64,10 +64,12 @@ import threading
 import numpy as np
 
 from .._kernels import rectlr as _rk
+from .._kernels import rectlr_calls as _rc
 from .._kernels import timeline as _tk
 from .._lib.resources import check_memory
 from .._lib.seeding import root_seed_sequence, root_text, trace_seed_sequence
 from .._lib.validation import UsageTypeError, UsageValueError, as_int
+from . import cold_start as _cold
 from .config import CKPT_POLICIES, PATCH_COSTS, REP_MASKED_COSTS, REPAIRS, TimelineConfig, UnitClocks
 from .config import US_PER_S as _US  # the bodies below count microseconds in `_US`
 from .results import BREAKDOWN as _BREAKDOWN
@@ -328,7 +330,7 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair
     replays those failure events instead (times from the job's start, non-decreasing; event ``e`` touches
     ``groups[ptr[e]:ptr[e + 1]]``, and kills those still live); ``trace`` is then ignored. With ``repair="log"`` the
     log has a fourth array, ``repair_us`` (each event's repair time, -1 unknown). ``live0``: SPARe's fully live
-    ReCtlr state on ``holders`` (:func:`_live_state`), else the kernel builds it."""
+    ReCtlr state on ``holders`` (:func:`_live_state`), else built here (a random layout's table)."""
     if cfg.repair == "log" and (log is None or len(log) != 4):
         raise UsageValueError("repair='log' takes each group's repair time from a failure log: replay one with "
                               "replay_log_ttt (a log with a repair_s column)")
@@ -366,12 +368,17 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair
             PF[_tk.PF_RATE:_tk.PF_RATE + len(rates)] = rates
     if repair_rng is None:
         repair_rng = np.random.default_rng(0) if cfg.repair == "lognormal" else _UNDRAWN
+    spare = cfg.strategy == "spare"
+    if live0 is None and spare:  # a random layout's table (the kernel calls ReCtlr but never compiles it)
+        live0 = _live_state(holders)
     # the records as plain tuples: numba types a NamedTuple argument in Python, ~3 us more per record and job
     tables = tuple(_tk.Tables(holders=holders, live0=_NO_LIVE0 if live0 is None else live0, gset=gset, ssize=ssize))
     trace = tuple(_tk.Trace(gaps=gaps, victims=vic, uscale=uscale, life=life, dptr=ptr, dgroups=groups))
     ext = _tk.variant(P)
+    step, reset = _rc.calls(spare)
+    _cold.wait(ext is not None)  # a second process compiling the kernel (a first SPARe job)
     _tk.notice_first_compile(ext)
-    rc = _tk.timeline(P, PF, tables, trace, jitter_rng, repair_rng, res, ext)
+    rc = _tk.timeline(P, PF, tables, trace, jitter_rng, repair_rng, res, step, reset, ext)
     if jitter_rng is _UNDRAWN or repair_rng is _UNDRAWN:
         _check_undrawn()
     if rc == -2:  # pragma: no cover - an internal error
@@ -453,6 +460,12 @@ class _JobPlan:
 
     def __init__(self, cfg: TimelineConfig):
         self.holders, self.units = _prepared(cfg)
+        if cfg.strategy == "spare":  # a first SPARe job: the kernel compiles in a second process while this one
+            # compiles ReCtlr (the variant is guessed from the config: a failure log's jobs, which always need the
+            # extended one, are taken for drawn ones; a wrong guess costs time, not results)
+            P = _kernel_params(cfg)[0].copy()
+            P[_tk.P_SOURCE] = _tk.SRC_UNITS if cfg.failures is not None else _tk.SRC_SYSTEM
+            _cold.start(_tk.variant(P) is not None)
         self.live0 = _live_state(self.holders) if cfg.strategy == "spare" and self.holders is not None else None
         race = cfg.failures is not None and cfg.unit_race
         self.per_draw = 8 if cfg.failures is not None and not race else 16
@@ -596,6 +609,15 @@ def run_timeline(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, *, trace
             return _to_run(res, cfg)
         _trace_memory_check(cfg, 2 * trace[0].size, plan.per_draw, grown_from=trace[0].size)
         trace = _job_trace(cfg, seed_seq, 2 * trace[0].size)  # the trace extended (it starts with the shorter one)
+
+
+def compile_variant(extended: bool) -> None:
+    """Compile the timeline kernel's basic or ``extended`` variant into numba's cache (or load it) by running a
+    4-step CKPT-only job of it: every strategy's jobs of a variant share its one compiled signature, and this job
+    compiles nothing else of note (ReCtlr's stand-ins, under a second). The second process of a first SPARe job
+    runs it (:mod:`spare_mc.ttt.cold_start`)."""
+    cfg = TimelineConfig("ckpt", 4, n_steps=4, **({"detection": "immediate"} if extended else {}))
+    run_timeline(cfg, np.random.SeedSequence(0))
 
 
 def run_log_job(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, log) -> TimelineRun:
