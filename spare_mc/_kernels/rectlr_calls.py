@@ -107,8 +107,12 @@ class _FirstClass(CPUDispatcher):
 
     def _compiled(self):
         if self._fc_compiled is None:  # compiled by the kernel's own dispatcher, which may hold it already (ReCtlr's
-            # initial assignment calls rectlr_step): one compiled copy, not two
-            self._fc_compiled = _Compiled(self._fc_kernel.get_compile_result(self._fc_sig))
+            # initial assignment calls rectlr_step): one compiled copy, not two. By its argument types first: numba's
+            # cache keys a callee's compilation by them, and get_compile_result compiles by the whole signature, a
+            # key of its own (a second copy, compiled again in every process)
+            kernel = self._fc_kernel
+            kernel.compile(tuple(self._fc_sig.args))
+            self._fc_compiled = _Compiled(kernel.get_compile_result(self._fc_sig))
         return self._fc_compiled
 
 
