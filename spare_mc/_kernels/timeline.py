@@ -222,15 +222,15 @@ _noticed: set = set()  # the variants :func:`notice_first_compile` has looked at
 
 
 def notice_first_compile(ext) -> None:
-    """Before a first call of :func:`timeline` in variant ``ext``: tell the user once if it compiles (about 25 s for
-    the basic variant and 45 s for the extended one from an empty cache on 2 cores, 2026-12-06; see
+    """Before a first call of :func:`timeline` in variant ``ext``: tell the user once if it compiles (about 11 s for
+    the basic variant and 33 s for the extended one from an empty cache on 2 cores, without ReCtlr, 2026-12-07; see
     :func:`~spare_mc._kernels.cache.tell_if_compiling`). O(1) after the first call of each variant."""
     basic = ext is None
     if basic in _noticed:
         return
     _noticed.add(basic)
     tell_if_compiling("the timeline kernel" if basic else "the timeline kernel (its extended variant)",
-                      25 if basic else 45, timeline, lambda sig: isinstance(sig[-1], types.NoneType) == basic)
+                      11 if basic else 33, timeline, lambda sig: isinstance(sig[-1], types.NoneType) == basic)
 
 
 def variant(P):

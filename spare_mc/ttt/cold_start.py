@@ -4,13 +4,14 @@ With an empty numba cache a first SPARe job compiles two things that do not depe
 fully live state, :func:`~spare_mc._kernels.timeline.live_state`, and the kernels the timeline calls through
 :mod:`spare_mc._kernels.rectlr_calls`; about 12 s on 2 cores) and the timeline kernel (about 13 s). One after the
 other they cost a first ``simulate_ttt`` of the paper's SPARe job about 27 s; at once, in two processes, about
-14 s (2026-12-07, 2 cores; ``benchmarks/bench_cold_start.py``).
+16.5 s for the whole process (2026-12-07, 2 cores, alternated with the revision before:
+``benchmarks/bench_cold_start.py --commands ttt``, 16.5 and 16.7 s against 26.9 and 27.1 s).
 
 :func:`start` is called when a SPARe config's job plan is built, before it compiles ReCtlr. If numba's cache holds
 neither the timeline's variant nor ReCtlr, it starts one process that compiles the timeline's variant into the
 cache (by running a 4-step CKPT-only job of that variant, which has the same compiled signature as every job of
-the variant: :func:`spare_mc.ttt.run.compile_variant`) and tells the user once. :func:`wait` is called before a job's first kernel call: it
-waits for that process, after which the kernel loads from the cache.
+the variant: :func:`spare_mc.ttt.run.compile_variant`) and tells the user once. :func:`wait` is called before a
+job's first kernel call: it waits for that process, after which the kernel loads from the cache.
 
 - The process writes nothing but numba's cache and changes no result.
 - If it cannot be started or fails, one line says so and the job compiles what it lacks itself, as it would have.
@@ -36,8 +37,9 @@ from .._kernels import timeline as _tk
 
 #: The environment variable that turns the second process off (``0`` or ``off``).
 AHEAD_ENV = "SPARE_MC_COMPILE_AHEAD"
-#: About how long a first SPARe job compiles with the second process (seconds, 2 cores, 2026-12-07).
-COMPILE_S = 15.0
+#: About how long a first SPARe job compiles with the second process, per variant (basic, extended; seconds of
+#: wall time on 2 cores, 2026-12-07: the second process's compile of the variant bounds it).
+COMPILE_S = (17.0, 35.0)
 #: A process still running after this many seconds is stopped (the job then compiles what it lacks).
 WAIT_S = 600.0
 
@@ -85,8 +87,8 @@ def start(extended: bool) -> bool:
     atexit.register(_stop, proc)
     if not _off(_cache.NOTICE_ENV):
         _say(f"spare-mc: compiling ReCtlr and the timeline kernel{' (its extended variant)' if extended else ''} "
-             f"for a first run on this machine, in two processes: about {COMPILE_S:.0f} s on 2 cores, once (numba "
-             f"keeps the machine code in its cache for later runs)")
+             f"for a first run on this machine, in two processes: about {COMPILE_S[extended]:.0f} s on 2 cores, once "
+             f"(numba keeps the machine code in its cache for later runs)")
     return True
 
 
