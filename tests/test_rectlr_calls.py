@@ -9,6 +9,8 @@ hangs or cannot start.
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -21,6 +23,7 @@ from spare_mc._kernels import rectlr, rectlr_calls
 from spare_mc._kernels import timeline as tk
 from spare_mc._kernels.rectlr_calls import RESET_SIG, STEP_SIG
 from spare_mc.ttt import cold_start
+from spare_mc.ttt import run as T
 from spare_mc.ttt.run import compile_variant, run_timeline
 
 
@@ -79,34 +82,57 @@ def test_each_variant_compiles_one_signature_for_every_strategy_and_the_second_p
 # ------------------------------------------------------------------------------------------ the second process
 @pytest.fixture
 def fresh(monkeypatch):
-    """cold_start with nothing decided yet in this process and nothing in numba's cache."""
+    """cold_start turned on (the suite turns it off), with nothing decided yet in this process, nothing in numba's
+    cache and two usable CPUs."""
     monkeypatch.setattr(cold_start, "_pending", {})
     monkeypatch.setattr(cold_start, "_variant_cached", lambda extended: False)
     monkeypatch.setattr(cold_start._cache, "compiled_or_cached", lambda *a, **k: False)
+    monkeypatch.setattr(cold_start, "_usable_cpus", lambda: 2)
     monkeypatch.delenv(cold_start.AHEAD_ENV, raising=False)
     monkeypatch.delenv(cold_start._cache.NOTICE_ENV, raising=False)
     return monkeypatch
 
 
 def _child_runs(fresh, code):
-    fresh.setattr(cold_start, "_CHILD", code + "  # {root}")
+    fresh.setattr(cold_start, "_CHILD", code + "  # {root} {init}")
 
 
-def test_nothing_starts_when_the_cache_holds_it_or_it_is_turned_off(monkeypatch, capsys):
-    monkeypatch.setattr(cold_start, "_pending", {})
+@pytest.mark.parametrize("why", ["variant cached", "ReCtlr cached", "turned off", "one CPU", "no interpreter"])
+def test_nothing_starts_when_it_would_not_help(fresh, capsys, why):
+    """No process when the cache holds the variant (nothing to compile) or ReCtlr (nothing to do meanwhile), when
+    turned off, with one usable CPU, or without an interpreter to start."""
 
     def no_process(*a, **k):
         raise AssertionError("a process was started")
 
-    monkeypatch.setattr(subprocess, "Popen", no_process)
-    monkeypatch.setattr(cold_start, "_variant_cached", lambda extended: True)
+    fresh.setattr(subprocess, "Popen", no_process)
+    if why == "variant cached":
+        fresh.setattr(cold_start, "_variant_cached", lambda extended: True)
+    elif why == "ReCtlr cached":
+        fresh.setattr(cold_start._cache, "compiled_or_cached", lambda d, which=None: d is tk.live_state)
+    elif why == "turned off":
+        fresh.setenv(cold_start.AHEAD_ENV, "0")
+    elif why == "one CPU":
+        fresh.setattr(cold_start, "_usable_cpus", lambda: 1)
+    else:
+        fresh.setattr(sys, "executable", "")
     assert cold_start.start(False) is False
-    monkeypatch.setattr(cold_start, "_pending", {})
-    monkeypatch.setattr(cold_start, "_variant_cached", lambda extended: False)
-    monkeypatch.setenv(cold_start.AHEAD_ENV, "0")
-    assert cold_start.start(True) is False
-    cold_start.wait(True)  # nothing pending: returns at once
+    cold_start.wait(False)  # nothing pending: returns at once
     assert capsys.readouterr().err == ""
+
+
+def test_each_plan_asks_for_the_variant_its_jobs_run(monkeypatch):
+    """A SPARe config's plan starts the second process for the variant its jobs will need: drawn failures of the
+    paper's model the basic one, unit clocks and a failure log's jobs the extended one; other strategies none."""
+    asked = []
+    monkeypatch.setattr(cold_start, "start", asked.append)
+    cfgs = [TimelineConfig("spare", 26, r=3, n_steps=77),
+            TimelineConfig("spare", 24, r=3, n_steps=77, failures=spare_mc.PerGPU(2e6, 0.8), ckpt_period_s=600.0),
+            TimelineConfig("rep", 26, r=2, n_steps=77)]
+    for cfg in cfgs:
+        T._job_plan(cfg)
+    T._job_plan(cfgs[0], True)
+    assert asked == [False, True, True]
 
 
 def test_a_process_that_works_is_said_once_and_waited_for(fresh, capsys, tmp_path):
@@ -127,6 +153,52 @@ def test_a_process_that_fails_is_reported_and_the_job_goes_on(fresh, capsys):
     cold_start.wait(True)
     assert "compiling the timeline kernel ahead failed (it broke); the job compiles it itself" in \
         capsys.readouterr().err
+
+
+def test_every_thread_waits_for_the_process(fresh, capsys):
+    """Jobs on several threads (dask's threads): each one's first kernel call waits for the process, not only the
+    first thread's."""
+    _child_runs(fresh, "import time; time.sleep(1.5)")
+    assert cold_start.start(False) is True
+    took = []
+
+    def job():
+        t = time.perf_counter()
+        cold_start.wait(False)
+        took.append(time.perf_counter() - t)
+
+    threads = [threading.Thread(target=job) for _ in range(3)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert len(took) == 3 and min(took) > 0.5, took
+    assert "failed" not in capsys.readouterr().err
+
+
+def test_an_interruption_while_waiting_stops_the_process(fresh):
+    _child_runs(fresh, "import time; time.sleep(60)")
+    assert cold_start.start(False) is True
+    proc = cold_start._pending[False][0]
+    real_wait = proc.wait
+
+    def interrupted(timeout=None):
+        if timeout is not None:
+            raise KeyboardInterrupt
+        return real_wait()
+
+    fresh.setattr(proc, "wait", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        cold_start.wait(False)
+    assert proc.poll() is not None and cold_start._pending[False] is None
+
+
+def test_a_process_that_imports_another_spare_mc_fails_and_says_so(fresh, capsys):
+    """The process must compile into this package's cache: one that finds another ``spare_mc`` first says so."""
+    fresh.setattr(cold_start, "_INIT", "/nowhere/spare_mc/__init__.py")
+    assert cold_start.start(False) is True
+    cold_start.wait(False)
+    assert "ahead failed (another spare_mc comes first on its path: " in capsys.readouterr().err
 
 
 def test_a_process_that_hangs_is_stopped(fresh, capsys):

@@ -168,9 +168,10 @@ def test_negligible_memory_requests_skip_the_system_but_not_a_limit(monkeypatch)
 
 
 @pytest.mark.parametrize("layout", ["cyclic", "sidon"])
-def test_the_cached_live_state_is_the_one_the_kernel_builds(layout):
-    """SPARe's fully live ReCtlr state, built once per config (_JobPlan.live0) and copied by the kernel, gives the
-    results of the state the kernel builds itself, through restarts and repairs; the cached blocks stay as built."""
+def test_the_cached_live_state_gives_the_results_of_a_fresh_one_and_stays_as_built(layout):
+    """SPARe's fully live ReCtlr state, built once per config (_JobPlan.live0) and copied by the kernel at every job,
+    gives the results of a state built afresh for the job (what _run_us does when given none, as for a random
+    layout), through restarts and repairs; the cached blocks stay as built (the kernel never writes them)."""
     cfg = TimelineConfig("spare", 48, r=4, layout=layout, n_steps=400, mtbf_s=200.0, jitter_sd=0.05, repair="fixed",
                          repair_s=900.0)
     plan = T._job_plan(cfg)
@@ -187,7 +188,7 @@ def test_the_cached_live_state_is_the_one_the_kernel_builds(layout):
     for i in (0, 1, 2, 3, 4, 7):  # E, G, D, H, meta, out (ulog and pplan are scratch)
         assert np.array_equal(plan.live0[i], built[i])
         assert not plan.live0[i].flags.writeable
-    assert T._job_plan(CONFIGS["spare_random"]).live0 is None  # a layout per job: built by the kernel
+    assert T._job_plan(CONFIGS["spare_random"]).live0 is None  # a layout per job: built per job by _run_us
     assert T._job_plan(CONFIGS["rep_fixed_repair"]).live0 is None
 
 

@@ -2,7 +2,8 @@
 
 Numba invalidates a cached kernel when the source file that defines it changes, and not when a kernel it calls
 from **another** module changes, although the compiled code contains that callee: after an edit or a ``git pull``
-that touches only ``_rectlr_kernels.py``, the timeline kernel's cache would keep running the old ReCtlr. Each
+that touches only ``rectlr.py``, the cache of ``timeline.live_state`` (which inlines ReCtlr's initial assignment)
+would keep running the old ReCtlr. Each
 kernel module that calls into another one therefore calls :func:`drop_if_dependencies_changed` when imported
 (before any kernel runs: numba reads its cache at the first call). It keeps a digest of the dependencies' sources
 next to the cache and, when the digest changes (or was never written), deletes the module's cached kernels, which
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -54,6 +56,38 @@ def drop_if_dependencies_changed(module_file: str, deps: tuple) -> int:
 
 
 # ------------------------------------------------------------------------------------------ the first compilation
+def env_off(name: str) -> bool:
+    """Whether the environment variable ``name`` turns something off (``0``, ``off``, ``no`` or ``false``)."""
+    return os.environ.get(name, "").strip().lower() in ("0", "off", "no", "false")
+
+
+def finish(proc, err, what: str, who: str, timeout: float, log) -> None:
+    """Wait up to ``timeout`` seconds for the process ``proc`` that compiles ``what`` ahead (its standard error in
+    the file ``err``), stop it if it is still running then, and ``log`` one line if it was stopped or failed (``who``
+    then compiles it itself). An interruption stops the process too, then propagates. Used by
+    :mod:`spare_mc.sweep.warm` and :mod:`spare_mc.ttt.cold_start`."""
+    try:
+        rc = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop(proc)
+        log(f"spare-mc: compiling {what} ahead took over {timeout:.0f} s and was stopped; {who} compiles it itself")
+        return
+    except BaseException:  # Ctrl-C: no process left behind compiling
+        stop(proc)
+        raise
+    if rc != 0:
+        err.seek(0)
+        last = (err.read().strip().splitlines() or ["no message"])[-1]
+        log(f"spare-mc: compiling {what} ahead failed ({last}); {who} compiles it itself")
+
+
+def stop(proc) -> None:
+    """Kill the process ``proc`` if it is still running, and reap it."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
 #: The environment variable that silences :func:`tell_if_compiling` (``0`` or ``off``): the test suite sets it, so
 #: that what its tests capture on standard error does not depend on whether the cache was warm.
 NOTICE_ENV = "SPARE_MC_COMPILE_NOTICE"
@@ -79,7 +113,7 @@ def tell_if_compiling(what: str, seconds: float, dispatcher, which=None, stream=
     """Tell the user once per process, on standard error, that a first run is compiling ``what`` and about how long
     it takes (``seconds``, measured on 2 cores), if :func:`compiled_or_cached` says it must. Returns whether it
     told. Silenced by ``SPARE_MC_COMPILE_NOTICE=0`` (:data:`NOTICE_ENV`)."""
-    if what in _told or os.environ.get(NOTICE_ENV, "").strip().lower() in ("0", "off", "no", "false"):
+    if what in _told or env_off(NOTICE_ENV):
         return False
     if compiled_or_cached(dispatcher, which):
         return False

@@ -3,31 +3,32 @@
 The timeline calls ReCtlr at a detection (:func:`~spare_mc._kernels.rectlr.rectlr_step`) and at a restart or a
 rejoin (:func:`~spare_mc._kernels.rectlr.reset_state`). Called directly, numba compiles those kernels, and
 everything they call, while it types the timeline, and links their code into the timeline's: a first SPARe job
-compiles ReCtlr and then the timeline, one after the other (about 12 s and 13 s on 2 cores). Passed as arguments
-of numba's ``FunctionType``, the two are opaque to the timeline: it compiles without them (in any process: a
+compiled ReCtlr and then the timeline, one after the other (about 27 s on 2 cores). Passed as arguments of
+numba's ``FunctionType``, the two are opaque to the timeline: it compiles without them (in any process: a
 CKPT-only or Rep+CKPT job never compiles ReCtlr at all), and a first SPARe job can compile the two halves in two
 processes at once (:mod:`spare_mc.ttt.cold_start`).
 
-- :data:`step` and :data:`reset` are ReCtlr's kernels as such functions: numba dispatchers of the same Python
-  functions, with the same flags, that numba types as ``FunctionType`` of one signature (:data:`STEP_SIG`,
-  :data:`RESET_SIG`). They share numba's on-disk cache with the plain kernels (the same source, the same
-  signature).
+- :data:`step` and :data:`reset` are ReCtlr's kernels as such functions: numba dispatchers that numba types as
+  ``FunctionType`` of one signature (:data:`STEP_SIG`, :data:`RESET_SIG`) and whose compiled code is the kernels'
+  own (``rectlr.rectlr_step`` and ``rectlr.reset_state`` compile it, with their flags, into their cache).
 - :data:`no_step` and :data:`no_reset` stand in for them in CKPT-only and Rep+CKPT jobs, which never call them
   (the timeline calls ReCtlr only for SPARe). They compile in well under a second. ``no_step`` returns -1, which
   the timeline reports as "ReCtlr found no assignment", so a SPARe job given it by mistake fails loudly.
 
-The price, measured (2026-12-07, 2 cores, paper config N = 600, fastest of 5 batches of 100 jobs, alternated with
-the direct calls): a SPARe job 1.5-3% slower (1.63 against 1.61 ms: ~3,000 calls a job through a pointer, which
-LLVM can no longer inline), Rep+CKPT about 1% (the two arguments' conversion at each call). The conversion is
-cheap only because :class:`_FirstClass` keeps what numba asks of it at every call (the compile result and the two
-addresses: 70 us a job through numba's own lookups, which hash the whole signature).
+The price, measured (2026-12-07, 2 cores, alternated with the direct calls): a paper SPARe job 1.63 against 1.61
+ms (fastest of 5 batches of 100 jobs; ~3,000 calls a job through a pointer, which LLVM can no longer inline), every
+kind of job of ``benchmarks/bench_options_revision.py`` 0.93-1.01x, median 0.98x. The conversion is cheap only
+because :class:`_FirstClass` keeps what numba asks of it at every call (the compile result and the two addresses:
+70 us a job through numba's own lookups, which hash the whole signature).
 
 If numba stops honouring ``_numba_type_`` here, the arguments are typed as plain dispatchers and the timeline
-calls ReCtlr directly again: the same results, compiled the old way.
+calls them directly again (compiling their Python functions with numba's default flags): the same results,
+compiled the old way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 from numba import njit, types
@@ -41,10 +42,6 @@ from .rectlr_layout import Saved, State
 # the stand-ins below are this module's only kernels; their signatures hold ReCtlr's records
 drop_if_dependencies_changed(__file__, ("rectlr.py", "rectlr_layout.py"))
 
-# numba says once per compilation that first-class functions are experimental: they are used here on purpose, with a
-# test of every call path they take (tests/test_rectlr_calls.py)
-warnings.filterwarnings("ignore", message="First-class function type feature is experimental",
-                        category=NumbaExperimentalFeatureWarning)
 
 _A1 = types.Array(types.int64, 1, "C")
 _A2 = types.Array(types.int64, 2, "C")
@@ -141,6 +138,17 @@ reset = _first_class(rectlr.reset_state, RESET_SIG)
 no_step = _first_class(njit(cache=True, _nrt=False)(_no_step), STEP_SIG)
 no_reset = _first_class(njit(cache=True, _nrt=False)(_no_reset), RESET_SIG)
 _PAIRS = ((no_step, no_reset), (step, reset))
+
+
+@contextlib.contextmanager
+def quiet():
+    """Silence numba's warning that first-class functions are experimental, which it gives at every compilation of a
+    kernel that takes them (the timeline): they are used here on purpose, with a test of every path they take
+    (tests/test_rectlr_calls.py). Only inside the block, so that a user's own first-class functions still warn."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="First-class function type feature is experimental",
+                                category=NumbaExperimentalFeatureWarning)
+        yield
 
 
 def calls(spare: bool) -> tuple:

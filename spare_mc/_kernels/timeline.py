@@ -5,11 +5,12 @@ gives exactly the same clock as stepping through them one by one -- the property
 
 Entry point and steps
 ---------------------
-``timeline(P, PF, tables, trace, rng, rrng, res)`` simulates one job into ``res`` and returns 0, or -1 if ReCtlr
-found no assignment where one must exist (a bug). ``tables`` holds SPARe's holder table and its fully live ReCtlr
-state (:func:`live_state`, built once per layout by the caller; or empty, and the kernel builds it) and Rep's replica
-sets, ``trace`` the failure source's input (the records of :mod:`spare_mc._kernels.timeline_layout`). It builds the
-state, then :func:`_job` runs the model's loop:
+``timeline(P, PF, tables, trace, rng, rrng, res, step, reset, ext)`` simulates one job into ``res`` and returns 0,
+or -1 if ReCtlr found no assignment where one must exist (a bug). ``tables`` holds SPARe's holder table and its
+fully live ReCtlr state (:func:`live_state`, built once per layout by the caller) and Rep's replica sets, ``trace``
+the failure source's input (the records of :mod:`spare_mc._kernels.timeline_layout`); ``step`` and ``reset`` are
+ReCtlr's, as first-class functions (see "Compilation"). It copies the state, then :func:`_job` runs the model's
+loop:
 
 1. :func:`quiet_stretch` -- the failure-free steps before the next failure (:func:`src_next_time`) in O(1): an
    exact jump without jitter, normal sums with jitter (none while dead groups are pending); if none fits, one
@@ -40,8 +41,9 @@ The kernel is split by what it does; each module's functions take the records of
 - :mod:`spare_mc._kernels.timeline_helpers` -- jittered durations, the dynamic period, the critical groups.
 
 The redundancy state (:class:`~spare_mc._kernels.timeline_layout.Redundancy`) is ReCtlr's
-:class:`~spare_mc._kernels.rectlr_layout.State` (built for SPARe only) and the fully live state a restart returns to;
-Rep's is ``slive``, the live members of each replica set (back to ``ssize`` at a restart); CKPT-only has none.
+:class:`~spare_mc._kernels.rectlr_layout.State` (built for SPARe only), the fully live state a restart returns to
+and ReCtlr's two entry points (``red.step``, ``red.reset``); Rep's is ``slive``, the live members of each replica
+set (back to ``ssize`` at a restart); CKPT-only has none.
 
 Failure source
 --------------
@@ -134,11 +136,11 @@ Compilation (each function has one signature and is cached)
   dozens of arrays a call would push on the stack: the loop compiles to one function, as before the split. A record
   costs nothing there: numba passes a tuple to a compiled callee field by field, and an inlined step's record fields
   are plain values.
-- A callee inherits ``_nrt=False`` unless it sets the option. ReCtlr's per-failure path (``rectlr_step``) is
-  compiled without the runtime too; the one allocation it may need, a longer undo log, happens in
-  ``_phases12_grown`` of :mod:`spare_mc._kernels.rectlr`, which declares ``_nrt=True`` itself (as does
-  ``reset_state``), so that whoever calls them gets the runtime variant (numba's cache key does not record the flag,
-  so a variant compiled without it must never exist).
+- A callee inherits ``_nrt=False`` unless it sets the option. ReCtlr's per-failure path (``rectlr_step``, compiled
+  on its own since the timeline calls it through a pointer) is compiled without the runtime too; the one
+  allocation it may need, a longer undo log, happens in ``_phases12_grown`` of :mod:`spare_mc._kernels.rectlr`,
+  which declares ``_nrt=True`` itself (as does ``reset_state``), so that whoever calls them gets the runtime variant
+  (numba's cache key does not record the flag, so a variant compiled without it must never exist).
 - The price: :func:`_job` is a library of its own, which numba optimizes once alone and once more inside
   :func:`timeline`, so a first (uncached) compile takes ~2.5 s longer than the single-function kernel did.
 - **Two variants** (the last argument ``ext``, chosen in Python by :func:`variant`). ``None`` compiles the *basic*
@@ -156,7 +158,8 @@ Compilation (each function has one signature and is cached)
   :func:`~spare_mc._kernels.job_steps.rejoin` and :func:`~spare_mc._kernels.ckpt_restart.wipeout` call them
   through ``red``. So the kernel compiles without ReCtlr (a first CKPT-only or Rep+CKPT job never compiles it, and
   a first SPARe job compiles the two in two processes at once: :mod:`spare_mc.ttt.cold_start`), at the price of
-  a call through a pointer per detection (SPARe jobs about 1-3% slower). The kernel no longer builds SPARe's fully
+  a call through a pointer per detection (about 1% on a SPARe job; 0.93-1.01x across the kinds of jobs of
+  ``benchmarks/bench_options_revision.py``, 2026-12-07). The kernel no longer builds SPARe's fully
   live state itself: given none (``live0`` with no columns), a SPARe job returns -1, and the caller
   (:func:`spare_mc.ttt.run._run_us`) always gives one.
 - Places that take failures rarely call :func:`~spare_mc._kernels.failure_source.take_until` (one compiled copy)
@@ -194,8 +197,9 @@ from .timeline_layout import (GB_READY, J_CKPT_DUE, J_CKPT_DUE_STEP, J_CKPT_STEP
                               STRAT_SPARE, TRACE_OUT, UF_INV_K, UF_RATE, W_MEM, W_PERSIST, W_SINCE, Job, Redundancy,
                               Source, Tables, Trace)
 
-# the cached kernels of this module contain the code of every other kernel module of the timeline and of ReCtlr,
-# and the layouts' slots: recompile them when those change
+# the cached kernels of this module contain the code of every other kernel module of the timeline, the layouts'
+# slots and some of ReCtlr's (live_state its initial assignment, timeline its alloc and saved_state; the timeline
+# calls the rest through first-class functions): recompile them when those change
 drop_if_dependencies_changed(__file__, ("ckpt_restart.py", "draws.py", "failure_source.py", "job_steps.py",
                                         "live_set.py", "rectlr.py", "rectlr_layout.py", "slots.py",
                                         "timeline_helpers.py", "timeline_layout.py", "unit_clocks.py"))

@@ -30,15 +30,15 @@ from numba import types
 from .._kernels import cache as _cache
 from .._kernels import rectlr, wipeout
 from .._kernels import timeline as tk
-from ..ttt.cold_start import AHEAD_ENV, finish
+from ..ttt.cold_start import AHEAD_ENV
 from .spec import SweepSpec
 from .tasks import run_task
 
 __all__ = ["warm_up"]
 
-#: Seconds to compile each family with an empty cache, measured on 2 cores on 2026-12-06 (the order of the groups
-#: is balanced on them).
-COMPILE_S = {"ttt": 30.0, "overhead": 17.0, "wipeout": 14.0}
+#: Seconds to compile each family with an empty cache, measured on 2 cores (the groups are balanced on them; "ttt":
+#: ReCtlr and the timeline, one after the other, 2026-12-07; the others 2026-12-06).
+COMPILE_S = {"ttt": 24.0, "overhead": 17.0, "wipeout": 14.0}
 #: At most this many points of a sweep are run to compile its kernels.
 MAX_POINTS = 64
 #: A warm-up process still running after this many seconds is stopped (the run then compiles what it lacks).
@@ -105,8 +105,9 @@ def warm_up(specs, *, processes: int | None = None, log=None) -> float:
         f"{len(groups)} process{'es' if len(groups) > 1 else ''}: about {est:.0f} s on 2 cores, once (numba keeps "
         f"the machine code in its cache for later runs)")
     t0 = time.perf_counter()
-    # this line said it; and the processes already compile in parallel: none starts one more for its first SPARe job
-    env = {**os.environ, _cache.NOTICE_ENV: "0", AHEAD_ENV: "0"}
+    env = {**os.environ, _cache.NOTICE_ENV: "0"}  # this line said it
+    if len(groups) > 1:  # the processes already compile in parallel: none starts one more for its first SPARe job
+        env[AHEAD_ENV] = "0"
     child = _CHILD.format(root=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     procs = []
     with contextlib.ExitStack() as files:
@@ -115,7 +116,7 @@ def warm_up(specs, *, processes: int | None = None, log=None) -> float:
                 payload = json.dumps({q: families[q] for q in g})
                 # a child's messages go to a file, not a pipe: a pipe that fills while this process waits on another
                 # child would block it
-                err = files.enter_context(tempfile.TemporaryFile(mode="w+"))
+                err = files.enter_context(tempfile.TemporaryFile(mode="w+", errors="replace"))
                 try:
                     proc = subprocess.Popen([sys.executable, "-c", child], stdin=subprocess.PIPE,
                                             stdout=subprocess.DEVNULL, stderr=err, env=env, text=True)
@@ -131,12 +132,10 @@ def warm_up(specs, *, processes: int | None = None, log=None) -> float:
                 with contextlib.suppress(OSError):
                     proc.stdin.close()
             for g, err, proc in procs:
-                finish(proc, err, ", ".join(g), "the run", WAIT_S, log)
+                _cache.finish(proc, err, ", ".join(g), "the run", WAIT_S, log)
         finally:
             for _, _, p in procs:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
+                _cache.stop(p)
     return time.perf_counter() - t0
 
 

@@ -224,10 +224,14 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 
 
 _NO_SETS = _read_only(np.zeros(0, dtype=np.int64))
-#: The kernel's ``live0`` when it builds SPARe's fully live state itself: ReCtlr's blocks with no columns (their
-#: rows and types from ``alloc`` itself, run as plain Python), read only like :func:`_live_state`'s, so that numba
-#: compiles one signature of the kernel.
+#: The kernel's ``live0`` for the strategies without ReCtlr: ReCtlr's blocks with no columns (their rows and types
+#: from ``alloc`` itself, run as plain Python), read only like :func:`_live_state`'s, so that numba compiles one
+#: signature of the kernel (a SPARe job given it fails: :func:`_run_us` builds the state for a random layout).
 _NO_LIVE0 = tuple(_read_only(np.ascontiguousarray(b[..., :0])) for b in _rk.alloc.py_func(0, 1))
+
+
+#: The variants of the kernel called in this process (True: the basic one)
+_kernel_called: set = set()
 
 
 def _live_state(holders: np.ndarray):
@@ -378,7 +382,12 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair
     step, reset = _rc.calls(spare)
     _cold.wait(ext is not None)  # a second process compiling the kernel (a first SPARe job)
     _tk.notice_first_compile(ext)
-    rc = _tk.timeline(P, PF, tables, trace, jitter_rng, repair_rng, res, step, reset, ext)
+    if ext is None in _kernel_called:
+        rc = _tk.timeline(P, PF, tables, trace, jitter_rng, repair_rng, res, step, reset, ext)
+    else:  # the first call of the variant in this process: it may compile
+        with _rc.quiet():
+            rc = _tk.timeline(P, PF, tables, trace, jitter_rng, repair_rng, res, step, reset, ext)
+        _kernel_called.add(ext is None)
     if jitter_rng is _UNDRAWN or repair_rng is _UNDRAWN:
         _check_undrawn()
     if rc == -2:  # pragma: no cover - an internal error
@@ -458,13 +467,12 @@ class _JobPlan:
 
     __slots__ = ("holders", "units", "live0", "per_draw", "trace_length")
 
-    def __init__(self, cfg: TimelineConfig):
+    def __init__(self, cfg: TimelineConfig, log: bool = False):
         self.holders, self.units = _prepared(cfg)
-        if cfg.strategy == "spare":  # a first SPARe job: the kernel compiles in a second process while this one
-            # compiles ReCtlr (the variant is guessed from the config: a failure log's jobs, which always need the
-            # extended one, are taken for drawn ones; a wrong guess costs time, not results)
+        if cfg.strategy == "spare":  # a first SPARe job: the kernel's variant compiles in a second process while this
+            # one compiles ReCtlr (``log``: the plan of a failure log's jobs, whose source needs the extended variant)
             P = _kernel_params(cfg)[0].copy()
-            P[_tk.P_SOURCE] = _tk.SRC_UNITS if cfg.failures is not None else _tk.SRC_SYSTEM
+            P[_tk.P_SOURCE] = _tk.SRC_LOG if log else _tk.SRC_UNITS if cfg.failures is not None else _tk.SRC_SYSTEM
             _cold.start(_tk.variant(P) is not None)
         self.live0 = _live_state(self.holders) if cfg.strategy == "spare" and self.holders is not None else None
         race = cfg.failures is not None and cfg.unit_race
@@ -476,10 +484,12 @@ class _JobPlan:
 
 
 @functools.lru_cache(maxsize=64)
-def _job_plan(cfg: TimelineConfig) -> _JobPlan:
+def _job_plan(cfg: TimelineConfig, log: bool = False) -> _JobPlan:
     """The :class:`_JobPlan` of a config, built once (one cache lookup per job instead of one per piece; a SPARe
-    plan holds ~0.5 MB of ReCtlr state at N = 600, r = 8, ~1.4 MB at N = 1000, r = 20; 64 plans are kept)."""
-    return _JobPlan(cfg)
+    plan holds ~0.5 MB of ReCtlr state at N = 600, r = 8, ~1.4 MB at N = 1000, r = 20; 64 plans are kept). ``log``:
+    the plan of a failure log's jobs (:func:`run_log_job`), kept apart only because its first use compiles the other
+    variant of the kernel."""
+    return _JobPlan(cfg, log)
 
 
 def _trace_memory_check(cfg: TimelineConfig, length: int, per_draw: int, grown_from: int = 0) -> None:
@@ -640,7 +650,7 @@ def run_log_job(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, log) -> T
     TimelineRun
         Its ``raw_us`` holds the kernel's integer results (the time to train in microseconds at ``R_TTT``).
     """
-    plan = _job_plan(cfg)
+    plan = _job_plan(cfg, True)
     holders = plan.holders if plan.holders is not None else cfg.layout_object(rng=job_seed(seed_seq, 2)).holders
     jitter_rng, repair_rng = _job_rngs(cfg, seed_seq)
     res = _run_us(cfg, holders, jitter_rng=jitter_rng, repair_rng=repair_rng, log=log,
