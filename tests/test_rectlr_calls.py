@@ -6,15 +6,18 @@ signature per variant that the second process relies on, and what the second pro
 hangs or cannot start.
 """
 
+import contextlib
 import os
 import subprocess
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
 from numba import typeof, types
+from numba.core.errors import NumbaExperimentalFeatureWarning
 from numba.experimental.function_type import _get_jit_address, _get_wrapper_address
 
 import spare_mc
@@ -62,6 +65,31 @@ def test_the_other_strategies_get_stand_ins_and_a_spare_job_given_them_fails_lou
     monkeypatch.setattr(rectlr_calls, "calls", lambda spare: (rectlr_calls.no_step, rectlr_calls.no_reset))
     with pytest.raises(RuntimeError, match="ReCtlr found no assignment"):
         run_timeline(cfg, np.random.SeedSequence(0))
+
+
+def test_numbas_first_class_warning_is_silenced_around_a_variants_first_call_only(monkeypatch):
+    """numba warns at every compilation of a kernel taking first-class functions: the warning is silenced around
+    each variant's first call in a process (which may compile), not process-wide and not at every job."""
+    msg = "First-class function type feature is experimental"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with rectlr_calls.quiet():
+            warnings.warn(msg, NumbaExperimentalFeatureWarning, stacklevel=1)  # silenced
+        with pytest.raises(NumbaExperimentalFeatureWarning):
+            warnings.warn(msg, NumbaExperimentalFeatureWarning, stacklevel=1)  # a user's own: not silenced
+    entered = []
+
+    @contextlib.contextmanager
+    def counting():
+        entered.append(1)
+        yield
+
+    monkeypatch.setattr(rectlr_calls, "quiet", counting)
+    monkeypatch.setattr(tk, "_noticed", set())
+    cfg = TimelineConfig("spare", 24, r=3, n_steps=200)
+    for i in range(3):
+        run_timeline(cfg, np.random.SeedSequence(i))
+    assert entered == [1]
 
 
 def test_each_variant_compiles_one_signature_for_every_strategy_and_the_second_process_job():

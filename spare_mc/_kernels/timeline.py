@@ -225,16 +225,18 @@ extended = kernel(_extended)
 _noticed: set = set()  # the variants :func:`notice_first_compile` has looked at in this process
 
 
-def notice_first_compile(ext) -> None:
+def notice_first_compile(ext) -> bool:
     """Before a first call of :func:`timeline` in variant ``ext``: tell the user once if it compiles (about 11 s for
     the basic variant and 33 s for the extended one from an empty cache on 2 cores, without ReCtlr, 2026-12-07; see
-    :func:`~spare_mc._kernels.cache.tell_if_compiling`). O(1) after the first call of each variant."""
+    :func:`~spare_mc._kernels.cache.tell_if_compiling`). Returns whether this is the variant's first call in this
+    process (which may compile). O(1) after the first call of each variant."""
     basic = ext is None
     if basic in _noticed:
-        return
+        return False
     _noticed.add(basic)
     tell_if_compiling("the timeline kernel" if basic else "the timeline kernel (its extended variant)",
                       11 if basic else 33, timeline, lambda sig: isinstance(sig[-1], types.NoneType) == basic)
+    return True
 
 
 def variant(P):

@@ -230,10 +230,6 @@ _NO_SETS = _read_only(np.zeros(0, dtype=np.int64))
 _NO_LIVE0 = tuple(_read_only(np.ascontiguousarray(b[..., :0])) for b in _rk.alloc.py_func(0, 1))
 
 
-#: The variants of the kernel called in this process (True: the basic one)
-_kernel_called: set = set()
-
-
 def _live_state(holders: np.ndarray):
     """SPARe's fully live ReCtlr state on ``holders`` (:func:`spare_mc._kernels.timeline.live_state`: the fields of
     a ReCtlr ``State``, read only, as the plain tuple the kernel takes), which the kernel copies at the start of a job
@@ -381,13 +377,11 @@ def _run_us(cfg: TimelineConfig, holders, *trace, jitter_rng, units=None, repair
     ext = _tk.variant(P)
     step, reset = _rc.calls(spare)
     _cold.wait(ext is not None)  # a second process compiling the kernel (a first SPARe job)
-    _tk.notice_first_compile(ext)
-    if ext is None in _kernel_called:
-        rc = _tk.timeline(P, PF, tables, trace, jitter_rng, repair_rng, res, step, reset, ext)
-    else:  # the first call of the variant in this process: it may compile
+    if _tk.notice_first_compile(ext):  # the variant's first call in this process: it may compile
         with _rc.quiet():
             rc = _tk.timeline(P, PF, tables, trace, jitter_rng, repair_rng, res, step, reset, ext)
-        _kernel_called.add(ext is None)
+    else:
+        rc = _tk.timeline(P, PF, tables, trace, jitter_rng, repair_rng, res, step, reset, ext)
     if jitter_rng is _UNDRAWN or repair_rng is _UNDRAWN:
         _check_undrawn()
     if rc == -2:  # pragma: no cover - an internal error
