@@ -225,6 +225,12 @@ extended = kernel(_extended)
 _noticed: set = set()  # the variants :func:`notice_first_compile` has looked at in this process
 
 
+def variant_signature(extended: bool):
+    """A test of a compiled signature of :func:`timeline` (for :func:`~spare_mc._kernels.cache.compiled_or_cached`):
+    whether it is the extended variant's (``extended``) or the basic one's (its last argument's type is ``None``)."""
+    return lambda sig: isinstance(sig[-1], types.NoneType) != extended
+
+
 def notice_first_compile(ext) -> bool:
     """Before a first call of :func:`timeline` in variant ``ext``: tell the user once if it compiles (about 11 s for
     the basic variant and 33 s for the extended one from an empty cache on 2 cores, without ReCtlr, 2026-12-07; see
@@ -235,7 +241,7 @@ def notice_first_compile(ext) -> bool:
         return False
     _noticed.add(basic)
     tell_if_compiling("the timeline kernel" if basic else "the timeline kernel (its extended variant)",
-                      11 if basic else 33, timeline, lambda sig: isinstance(sig[-1], types.NoneType) == basic)
+                      11 if basic else 33, timeline, variant_signature(not basic))
     return True
 
 

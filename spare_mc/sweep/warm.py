@@ -25,8 +25,6 @@ import sys
 import tempfile
 import time
 
-from numba import types
-
 from .._kernels import cache as _cache
 from .._kernels import rectlr, wipeout
 from .._kernels import timeline as tk
@@ -67,7 +65,7 @@ def _cached(quantity: str) -> bool:
     """Whether the main kernels of ``quantity``'s tasks are in numba's cache (or compiled in this process)."""
     if quantity == "ttt":  # the basic variant, which sweeps of the paper's model run (an options study's
         # extended variant in the cache says nothing about it)
-        return (_cache.compiled_or_cached(tk.timeline, lambda sig: isinstance(sig[-1], types.NoneType))
+        return (_cache.compiled_or_cached(tk.timeline, tk.variant_signature(False))
                 and _cache.compiled_or_cached(tk.live_state))
     if quantity == "overhead":
         return _cache.compiled_or_cached(rectlr.overhead_uniform)

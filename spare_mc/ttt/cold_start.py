@@ -34,8 +34,6 @@ import sys
 import tempfile
 import threading
 
-from numba import types
-
 from .._kernels import cache as _cache
 from .._kernels import timeline as _tk
 
@@ -62,7 +60,7 @@ _lock = threading.RLock()
 
 
 def _variant_cached(extended: bool) -> bool:
-    return _cache.compiled_or_cached(_tk.timeline, lambda sig: isinstance(sig[-1], types.NoneType) != extended)
+    return _cache.compiled_or_cached(_tk.timeline, _tk.variant_signature(extended))
 
 
 def _usable_cpus() -> int:
