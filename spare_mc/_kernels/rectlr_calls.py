@@ -17,7 +17,8 @@ processes at once (:mod:`spare_mc.ttt.cold_start`).
 
 The price, measured (2026-12-07, 2 cores, alternated with the direct calls): a paper SPARe job 1.63 against 1.61
 ms (fastest of 5 batches of 100 jobs; ~3,000 calls a job through a pointer, which LLVM can no longer inline), every
-kind of job of ``benchmarks/bench_options_revision.py`` 0.93-1.01x, median 0.98x. The conversion is cheap only
+kind of job of ``benchmarks/bench_options_revision.py`` 0.95-1.01x, median 0.97x (Rep+CKPT 0.96x: about 20 us a
+job converting and typing the two arguments). The conversion is cheap only
 because :class:`_FirstClass` keeps what numba asks of it at every call (the compile result and the two addresses:
 70 us a job through numba's own lookups, which hash the whole signature).
 

@@ -158,8 +158,8 @@ Compilation (each function has one signature and is cached)
   :func:`~spare_mc._kernels.job_steps.rejoin` and :func:`~spare_mc._kernels.ckpt_restart.wipeout` call them
   through ``red``. So the kernel compiles without ReCtlr (a first CKPT-only or Rep+CKPT job never compiles it, and
   a first SPARe job compiles the two in two processes at once: :mod:`spare_mc.ttt.cold_start`), at the price of
-  a call through a pointer per detection (about 1% on a SPARe job; 0.93-1.01x across the kinds of jobs of
-  ``benchmarks/bench_options_revision.py``, 2026-12-07). The kernel no longer builds SPARe's fully
+  a call through a pointer per detection (about 2% on a SPARe job; 0.95-1.01x, median 0.97x, across the kinds of jobs
+  of ``benchmarks/bench_options_revision.py``, 2026-12-07). The kernel no longer builds SPARe's fully
   live state itself: given none (``live0`` with no columns), a SPARe job returns -1, and the caller
   (:func:`spare_mc.ttt.run._run_us`) always gives one.
 - Places that take failures rarely call :func:`~spare_mc._kernels.failure_source.take_until` (one compiled copy)
