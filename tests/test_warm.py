@@ -10,6 +10,7 @@ import pytest
 import spare_mc
 from spare_mc.sweep import warm
 from spare_mc.sweep.spec import SweepSpec
+from spare_mc.sweep.tasks import kernel_key
 
 _SPEC = """
 [sweep]
@@ -86,6 +87,33 @@ def test_a_failing_sweep_does_not_stop_the_others_in_a_warm_up_process(monkeypat
     with pytest.raises(SystemExit) as info:
         warm._run(json.dumps({"wipeout": [bad, _SPEC]}))
     assert info.value.code == 1
-    assert sorted(ran) == ["block", "cyclic"]  # the good sweep ran, one point per layout
+    # the good sweep ran, one point per layout and wipe-out kernel (kernel_key)
+    assert sorted(ran) == ["block", "block", "cyclic"]
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "quantity" in err
+
+
+def test_the_warm_up_runs_a_point_of_every_kernel_the_sweep_runs(monkeypatch):
+    """N and r are numeric, yet they choose the wipe-out kernel: the warm-up runs the first point of each
+    (layout, kernel), so every kernel of the sweep is compiled (one point per layout left three of the quick
+    masked sweep's six kernels to its dask workers)."""
+    spec = SweepSpec.from_toml(_SPEC.replace("[12, 16]", "[12, 600]").replace('"block"]', '"block", "random"]'))
+    firsts = {}
+    for i, p in spec.points():
+        firsts.setdefault((p["layout"], kernel_key("wipeout", p)), i)
+    assert set(firsts) == {("cyclic", "cyclic-window"), ("cyclic", "cyclic-unit"), ("block", "order"),
+                           ("block", "partition"), ("block", "sequential"), ("random", "fresh")}
+    ran = []
+    monkeypatch.setattr(warm, "run_task", lambda q, seed, idx, params, a, b, lenient: ran.append(idx))
+    warm._run_spec("wipeout", spec)
+    assert ran == sorted(firsts.values())  # each the first point of its kind, in the sweep's order
+
+
+def test_kernel_key_names_the_timeline_variant():
+    spec = SweepSpec.from_toml(_SPEC.replace('quantity = "wipeout"', 'quantity = "ttt"').replace(
+        'layout = ["cyclic", "block"]', 'strategy = ["ckpt"]\ndetection = ["allreduce", "immediate"]').replace(
+        "r = [2, 3]", "r = [1]"))
+    keys = {p["detection"]: kernel_key("ttt", p) for _, p in spec.points()}
+    assert keys == {"allreduce": "basic", "immediate": "extended"}
+    overhead = SweepSpec.from_toml(_SPEC.replace('quantity = "wipeout"', 'quantity = "overhead"'))
+    assert {kernel_key("overhead", p) for _, p in overhead.points()} == {None}  # one driver per failure model

@@ -17,12 +17,13 @@ from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.seeding import trace_seed_sequence
 from .._lib.version import __version__
 from ..mc.reorder import overhead_mc
-from ..mc.survivability import wipeout_mc
-from ..ttt.run import run_timeline
+from ..mc.survivability import uniform_order_kernel, wipeout_mc
+from ..model.failures import UniformOrder
+from ..ttt.run import needs_extended, run_timeline
 from .spec import SweepSpec, point_model
 from .storage import OUTPUTS, summarize
 
-__all__ = ["assemble_dataset", "part_check", "run_task"]
+__all__ = ["assemble_dataset", "kernel_key", "part_check", "run_task"]
 
 
 def run_task(quantity: str, seed: int, idx: tuple, params: dict, rep_start: int, rep_stop: int,
@@ -69,6 +70,25 @@ def run_task(quantity: str, seed: int, idx: tuple, params: dict, rep_start: int,
             outs["remote_fallbacks"][j] = run.remote_fallbacks
             outs["async_slowdown_s"][j] = run.async_slowdown_s
     return outs
+
+
+def kernel_key(quantity: str, params: dict, lenient: tuple = ()):
+    """What, besides a point's non-numeric parameters, chooses the compiled code its tasks run (numeric values
+    change no compiled type, but some choose the kernel): the wipe-out kernel of uniform failure order
+    (:func:`~spare_mc.mc.survivability.uniform_order_kernel`: the layout's kind, ``N`` and ``r`` choose among
+    its six), the timeline's variant (``"extended"`` or ``"basic"``: :func:`~spare_mc.ttt.run.needs_extended`), or
+    ``None``. :func:`spare_mc.sweep.warm.warm_up` runs one point per key and combination of non-numeric parameters,
+    so that it compiles every kernel the sweep runs."""
+    model = point_model(quantity, params, lenient, check_layout=False)
+    if quantity == "wipeout":
+        lay, failures, _ = model
+        if failures is None or isinstance(failures, UniformOrder):
+            return uniform_order_kernel(lay, "auto", params["layout"] == "random",
+                                        failures is not None and failures.with_replacement)
+        return None
+    if quantity == "ttt":
+        return "extended" if needs_extended(model) else "basic"
+    return None
 
 
 def assemble_dataset(spec: SweepSpec, results: dict):

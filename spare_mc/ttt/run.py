@@ -465,9 +465,7 @@ class _JobPlan:
         self.holders, self.units = _prepared(cfg)
         if cfg.strategy == "spare":  # a first SPARe job: the kernel's variant compiles in a second process while this
             # one compiles ReCtlr (``log``: the plan of a failure log's jobs, whose source needs the extended variant)
-            P = _kernel_params(cfg)[0].copy()
-            P[_tk.P_SOURCE] = _tk.SRC_LOG if log else _tk.SRC_UNITS if cfg.failures is not None else _tk.SRC_SYSTEM
-            _cold.start(_tk.variant(P) is not None)
+            _cold.start(needs_extended(cfg, log))
         self.live0 = _live_state(self.holders) if cfg.strategy == "spare" and self.holders is not None else None
         race = cfg.failures is not None and cfg.unit_race
         self.per_draw = 8 if cfg.failures is not None and not race else 16
@@ -475,6 +473,14 @@ class _JobPlan:
         if cfg.failures is not None and not race:  # a lifetime per unit at the start
             length += self.units.uscale_us.size
         self.trace_length = length
+
+
+def needs_extended(cfg: TimelineConfig, log: bool = False) -> bool:
+    """Whether the jobs of ``cfg`` run the timeline kernel's extended variant (``log``: a failure log's jobs, whose
+    source always needs it), the basic one otherwise (see "Compilation" in :mod:`spare_mc._kernels.timeline`)."""
+    P = _kernel_params(cfg)[0].copy()
+    P[_tk.P_SOURCE] = _tk.SRC_LOG if log else _tk.SRC_UNITS if cfg.failures is not None else _tk.SRC_SYSTEM
+    return _tk.variant(P) is not None
 
 
 @functools.lru_cache(maxsize=64)
