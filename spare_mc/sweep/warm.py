@@ -143,7 +143,7 @@ def warm_up(specs, *, processes: int | None = None, log=None) -> float:
 
 def _run(payload: str) -> None:
     """In a warm-up process: one replication of up to :data:`MAX_POINTS` points of each sweep of ``payload``
-    (``{quantity: [spec TOML, ...]}``), one per combination of its non-numeric parameters. A sweep that fails does
+    (``{quantity: [spec TOML, ...]}``), one per kernel it runs (:func:`_run_spec`). A sweep that fails does
     not stop the others; the process then exits with status 1 and the last failure's message on standard error."""
     failed = None
     for quantity, texts in json.loads(payload).items():
