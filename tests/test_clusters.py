@@ -6,6 +6,7 @@ import json
 import math
 import re
 
+import numpy as np
 import pytest
 from conftest import ALPHA
 from scipy import stats
@@ -211,3 +212,38 @@ def test_modern_checkpointing_row_beats_the_blocking_saves_on_the_same_traces():
     assert gap > 5 * (row["effective"]["se"] ** 2 + base.effective.se ** 2) ** 0.5
     assert row["checkpointing"]["memory_copies"] == 2 and row["checkpointing"]["ckpt_async"] is True
     assert "first_order" not in row
+
+
+def test_the_study_runs_its_rows_in_rounds_with_the_runs_of_one_call_per_row(monkeypatch):
+    """llama3_study runs replications in rounds, every row in turn (so that a round's failure traces stay cached
+    for all rows): each row's jobs are exactly those of one effective_training_time call, and its estimate too."""
+    from spare_mc.analyses import clusters
+
+    monkeypatch.setattr(clusters, "_ROUND_REPS", 3)  # 7 replications: rounds of 3, 3 and 1
+    preset = llama3_405b().replace(n_steps=llama3_405b().n_steps // 20)  # a short job: fewer events
+    rows = [(preset, {}), (preset.replace(save_s=10.0), {}), (preset.replace(shape=0.78), {}),
+            (preset, {"detection": "immediate", "final_checkpoint": True, "ckpt_failure": "completes"})]
+    lines = []
+    done = clusters._rows_in_rounds(rows, 7, np.random.SeedSequence(5), lines.append)
+    assert lines == [f"replications {a}-{b} of 4 rows" for a, b in ((0, 2), (3, 5), (6, 6))]
+    for (p, kw), got in zip(rows, done):
+        one = effective_training_time(p, reps=7, rng=5, **kw)
+        assert got.to_dict().keys() == one.to_dict().keys()
+        a, b = got.to_dict(), one.to_dict()
+        a.pop("elapsed_s"), b.pop("elapsed_s")
+        assert a == b
+
+
+def test_the_study_shares_one_root_seed_across_its_rows_whatever_rng_is():
+    """Every row runs on the same replication seeds (common random numbers), also for a Generator, which used to
+    be advanced by each row, and its results are those of the root drawn from it; too many replications for the
+    rows' results kept in memory are refused before any work."""
+    d = llama3_study(reps=2, rng=np.random.default_rng(7), save_values=(60.0,), restart_values=(600.0,),
+                     shapes=(0.78,), t0_factors=(2.0,))
+    roots = {d["central"]["rng_root"], d["modern"]["rng_root"], d["grid"][0]["rng_root"],
+             d["shapes"][0]["rng_root"], d["t0"][0]["rng_root"], d["settings"]["rng_root"]}
+    assert len(roots) == 1
+    # the central row and the identical grid row (save 60 s, restart 600 s) ran the same jobs
+    assert d["grid"][0]["effective"] == d["central"]["effective"]
+    with pytest.raises(UsageValueError, match=r"the results of 6 rows of 10,000,000,000 time-to-train jobs"):
+        llama3_study(reps=10**10, save_values=(60.0,), restart_values=(600.0,), shapes=(0.78,), t0_factors=(2.0,))

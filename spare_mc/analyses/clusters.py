@@ -55,13 +55,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._lib.resources import check_memory
+from .._lib.seeding import root_seed_sequence, root_text
 from .._lib.validation import UsageTypeError, UsageValueError, as_float, as_int, check_unique, reject_unknown
 from ..model.domain_rates import SNAPSHOT_GPUS, SNAPSHOT_H, SNAPSHOT_UNEXPECTED
 from ..stats import MCEstimate, compare, ratio_estimate
 from ..theory.closed_forms import availability
 from ..ttt.config import TimelineConfig
+from ..ttt.results import TTTResult
+from ..ttt.run import RUN_BYTES, simulate_ttt
 from ..ttt.theory import classical_expected_ttt_s, is_classical
-from ..ttt.run import simulate_ttt
 from .phase import checkpointing
 
 __all__ = ["ClusterPreset", "RootCause", "LLAMA3_ROOT_CAUSES", "LLAMA3_SOURCE", "REPORTED_EFFECTIVE",
@@ -429,7 +432,50 @@ def effective_training_time(preset: ClusterPreset | None = None, *, reps: int = 
     cfg = preset.timeline_config("ckpt", **overrides)
     t_start = time.perf_counter()
     res = simulate_ttt(cfg, reps, rng=rng)
-    elapsed = time.perf_counter() - t_start
+    return _effective(preset, res, time.perf_counter() - t_start)
+
+
+#: Replications per round of :func:`_rows_in_rounds`: the failure traces of a round stay in the process's trace cache
+#: (:data:`spare_mc.ttt.run.TRACE_CACHE_BYTES`, 48 MB) while every row runs them if each is at most 192 KB (the Llama 3
+#: preset's are 64 KB: 4,096 draws).
+_ROUND_REPS = 256
+
+
+def _rows_in_rounds(rows, reps: int, root, log) -> list:
+    """:func:`effective_training_time` of every row ``(preset, overrides)`` on the replications ``0 .. reps - 1`` of
+    the root seed ``root`` (a ``SeedSequence``), run in rounds of :data:`_ROUND_REPS` replications, each round by every
+    row in turn.
+
+    The rows' jobs share their failure traces (common random numbers: under system-level failures a trace depends
+    on the replication's seed, ``N``, the MTBF and the shape only), and the process keeps a trace for the next job
+    that asks for it (:func:`spare_mc.ttt.run._job_trace`). Row after row, 1,000 replications each, every job drew
+    its trace again: the cache holds 750 of the Llama 3 preset's, and a row's first replications were gone by the
+    time the next row asked (1.9 s of the study's 8.5 s, 2026-12-07). The runs are the same as one
+    :func:`~spare_mc.simulate_ttt` call per row (replication ``i``'s seed does not depend on the call); a row's
+    ``elapsed_s`` is the sum of its rounds."""
+    cfgs = [p.timeline_config("ckpt", **kw) for p, kw in rows]
+    # every row's runs are kept until the last round (one row's at a time before): refused before any work when
+    # they would not fit
+    check_memory(len(rows) * reps * RUN_BYTES, f"the results of {len(rows)} rows of {reps:,} time-to-train jobs "
+                 f"(about {RUN_BYTES} bytes each)", "fewer replications")
+    runs: list = [[] for _ in rows]
+    elapsed = [0.0] * len(rows)
+    for start in range(0, reps, _ROUND_REPS):
+        m = min(_ROUND_REPS, reps - start)
+        for j, cfg in enumerate(cfgs):
+            t = time.perf_counter()
+            runs[j].extend(simulate_ttt(cfg, m, rng=root, first_rep=start).runs)
+            elapsed[j] += time.perf_counter() - t
+        log(f"replications {start}-{start + m - 1} of {len(rows)} rows")
+    text = root_text(root)
+    return [_effective(p, TTTResult(cfg, tuple(r), text, 0), e)
+            for (p, _), cfg, r, e in zip(rows, cfgs, runs, elapsed)]
+
+
+def _effective(preset: ClusterPreset, res: TTTResult, elapsed: float) -> EffectiveTime:
+    """The :class:`EffectiveTime` of the CKPT-only jobs ``res`` of ``preset`` (see :func:`effective_training_time`)
+    that took ``elapsed`` seconds."""
+    cfg = res.config
     ttt = np.array([r.ttt_s for r in res.runs])
     part = {k: np.array([r.breakdown_s[k] for r in res.runs]) for k in ("useful", "allreduce", *SHARES)}
     eff = ratio_estimate(part["useful"] + part["allreduce"], ttt, name="effective_training_time", support="unit")
@@ -445,17 +491,26 @@ def effective_training_time(preset: ClusterPreset | None = None, *, reps: int = 
     return EffectiveTime(cfg, eff, shares, running, per, first, res.n_capped, res.root_entropy, elapsed, counts)
 
 
-def _classical_check(preset, reps, rng, alpha=1e-4) -> dict:
-    """The preset under the classical rules (failures detected at once, interrupting a save in progress; a
-    checkpoint after the last segment too):
-    its simulated effective time against Daly's exact ``T0 / E[T_w]``
-    (:func:`spare_mc.ttt.theory.classical_expected_ttt_s`); only exponential failures have that closed form."""
-
+def _check_exponential(preset) -> None:
     if preset.shape != 1.0:
         raise UsageValueError(f"the classical check needs exponential failures (`shape` = 1), got "
                               f"shape={preset.shape}")
-    res = effective_training_time(preset, reps=reps, rng=rng, detection="immediate", final_checkpoint=True,
-                                  ckpt_failure="completes")
+
+
+#: The classical rules on top of a preset (:func:`_classical_check`): failures detected at once, interrupting a save in
+#: progress; a checkpoint after the last segment too.
+_CLASSICAL_OVERRIDES = {"detection": "immediate", "final_checkpoint": True, "ckpt_failure": "completes"}
+
+
+def _classical_check(preset, reps, rng, alpha=1e-4, done=None) -> dict:
+    """The preset under the classical rules (failures detected at once, interrupting a save in progress; a
+    checkpoint after the last segment too):
+    its simulated effective time against Daly's exact ``T0 / E[T_w]``
+    (:func:`spare_mc.ttt.theory.classical_expected_ttt_s`); only exponential failures have that closed form.
+    ``done``: the :class:`EffectiveTime` of those jobs, if already run (:func:`llama3_study`)."""
+
+    _check_exponential(preset)
+    res = effective_training_time(preset, reps=reps, rng=rng, **_CLASSICAL_OVERRIDES) if done is None else done
     cfg = res.config
     if not is_classical(cfg):
         raise UsageValueError("the preset's classical variant breaks a classical rule (spare_mc.ttt.theory."
@@ -467,15 +522,19 @@ def _classical_check(preset, reps, rng, alpha=1e-4) -> dict:
             "p_value": c.p_value, "alpha": alpha, "consistent": c.consistent}
 
 
-def _modern_row(preset, reps, rng, log) -> dict:
+def _modern_overrides(preset) -> dict:
+    return {**checkpointing("modern", preset.save_s, preset.restart_s), "ckpt_failure": "completes"}
+
+
+def _modern_row(preset, reps, rng, log, done=None) -> dict:
     """The central preset with checkpointing as practised today (:func:`spare_mc.analyses.phase.checkpointing` "modern": copies
     in two groups' CPU memory at ``T_s / 10``, every fifth checkpoint saved remotely in the background, the restart
     split into ``T_r - T_s`` and a load of ``T_s``), on the same failure traces. A failure during a save no longer
     makes it unusable (``ckpt_failure="completes"``): a background save is usable once complete, a memory copy at
-    once."""
+    once. ``done``: the :class:`EffectiveTime` of those jobs, if already run (:func:`llama3_study`)."""
 
-    kw = {**checkpointing("modern", preset.save_s, preset.restart_s), "ckpt_failure": "completes"}
-    res = effective_training_time(preset, reps=reps, rng=rng, **kw)
+    kw = _modern_overrides(preset)
+    res = effective_training_time(preset, reps=reps, rng=rng, **kw) if done is None else done
     row = res.to_dict()
     row.pop("first_order")  # the availability model of blocking remote saves does not describe this job
     row["checkpointing"] = kw
@@ -505,7 +564,8 @@ def llama3_study(*, reps: int = 1000, rng=0, save_values=(10.0, 60.0, 300.0),
     of the preset), ``grid`` (every ``save_s x restart_s``), ``shapes`` (the central times under other Weibull
     shapes), ``t0`` (the central job ``t0_factors`` times as long: edge effects), ``classical`` (the classical
     variant against Daly's exact value), ``reported`` and ``settings``. Every row shares the root seed ``rng``
-    (common random numbers).
+    (common random numbers; one root drawn from it, also when it is a ``Generator`` or ``None``), and the rows run
+    their replications in rounds (:func:`_rows_in_rounds`), so that each failure trace is drawn once for them all.
     """
     reps, lists = _study_iv(reps, save_values=save_values, restart_values=restart_values, shapes=shapes,
                             t0_factors=t0_factors)
@@ -513,22 +573,31 @@ def llama3_study(*, reps: int = 1000, rng=0, save_values=(10.0, 60.0, 300.0),
     preset = llama3_405b()
     t_start = time.perf_counter()
 
-    def run(p, what):
-        row = effective_training_time(p, reps=reps, rng=rng).to_dict()
-        e = row["effective"]
-        log(f"{what}: effective {e['mean']:.4f} [{e['ci95'][0]:.4f}, {e['ci95'][1]:.4f}]")
-        return row
-
-    central = run(preset, "central")
-    modern = _modern_row(preset, reps, rng, log)
-    grid = [run(preset.replace(save_s=s, restart_s=r), f"save {s:g} s, restart {r:g} s")
-            for s in lists["save_values"] for r in lists["restart_values"]]
-    shape_rows = [run(preset.replace(shape=k), f"shape {k:g}") for k in lists["shapes"]]
-    t0_rows = [run(preset.replace(n_steps=max(1, round(f * preset.n_steps))), f"T0 x {f:g}")
+    _check_exponential(preset)  # the classical check's closed form, before any work
+    root = root_seed_sequence(rng)  # one root for every row, whatever rng is (a Generator would advance per row)
+    grid_rows = [(preset.replace(save_s=s, restart_s=r), f"save {s:g} s, restart {r:g} s")
+                 for s in lists["save_values"] for r in lists["restart_values"]]
+    shape_rows = [(preset.replace(shape=k), f"shape {k:g}") for k in lists["shapes"]]
+    t0_rows = [(preset.replace(n_steps=max(1, round(f * preset.n_steps))), f"T0 x {f:g}")
                for f in lists["t0_factors"]]
-    classical = _classical_check(preset, reps, rng)
+    plain = [(preset, "central"), *grid_rows, *shape_rows, *t0_rows]
+    done = _rows_in_rounds([(p, {}) for p, _ in plain] + [(preset, _modern_overrides(preset)),
+                                                          (preset, _CLASSICAL_OVERRIDES)], reps, root, log)
+
+    def row(i):
+        d = done[i].to_dict()
+        e = d["effective"]
+        log(f"{plain[i][1]}: effective {e['mean']:.4f} [{e['ci95'][0]:.4f}, {e['ci95'][1]:.4f}]")
+        return d
+
+    central = row(0)
+    modern = _modern_row(preset, reps, root, log, done=done[len(plain)])
+    grid = [row(1 + i) for i in range(len(grid_rows))]
+    shapes = [row(1 + len(grid_rows) + i) for i in range(len(shape_rows))]
+    t0 = [row(1 + len(grid_rows) + len(shape_rows) + i) for i in range(len(t0_rows))]
+    classical = _classical_check(preset, reps, root, done=done[len(plain) + 1])
     log(f"classical rules: {classical['mean']:.4f} vs Daly's exact {classical['exact']:.4f}")
-    return {"preset": preset.to_dict(), "central": central, "modern": modern, "grid": grid, "shapes": shape_rows, "t0": t0_rows,
+    return {"preset": preset.to_dict(), "central": central, "modern": modern, "grid": grid, "shapes": shapes, "t0": t0,
             "classical": classical,
             "reported": {"effective": REPORTED_EFFECTIVE, "claim": "more than 90% effective training time"},
             "definition": "effective training time = (useful compute + all-reduce) / wall clock of the CKPT-only "

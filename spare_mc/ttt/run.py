@@ -208,7 +208,7 @@ def _job_trace(cfg: TimelineConfig, seed_seq: np.random.SeedSequence, length: in
 
 
 #: Memory of one TimelineRun with its raw results (measured: about 1.4 KB; rounded up).
-_RUN_BYTES = 2048
+RUN_BYTES = 2048
 
 _EMPTY_I = np.zeros(0, dtype=np.int64)
 _EMPTY_F = np.zeros(0, dtype=np.float64)
@@ -678,7 +678,7 @@ def simulate_ttt(cfg: TimelineConfig, reps: int, *, rng=None, first_rep: int = 0
         raise UsageTypeError(f"`cfg` must be a TimelineConfig, got {type(cfg).__name__}")
     reps = as_int(reps, "reps", min_value=1)
     first_rep = as_int(first_rep, "first_rep", min_value=0)
-    check_memory(reps * _RUN_BYTES, f"the results of {reps:,} time-to-train jobs (about {_RUN_BYTES} bytes each)",
+    check_memory(reps * RUN_BYTES, f"the results of {reps:,} time-to-train jobs (about {RUN_BYTES} bytes each)",
                  "fewer replications")
     root = root_seed_sequence(rng)
     runs = tuple(run_timeline(cfg, trace_seed_sequence(root, cfg.n_groups, i))
