@@ -11,7 +11,7 @@ import pytest
 from conftest import ALPHA
 from scipy import stats
 
-from spare_mc import UsageTypeError, UsageValueError
+from spare_mc import UsageTypeError, UsageValueError, set_options
 from spare_mc.analyses.clusters import (LLAMA3_ROOT_CAUSES, REPORTED_EFFECTIVE, ClusterPreset, effective_training_time,
                                         llama3_405b, llama3_study, report_verdict)
 from spare_mc.cli import main
@@ -245,5 +245,7 @@ def test_the_study_shares_one_root_seed_across_its_rows_whatever_rng_is():
     assert len(roots) == 1
     # the central row and the identical grid row (save 60 s, restart 600 s) ran the same jobs
     assert d["grid"][0]["effective"] == d["central"]["effective"]
-    with pytest.raises(UsageValueError, match=r"the results of 6 rows of 10,000,000,000 time-to-train jobs"):
-        llama3_study(reps=10**10, save_values=(60.0,), restart_values=(600.0,), shapes=(0.78,), t0_factors=(2.0,))
+    # 6 rows of 300 jobs kept (3.7 MB) do not fit a 1-MB budget, though one round's 256 jobs (0.5 MB) would
+    with set_options(max_memory=2**20), pytest.raises(UsageValueError, match=r"the results of 6 rows of 300 "
+                                                                               r"time-to-train jobs"):
+        llama3_study(reps=300, save_values=(60.0,), restart_values=(600.0,), shapes=(0.78,), t0_factors=(2.0,))

@@ -436,8 +436,8 @@ def effective_training_time(preset: ClusterPreset | None = None, *, reps: int = 
 
 
 #: Replications per round of :func:`_rows_in_rounds`: the failure traces of a round stay in the process's trace cache
-#: (:data:`spare_mc.ttt.run.TRACE_CACHE_BYTES`, 48 MB) while every row runs them if each is at most 192 KB (the Llama 3
-#: preset's are 64 KB: 4,096 draws).
+#: (:data:`spare_mc.ttt.run.TRACE_CACHE_BYTES`, 48 MB) while the rows that share them run, if each is at most 192 KB
+#: (the Llama 3 preset's are 64 KB: 4,096 draws).
 _ROUND_REPS = 256
 
 
@@ -449,10 +449,11 @@ def _rows_in_rounds(rows, reps: int, root, log) -> list:
     The rows' jobs share their failure traces (common random numbers: under system-level failures a trace depends
     on the replication's seed, ``N``, the MTBF and the shape only), and the process keeps a trace for the next job
     that asks for it (:func:`spare_mc.ttt.run._job_trace`). Row after row, 1,000 replications each, every job drew
-    its trace again: the cache holds 750 of the Llama 3 preset's, and a row's first replications were gone by the
+    its trace again: the cache holds 768 of the Llama 3 preset's, and a row's first replications were gone by the
     time the next row asked (1.9 s of the study's 8.5 s, 2026-12-07). The runs are the same as one
-    :func:`~spare_mc.simulate_ttt` call per row (replication ``i``'s seed does not depend on the call); a row's
-    ``elapsed_s`` is the sum of its rounds."""
+    :func:`~spare_mc.simulate_ttt` call per row (replication ``i``'s seed does not depend on the call). A row's
+    ``elapsed_s`` is the sum of its rounds; the first row that asks for a trace pays for drawing it. Rows that share
+    their traces should come one after another (the traces of a round are then all used before others come)."""
     cfgs = [p.timeline_config("ckpt", **kw) for p, kw in rows]
     # every row's runs are kept until the last round (one row's at a time before): refused before any work when
     # they would not fit
@@ -580,24 +581,28 @@ def llama3_study(*, reps: int = 1000, rng=0, save_values=(10.0, 60.0, 300.0),
     shape_rows = [(preset.replace(shape=k), f"shape {k:g}") for k in lists["shapes"]]
     t0_rows = [(preset.replace(n_steps=max(1, round(f * preset.n_steps))), f"T0 x {f:g}")
                for f in lists["t0_factors"]]
-    plain = [(preset, "central"), *grid_rows, *shape_rows, *t0_rows]
-    done = _rows_in_rounds([(p, {}) for p, _ in plain] + [(preset, _modern_overrides(preset)),
-                                                          (preset, _CLASSICAL_OVERRIDES)], reps, root, log)
+    # the rows that share their failure traces first, then the other shapes', so that a round's shared traces are
+    # used by all of their rows before the other shapes' traces come into the cache
+    rows = {"central": (preset, {}), **{what: (p, {}) for p, what in grid_rows + t0_rows},
+            "modern": (preset, _modern_overrides(preset)), "classical": (preset, _CLASSICAL_OVERRIDES),
+            **{what: (p, {}) for p, what in shape_rows}}
+    done = dict(zip(rows, _rows_in_rounds(list(rows.values()), reps, root, log)))
 
-    def row(i):
-        d = done[i].to_dict()
+    def row(what):
+        d = done[what].to_dict()
         e = d["effective"]
-        log(f"{plain[i][1]}: effective {e['mean']:.4f} [{e['ci95'][0]:.4f}, {e['ci95'][1]:.4f}]")
+        log(f"{what}: effective {e['mean']:.4f} [{e['ci95'][0]:.4f}, {e['ci95'][1]:.4f}]")
         return d
 
-    central = row(0)
-    modern = _modern_row(preset, reps, root, log, done=done[len(plain)])
-    grid = [row(1 + i) for i in range(len(grid_rows))]
-    shapes = [row(1 + len(grid_rows) + i) for i in range(len(shape_rows))]
-    t0 = [row(1 + len(grid_rows) + len(shape_rows) + i) for i in range(len(t0_rows))]
-    classical = _classical_check(preset, reps, root, done=done[len(plain) + 1])
+    central = row("central")
+    modern = _modern_row(preset, reps, root, log, done=done["modern"])
+    grid = [row(what) for _, what in grid_rows]
+    shape_dicts = [row(what) for _, what in shape_rows]
+    t0_dicts = [row(what) for _, what in t0_rows]
+    classical = _classical_check(preset, reps, root, done=done["classical"])
     log(f"classical rules: {classical['mean']:.4f} vs Daly's exact {classical['exact']:.4f}")
-    return {"preset": preset.to_dict(), "central": central, "modern": modern, "grid": grid, "shapes": shapes, "t0": t0,
+    return {"preset": preset.to_dict(), "central": central, "modern": modern, "grid": grid, "shapes": shape_dicts,
+            "t0": t0_dicts,
             "classical": classical,
             "reported": {"effective": REPORTED_EFFECTIVE, "claim": "more than 90% effective training time"},
             "definition": "effective training time = (useful compute + all-reduce) / wall clock of the CKPT-only "

@@ -72,23 +72,47 @@ def run_task(quantity: str, seed: int, idx: tuple, params: dict, rep_start: int,
     return outs
 
 
-def kernel_key(quantity: str, params: dict, lenient: tuple = ()):
-    """What, besides a point's non-numeric parameters, chooses the compiled code its tasks run (numeric values
-    change no compiled type, but some choose the kernel): the wipe-out kernel of uniform failure order
-    (:func:`~spare_mc.mc.survivability.uniform_order_kernel`: the layout's kind, ``N`` and ``r`` choose among
-    its six), the timeline's variant (``"extended"`` or ``"basic"``: :func:`~spare_mc.ttt.run.needs_extended`), or
-    ``None``. :func:`spare_mc.sweep.warm.warm_up` runs one point per key and combination of non-numeric parameters,
-    so that it compiles every kernel the sweep runs."""
+def kernel_key(quantity: str, params: dict, lenient: tuple = ()) -> str:
+    """Which compiled kernel the tasks of a grid point run, as far as the point's numeric values choose it.
+
+    Numeric values change no compiled type, but some choose the kernel: ``N`` and ``r`` choose among the six
+    wipe-out kernels of uniform failure order. :func:`spare_mc.sweep.warm.warm_up` runs one point per combination
+    of this key and the point's non-numeric parameters, so that it compiles every kernel the sweep runs.
+
+    Parameters
+    ----------
+    quantity : {"wipeout", "overhead", "ttt"}
+    params : dict
+        The point's parameter values (:meth:`~spare_mc.sweep.spec.SweepSpec.points`), checked before the sweep
+        (:meth:`~spare_mc.sweep.spec.SweepSpec.check_points`).
+    lenient : tuple
+        The spec's :attr:`~spare_mc.sweep.spec.SweepSpec.lenient`.
+
+    Returns
+    -------
+    str
+        ``"wipeout"``: :func:`~spare_mc.mc.survivability.uniform_order_kernel`'s answer under uniform failure order,
+        else ``"events"`` (failures drawn in time); ``"overhead"``: ``"uniform"`` or ``"events"`` (ReCtlr's two
+        Monte Carlo drivers); ``"ttt"``: the timeline's variant, ``"basic"`` or ``"extended"``
+        (:func:`~spare_mc.ttt.run.needs_extended`).
+
+    Examples
+    --------
+    >>> base = {"layout": "cyclic", "failure_model": "uniform", "mtbf_s": None, "shape": 1.0}
+    >>> [kernel_key("wipeout", {**base, "n_groups": n, "r": r}) for n, r in ((600, 2), (600, 8), (12, 3))]
+    ['cyclic-unit', 'cyclic-window', 'cyclic-window']
+    """
     model = point_model(quantity, params, lenient, check_layout=False)
-    if quantity == "wipeout":
-        lay, failures, _ = model
-        if failures is None or isinstance(failures, UniformOrder):
-            return uniform_order_kernel(lay, "auto", params["layout"] == "random",
-                                        failures is not None and failures.with_replacement)
-        return None
     if quantity == "ttt":
         return "extended" if needs_extended(model) else "basic"
-    return None
+    lay, failures, _ = model
+    uniform = failures is None or isinstance(failures, UniformOrder)
+    if quantity == "overhead":
+        return "uniform" if uniform else "events"
+    if not uniform:
+        return "events"
+    return uniform_order_kernel(lay, "auto", params["layout"] == "random",
+                                failures is not None and failures.with_replacement)
 
 
 def assemble_dataset(spec: SweepSpec, results: dict):

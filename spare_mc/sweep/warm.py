@@ -8,14 +8,14 @@ same kernel at the same time. :func:`warm_up` compiles the families in separate 
 numba's on-disk cache, from which the run (this process, its dask workers, the phase map's processes) then loads
 them, and tells the user once that it is compiling and about how long it takes.
 
-Each process runs one replication of a few points of each of its sweeps: one point per combination of the sweep's
-non-numeric parameters and of :func:`~spare_mc.sweep.tasks.kernel_key` (numeric values change no compiled type, but
-some choose the kernel: ``N`` and ``r`` choose among the wipe-out kernels, an option's value the timeline's
-variant). Until 2026-12-07 it ran one point per non-numeric combination only, so the quick masked-failure sweep
-compiled three of its six kernels in its dask workers after the warm-up (about 4.5 s of a cold
-``spare-mc reproduce --quick``). It writes nothing but
-numba's cache and changes no result: a run draws its own numbers from its own seeds. A family already in the cache
-costs its process a second or two to load; when every family is cached, :func:`warm_up` starts no process. A
+Each process runs one replication of a few points of each of its sweeps (:func:`_kinds`): one point per
+combination of the sweep's non-numeric parameters and of :func:`~spare_mc.sweep.tasks.kernel_key`. Numeric values
+change no compiled type, but some choose the kernel: ``N`` and ``r`` choose among the wipe-out kernels. Until
+2026-12-07 it ran one point per non-numeric combination only, so the quick masked-failure sweep compiled three of
+its six kernels in its dask workers after the warm-up (about 4.5 s of a cold ``spare-mc reproduce --quick``), and a
+family counted as cached when any one of its kernels was. It writes nothing but numba's cache and changes no
+result: a run draws its own numbers from its own seeds. A family whose kernels are all in the cache
+(:func:`_cached`) starts no process. A
 process that fails is reported in one line and the run compiles what it needs itself, as it would have.
 """
 
@@ -45,9 +45,17 @@ COMPILE_S = {"ttt": 24.0, "overhead": 17.0, "wipeout": 14.0}
 MAX_POINTS = 64
 #: A warm-up process still running after this many seconds is stopped (the run then compiles what it lacks).
 WAIT_S = 900.0
-#: The wipe-out Monte Carlo's kernels (:mod:`spare_mc._kernels.wipeout`), one per kind of layout and order.
-_WIPEOUT_KERNELS = ("wipeout_generic", "wipeout_cyclic_window", "wipeout_cyclic_unit", "wipeout_partition",
-                    "wipeout_random_fresh", "wipeout_order_stat")
+#: The kernel each :func:`~spare_mc.sweep.tasks.kernel_key` of a wipe-out or overhead point names (the functions of
+#: :mod:`spare_mc._kernels.wipeout` and :mod:`spare_mc._kernels.rectlr`), which :func:`_cached` looks up.
+_KERNEL_OF = {("wipeout", "sequential"): (wipeout, "wipeout_generic"),
+              ("wipeout", "cyclic-window"): (wipeout, "wipeout_cyclic_window"),
+              ("wipeout", "cyclic-unit"): (wipeout, "wipeout_cyclic_unit"),
+              ("wipeout", "partition"): (wipeout, "wipeout_partition"),
+              ("wipeout", "fresh"): (wipeout, "wipeout_random_fresh"),
+              ("wipeout", "order"): (wipeout, "wipeout_order_stat"),
+              ("wipeout", "events"): (wipeout, "wipeout_events"),
+              ("overhead", "uniform"): (rectlr, "overhead_uniform"),
+              ("overhead", "events"): (rectlr, "overhead_events")}
 
 
 #: What a warm-up process runs: :func:`_run` on the sweeps it reads from its standard input. The directory that
@@ -65,16 +73,36 @@ def _families(specs) -> dict:
     return out
 
 
-def _cached(quantity: str) -> bool:
-    """Whether the main kernels of ``quantity``'s tasks are in numba's cache (or compiled in this process)."""
-    if quantity == "ttt":  # the basic variant, which sweeps of the paper's model run (an options study's
-        # extended variant in the cache says nothing about it)
-        return (_cache.compiled_or_cached(tk.timeline, tk.variant_signature(False))
-                and _cache.compiled_or_cached(tk.live_state))
-    if quantity == "overhead":
-        return _cache.compiled_or_cached(rectlr.overhead_uniform)
-    # a kernel per kind of layout: one of them cached means a run was here
-    return any(_cache.compiled_or_cached(getattr(wipeout, name)) for name in _WIPEOUT_KERNELS)
+def _cached(quantity: str, specs) -> bool:
+    """Whether every kernel that the sweeps ``specs`` (of ``quantity``) run is in numba's cache (or compiled in this
+    process): the kernel of each :func:`~spare_mc.sweep.tasks.kernel_key` of their points (:func:`_kinds`), for the
+    timeline its variant and, for SPARe, ReCtlr's initial state (``live_state``)."""
+    found = [(params, key) for sp in specs for _, params, key in _kinds(quantity, sp)]
+    if quantity == "ttt":
+        return (all(_cache.compiled_or_cached(tk.timeline, tk.variant_signature(key == "extended"))
+                    for key in {key for _, key in found})
+                and (all(p.get("strategy") != "spare" for p, _ in found) or _cache.compiled_or_cached(tk.live_state)))
+    kernels = {_KERNEL_OF[quantity, key] for _, key in found}
+    return all(_cache.compiled_or_cached(getattr(module, name)) for module, name in kernels)
+
+
+def _kinds(quantity: str, spec: SweepSpec) -> list:
+    """``[(idx, params, key), ...]``: the first point of each combination of ``spec``'s non-numeric parameters and
+    :func:`~spare_mc.sweep.tasks.kernel_key` ``key`` (at most :data:`MAX_POINTS`), in the sweep's order. The key is
+    computed once per combination of non-numeric parameters, ``N`` and ``r``, which are what choose a kernel."""
+    seen, keys, out = set(), {}, []
+    for idx, params in spec.points():
+        kind = tuple(sorted((k, v) for k, v in params.items() if isinstance(v, (str, bool)) or v is None))
+        at = (kind, params.get("n_groups"), params.get("r"))
+        if at not in keys:
+            keys[at] = kernel_key(quantity, params, spec.lenient)
+        if (kind, keys[at]) in seen:
+            continue
+        seen.add((kind, keys[at]))
+        out.append((idx, params, keys[at]))
+        if len(out) >= MAX_POINTS:
+            break
+    return out
 
 
 def _split(families: dict, n: int) -> list:
@@ -94,12 +122,20 @@ def warm_up(specs, *, processes: int | None = None, log=None) -> float:
     Returns the seconds it took (0.0 if everything was cached). ``log`` (default: standard error) gets one line
     before it compiles and one per process that failed. Ctrl-C stops the processes and propagates.
     """
-    families = {q: texts for q, texts in _families(specs).items() if not _cached(q)}
-    if not families:
-        return 0.0
+    by_quantity: dict = {}
+    for sp in specs:
+        by_quantity.setdefault(sp.quantity, []).append(sp)
     if log is None:
         def log(msg):
             print(msg, file=sys.stderr, flush=True)
+    try:
+        families = {q: [sp.to_toml() for sp in sps] for q, sps in by_quantity.items() if not _cached(q, sps)}
+    except Exception as exc:  # noqa: BLE001 -- a bug of kernel_key (the points were checked): said, not fatal
+        log(f"spare-mc: could not tell which kernels to compile ahead ({type(exc).__name__}: "
+            f"{' '.join(str(exc).split())}); the run compiles what it needs itself")
+        return 0.0
+    if not families:
+        return 0.0
     n = max(1, min(processes or os.cpu_count() or 1, len(families)))
     groups = _split(families, n)
     est = max(sum(COMPILE_S.get(q, 10.0) for q in g) for g in groups)
@@ -158,18 +194,6 @@ def _run(payload: str) -> None:
 
 
 def _run_spec(quantity: str, spec: SweepSpec) -> None:
-    """One replication of the first point of each combination of ``spec``'s non-numeric parameters and
-    :func:`~spare_mc.sweep.tasks.kernel_key` (at most :data:`MAX_POINTS`)."""
-    seen = set()
-    for idx, params in spec.points():
-        kind = tuple(sorted((k, v) for k, v in params.items() if isinstance(v, (str, bool)) or v is None))
-        try:
-            kind += (kernel_key(quantity, params, spec.lenient),)
-        except ValueError:  # a point the sweep refuses (its check_points says why, before any work): none to compile
-            continue
-        if kind in seen:
-            continue
-        seen.add(kind)
+    """One replication of each point of :func:`_kinds`."""
+    for idx, params, _ in _kinds(quantity, spec):
         run_task(quantity, spec.seed, idx, params, 0, 1, spec.lenient)
-        if len(seen) >= MAX_POINTS:
-            break
