@@ -66,10 +66,10 @@ _CHILD = ("import sys; sys.path.append({root!r}); from spare_mc.sweep.warm impor
 
 
 def _families(specs) -> dict:
-    """``{quantity: [spec TOML text, ...]}`` of the sweeps ``specs``."""
+    """``{quantity: [spec, ...]}`` of the sweeps ``specs``."""
     out: dict = {}
     for sp in specs:
-        out.setdefault(sp.quantity, []).append(sp.to_toml())
+        out.setdefault(sp.quantity, []).append(sp)
     return out
 
 
@@ -122,14 +122,11 @@ def warm_up(specs, *, processes: int | None = None, log=None) -> float:
     Returns the seconds it took (0.0 if everything was cached). ``log`` (default: standard error) gets one line
     before it compiles and one per process that failed. Ctrl-C stops the processes and propagates.
     """
-    by_quantity: dict = {}
-    for sp in specs:
-        by_quantity.setdefault(sp.quantity, []).append(sp)
     if log is None:
         def log(msg):
             print(msg, file=sys.stderr, flush=True)
     try:
-        families = {q: [sp.to_toml() for sp in sps] for q, sps in by_quantity.items() if not _cached(q, sps)}
+        families = {q: [sp.to_toml() for sp in sps] for q, sps in _families(specs).items() if not _cached(q, sps)}
     except Exception as exc:  # noqa: BLE001 -- a bug of kernel_key (the points were checked): said, not fatal
         log(f"spare-mc: could not tell which kernels to compile ahead ({type(exc).__name__}: "
             f"{' '.join(str(exc).split())}); the run compiles what it needs itself")
