@@ -20,7 +20,7 @@ from spare_mc._kernels import timeline as TK
 from spare_mc.testing import timeline_simpy
 from spare_mc.ttt.config import TimelineConfig as _Config
 from spare_mc.ttt.config import applicable
-from spare_mc.ttt.run import _kernel_params, _run_us, make_trace, run_timeline, simulate_ttt
+from spare_mc.ttt.run import _kernel_params, _run_us, make_trace, needs_extended, run_timeline, simulate_ttt
 
 
 def TimelineConfig(strategy, n_groups, **kw):
@@ -380,6 +380,24 @@ def test_variant_is_basic_only_without_extensions():
         Q = P.copy()
         Q[slot] = value
         assert TK.variant(Q) is TK.EXTENDED
+
+
+def test_needs_extended_says_what_the_kernel_params_choose():
+    """run.needs_extended (the warm-up's and the cold start's answer, which skips the derived durations) agrees
+    with the variant of the kernel's full parameters for every option that chooses it, each source included."""
+    from spare_mc.model.failures import PerGPU
+
+    configs = [TimelineConfig(s, 24, r=r, n_steps=50) for s, r in (("ckpt", 1), ("rep", 3), ("spare", 3))]
+    configs += [TimelineConfig("ckpt", 24, n_steps=50, **ext) if "detection" in ext else
+                TimelineConfig("rep", 24, r=3, n_steps=50, **ext) for ext in _EXTENSIONS]
+    configs.append(TimelineConfig("spare", 24, r=3, n_steps=50, failures=PerGPU(1e6), ckpt_period_s=600.0,
+                                  topology=sm.Topology(24 * 8, 24, gpus_per_node=8)))
+    for cfg in configs:
+        for log in (False, True):
+            P = _kernel_params(cfg)[0].copy()
+            P[TK.P_SOURCE] = TK.SRC_LOG if log else TK.SRC_UNITS if cfg.failures is not None else TK.SRC_SYSTEM
+            assert needs_extended(cfg, log) == (TK.variant(P) is not None), (cfg, log)
+    assert [needs_extended(c) for c in configs[:3]] == [False] * 3 and needs_extended(configs[-1])
 
 
 @pytest.mark.parametrize("strategy,r,jitter,modern", [("ckpt", 1, 0.05, False), ("rep", 3, 0.0, False),

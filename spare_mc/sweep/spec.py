@@ -357,17 +357,21 @@ def _failure_objects(params, n_groups, *, clocked, strict=True):
                              **extra)
 
 
-def point_model(quantity, params, lenient=(), *, check_layout=True, layouts_seen=None):
+def point_model(quantity, params, lenient=(), *, check_layout=True, layouts_seen=None, draw_random=True):
     """The objects a task runs (validates the parameters; ``lenient``: see :attr:`SweepSpec.lenient`).
 
     For the timeline, the holder table is built once to check that it exists (e.g. Sidon offsets); a run builds
     its own. ``check_layout=False`` skips that (a task: :meth:`SweepSpec.check_points` has checked every point
     before the sweep, and the run's own build raises the same error); ``layouts_seen``, a set, skips the tables
-    already checked (their parameters: strategy, layout, ``N``, ``r``; any point with a topology is checked)."""
+    already checked (their parameters: strategy, layout, ``N``, ``r``; any point with a topology is checked).
+    ``draw_random=False``: the layout of a wipe-out or overhead point is ``None`` when it is ``"random"`` (a new one
+    is drawn per trial; drawing one here compiles the sampler, which :func:`~spare_mc.sweep.tasks.kernel_key` does
+    not need)."""
     strict = "failure_model" not in lenient
     if quantity in ("wipeout", "overhead"):
 
-        lay = make_layout(params["layout"], params["n_groups"], params["r"], rng=0)
+        lay = (None if not draw_random and params["layout"] == "random"
+               else make_layout(params["layout"], params["n_groups"], params["r"], rng=0))
         failures, topo = _failure_objects(params, params["n_groups"], clocked=False, strict=strict)
         return lay, failures, topo
     kw = {k: v for k, v in params.items() if k in _TC_DEFAULTS}

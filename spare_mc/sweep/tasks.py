@@ -102,7 +102,7 @@ def kernel_key(quantity: str, params: dict, lenient: tuple = ()) -> str:
     >>> [kernel_key("wipeout", {**base, "n_groups": n, "r": r}) for n, r in ((600, 2), (600, 8), (12, 3))]
     ['cyclic-unit', 'cyclic-window', 'cyclic-window']
     """
-    model = point_model(quantity, params, lenient, check_layout=False)
+    model = point_model(quantity, params, lenient, check_layout=False, draw_random=False)
     if quantity == "ttt":
         return "extended" if needs_extended(model) else "basic"
     lay, failures, _ = model

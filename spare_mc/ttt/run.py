@@ -285,18 +285,13 @@ def _kernel_params(cfg: TimelineConfig):
         gset, ssize = _NO_SETS, _NO_SETS
     P[_tk.P_REP_COST] = REP_MASKED_COSTS[cfg.rep_masked_cost]
     P[_tk.P_PATCH_COST] = PATCH_COSTS[cfg.patch_cost]
-    P[_tk.P_STAY_DEAD] = cfg.restart_failures == "stay_dead"
-    P[_tk.P_RESTART_AGAIN] = cfg.restart_failures == "restart_again"
-    P[_tk.P_DETECT_IMMEDIATE] = cfg.detection == "immediate"
+    _variant_slots(cfg, P)
     P[_tk.P_FINAL_CKPT] = cfg.final_checkpoint
-    P[_tk.P_CKPT_POLICY] = CKPT_POLICIES[cfg.ckpt_policy]
-    P[_tk.P_REPAIR] = REPAIRS[cfg.repair]
     if cfg.repair != "none":
         P[_tk.P_REPAIR_US] = round(cfg.repair_s * _US)
         P[_tk.P_REJOIN_CKPT] = cfg.rejoin == "checkpoint"
         P[_tk.P_REJOIN_US] = round(cfg.rejoin_s * _US)
     P[_tk.P_CKPT_EVERY] = every if every else int(_tk.HORIZON_US)
-    P[_tk.P_CKPT_LOST] = cfg.ckpt_failure == "lost"
     P[_tk.P_LIVE_SCALING] = cfg.live_scaling
     P[_tk.P_LOAD_US] = round(cfg.load_s * _US)
     P[_tk.P_MEM_COPIES] = cfg.memory_copies
@@ -475,10 +470,25 @@ class _JobPlan:
         self.trace_length = length
 
 
+def _variant_slots(cfg: TimelineConfig, P: np.ndarray) -> None:
+    """Set the slots of ``P`` that choose the kernel's variant besides the source (what
+    :func:`spare_mc._kernels.timeline.variant` reads): restarts that stay dead or start again, immediate
+    detection, the checkpoint policy, repair, saves lost to a failure."""
+    P[_tk.P_STAY_DEAD] = cfg.restart_failures == "stay_dead"
+    P[_tk.P_RESTART_AGAIN] = cfg.restart_failures == "restart_again"
+    P[_tk.P_DETECT_IMMEDIATE] = cfg.detection == "immediate"
+    P[_tk.P_CKPT_POLICY] = CKPT_POLICIES[cfg.ckpt_policy]
+    P[_tk.P_REPAIR] = REPAIRS[cfg.repair]
+    P[_tk.P_CKPT_LOST] = cfg.ckpt_failure == "lost"
+
+
 def needs_extended(cfg: TimelineConfig, log: bool = False) -> bool:
     """Whether the jobs of ``cfg`` run the timeline kernel's extended variant (``log``: a failure log's jobs, whose
-    source always needs it), the basic one otherwise (see "Compilation" in :mod:`spare_mc._kernels.timeline`)."""
-    P = _kernel_params(cfg)[0].copy()
+    source always needs it), the basic one otherwise (see "Compilation" in :mod:`spare_mc._kernels.timeline`).
+    Reads only the options that choose it, not the config's derived durations (the theory checkpoint period
+    compiles the exact wipe-out law's kernels)."""
+    P = np.zeros(_tk.N_P, dtype=np.int64)
+    _variant_slots(cfg, P)
     P[_tk.P_SOURCE] = _tk.SRC_LOG if log else _tk.SRC_UNITS if cfg.failures is not None else _tk.SRC_SYSTEM
     return _tk.variant(P) is not None
 
