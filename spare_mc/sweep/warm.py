@@ -15,8 +15,8 @@ change no compiled type, but some choose the kernel: ``N`` and ``r`` choose amon
 its six kernels in its dask workers after the warm-up (about 4.5 s of a cold ``spare-mc reproduce --quick``), and a
 family counted as cached when any one of its kernels was. It writes nothing but numba's cache and changes no
 result: a run draws its own numbers from its own seeds. A family whose kernels are all in the cache
-(:func:`_cached`) starts no process. A
-process that fails is reported in one line and the run compiles what it needs itself, as it would have.
+(:func:`_cached`) starts no process. A process that fails is reported in one line and the run compiles what it
+needs itself, as it would have.
 """
 
 from __future__ import annotations
