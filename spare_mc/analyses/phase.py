@@ -46,12 +46,12 @@ import json
 import math
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 
 import numpy as np
 from scipy.stats import t as t_dist
 
+from .._lib.processes import each_in_processes
 from .._lib.provenance import software_versions
 from .._lib.resources import check_local_workers
 from .._lib.seeding import root_seed_sequence, root_text
@@ -578,22 +578,8 @@ def run_phase_study(study: PhaseStudy | None = None, *, progress=None, out_dir=N
             f"{row['winner']}{m}{'' if row['significant'] else ' (not significant)'} ({row['elapsed_s']:.1f} s)")
 
     todo = [c for c in cells if c not in done]
-    if workers == 1 or len(todo) <= 1:
-        for cell in todo:
-            finish(cell, run_phase_cell(study, *cell))
-    else:
-        import multiprocessing
-
-        with ProcessPoolExecutor(max_workers=min(workers, len(todo)),
-                                 mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(_cell_task, (study, cell)) for cell in todo]
-            try:
-                for fut in as_completed(futures):
-                    finish(*fut.result())
-            except BaseException:
-                for fut in futures:
-                    fut.cancel()
-                raise
+    for _, (cell, row) in each_in_processes(_cell_task, [(study, cell) for cell in todo], workers):
+        finish(cell, row)
     clusters = [{**cluster(g, gpus_per_group=study.gpus_per_group, per_gpu_mtbf_s=study.per_gpu_mtbf_s),
                  "r_ranges": {s: list(study.r_range(s, g)) for s in STRATEGIES}} for g in study.n_gpus]
     return {"rows": [done[c] for c in cells], "settings": {**study.to_dict(), "rng_root":
