@@ -157,6 +157,20 @@ def test_study_settings_are_validated():
         DomainStudy(levels=("shelf",))
 
 
+def test_study_rows_do_not_depend_on_the_workers():
+    """Blocks of rows (one N and level each) computed in two spawned processes: the same rows, in the same order,
+    as in this process, error rows and paired differences included, and one progress line per computed row."""
+    study = DomainStudy.quick(n_values=(200,), spare_r={200: 20}, n_steps=300, wipeout_reps=100, ttt_reps=4,
+                              levels=("none", "rack", "pod"))
+    lines = {1: [], 2: []}
+    res = {w: run_domain_study(study, workers=w, progress=lines[w].append) for w in (1, 2)}
+    assert res[1]["rows"] == res[2]["rows"]
+    assert any("error" in r for r in res[1]["rows"]) and any("ttt_vs_domain_aware" in r for r in res[1]["rows"])
+    assert sorted(lines[1]) == sorted(lines[2]) and len(lines[1]) == sum("error" not in r for r in res[1]["rows"])
+    with pytest.raises(ValueError, match="`workers` must be >= 1"):
+        run_domain_study(study, workers=0)
+
+
 def test_reproduce_table_domains_cli(tmp_path, capsys):
     from spare_mc.cli import main
     assert main(["reproduce", "--table", "domains", "--quick", "--reps", "3", "--json"]) == 0
@@ -165,3 +179,8 @@ def test_reproduce_table_domains_cli(tmp_path, capsys):
     assert main(["reproduce", "--table", "domains", "--quick", "--reps", "3", "--out-dir", str(tmp_path)]) == 0
     assert (tmp_path / "domains.json").exists() and (tmp_path / "figures" / "domains.png").exists()
     assert main(["reproduce", "--table", "domains", "--quick", "--preset", "paper-n600"]) == 2
+    capsys.readouterr()
+    assert main(["reproduce", "--table", "domains", "--quick", "--reps", "3", "--workers", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rows"] == out["rows"]
+    assert main(["reproduce", "--table", "domains", "--quick", "--workers", "0"]) == 2
+    assert "`--workers` must be >= 1" in capsys.readouterr().err

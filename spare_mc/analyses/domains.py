@@ -38,6 +38,8 @@ from dataclasses import asdict, dataclass, field
 
 from scipy.stats import t as t_dist
 
+from .._lib.processes import each_in_processes
+from .._lib.resources import check_local_workers
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int, check_unique
 from ..mc.survivability import wipeout_mc
 from ..model.domain_rates import DOMAIN_MTBF_DEFAULTS
@@ -175,7 +177,7 @@ class DomainStudy:
         return TimelineConfig(strategy, n, **kw)
 
 
-def run_domain_study(study: DomainStudy | None = None, *, progress=None) -> dict:
+def run_domain_study(study: DomainStudy | None = None, *, progress=None, workers: int = 1) -> dict:
     """Run the study; returns ``{"rows": [...], "settings": ..., "elapsed_s": ...}``.
 
     Each row: ``n_groups, level, strategy, layout, r, masked_mean, masked_ci95, ttt_over_t0, ttt_over_t0_ci95,
@@ -184,9 +186,18 @@ def run_domain_study(study: DomainStudy | None = None, *, progress=None) -> dict
     difference is given where either layout had a job stopped at the cap (``ttt_vs_domain_aware_note`` says so).
     The domain-aware rows of level ``"all"`` also say which level they are placed against (``placed_level``).
     The rows of one ``N`` and level use the same seed whatever else runs, so adding the ``"all"`` rows leaves
-    the others unchanged.
-    """
+    the others unchanged, and the rows are the same whatever the number of ``workers``.
 
+    Parameters
+    ----------
+    study : DomainStudy, optional
+        The settings (default: the full study).
+    progress : callable, optional
+        Called with a line of text per finished row (with several workers, a block's lines when the block is done).
+    workers : int
+        Blocks of rows (one ``N`` and level each) computed at once, each in its own process (1: in this process).
+        Scripts that pass ``workers > 1`` need an ``if __name__ == "__main__":`` guard (the processes are spawned).
+    """
 
     study = DomainStudy() if study is None else study
     if not isinstance(study, DomainStudy):
@@ -194,61 +205,89 @@ def run_domain_study(study: DomainStudy | None = None, *, progress=None) -> dict
     if progress is not None and not callable(progress):  # checked before any row is computed
         raise UsageTypeError(f"`progress` must be a function of one line of text (or None), got "
                              f"{type(progress).__name__}")
+    workers = check_local_workers(as_int(workers, "workers", min_value=1))
     t_start = time.perf_counter()
-    rows = []
-    for n in study.n_values:
-        for level in study.levels + (("all",) if n in study.mixed_n_values else ()):
-            failures, topo = study.failure_model(level, n)
-            per_strategy = {}
-            for strategy in DOMAIN_STUDY_LAYOUTS:  # SPARe, then Rep
-                r = study.spare_r[n] if strategy == "spare" else study.rep_r
-                for layout in DOMAIN_STUDY_LAYOUTS[strategy]:
-                    row = {"n_groups": n, "level": level, "strategy": strategy, "layout": layout, "r": r,
-                           "placement": study.placement}
-                    if layout.startswith("domain-aware") and level == "none":
-                        continue  # without domains there is nothing to place against
-                    try:  # the wipe-out Monte Carlo runs on the job's own layout (random: a new one per trial)
-                        cfg = study.timeline_config(strategy, layout, n, r, failures, topo)
-                        fresh = cfg.random_layout
-                        lay = "random" if fresh else cfg.layout_object()
-                        if level == "all" and cfg.domain_aware:
-                            row["placed_level"] = cfg.domain_level
-                    except UsageValueError as e:
-                        row["error"] = str(e)
-                        rows.append(row)
-                        continue
-                    wkw = dict(failures=failures, topology=topo, rng=study.seed)
-                    if fresh:
-                        w = wipeout_mc(lay, study.wipeout_reps, n_groups=n, r=r, fresh_layout=True, **wkw)
-                    else:
-                        w = wipeout_mc(lay, study.wipeout_reps, **wkw)
-                    m = w.estimate("masked")
-                    res = simulate_ttt(cfg, study.ttt_reps, rng=study.seed)
-                    e = res.estimate("ttt_over_t0")
-                    row.update(masked_mean=m.mean, masked_ci95=list(m.ci), ttt_over_t0=e.mean,
-                               ttt_over_t0_ci95=list(e.ci), capped_fraction=res.capped_fraction)
-                    per_strategy[(strategy, layout)] = res.values("ttt_over_t0")
-                    rows.append(row)
-                    if progress is not None:
-                        progress(f"N={n} {level:5} {strategy:5} {layout:12} r={r}: masked {m.mean:.2f}, "
-                                 f"TTT/T0 {e.mean:.3f}")
+    blocks = [(n, level) for n in study.n_values
+              for level in study.levels + (("all",) if n in study.mixed_n_values else ())]
+    done = {}
+    if workers == 1:  # each row's line as soon as it is computed
+        for n, level in blocks:
+            done[n, level] = _block_rows(study, n, level, progress)
+    else:
+        tasks = [(study, n, level) for n, level in blocks]
+        for i, rows in each_in_processes(_block_task, tasks, workers):
+            done[blocks[i]] = rows
             for row in rows:
-                if row["n_groups"] != n or row["level"] != level or "error" in row or row["layout"] == "domain-aware":
-                    continue
-                ref = per_strategy.get((row["strategy"], "domain-aware"))
-                if ref is None:
-                    continue
-                capped = {r["capped_fraction"] for r in rows if r["n_groups"] == n and r["level"] == level and
-                          r["strategy"] == row["strategy"] and r["layout"] in (row["layout"], "domain-aware")}
-                if max(capped) > 0:  # a capped job enters at the cap: a difference of restricted means says nothing
-                    row["ttt_vs_domain_aware_note"] = "not compared: capped jobs on one side"
-                    continue
-                d = per_strategy[(row["strategy"], row["layout"])] - ref
-                mean = float(d.mean())
-                half = float(t_dist.ppf(0.975, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size))
-                row["ttt_vs_domain_aware"] = mean
-                row["ttt_vs_domain_aware_ci95"] = [mean - half, mean + half]
+                if progress is not None and "error" not in row:
+                    progress(_row_line(row))
+    rows = [row for block in blocks for row in done[block]]
     return {"rows": rows, "settings": study.to_dict(), "elapsed_s": time.perf_counter() - t_start}
+
+
+def _row_line(row: dict) -> str:
+    return (f"N={row['n_groups']} {row['level']:5} {row['strategy']:5} {row['layout']:12} r={row['r']}: masked "
+            f"{row['masked_mean']:.2f}, TTT/T0 {row['ttt_over_t0']:.3f}")
+
+
+def _block_task(args) -> list:
+    study, n, level = args
+    return _block_rows(study, n, level, None)
+
+
+def _block_rows(study: DomainStudy, n: int, level: str, progress) -> list:
+    """The rows of one ``N`` and level (every strategy and layout), with their paired differences against the
+    domain-aware layout of the same strategy (the jobs of one replication share their trace seed)."""
+
+    failures, topo = study.failure_model(level, n)
+    rows, per_strategy = [], {}
+    for strategy in DOMAIN_STUDY_LAYOUTS:  # SPARe, then Rep
+        r = study.spare_r[n] if strategy == "spare" else study.rep_r
+        for layout in DOMAIN_STUDY_LAYOUTS[strategy]:
+            row = {"n_groups": n, "level": level, "strategy": strategy, "layout": layout, "r": r,
+                   "placement": study.placement}
+            if layout.startswith("domain-aware") and level == "none":
+                continue  # without domains there is nothing to place against
+            try:  # the wipe-out Monte Carlo runs on the job's own layout (random: a new one per trial)
+                cfg = study.timeline_config(strategy, layout, n, r, failures, topo)
+                fresh = cfg.random_layout
+                lay = "random" if fresh else cfg.layout_object()
+                if level == "all" and cfg.domain_aware:
+                    row["placed_level"] = cfg.domain_level
+            except UsageValueError as e:
+                row["error"] = str(e)
+                rows.append(row)
+                continue
+            wkw = dict(failures=failures, topology=topo, rng=study.seed)
+            if fresh:
+                w = wipeout_mc(lay, study.wipeout_reps, n_groups=n, r=r, fresh_layout=True, **wkw)
+            else:
+                w = wipeout_mc(lay, study.wipeout_reps, **wkw)
+            m = w.estimate("masked")
+            res = simulate_ttt(cfg, study.ttt_reps, rng=study.seed)
+            e = res.estimate("ttt_over_t0")
+            row.update(masked_mean=m.mean, masked_ci95=list(m.ci), ttt_over_t0=e.mean,
+                       ttt_over_t0_ci95=list(e.ci), capped_fraction=res.capped_fraction)
+            per_strategy[(strategy, layout)] = res.values("ttt_over_t0")
+            rows.append(row)
+            if progress is not None:
+                progress(_row_line(row))
+    for row in rows:
+        if "error" in row or row["layout"] == "domain-aware":
+            continue
+        ref = per_strategy.get((row["strategy"], "domain-aware"))
+        if ref is None:
+            continue
+        capped = {r["capped_fraction"] for r in rows
+                  if r["strategy"] == row["strategy"] and r["layout"] in (row["layout"], "domain-aware")}
+        if max(capped) > 0:  # a capped job enters at the cap: a difference of restricted means says nothing
+            row["ttt_vs_domain_aware_note"] = "not compared: capped jobs on one side"
+            continue
+        d = per_strategy[(row["strategy"], row["layout"])] - ref
+        mean = float(d.mean())
+        half = float(t_dist.ppf(0.975, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size))
+        row["ttt_vs_domain_aware"] = mean
+        row["ttt_vs_domain_aware_ci95"] = [mean - half, mean + half]
+    return rows
 
 
 def domain_study_rows(result: dict) -> list:

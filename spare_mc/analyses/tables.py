@@ -105,7 +105,7 @@ def _json_table(table: str, out_dir, settings: dict, force: bool, keys: tuple, w
 
 
 def domains_table(*, quick: bool = False, n_values=None, reps=None, seed=None, out_dir=None, force: bool = False,
-                  progress=None) -> dict:
+                  workers=None, progress=None) -> dict:
     """``spare-mc reproduce --table domains``: the failure-domain study
     (:func:`spare_mc.analyses.domains.run_domain_study`) with its rows.
 
@@ -123,6 +123,10 @@ def domains_table(*, quick: bool = False, n_values=None, reps=None, seed=None, o
         Folder of ``domains.json`` (the study's whole result) and ``figures/domains.png``; default: nothing written.
     force : bool
         Replace a ``domains.json`` there that spare-mc did not write.
+    workers : int, optional
+        Local processes, each computing one ``N`` and level's rows at a time (>= 1; 1: in this process; default one
+        per CPU, and 1 with ``quick``, whose few rows take less time than starting a process). The rows do not
+        depend on it.
     progress : callable, optional
         Called with a line of text at each stage.
 
@@ -144,11 +148,12 @@ def domains_table(*, quick: bool = False, n_values=None, reps=None, seed=None, o
                                   f"study's SPARe r is set per N; other N: spare_mc.analyses.domains.DomainStudy), "
                                   f"got {bad[0]}")
     kw.update(_sizes({"reps": ("ttt_reps", reps)}, seed))
+    workers = check_local_workers(workers, "workers", min_value=1) or (1 if quick else os.cpu_count() or 1)
     study = DomainStudy.quick(**kw) if quick else DomainStudy(**kw)
     folder = _folder("domains", out_dir, dataclasses.asdict(study), force,
                      ("domains.json", ("rows", "settings"), "domain study"), os.path.join("figures", "domains.png"))
     with _held(folder):
-        res = run_domain_study(study, progress=progress)
+        res = run_domain_study(study, progress=progress, workers=workers)
         out = {"rows": domain_study_rows(res), "settings": res["settings"], "elapsed_s": res["elapsed_s"],
                "table": "domains"}
         _write(folder, res, figure_domains, out)

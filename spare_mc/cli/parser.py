@@ -292,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "<out-dir>/replaced/ and run; also replace files spare-mc did not write")
     rp.add_argument("--workers", type=int, default=None,
                     help="local worker processes for the sweeps and the phase map's cells (--table phase: default "
-                         "1)")
+                         "1), or for --table domains's blocks of rows (default one per CPU; quick 1)")
     rp.add_argument("--scheduler", default=None, help="address of an existing dask scheduler for the sweeps")
     rp.add_argument("--n-values", default=None,
                     help="comma-separated N values of the main table (default 200,600,1000)")

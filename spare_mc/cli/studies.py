@@ -81,12 +81,12 @@ def run_domains_table(args) -> dict:
 
     _force_needs_out_dir(args, "domains")
     n_values = None if args.n_values is None else parse_list(args.n_values, "--n-values", int)
-    _refuse(args, "domains", ("studies", "preset", "scheduler", "workers", "confirm_reps"))
+    _refuse(args, "domains", ("studies", "preset", "scheduler", "confirm_reps"))
     if args.failures not in (None, "system") or config_overrides(args):
         raise UsageValueError("the timeline and failure-model options (--failures, --domain-mtbf-s, ...) have no "
                               "effect with --table domains: its failure models and settings are docs/domains.md's")
     return domains_table(quick=args.quick, n_values=n_values, reps=args.reps, seed=args.seed, out_dir=args.out_dir,
-                         force=args.force, progress=progress(args))
+                         force=args.force, workers=args.workers, progress=progress(args))
 
 
 def run_domain_period_table(args) -> dict:
