@@ -878,3 +878,29 @@ def test_batched_tasks_give_the_identical_dataset_and_a_lost_batch_keeps_the_oth
     assert len(list((tmp_path / "x.nc.parts").rglob("*.npz"))) == 20 and not out.exists()
     monkeypatch.setattr(sweep_cluster, "_completed", real)
     assert _data(run_sweep(spec, out, workers=0, progress=False)).identical(_data(ref))
+
+
+@pytest.mark.slow  # ~10 s
+def test_ctrl_c_of_a_study_in_worker_processes_is_one_line():
+    """Ctrl-C reaches the study's spawned worker processes too (`reproduce --table domains`, one process per CPU):
+    the console script says so once and exits 130; the workers leave without a word (each printed its own line
+    before) and the whole process group ends."""
+    import shutil
+
+    script = os.path.join(os.path.dirname(sys.executable), "spare-mc")
+    script = script if os.path.exists(script) else shutil.which("spare-mc")
+    assert script, "the spare-mc console script is not installed (pip install -e .)"
+    proc = subprocess.Popen([script, "reproduce", "--table", "domains", "--n-values", "200", "--workers", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    first = proc.stderr.readline()  # a block's rows are reported when it is done: the workers are running
+    assert first.startswith("... N=200"), first
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "Traceback" not in err, err[-2000:]
+    assert err.count("spare-mc: interrupted") == 1 and err.strip().splitlines()[-1] == "spare-mc: interrupted", err
+    for _ in range(600):
+        if not _live_members(proc.pid):
+            break
+        time.sleep(0.05)
+    assert not _live_members(proc.pid)

@@ -125,7 +125,11 @@ _RESUMES = " (a sweep keeps its finished tasks and resumes where it stopped)"
 
 
 def _sweeping(args) -> bool:
-    """The command runs a resumable sweep (its finished tasks are on disk)."""
+    """The command runs a resumable sweep (its finished tasks are on disk); not the single tables that keep
+    nothing until they end (``reproduce --table main|domains|domain-period|llama3``)."""
+    if args is not None and args.command == "reproduce" and getattr(args, "table", None) in (
+            "main", "domains", "domain-period", "llama3"):
+        return False
     return args is not None and args.command in ("sweep", "reproduce", "sensitivity", "calibrate", "dynamic",
                                                  "repair")
 
