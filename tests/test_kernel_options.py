@@ -1151,3 +1151,80 @@ def test_replay_log_ttt_on_a_synthetic_log():
         sm.replay_log_ttt(dataclasses.replace(cfg, ckpt_policy="hazard", ckpt_period_s=None), log)
     with pytest.raises(TypeError, match="`log` must be a FailureLog"):
         sm.replay_log_ttt(cfg, log.timeline_events())
+
+
+# --------------------------------------------------------------- 11. failure-free checkpoint cycles at once
+def _with_and_without_cycles(cfg, trace, monkeypatch):
+    """The kernel's results on ``trace`` with the failure-free cycles run at once (the default) and one loop
+    iteration per cycle (``P_NO_CYCLES = 1``, the loop as it was): every slot, ``R_LOOPS`` included."""
+    import spare_mc.ttt.run as run
+
+    both = []
+    for off in (0, 1):
+        P0, PF0, gset, ssize = run._kernel_params(cfg)
+        P1 = P0.copy()
+        P1[TK.P_NO_CYCLES] = off
+        P1.flags.writeable = P0.flags.writeable
+        with monkeypatch.context() as m:
+            m.setattr(run, "_kernel_params", lambda c, p=(P1, PF0, gset, ssize): p)
+            both.append(_run(cfg, trace))
+    return both
+
+
+def _cycles_config(rng, strategy, source):
+    """Settings where many checkpoint cycles fit between failures (system MTBF 20-200 periods), with every option the cycles
+    must respect: saves by steps or by time, lost saves, immediate detection and a final checkpoint (CKPT-only),
+    restarts started again or groups that stay dead, a cap that binds, and now and then jitter or in-memory
+    copies (no cycle then: the loop runs)."""
+    n = int(rng.choice([12, 24])) if strategy != "rep" else int(rng.choice([12, 13, 24]))
+    r = 1 if strategy == "ckpt" else int(rng.choice([2, 3]))
+    compute = float(rng.uniform(1, 10))
+    period = float(rng.uniform(0.5, 8)) * compute
+    kw = dict(r=r, n_steps=int(rng.integers(100, 600)), compute_s=compute, allreduce_s=float(rng.uniform(0, 2)),
+              mtbf_s=period * float(rng.uniform(20, 200)), shape=float(rng.uniform(0.6, 1.5)),
+              restart_s=float(rng.uniform(10, 300)), save_s=float(rng.uniform(0.5, 10)),
+              jitter_sd=float(rng.choice([0.0, 0.0, 0.0, 0.05])), live_scaling=bool(rng.random() < 0.5),
+              max_wall_factor=float(rng.choice([1.05, 1.3, 100.0])),
+              restart_failures=str(rng.choice(["absorbed", "stay_dead", "restart_again"])),
+              ckpt_failure=str(rng.choice(["completes", "lost"])))
+    if strategy == "ckpt" and kw["restart_failures"] == "stay_dead":
+        kw["restart_failures"] = "absorbed"
+    if strategy == "ckpt" and rng.random() < 0.3:
+        kw.update(detection="immediate", ckpt_failure="completes", final_checkpoint=bool(rng.random() < 0.5))
+    elif kw["ckpt_failure"] == "completes" and rng.random() < 0.2:
+        kw["final_checkpoint"] = True
+    if rng.random() < 0.3:
+        kw["ckpt_every_steps"] = int(rng.integers(1, 12))
+    else:
+        kw["ckpt_period_s"] = period
+    if source != "system":
+        kw.update(_random_units(rng, n, source))  # system MTBF 20-400 s: a few cycles between failures
+    return TimelineConfig(strategy, n, **kw)
+
+
+@pytest.mark.parametrize("source", ["system", "domain"])
+@pytest.mark.parametrize("strategy", ["ckpt", "rep", "spare"])
+def test_cycles_at_once_give_the_loops_numbers(strategy, source, monkeypatch):
+    """Many failure-free cycles between failures under random options: the kernel with its cycles at once gives
+    every result slot of the loop run one cycle per iteration (``R_LOOPS`` included), and both equal the SimPy twin,
+    which steps through every step."""
+    rng = np.random.default_rng({"ckpt": 11, "rep": 12, "spare": 13}[strategy] + (0 if source == "system" else 7))
+    for _ in range(12):
+        cfg = _cycles_config(rng, strategy, source)
+        trace = _long_enough_trace(cfg, rng)
+        at_once, loop = _with_and_without_cycles(cfg, trace, monkeypatch)
+        assert at_once.tolist() == loop.tolist()
+        if cfg.jitter_sd == 0.0:
+            _agree(cfg, trace)
+
+
+def test_cycles_at_once_on_a_hand_built_trace():
+    """CKPT-only, ``T_c = 30``: a cycle is 3 steps (33 s) and a save (5 s), 38 s. Without failures 40 steps are 13
+    cycles and one step: TTT 13 x 38 + 11 = 505 s. A failure at 114 s, the end of the third save, hits the running
+    job after it (not the save: a save's interval is [start, end)): detected when step 10's compute ends, 124 s (its
+    10 s lost), a wipe-out back to step 9, then the restart (100 s) and the 31 steps left: 10 cycles and a step."""
+    kw = {**BASE, "n_steps": 40, "ckpt_period_s": 30.0, "ckpt_failure": "lost"}
+    got = _agree(TimelineConfig("ckpt", 12, **kw), _trace([], 12))
+    _expect(got, ttt=505, checkpoints=13, steps_run=40, useful=400, allreduce=40, checkpoint=65)
+    got = _agree(TimelineConfig("ckpt", 12, **kw), _trace([114], 12))
+    _expect(got, checkpoints=13, checkpoints_lost=0, wipeouts=1, lost=10, restart=100, ttt=124 + 100 + 31 * 11 + 10 * 5)

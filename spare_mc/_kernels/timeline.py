@@ -181,14 +181,15 @@ from numba import njit, types
 from .cache import drop_if_dependencies_changed, tell_if_compiling
 from .ckpt_restart import async_extra, checkpoint_if_due, persist_done, place_copies, wipeout
 from .failure_source import src_init, src_next_time, src_tail, src_take_until
-from .job_steps import detect, finish_step, quiet_stretch, rejoin, repair_schedule, step_compute
+from .job_steps import ckpt_cycles, detect, finish_step, quiet_stretch, rejoin, repair_schedule, step_compute
 from .live_set import live_set_width
 from .rectlr import alloc, build_stacks, initial_assignment, saved_state
 from .rectlr_layout import MAXDEG_, State
 from .timeline_helpers import EXTENDED, crit_reset, dur, keep_block, kernel
 from .timeline_layout import *  # noqa: F403 -- the layout's names, as this kernel's callers read them (TK.R_TTT)
 from .timeline_layout import (GB_READY, J_CKPT_DUE, J_CKPT_DUE_STEP, J_CKPT_STEPS, J_C_NOM, J_NEXT_READY, J_PERSIST_END,
-                              J_DYN_T, J_S, J_STATUS, J_STEPS_DONE, J_T, NEVER, N_CLASSES, N_GB, N_J, N_Q, N_UB, N_UF,
+                              J_DYN_T, J_LAST_CK, J_S, J_STATUS, J_STEPS_DONE, J_T, NEVER, N_CLASSES, N_GB, N_J, N_Q,
+                              N_UB, N_UF,
                               N_W_BLOCKS, PF_INV_K, PF_JITTER_SD, PF_RATE, POLICY_PERIODIC, P_AR_US, P_CAP_US,
                               P_CKPT_EVERY, P_CKPT_POLICY, P_COMP_US, P_DETECT_IMMEDIATE, P_FINAL_CKPT, P_MEM_COPIES,
                               P_N_GROUPS, P_N_STEPS, P_PERIOD_US, P_R, P_REJOIN_CKPT, P_REPAIR, P_REP_COMP_US,
@@ -383,6 +384,8 @@ def _job(P, PF, job, src, red, rng, rrng, ext):
         if t_f == TRACE_OUT:
             J[J_STATUS] = STATUS_TRACE
             break
+        if J[J_LAST_CK] == J[J_T]:  # right after a checkpoint or a restart: the failure-free cycles before t_f
+            res[R_LOOPS] += ckpt_cycles(t_f, P, PF, job, Q, ext)
         if Q[Q_N_PEND] > 0:  # deaths not detected yet (a restart under stay_dead, a lost checkpoint): the next step
             t_f = J[J_T]     # detects them, no stretch
         if J[J_STEPS_DONE] >= P[P_N_STEPS]:

@@ -34,6 +34,9 @@ Arrays (int64 unless said)
   ``P_LOAD_US`` (loading from remote storage, added to ``P_RESTART_US`` at a restart), ``P_MEM_COPIES`` (``m``
   groups keep each checkpoint in memory, ``GB_MEMCOPY``), ``P_REMOTE_EVERY``, ``P_MEM_SAVE_US``, ``P_MEM_LOAD_US``,
   ``P_ASYNC`` (remote saves in the background, compute slowed by ``PF_ASYNC_F``).
+- ``P_NO_CYCLES`` (0/1): 1 runs every failure-free checkpoint cycle as one iteration of the job loop instead of
+  many at once (:func:`spare_mc._kernels.job_steps.ckpt_cycles`): the same numbers, the reference its tests compare
+  with.
 
 ``PF``, the float parameters (``N_PF``, float64): ``PF_JITTER_SD``, the standard deviation of the multiplicative
 jitter (0: no duration is drawn); the dynamic policies' constants ``PF_HAZARD_*``; the lognormal repair's; the race's
@@ -139,7 +142,8 @@ define(globals(), "N_P",
        "P_RECTLR_US P_CAP_US P_SOURCE P_LIVE_SCALING P_KEEP_AGES P_N_GROUP_UNITS P_REP_COMP_US P_REP_COST "
        "P_RESYNC_US P_MASKED_DETECT_US P_PATCH_COST P_STAY_DEAD P_CKPT_EVERY P_CKPT_LOST P_REP_LAYERS "
        "P_DETECT_IMMEDIATE P_RESTART_AGAIN P_FINAL_CKPT P_CKPT_POLICY P_REPAIR P_REPAIR_US P_REJOIN_CKPT "
-       "P_REJOIN_US P_UNIT_RACE P_N_UNITS P_MEM_COPIES P_REMOTE_EVERY P_MEM_SAVE_US P_MEM_LOAD_US P_LOAD_US P_ASYNC",
+       "P_REJOIN_US P_UNIT_RACE P_N_UNITS P_MEM_COPIES P_REMOTE_EVERY P_MEM_SAVE_US P_MEM_LOAD_US P_LOAD_US P_ASYNC "
+       "P_NO_CYCLES",
        ("P_CLASS_END", N_CLASSES))
 #: the float parameters: the jitter; the dynamic policies' constants (the system process's Weibull scale in wall
 #: seconds for the full system, ``lambda = m / Gamma(1 + 1/k)``, its shape, the period factor, and ``T_s`` and
