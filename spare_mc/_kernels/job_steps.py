@@ -1,5 +1,6 @@
-"""The job's steps (private): the quiet stretches, an explicit step's compute, the detection of the failures at its
-all-reduce and its completion, and the repair of failed groups without a global restart.
+"""The job's steps (private): whole checkpoint cycles at once, the quiet stretches, an explicit step's compute, the
+detection of the failures at its all-reduce and its completion, and the repair of failed groups without a global
+restart.
 
 The model is :mod:`spare_mc._kernels.timeline`'s docstring, the layout :mod:`spare_mc._kernels.timeline_layout`;
 checkpoints and restarts are :mod:`spare_mc._kernels.ckpt_restart`'s. The steps the loop runs at every iteration are

@@ -12,6 +12,10 @@ the failure source's input (the records of :mod:`spare_mc._kernels.timeline_layo
 ReCtlr's, as first-class functions (see "Compilation"). It copies the state, then :func:`_job` runs the model's
 loop:
 
+0. :func:`ckpt_cycles` -- right after a checkpoint, a restart or the start, without jitter and with periodic blocking
+   saves: the whole failure-free cycles (the steps up to a due checkpoint and that checkpoint) before the next
+   failure at once, exact integer sums of what the loop would run, one iteration per cycle (the Llama 3 preset's
+   CKPT-only job saves ~3,400 times between ~400 failures);
 1. :func:`quiet_stretch` -- the failure-free steps before the next failure (:func:`src_next_time`) in O(1): an
    exact jump without jitter, normal sums with jitter (none while dead groups are pending); if none fits, one
    explicit step:
@@ -33,7 +37,8 @@ The kernel is split by what it does; each module's functions take the records of
 :mod:`spare_mc._kernels.timeline_layout` (which also lays out every array and its slots):
 
 - :mod:`spare_mc._kernels.timeline` (this module) -- the entry point and the job's loop;
-- :mod:`spare_mc._kernels.job_steps` -- the quiet stretches, an explicit step, the detection, repair and rejoin;
+- :mod:`spare_mc._kernels.job_steps` -- the checkpoint cycles and quiet stretches, an explicit step, the detection,
+  repair and rejoin;
 - :mod:`spare_mc._kernels.ckpt_restart` -- checkpoints and global restarts;
 - :mod:`spare_mc._kernels.failure_source` -- the failure source's interface, the system process and the log;
 - :mod:`spare_mc._kernels.unit_clocks` -- the unit clocks and their race;
