@@ -1,9 +1,11 @@
 """spare_mc._lib.processes: independent tasks in spawned processes, each result handed back with its index."""
 
 import os
+import time
 
 import pytest
 
+import spare_mc as sm
 from spare_mc._lib.processes import each_in_processes
 
 
@@ -11,6 +13,10 @@ def _square_and_pid(x):
     if x < 0:
         raise ValueError(f"task {x} failed")
     return x * x, os.getpid()
+
+
+def _options(_):
+    return sm.get_options()
 
 
 def test_one_worker_runs_in_this_process_in_order():
@@ -31,3 +37,27 @@ def test_a_failing_task_raises_in_the_caller_with_its_own_error():
         list(each_in_processes(_square_and_pid, [1, -1, 2], 2))
     with pytest.raises(ValueError, match="task -1 failed"):
         list(each_in_processes(_square_and_pid, [1, -1, 2], 1))
+
+
+def test_workers_run_under_the_callers_options():
+    """A spawned process starts with the default options: each task carries the caller's (a memory budget set
+    here is the workers' too, so a run refused with one worker is refused with two)."""
+    with sm.set_options(max_memory=1024, max_tasks=7):
+        for workers in (1, 2):
+            got = dict(each_in_processes(_options, [0, 1], workers))
+            assert all(o == sm.get_options() for o in got.values()), (workers, got)
+    assert sm.get_options()["max_tasks"] != 7
+
+
+def test_stopping_early_terminates_the_workers():
+    """A caller that stops consuming (here ``break`` after the first result) does not wait for the other tasks: the
+    workers are terminated, the pool closed."""
+    t0 = time.perf_counter()
+    for _ in each_in_processes(_sleep, [0.0, 60.0, 60.0, 60.0], 2):
+        break
+    assert time.perf_counter() - t0 < 30
+
+
+def _sleep(seconds):
+    time.sleep(seconds)
+    return seconds

@@ -4,8 +4,7 @@ Importing spare_mc takes about a second (numpy, numba, scipy, xarray, dask). A C
 inside an import. This module is imported first by ``spare_mc/__init__.py``: for the console script only (not for
 a program that imports spare_mc, whose handler is left alone), it makes that Ctrl-C one line and exit 130, as for
 any interrupted command (docs/robustness.md); nothing has been done yet. :func:`spare_mc.cli.main` puts Python's
-handler back first thing. A worker process the console script spawns (a study's cells or blocks) keeps a handler
-that exits at once without a word: the parent reports the interrupt, once.
+handler back first thing.
 """
 
 import os
@@ -19,14 +18,6 @@ def interrupted_while_loading(signum, frame):  # pragma: no cover - runs in a ch
     os._exit(130)
 
 
-def worker_interrupted(signum, frame):  # pragma: no cover - runs in a study's worker process (tests/test_faults.py)
-    """A worker process of the console script (a study's cells or blocks, :mod:`spare_mc._lib.processes`): exit 130
-    at once and silently; the parent, interrupted by the same Ctrl-C, reports it."""
-    os._exit(130)
-
-
 if os.path.basename(sys.argv[0] if sys.argv else "") in ("spare-mc", "spare-mc.exe") and \
         signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-    # a spawned worker runs with the parent's argv; its own command line says what it is
-    worker = "--multiprocessing-fork" in getattr(sys, "orig_argv", ())
-    signal.signal(signal.SIGINT, worker_interrupted if worker else interrupted_while_loading)
+    signal.signal(signal.SIGINT, interrupted_while_loading)

@@ -2,21 +2,62 @@
 
 The studies whose units of work share nothing but their settings (the phase map's cells, the failure-domain study's
 blocks of rows) run them here: in this process when one worker is asked for, else in a pool of spawned processes
-(a fresh interpreter each: no state of the caller's is inherited, so the results do not depend on how many workers
-ran them, only on each task's own seeds).
+(a fresh interpreter each: no state of the caller's is inherited but the global options, which are sent with every
+task, so the results do not depend on how many workers ran them, only on each task's own seeds).
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
+
+from ..options import get_options, set_options
 
 __all__ = ["each_in_processes"]
 
 
+def _under_options(args):
+    """Run ``fn(task)`` in a worker under the caller's global options (:mod:`spare_mc.options`: the memory budget,
+    ...), which a spawned process does not inherit."""
+    fn, task, options = args
+    with set_options(**options):
+        return fn(task)
+
+
+@contextlib.contextmanager
+def _children_ignore_sigint():
+    """Processes started inside the block ignore SIGINT from their first instruction (they inherit the
+    disposition, and Python then installs no handler of its own): a Ctrl-C at the terminal reaches the whole process
+    group, and interrupted while it imports its packages a worker printed a traceback ("Fatal Python error:
+    init_import_site"). The caller, which gets the KeyboardInterrupt, stops them. Only in the main thread (where
+    signal handlers live); a Ctrl-C during the block's few milliseconds is lost."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def _terminate_workers(pool: ProcessPoolExecutor) -> None:
+    """Stop the pool's processes at once (SIGTERM), whatever they are running."""
+    stop = getattr(pool, "terminate_workers", None)  # Python 3.14
+    if stop is not None:
+        stop()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        if process.is_alive():
+            process.terminate()
+
+
 def each_in_processes(fn: Callable, tasks: Iterable, workers: int) -> Iterator[tuple]:
-    """Yield ``(i, fn(tasks[i]))`` for every task as it finishes.
+    """Run ``fn`` on every task, in this process or in spawned worker processes.
 
     Parameters
     ----------
@@ -29,11 +70,18 @@ def each_in_processes(fn: Callable, tasks: Iterable, workers: int) -> Iterator[t
         this process in their order and no process is started. Scripts that pass more need an
         ``if __name__ == "__main__":`` guard (the processes are spawned and import the script).
 
+    Yields
+    ------
+    tuple
+        ``(i, fn(tasks[i]))`` for every task, as it finishes (in order with one worker). Each worker runs ``fn``
+        under this process's global options (:func:`spare_mc.options.get_options` at the call).
+
     Notes
     -----
-    If the caller stops consuming (an exception, an interrupt, ``break``), the tasks not yet started are cancelled;
-    those running finish before the pool closes (at most one task per process). A process that dies raises
-    :class:`concurrent.futures.process.BrokenProcessPool` here; the results already yielded are the caller's.
+    The workers ignore SIGINT: a Ctrl-C interrupts this process, which then stops them. If the caller stops
+    consuming before the last result (an exception, an interrupt, ``break``), the workers are terminated at once,
+    whatever they run, and the pool is closed; the results already yielded are the caller's. A task's exception is
+    raised here; a process that dies raises :class:`concurrent.futures.process.BrokenProcessPool`.
     """
 
     tasks = list(tasks)
@@ -41,12 +89,18 @@ def each_in_processes(fn: Callable, tasks: Iterable, workers: int) -> Iterator[t
         for i, task in enumerate(tasks):
             yield i, fn(task)
         return
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)),
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(fn, task): i for i, task in enumerate(tasks)}
-        try:
-            for fut in as_completed(futures):
-                yield futures[fut], fut.result()
-        finally:
-            for fut in futures:
-                fut.cancel()
+    options = get_options()
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=multiprocessing.get_context("spawn"))
+    finished = False
+    try:
+        with _children_ignore_sigint():  # the processes start at the first submissions
+            futures = {pool.submit(_under_options, (fn, task, options)): i for i, task in enumerate(tasks)}
+        for fut in as_completed(futures):
+            yield futures[fut], fut.result()
+        finished = True
+    finally:
+        # stopped early: the workers are terminated rather than left to finish their tasks; the futures are not
+        # cancelled (CPython 3.11's pool then sets an exception on cancelled futures, a traceback from its thread)
+        if not finished:
+            _terminate_workers(pool)
+        pool.shutdown(wait=True)
