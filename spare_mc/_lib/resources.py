@@ -33,9 +33,10 @@ class ResourceLimitError(UsageValueError):
 LOCAL_WORKERS_PER_CPU = 4
 
 
-def check_local_workers(workers, name: str = "workers", *, min_value: int = 0):
+def check_local_workers(workers, name: str = "workers", *, min_value: int = 0, scheduler: bool = True):
     """``workers`` (None: the default, kept) as an int in ``min_value .. LOCAL_WORKERS_PER_CPU x CPUs``, or a
-    :class:`ResourceLimitError` naming ``name`` and the rule."""
+    :class:`ResourceLimitError` naming ``name`` and the rule (and, with ``scheduler``, pointing to a dask scheduler
+    for more machines: only for callers that take one)."""
 
     if workers is None:
         return None
@@ -44,8 +45,9 @@ def check_local_workers(workers, name: str = "workers", *, min_value: int = 0):
     if workers > LOCAL_WORKERS_PER_CPU * cpus:
         raise ResourceLimitError(f"`{name}`={workers} local worker processes is more than {LOCAL_WORKERS_PER_CPU} per "
                                  f"CPU ({LOCAL_WORKERS_PER_CPU * cpus} on {cpus} CPUs): each is a process of about "
-                                 f"200 MB that runs one task at a time, so more only slows the run; for more machines "
-                                 f"start a dask scheduler and pass its address (`scheduler`)")
+                                 f"200 MB that runs one task at a time, so more only slows the run"
+                                 + ("; for more machines start a dask scheduler and pass its address (`scheduler`)"
+                                    if scheduler else ""))
     return workers
 
 

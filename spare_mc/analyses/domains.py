@@ -196,7 +196,9 @@ def run_domain_study(study: DomainStudy | None = None, *, progress=None, workers
         Called with a line of text per finished row (with several workers, a block's lines when the block is done).
     workers : int
         Blocks of rows (one ``N`` and level each) computed at once, each in its own process (1: in this process).
-        Scripts that pass ``workers > 1`` need an ``if __name__ == "__main__":`` guard (the processes are spawned).
+        With several, the first block runs in this process first (a cold numba cache compiles the study's kernels
+        there, once), then the others in the workers. Scripts that pass ``workers > 1`` need an
+        ``if __name__ == "__main__":`` guard (the processes are spawned).
     """
 
     study = DomainStudy() if study is None else study
@@ -205,18 +207,20 @@ def run_domain_study(study: DomainStudy | None = None, *, progress=None, workers
     if progress is not None and not callable(progress):  # checked before any row is computed
         raise UsageTypeError(f"`progress` must be a function of one line of text (or None), got "
                              f"{type(progress).__name__}")
-    workers = check_local_workers(as_int(workers, "workers", min_value=1))
+    workers = check_local_workers(as_int(workers, "workers", min_value=1), scheduler=False)
     t_start = time.perf_counter()
     blocks = [(n, level) for n in study.n_values
               for level in study.levels + (("all",) if n in study.mixed_n_values else ())]
     done = {}
-    if workers == 1:  # each row's line as soon as it is computed
-        for n, level in blocks:
-            done[n, level] = _block_rows(study, n, level, progress)
-    else:
-        tasks = [(study, n, level) for n, level in blocks]
+    # the first block here, each row's line as soon as it is computed: on a cold numba cache it compiles every
+    # kernel the study runs (one N and level runs them all) once, before any worker starts, so that the workers
+    # load them instead of each compiling them at once; then the others, in the workers if there are several
+    for n, level in blocks if workers == 1 else blocks[:1]:
+        done[n, level] = _block_rows(study, n, level, progress)
+    if workers > 1:
+        tasks = [(study, n, level) for n, level in blocks[1:]]
         for i, rows in each_in_processes(_block_task, tasks, workers):
-            done[blocks[i]] = rows
+            done[blocks[1 + i]] = rows
             for row in rows:
                 if progress is not None and "error" not in row:
                     progress(_row_line(row))
@@ -225,18 +229,36 @@ def run_domain_study(study: DomainStudy | None = None, *, progress=None, workers
 
 
 def _row_line(row: dict) -> str:
+    """A computed row's progress line."""
     return (f"N={row['n_groups']} {row['level']:5} {row['strategy']:5} {row['layout']:12} r={row['r']}: masked "
             f"{row['masked_mean']:.2f}, TTT/T0 {row['ttt_over_t0']:.3f}")
 
 
 def _block_task(args) -> list:
+    """:func:`_block_rows` of ``(study, n, level)`` in a worker process (no progress lines: the caller prints them)."""
     study, n, level = args
     return _block_rows(study, n, level, None)
 
 
 def _block_rows(study: DomainStudy, n: int, level: str, progress) -> list:
     """The rows of one ``N`` and level (every strategy and layout), with their paired differences against the
-    domain-aware layout of the same strategy (the jobs of one replication share their trace seed)."""
+    domain-aware layout of the same strategy (the jobs of one replication share their trace seed).
+
+    Parameters
+    ----------
+    study : DomainStudy
+    n : int
+        ``N``, one of ``study.n_values``.
+    level : str
+        A level of ``study.levels``, or ``"all"``.
+    progress : callable or None
+        Called with each computed row's line.
+
+    Returns
+    -------
+    list of dict
+        The rows, in the order of :data:`DOMAIN_STUDY_LAYOUTS` (see :func:`run_domain_study`).
+    """
 
     failures, topo = study.failure_model(level, n)
     rows, per_strategy = [], {}

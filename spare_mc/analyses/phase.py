@@ -552,7 +552,7 @@ def run_phase_study(study: PhaseStudy | None = None, *, progress=None, out_dir=N
     study = PhaseStudy() if study is None else study
     if not isinstance(study, PhaseStudy):
         raise UsageValueError(f"`study` must be a PhaseStudy, got {type(study).__name__}")
-    workers = check_local_workers(as_int(workers, "workers", min_value=1))
+    workers = check_local_workers(as_int(workers, "workers", min_value=1), scheduler=False)
     t_start = time.perf_counter()
     log = progress or (lambda msg: None)
     cells = [(g, s, r) for g in study.n_gpus for s in study.save_s for r in study.restart_s]

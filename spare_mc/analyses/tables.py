@@ -124,9 +124,9 @@ def domains_table(*, quick: bool = False, n_values=None, reps=None, seed=None, o
     force : bool
         Replace a ``domains.json`` there that spare-mc did not write.
     workers : int, optional
-        Local processes, each computing one ``N`` and level's rows at a time (>= 1; 1: in this process; default one
-        per CPU, and 1 with ``quick``, whose few rows take less time than starting a process). The rows do not
-        depend on it.
+        Local processes, each computing one ``N`` and level's rows at a time (>= 1; default 1: in this process;
+        ``spare-mc reproduce --table domains`` passes one per CPU). The rows do not depend on it. A script that
+        passes more than 1 needs an ``if __name__ == "__main__":`` guard (the processes are spawned).
     progress : callable, optional
         Called with a line of text at each stage.
 
@@ -148,7 +148,7 @@ def domains_table(*, quick: bool = False, n_values=None, reps=None, seed=None, o
                                   f"study's SPARe r is set per N; other N: spare_mc.analyses.domains.DomainStudy), "
                                   f"got {bad[0]}")
     kw.update(_sizes({"reps": ("ttt_reps", reps)}, seed))
-    workers = check_local_workers(workers, "workers", min_value=1) or (1 if quick else os.cpu_count() or 1)
+    workers = check_local_workers(workers, "workers", min_value=1, scheduler=False) or 1
     study = DomainStudy.quick(**kw) if quick else DomainStudy(**kw)
     folder = _folder("domains", out_dir, dataclasses.asdict(study), force,
                      ("domains.json", ("rows", "settings"), "domain study"), os.path.join("figures", "domains.png"))
@@ -259,7 +259,7 @@ def phase_table(*, quick: bool = False, studies=None, reps=None, confirm_reps=No
                               f"or pass force=True to move the whole reproduction aside into its replaced/ folder "
                               f"(a folder holds one study)")
     kw = _sizes({"reps": ("reps", reps), "confirm_reps": ("confirm_reps", confirm_reps)}, seed)
-    check_local_workers(workers, "workers", min_value=1)
+    check_local_workers(workers, "workers", min_value=1, scheduler=False)
     if studies is not None:  # a spec file, or a folder with phase_map.toml (as main_table.toml for the table)
         spec = studies if os.path.isfile(studies) else os.path.join(studies, "phase_map.toml")
         if not os.path.isfile(spec):

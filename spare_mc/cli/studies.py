@@ -85,8 +85,10 @@ def run_domains_table(args) -> dict:
     if args.failures not in (None, "system") or config_overrides(args):
         raise UsageValueError("the timeline and failure-model options (--failures, --domain-mtbf-s, ...) have no "
                               "effect with --table domains: its failure models and settings are docs/domains.md's")
+    # one process per CPU by default, but for the quick study, whose few rows take less time than starting one
+    workers = args.workers if args.workers is not None else 1 if args.quick else os.cpu_count() or 1
     return domains_table(quick=args.quick, n_values=n_values, reps=args.reps, seed=args.seed, out_dir=args.out_dir,
-                         force=args.force, workers=args.workers, progress=progress(args))
+                         force=args.force, workers=workers, progress=progress(args))
 
 
 def run_domain_period_table(args) -> dict:
