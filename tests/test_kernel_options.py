@@ -1172,10 +1172,11 @@ def _with_and_without_cycles(cfg, trace, monkeypatch):
 
 
 def _cycles_config(rng, strategy, source):
-    """Settings where many checkpoint cycles fit between failures (system MTBF 20-200 periods), with every option the cycles
-    must respect: saves by steps or by time, lost saves, immediate detection and a final checkpoint (CKPT-only),
-    restarts started again or groups that stay dead, a cap that binds, and now and then jitter or in-memory
-    copies (no cycle then: the loop runs)."""
+    """Settings where many checkpoint cycles fit between failures (system MTBF 20-200 periods), with every option the
+    cycles must respect: saves by steps or by time, lost saves, immediate detection and a final checkpoint
+    (CKPT-only), restarts started again or groups that stay dead, a cap that binds, and now and then jitter (no
+    cycle then: the loop runs). In-memory copies, asynchronous saves, dynamic policies and repair turn the cycles
+    off too; their jobs are compared with the twin in tests/test_tiered_ckpt.py, test_dynamic.py and section 9."""
     n = int(rng.choice([12, 24])) if strategy != "rep" else int(rng.choice([12, 13, 24]))
     r = 1 if strategy == "ckpt" else int(rng.choice([2, 3]))
     compute = float(rng.uniform(1, 10))
@@ -1228,3 +1229,52 @@ def test_cycles_at_once_on_a_hand_built_trace():
     _expect(got, ttt=505, checkpoints=13, steps_run=40, useful=400, allreduce=40, checkpoint=65)
     got = _agree(TimelineConfig("ckpt", 12, **kw), _trace([114], 12))
     _expect(got, checkpoints=13, checkpoints_lost=0, wipeouts=1, lost=10, restart=100, ttt=124 + 100 + 31 * 11 + 10 * 5)
+
+
+def _cycle_start(cfg, **state):
+    """The kernel's state at the start of a job of ``cfg`` (a cycle's start: nothing done, a checkpoint due after one
+    period or ``ckpt_every_steps``), with ``state`` (``J_*`` / ``Q_*`` slot names) changed."""
+    P, PF, _, _ = _kernel_params(cfg)
+    J, W = np.zeros(TK.N_J, np.int64), np.zeros(TK.N_W_BLOCKS, np.int64)
+    res, Q = np.zeros(TK.N_RES, np.int64), np.zeros(TK.N_Q, np.int64)
+    J[TK.J_CKPT_DUE], J[TK.J_CKPT_DUE_STEP], J[TK.J_PERSIST_END] = P[TK.P_PERIOD_US], P[TK.P_CKPT_EVERY], -1
+    J[TK.J_S] = 1
+    J[TK.J_C_NOM] = P[TK.P_REP_COMP_US] if cfg.strategy == "rep" else P[TK.P_COMP_US]
+    for name, value in state.items():
+        (Q if name.startswith("Q_") else J)[getattr(TK, name)] = value
+    return P.copy(), PF.copy(), TK.Job(J, W, res), Q
+
+
+@pytest.mark.parametrize("kw, t_f_s, k, steps", [
+    ({}, 114, 2, 3),                                   # cycles of 3 steps (33 s) and a save (5 s): 38 s; two end by 114
+    ({}, 114.000001, 3, 3),                            # the third ends at 114 s, before the failure
+    ({"ckpt_every_steps": 2, "ckpt_period_s": None}, 114, 4, 2),  # by steps: 2 steps and a save, 27 s; 4 by 108 s
+    ({"n_steps": 7}, 1e9, 2, 3),                       # 6 steps, one left for the loop
+    ({"n_steps": 6}, 1e9, 1, 3),                       # 3 steps, 3 left for the loop
+    ({"n_steps": 400, "max_wall_factor": 1.01}, 1e9, "cap", 3),  # the cycles that start no step past the cap
+    ({"detection": "immediate", "final_checkpoint": True}, 114, 2, 3),
+    ({"jitter_sd": 0.05}, 1e9, 0, 3),                  # no cycle: its durations are drawn
+    ({"memory_copies": 2}, 1e9, 0, 3),                 # no cycle: tiered checkpoints
+])
+def test_ckpt_cycles_counts_the_cycles_that_fit(kw, t_f_s, k, steps):
+    """``job_steps.ckpt_cycles`` on its own, CKPT-only, ``T_c = 30``, 10 + 1 s steps, 5 s saves, 40 steps: the cycles
+    that end strictly before the failure at ``t_f``, leave a step and start no step past the cap, and the state they
+    leave (a checkpoint just written); none where a cycle is not the same every time."""
+    cfg = TimelineConfig("ckpt", 12, **{**BASE, "n_steps": 40, "ckpt_period_s": 30.0, **kw})
+    P, PF, job, Q = _cycle_start(cfg)
+    cycle = steps * 11 + 5
+    if k == "cap":  # cap = 1.01 x T0: the whole cycles that end by it (fewer than the 133 the steps allow)
+        k = int(P[TK.P_CAP_US] // (cycle * US))
+        assert 0 < k < 133
+    assert job_steps.ckpt_cycles(np.int64(round(t_f_s * US)), P, PF, job, Q, None) == k
+    J, res = job.J, job.res
+    _expect({**{name: int(res[i]) for name, i in KEYS.items()}},
+            checkpoints=k, steps_run=k * steps, useful=k * steps * 10, allreduce=k * steps, checkpoint=k * 5)
+    assert J[TK.J_T] == J[TK.J_LAST_CK] == k * cycle * US and J[TK.J_STEPS_DONE] == J[TK.J_CKPT_STEPS] == k * steps
+    if k:
+        assert J[TK.J_CKPT_DUE] - J[TK.J_T] == P[TK.P_PERIOD_US]
+        assert J[TK.J_CKPT_DUE_STEP] - J[TK.J_STEPS_DONE] == P[TK.P_CKPT_EVERY]
+    # no cycle with a death pending, nor away from a cycle's start
+    for state in ({"Q_N_PEND": 1}, {"J_T": 1}):
+        P, PF, job, Q = _cycle_start(cfg, **state)
+        assert job_steps.ckpt_cycles(np.int64(10**15), P, PF, job, Q, None) == 0
