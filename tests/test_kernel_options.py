@@ -20,6 +20,7 @@ from spare_mc._kernels import timeline as TK
 from spare_mc.testing import timeline_simpy
 from spare_mc.ttt.config import TimelineConfig as _Config
 from spare_mc.ttt.config import applicable
+from spare_mc.ttt import run as ttt_run
 from spare_mc.ttt.run import _kernel_params, _run_us, make_trace, needs_extended, run_timeline, simulate_ttt
 
 
@@ -1157,16 +1158,14 @@ def test_replay_log_ttt_on_a_synthetic_log():
 def _with_and_without_cycles(cfg, trace, monkeypatch):
     """The kernel's results on ``trace`` with the failure-free cycles run at once (the default) and one loop
     iteration per cycle (``P_NO_CYCLES = 1``, the loop as it was): every slot, ``R_LOOPS`` included."""
-    import spare_mc.ttt.run as run
-
     both = []
     for off in (0, 1):
-        P0, PF0, gset, ssize = run._kernel_params(cfg)
+        P0, PF0, gset, ssize = ttt_run._kernel_params(cfg)
         P1 = P0.copy()
         P1[TK.P_NO_CYCLES] = off
         P1.flags.writeable = P0.flags.writeable
         with monkeypatch.context() as m:
-            m.setattr(run, "_kernel_params", lambda c, p=(P1, PF0, gset, ssize): p)
+            m.setattr(ttt_run, "_kernel_params", lambda c, p=(P1, PF0, gset, ssize): p)
             both.append(_run(cfg, trace))
     return both
 
