@@ -194,8 +194,7 @@ from .timeline_helpers import EXTENDED, crit_reset, dur, keep_block, kernel
 from .timeline_layout import *  # noqa: F403 -- the layout's names, as this kernel's callers read them (TK.R_TTT)
 from .timeline_layout import (GB_READY, J_CKPT_DUE, J_CKPT_DUE_STEP, J_CKPT_STEPS, J_C_NOM, J_NEXT_READY, J_PERSIST_END,
                               J_DYN_T, J_LAST_CK, J_S, J_STATUS, J_STEPS_DONE, J_T, NEVER, N_CLASSES, N_GB, N_J, N_Q,
-                              N_UB, N_UF,
-                              N_W_BLOCKS, PF_INV_K, PF_JITTER_SD, PF_RATE, POLICY_PERIODIC, P_AR_US, P_CAP_US,
+                              N_UB, N_UF, N_W_BLOCKS, PF_INV_K, PF_JITTER_SD, PF_RATE, POLICY_PERIODIC, P_AR_US, P_CAP_US,
                               P_CKPT_EVERY, P_CKPT_POLICY, P_COMP_US, P_DETECT_IMMEDIATE, P_FINAL_CKPT, P_MEM_COPIES,
                               P_N_GROUPS, P_N_STEPS, P_PERIOD_US, P_R, P_REJOIN_CKPT, P_REPAIR, P_REP_COMP_US,
                               P_STRATEGY, P_UNIT_RACE, Q_IA, Q_N_PEND, REPAIR_NONE, R_ARRIVALS, R_CHECKPOINTS, R_LOOPS,
