@@ -1,4 +1,5 @@
-"""spare_mc._lib.processes: independent tasks in spawned processes, each result handed back with its index."""
+"""spare_mc._lib.processes: independent tasks in spawned processes, each result handed back with its index; and
+how many workers the CPUs this process may use allow by default (spare_mc._lib.resources.usable_cpus)."""
 
 import os
 import time
@@ -6,6 +7,7 @@ import time
 import pytest
 
 import spare_mc as sm
+from spare_mc._lib import resources
 from spare_mc._lib.processes import each_in_processes
 
 
@@ -61,3 +63,15 @@ def test_stopping_early_terminates_the_workers():
 def _sleep(seconds):
     time.sleep(seconds)
     return seconds
+
+
+def test_usable_cpus_follows_the_affinity_mask(monkeypatch):
+    """The default number of workers is the CPUs this process may run on (a batch scheduler's binding, taskset, a
+    container's cpuset), not the machine's: 4 of a 128-CPU node give 4; without an affinity call, the machine's."""
+    monkeypatch.setattr(resources.os, "sched_getaffinity", lambda pid: {3, 7, 9, 11}, raising=False)
+    monkeypatch.setattr(resources.os, "cpu_count", lambda: 128)
+    assert resources.usable_cpus() == 4
+    with pytest.raises(ValueError, match="more than 4 per CPU .16 on 4 CPUs"):
+        resources.check_local_workers(17)
+    monkeypatch.delattr(resources.os, "sched_getaffinity")
+    assert resources.usable_cpus() == 128

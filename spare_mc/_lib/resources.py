@@ -15,7 +15,7 @@ from ..options import get_options
 from .validation import UsageValueError, as_int
 
 __all__ = ["ResourceLimitError", "available_memory", "memory_budget", "check_memory", "memory_negligible",
-           "format_bytes", "parse_size", "check_local_workers", "LOCAL_WORKERS_PER_CPU"]
+           "format_bytes", "parse_size", "check_local_workers", "usable_cpus", "LOCAL_WORKERS_PER_CPU"]
 
 #: Without a ``max_memory`` option, requests up to this size (1 MiB) pass :func:`check_memory` without reading the
 #: system's available memory (``/proc/meminfo``, ~0.1 ms: more than a short timeline job's setup): the interpreter
@@ -33,6 +33,16 @@ class ResourceLimitError(UsageValueError):
 LOCAL_WORKERS_PER_CPU = 4
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity mask (``taskset``, a batch scheduler's CPU binding, a
+    container's cpuset), else the machine's count. The default number of local workers: ``os.cpu_count()`` counts
+    the machine's CPUs, so on a 128-core node where a job was given 4 it would start 128 worker processes."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
 def check_local_workers(workers, name: str = "workers", *, min_value: int = 0, scheduler: bool = True):
     """``workers`` (None: the default, kept) as an int in ``min_value .. LOCAL_WORKERS_PER_CPU x CPUs``, or a
     :class:`ResourceLimitError` naming ``name`` and the rule (and, with ``scheduler``, pointing to a dask scheduler
@@ -41,7 +51,7 @@ def check_local_workers(workers, name: str = "workers", *, min_value: int = 0, s
     if workers is None:
         return None
     workers = as_int(workers, name, min_value=min_value)
-    cpus = os.cpu_count() or 1
+    cpus = usable_cpus()
     if workers > LOCAL_WORKERS_PER_CPU * cpus:
         raise ResourceLimitError(f"`{name}`={workers} local worker processes is more than {LOCAL_WORKERS_PER_CPU} per "
                                  f"CPU ({LOCAL_WORKERS_PER_CPU * cpus} on {cpus} CPUs): each is a process of about "

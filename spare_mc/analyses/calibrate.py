@@ -77,6 +77,7 @@ from pathlib import Path
 from scipy import stats
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
+from .._lib.resources import usable_cpus
 from .._lib.validation import (UsageError, UsageTypeError, UsageValueError, as_int, check_unique, in_file,
                                reject_unknown)
 from ..model.paper import PAPER_CITATION, paper_results
@@ -621,7 +622,7 @@ def estimate_cost(target="paper", *, fit_n=None, predict_n=None, space=None, bas
     (_, _, base, _, fit_n, predict_n, sched, _, _, max_members, _, _, _, _, r_ranges, period_factors,
      subs) = _check_inputs(target, fit_n, predict_n, space, base, schedule, eta, min_keep, max_members, tol_ttt,
                            tol_availability, alpha, rng, r_ranges, period_factors)
-    workers = (os.cpu_count() or 1) if workers is None else max(1, int(workers))
+    workers = usable_cpus() if workers is None else max(1, int(workers))
     cpu, jobs = 0.0, 0
     for s in REDUNDANT_STRATEGIES:
         for n in fit_n + predict_n:

@@ -18,6 +18,7 @@ from pathlib import Path
 import tomllib
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
+from .._lib.resources import usable_cpus
 from .._lib.validation import UsageError, UsageValueError, as_int, in_file, reject_unknown
 from ..model.strategies import STRATEGIES, STRATEGY_TABLE
 from ..plots.studies import figure_phase
@@ -250,7 +251,7 @@ def reproduce(*, quick: bool = False, table: str | None = None, studies=None, ou
         mt = main_table(n_values, reps=reps, confirm_reps=confirm_reps, rng=rng, base=base)
         mt_path = folder.file("main_table.json")
         write_json({**mt.to_dict(), "software": software_versions()}, mt_path)
-        phase_workers = (os.cpu_count() or 1) if workers is None else max(workers, 1)  # 0: in this process
+        phase_workers = usable_cpus() if workers is None else max(workers, 1)  # 0: in this process
         log(f"phase map ({len(phase.n_gpus) * len(phase.save_s) * len(phase.restart_s)} cells, "
             + ("in this process" if phase_workers == 1 else f"{phase_workers} local processes")
             + (": it does not run on the dask scheduler)" if scheduler is not None else ")"))

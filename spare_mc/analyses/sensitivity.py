@@ -48,6 +48,7 @@ import numpy as np
 from scipy import stats
 
 from .._lib.provenance import SCHEMA_VERSION, software_versions
+from .._lib.resources import usable_cpus
 from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_int, check_unique
 from ..model.strategies import REDUNDANT_STRATEGIES
 from ..plots.studies import figure_sensitivity, save_sensitivity_figure
@@ -441,7 +442,7 @@ def estimate_cost(n_values=(600,), *, variants=None, reps=10, pilot_reps=40, bas
     confirm_reps = 2 * pilot_reps if confirm_reps is None else confirm_reps
     looks = screen_looks(reps) if check_screen_alpha(screen_alpha) > 0 else (reps,)
     screen_reps = looks[0] + (0.5 * (looks[1] - looks[0]) + 0.25 * (looks[2] - looks[1]) if len(looks) > 1 else 0)
-    workers = (os.cpu_count() or 1) if workers is None else max(1, int(workers))
+    workers = usable_cpus() if workers is None else max(1, int(workers))
     screen = confirm = 0.0
     for s in REDUNDANT_STRATEGIES:
         n_var = len(_strategy_overrides(variants, s))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from .._lib.resources import check_local_workers
+from .._lib.resources import check_local_workers, usable_cpus
 from .._lib.validation import UsageValueError, parse_list
 from ..analyses.calibrate import DEFAULT_SCHEDULE, SEARCH_SPACE, calibrate, check_calibrate_inputs, fitted_clash
 from ..analyses.calibrate import estimate_cost as estimate_calibration_cost
@@ -86,7 +86,7 @@ def run_domains_table(args) -> dict:
         raise UsageValueError("the timeline and failure-model options (--failures, --domain-mtbf-s, ...) have no "
                               "effect with --table domains: its failure models and settings are docs/domains.md's")
     # one process per CPU by default, but for the quick study, whose few rows take less time than starting one
-    workers = args.workers if args.workers is not None else 1 if args.quick else os.cpu_count() or 1
+    workers = args.workers if args.workers is not None else 1 if args.quick else usable_cpus()
     return domains_table(quick=args.quick, n_values=n_values, reps=args.reps, seed=args.seed, out_dir=args.out_dir,
                          force=args.force, workers=workers, progress=progress(args))
 

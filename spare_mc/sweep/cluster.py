@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import os
 import socket
 import sys
 import time
 
 from .._lib.provenance import code_digest
+from .._lib.resources import usable_cpus
 from .._lib.validation import UsageValueError
 from .progress import Progress
 from .tasks import run_task
@@ -183,7 +183,7 @@ def run_on_dask(spec, todo, store, results, scheduler, workers, lenient, report)
     shared = None
     try:
         if scheduler is None:
-            cpus = os.cpu_count() or 1
+            cpus = usable_cpus()
             if workers and workers > cpus:
                 warn(f"{workers} worker processes on {cpus} CPUs: the sweep will be slower than with {cpus} (each "
                      f"worker runs one task at a time)")
@@ -329,7 +329,7 @@ def shared_local_cluster(scheduler=None, workers=None):
     if scheduler is not None or workers == 0 or _SHARED:
         yield
         return
-    cpus = os.cpu_count() or 1
+    cpus = usable_cpus()
     n = workers or cpus
     stack = contextlib.ExitStack()
     _SHARED["start"] = lambda: _start_shared(stack, n)

@@ -32,6 +32,7 @@ import time
 from .._kernels import cache as _cache
 from .._kernels import rectlr, wipeout
 from .._kernels import timeline as tk
+from .._lib.resources import usable_cpus
 from ..ttt.cold_start import AHEAD_ENV
 from .spec import SweepSpec
 from .tasks import kernel_key, run_task
@@ -133,7 +134,7 @@ def warm_up(specs, *, processes: int | None = None, log=None) -> float:
         return 0.0
     if not families:
         return 0.0
-    n = max(1, min(processes or os.cpu_count() or 1, len(families)))
+    n = max(1, min(processes or usable_cpus(), len(families)))
     groups = _split(families, n)
     est = max(sum(COMPILE_S.get(q, 10.0) for q in g) for g in groups)
     log(f"spare-mc: compiling the kernels of a first run on this machine ({', '.join(sorted(families))}) in "

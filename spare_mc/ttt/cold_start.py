@@ -36,6 +36,7 @@ import threading
 
 from .._kernels import cache as _cache
 from .._kernels import timeline as _tk
+from .._lib.resources import usable_cpus as _usable_cpus
 
 #: The environment variable that turns the second process off (``0`` or ``off``).
 AHEAD_ENV = "SPARE_MC_COMPILE_AHEAD"
@@ -61,13 +62,6 @@ _lock = threading.RLock()
 
 def _variant_cached(extended: bool) -> bool:
     return _cache.compiled_or_cached(_tk.timeline, _tk.variant_signature(extended))
-
-
-def _usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        return os.cpu_count() or 1
 
 
 def start(extended: bool) -> bool:
