@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -30,19 +31,39 @@ def _under_options(args):
 
 @contextlib.contextmanager
 def _children_ignore_sigint():
-    """Processes started inside the block ignore SIGINT from their first instruction (they inherit the
-    disposition, and Python then installs no handler of its own): a Ctrl-C at the terminal reaches the whole process
-    group, and interrupted while it imports its packages a worker printed a traceback ("Fatal Python error:
-    init_import_site"). The caller, which gets the KeyboardInterrupt, stops them. Only in the main thread (where
-    signal handlers live); a Ctrl-C during the block's few milliseconds is lost."""
-    if threading.current_thread() is not threading.main_thread():
+    """Processes started inside the block never see SIGINT: it is blocked in this thread meanwhile, and a process
+    inherits the signal mask through fork and exec (Python does not unblock it). A Ctrl-C at the terminal reaches
+    the whole process group, and interrupted while it imported its packages a worker printed a traceback ("Fatal
+    Python error: init_import_site"); this process, which gets the KeyboardInterrupt, stops them instead.
+
+    In the main thread, a SIGINT or SIGTERM that arrives just before or during the block is only recorded inside
+    it, and handled (by the handler it found) at its end: raised inside it, between starting a process and sending
+    it its task, it left that process reading an empty pipe ("EOFError: Ran out of input"), or the pool with a
+    thread it could not join. A Ctrl-C during the block stays pending and
+    is raised at its end too (with ``SIG_IGN`` instead, it was lost: seen in CI). Not where signal masks do not
+    exist (Windows)."""
+    if not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    main = threading.current_thread() is threading.main_thread()
+    got = []
+    handlers = {sig: signal.signal(sig, lambda signum, frame: got.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)} if main else {}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, before)
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)  # a pending SIGINT is recorded now
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+        for sig in got[:1]:  # the first signal, through the handler it found (the CLI's: KeyboardInterrupt, ...)
+            handler = handlers[sig]
+            if callable(handler):
+                handler(sig, None)
+            elif handler == signal.SIG_DFL:
+                if sig == signal.SIGINT:
+                    raise KeyboardInterrupt
+                os.kill(os.getpid(), sig)
 
 
 def _terminate_workers(pool: ProcessPoolExecutor) -> None:
@@ -78,7 +99,8 @@ def each_in_processes(fn: Callable, tasks: Iterable, workers: int) -> Iterator[t
 
     Notes
     -----
-    The workers ignore SIGINT: a Ctrl-C interrupts this process, which then stops them. If the caller stops
+    The workers never see SIGINT (blocked from their start): a Ctrl-C interrupts this process, which then stops
+    them. If the caller stops
     consuming before the last result (an exception, an interrupt, ``break``), the workers are terminated at once,
     whatever they run, and the pool is closed; the results already yielded are the caller's. A task's exception is
     raised here; a process that dies raises :class:`concurrent.futures.process.BrokenProcessPool`.
