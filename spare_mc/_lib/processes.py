@@ -30,7 +30,7 @@ def _under_options(args):
 
 
 @contextlib.contextmanager
-def _children_ignore_sigint():
+def _starting_workers_without_sigint():
     """Processes started inside the block never see SIGINT: it is blocked in this thread meanwhile, and a process
     inherits the signal mask through fork and exec (Python does not unblock it). A Ctrl-C at the terminal reaches
     the whole process group, and interrupted while it imported its packages a worker printed a traceback ("Fatal
@@ -39,9 +39,8 @@ def _children_ignore_sigint():
     In the main thread, a SIGINT or SIGTERM that arrives just before or during the block is only recorded inside
     it, and handled (by the handler it found) at its end: raised inside it, between starting a process and sending
     it its task, it left that process reading an empty pipe ("EOFError: Ran out of input"), or the pool with a
-    thread it could not join. A Ctrl-C during the block stays pending and
-    is raised at its end too (with ``SIG_IGN`` instead, it was lost: seen in CI). Not where signal masks do not
-    exist (Windows)."""
+    thread it could not join. A Ctrl-C during the block stays pending and is raised at its end too (with
+    ``SIG_IGN`` instead, it was lost: seen in CI). Not where signal masks do not exist (Windows)."""
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return
@@ -100,9 +99,9 @@ def each_in_processes(fn: Callable, tasks: Iterable, workers: int) -> Iterator[t
     Notes
     -----
     The workers never see SIGINT (blocked from their start): a Ctrl-C interrupts this process, which then stops
-    them. If the caller stops
-    consuming before the last result (an exception, an interrupt, ``break``), the workers are terminated at once,
-    whatever they run, and the pool is closed; the results already yielded are the caller's. A task's exception is
+    them. If the caller stops consuming before the last result (an exception, an interrupt, ``break``), the workers
+    are terminated at once, whatever they run, and the pool is closed; the results already yielded are the
+    caller's. A task's exception is
     raised here; a process that dies raises :class:`concurrent.futures.process.BrokenProcessPool`.
     """
 
@@ -115,7 +114,7 @@ def each_in_processes(fn: Callable, tasks: Iterable, workers: int) -> Iterator[t
     pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=multiprocessing.get_context("spawn"))
     finished = False
     try:
-        with _children_ignore_sigint():  # the processes start at the first submissions
+        with _starting_workers_without_sigint():  # the processes start at the first submissions
             futures = {pool.submit(_under_options, (fn, task, options)): i for i, task in enumerate(tasks)}
         for fut in as_completed(futures):
             yield futures[fut], fut.result()

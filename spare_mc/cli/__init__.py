@@ -128,13 +128,13 @@ def _sweeping(args) -> bool:
     """The command runs a resumable sweep (its finished tasks are on disk); not the single tables that keep
     nothing until they end (``reproduce --table main|domains|domain-period|llama3``, and ``--table phase`` without
     ``--out-dir``)."""
-    table = getattr(args, "table", None) if args is not None else None
-    if args is not None and args.command == "reproduce" and (
-            table in ("main", "domains", "domain-period", "llama3")
-            or (table == "phase" and getattr(args, "out_dir", None) is None)):  # its cells are kept in --out-dir
+    if args is None:
         return False
-    return args is not None and args.command in ("sweep", "reproduce", "sensitivity", "calibrate", "dynamic",
-                                                 "repair")
+    table = getattr(args, "table", None)
+    if args.command == "reproduce" and (table in ("main", "domains", "domain-period", "llama3")
+                                        or (table == "phase" and args.out_dir is None)):  # cells kept in --out-dir
+        return False
+    return args.command in ("sweep", "reproduce", "sensitivity", "calibrate", "dynamic", "repair")
 
 
 def _interrupted(exc: KeyboardInterrupt, args) -> int:
