@@ -67,7 +67,8 @@ def sidon_local_search(n, r, base, rand, max_moves, tenure, out):
     best_y = np.empty(n, dtype=np.int64)
     for move in range(max_moves):
         if cost == 0:
-            out[:] = s
+            for i in range(r):  # a loop: numba compiles a slice assignment's error message (~1.8 s)
+                out[i] = s[i]
             return move
         # the elements with a difference whose count exceeds one
         nc = 0
@@ -108,7 +109,8 @@ def sidon_local_search(n, r, base, rand, max_moves, tenure, out):
         in_set[y] = True
         cost += _add(cnt, s, r, i, y, n, 1)
     if cost == 0:
-        out[:] = s
+        for i in range(r):
+            out[i] = s[i]
         return max_moves
     return -1
 
@@ -202,7 +204,8 @@ def field_powers(p, deg, f_low, table):
                     is_one = False
             if is_one:
                 return i
-        table[i, :] = cur
+        for j in range(deg):  # a loop: numba compiles a slice assignment's error message
+            table[i, j] = cur[j]
         top = cur[deg - 1]
         for j in range(deg - 1, 0, -1):
             cur[j] = (cur[j - 1] - top * f_low[j]) % p

@@ -180,7 +180,10 @@ def _trials_split(next_u64, state, n, table, over_ptr, over_types, live0, trials
         out_T[t] = i
         out_dead[t] = i - 1
         if 8 * i * w >= nc:
-            live[:] = live0
+            # a loop, not ``live[:] = live0``: numba's slice assignment from an array compiles a formatted
+            # shape-mismatch error (1.8 s of a first run's compilation, 2026-12-07); LLVM turns the loop into a copy
+            for c in range(nc):
+                live[c] = live0[c]
         else:
             for q in range(i):
                 g = perm[q]
@@ -511,8 +514,10 @@ def wipeout_cyclic_window(next_u64, state, n, r, holders, trials, drop, out_T, o
     for t in range(trials):
         seed = next_u64(state)
         failure_times_into(seed, n, drop, u)
-        a[:n] = u
-        a[n:] = u[:r - 1]
+        for i in range(n):  # loops, not slice assignments (see _trials_split)
+            a[i] = u[i]
+        for i in range(r - 1):
+            a[n + i] = u[i]
         src, dst = a, b
         w = 1
         L = L0
