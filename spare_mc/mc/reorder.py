@@ -53,7 +53,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-import xarray as xr
 
 from .._kernels import rectlr as _rk
 from .._kernels import rectlr_layout as _rl
@@ -434,6 +433,7 @@ class OverheadResult:
 
         data = {name: ("rep", v) for name, v in self.rep_stats.items()}
         data["gap_counts"] = (("rep", "gap"), self.gap_counts)
+        import xarray as xr  # here, not at the top: it and pandas take 0.4 s to import
         ds = xr.Dataset(data, coords={"rep": np.arange(self.reps), "gap": np.arange(self.gap_counts.shape[1])})
         ds.attrs.update(layout=self.layout, n_groups=self.n_groups, r=self.r, fresh_layout=int(self.fresh_layout),
                         failures=json.dumps(self.failures), epoch_convention="epoch k = after k failures, k = 0..T-1")

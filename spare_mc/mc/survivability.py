@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
-import xarray as xr
 
 from .._kernels import wipeout as _k
 from .._kernels.records import EventRecord, Holding, TrialsOut
@@ -317,6 +316,7 @@ class WipeoutResult:
                 "masked": ("rep", self.dead_before, {"long_name": "masked failures", "units": "groups"})}
         if self.time_s is not None:
             data["time_s"] = ("rep", self.time_s, {"long_name": "time to first wipe-out", "units": "s"})
+        import xarray as xr  # here, not at the top: it and pandas take 0.4 s to import
         return xr.Dataset(data, attrs={"layout": self.layout, "n_groups": self.n_groups, "r": self.r,
                                        "fresh_layout": int(self.fresh_layout), "failures": json.dumps(self.failures)})
 

@@ -31,7 +31,6 @@ import sys
 import tempfile
 
 import numpy as np
-import xarray as xr
 from scipy import stats as st
 
 from .._lib.provenance import code_digest
@@ -304,6 +303,7 @@ def open_dataset(path):
     if not stat.S_ISREG(os.stat(path).st_mode):
         raise UsageValueError(f"{path} is not a regular file (a device, FIFO or socket), not a dataset")
     try:
+        import xarray as xr  # here, not at the top: it and pandas take 0.4 s to import
         with xr.open_dataset(path, engine="scipy") as ds:
             ds = ds.load()
     except (OSError, ValueError, TypeError, KeyError, IndexError) as exc:

@@ -18,7 +18,6 @@ import json
 from dataclasses import dataclass, field
 
 import numpy as np
-import xarray as xr
 
 from .._lib.validation import UsageValueError
 from ..model.layouts import layout_note
@@ -234,6 +233,7 @@ class TTTResult:
 
         data = {name: ("rep", self.values(name)) for name in _EST}
         data["status"] = ("rep", np.array([r.status for r in self.runs]))
+        import xarray as xr  # here, not at the top: it and pandas take 0.4 s to import
         ds = xr.Dataset(data, coords={"rep": np.arange(self.first_rep, self.first_rep + self.reps)})
         cfg = self.config.to_dict()
         for k, v in cfg.items():
