@@ -10,8 +10,10 @@ import dataclasses
 
 import numpy as np
 import pytest
-from test_kernel_options import BASE, KEYS, US, TimelineConfig, _agree, _long_enough_trace, _random_config, _run, _trace
+from test_kernel_options import (BASE, KEYS, US, TimelineConfig, _agree, _cycle_start, _expect, _long_enough_trace,
+                                 _random_config, _run, _trace, _with_and_without_cycles)
 
+from spare_mc._kernels import job_steps
 from spare_mc._kernels import timeline as TK
 from spare_mc.ttt.config import TimelineConfig as _Config
 from spare_mc.ttt.period import theory_ckpt_period_s
@@ -256,3 +258,80 @@ def test_memory_only_checkpoints_are_remote_checkpoints_with_memory_costs(strate
         assert b[TK.R_FALLBACKS] == 0 and b[TK.R_MEM_RESTARTS] == b[TK.R_WIPEOUTS]
         keep = [i for i in range(TK.N_RES) if i not in (TK.R_MEM_RESTARTS, TK.R_LOOPS)]
         assert np.array_equal(a[keep], b[keep])
+
+
+# ------------------------------------------------------------------ the steps an asynchronous save slows, at once
+def _long_async(rng, strategy, source):
+    """:func:`_random_tiered` with an asynchronous save long enough for several steps to run under it (2-20
+    steps' compute), its slowdown 1 (a quarter of the time) or 1-2.5, and most often no jitter (with jitter every
+    step is explicit)."""
+    cfg = _random_tiered(rng, strategy, source)
+    return dataclasses.replace(cfg, ckpt_async=True, async_slowdown=1.0 if rng.random() < 0.25 else float(
+                                   rng.uniform(1.0, 2.5)),
+                               save_s=float(rng.uniform(2, 20)) * cfg.compute_s,
+                               jitter_sd=float(rng.choice([0.0, 0.0, 0.0, 0.05])))
+
+
+@pytest.mark.parametrize("strategy", ["ckpt", "rep", "spare"])
+def test_async_stretches_give_the_loops_numbers(strategy, monkeypatch):
+    """Random options with long asynchronous saves: the kernel with the slowed steps run at once
+    (``job_steps.async_stretch``) gives every result slot of the loop that runs them one by one (``P_NO_CYCLES =
+    1``), ``R_LOOPS`` included, and without jitter both equal the SimPy twin. System-level failures: the unit
+    clocks' settings of these tests fail too often for a save to see many steps (the source only gives the
+    stretch its next failure)."""
+    rng = np.random.default_rng({"ckpt": 41, "rep": 42, "spare": 43}[strategy])
+    slowed = 0
+    for _ in range(10):
+        cfg = _long_async(rng, strategy, "system")
+        trace = _long_enough_trace(cfg, rng)
+        at_once, loop = _with_and_without_cycles(cfg, trace, monkeypatch)
+        assert at_once.tolist() == loop.tolist()
+        slowed += at_once[TK.R_ASYNC_SLOW] > 0
+        if cfg.jitter_sd == 0.0:
+            _both(cfg, trace)
+    assert slowed >= 5
+
+
+def _in_flight(save_s=60.0, slowdown=1.5, **kw):
+    """CKPT-only, 10 s of compute and a 1 s all-reduce per step, an asynchronous save of ``save_s`` just started
+    (``J_PERSIST_END``) at t = 0: a slowed step's compute is ``f c`` = 15 s, of which ``E = 5`` s extra, so the
+    slowed steps are 16 s apart."""
+    cfg = TimelineConfig("ckpt", 12, **{**BASE, "n_steps": 40, "ckpt_period_s": 1000.0, "ckpt_async": True,
+                                        "async_slowdown": slowdown, "save_s": save_s, **kw})
+    return _cycle_start(cfg, J_PERSIST_END=round(save_s * US))
+
+
+@pytest.mark.parametrize("kw, t_f_s, m", [
+    ({}, 1e9, 3),                                   # starts at 0, 16, 32 s (60 - t >= 15); at 48 s only 12 s left
+    ({}, 47, 2),                                    # the second step's compute ends at 31 s, the third's at 47 s
+    ({}, 47.000001, 3),                             # ... strictly before the failure
+    ({"save_s": 75.0}, 1e9, 4),                     # 75 - 48 = 27 >= 15: a fourth
+    ({"ckpt_period_s": 20.0}, 1e9, 2),              # a checkpoint is due at 20 s: after the second step (32 s)
+    ({"ckpt_every_steps": 1, "ckpt_period_s": None}, 1e9, 1),  # due after every step
+    ({"n_steps": 2}, 1e9, 2),                       # the steps left
+    ({"save_s": 14.0}, 1e9, 0),                     # 14 < f c: the first step is slowed only in part (explicit)
+    ({"jitter_sd": 0.05}, 1e9, 0),                  # drawn durations: explicit steps
+    ({"slowdown": 1.0}, 1e9, 5),                    # f = 1: E = 0, steps 11 s apart, 60 - t >= 10: 0, 11, ..., 44
+])
+def test_async_stretch_counts_the_slowed_steps(kw, t_f_s, m):
+    """``job_steps.async_stretch`` on its own: the steps the save slows throughout, that end their compute before the
+    failure, cross no due checkpoint and are not past the steps left; each adds what an explicit step adds."""
+    P, PF, job, Q = _in_flight(**kw)
+    assert job_steps.async_stretch(np.int64(round(t_f_s * US)), P, PF, job, Q, None) == m
+    f = kw.get("slowdown", 1.5)
+    extra = round(10 * f * (f - 1) / f * US)
+    d = 11 * US + extra
+    J, res = job.J, job.res
+    assert J[TK.J_T] == m * d and J[TK.J_STEPS_DONE] == res[TK.R_STEPS_RUN] == m
+    assert res[TK.R_CKPT] == res[TK.R_ASYNC_SLOW] == m * extra and res[TK.R_LOOPS] == max(m - 1, 0)
+    assert job.W[TK.W_USEFUL] == m * 10 * US and job.W[TK.W_ALLREDUCE] == m * US
+    assert J[TK.J_PERSIST_END] == round(kw.get("save_s", 60.0) * US)  # still in flight
+    P, PF, job, Q = _in_flight()
+    assert job_steps.async_stretch(np.int64(10**15), P, PF, job, Q, TK.EXTENDED) == 3  # the extended variant too
+    # none with a death pending, no save in flight, repair (groups rejoin at step boundaries) or a dynamic policy
+    for state in ({"Q_N_PEND": 1}, {"J_PERSIST_END": 0}, {"P_REPAIR": TK.REPAIR_FIXED},
+                  {"P_CKPT_POLICY": TK.POLICY_PERIODIC + 1}):
+        P, PF, job, Q = _in_flight()
+        for name, value in state.items():
+            {"Q": Q, "J": job.J, "P": P}[name[0]][getattr(TK, name)] = value
+        assert job_steps.async_stretch(np.int64(10**15), P, PF, job, Q, TK.EXTENDED) == 0

@@ -19,13 +19,15 @@ from .timeline_helpers import crit_mark, crit_reset, dur, dynamic_due, keep_bloc
 from .timeline_layout import (DEAD_KEPT, GB_BACK, GB_CRIT, GB_LIST, GB_LIVE, GB_PEND, GB_READY, GB_UP, HORIZON_F,
                               HORIZON_US, I64_MAX, J_CKPT_DUE, J_CKPT_DUE_STEP, J_CKPT_STEPS, J_C_NOM, J_LAST_CK,
                               J_NEXT_READY, J_N_CRIT, J_N_KNOWN, J_PERSIST_END, J_REMOTE_STEPS, J_S, J_STEPS_DONE, J_T,
-                              NEVER, PATCH_PER_SHARD, PATCH_WHOLE_STEP, PF_JITTER_SD, PF_REPAIR_MU, PF_REPAIR_SIGMA,
+                              NEVER, PATCH_PER_SHARD, PATCH_WHOLE_STEP, PF_ASYNC_F, PF_ASYNC_G, PF_JITTER_SD, PF_REPAIR_MU,
+                              PF_REPAIR_SIGMA,
                               POLICY_PERIODIC, P_AR_US, P_ASYNC, P_CAP_US, P_CKPT_EVERY, P_CKPT_POLICY, P_COMP_US,
                               P_DETECT_IMMEDIATE, P_MASKED_DETECT_US, P_MEM_COPIES, P_NO_CYCLES, P_N_GROUPS, P_N_STEPS,
                               P_PATCH_COST, P_PERIOD_US, P_R, P_RECTLR_US, P_REJOIN_CKPT, P_REJOIN_US, P_REPAIR,
                               P_REPAIR_US, P_REP_COST, P_REP_LAYERS, P_RESYNC_US, P_SAVE_US, P_SHRINK_US, P_SOURCE,
                               P_STRATEGY, Q_IA, Q_N_PEND, Q_N_UP, Q_REM, Q_T_REF, REPAIR_FIXED, REPAIR_LOG, REPAIR_NONE,
-                              REP_REDO_STEP, REP_RESYNC, R_CHECKPOINTS, R_CKPT, R_DETECTIONS, R_PATCH_SHARDS, R_REJOINS,
+                              REP_REDO_STEP, REP_RESYNC, R_ASYNC_SLOW, R_CHECKPOINTS, R_CKPT, R_DETECTIONS, R_LOOPS,
+                              R_PATCH_SHARDS, R_REJOINS,
                               R_STEPS_RUN, R_SUM_S, R_S_MAX, SRC_SYSTEM, STATUS_OK, STATUS_TRACE, STRAT_CKPT, STRAT_REP,
                               STRAT_SPARE, W_ALLREDUCE, W_PATCH, W_RECTLR, W_REDUNDANT, W_SINCE, W_USEFUL)
 
@@ -164,10 +166,10 @@ def _useful_share(c, P, J):
 def quiet_stretch(t_f, P, PF, job, Q, rng, ext):
     """Run the failure-free steps before the next failure at ``t_f`` in O(1): an exact jump without jitter, normal
     sums with jitter. Returns the number of steps run (0: the next step is simulated explicitly; always while an
-    asynchronous save runs, which slows the steps)."""
+    asynchronous save runs, which slows the steps, but for :func:`async_stretch`'s steps)."""
     J, W, res = job.J, job.W, job.res
     if J[J_PERSIST_END] >= 0:
-        return 0
+        return async_stretch(t_f, P, PF, job, Q, ext)
     if PF[PF_JITTER_SD] == 0.0:
         m, sum_c, sum_a = _stretch_exact(t_f, P, PF, J, Q, ext)
     else:
@@ -183,6 +185,60 @@ def quiet_stretch(t_f, P, PF, job, Q, rng, ext):
     W[W_USEFUL] += useful
     W[W_REDUNDANT] += sum_c - useful
     W[W_ALLREDUCE] += sum_a
+    return m
+
+
+@kernel  # a call, made only while an asynchronous save runs: inlined, it made the loop larger for every other job
+def async_stretch(t_f, P, PF, job, Q, ext):
+    """While an asynchronous save runs (until ``e = J_PERSIST_END``), without jitter: the steps before the failure at
+    ``t_f`` that the save slows by the same amount, at once. Returns the number of steps run (0: the next step is
+    simulated explicitly).
+
+    An explicit step of compute ``c`` starting at ``t_j`` lasts ``c + x (f - 1) / f`` with ``x = min(e - t_j, f c)``
+    rounded to the microsecond (:func:`~spare_mc._kernels.ckpt_restart.async_extra`): the same ``E = round(f c (f -
+    1) / f)`` for every step whose whole compute the save slows, ``e - t_j >= f c`` (integers: ``e - t_j >=
+    ceil(f c)``). Those steps are ``d = c + E + T_ar`` apart; the kernel runs the ``m`` of them that also end their
+    compute strictly before the failure, start at or before the cap, are not past the steps left and cross no due
+    checkpoint (the bounds of :func:`_stretch_exact` with ``d``). The save does not complete during them (``e > t_j``
+    at each start), so each adds exactly what an explicit step adds: ``d`` to the time, ``E`` to the checkpoint time
+    and the slowdown, one step's work, and one loop iteration (``R_LOOPS`` counts the iterations they stand for, as
+    :func:`ckpt_cycles` does). Only where the explicit step is this simple: no jitter, no undetected death,
+    periodic saves, no repair, detection at the all-reduce; ``P_NO_CYCLES`` turns it off too (the reference its
+    tests compare with). The Llama 3 preset's modern checkpointing saves remotely in the background every fifth
+    checkpoint, and ran ~8 explicit steps per save (docs/results/speed.md)."""
+    J, W, res = job.J, job.W, job.res
+    if PF[PF_JITTER_SD] != 0.0 or Q[Q_N_PEND] > 0 or P[P_NO_CYCLES] != 0:
+        return 0
+    if ext is not None and (P[P_DETECT_IMMEDIATE] != 0 or P[P_CKPT_POLICY] != POLICY_PERIODIC or
+                            P[P_REPAIR] != REPAIR_NONE):
+        return 0
+    t = J[J_T]
+    e = J[J_PERSIST_END]
+    c = J[J_C_NOM]
+    fc = PF[PF_ASYNC_F] * float(c)
+    extra = np.int64(np.floor(fc * PF[PF_ASYNC_G] + 0.5))
+    ar = P[P_AR_US]
+    d = c + extra + ar
+    slack = e - t - np.int64(np.ceil(fc))  # step j is slowed throughout while j d <= slack
+    if d <= 0 or e <= t or slack < 0 or t + c + extra >= t_f:
+        return 0
+    m = min(slack // d + 1, (t_f - t - c - extra - 1) // d + 1)
+    m = min(m, min((P[P_CAP_US] - t) // d + 1, P[P_N_STEPS] - J[J_STEPS_DONE]))
+    need = J[J_CKPT_DUE] - t
+    m = min(m, min(1 if need <= d else (need + d - 1) // d, J[J_CKPT_DUE_STEP] - J[J_STEPS_DONE]))
+    if m <= 0:
+        return 0
+    J[J_T] = t + m * d
+    J[J_STEPS_DONE] += m
+    res[R_STEPS_RUN] += m
+    res[R_SUM_S] += m * J[J_S]
+    useful = _useful_share(c, P, J)
+    W[W_USEFUL] += m * useful
+    W[W_REDUNDANT] += m * (c - useful)
+    W[W_ALLREDUCE] += m * ar
+    res[R_CKPT] += m * extra
+    res[R_ASYNC_SLOW] += m * extra
+    res[R_LOOPS] += m - 1
     return m
 
 
