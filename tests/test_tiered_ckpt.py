@@ -263,13 +263,14 @@ def test_memory_only_checkpoints_are_remote_checkpoints_with_memory_costs(strate
 # ------------------------------------------------------------------ the steps an asynchronous save slows, at once
 def _long_async(rng, strategy, source):
     """:func:`_random_tiered` with an asynchronous save long enough for several steps to run under it (2-20
-    steps' compute), its slowdown 1 (a quarter of the time) or 1-2.5, and most often no jitter (with jitter every
-    step is explicit)."""
+    steps' compute), its slowdown 1 (a quarter of the time) or 1-2.5, most often no jitter (with jitter every
+    step is explicit) and often a cap that binds."""
     cfg = _random_tiered(rng, strategy, source)
     return dataclasses.replace(cfg, ckpt_async=True, async_slowdown=1.0 if rng.random() < 0.25 else float(
                                    rng.uniform(1.0, 2.5)),
                                save_s=float(rng.uniform(2, 20)) * cfg.compute_s,
-                               jitter_sd=float(rng.choice([0.0, 0.0, 0.0, 0.05])))
+                               jitter_sd=float(rng.choice([0.0, 0.0, 0.0, 0.05])),
+                               max_wall_factor=float(rng.choice([1.05, 1.3, 100.0])))
 
 
 @pytest.mark.parametrize("strategy", ["ckpt", "rep", "spare"])
@@ -312,11 +313,16 @@ def _in_flight(save_s=60.0, slowdown=1.5, **kw):
     ({"save_s": 14.0}, 1e9, 0),                     # 14 < f c: the first step is slowed only in part (explicit)
     ({"jitter_sd": 0.05}, 1e9, 0),                  # drawn durations: explicit steps
     ({"slowdown": 1.0}, 1e9, 5),                    # f = 1: E = 0, steps 11 s apart, 60 - t >= 10: 0, 11, ..., 44
+    ({"cap_us": 16 * US}, 1e9, 2),                  # the steps that start at or before the cap: 0 and 16 s
+    ({"cap_us": 16 * US - 1}, 1e9, 1),
 ])
 def test_async_stretch_counts_the_slowed_steps(kw, t_f_s, m):
     """``job_steps.async_stretch`` on its own: the steps the save slows throughout, that end their compute before the
     failure, cross no due checkpoint and are not past the steps left; each adds what an explicit step adds."""
+    cap = kw.pop("cap_us", None)
     P, PF, job, Q = _in_flight(**kw)
+    if cap is not None:
+        P[TK.P_CAP_US] = cap
     assert job_steps.async_stretch(np.int64(round(t_f_s * US)), P, PF, job, Q, None) == m
     f = kw.get("slowdown", 1.5)
     extra = round(10 * f * (f - 1) / f * US)

@@ -165,8 +165,8 @@ def _useful_share(c, P, J):
 @step
 def quiet_stretch(t_f, P, PF, job, Q, rng, ext):
     """Run the failure-free steps before the next failure at ``t_f`` in O(1): an exact jump without jitter, normal
-    sums with jitter. Returns the number of steps run (0: the next step is simulated explicitly; always while an
-    asynchronous save runs, which slows the steps, but for :func:`async_stretch`'s steps)."""
+    sums with jitter. Returns the number of steps run (0: the next step is simulated explicitly). While an
+    asynchronous save runs, which slows the steps, :func:`async_stretch` decides."""
     J, W, res = job.J, job.W, job.res
     if J[J_PERSIST_END] >= 0:
         return async_stretch(t_f, P, PF, job, Q, ext)
@@ -202,9 +202,10 @@ def async_stretch(t_f, P, PF, job, Q, ext):
     checkpoint (the bounds of :func:`_stretch_exact` with ``d``). The save does not complete during them (``e > t_j``
     at each start), so each adds exactly what an explicit step adds: ``d`` to the time, ``E`` to the checkpoint time
     and the slowdown, one step's work, and one loop iteration (``R_LOOPS`` counts the iterations they stand for, as
-    :func:`ckpt_cycles` does). Only where the explicit step is this simple: no jitter, no undetected death,
-    periodic saves, no repair, detection at the all-reduce; ``P_NO_CYCLES`` turns it off too (the reference its
-    tests compare with). The Llama 3 preset's modern checkpointing saves remotely in the background every fifth
+    :func:`ckpt_cycles` does). Only where the explicit step is this simple: no jitter, no undetected death, no
+    repair; ``P_NO_CYCLES`` turns it off too (the reference its tests compare with). Dynamic policies and immediate
+    detection are refused with asynchronous saves (:class:`~spare_mc.TimelineConfig`): their checks here are for a
+    hand-built ``P``. The Llama 3 preset's modern checkpointing saves remotely in the background every fifth
     checkpoint, and ran ~8 explicit steps per save (docs/results/speed.md)."""
     J, W, res = job.J, job.W, job.res
     if PF[PF_JITTER_SD] != 0.0 or Q[Q_N_PEND] > 0 or P[P_NO_CYCLES] != 0:

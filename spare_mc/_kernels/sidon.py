@@ -67,7 +67,7 @@ def sidon_local_search(n, r, base, rand, max_moves, tenure, out):
     best_y = np.empty(n, dtype=np.int64)
     for move in range(max_moves):
         if cost == 0:
-            for i in range(r):  # a loop: numba compiles a slice assignment's error message (~1.8 s)
+            for i in range(r):  # a loop: numba compiles a slice assignment's error message (1.55-1.83 s)
                 out[i] = s[i]
             return move
         # the elements with a difference whose count exceeds one

@@ -124,7 +124,8 @@ immediate detection (``P_DETECT_IMMEDIATE``) in the explicit step of :func:`_job
 (``P_RESTART_AGAIN``) in :func:`src_restart_again`, called by :func:`wipeout`; the final checkpoint
 (``P_FINAL_CKPT``) in :func:`checkpoint_if_due` and the loop's condition; in-memory copies and asynchronous saves
 in ``_checkpoint_tiered`` (the save), :func:`persist_done` (a save completes), :func:`async_extra` (the slowed
-compute of an explicit step; no stretch while a save is in flight) and ``_global_restart`` (memory or remote).
+compute of an explicit step), ``job_steps.async_stretch`` (the steps a save slows throughout, at once) and
+``_global_restart`` (memory or remote).
 Each is 0 by default and then costs one predictable branch. Deaths taken but not detected at the top of the loop
 (after a ``P_STAY_DEAD`` restart or a ``P_CKPT_LOST`` save) force an explicit step. Next: dynamic periods where
 ``J_CKPT_DUE`` is set (:func:`checkpoint_if_due`, ``_global_restart``); restart times growing with ``N`` are

@@ -181,7 +181,7 @@ def _trials_split(next_u64, state, n, table, over_ptr, over_types, live0, trials
         out_dead[t] = i - 1
         if 8 * i * w >= nc:
             # a loop, not ``live[:] = live0``: numba's slice assignment from an array compiles a formatted
-            # shape-mismatch error (1.8 s of a first run's compilation, 2026-12-07); LLVM turns the loop into a copy
+            # shape-mismatch error (1.55-1.83 s in a process's first kernel that has one, 2026-12-07)
             for c in range(nc):
                 live[c] = live0[c]
         else:
@@ -505,7 +505,8 @@ def wipeout_cyclic_window(next_u64, state, n, r, holders, trials, drop, out_T, o
     times: on the times extended by their first ``r - 1``, ``ceil(log2 r)`` vectorised passes ``a[i] = max(a[i],
     a[i + w])`` (``w`` = 1, 2, 4, ...) leave in ``a[i]`` the max over ``[i, i + w)``, and the window of ``r`` is the
     max of two overlapping such spans. ``holders`` (the cyclic table) serves only to break a tie at ``m``. Same
-    results as :func:`wipeout_order_stat` on the cyclic table.
+    results as :func:`wipeout_order_stat` on the cyclic table. Requires ``1 <= r <= n`` (a cyclic layout's rule):
+    the extension copies ``u[:r - 1]`` without a bounds check.
     """
     L0 = n + r - 1
     u = np.empty(n, np.uint32)

@@ -1,6 +1,6 @@
 """The ``spare-mc`` console script's Ctrl-C while the package loads (private).
 
-Importing spare_mc takes about a second (numpy, numba, scipy, xarray, dask). A Ctrl-C then was a traceback from
+Importing spare_mc takes about a second (numpy, numba, scipy). A Ctrl-C then was a traceback from
 inside an import. This module is imported first by ``spare_mc/__init__.py``: for the console script only (not for
 a program that imports spare_mc, whose handler is left alone), it makes that Ctrl-C one line and exit 130, as for
 any interrupted command (docs/robustness.md); nothing has been done yet. :func:`spare_mc.cli.main` puts Python's

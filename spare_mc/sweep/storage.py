@@ -302,8 +302,9 @@ def open_dataset(path):
         raise UsageValueError(f"{path} is a directory, not a dataset file")
     if not stat.S_ISREG(os.stat(path).st_mode):
         raise UsageValueError(f"{path} is not a regular file (a device, FIFO or socket), not a dataset")
+    import xarray as xr  # here, not at the top: it and pandas take 0.4 s to import (outside the try: a failed
+    # import is not a file's fault)
     try:
-        import xarray as xr  # here, not at the top: it and pandas take 0.4 s to import
         with xr.open_dataset(path, engine="scipy") as ds:
             ds = ds.load()
     except (OSError, ValueError, TypeError, KeyError, IndexError) as exc:
