@@ -13,8 +13,8 @@ import math
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
-from scipy import stats as _st
 
+from ._lib.dist import beta_ppf, norm_ppf, t_ppf, t_sf
 from ._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int
 
 __all__ = ["MCEstimate", "Comparison", "compare", "wilson_interval", "clopper_pearson_interval", "estimate_mean",
@@ -95,7 +95,7 @@ class MCEstimate:
         level = _level(level)
         if self.n < 2 or not math.isfinite(self.se) or not math.isfinite(self.mean):
             return (math.nan, math.nan)
-        t = float(_st.t.ppf(0.5 + level / 2, self.n - 1))
+        t = float(t_ppf(0.5 + level / 2, self.n - 1))
         m, se = self.mean, self.se
         if self.support != "real" and se == 0:  # identical replications: the point (the transforms' round trips
             return (m, m)                        # could miss it by a rounding step)
@@ -308,7 +308,7 @@ def compare(estimate: MCEstimate, reference: float, *, alpha: float = 1e-3) -> C
     else:
         z = (estimate.mean - reference) / estimate.se
     df = max(estimate.n - 1, 1)
-    p = float(2 * _st.t.sf(abs(z), df))
+    p = float(2 * t_sf(abs(z), df))
     rel = (estimate.mean - reference) / reference if reference != 0 else math.nan
     sym = replace(estimate, support="real")  # the symmetric interval: inside it <=> p >= alpha
     return Comparison(estimate.name, estimate.mean, estimate.se, sym.confidence_interval(1 - alpha),
@@ -337,7 +337,7 @@ def wilson_interval(successes, n, level: float = 0.95):
     n = as_int(n, "n", min_value=1)
     level = _level(level)
     k = _successes_iv(successes, n)
-    z = _st.norm.ppf(0.5 + level / 2)
+    z = norm_ppf(0.5 + level / 2)
     p = k / n
     den = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / den
@@ -362,8 +362,8 @@ def clopper_pearson_interval(successes, n, level: float = 0.95):
     k = _successes_iv(successes, n)
     a = (1 - level) / 2
     with np.errstate(invalid="ignore"):
-        low = np.where(k == 0, 0.0, _st.beta.ppf(a, np.maximum(k, 1), n - k + 1))
-        high = np.where(k == n, 1.0, _st.beta.ppf(1 - a, k + 1, np.maximum(n - k, 1)))
+        low = np.where(k == 0, 0.0, beta_ppf(a, np.maximum(k, 1), n - k + 1))
+        high = np.where(k == n, 1.0, beta_ppf(1 - a, k + 1, np.maximum(n - k, 1)))
     return low, high
 
 
@@ -403,7 +403,7 @@ def eliminate(values, done, alive, alpha_look: float, m_points: int):
     idx = np.flatnonzero(cand)
     if len(idx) < 2 or n < 2 or m_points < 2:
         return alive
-    q = float(_st.t.ppf(1.0 - alpha_look / (m_points - 1), n - 1))
+    q = float(t_ppf(1.0 - alpha_look / (m_points - 1), n - 1))
     xs = x[idx]
     d = xs[:, None, :] - xs[None, :, :]  # d[i, j] = x_i - x_j, replication by replication
     mean = d.mean(axis=-1)

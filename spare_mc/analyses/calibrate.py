@@ -74,8 +74,8 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
-from scipy import stats
 
+from .._lib.dist import t_isf
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.resources import usable_cpus
 from .._lib.validation import (UsageError, UsageTypeError, UsageValueError, as_int, check_unique, in_file,
@@ -360,7 +360,7 @@ def _subcombos(space, strategy):
 def _t_quantile(alpha, k, n):
     """The two-sided Bonferroni Student-t quantile: level ``alpha`` over ``k`` tests, ``n - 1`` degrees of freedom."""
 
-    return float(stats.t.isf(alpha / (2 * k), max(n - 1, 1)))
+    return float(t_isf(alpha / (2 * k), max(n - 1, 1)))
 
 
 def _evaluate(strategy, subs, fit_n, reps, confirm, rng, base, r_ranges, period_factors, folder, rnd, scheduler,

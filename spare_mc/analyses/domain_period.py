@@ -36,8 +36,8 @@ import time
 from dataclasses import replace
 
 import numpy as np
-from scipy.stats import t as t_dist
 
+from .._lib.dist import t_ppf
 from .._lib.validation import UsageTypeError, UsageValueError, as_int
 from ..ttt.results import TTTResult
 from ..ttt.run import simulate_ttt
@@ -166,7 +166,7 @@ def run_domain_period_study(study=None, *, period_factors=PERIOD_STUDY_FACTORS, 
             else:
                 d = runs[1.0].values("ttt_over_t0") - runs[best].values("ttt_over_t0")
                 mean = float(d.mean())
-                half = (float(t_dist.ppf(0.975, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size))
+                half = (float(t_ppf(0.975, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size))
                         if d.size > 1 and np.any(d != d[0]) else 0.0)
                 row["gain"], row["gain_ci95"] = mean, [mean - half, mean + half]
             rows.append(row)

@@ -36,8 +36,7 @@ import math
 import time
 from dataclasses import asdict, dataclass, field
 
-from scipy.stats import t as t_dist
-
+from .._lib.dist import t_ppf
 from .._lib.processes import each_in_processes
 from .._lib.resources import check_local_workers
 from .._lib.validation import UsageTypeError, UsageValueError, as_choice, as_float, as_int, check_unique
@@ -306,7 +305,7 @@ def _block_rows(study: DomainStudy, n: int, level: str, progress) -> list:
             continue
         d = per_strategy[(row["strategy"], row["layout"])] - ref
         mean = float(d.mean())
-        half = float(t_dist.ppf(0.975, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size))
+        half = float(t_ppf(0.975, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size))
         row["ttt_vs_domain_aware"] = mean
         row["ttt_vs_domain_aware_ci95"] = [mean - half, mean + half]
     return rows

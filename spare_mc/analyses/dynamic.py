@@ -45,8 +45,8 @@ import os
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
+from .._lib.dist import t_ppf, t_sf
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.validation import UsageValueError, as_float, as_int, check_unique
 from ..model.strategies import STRATEGIES
@@ -171,10 +171,10 @@ def _paired(d, p):
     diff = d - p
     mean = float(diff.mean())
     se = float(diff.std(ddof=1) / math.sqrt(n))
-    tq = float(stats.t.ppf(0.975, n - 1))
+    tq = float(t_ppf(0.975, n - 1))
     if se < 1e-15 * max(1.0, abs(mean)):
         se = 0.0
-    pval = 1.0 if se == 0 and mean == 0 else (0.0 if se == 0 else float(2 * stats.t.sf(abs(mean / se), n - 1)))
+    pval = 1.0 if se == 0 and mean == 0 else (0.0 if se == 0 else float(2 * t_sf(abs(mean / se), n - 1)))
     md, mp = float(d.mean()), float(p.mean())
     rel = md / mp - 1
     g = np.array([1 / mp, -md / mp ** 2])

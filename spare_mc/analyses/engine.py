@@ -24,8 +24,8 @@ import itertools
 import time
 
 import numpy as np
-from scipy import stats
 
+from .._lib.dist import t_ppf
 from .._lib.seeding import trace_seed_sequence
 from .._lib.validation import UsageTypeError, UsageValueError, as_int
 from ..model.strategies import REDUNDANT_STRATEGIES
@@ -234,7 +234,7 @@ def pick(sc) -> tuple:
     mean, se = sc["mean"], sc["se"]
     alive = sc.get("alive", np.ones(mean.shape, dtype=bool))
     reps = np.broadcast_to(np.asarray(sc.get("n", sc.get("reps", 2))), mean.shape)
-    tq = stats.t.ppf(0.975, np.maximum(reps - 1, 1))
+    tq = t_ppf(0.975, np.maximum(reps - 1, 1))
     ok = sc["done"] & alive
     cand = np.where(ok, mean, np.inf) if ok.any() else np.where(alive, mean, np.inf)
     i, j = np.unravel_index(int(np.argmin(cand)), cand.shape)

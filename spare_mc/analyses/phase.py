@@ -49,8 +49,8 @@ import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy.stats import t as t_dist
 
+from .._lib.dist import t_ppf
 from .._lib.processes import each_in_processes
 from .._lib.provenance import software_versions
 from .._lib.resources import check_local_workers
@@ -344,7 +344,7 @@ def cluster(n_gpus: int, *, gpus_per_group: int = 1000, per_gpu_mtbf_s: float = 
 def _t_interval(d: np.ndarray, level: float = 0.95) -> tuple:
 
     mean = float(d.mean())
-    half = float(t_dist.ppf(0.5 + level / 2, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size))
+    half = float(t_ppf(0.5 + level / 2, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size))
     return mean, (mean - half, mean + half)
 
 

@@ -30,8 +30,7 @@ import math
 import os
 from dataclasses import dataclass, field
 
-from scipy import stats
-
+from .._lib.dist import t_ppf
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.validation import UsageValueError, as_float, as_int, check_unique
 from ..plots.studies import save_repair_figure
@@ -193,7 +192,7 @@ def _run(folder, settings, scheduler, workers, force, progress) -> RepairResult:
     # no-repair baseline refuses them (no effect without a repair)
     of_repair = {k: base.pop(k) for k in _REPAIR_OPTIONS if k in base}
     variants = {"none": {}, **{f"t{t:g}": {"repair": repair, "repair_s": t, **of_repair} for t in repair_times}}
-    tq = float(stats.t.ppf(0.975, reps - 1))
+    tq = float(t_ppf(0.975, reps - 1))
     alpha = settings["screen_alpha"]
     rows, best, paths, skipped = [], [], [], {}
     screens = []  # the factor screens, for the settings' record (screen_record)

@@ -45,8 +45,8 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 import numpy as np
-from scipy import stats
 
+from .._lib.dist import t_ppf, t_sf
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.resources import usable_cpus
 from .._lib.validation import UsageError, UsageTypeError, UsageValueError, as_int, check_unique
@@ -232,7 +232,7 @@ def _t_p_value(est: MCEstimate) -> float:
 
     if est.se == 0:
         return 1.0 if est.mean == 0 else 0.0
-    return float(2 * stats.t.sf(abs(est.mean / est.se), est.n - 1))
+    return float(2 * t_sf(abs(est.mean / est.se), est.n - 1))
 
 
 def holm(p_values) -> np.ndarray:
@@ -653,7 +653,7 @@ def _needed_reps(vals, variants, n_values, target_pp, n_pilot) -> int:
     """Confirmation replications for every paired Delta half-width <= target (x1.1), from the pilot."""
 
     need = n_pilot
-    tq = stats.t.ppf(0.975, n_pilot - 1)
+    tq = t_ppf(0.975, n_pilot - 1)
     for v in variants:
         for n in n_values:
             def get(s, name):

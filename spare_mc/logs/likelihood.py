@@ -35,8 +35,8 @@ import math
 import numpy as np
 from scipy import optimize as _opt
 from scipy import special as _sp
-from scipy import stats as _st
 
+from .._lib.dist import chi2_ppf, norm_ppf
 from .._lib.validation import UsageValueError
 
 KINDS = ("exact", "censored", "first", "first_cens", "rounded")
@@ -251,7 +251,7 @@ class MLE:
     def wald(self, level: float = 0.95) -> dict:
         """Wald intervals on the log scale: shape, and the mean by the delta method (``d log mu / d log k =
         -psi(1 + 1/k) / k``)."""
-        z = _st.norm.ppf(0.5 + level / 2)
+        z = norm_ppf(0.5 + level / 2)
         se_k = math.sqrt(self.cov[0, 0])
         g = np.array([-_sp.digamma(1.0 + 1.0 / self.k) / self.k, 1.0])
         se_m = math.sqrt(float(g @ self.cov @ g))
@@ -261,7 +261,7 @@ class MLE:
     def profile(self, level: float = 0.95) -> dict:
         """Profile-likelihood intervals of the shape and the mean (the other parameter maximised out; chi-square with
         1 degree of freedom)."""
-        crit = _st.chi2.ppf(level, 1) / 2
+        crit = chi2_ppf(level, 1) / 2
         lik = self.lik
 
         def prof_k(logk):  # max over log lam

@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import optimize as _opt
 from scipy import special as _sp
-from scipy import stats as _st
 
+from .._lib.dist import chi2_ppf, norm_ppf
 from .._lib.validation import UsageValueError, as_choice, as_float, as_vector
 
 __all__ = ["CI_METHODS", "LevelFit", "weibull_mle"]
@@ -121,7 +121,7 @@ def _profile_interval(fun, center, step, target, lo_limit=-math.inf, hi_limit=ma
 
 def _profile_cis(data, k, b, cov, level):
     """Profile-likelihood intervals of the shape and of each dataset's scale and mean, on the log scale."""
-    q = float(_st.chi2.ppf(level, 1))
+    q = float(chi2_ppf(level, 1))
     top = _profile_loglik(k, data)
     target = top - q / 2
     lo, hi = (math.log(x) for x in _SHAPE_BOUNDS)
@@ -223,7 +223,7 @@ class LevelFit:
         :attr:`ci_method`: profile intervals exist only at :attr:`ci_level`)."""
         param = as_choice(param, "param", ("shape", "scale_s", "mean_s"))
         level = as_float(level, "level", positive=True, max_value=1.0, max_inclusive=False)
-        z = float(_st.norm.ppf(0.5 + level / 2))
+        z = float(norm_ppf(0.5 + level / 2))
         v = getattr(self, param)
         se = {"shape": self.se_log_shape, "scale_s": self.se_log_scale, "mean_s": self.se_log_mean}[param]
         return (v * math.exp(-z * se), v * math.exp(z * se))
@@ -239,7 +239,7 @@ def make_fits(names, k, b, cov, extra, level, ci="wald", data=None):
     """A :class:`LevelFit` per name from the MLE ``(k, b, cov)`` of :func:`fit_shared` on ``data`` (one dataset per
     name): intervals at ``level`` by ``ci`` (``"profile"`` needs ``data``); ``extra[L]`` gives the other fields of
     name ``L`` (units, failures, censored, exposure_s, loglik)."""
-    z = float(_st.norm.ppf(0.5 + level / 2))
+    z = float(norm_ppf(0.5 + level / 2))
     profile = _profile_cis(data, k, b, cov, level) if ci == "profile" else None
     dpsi = -float(_sp.digamma(1.0 + 1.0 / k)) / k  # d log Gamma(1 + 1/k) / d log k
     fits = {}

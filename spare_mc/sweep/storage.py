@@ -31,8 +31,8 @@ import sys
 import tempfile
 
 import numpy as np
-from scipy import stats as st
 
+from .._lib.dist import t_ppf
 from .._lib.provenance import code_digest
 from .._lib.validation import UsageValueError
 
@@ -336,7 +336,7 @@ def summarize(ds, quantity: str | None = None):
         n = x.notnull().sum("rep")
         mean = x.mean("rep", skipna=True)
         se = x.std("rep", ddof=1, skipna=True) / np.sqrt(n)
-        t = st.t.ppf(0.5 + level / 2, np.maximum(n - 1, 1))
+        t = t_ppf(0.5 + level / 2, np.maximum(n - 1, 1))
         m, s = mean.values, se.values
         with np.errstate(divide="ignore", invalid="ignore"):
             lo, hi = m - t * s, m + t * s

@@ -9,8 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from scipy import stats
-
+from .._lib.dist import norm_sf
 from ..theory.closed_forms import ckpt_period_daly, ckpt_period_young, daly_expected_wall_time, daly_optimal_interval
 from .config import TimelineConfig
 from .optimize import theory_ttt
@@ -115,7 +114,7 @@ class ClassicalCheck:
                "segment_s": classical_segment_s(cfg),
                "ttt_s_mean": mean, "ttt_s_ci95": [t * cfg.t0_s for t in est.ci], "exact_ttt_s": exact,
                "relative_error": (mean - exact) / exact, "z": z,
-               "p_value": float(2 * stats.norm.sf(abs(z))) if math.isfinite(z) else math.nan,
+               "p_value": float(2 * norm_sf(abs(z))) if math.isfinite(z) else math.nan,
                "comparable": res.n_capped == 0,
                "optimum": {name: self._interval(tau, solve, restart) for name, tau in at.items()}}
         out["optimum"]["continuous_optimum"]["continuous_ttt_s"] = e_opt

@@ -1,0 +1,91 @@
+"""The few distribution functions the package uses, from ``scipy.special`` (private).
+
+``scipy.stats`` took 0.36 s of every command's start (with ``scipy.optimize``, which it loads), for seven functions
+of four distributions: Student's t, the normal, chi-squared and beta quantiles and tails for confidence intervals
+and tests. Each function here computes what ``scipy.stats`` computes, with the special function it calls and its
+handling of the support's ends, so the results are the same to the bit (``tests/test_dist.py`` compares them on
+grids that include the ends, ``nan`` and invalid parameters):
+
+- ``t_ppf(q, df)`` = ``scipy.stats.t.ppf``: ``stdtrit(df, q)`` for ``0 < q < 1``, ``-inf`` / ``inf`` at 0 / 1;
+- ``t_isf(q, df)`` = ``scipy.stats.t.isf``: ``-stdtrit(df, q)``, ``inf`` / ``-inf`` at 0 / 1;
+- ``t_sf(x, df)`` = ``scipy.stats.t.sf``: ``stdtr(df, -x)``;
+- ``norm_ppf(q)`` = ``scipy.stats.norm.ppf``: ``ndtri(q)``; ``norm_sf(x)`` = ``scipy.stats.norm.sf``: ``ndtr(-x)``;
+- ``chi2_ppf(q, df)`` = ``scipy.stats.chi2.ppf``: ``2 gammaincinv(df / 2, q)``, 0 / ``inf`` at 0 / 1;
+- ``beta_ppf(q, a, b)`` = ``scipy.stats.beta.ppf``: ``betaincinv(a, b, q)``, 0 / 1 at 0 / 1.
+
+A probability outside ``[0, 1]`` or ``nan``, and a parameter outside its domain (``df, a, b > 0``), give ``nan``
+as in ``scipy.stats``. Scalars in give a numpy float out, arrays an array (broadcast).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import special as _sp
+
+__all__ = ["beta_ppf", "chi2_ppf", "norm_ppf", "norm_sf", "t_isf", "t_ppf", "t_sf"]
+
+
+def _quantile(core, q, lo, hi, *params):
+    """``core(q, *params)`` where ``0 < q < 1`` and every parameter is positive, ``lo`` / ``hi`` at ``q`` = 0 / 1
+    (valid parameters), ``nan`` elsewhere; ``+ 0.0`` as ``scipy.stats`` adds its ``loc`` (a ``-0.0`` becomes 0)."""
+    arrays = np.broadcast_arrays(np.asarray(q, dtype=float), *(np.asarray(p, dtype=float) for p in params))
+    q, params = arrays[0], arrays[1:]
+    ok = np.ones(q.shape, dtype=bool)
+    for p in params:
+        ok &= p > 0
+    out = np.full(q.shape, np.nan)
+    inside = ok & (q > 0) & (q < 1)
+    if inside.any():
+        out[inside] = core(q[inside], *(p[inside] for p in params)) + 0.0
+    out[ok & (q == 0)] = lo
+    out[ok & (q == 1)] = hi
+    return out[()] if out.ndim == 0 else out
+
+
+def _tail(core, x, *params):
+    """``core(x, *params)`` where every parameter is positive, ``nan`` elsewhere (``scipy.stats``' ``sf`` of a
+    distribution on the whole real line: its ends come out of ``core`` itself)."""
+    arrays = np.broadcast_arrays(np.asarray(x, dtype=float), *(np.asarray(p, dtype=float) for p in params))
+    x, params = arrays[0], arrays[1:]
+    ok = np.ones(x.shape, dtype=bool)
+    for p in params:
+        ok &= p > 0
+    out = np.full(x.shape, np.nan)
+    if ok.any():
+        out[ok] = core(x[ok], *(p[ok] for p in params))
+    return out[()] if out.ndim == 0 else out
+
+
+def t_ppf(q, df):
+    """Student's t quantile (``scipy.stats.t.ppf``)."""
+    return _quantile(lambda q, df: _sp.stdtrit(df, q), q, -np.inf, np.inf, df)
+
+
+def t_isf(q, df):
+    """Student's t upper quantile, ``t_ppf(1 - q, df)`` without its rounding (``scipy.stats.t.isf``)."""
+    return _quantile(lambda q, df: -_sp.stdtrit(df, q), q, np.inf, -np.inf, df)
+
+
+def t_sf(x, df):
+    """Student's t survival function ``P(T > x)`` (``scipy.stats.t.sf``)."""
+    return _tail(lambda x, df: _sp.stdtr(df, -x), x, df)
+
+
+def norm_ppf(q):
+    """Standard normal quantile (``scipy.stats.norm.ppf``)."""
+    return _quantile(_sp.ndtri, q, -np.inf, np.inf)
+
+
+def norm_sf(x):
+    """Standard normal survival function ``P(Z > x)`` (``scipy.stats.norm.sf``)."""
+    return _tail(lambda x: _sp.ndtr(-x), x)
+
+
+def chi2_ppf(q, df):
+    """Chi-squared quantile (``scipy.stats.chi2.ppf``)."""
+    return _quantile(lambda q, df: 2 * _sp.gammaincinv(df / 2, q), q, 0.0, np.inf, df)
+
+
+def beta_ppf(q, a, b):
+    """Beta quantile (``scipy.stats.beta.ppf``)."""
+    return _quantile(lambda q, a, b: _sp.betaincinv(a, b, q), q, 0.0, 1.0, a, b)
