@@ -74,7 +74,6 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
-
 from .._lib.dist import t_isf
 from .._lib.provenance import SCHEMA_VERSION, software_versions
 from .._lib.resources import usable_cpus
