@@ -31,14 +31,19 @@ from scipy import special as _sp
 __all__ = ["beta_ppf", "chi2_ppf", "norm_ppf", "norm_sf", "t_isf", "t_ppf", "t_sf"]
 
 
+def _valid(x, params):
+    """``x`` and the parameters as broadcast float64 arrays, and where every parameter is in its domain (``> 0``)."""
+    arrays = np.broadcast_arrays(np.asarray(x, dtype=float), *(np.asarray(p, dtype=float) for p in params))
+    ok = np.ones(arrays[0].shape, dtype=bool)
+    for p in arrays[1:]:
+        ok &= p > 0
+    return arrays[0], arrays[1:], ok
+
+
 def _quantile(core, q, lo, hi, *params):
     """``core(q, *params)`` where ``0 < q < 1`` and every parameter is positive, ``lo`` / ``hi`` at ``q`` = 0 / 1
     (valid parameters), ``nan`` elsewhere; ``+ 0.0`` as ``scipy.stats`` adds its ``loc`` (a ``-0.0`` becomes 0)."""
-    arrays = np.broadcast_arrays(np.asarray(q, dtype=float), *(np.asarray(p, dtype=float) for p in params))
-    q, params = arrays[0], arrays[1:]
-    ok = np.ones(q.shape, dtype=bool)
-    for p in params:
-        ok &= p > 0
+    q, params, ok = _valid(q, params)
     out = np.full(q.shape, np.nan)
     inside = ok & (q > 0) & (q < 1)
     if inside.any():
@@ -51,11 +56,7 @@ def _quantile(core, q, lo, hi, *params):
 def _tail(core, x, *params):
     """``core(x, *params)`` where every parameter is positive, ``nan`` elsewhere (``scipy.stats``' ``sf`` of a
     distribution on the whole real line: its ends come out of ``core`` itself)."""
-    arrays = np.broadcast_arrays(np.asarray(x, dtype=float), *(np.asarray(p, dtype=float) for p in params))
-    x, params = arrays[0], arrays[1:]
-    ok = np.ones(x.shape, dtype=bool)
-    for p in params:
-        ok &= p > 0
+    x, params, ok = _valid(x, params)
     out = np.full(x.shape, np.nan)
     if ok.any():
         out[ok] = core(x[ok], *(p[ok] for p in params))
