@@ -1,5 +1,7 @@
 """Compiling a first run's kernels ahead, in parallel processes (spare_mc.sweep.warm)."""
 
+import io
+import json
 import os
 import pathlib
 import subprocess
@@ -26,11 +28,63 @@ layout = ["cyclic", "block"]
 """
 
 
-def test_families_are_dealt_to_the_least_loaded_process():
-    fam = {"wipeout": ["a"], "ttt": ["b"], "overhead": ["c"]}
-    assert warm._split(fam, 2) == [["ttt"], ["overhead", "wipeout"]]
-    assert warm._split(fam, 1) == [["ttt", "overhead", "wipeout"]]
-    assert warm._split(fam, 3) == [["ttt"], ["overhead"], ["wipeout"]]
+def _quick_like_tasks(monkeypatch, cached=()):
+    """The tasks of a time-to-train sweep of CKPT-only then SPARe, an overhead sweep and a wipe-out sweep, with
+    nothing cached but ``cached`` (shared compilations)."""
+    monkeypatch.setattr(warm, "_shared_cached", lambda name: name in cached)
+    ttt = [SweepSpec.from_toml(_SPEC.replace('quantity = "wipeout"', 'quantity = "ttt"').replace(
+        'layout = ["cyclic", "block"]', f'strategy = ["{s}"]').replace("r = [2, 3]", f"r = [{r}]"))
+        for s, r in (("ckpt", 1), ("spare", 2))]
+    overhead = SweepSpec.from_toml(_SPEC.replace('quantity = "wipeout"', 'quantity = "overhead"'))
+    return warm._tasks({"ttt": ttt, "overhead": [overhead], "wipeout": [SweepSpec.from_toml(_SPEC)]})
+
+
+def test_shared_compilations_come_first_and_the_points_wait_for_them(monkeypatch):
+    """ReCtlr and the timeline's variant are tasks of their own, which the points that need them wait for: SPARe's
+    time to train both, CKPT-only the variant only, the overhead sweep ReCtlr only, the wipe-out sweep nothing."""
+    tasks = _quick_like_tasks(monkeypatch)
+    assert [t["msg"] for t in tasks[:2]] == [{"shared": "variant:basic"}, {"shared": "rectlr"}]
+    needs = {}
+    for t in tasks[2:]:
+        key = t["family"], t["msg"]["k"] if t["family"] != "ttt" else warm._kinds(
+            "ttt", SweepSpec.from_toml(t["msg"]["spec"]))[t["msg"]["k"]][1]["strategy"]
+        needs[key] = t["needs"]
+    assert needs == {("ttt", "ckpt"): ["variant:basic"], ("ttt", "spare"): ["variant:basic", "rectlr"],
+                     ("overhead", 0): ["rectlr"], ("overhead", 1): ["rectlr"], ("wipeout", 0): [], ("wipeout", 1): [],
+                     ("wipeout", 2): []}
+    # a shared compilation in the cache is no task, and nothing waits for it
+    tasks = _quick_like_tasks(monkeypatch, cached=("rectlr",))
+    assert [t["msg"] for t in tasks if "name" in t] == [{"shared": "variant:basic"}]
+    assert all("rectlr" not in t["needs"] for t in tasks)
+
+
+def test_the_dealer_gives_the_longest_ready_task_and_holds_back_the_waiting_ones(monkeypatch):
+    tasks = _quick_like_tasks(monkeypatch)
+    dealer = warm._Dealer(tasks)
+    first, second = dealer.take(), dealer.take()
+    assert (first["name"], second["name"]) == ("variant:basic", "rectlr")  # one process each, at once
+    dealt = []
+    while (t := dealer.take()) is not None:  # while both compile: only what waits for neither, longest first
+        dealt.append(t)
+    assert dealt and all(t["family"] == "wipeout" for t in dealt)
+    assert [t["cost"] for t in dealt] == sorted((t["cost"] for t in dealt), reverse=True)
+    dealer.finish(second)  # ReCtlr done: the overhead points (one per layout), not yet SPARe's
+    assert [dealer.take()["family"] for _ in range(2)] == ["overhead"] * 2 and dealer.take() is None
+    dealer.finish(first)
+    rest = [dealer.take(), dealer.take()]
+    assert {t["family"] for t in rest} == {"ttt"} and dealer.take() is None and not dealer.todo
+
+
+def test_the_estimate_deals_the_tasks_as_the_processes_will(monkeypatch):
+    """One process: the sum of the costs. Two: the two shared compilations at once, so the longest of them plus
+    what must follow it, and no less than half the total."""
+    tasks = _quick_like_tasks(monkeypatch)
+    total = sum(t["cost"] for t in tasks)
+    assert warm._estimate(tasks, 1) == pytest.approx(total)
+    two = warm._estimate(tasks, 2)
+    assert total / 2 <= two < warm.COMPILE_S["variant:basic"] + warm.COMPILE_S["rectlr"]
+    assert two >= warm.COMPILE_S["variant:basic"] + warm.COMPILE_S["ttt"]  # SPARe's point follows the variant
+    assert warm._estimate([], 2) == 0.0
 
 
 def test_nothing_is_started_when_every_family_is_cached(monkeypatch):
@@ -43,19 +97,64 @@ def test_nothing_is_started_when_every_family_is_cached(monkeypatch):
 
 
 def test_a_failed_warm_up_is_reported_and_the_run_goes_on(monkeypatch, tmp_path):
-    """A process that fails costs one line with its last message; nothing is raised (the run compiles what it
-    needs itself)."""
+    """Processes that fail cost one line per family with their last message; nothing is raised (the run compiles
+    what it needs itself)."""
     broken = tmp_path / "python"
     broken.write_text("#!/bin/sh\necho 'Traceback ...' >&2\necho 'ImportError: no numba here' >&2\nexit 3\n")
     broken.chmod(0o755)
     monkeypatch.setattr(warm, "_cached", lambda q, specs: False)
     monkeypatch.setattr(warm.sys, "executable", str(broken))
+    for processes in (1, 2):
+        lines = []
+        assert warm.warm_up([SweepSpec.from_toml(_SPEC)], processes=processes, log=lines.append) > 0
+        n = min(processes, warm.usable_cpus())
+        assert lines[0].startswith(f"spare-mc: compiling the kernels of a first run on this machine (wipeout) in {n} "
+                                   f"process{'es' if n > 1 else ''}: about ")
+        assert lines[1:] == [("spare-mc: compiling wipeout ahead failed (ImportError: no numba here); the run "
+                              "compiles it itself")]
+
+
+_FAKE_CHILD = """#!{python}
+# a warm-up process that replies without compiling: "ok", or "failed" for a task whose point is k == 1, or it exits
+# at a shared compilation (as a process that dies)
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    with open({log!r}, "a") as f:
+        f.write(line)
+    if "shared" in msg:
+        sys.stderr.write("MemoryError: killed\\n")
+        sys.exit(9)
+    print("failed ValueError: bad point" if msg["k"] == 1 else "ok", flush=True)
+"""
+
+
+def test_the_processes_are_dealt_every_task_and_their_failures_said_once_per_family(monkeypatch, tmp_path):
+    """The protocol with processes that only reply: every task is sent once; a failed point is said once for its
+    family; a process that dies takes only its own task down, the other process goes on with the rest."""
+    log = tmp_path / "sent.jsonl"
+    fake = tmp_path / "python"
+    fake.write_text(_FAKE_CHILD.format(python=sys.executable, log=str(log)))
+    fake.chmod(0o755)
+    monkeypatch.setattr(warm.sys, "executable", str(fake))
+    monkeypatch.setattr(warm, "_cached", lambda q, specs: False)
+    monkeypatch.setattr(warm, "_shared_cached", lambda name: False)
+    monkeypatch.setattr(warm, "usable_cpus", lambda: 2)
+    overhead = SweepSpec.from_toml(_SPEC.replace('quantity = "wipeout"', 'quantity = "overhead"'))
     lines = []
-    assert warm.warm_up([SweepSpec.from_toml(_SPEC)], log=lines.append) > 0
-    assert lines[0].startswith("spare-mc: compiling the kernels of a first run on this machine (wipeout) in 1 "
-                               "process: about 14 s")
-    assert lines[1:] == [("spare-mc: compiling wipeout ahead failed (ImportError: no numba here); the run compiles "
-                          "it itself")]
+    warm.warm_up([SweepSpec.from_toml(_SPEC), overhead], log=lines.append)
+    sent = [json.loads(x) for x in log.read_text().splitlines()]
+    # ReCtlr's process died; the other ran the wipe-out points (3 kernels) and, ReCtlr's task being over, the
+    # overhead points (2 layouts)
+    assert sorted(json.dumps(m, sort_keys=True) for m in sent) == sorted(
+        json.dumps(t["msg"], sort_keys=True) for t in warm._tasks({"wipeout": [SweepSpec.from_toml(_SPEC)],
+                                                                   "overhead": [overhead]}))
+    assert lines[0].startswith("spare-mc: compiling the kernels of a first run on this machine (overhead, wipeout) "
+                               "in 2 processes")
+    assert sorted(lines[1:]) == [
+        "spare-mc: compiling ReCtlr ahead failed (MemoryError: killed); the run compiles it itself",
+        "spare-mc: compiling overhead ahead failed (ValueError: bad point); the run compiles it itself",
+        "spare-mc: compiling wipeout ahead failed (ValueError: bad point); the run compiles it itself"]
 
 
 @pytest.mark.slow
@@ -77,20 +176,21 @@ def test_warm_up_fills_the_cache_a_new_process_then_finds(tmp_path):
     assert r.stdout.split() == ["True", "False", "True"] and "compiling" not in r.stderr
 
 
-def test_a_failing_sweep_does_not_stop_the_others_in_a_warm_up_process(monkeypatch, capsys):
-    """In a child, a sweep that fails is reported on its standard error (and its exit status), after the other
-    sweeps ran."""
-    import json
+def test_a_failing_task_does_not_stop_the_others_in_a_warm_up_process(monkeypatch):
+    """In a child, a task that fails is replied as failed with its message on one line, and the next tasks run."""
     ran = []
-    monkeypatch.setattr(warm, "run_task", lambda q, seed, idx, params, a, b, lenient: ran.append(params["layout"]))
-    bad = _SPEC.replace('quantity = "wipeout"', 'quantity = "nonsense"')
-    with pytest.raises(SystemExit) as info:
-        warm._run(json.dumps({"wipeout": [bad, _SPEC]}))
-    assert info.value.code == 1
-    # the good sweep ran, one point per layout and wipe-out kernel (kernel_key)
-    assert sorted(ran) == ["block", "block", "cyclic"]
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "quantity" in err
+
+    def fake_run(q, seed, idx, params, a, b, lenient):
+        if params["layout"] == "cyclic":
+            raise ValueError("no\nway")
+        ran.append(params["layout"])
+    monkeypatch.setattr(warm, "run_task", fake_run)
+    tasks = warm._tasks({"wipeout": [SweepSpec.from_toml(_SPEC)]})
+    replies = io.StringIO()
+    warm._serve([json.dumps(t["msg"]) + "\n" for t in tasks], replies)
+    # one point per layout and wipe-out kernel (kernel_key): cyclic-window, then block's order and partition
+    assert replies.getvalue().splitlines() == ["failed ValueError: no way", "ok", "ok"]
+    assert ran == ["block", "block"]
 
 
 def test_the_warm_up_runs_a_point_of_every_kernel_the_sweep_runs(monkeypatch):
@@ -105,8 +205,11 @@ def test_the_warm_up_runs_a_point_of_every_kernel_the_sweep_runs(monkeypatch):
                            ("block", "partition"), ("block", "sequential"), ("random", "fresh")}
     ran = []
     monkeypatch.setattr(warm, "run_task", lambda q, seed, idx, params, a, b, lenient: ran.append(idx))
-    warm._run_spec("wipeout", spec)
+    memo = {}
+    for t in warm._tasks({"wipeout": [spec]}):
+        warm._run_task(t["msg"], memo)
     assert ran == sorted(firsts.values())  # each the first point of its kind, in the sweep's order
+    assert len(memo) == 1  # the sweep's points found once
 
 
 def test_kernel_key_names_the_timeline_variant():

@@ -177,8 +177,9 @@ def run_sweep(spec: SweepSpec, out=None, *, scheduler: str | None = None, worker
                 results[key] = res
                 say.update(len(results), len(tasks))
         elif todo:
-            if scheduler is None:  # compiled once, ahead, not by every local worker at once (and said once)
-                warm_up([spec], processes=1)
+            if scheduler is None:  # compiled once, ahead, not by every local worker at once (and said once); a
+                # sweep's own shared compilations (ReCtlr, the timeline) and kernels in parallel processes
+                warm_up([spec], processes=workers or None)
             run_on_dask(spec, todo, store, results, scheduler, workers, lenient,
                          lambda: say.update(len(results), len(tasks)))
         say.done()

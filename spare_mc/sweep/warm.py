@@ -1,22 +1,32 @@
 """A first run's kernels compiled in parallel processes (issue 38: the cold start).
 
 With an empty numba cache a first run compiles every kernel it calls, one after another, when it first calls it.
-``spare-mc reproduce`` calls three families that do not depend on one another: the timeline kernel (its sweeps of
-time to train, the main table and the phase map), ReCtlr's Monte Carlo driver (the overhead sweep) and the wipe-out
-kernels (the masked-failure sweep), and its dask workers each compiled the kernel of the task they were given, the
-same kernel at the same time. :func:`warm_up` compiles the families in separate processes at once, each into
-numba's on-disk cache, from which the run (this process, its dask workers, the phase map's processes) then loads
-them, and tells the user once that it is compiling and about how long it takes.
+``spare-mc reproduce`` runs three families of sweeps: time to train (the timeline kernel, and ReCtlr for SPARe),
+ReCtlr's Monte Carlo driver (the overhead sweep) and the wipe-out kernels (the masked-failure sweep), and its dask
+workers each compiled the kernel of the task they were given, the same kernel at the same time. :func:`warm_up`
+compiles them first, in parallel processes, into numba's on-disk cache, from which the run (this process, its dask
+workers, the phase map's processes) then loads them, and tells the user once that it is compiling and about how
+long it takes.
 
-Each process runs one replication of a few points of each of its sweeps (:func:`_kinds`): one point per
-combination of the sweep's non-numeric parameters and of :func:`~spare_mc.sweep.tasks.kernel_key`. Numeric values
-change no compiled type, but some choose the kernel: ``N`` and ``r`` choose among the wipe-out kernels. Until
-2026-12-07 it ran one point per non-numeric combination only, so the quick masked-failure sweep compiled three of
-its six kernels in its dask workers after the warm-up (about 4.5 s of a cold ``spare-mc reproduce --quick``), and a
-family counted as cached when any one of its kernels was. It writes nothing but numba's cache and changes no
-result: a run draws its own numbers from its own seeds. A family whose kernels are all in the cache
-(:func:`_cached`) starts no process. A process that fails is reported in one line and the run compiles what it
-needs itself, as it would have.
+The work is a list of tasks dealt to the processes as they finish (:class:`_Dealer`):
+
+- one point of each sweep per combination of its non-numeric parameters and of
+  :func:`~spare_mc.sweep.tasks.kernel_key` (:func:`_kinds`), run for one replication. Numeric values change no
+  compiled type, but some choose the kernel: ``N`` and ``r`` choose among the wipe-out kernels. Until 2026-12-07
+  it ran one point per non-numeric combination only, so the quick masked-failure sweep compiled three of its six
+  kernels in its dask workers after the warm-up.
+- two *shared* compilations, which the points that need them wait for: ReCtlr
+  (:func:`~spare_mc.ttt.run.compile_rectlr`; SPARe's time to train and the overhead sweep both call it) and each
+  variant of the timeline kernel (:func:`~spare_mc.ttt.run.compile_variant`). Until 2026-12-07 the families were
+  dealt whole, so the process of the time-to-train sweeps and that of the overhead sweep each compiled ReCtlr, about
+  10 s of CPU twice; now one process compiles ReCtlr while another compiles the timeline, the points that need them
+  follow, and the wipe-out kernels fill the gaps.
+
+Each process takes the ready task (all it waits for done) estimated the longest (:data:`COMPILE_S`), the order of
+the list breaking ties; a process with nothing ready waits for the others. The warm-up writes nothing but numba's
+cache and changes no result: a run draws its own numbers from its own seeds. A family whose kernels are all in the
+cache (:func:`_cached`) adds no task, nor does a shared compilation already cached. A task that fails, or whose
+process dies, is reported in one line per family and the run compiles what it needs itself, as it would have.
 """
 
 from __future__ import annotations
@@ -24,9 +34,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from .._kernels import cache as _cache
@@ -34,17 +46,23 @@ from .._kernels import rectlr, wipeout
 from .._kernels import timeline as tk
 from .._lib.resources import usable_cpus
 from ..ttt.cold_start import AHEAD_ENV
+from ..ttt.run import compile_rectlr, compile_variant
 from .spec import SweepSpec
 from .tasks import kernel_key, run_task
 
 __all__ = ["warm_up"]
 
-#: Seconds to compile each family with an empty cache, measured on 2 cores (the groups are balanced on them; "ttt":
-#: ReCtlr and the timeline, one after the other, 2026-12-07; the others 2026-12-06).
-COMPILE_S = {"ttt": 24.0, "overhead": 17.0, "wipeout": 14.0}
+#: Seconds each task compiles with an empty cache on 2 cores, both busy (2026-12-07, each in a fresh process after
+#: the shared compilations it waits for): the shared ones, then the first point of each kernel of a family (a later
+#: point of a kernel already compiled: :data:`LATER_S`). The processes are dealt the longest ready task first and
+#: the estimate the user is told is the dealing of these times.
+COMPILE_S = {"rectlr": 10.0, "variant:basic": 14.0, "variant:extended": 33.0,
+             "ttt": 1.3, "overhead": 2.7, "wipeout": 1.2}
+#: A point whose kernel a point before it compiled (in the same sweep family)
+LATER_S = 0.1
 #: At most this many points of a sweep are run to compile its kernels.
 MAX_POINTS = 64
-#: A warm-up process still running after this many seconds is stopped (the run then compiles what it lacks).
+#: The warm-up is stopped after this many seconds (the run then compiles what it lacks).
 WAIT_S = 900.0
 #: The kernel each :func:`~spare_mc.sweep.tasks.kernel_key` of a wipe-out or overhead point names (the functions of
 #: :mod:`spare_mc._kernels.wipeout` and :mod:`spare_mc._kernels.rectlr`), which :func:`_cached` looks up.
@@ -57,13 +75,14 @@ _KERNEL_OF = {("wipeout", "sequential"): (wipeout, "wipeout_generic"),
               ("wipeout", "events"): (wipeout, "wipeout_events"),
               ("overhead", "uniform"): (rectlr, "overhead_uniform"),
               ("overhead", "events"): (rectlr, "overhead_events")}
+#: How the messages name a shared compilation
+_SHARED_NAME = {"rectlr": "ReCtlr", "variant:basic": "the timeline kernel",
+                "variant:extended": "the timeline kernel's extended variant"}
 
-
-#: What a warm-up process runs: :func:`_run` on the sweeps it reads from its standard input. The directory that
-#: holds this package goes to the *end* of its path: it finds the same ``spare_mc`` as this process (installed, on
+#: What a warm-up process runs: :func:`_serve`, one task per line of its standard input. The directory that holds
+#: this package goes to the *end* of its path: it finds the same ``spare_mc`` as this process (installed, on
 #: ``PYTHONPATH`` or in the working directory, which it inherits) and never shadows another module with it.
-_CHILD = ("import sys; sys.path.append({root!r}); from spare_mc.sweep.warm import _run; "
-          "_run(sys.stdin.read())")
+_CHILD = ("import sys; sys.path.append({root!r}); from spare_mc.sweep.warm import _serve; _serve()")
 
 
 def _families(specs) -> dict:
@@ -80,11 +99,18 @@ def _cached(quantity: str, specs) -> bool:
     timeline its variant and, for SPARe, ReCtlr's initial state (``live_state``)."""
     found = [(params, key) for sp in specs for _, params, key in _kinds(quantity, sp)]
     if quantity == "ttt":
-        return (all(_cache.compiled_or_cached(tk.timeline, tk.variant_signature(key == "extended"))
-                    for key in {key for _, key in found})
-                and (all(p.get("strategy") != "spare" for p, _ in found) or _cache.compiled_or_cached(tk.live_state)))
+        return (all(_shared_cached(f"variant:{key}") for key in {key for _, key in found})
+                and (all(p.get("strategy") != "spare" for p, _ in found) or _shared_cached("rectlr")))
     kernels = {_KERNEL_OF[quantity, key] for _, key in found}
     return all(_cache.compiled_or_cached(getattr(module, name)) for module, name in kernels)
+
+
+def _shared_cached(name: str) -> bool:
+    """Whether the shared compilation ``name`` (``"rectlr"``, ``"variant:basic"`` or ``"variant:extended"``) is in
+    numba's cache or compiled in this process."""
+    if name == "rectlr":
+        return _cache.compiled_or_cached(tk.live_state)
+    return _cache.compiled_or_cached(tk.timeline, tk.variant_signature(name == "variant:extended"))
 
 
 def _kinds(quantity: str, spec: SweepSpec) -> list:
@@ -106,92 +132,216 @@ def _kinds(quantity: str, spec: SweepSpec) -> list:
     return out
 
 
-def _split(families: dict, n: int) -> list:
-    """The families dealt to ``n`` processes, the longest first, each to the least loaded (greedy)."""
-    loads = [[0.0, []] for _ in range(n)]
-    for q in sorted(families, key=lambda q: -COMPILE_S.get(q, 10.0)):
-        least = min(loads, key=lambda x: x[0])
-        least[0] += COMPILE_S.get(q, 10.0)
-        least[1].append(q)
-    return [names for _, names in loads if names]
+def _tasks(families: dict) -> list:
+    """The warm-up's tasks for ``{quantity: [spec, ...]}``: the shared compilations the points need and numba's
+    cache lacks, then each sweep's points (:func:`_kinds`), in order. A task is a dict: ``family`` (what a failure
+    message names), ``name`` (a shared compilation's), ``needs`` (the shared compilations it waits for), ``cost``
+    (estimated seconds, :data:`COMPILE_S`) and ``msg`` (what the process is sent)."""
+    points, first = [], set()
+    for quantity, specs in families.items():
+        for sp in specs:
+            text = sp.to_toml()
+            for k, (_, params, key) in enumerate(_kinds(quantity, sp)):
+                needs = ([f"variant:{key}"] + (["rectlr"] if params.get("strategy") == "spare" else [])
+                         if quantity == "ttt" else ["rectlr"] if quantity == "overhead" else [])
+                cost = COMPILE_S[quantity] if (quantity, key) not in first else LATER_S
+                first.add((quantity, key))
+                points.append({"family": quantity, "needs": needs, "cost": cost,
+                               "msg": {"quantity": quantity, "spec": text, "k": k}})
+    shared = [s for s in dict.fromkeys(s for p in points for s in p["needs"]) if not _shared_cached(s)]
+    for p in points:
+        p["needs"] = [s for s in p["needs"] if s in shared]
+    return [{"family": _SHARED_NAME[s], "name": s, "needs": [], "cost": COMPILE_S[s], "msg": {"shared": s}}
+            for s in shared] + points
+
+
+class _Dealer:
+    """Deals the tasks of :func:`_tasks` to the processes: :meth:`take` gives the ready task (every shared
+    compilation it needs finished) estimated the longest, the first in the list among equals, or None if none is
+    ready; :meth:`finish` marks a task done (failed ones too: the tasks that waited for it then compile what it
+    lacks themselves)."""
+
+    def __init__(self, tasks):
+        self.todo = list(tasks)
+        self.done: set = set()
+
+    def take(self):
+        ready = [t for t in self.todo if all(s in self.done for s in t["needs"])]
+        if not ready:
+            return None
+        task = max(ready, key=lambda t: t["cost"])  # the first of the longest
+        self.todo.remove(task)
+        return task
+
+    def finish(self, task) -> None:
+        if "name" in task:
+            self.done.add(task["name"])
+
+
+def _estimate(tasks, n: int) -> float:
+    """Seconds the tasks take in ``n`` processes, dealt as :class:`_Dealer` deals them, each taking its ``cost``."""
+    dealer, now, running, idle = _Dealer(tasks), 0.0, [], list(range(n))
+    while True:
+        while idle:
+            task = dealer.take()
+            if task is None:
+                break
+            running.append((now + task["cost"], idle.pop(0), task))
+        if not running:
+            return now
+        running.sort(key=lambda x: (x[0], x[1]))
+        now, proc, task = running.pop(0)
+        dealer.finish(task)
+        idle.append(proc)
 
 
 def warm_up(specs, *, processes: int | None = None, log=None) -> float:
     """Compile the kernels the sweeps ``specs`` (:class:`~spare_mc.sweep.spec.SweepSpec`) run, in up to
-    ``processes`` processes at once (default: the number of CPUs), unless they are in numba's cache already.
+    ``processes`` processes at once (default and most: the number of usable CPUs), unless they are in numba's
+    cache already.
 
     Returns the seconds it took (0.0 if everything was cached). ``log`` (default: standard error) gets one line
-    before it compiles and one per process that failed. Ctrl-C stops the processes and propagates.
+    before it compiles and one per family whose compilation failed. Ctrl-C stops the processes and propagates.
     """
     if log is None:
         def log(msg):
             print(msg, file=sys.stderr, flush=True)
     try:
-        families = {q: [sp.to_toml() for sp in sps] for q, sps in _families(specs).items() if not _cached(q, sps)}
+        families = {q: sps for q, sps in _families(specs).items() if not _cached(q, sps)}
+        tasks = _tasks(families)
     except Exception as exc:  # noqa: BLE001 -- a bug of kernel_key (the points were checked): said, not fatal
         log(f"spare-mc: could not tell which kernels to compile ahead ({type(exc).__name__}: "
             f"{' '.join(str(exc).split())}); the run compiles what it needs itself")
         return 0.0
-    if not families:
+    if not tasks:
         return 0.0
-    n = max(1, min(processes or usable_cpus(), len(families)))
-    groups = _split(families, n)
-    est = max(sum(COMPILE_S.get(q, 10.0) for q in g) for g in groups)
-    log(f"spare-mc: compiling the kernels of a first run on this machine ({', '.join(sorted(families))}) in "
-        f"{len(groups)} process{'es' if len(groups) > 1 else ''}: about {est:.0f} s on 2 cores, once (numba keeps "
-        f"the machine code in its cache for later runs)")
+    n = max(1, min(processes or usable_cpus(), usable_cpus(), len(tasks)))
+    log(f"spare-mc: compiling the kernels of a first run on this machine ({', '.join(sorted(families))}) in {n} "
+        f"process{'es' if n > 1 else ''}: about {_estimate(tasks, n):.0f} s on 2 cores, once (numba keeps the "
+        f"machine code in its cache for later runs)")
     t0 = time.perf_counter()
     env = {**os.environ, _cache.NOTICE_ENV: "0"}  # this line said it
-    if len(groups) > 1:  # the processes already compile in parallel: none starts one more for its first SPARe job
+    if n > 1:  # the processes already compile in parallel: none starts one more for its first SPARe job
         env[AHEAD_ENV] = "0"
     child = _CHILD.format(root=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    procs = []
     with contextlib.ExitStack() as files:
+        procs, readers, replies = [], [], queue.Queue()
         try:
-            for g in groups:
-                payload = json.dumps({q: families[q] for q in g})
+            for _ in range(n):
                 # a child's messages go to a file, not a pipe: a pipe that fills while this process waits on another
                 # child would block it
                 err = files.enter_context(tempfile.TemporaryFile(mode="w+", errors="replace"))
                 try:
                     proc = subprocess.Popen([sys.executable, "-c", child], stdin=subprocess.PIPE,
-                                            stdout=subprocess.DEVNULL, stderr=err, env=env, text=True)
+                                            stdout=subprocess.PIPE, stderr=err, env=env, text=True)
                 except OSError as exc:  # no process to be had (resources): the run compiles what it needs
-                    log(f"spare-mc: could not start a process to compile {', '.join(g)} ahead ({exc}); the run "
-                        f"compiles it itself")
-                    continue
-                procs.append((g, err, proc))
-                try:
-                    proc.stdin.write(payload)
-                except BrokenPipeError:  # it exited at once: its exit status says why (below)
-                    pass
+                    log(f"spare-mc: could not start a process to compile kernels ahead ({exc}); the run compiles "
+                        f"them itself")
+                    break
+                readers.append(threading.Thread(target=_read_replies, args=(len(procs), proc, replies), daemon=True))
+                readers[-1].start()
+                procs.append((proc, err))
+            failed = _deal(tasks, procs, replies, t0 + WAIT_S, log)
+        finally:
+            for proc, _ in procs:
                 with contextlib.suppress(OSError):
                     proc.stdin.close()
-            for g, err, proc in procs:
-                _cache.finish(proc, err, ", ".join(g), "the run", WAIT_S, log)
-        finally:
-            for _, _, p in procs:
-                _cache.stop(p)
+            for proc, _ in procs:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=5.0)
+                _cache.stop(proc)
+            for reader in readers:  # at the end of its process's output, which it closes
+                reader.join(timeout=5.0)
+    for family, msg in failed.items():
+        log(f"spare-mc: compiling {family} ahead failed ({msg}); the run compiles it itself")
     return time.perf_counter() - t0
 
 
-def _run(payload: str) -> None:
-    """In a warm-up process: one replication of up to :data:`MAX_POINTS` points of each sweep of ``payload``
-    (``{quantity: [spec TOML, ...]}``), one per kernel it runs (:func:`_run_spec`). A sweep that fails does
-    not stop the others; the process then exits with status 1 and the last failure's message on standard error."""
-    failed = None
-    for quantity, texts in json.loads(payload).items():
-        for text in texts:
-            try:
-                _run_spec(quantity, SweepSpec.from_toml(text))
-            except Exception as exc:  # noqa: BLE001 -- reported by the parent in one line; the run compiles it
-                failed = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
-    if failed:
-        print(failed, file=sys.stderr)
-        sys.exit(1)
+def _read_replies(i: int, proc, replies) -> None:
+    """A thread of :func:`warm_up`: each line process ``i`` writes, then None when it has exited."""
+    with proc.stdout:
+        for line in proc.stdout:
+            replies.put((i, line.rstrip("\n")))
+    replies.put((i, None))
 
 
-def _run_spec(quantity: str, spec: SweepSpec) -> None:
-    """One replication of each point of :func:`_kinds`."""
-    for idx, params, _ in _kinds(quantity, spec):
-        run_task(quantity, spec.seed, idx, params, 0, 1, spec.lenient)
+def _last_message(proc, err) -> str:
+    """The last line of the standard error of the exited process ``proc``."""
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=10.0)
+    err.seek(0)
+    return (err.read().strip().splitlines() or ["no message"])[-1]
+
+
+def _deal(tasks, procs, replies, deadline: float, log) -> dict:
+    """Deal ``tasks`` to the processes ``procs`` (``[(process, stderr file), ...]``) as they reply, until all are
+    done, every process has died, or ``deadline`` (the processes are then stopped by the caller). Returns
+    ``{family: message}`` of the tasks that failed."""
+    dealer, busy, live, failed = _Dealer(tasks), {}, set(range(len(procs))), {}
+    while live:
+        for i in sorted(live - set(busy)):
+            task = dealer.take()
+            if task is None:
+                break
+            busy[i] = task
+            with contextlib.suppress(OSError):  # it died: its reader says so (below)
+                procs[i][0].stdin.write(json.dumps(task["msg"]) + "\n")
+                procs[i][0].stdin.flush()
+        if not busy:
+            break
+        try:
+            i, line = replies.get(timeout=max(0.0, deadline - time.perf_counter()))
+        except queue.Empty:
+            log(f"spare-mc: compiling kernels ahead took over {WAIT_S:.0f} s and was stopped; the run compiles what "
+                f"it lacks itself")
+            break
+        task = busy.pop(i, None)
+        if line is None:  # the process exited: its task and, if it was the last, every other one failed
+            live.discard(i)
+            msg = _last_message(*procs[i])
+            lost = ([task] if task is not None else []) + (list(dealer.todo) if not live else [])
+            for t in lost:
+                failed.setdefault(t["family"], msg)
+            if task is not None:
+                dealer.finish(task)
+        elif task is not None:
+            if line != "ok":
+                failed.setdefault(task["family"], line.partition(" ")[2])
+            dealer.finish(task)
+    return failed
+
+
+def _serve(lines=None, replies=None) -> None:
+    """In a warm-up process: run the task of each line of ``lines`` (default: standard input; :func:`_run_task`),
+    replying ``ok`` or ``failed <message>`` on a line of ``replies`` (default: standard output, and whatever a task
+    prints then goes to standard error, not into the replies); return at the end of the input."""
+    if replies is None:
+        replies = os.fdopen(os.dup(1), "w")
+        os.dup2(2, 1)
+    memo: dict = {}
+    for line in sys.stdin if lines is None else lines:
+        try:
+            _run_task(json.loads(line), memo)
+            reply = "ok"
+        except Exception as exc:  # noqa: BLE001 -- reported by the parent in one line; the run compiles it
+            reply = f"failed {type(exc).__name__}: {' '.join(str(exc).split())}"
+        replies.write(reply + "\n")
+        replies.flush()
+
+
+def _run_task(msg: dict, memo: dict) -> None:
+    """One task of :func:`_tasks` (its ``msg``): a shared compilation, or one replication of a point (``memo``
+    keeps each sweep's :func:`_kinds`)."""
+    if "shared" in msg:
+        if msg["shared"] == "rectlr":
+            compile_rectlr()
+        else:
+            compile_variant(msg["shared"] == "variant:extended")
+        return
+    key = (msg["quantity"], msg["spec"])
+    if key not in memo:
+        spec = SweepSpec.from_toml(msg["spec"])
+        memo[key] = (spec, _kinds(msg["quantity"], spec))
+    spec, kinds = memo[key]
+    idx, params, _ = kinds[msg["k"]]
+    run_task(msg["quantity"], spec.seed, idx, params, 0, 1, spec.lenient)
