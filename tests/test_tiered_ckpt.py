@@ -10,8 +10,8 @@ import dataclasses
 
 import numpy as np
 import pytest
-from test_kernel_options import (BASE, KEYS, US, TimelineConfig, _agree, _cycle_start, _expect, _long_enough_trace,
-                                 _random_config, _run, _trace, _with_and_without_cycles)
+from test_kernel_options import (BASE, KEYS, US, TimelineConfig, _agree, _cycle_start, _cycles_config, _expect,
+                                 _long_enough_trace, _random_config, _run, _trace, _with_and_without_cycles)
 
 from spare_mc._kernels import job_steps
 from spare_mc._kernels import timeline as TK
@@ -291,6 +291,36 @@ def test_async_stretches_give_the_loops_numbers(strategy, monkeypatch):
         if cfg.jitter_sd == 0.0:
             _both(cfg, trace)
     assert slowed >= 5
+
+
+@pytest.mark.parametrize("source", ["system", "domain"])
+@pytest.mark.parametrize("strategy", ["ckpt", "rep", "spare"])
+def test_memory_cycles_at_once_give_the_loops_numbers(strategy, source, monkeypatch):
+    """Many failure-free checkpoint cycles between failures with in-memory copies (2-6 checkpoints per remote one,
+    remote saves blocking or in the background), under the random options of the cycles' own test: the kernel
+    with the memory-only cycles at once (``job_steps.ckpt_cycles``) gives every result slot of the loop that runs
+    one cycle per iteration (``P_NO_CYCLES = 1``), ``R_LOOPS`` included, and without jitter both equal the SimPy
+    twin, reloads from memory and remote fallbacks included."""
+    rng = np.random.default_rng({"ckpt": 61, "rep": 62, "spare": 63}[strategy] + (0 if source == "system" else 7))
+    seen = set()
+    for _ in range(10):
+        cfg = _cycles_config(rng, strategy, source)
+        # the options tiered checkpoints are modelled with (TimelineConfig): blocking saves that complete, detection
+        # at the all-reduce, no final checkpoint
+        kw = dict(ckpt_failure="completes", detection="allreduce", final_checkpoint=False, rejoin="step",
+                  memory_copies=int(rng.integers(1, 4)), remote_every=int(rng.integers(2, 7)),
+                  memory_save_s=float(rng.uniform(0.1, 5)), memory_load_s=float(rng.uniform(0, 50)),
+                  load_s=float(rng.choice([0.0, rng.uniform(0, 200)])))
+        if rng.random() < 0.5:
+            kw.update(ckpt_async=True, async_slowdown=float(rng.uniform(1.0, 2.5)))
+        cfg = dataclasses.replace(cfg, **kw)
+        trace = _long_enough_trace(cfg, rng)
+        at_once, loop = _with_and_without_cycles(cfg, trace, monkeypatch)
+        assert at_once.tolist() == loop.tolist()
+        if cfg.jitter_sd == 0.0:
+            got = _both(cfg, trace)
+            seen |= {k for k in ("memory_restarts", "remote_fallbacks", "async_slowdown") if got[k] > 0}
+    assert "memory_restarts" in seen
 
 
 def _in_flight(save_s=60.0, slowdown=1.5, **kw):

@@ -55,7 +55,7 @@ def _global_restart(t_c, c_step, in_step, s0, P, PF, job, GB, rng):
             from_memory = True
             break
     if from_memory:  # the save in flight started after an in-memory checkpoint at least as recent: its work stays
-        _move_block(W, W_PERSIST, W_MEM)
+        move_block(W, W_PERSIST, W_MEM)
         res[R_MEM_RESTARTS] += 1
         base = P[P_RESTART_US] + P[P_MEM_LOAD_US]
     else:
@@ -218,7 +218,7 @@ def _checkpoint_tiered(P, PF, job, Q, GB, rng):
         place_copies(P, Q, GB)
         J[J_CKPT_STEPS] = done
     if not remote:
-        _move_block(W, W_SINCE, W_MEM)
+        move_block(W, W_SINCE, W_MEM)
         J[J_SINCE_REMOTE] += 1
     elif P[P_ASYNC] == 0:
         k_s = dur(P[P_SAVE_US], sd, rng)
@@ -232,8 +232,8 @@ def _checkpoint_tiered(P, PF, job, Q, GB, rng):
         J[J_REMOTE_STEPS] = done
         J[J_SINCE_REMOTE] = 0
     else:
-        _move_block(W, W_MEM, W_PERSIST)
-        _move_block(W, W_SINCE, W_PERSIST)
+        move_block(W, W_MEM, W_PERSIST)
+        move_block(W, W_SINCE, W_PERSIST)
         J[J_PERSIST_STEPS] = done
         J[J_PERSIST_END] = J[J_T] + dur(P[P_SAVE_US], sd, rng)
         J[J_SINCE_REMOTE] = 0
@@ -302,7 +302,7 @@ def wipeout(t_c, c_step, in_step, P, PF, job, src, red, rng, ext):
 
 
 @step  # inlined: its block offsets are constants, and a call would compile a specialisation per pair of them
-def _move_block(W, src, dst):
+def move_block(W, src, dst):
     """Add the block of ``W`` at ``src`` to the one at ``dst`` and empty it."""
     for i in range(N_W):
         W[dst + i] += W[src + i]

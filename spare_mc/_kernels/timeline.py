@@ -13,7 +13,7 @@ ReCtlr's, as first-class functions (see "Compilation"). It copies the state, the
 loop:
 
 0. :func:`ckpt_cycles` -- right after a checkpoint, a restart or the start, without jitter and with periodic blocking
-   saves: the whole failure-free cycles (the steps up to a due checkpoint and that checkpoint) before the next
+   saves (remote ones, or the memory-only ones before a remote save): the whole failure-free cycles (the steps up to a due checkpoint and that checkpoint) before the next
    failure at once, exact integer sums of what the loop would run, one iteration per cycle (the Llama 3 preset's
    CKPT-only job saves ~3,400 times between ~400 failures);
 1. :func:`quiet_stretch` -- the failure-free steps before the next failure (:func:`src_next_time`) in O(1): an
@@ -390,7 +390,7 @@ def _job(P, PF, job, src, red, rng, rrng, ext):
             J[J_STATUS] = STATUS_TRACE
             break
         if J[J_LAST_CK] == J[J_T]:  # right after a checkpoint or a restart: the failure-free cycles before t_f
-            res[R_LOOPS] += ckpt_cycles(t_f, P, PF, job, Q, ext)
+            res[R_LOOPS] += ckpt_cycles(t_f, P, PF, job, Q, GB, ext)
         if Q[Q_N_PEND] > 0:  # deaths not detected yet (a restart under stay_dead, a lost checkpoint): the next step
             t_f = J[J_T]     # detects them, no stretch
         if J[J_STEPS_DONE] >= P[P_N_STEPS]:
