@@ -36,7 +36,7 @@ def _quick_like_tasks(monkeypatch, cached=()):
         'layout = ["cyclic", "block"]', f'strategy = ["{s}"]').replace("r = [2, 3]", f"r = [{r}]"))
         for s, r in (("ckpt", 1), ("spare", 2))]
     overhead = SweepSpec.from_toml(_SPEC.replace('quantity = "wipeout"', 'quantity = "overhead"'))
-    return warm._tasks({"ttt": ttt, "overhead": [overhead], "wipeout": [SweepSpec.from_toml(_SPEC)]})
+    return warm._tasks({"ttt": ttt, "overhead": [overhead], "wipeout": [SweepSpec.from_toml(_SPEC)]})[1]
 
 
 def test_shared_compilations_come_first_and_the_points_wait_for_them(monkeypatch):
@@ -45,9 +45,8 @@ def test_shared_compilations_come_first_and_the_points_wait_for_them(monkeypatch
     tasks = _quick_like_tasks(monkeypatch)
     assert [t["msg"] for t in tasks[:2]] == [{"shared": "variant:basic"}, {"shared": "rectlr"}]
     needs = {}
-    for t in tasks[2:]:
-        key = t["family"], t["msg"]["k"] if t["family"] != "ttt" else warm._kinds(
-            "ttt", SweepSpec.from_toml(t["msg"]["spec"]))[t["msg"]["k"]][1]["strategy"]
+    for t in tasks[2:]:  # sweeps 0 and 1: CKPT-only's and SPARe's time to train
+        key = t["family"], t["msg"]["k"] if t["family"] != "ttt" else ("ckpt", "spare")[t["msg"]["spec"]]
         needs[key] = t["needs"]
     assert needs == {("ttt", "ckpt"): ["variant:basic"], ("ttt", "spare"): ["variant:basic", "rectlr"],
                      ("overhead", 0): ["rectlr"], ("overhead", 1): ["rectlr"], ("wipeout", 0): [], ("wipeout", 1): [],
@@ -88,7 +87,7 @@ def test_the_estimate_deals_the_tasks_as_the_processes_will(monkeypatch):
 
 
 def test_nothing_is_started_when_every_family_is_cached(monkeypatch):
-    monkeypatch.setattr(warm, "_cached", lambda q, specs: True)
+    monkeypatch.setattr(warm, "_cached", lambda q, specs, kinds=None: True)
 
     def no_process(*a, **k):
         raise AssertionError("a warm-up process was started although every kernel is cached")
@@ -98,63 +97,118 @@ def test_nothing_is_started_when_every_family_is_cached(monkeypatch):
 
 def test_a_failed_warm_up_is_reported_and_the_run_goes_on(monkeypatch, tmp_path):
     """Processes that fail cost one line per family with their last message; nothing is raised (the run compiles
-    what it needs itself)."""
+    what it needs itself). No more processes than usable CPUs."""
     broken = tmp_path / "python"
     broken.write_text("#!/bin/sh\necho 'Traceback ...' >&2\necho 'ImportError: no numba here' >&2\nexit 3\n")
     broken.chmod(0o755)
-    monkeypatch.setattr(warm, "_cached", lambda q, specs: False)
+    monkeypatch.setattr(warm, "_cached", lambda q, specs, kinds=None: False)
     monkeypatch.setattr(warm.sys, "executable", str(broken))
-    for processes in (1, 2):
+    monkeypatch.setattr(warm, "usable_cpus", lambda: 2)
+    for processes, n in ((1, 1), (2, 2), (8, 2)):
         lines = []
         assert warm.warm_up([SweepSpec.from_toml(_SPEC)], processes=processes, log=lines.append) > 0
-        n = min(processes, warm.usable_cpus())
         assert lines[0].startswith(f"spare-mc: compiling the kernels of a first run on this machine (wipeout) in {n} "
                                    f"process{'es' if n > 1 else ''}: about ")
         assert lines[1:] == [("spare-mc: compiling wipeout ahead failed (ImportError: no numba here); the run "
                               "compiles it itself")]
 
 
+#: A warm-up process that only replies, as told by its first argument (after the sweeps' file): ``die`` exits at a
+#: shared compilation (as a process that dies), ``fail`` replies that it failed; a point whose ``k`` is 1 fails; a
+#: line of noise comes before the replies; every task received is logged.
 _FAKE_CHILD = """#!{python}
-# a warm-up process that replies without compiling: "ok", or "failed" for a task whose point is k == 1, or it exits
-# at a shared compilation (as a process that dies)
 import json, sys
+mode, log = {mode!r}, {log!r}
+print("noise: not a reply", flush=True)
 for line in sys.stdin:
     msg = json.loads(line)
-    with open({log!r}, "a") as f:
+    with open(log, "a") as f:
         f.write(line)
-    if "shared" in msg:
+    if mode == "die-all" or ("shared" in msg and mode == "die"):
         sys.stderr.write("MemoryError: killed\\n")
         sys.exit(9)
-    print("failed ValueError: bad point" if msg["k"] == 1 else "ok", flush=True)
+    bad = msg.get("k") == 1 or ("shared" in msg and mode == "fail")
+    print("spare-mc-warm: " + ("failed ValueError: bad point" if bad else "ok"), flush=True)
 """
+
+
+def _fake_warm_up(monkeypatch, tmp_path, mode, specs):
+    """warm_up on 2 processes of :data:`_FAKE_CHILD` in ``mode``, nothing cached: ``(messages sent, log lines)``."""
+    log = tmp_path / f"sent-{mode}.jsonl"
+    fake = tmp_path / f"python-{mode}"
+    fake.write_text(_FAKE_CHILD.format(python=sys.executable, mode=mode, log=str(log)))
+    fake.chmod(0o755)
+    monkeypatch.setattr(warm.sys, "executable", str(fake))
+    monkeypatch.setattr(warm, "_cached", lambda q, specs, kinds=None: False)
+    monkeypatch.setattr(warm, "_shared_cached", lambda name: False)
+    monkeypatch.setattr(warm, "usable_cpus", lambda: 2)
+    lines = []
+    warm.warm_up(specs, log=lines.append)
+    return [json.loads(x) for x in log.read_text().splitlines()], lines
+
+
+def _all_messages(specs):
+    _, tasks = warm._tasks(warm._families(specs))
+    return sorted(json.dumps(t["msg"], sort_keys=True) for t in tasks)
 
 
 def test_the_processes_are_dealt_every_task_and_their_failures_said_once_per_family(monkeypatch, tmp_path):
     """The protocol with processes that only reply: every task is sent once; a failed point is said once for its
-    family; a process that dies takes only its own task down, the other process goes on with the rest."""
-    log = tmp_path / "sent.jsonl"
-    fake = tmp_path / "python"
-    fake.write_text(_FAKE_CHILD.format(python=sys.executable, log=str(log)))
-    fake.chmod(0o755)
-    monkeypatch.setattr(warm.sys, "executable", str(fake))
-    monkeypatch.setattr(warm, "_cached", lambda q, specs: False)
-    monkeypatch.setattr(warm, "_shared_cached", lambda name: False)
-    monkeypatch.setattr(warm, "usable_cpus", lambda: 2)
-    overhead = SweepSpec.from_toml(_SPEC.replace('quantity = "wipeout"', 'quantity = "overhead"'))
-    lines = []
-    warm.warm_up([SweepSpec.from_toml(_SPEC), overhead], log=lines.append)
-    sent = [json.loads(x) for x in log.read_text().splitlines()]
+    family; a process that dies takes only its own task down, the other process goes on with the rest; a line that
+    is not a reply is ignored."""
+    specs = [SweepSpec.from_toml(_SPEC), SweepSpec.from_toml(_SPEC.replace('quantity = "wipeout"',
+                                                                             'quantity = "overhead"'))]
+    sent, lines = _fake_warm_up(monkeypatch, tmp_path, "die", specs)
     # ReCtlr's process died; the other ran the wipe-out points (3 kernels) and, ReCtlr's task being over, the
     # overhead points (2 layouts)
-    assert sorted(json.dumps(m, sort_keys=True) for m in sent) == sorted(
-        json.dumps(t["msg"], sort_keys=True) for t in warm._tasks({"wipeout": [SweepSpec.from_toml(_SPEC)],
-                                                                   "overhead": [overhead]}))
+    assert sorted(json.dumps(m, sort_keys=True) for m in sent) == _all_messages(specs)
     assert lines[0].startswith("spare-mc: compiling the kernels of a first run on this machine (overhead, wipeout) "
                                "in 2 processes")
     assert sorted(lines[1:]) == [
         "spare-mc: compiling ReCtlr ahead failed (MemoryError: killed); the run compiles it itself",
         "spare-mc: compiling overhead ahead failed (ValueError: bad point); the run compiles it itself",
         "spare-mc: compiling wipeout ahead failed (ValueError: bad point); the run compiles it itself"]
+
+
+def test_a_shared_compilation_that_fails_still_lets_its_points_run(monkeypatch, tmp_path):
+    """ReCtlr's task replies that it failed: the overhead points that waited for it still run (they compile what it
+    lacks themselves), and ReCtlr's failure is said once."""
+    spec = SweepSpec.from_toml(_SPEC.replace('quantity = "wipeout"', 'quantity = "overhead"').replace(
+        'layout = ["cyclic", "block"]', 'layout = ["cyclic"]'))
+    sent, lines = _fake_warm_up(monkeypatch, tmp_path, "fail", [spec])
+    assert sorted(json.dumps(m, sort_keys=True) for m in sent) == _all_messages([spec])
+    assert lines[1:] == ["spare-mc: compiling ReCtlr ahead failed (ValueError: bad point); the run compiles it itself"]
+
+
+def test_when_every_process_dies_each_family_left_is_said(monkeypatch, tmp_path):
+    """Both processes die at their first task: the families of the tasks they took failed, the others did not
+    happen; one line for each family."""
+    specs = [SweepSpec.from_toml(_SPEC), SweepSpec.from_toml(_SPEC.replace('quantity = "wipeout"',
+                                                                             'quantity = "overhead"'))]
+    sent, lines = _fake_warm_up(monkeypatch, tmp_path, "die-all", specs)
+    assert len(sent) == 2  # one task each, the two first dealt: ReCtlr and the first wipe-out kernel
+    assert sorted(lines[1:]) == [
+        "spare-mc: compiling ReCtlr ahead failed (MemoryError: killed); the run compiles it itself",
+        "spare-mc: compiling overhead ahead did not happen (the warm-up processes exited: MemoryError: killed); the "
+        "run compiles it itself",
+        "spare-mc: compiling wipeout ahead failed (MemoryError: killed); the run compiles it itself"]
+
+
+def test_what_a_task_prints_does_not_reach_the_replies(tmp_path):
+    """A real warm-up process (:func:`warm._serve`) whose task prints on standard output: its standard output holds
+    the replies only, the print goes to its standard error."""
+    sweeps, tasks = warm._tasks({"wipeout": [SweepSpec.from_toml(_SPEC)]})
+    path = tmp_path / "sweeps.json"
+    path.write_text(json.dumps(sweeps))
+    code = ("import sys; from spare_mc.sweep import warm; "
+            "warm.run_task = lambda *a: print('a task printing', flush=True); warm._serve(sys.argv[1])")
+    env = {**os.environ, "PYTHONPATH": str(pathlib.Path(spare_mc.__file__).parents[1])}
+    r = subprocess.run([sys.executable, "-c", code, str(path)], input="".join(json.dumps(t["msg"]) + "\n"
+                                                                               for t in tasks),
+                       capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["spare-mc-warm: ok"] * len(tasks)
+    assert r.stderr.count("a task printing") == len(tasks)
 
 
 @pytest.mark.slow
@@ -176,7 +230,7 @@ def test_warm_up_fills_the_cache_a_new_process_then_finds(tmp_path):
     assert r.stdout.split() == ["True", "False", "True"] and "compiling" not in r.stderr
 
 
-def test_a_failing_task_does_not_stop_the_others_in_a_warm_up_process(monkeypatch):
+def test_a_failing_task_does_not_stop_the_others_in_a_warm_up_process(monkeypatch, tmp_path):
     """In a child, a task that fails is replied as failed with its message on one line, and the next tasks run."""
     ran = []
 
@@ -185,11 +239,14 @@ def test_a_failing_task_does_not_stop_the_others_in_a_warm_up_process(monkeypatc
             raise ValueError("no\nway")
         ran.append(params["layout"])
     monkeypatch.setattr(warm, "run_task", fake_run)
-    tasks = warm._tasks({"wipeout": [SweepSpec.from_toml(_SPEC)]})
+    sweeps, tasks = warm._tasks({"wipeout": [SweepSpec.from_toml(_SPEC)]})
+    path = tmp_path / "sweeps.json"
+    path.write_text(json.dumps(sweeps))
     replies = io.StringIO()
-    warm._serve([json.dumps(t["msg"]) + "\n" for t in tasks], replies)
+    warm._serve(str(path), [json.dumps(t["msg"]) + "\n" for t in tasks], replies)
     # one point per layout and wipe-out kernel (kernel_key): cyclic-window, then block's order and partition
-    assert replies.getvalue().splitlines() == ["failed ValueError: no way", "ok", "ok"]
+    assert replies.getvalue().splitlines() == ["spare-mc-warm: failed ValueError: no way", "spare-mc-warm: ok",
+                                               "spare-mc-warm: ok"]
     assert ran == ["block", "block"]
 
 
@@ -206,8 +263,9 @@ def test_the_warm_up_runs_a_point_of_every_kernel_the_sweep_runs(monkeypatch):
     ran = []
     monkeypatch.setattr(warm, "run_task", lambda q, seed, idx, params, a, b, lenient: ran.append(idx))
     memo = {}
-    for t in warm._tasks({"wipeout": [spec]}):
-        warm._run_task(t["msg"], memo)
+    sweeps, tasks = warm._tasks({"wipeout": [spec]})
+    for t in tasks:
+        warm._run_task(t["msg"], sweeps, memo)
     assert ran == sorted(firsts.values())  # each the first point of its kind, in the sweep's order
     assert len(memo) == 1  # the sweep's points found once
 

@@ -15,18 +15,21 @@ The work is a list of tasks dealt to the processes as they finish (:class:`_Deal
   compiled type, but some choose the kernel: ``N`` and ``r`` choose among the wipe-out kernels. Until 2026-12-07
   it ran one point per non-numeric combination only, so the quick masked-failure sweep compiled three of its six
   kernels in its dask workers after the warm-up.
-- two *shared* compilations, which the points that need them wait for: ReCtlr
+- the *shared* compilations, which the points that need them wait for: ReCtlr
   (:func:`~spare_mc.ttt.run.compile_rectlr`; SPARe's time to train and the overhead sweep both call it) and each
-  variant of the timeline kernel (:func:`~spare_mc.ttt.run.compile_variant`). Until 2026-12-07 the families were
-  dealt whole, so the process of the time-to-train sweeps and that of the overhead sweep each compiled ReCtlr, about
-  10 s of CPU twice; now one process compiles ReCtlr while another compiles the timeline, the points that need them
-  follow, and the wipe-out kernels fill the gaps.
+  variant of the timeline kernel the points run (:func:`~spare_mc.ttt.run.compile_variant`). Until 2026-12-07 the
+  families were dealt whole, so the process of the time-to-train sweeps and that of the overhead sweep each compiled
+  ReCtlr (about 10 s of CPU) unless one happened to wait for the other; now one process compiles ReCtlr while
+  another compiles the timeline, the points that need them follow, and the wipe-out kernels fill the gaps.
 
 Each process takes the ready task (all it waits for done) estimated the longest (:data:`COMPILE_S`), the order of
 the list breaking ties; a process with nothing ready waits for the others. The warm-up writes nothing but numba's
 cache and changes no result: a run draws its own numbers from its own seeds. A family whose kernels are all in the
-cache (:func:`_cached`) adds no task, nor does a shared compilation already cached. A task that fails, or whose
-process dies, is reported in one line per family and the run compiles what it needs itself, as it would have.
+cache (:func:`_cached`) adds no task, nor does a shared compilation already cached. A task that fails, whose
+process exits while running it, or that never runs because every process has exited is reported in one line per
+family, and the run compiles what it needs itself, as it would have. The processes read the sweeps from a file
+once; a task is a few bytes on their standard input, and each reply a line on their standard output that starts
+with :data:`_REPLY` (anything a task prints goes to their standard error).
 """
 
 from __future__ import annotations
@@ -52,10 +55,10 @@ from .tasks import kernel_key, run_task
 
 __all__ = ["warm_up"]
 
-#: Seconds each task compiles with an empty cache on 2 cores, both busy (2026-12-07, each in a fresh process after
-#: the shared compilations it waits for): the shared ones, then the first point of each kernel of a family (a later
-#: point of a kernel already compiled: :data:`LATER_S`). The processes are dealt the longest ready task first and
-#: the estimate the user is told is the dealing of these times.
+#: Seconds each task compiles with an empty cache on 2 cores (2026-12-07; each measured alone in a fresh process,
+#: after the shared compilations it waits for): the shared ones, then the first point of each kernel of a family (a
+#: later point of a kernel already compiled: :data:`LATER_S`). The processes are dealt the longest ready task first
+#: and the estimate the user is told is the dealing of these times.
 COMPILE_S = {"rectlr": 10.0, "variant:basic": 14.0, "variant:extended": 33.0,
              "ttt": 1.3, "overhead": 2.7, "wipeout": 1.2}
 #: A point whose kernel a point before it compiled (in the same sweep family)
@@ -79,10 +82,11 @@ _KERNEL_OF = {("wipeout", "sequential"): (wipeout, "wipeout_generic"),
 _SHARED_NAME = {"rectlr": "ReCtlr", "variant:basic": "the timeline kernel",
                 "variant:extended": "the timeline kernel's extended variant"}
 
-#: What a warm-up process runs: :func:`_serve`, one task per line of its standard input. The directory that holds
-#: this package goes to the *end* of its path: it finds the same ``spare_mc`` as this process (installed, on
-#: ``PYTHONPATH`` or in the working directory, which it inherits) and never shadows another module with it.
-_CHILD = ("import sys; sys.path.append({root!r}); from spare_mc.sweep.warm import _serve; _serve()")
+#: What a warm-up process runs: :func:`_serve` on the sweeps of the file its argument names, one task per line of
+#: its standard input. The directory that holds this package goes to the *end* of its path: it finds the same
+#: ``spare_mc`` as this process (installed, on ``PYTHONPATH`` or in the working directory, which it inherits) and
+#: never shadows another module with it.
+_CHILD = ("import sys; sys.path.append({root!r}); from spare_mc.sweep.warm import _serve; _serve(sys.argv[1])")
 
 
 def _families(specs) -> dict:
@@ -93,11 +97,13 @@ def _families(specs) -> dict:
     return out
 
 
-def _cached(quantity: str, specs) -> bool:
+def _cached(quantity: str, specs, kinds=None) -> bool:
     """Whether every kernel that the sweeps ``specs`` (of ``quantity``) run is in numba's cache (or compiled in this
-    process): the kernel of each :func:`~spare_mc.sweep.tasks.kernel_key` of their points (:func:`_kinds`), for the
-    timeline its variant and, for SPARe, ReCtlr's initial state (``live_state``)."""
-    found = [(params, key) for sp in specs for _, params, key in _kinds(quantity, sp)]
+    process): the kernel of each :func:`~spare_mc.sweep.tasks.kernel_key` of their points (:func:`_kinds`, or
+    ``kinds(quantity, spec)``), for the timeline its variant and, for SPARe, ReCtlr's initial state
+    (``live_state``)."""
+    kinds = kinds or _kinds
+    found = [(params, key) for sp in specs for _, params, key in kinds(quantity, sp)]
     if quantity == "ttt":
         return (all(_shared_cached(f"variant:{key}") for key in {key for _, key in found})
                 and (all(p.get("strategy") != "spare" for p, _ in found) or _shared_cached("rectlr")))
@@ -132,27 +138,32 @@ def _kinds(quantity: str, spec: SweepSpec) -> list:
     return out
 
 
-def _tasks(families: dict) -> list:
-    """The warm-up's tasks for ``{quantity: [spec, ...]}``: the shared compilations the points need and numba's
-    cache lacks, then each sweep's points (:func:`_kinds`), in order. A task is a dict: ``family`` (what a failure
-    message names), ``name`` (a shared compilation's), ``needs`` (the shared compilations it waits for), ``cost``
-    (estimated seconds, :data:`COMPILE_S`) and ``msg`` (what the process is sent)."""
-    points, first = [], set()
+def _tasks(families: dict, kinds=None) -> tuple:
+    """The warm-up's work for ``{quantity: [spec, ...]}``: ``(sweeps, tasks)``, the sweeps as ``[(quantity, spec
+    TOML), ...]`` (written once to a file the processes read) and the tasks: the shared compilations the points
+    need and numba's cache lacks, then each sweep's points (:func:`_kinds`, or ``kinds(quantity, spec)``), in order.
+    A task is a dict: ``family`` (what a failure message names), ``name`` (a shared compilation's), ``needs`` (the
+    shared compilations it waits for), ``cost`` (estimated seconds, :data:`COMPILE_S`) and ``msg`` (what its
+    process is sent: a few bytes, ``{"shared": name}`` or ``{"spec": i, "k": k}``, the ``k``-th point of sweep
+    ``i``)."""
+    kinds = kinds or _kinds
+    sweeps, points, first = [], [], set()
     for quantity, specs in families.items():
         for sp in specs:
-            text = sp.to_toml()
-            for k, (_, params, key) in enumerate(_kinds(quantity, sp)):
-                needs = ([f"variant:{key}"] + (["rectlr"] if params.get("strategy") == "spare" else [])
-                         if quantity == "ttt" else ["rectlr"] if quantity == "overhead" else [])
-                cost = COMPILE_S[quantity] if (quantity, key) not in first else LATER_S
-                first.add((quantity, key))
+            sweeps.append((quantity, sp.to_toml()))
+            for k, (_, params, key) in enumerate(kinds(quantity, sp)):
+                spare = params.get("strategy") == "spare"
+                needs = ([f"variant:{key}"] + (["rectlr"] if spare else []) if quantity == "ttt" else
+                         ["rectlr"] if quantity == "overhead" else [])
+                cost = COMPILE_S[quantity] if (quantity, key, spare) not in first else LATER_S
+                first.add((quantity, key, spare))
                 points.append({"family": quantity, "needs": needs, "cost": cost,
-                               "msg": {"quantity": quantity, "spec": text, "k": k}})
+                               "msg": {"spec": len(sweeps) - 1, "k": k}})
     shared = [s for s in dict.fromkeys(s for p in points for s in p["needs"]) if not _shared_cached(s)]
     for p in points:
         p["needs"] = [s for s in p["needs"] if s in shared]
-    return [{"family": _SHARED_NAME[s], "name": s, "needs": [], "cost": COMPILE_S[s], "msg": {"shared": s}}
-            for s in shared] + points
+    return sweeps, [{"family": _SHARED_NAME[s], "name": s, "needs": [], "cost": COMPILE_S[s],
+                     "msg": {"shared": s}} for s in shared] + points
 
 
 class _Dealer:
@@ -201,14 +212,21 @@ def warm_up(specs, *, processes: int | None = None, log=None) -> float:
     cache already.
 
     Returns the seconds it took (0.0 if everything was cached). ``log`` (default: standard error) gets one line
-    before it compiles and one per family whose compilation failed. Ctrl-C stops the processes and propagates.
+    before it compiles and one per family whose compilation failed or did not happen. Ctrl-C stops the processes
+    at once and propagates.
     """
     if log is None:
         def log(msg):
             print(msg, file=sys.stderr, flush=True)
+    memo: dict = {}
+
+    def kinds(quantity, spec):  # each sweep's points once: _cached and _tasks both need them
+        if id(spec) not in memo:
+            memo[id(spec)] = _kinds(quantity, spec)
+        return memo[id(spec)]
     try:
-        families = {q: sps for q, sps in _families(specs).items() if not _cached(q, sps)}
-        tasks = _tasks(families)
+        families = {q: sps for q, sps in _families(specs).items() if not _cached(q, sps, kinds)}
+        sweeps, tasks = _tasks(families, kinds)
     except Exception as exc:  # noqa: BLE001 -- a bug of kernel_key (the points were checked): said, not fatal
         log(f"spare-mc: could not tell which kernels to compile ahead ({type(exc).__name__}: "
             f"{' '.join(str(exc).split())}); the run compiles what it needs itself")
@@ -224,16 +242,18 @@ def warm_up(specs, *, processes: int | None = None, log=None) -> float:
     if n > 1:  # the processes already compile in parallel: none starts one more for its first SPARe job
         env[AHEAD_ENV] = "0"
     child = _CHILD.format(root=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    procs, readers, replies, failed, clean = [], [], queue.Queue(), {}, False
     with contextlib.ExitStack() as files:
-        procs, readers, replies = [], [], queue.Queue()
+        path = _write_sweeps(sweeps, files)
         try:
             for _ in range(n):
                 # a child's messages go to a file, not a pipe: a pipe that fills while this process waits on another
                 # child would block it
                 err = files.enter_context(tempfile.TemporaryFile(mode="w+", errors="replace"))
                 try:
-                    proc = subprocess.Popen([sys.executable, "-c", child], stdin=subprocess.PIPE,
-                                            stdout=subprocess.PIPE, stderr=err, env=env, text=True)
+                    proc = subprocess.Popen([sys.executable, "-c", child, path], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=err, env=env, text=True,
+                                            errors="replace")
                 except OSError as exc:  # no process to be had (resources): the run compiles what it needs
                     log(f"spare-mc: could not start a process to compile kernels ahead ({exc}); the run compiles "
                         f"them itself")
@@ -241,28 +261,52 @@ def warm_up(specs, *, processes: int | None = None, log=None) -> float:
                 readers.append(threading.Thread(target=_read_replies, args=(len(procs), proc, replies), daemon=True))
                 readers[-1].start()
                 procs.append((proc, err))
-            failed = _deal(tasks, procs, replies, t0 + WAIT_S, log)
+            failed, clean = _deal(tasks, procs, replies, t0 + WAIT_S, log)
         finally:
-            for proc, _ in procs:
-                with contextlib.suppress(OSError):
-                    proc.stdin.close()
-            for proc, _ in procs:
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(timeout=5.0)
-                _cache.stop(proc)
-            for reader in readers:  # at the end of its process's output, which it closes
-                reader.join(timeout=5.0)
+            try:
+                for proc, _ in procs:  # the end of their input: they exit
+                    with contextlib.suppress(OSError):
+                        proc.stdin.close()
+                if clean:  # every task answered: a moment to exit; otherwise (Ctrl-C, the time limit) none
+                    for proc, _ in procs:
+                        with contextlib.suppress(subprocess.TimeoutExpired):
+                            proc.wait(timeout=5.0)
+            finally:
+                for proc, _ in procs:
+                    _cache.stop(proc)
+                for reader in readers:  # at the end of its process's output, which it closes
+                    reader.join(timeout=5.0)
     for family, msg in failed.items():
-        log(f"spare-mc: compiling {family} ahead failed ({msg}); the run compiles it itself")
+        log(f"spare-mc: compiling {family} ahead {msg}; the run compiles it itself")
     return time.perf_counter() - t0
 
 
+def _write_sweeps(sweeps, files) -> str:
+    """Write ``sweeps`` (:func:`_tasks`) as JSON to a temporary file removed when ``files`` (an ``ExitStack``)
+    closes; returns its path. The processes read it once: a task then is a few bytes on their standard input, which
+    a pipe takes whole (a sweep's TOML, of any length, could fill it and block this process)."""
+    fd, path = tempfile.mkstemp(prefix="spare-mc-warm-", suffix=".json")
+    files.callback(_remove, path)
+    with os.fdopen(fd, "w") as f:
+        json.dump(sweeps, f)
+    return path
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.remove(path)
+
+
 def _read_replies(i: int, proc, replies) -> None:
-    """A thread of :func:`warm_up`: each line process ``i`` writes, then None when it has exited."""
-    with proc.stdout:
-        for line in proc.stdout:
-            replies.put((i, line.rstrip("\n")))
-    replies.put((i, None))
+    """A thread of :func:`warm_up`: each reply process ``i`` writes (:data:`_REPLY` lines; any other line is
+    ignored), then None when its output ends, whatever ended it."""
+    try:
+        with proc.stdout:
+            for line in proc.stdout:
+                if line.startswith(_REPLY):
+                    replies.put((i, line[len(_REPLY):].rstrip("\n")))
+    finally:
+        replies.put((i, None))
 
 
 def _last_message(proc, err) -> str:
@@ -273,10 +317,11 @@ def _last_message(proc, err) -> str:
     return (err.read().strip().splitlines() or ["no message"])[-1]
 
 
-def _deal(tasks, procs, replies, deadline: float, log) -> dict:
+def _deal(tasks, procs, replies, deadline: float, log) -> tuple:
     """Deal ``tasks`` to the processes ``procs`` (``[(process, stderr file), ...]``) as they reply, until all are
-    done, every process has died, or ``deadline`` (the processes are then stopped by the caller). Returns
-    ``{family: message}`` of the tasks that failed."""
+    done, every process has exited, or ``deadline``. Returns ``({family: what went wrong}, clean)``: the families
+    of the tasks that failed, whose process exited while running them, or that never ran because every process
+    had exited; ``clean`` is False if the deadline passed (the caller then stops the processes at once)."""
     dealer, busy, live, failed = _Dealer(tasks), {}, set(range(len(procs))), {}
     while live:
         for i in sorted(live - set(busy)):
@@ -284,8 +329,8 @@ def _deal(tasks, procs, replies, deadline: float, log) -> dict:
             if task is None:
                 break
             busy[i] = task
-            with contextlib.suppress(OSError):  # it died: its reader says so (below)
-                procs[i][0].stdin.write(json.dumps(task["msg"]) + "\n")
+            with contextlib.suppress(OSError):  # it exited: its reader says so (below)
+                procs[i][0].stdin.write(json.dumps(task["msg"]) + "\n")  # a few bytes: the pipe takes them
                 procs[i][0].stdin.flush()
         if not busy:
             break
@@ -294,54 +339,64 @@ def _deal(tasks, procs, replies, deadline: float, log) -> dict:
         except queue.Empty:
             log(f"spare-mc: compiling kernels ahead took over {WAIT_S:.0f} s and was stopped; the run compiles what "
                 f"it lacks itself")
-            break
+            return failed, False
         task = busy.pop(i, None)
-        if line is None:  # the process exited: its task and, if it was the last, every other one failed
+        if line is None:  # the process exited: its task failed and, if it was the last one, no other task ran
             live.discard(i)
             msg = _last_message(*procs[i])
-            lost = ([task] if task is not None else []) + (list(dealer.todo) if not live else [])
-            for t in lost:
-                failed.setdefault(t["family"], msg)
             if task is not None:
+                failed.setdefault(task["family"], f"failed ({msg})")
                 dealer.finish(task)
+            if not live:
+                for t in dealer.todo:
+                    failed.setdefault(t["family"], f"did not happen (the warm-up processes exited: {msg})")
         elif task is not None:
             if line != "ok":
-                failed.setdefault(task["family"], line.partition(" ")[2])
+                failed.setdefault(task["family"], f"failed ({line.partition(' ')[2]})")
             dealer.finish(task)
-    return failed
+    return failed, True
 
 
-def _serve(lines=None, replies=None) -> None:
-    """In a warm-up process: run the task of each line of ``lines`` (default: standard input; :func:`_run_task`),
-    replying ``ok`` or ``failed <message>`` on a line of ``replies`` (default: standard output, and whatever a task
-    prints then goes to standard error, not into the replies); return at the end of the input."""
-    if replies is None:
-        replies = os.fdopen(os.dup(1), "w")
-        os.dup2(2, 1)
-    memo: dict = {}
-    for line in sys.stdin if lines is None else lines:
-        try:
-            _run_task(json.loads(line), memo)
-            reply = "ok"
-        except Exception as exc:  # noqa: BLE001 -- reported by the parent in one line; the run compiles it
-            reply = f"failed {type(exc).__name__}: {' '.join(str(exc).split())}"
-        replies.write(reply + "\n")
-        replies.flush()
+#: What starts every reply of a warm-up process (:func:`_serve`): any other line on its standard output is not one
+_REPLY = "spare-mc-warm: "
 
 
-def _run_task(msg: dict, memo: dict) -> None:
-    """One task of :func:`_tasks` (its ``msg``): a shared compilation, or one replication of a point (``memo``
-    keeps each sweep's :func:`_kinds`)."""
+def _serve(path: str, lines=None, replies=None) -> None:
+    """In a warm-up process: read the sweeps of the file ``path`` (:func:`_write_sweeps`), then run the task of
+    each line of ``lines`` (default: standard input; :func:`_run_task`), replying ``ok`` or ``failed <message>``
+    after :data:`_REPLY` on a line of ``replies`` (default: standard output, and whatever a task prints then goes to
+    standard error); return at the end of the input."""
+    with open(path) as f:
+        sweeps = json.load(f)
+    with contextlib.ExitStack() as own:
+        if replies is None:
+            replies = own.enter_context(os.fdopen(os.dup(1), "w"))
+            os.dup2(2, 1)
+        memo: dict = {}
+        for line in sys.stdin if lines is None else lines:
+            try:
+                _run_task(json.loads(line), sweeps, memo)
+                reply = "ok"
+            except Exception as exc:  # noqa: BLE001 -- reported by the parent in one line; the run compiles it
+                reply = f"failed {type(exc).__name__}: {' '.join(str(exc).split())}"
+            replies.write(_REPLY + reply + "\n")
+            replies.flush()
+
+
+def _run_task(msg: dict, sweeps, memo: dict) -> None:
+    """One task of :func:`_tasks` (its ``msg``): a shared compilation, or one replication of a point of one of the
+    ``sweeps`` (``memo`` keeps each sweep's spec and :func:`_kinds`)."""
     if "shared" in msg:
         if msg["shared"] == "rectlr":
             compile_rectlr()
         else:
             compile_variant(msg["shared"] == "variant:extended")
         return
-    key = (msg["quantity"], msg["spec"])
-    if key not in memo:
-        spec = SweepSpec.from_toml(msg["spec"])
-        memo[key] = (spec, _kinds(msg["quantity"], spec))
-    spec, kinds = memo[key]
+    i = msg["spec"]
+    if i not in memo:
+        quantity, text = sweeps[i]
+        spec = SweepSpec.from_toml(text)
+        memo[i] = (quantity, spec, _kinds(quantity, spec))
+    quantity, spec, kinds = memo[i]
     idx, params, _ = kinds[msg["k"]]
-    run_task(msg["quantity"], spec.seed, idx, params, 0, 1, spec.lenient)
+    run_task(quantity, spec.seed, idx, params, 0, 1, spec.lenient)
