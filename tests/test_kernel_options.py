@@ -1244,13 +1244,6 @@ def _cycle_start(cfg, **state):
     return P.copy(), PF.copy(), TK.Job(J, W, res), Q
 
 
-def _groups(n):
-    """The kernel's per-group block ``GB`` of a fully live system of ``n`` groups (as the timeline allocates it)."""
-    GB = np.zeros((TK.N_GB, max(n + 1, TK.live_set_width(n))), np.int64)
-    GB[TK.GB_UP, :n] = 1
-    return GB
-
-
 @pytest.mark.parametrize("kw, t_f_s, k, steps", [
     ({}, 114, 2, 3),                                   # cycles of 3 steps (33 s) and a save (5 s): 38 s; two end by 114
     ({}, 114.000001, 3, 3),                            # the third ends at 114 s, before the failure
@@ -1271,17 +1264,16 @@ def test_ckpt_cycles_counts_the_cycles_that_fit(kw, t_f_s, k, steps):
     """``job_steps.ckpt_cycles`` on its own, CKPT-only, ``T_c = 30``, 10 + 1 s steps, 5 s saves, 40 steps: the cycles
     that end strictly before the failure at ``t_f``, leave a step and start no step past the cap, and the state they
     leave (a checkpoint just written); none where a cycle is not the same every time. With in-memory copies, the
-    memory-only checkpoints before the next remote one, their work held in memory and their copies placed."""
+    memory-only checkpoints before the next remote one, their work held in memory."""
     cfg = TimelineConfig("ckpt", 12, **{**BASE, "n_steps": 40, "ckpt_period_s": 30.0, **kw})
     P, PF, job, Q = _cycle_start(cfg)
-    GB = _groups(12)
     mem = kw.get("memory_copies", 0)
     save = kw.get("memory_save_s", 5.0) if mem else 5.0
     cycle = steps * 11 + save
     if k == "cap":  # cap = 1.01 x T0: the whole cycles that end by it (fewer than the 133 the steps allow)
         k = int(P[TK.P_CAP_US] // round(cycle * US))
         assert 0 < k < 133
-    assert job_steps.ckpt_cycles(np.int64(round(t_f_s * US)), P, PF, job, Q, GB, None) == k
+    assert job_steps.ckpt_cycles(np.int64(round(t_f_s * US)), P, PF, job, Q, None) == k
     J, res, W = job.J, job.res, job.W
     kept = {name: int(res[i]) for name, i in KEYS.items()}
     if mem and k:  # the work is held in memory (W_MEM), not kept yet
@@ -1289,17 +1281,16 @@ def test_ckpt_cycles_counts_the_cycles_that_fit(kw, t_f_s, k, steps):
             assert kept[name] == 0 and W[TK.W_SINCE + i] == 0
             kept[name] = int(W[TK.W_MEM + i])
         assert J[TK.J_SINCE_REMOTE] == k and J[TK.J_REMOTE_STEPS] == 0
-        assert sorted(np.flatnonzero(GB[TK.GB_MEMCOPY, :12]).tolist()) == [0, 6]  # groups 0 and N / 2
     _expect(kept, checkpoints=k, steps_run=k * steps, useful=k * steps * 10, allreduce=k * steps,
             checkpoint=k * save)
     assert J[TK.J_T] == J[TK.J_LAST_CK] == round(k * cycle * US)
     assert J[TK.J_STEPS_DONE] == J[TK.J_CKPT_STEPS] == k * steps
     if not mem:
-        assert J[TK.J_REMOTE_STEPS] == k * steps and not GB[TK.GB_MEMCOPY].any()
+        assert J[TK.J_REMOTE_STEPS] == k * steps
     if k:
         assert J[TK.J_CKPT_DUE] - J[TK.J_T] == P[TK.P_PERIOD_US]
         assert J[TK.J_CKPT_DUE_STEP] - J[TK.J_STEPS_DONE] == P[TK.P_CKPT_EVERY]
     # no cycle with a death pending, nor away from a cycle's start
     for state in ({"Q_N_PEND": 1}, {"J_T": 1}):
         P, PF, job, Q = _cycle_start(cfg, **state)
-        assert job_steps.ckpt_cycles(np.int64(10**15), P, PF, job, Q, _groups(12), None) == 0
+        assert job_steps.ckpt_cycles(np.int64(10**15), P, PF, job, Q, None) == 0

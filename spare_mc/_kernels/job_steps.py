@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cache import drop_if_dependencies_changed
-from .ckpt_restart import move_block, place_copies
+from .ckpt_restart import move_block
 from .failure_source import sys_rate, take_until
 from .live_set import live_add
 from .rectlr_layout import O_PATCH, S_
@@ -33,7 +33,7 @@ from .timeline_layout import (DEAD_KEPT, GB_BACK, GB_CRIT, GB_LIST, GB_LIVE, GB_
                               R_STEPS_RUN, R_SUM_S, R_S_MAX, SRC_SYSTEM, STATUS_OK, STATUS_TRACE, STRAT_CKPT, STRAT_REP,
                               STRAT_SPARE, W_ALLREDUCE, W_MEM, W_PATCH, W_RECTLR, W_REDUNDANT, W_SINCE, W_USEFUL)
 
-# the cached kernels of this module contain the failure source's, the helpers' and ckpt_restart's (place_copies)
+# the cached kernels of this module contain the failure source's, the helpers' and ckpt_restart's (move_block)
 # code and the layouts' slots (not ReCtlr's: they call it through the first-class functions of rectlr_calls):
 # recompile them when those change
 drop_if_dependencies_changed(__file__, ("ckpt_restart.py", "draws.py", "failure_source.py", "live_set.py",
@@ -43,6 +43,8 @@ drop_if_dependencies_changed(__file__, ("ckpt_restart.py", "draws.py", "failure_
 #: ``from_scratch=False`` as a plain bool, not the literal ``False``: the type of ``rectlr_calls.STEP_SIG``, and of
 #: the compiled ``rectlr_step`` that ``ReCtlr.fail`` and the overhead drivers use
 _NOT_FROM_SCRATCH = np.bool_(False)
+#: a counter's zero as an int64 value, not a literal (one compiled type per function)
+_Z = np.int64(0)
 
 
 @kernel
@@ -248,7 +250,7 @@ def async_stretch(t_f, P, PF, job, Q, ext):
 
 
 @kernel  # a call, made once per cycle start: inlined, it made the loop's code larger for every other job
-def ckpt_cycles(t_f, P, PF, job, Q, GB, ext):
+def ckpt_cycles(t_f, P, PF, job, Q, ext):
     """Right after a checkpoint, a restart or the start, the whole failure-free *cycles* before the next failure at
     ``t_f`` at once: a cycle is the stretch of steps until the next checkpoint is due and that checkpoint, which is
     what one iteration of the job loop runs when no failure intervenes. Returns the number of cycles run (the loop
@@ -256,69 +258,95 @@ def ckpt_cycles(t_f, P, PF, job, Q, GB, ext):
 
     Only where a cycle is the same every time: no jitter (no draw is skipped), a periodic policy (not a dynamic
     one), no save in flight, no repair and no undetected death; and a checkpoint that blocks: a remote save without
-    in-memory copies and without ``P_ASYNC``, or, with copies, a memory-only checkpoint (the ones before the next
-    remote save is due, ``J_SINCE_REMOTE + 1 < P_REMOTE_EVERY``; the remote one stays the loop's). A cycle is then
-    ``m`` steps of ``d = C + T_ar`` and a save of ``T_s`` (``P_MEM_SAVE_US`` for a memory one), ``L = m d + T_s``
-    microseconds, with ``m = max(1, ceil(T_c / d))`` (``min`` with ``ckpt_every_steps``): the stretch's own count at
-    a cycle's start, where the period is whole (``J_CKPT_DUE - t = T_c``). ``k`` cycles run when they all end
-    before the failure (``t + k L < t_f``: each cycle's steps end before it, its save is neither interrupted nor
-    lost, and the source is not read), start no step past the cap (``t + k L <= cap``) and leave a step for the
-    loop (``done + k m < n_steps``: the last stretch and the final checkpoint stay the loop's). Every quantity is a
-    sum of integers that each cycle adds alike, so ``k`` cycles at once give exactly the loop's numbers,
-    ``R_LOOPS`` included (``P_NO_CYCLES`` turns this off: tests/test_kernel_options.py and tests/test_tiered_ckpt.py
-    compare whole runs with and without it). A memory checkpoint places its copies
-    (:func:`~spare_mc._kernels.ckpt_restart.place_copies`) on the live groups and the pending dead ones; with no
-    failure read and none pending, every placement of the ``k`` is the same, so it runs once.
+    in-memory copies and without ``P_ASYNC``, or, with copies, a memory-only checkpoint (:func:`_memory_cycles`). A
+    cycle is then ``m`` steps of ``d = C + T_ar`` and a save of ``T_s``, ``L = m d + T_s`` microseconds, with ``m =
+    max(1, ceil(T_c / d))`` (``min`` with ``ckpt_every_steps``): the stretch's own count at a cycle's start, where
+    the period is whole (``J_CKPT_DUE - t = T_c``). ``k`` cycles run when they all end before the failure (``t + k L
+    < t_f``: each cycle's steps end before it, its save is neither interrupted nor lost, and the source is not
+    read), start no step past the cap (``t + k L <= cap``) and leave a step for the loop (``done + k m < n_steps``:
+    the last stretch and the final checkpoint stay the loop's). Every quantity is a sum of integers that each cycle
+    adds alike, so ``k`` cycles at once give exactly the loop's numbers, ``R_LOOPS`` included (``P_NO_CYCLES`` turns
+    this off: tests/test_kernel_options.py and tests/test_tiered_ckpt.py compare whole runs with and without it).
 
     The Llama 3 preset's CKPT-only job saves ~3,400 times between ~400 failures: one loop iteration per save was
-    most of its time; its modern-checkpointing job writes ~9,500 memory checkpoints (docs/results/speed.md)."""
+    most of its time (docs/results/speed.md)."""
+    if P[P_MEM_COPIES] != 0:
+        return _memory_cycles(t_f, P, PF, job, Q, ext)
+    if P[P_ASYNC] != 0:  # every save is remote and in the background
+        return 0
     J, W, res = job.J, job.W, job.res
+    m, cycle, k = _cycles_that_fit(t_f, P[P_SAVE_US], P, PF, J, Q, ext)
+    if k <= 0:
+        return 0
+    _add_cycles(k, m, cycle, P, job)
+    keep_block(W, W_SINCE, res)  # the first cycle's save keeps what came before it too (a lost save's work)
+    res[R_CKPT] += k * P[P_SAVE_US]
+    J[J_REMOTE_STEPS] = J[J_STEPS_DONE]
+    return k
+
+
+@kernel  # a call: the cycles with in-memory copies are the rarer ones (ckpt_cycles stays as small as it was)
+def _memory_cycles(t_f, P, PF, job, Q, ext):
+    """:func:`ckpt_cycles` with in-memory copies: the memory-only checkpoints before the next remote one is due
+    (``J_SINCE_REMOTE + 1 < P_REMOTE_EVERY``; the remote one stays the loop's), each a blocking save of
+    ``P_MEM_SAVE_US``. Their work is held in memory (``W_MEM``) until the next remote save, the first one holding
+    what came before it too. Each places its copies (:func:`~spare_mc._kernels.ckpt_restart.place_copies`) on the
+    live groups and the pending dead ones: with no failure read and none pending, where the checkpoint, restart or
+    start that the cycles follow (``J_LAST_CK = t``) has just placed them, so they are not placed again. The Llama 3
+    preset's modern checkpointing writes ~9,500 memory checkpoints a job (docs/results/speed.md)."""
+    J, W, res = job.J, job.W, job.res
+    m, cycle, k = _cycles_that_fit(t_f, P[P_MEM_SAVE_US], P, PF, J, Q, ext)
+    k = min(k, P[P_REMOTE_EVERY] - 1 - J[J_SINCE_REMOTE])
+    if k <= 0:
+        return 0
+    _add_cycles(k, m, cycle, P, job)
+    move_block(W, W_SINCE, W_MEM)
+    res[R_CKPT] += k * P[P_MEM_SAVE_US]
+    J[J_SINCE_REMOTE] += k
+    return k
+
+
+@step
+def _cycles_that_fit(t_f, save, P, PF, J, Q, ext):
+    """``(m, L, k)`` of :func:`ckpt_cycles` for saves of ``save`` microseconds: ``k = 0`` where no cycle runs."""
     t = J[J_T]
-    mem = P[P_MEM_COPIES]
-    if PF[PF_JITTER_SD] != 0.0 or (mem == 0 and P[P_ASYNC] != 0) or J[J_PERSIST_END] >= 0 or \
-            Q[Q_N_PEND] > 0 or P[P_NO_CYCLES] != 0:
-        return 0
+    if PF[PF_JITTER_SD] != 0.0 or J[J_PERSIST_END] >= 0 or Q[Q_N_PEND] > 0 or P[P_NO_CYCLES] != 0:
+        return _Z, _Z, _Z
     if ext is not None and (P[P_CKPT_POLICY] != POLICY_PERIODIC or P[P_REPAIR] != REPAIR_NONE):
-        return 0
+        return _Z, _Z, _Z
     if J[J_CKPT_DUE] - t != P[P_PERIOD_US] or J[J_CKPT_DUE_STEP] - J[J_STEPS_DONE] != P[P_CKPT_EVERY]:
-        return 0
-    c = J[J_C_NOM]
-    d = c + P[P_AR_US]
+        return _Z, _Z, _Z
+    d = J[J_C_NOM] + P[P_AR_US]
     if d <= 0 or t_f <= t:
-        return 0
+        return _Z, _Z, _Z
     period = P[P_PERIOD_US]
     m = min(1 if period <= d else (period + d - 1) // d, P[P_CKPT_EVERY])
     if m < 1:
-        return 0
-    cycle = m * d + (P[P_SAVE_US] if mem == 0 else P[P_MEM_SAVE_US])
+        return _Z, _Z, _Z
+    cycle = m * d + save
     k = min((t_f - t - 1) // cycle, min((P[P_CAP_US] - t) // cycle, (P[P_N_STEPS] - J[J_STEPS_DONE] - 1) // m))
-    if mem != 0:  # the memory-only checkpoints before the next remote one
-        k = min(k, P[P_REMOTE_EVERY] - 1 - J[J_SINCE_REMOTE])
-    if k <= 0:
-        return 0
+    return m, cycle, k
+
+
+@step
+def _add_cycles(k, m, cycle, P, job):
+    """What ``k`` cycles of ``m`` steps, ``cycle`` microseconds each, add but where their saves' work goes and their
+    save time: the steps' work, the time, the counts and the next checkpoint's due time and step."""
+    J, W, res = job.J, job.W, job.res
+    c = J[J_C_NOM]
     useful = _useful_share(m * c, P, J)
     W[W_USEFUL] += k * useful
     W[W_REDUNDANT] += k * (m * c - useful)
     W[W_ALLREDUCE] += k * (m * P[P_AR_US])
-    J[J_T] = t + k * cycle
+    J[J_T] += k * cycle
     J[J_STEPS_DONE] += k * m
     res[R_STEPS_RUN] += k * m
     res[R_SUM_S] += k * m * J[J_S]
     res[R_CHECKPOINTS] += k
-    if mem == 0:
-        keep_block(W, W_SINCE, res)  # the first cycle's save keeps what came before it too (a lost save's work)
-        res[R_CKPT] += k * P[P_SAVE_US]
-        J[J_REMOTE_STEPS] = J[J_STEPS_DONE]
-    else:  # held in memory until the next remote save (the first one holds what came before it too)
-        move_block(W, W_SINCE, W_MEM)
-        res[R_CKPT] += k * P[P_MEM_SAVE_US]
-        J[J_SINCE_REMOTE] += k
-        place_copies(P, Q, GB)
     J[J_CKPT_STEPS] = J[J_STEPS_DONE]
-    J[J_CKPT_DUE] = J[J_T] + period
+    J[J_CKPT_DUE] = J[J_T] + P[P_PERIOD_US]
     J[J_LAST_CK] = J[J_T]
     J[J_CKPT_DUE_STEP] = J[J_STEPS_DONE] + P[P_CKPT_EVERY]
-    return k
 
 
 @step

@@ -390,7 +390,7 @@ def _job(P, PF, job, src, red, rng, rrng, ext):
             J[J_STATUS] = STATUS_TRACE
             break
         if J[J_LAST_CK] == J[J_T]:  # right after a checkpoint or a restart: the failure-free cycles before t_f
-            res[R_LOOPS] += ckpt_cycles(t_f, P, PF, job, Q, GB, ext)
+            res[R_LOOPS] += ckpt_cycles(t_f, P, PF, job, Q, ext)
         if Q[Q_N_PEND] > 0:  # deaths not detected yet (a restart under stay_dead, a lost checkpoint): the next step
             t_f = J[J_T]     # detects them, no stretch
         if J[J_STEPS_DONE] >= P[P_N_STEPS]:
