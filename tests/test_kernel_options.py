@@ -1174,8 +1174,9 @@ def _cycles_config(rng, strategy, source):
     """Settings where many checkpoint cycles fit between failures (system MTBF 20-200 periods), with every option the
     cycles must respect: saves by steps or by time, lost saves, immediate detection and a final checkpoint
     (CKPT-only), restarts started again or groups that stay dead, a cap that binds, and now and then jitter (no
-    cycle then: the loop runs). In-memory copies, asynchronous saves, dynamic policies and repair turn the cycles
-    off too; their jobs are compared with the twin in tests/test_tiered_ckpt.py, test_dynamic.py and section 9."""
+    cycle then: the loop runs). Asynchronous saves without copies, dynamic policies and repair turn the cycles off;
+    their jobs are compared with the twin in tests/test_tiered_ckpt.py, test_dynamic.py and section 9. With in-memory
+    copies the memory-only cycles run at once: tests/test_tiered_ckpt.py compares them with the loop."""
     n = int(rng.choice([12, 24])) if strategy != "rep" else int(rng.choice([12, 13, 24]))
     r = 1 if strategy == "ckpt" else int(rng.choice([2, 3]))
     compute = float(rng.uniform(1, 10))
@@ -1294,3 +1295,20 @@ def test_ckpt_cycles_counts_the_cycles_that_fit(kw, t_f_s, k, steps):
     for state in ({"Q_N_PEND": 1}, {"J_T": 1}):
         P, PF, job, Q = _cycle_start(cfg, **state)
         assert job_steps.ckpt_cycles(np.int64(10**15), P, PF, job, Q, None) == 0
+
+
+@pytest.mark.parametrize("state, k", [
+    ({"J_SINCE_REMOTE": 2}, 1),                      # remote_every = 4: the third memory checkpoint, then the remote
+    ({"J_SINCE_REMOTE": 3}, 0),                      # the next checkpoint is the remote one: the loop's
+    ({"J_SINCE_REMOTE": 5}, 0),                      # past it (a remote save postponed while one was in flight)
+    ({"J_PERSIST_END": 10**9}, 0),                   # a save in flight slows the steps: not a plain cycle
+])
+def test_memory_cycles_stop_before_the_remote_save(state, k):
+    """With in-memory copies (``remote_every = 4``), the memory-only cycles from a later point of the remote period:
+    as many as are left before the remote save, none while a save is in flight."""
+    cfg = TimelineConfig("ckpt", 12, **{**BASE, "n_steps": 40, "ckpt_period_s": 30.0, "memory_copies": 2,
+                                        "remote_every": 4, "memory_save_s": 2.0, "ckpt_async": True})
+    P, PF, job, Q = _cycle_start(cfg, **state)
+    assert job_steps.ckpt_cycles(np.int64(10**15), P, PF, job, Q, None) == k
+    assert job.J[TK.J_SINCE_REMOTE] == state.get("J_SINCE_REMOTE", 0) + k
+    assert job.res[TK.R_CHECKPOINTS] == k and job.J[TK.J_T] == k * 35 * US

@@ -300,7 +300,8 @@ def test_memory_cycles_at_once_give_the_loops_numbers(strategy, source, monkeypa
     remote saves blocking or in the background), under the random options of the cycles' own test: the kernel
     with the memory-only cycles at once (``job_steps.ckpt_cycles``) gives every result slot of the loop that runs
     one cycle per iteration (``P_NO_CYCLES = 1``), ``R_LOOPS`` included, and without jitter both equal the SimPy
-    twin, reloads from memory and remote fallbacks included."""
+    twin. Reloads from memory happen under every source; remote fallbacks (every copy lost) under failure domains,
+    which kill several groups at once: the held work then goes, which a cycle that kept it instead would not."""
     rng = np.random.default_rng({"ckpt": 61, "rep": 62, "spare": 63}[strategy] + (0 if source == "system" else 7))
     seen = set()
     for _ in range(10):
@@ -320,7 +321,7 @@ def test_memory_cycles_at_once_give_the_loops_numbers(strategy, source, monkeypa
         if cfg.jitter_sd == 0.0:
             got = _both(cfg, trace)
             seen |= {k for k in ("memory_restarts", "remote_fallbacks", "async_slowdown") if got[k] > 0}
-    assert "memory_restarts" in seen
+    assert "memory_restarts" in seen and (source != "domain" or "remote_fallbacks" in seen)
 
 
 def _in_flight(save_s=60.0, slowdown=1.5, **kw):

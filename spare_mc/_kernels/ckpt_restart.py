@@ -14,17 +14,16 @@ import numpy as np
 
 from .cache import drop_if_dependencies_changed
 from .failure_source import src_kills_within, src_next_time, src_restart, src_restart_again, take_until
-from .timeline_helpers import crit_reset, dur, dynamic_due, keep_block, kernel, step
-from .timeline_layout import (GB_COPIES, GB_MEMCOPY, GB_PEND, GB_READY, GB_UP, J_CKPT_DUE, J_CKPT_DUE_STEP,
-                              J_CKPT_STEPS, J_C_NOM,
-                              J_LAST_CK, J_NEXT_READY, J_PERSIST_END, J_PERSIST_STEPS, J_REMOTE_STEPS, J_RESTART_BASE,
-                              J_S, J_SINCE_REMOTE, J_STATUS, J_STEPS_DONE, J_T, NEVER, N_W, PF_ASYNC_F, PF_ASYNC_G,
-                              PF_JITTER_SD, POLICY_PERIODIC, P_ASYNC, P_CAP_US, P_CKPT_EVERY, P_CKPT_LOST,
-                              P_CKPT_POLICY, P_COMP_US, P_DETECT_IMMEDIATE, P_FINAL_CKPT, P_LOAD_US, P_MEM_COPIES,
-                              P_MEM_LOAD_US, P_MEM_SAVE_US, P_N_GROUPS, P_N_STEPS, P_PERIOD_US, P_R, P_REMOTE_EVERY,
-                              P_REPAIR, P_RESTART_AGAIN, P_RESTART_US, P_SAVE_US, P_STRATEGY, Q_N_PEND, REPAIR_NONE,
-                              R_ASYNC_SLOW, R_CHECKPOINTS, R_CKPT, R_CKPTS_LOST, R_FALLBACKS, R_LOST,
-                              R_MEM_RESTARTS, R_RESTART, R_STEPS_RUN, R_SUM_S, R_WIPEOUTS, STATUS_CAPPED, STATUS_OK,
+from .timeline_helpers import crit_reset, dur, dynamic_due, keep_block, kernel, move_block, step
+from .timeline_layout import (GB_COPIES, GB_MEMCOPY, GB_PEND, GB_READY, GB_UP, J_C_NOM, J_CKPT_DUE, J_CKPT_DUE_STEP,
+                              J_CKPT_STEPS, J_LAST_CK, J_NEXT_READY, J_PERSIST_END, J_PERSIST_STEPS, J_REMOTE_STEPS,
+                              J_RESTART_BASE, J_S, J_SINCE_REMOTE, J_STATUS, J_STEPS_DONE, J_T, N_W, NEVER, P_ASYNC,
+                              P_CAP_US, P_CKPT_EVERY, P_CKPT_LOST, P_CKPT_POLICY, P_COMP_US, P_DETECT_IMMEDIATE,
+                              P_FINAL_CKPT, P_LOAD_US, P_MEM_COPIES, P_MEM_LOAD_US, P_MEM_SAVE_US, P_N_GROUPS,
+                              P_N_STEPS, P_PERIOD_US, P_R, P_REMOTE_EVERY, P_REPAIR, P_RESTART_AGAIN, P_RESTART_US,
+                              P_SAVE_US, P_STRATEGY, PF_ASYNC_F, PF_ASYNC_G, PF_JITTER_SD, POLICY_PERIODIC, Q_N_PEND,
+                              R_ASYNC_SLOW, R_CHECKPOINTS, R_CKPT, R_CKPTS_LOST, R_FALLBACKS, R_LOST, R_MEM_RESTARTS,
+                              R_RESTART, R_STEPS_RUN, R_SUM_S, R_WIPEOUTS, REPAIR_NONE, STATUS_CAPPED, STATUS_OK,
                               STATUS_TRACE, STRAT_SPARE, W_MEM, W_PERSIST, W_SINCE)
 
 # the cached kernels of this module contain the failure source's and the helpers' code and the layouts' slots (not
@@ -159,6 +158,10 @@ def place_copies(P, Q, GB):
     """The checkpoint just written goes to the CPU memory of ``m = P_MEM_COPIES`` groups: for ``j = 0 .. m - 1``
     the first group at or after ``floor(j N / m)`` (cyclically) that is not yet chosen and not known dead (dead and
     detected). A chosen group that is in fact dead (not detected yet) holds no copy.
+
+    Every write of ``J_LAST_CK`` with copies (a checkpoint, a restart, the start) is followed by a placement before
+    the job goes on: ``job_steps._memory_cycles`` relies on it (it does not place the copies of the memory-only
+    checkpoints it runs at once, which the loop would place where they already are).
 
     The groups chosen are kept in ``GB[GB_COPIES, :m]``: only a placement sets ``GB_MEMCOPY``, so the groups of the
     last one are the only ones to clear (not the ``N`` groups: this runs at every in-memory checkpoint, in the
@@ -299,11 +302,3 @@ def wipeout(t_c, c_step, in_step, P, PF, job, src, red, rng, ext):
         for g in range(P[P_N_GROUPS]):
             GB[GB_READY, g] = NEVER
     return 0
-
-
-@step  # inlined: its block offsets are constants, and a call would compile a specialisation per pair of them
-def move_block(W, src, dst):
-    """Add the block of ``W`` at ``src`` to the one at ``dst`` and empty it."""
-    for i in range(N_W):
-        W[dst + i] += W[src + i]
-        W[src + i] = 0

@@ -12,33 +12,29 @@ from __future__ import annotations
 import numpy as np
 
 from .cache import drop_if_dependencies_changed
-from .ckpt_restart import move_block
 from .failure_source import sys_rate, take_until
 from .live_set import live_add
 from .rectlr_layout import O_PATCH, S_
-from .timeline_helpers import crit_mark, crit_reset, dur, dynamic_due, keep_block, kernel, step
+from .timeline_helpers import crit_mark, crit_reset, dur, dynamic_due, keep_block, kernel, move_block, step
 from .timeline_layout import (DEAD_KEPT, GB_BACK, GB_CRIT, GB_LIST, GB_LIVE, GB_PEND, GB_READY, GB_UP, HORIZON_F,
-                              HORIZON_US, I64_MAX, J_CKPT_DUE, J_CKPT_DUE_STEP, J_CKPT_STEPS, J_C_NOM, J_LAST_CK,
-                              J_NEXT_READY, J_N_CRIT, J_N_KNOWN, J_PERSIST_END, J_REMOTE_STEPS, J_S, J_SINCE_REMOTE,
-                              J_STEPS_DONE, J_T,
-                              NEVER, PATCH_PER_SHARD, PATCH_WHOLE_STEP, PF_ASYNC_F, PF_ASYNC_G, PF_JITTER_SD, PF_REPAIR_MU,
-                              PF_REPAIR_SIGMA,
-                              POLICY_PERIODIC, P_AR_US, P_ASYNC, P_CAP_US, P_CKPT_EVERY, P_CKPT_POLICY, P_COMP_US,
-                              P_DETECT_IMMEDIATE, P_MASKED_DETECT_US, P_MEM_COPIES, P_MEM_SAVE_US, P_NO_CYCLES, P_N_GROUPS, P_N_STEPS,
-                              P_PATCH_COST, P_PERIOD_US, P_R, P_RECTLR_US, P_REMOTE_EVERY, P_REJOIN_CKPT, P_REJOIN_US, P_REPAIR,
-                              P_REPAIR_US, P_REP_COST, P_REP_LAYERS, P_RESYNC_US, P_SAVE_US, P_SHRINK_US, P_SOURCE,
-                              P_STRATEGY, Q_IA, Q_N_PEND, Q_N_UP, Q_REM, Q_T_REF, REPAIR_FIXED, REPAIR_LOG, REPAIR_NONE,
-                              REP_REDO_STEP, REP_RESYNC, R_ASYNC_SLOW, R_CHECKPOINTS, R_CKPT, R_DETECTIONS, R_LOOPS,
-                              R_PATCH_SHARDS, R_REJOINS,
-                              R_STEPS_RUN, R_SUM_S, R_S_MAX, SRC_SYSTEM, STATUS_OK, STATUS_TRACE, STRAT_CKPT, STRAT_REP,
-                              STRAT_SPARE, W_ALLREDUCE, W_MEM, W_PATCH, W_RECTLR, W_REDUNDANT, W_SINCE, W_USEFUL)
+                              HORIZON_US, I64_MAX, J_C_NOM, J_CKPT_DUE, J_CKPT_DUE_STEP, J_CKPT_STEPS, J_LAST_CK,
+                              J_N_CRIT, J_N_KNOWN, J_NEXT_READY, J_PERSIST_END, J_REMOTE_STEPS, J_S, J_SINCE_REMOTE,
+                              J_STEPS_DONE, J_T, NEVER, P_AR_US, P_ASYNC, P_CAP_US, P_CKPT_EVERY, P_CKPT_POLICY,
+                              P_COMP_US, P_DETECT_IMMEDIATE, P_MASKED_DETECT_US, P_MEM_COPIES, P_MEM_SAVE_US,
+                              P_N_GROUPS, P_N_STEPS, P_NO_CYCLES, P_PATCH_COST, P_PERIOD_US, P_R, P_RECTLR_US,
+                              P_REJOIN_CKPT, P_REJOIN_US, P_REMOTE_EVERY, P_REP_COST, P_REP_LAYERS, P_REPAIR,
+                              P_REPAIR_US, P_RESYNC_US, P_SAVE_US, P_SHRINK_US, P_SOURCE, P_STRATEGY, PATCH_PER_SHARD,
+                              PATCH_WHOLE_STEP, PF_ASYNC_F, PF_ASYNC_G, PF_JITTER_SD, PF_REPAIR_MU, PF_REPAIR_SIGMA,
+                              POLICY_PERIODIC, Q_IA, Q_N_PEND, Q_N_UP, Q_REM, Q_T_REF, R_ASYNC_SLOW, R_CHECKPOINTS,
+                              R_CKPT, R_DETECTIONS, R_LOOPS, R_PATCH_SHARDS, R_REJOINS, R_S_MAX, R_STEPS_RUN, R_SUM_S,
+                              REP_REDO_STEP, REP_RESYNC, REPAIR_FIXED, REPAIR_LOG, REPAIR_NONE, SRC_SYSTEM, STATUS_OK,
+                              STATUS_TRACE, STRAT_CKPT, STRAT_REP, STRAT_SPARE, W_ALLREDUCE, W_MEM, W_PATCH, W_RECTLR,
+                              W_REDUNDANT, W_SINCE, W_USEFUL)
 
-# the cached kernels of this module contain the failure source's, the helpers' and ckpt_restart's (move_block)
-# code and the layouts' slots (not ReCtlr's: they call it through the first-class functions of rectlr_calls):
-# recompile them when those change
-drop_if_dependencies_changed(__file__, ("ckpt_restart.py", "draws.py", "failure_source.py", "live_set.py",
-                                        "rectlr_layout.py", "slots.py", "timeline_helpers.py", "timeline_layout.py",
-                                        "unit_clocks.py"))
+# the cached kernels of this module contain the failure source's and the helpers' code and the layouts' slots (not
+# ReCtlr's: they call it through the first-class functions of rectlr_calls): recompile them when those change
+drop_if_dependencies_changed(__file__, ("draws.py", "failure_source.py", "live_set.py", "rectlr_layout.py", "slots.py",
+                                        "timeline_helpers.py", "timeline_layout.py", "unit_clocks.py"))
 
 #: ``from_scratch=False`` as a plain bool, not the literal ``False``: the type of ``rectlr_calls.STEP_SIG``, and of
 #: the compiled ``rectlr_step`` that ``ReCtlr.fail`` and the overhead drivers use

@@ -13,9 +13,10 @@ ReCtlr's, as first-class functions (see "Compilation"). It copies the state, the
 loop:
 
 0. :func:`ckpt_cycles` -- right after a checkpoint, a restart or the start, without jitter and with periodic blocking
-   saves (remote ones, or the memory-only ones before a remote save): the whole failure-free cycles (the steps up to a due checkpoint and that checkpoint) before the next
-   failure at once, exact integer sums of what the loop would run, one iteration per cycle (the Llama 3 preset's
-   CKPT-only job saves ~3,400 times between ~400 failures);
+   saves (remote ones, or the memory-only ones before a remote save): the whole failure-free cycles (the steps up
+   to a due checkpoint and that checkpoint) before the next failure at once, exact integer sums of what the loop
+   would run, one iteration per cycle (the Llama 3 preset's CKPT-only job saves ~3,400 times between ~400
+   failures);
 1. :func:`quiet_stretch` -- the failure-free steps before the next failure (:func:`src_next_time`) in O(1): an
    exact jump without jitter, normal sums with jitter (none while dead groups are pending); if none fits, one
    explicit step:

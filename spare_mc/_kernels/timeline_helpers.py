@@ -52,6 +52,14 @@ def _dur_jittered(base_us, jit_sd, rng):
     return np.int64(np.round(x))
 
 
+@step  # inlined: its block offsets are constants, and a call would compile a specialisation per pair of them
+def move_block(W, src, dst):
+    """Add the block of ``W`` at ``src`` to the one at ``dst`` and empty it."""
+    for i in range(N_W):
+        W[dst + i] += W[src + i]
+        W[src + i] = 0
+
+
 @kernel
 def keep_block(W, off, res):
     """The work of the block of ``W`` at ``off`` is kept: moved into ``res[R_USEFUL .. R_RECTLR]`` (``W_SINCE``: the
