@@ -286,10 +286,11 @@ def _memory_cycles(t_f, P, PF, job, Q, ext):
     """:func:`ckpt_cycles` with in-memory copies: the memory-only checkpoints before the next remote one is due
     (``J_SINCE_REMOTE + 1 < P_REMOTE_EVERY``; the remote one stays the loop's), each a blocking save of
     ``P_MEM_SAVE_US``. Their work is held in memory (``W_MEM``) until the next remote save, the first one holding
-    what came before it too. Each places its copies (:func:`~spare_mc._kernels.ckpt_restart.place_copies`) on the
-    live groups and the pending dead ones: with no failure read and none pending, where the checkpoint, restart or
-    start that the cycles follow (``J_LAST_CK = t``) has just placed them, so they are not placed again. The Llama 3
-    preset's modern checkpointing writes ~9,500 memory checkpoints a job (docs/results/speed.md)."""
+    what came before it too. The loop would place each one's copies
+    (:func:`~spare_mc._kernels.ckpt_restart.place_copies`) on the live groups and the pending dead ones: with no
+    failure read and none pending, where the checkpoint, restart or start that the cycles follow (``J_LAST_CK = t``)
+    has just placed them, so they are not placed again. The Llama 3 preset's modern checkpointing writes ~9,500
+    checkpoints a job, every fifth one remote; about 5,800 of them run here (docs/results/speed.md)."""
     J, W, res = job.J, job.W, job.res
     m, cycle, k = _cycles_that_fit(t_f, P[P_MEM_SAVE_US], P, PF, J, Q, ext)
     k = min(k, P[P_REMOTE_EVERY] - 1 - J[J_SINCE_REMOTE])
@@ -326,8 +327,9 @@ def _cycles_that_fit(t_f, save, P, PF, J, Q, ext):
 
 @step
 def _add_cycles(k, m, cycle, P, job):
-    """What ``k`` cycles of ``m`` steps, ``cycle`` microseconds each, add but where their saves' work goes and their
-    save time: the steps' work, the time, the counts and the next checkpoint's due time and step."""
+    """What ``k`` cycles of ``m`` steps, ``cycle`` microseconds each, add whatever their saves are: the steps' work
+    (to ``W_SINCE``), the time, the counts, the checkpointed step and the next checkpoint's due time and step. The
+    caller adds the saves' time and moves the work where the saves keep it."""
     J, W, res = job.J, job.W, job.res
     c = J[J_C_NOM]
     useful = _useful_share(m * c, P, J)
