@@ -21,6 +21,9 @@ float32 probability is computed in float64 here (``scipy.stats`` keeps float32);
 
 A probability outside ``[0, 1]`` or ``nan``, and a parameter outside its domain (``df, a, b > 0``), give ``nan``
 as in ``scipy.stats``. Scalars in give a numpy float out, arrays an array (broadcast).
+
+:func:`scipy_optimize` hands out ``scipy.optimize``, imported at its first use: only the failure-log fits use it, and
+importing it took 0.24 s of the command line's 0.77 s start (2026-12-07).
 """
 
 from __future__ import annotations
@@ -28,7 +31,13 @@ from __future__ import annotations
 import numpy as np
 from scipy import special as _sp
 
-__all__ = ["beta_ppf", "chi2_ppf", "norm_ppf", "norm_sf", "t_isf", "t_ppf", "t_sf"]
+__all__ = ["beta_ppf", "chi2_ppf", "norm_ppf", "norm_sf", "scipy_optimize", "t_isf", "t_ppf", "t_sf"]
+
+
+def scipy_optimize():
+    """``scipy.optimize``, imported at the first call (Python keeps it: later calls cost a lookup)."""
+    from scipy import optimize
+    return optimize
 
 
 def _valid(x, params):

@@ -33,10 +33,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize as _opt
 from scipy import special as _sp
 
-from .._lib.dist import chi2_ppf, norm_ppf
+from .._lib.dist import chi2_ppf, norm_ppf, scipy_optimize
 from .._lib.validation import UsageValueError
 
 KINDS = ("exact", "censored", "first", "first_cens", "rounded")
@@ -209,8 +208,9 @@ class MLE:
         # sum over the failures, so its rounding error grows with them (about 1e-8 at 10^7 failures, more than an
         # absolute 1e-10), and an absolute fatol ran a 10^7-event log's fit to maxfev (4,000 evaluations of 60 ms
         # where 300 do); 1e-10 per failure keeps the small logs' tolerance and xatol still binds
-        r = _opt.minimize(nll, x0, method="Nelder-Mead",
-                          options={"xatol": 1e-7, "fatol": 1e-10 * max(1.0, lik.n_failures()), "maxfev": 4000})
+        r = scipy_optimize().minimize(nll, x0, method="Nelder-Mead",
+                                      options={"xatol": 1e-7, "fatol": 1e-10 * max(1.0, lik.n_failures()),
+                                               "maxfev": 4000})
         t = r.x
         for _ in range(4):  # Newton polish from finite differences: the Nelder-Mead simplex stops near the top
             g, H = _derivatives(nll, t)
@@ -266,15 +266,15 @@ class MLE:
 
         def prof_k(logk):  # max over log lam
             k = math.exp(logk)
-            r = _opt.minimize_scalar(lambda b: -lik.loglik(k, math.exp(b)),
-                                     bracket=(self.theta[1] - 0.5, self.theta[1] + 0.5))
+            r = scipy_optimize().minimize_scalar(lambda b: -lik.loglik(k, math.exp(b)),
+                                                 bracket=(self.theta[1] - 0.5, self.theta[1] + 0.5))
             return -r.fun
 
         def prof_mu(logmu):  # max over log k, lam = mu / Gamma(1 + 1/k)
             def nll(logk):
                 k = math.exp(logk)
                 return -lik.loglik(k, math.exp(logmu - math.lgamma(1.0 + 1.0 / k)))
-            r = _opt.minimize_scalar(nll, bracket=(self.theta[0] - 0.3, self.theta[0] + 0.3))
+            r = scipy_optimize().minimize_scalar(nll, bracket=(self.theta[0] - 0.3, self.theta[0] + 0.3))
             return -r.fun
 
         def interval(fun, center, se):
@@ -296,7 +296,8 @@ class MLE:
                 if not closed:
                     raise UsageValueError("a profile-likelihood interval did not close (too little data: the log "
                                           "does not determine the Weibull parameters)")
-                out.append(_opt.brentq(lambda t: self.loglik - fun(t) - crit, *sorted((center, far)), xtol=1e-10))
+                out.append(scipy_optimize().brentq(lambda t: self.loglik - fun(t) - crit, *sorted((center, far)),
+                                                   xtol=1e-10))
             return math.exp(out[0]), math.exp(out[1])
 
         g = np.array([-_sp.digamma(1.0 + 1.0 / self.k) / self.k, 1.0])

@@ -14,10 +14,9 @@ import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import optimize as _opt
 from scipy import special as _sp
 
-from .._lib.dist import chi2_ppf, norm_ppf
+from .._lib.dist import chi2_ppf, norm_ppf, scipy_optimize
 from .._lib.validation import UsageValueError, as_choice, as_float, as_vector
 
 __all__ = ["CI_METHODS", "LevelFit", "weibull_mle"]
@@ -58,7 +57,7 @@ def fit_shared(data):
         side = "below" if f_lo <= 0 else "above"
         raise UsageValueError(f"the Weibull shape MLE lies {side} the range [{lo}, {hi}] (too few or degenerate "
                               f"lifetimes)")
-    k = _opt.brentq(_profile_score, lo, hi, args=(data,), xtol=1e-12, rtol=1e-12)
+    k = scipy_optimize().brentq(_profile_score, lo, hi, args=(data,), xtol=1e-12, rtol=1e-12)
     m = len(data)
     b = np.array([_log_scale(k, lx, w, d) for lx, _, w, d, _ in data])
     H = np.zeros((m + 1, m + 1))
@@ -92,8 +91,8 @@ def _profile_loglik(k, data, fixed=None):
 
 def _max_over_shape(data, fixed):
     lo, hi = (math.log(x) for x in _SHAPE_BOUNDS)
-    res = _opt.minimize_scalar(lambda a: -_profile_loglik(math.exp(a), data, fixed), bounds=(lo, hi),
-                               method="bounded", options={"xatol": 1e-9})
+    res = scipy_optimize().minimize_scalar(lambda a: -_profile_loglik(math.exp(a), data, fixed), bounds=(lo, hi),
+                                           method="bounded", options={"xatol": 1e-9})
     return -float(res.fun)
 
 
@@ -112,8 +111,8 @@ def _profile_interval(fun, center, step, target, lo_limit=-math.inf, hi_limit=ma
                     ends.append(limit)
                     break
             if fun(outer) < target:
-                ends.append(_opt.brentq(lambda x: fun(x) - target, min(inner, outer), max(inner, outer),
-                                        xtol=1e-10))
+                ends.append(scipy_optimize().brentq(lambda x: fun(x) - target, min(inner, outer),
+                                                    max(inner, outer), xtol=1e-10))
                 break
             inner, h = outer, 2.0 * h
     return ends[0], ends[1]
