@@ -104,11 +104,18 @@ def _cached(quantity: str, specs, kinds=None) -> bool:
     (``live_state``)."""
     kinds = kinds or _kinds
     found = [(params, key) for sp in specs for _, params, key in kinds(quantity, sp)]
-    if quantity == "ttt":
-        return (all(_shared_cached(f"variant:{key}") for key in {key for _, key in found})
-                and (all(p.get("strategy") != "spare" for p, _ in found) or _shared_cached("rectlr")))
+    if quantity == "ttt":  # the timeline's kernels are the shared compilations its points need
+        return all(_shared_cached(s) for s in {s for params, key in found for s in _needs(quantity, params, key)})
     kernels = {_KERNEL_OF[quantity, key] for _, key in found}
     return all(_cache.compiled_or_cached(getattr(module, name)) for module, name in kernels)
+
+
+def _needs(quantity: str, params: dict, key: str) -> list:
+    """The shared compilations a point of ``quantity`` with parameters ``params`` and kernel key ``key`` runs: the
+    timeline's variant and, for SPARe, ReCtlr (time to train); ReCtlr (the overhead sweep); none (wipe-out)."""
+    if quantity == "ttt":
+        return [f"variant:{key}"] + (["rectlr"] if params.get("strategy") == "spare" else [])
+    return ["rectlr"] if quantity == "overhead" else []
 
 
 def _shared_cached(name: str) -> bool:
@@ -153,8 +160,7 @@ def _tasks(families: dict, kinds=None) -> tuple:
             sweeps.append((quantity, sp.to_toml()))
             for k, (_, params, key) in enumerate(kinds(quantity, sp)):
                 spare = params.get("strategy") == "spare"
-                needs = ([f"variant:{key}"] + (["rectlr"] if spare else []) if quantity == "ttt" else
-                         ["rectlr"] if quantity == "overhead" else [])
+                needs = _needs(quantity, params, key)
                 cost = COMPILE_S[quantity] if (quantity, key, spare) not in first else LATER_S
                 first.add((quantity, key, spare))
                 points.append({"family": quantity, "needs": needs, "cost": cost,
